@@ -1,0 +1,154 @@
+// Package agent provides the agent providers of questbox: each turns a prompt
+// into an answer (SPEC §2.6).
+//
+//   - [Command] runs a configured argv with the prompt on stdin, a timeout, an
+//     output cap and an environment allow-list, in its own process group that
+//     is killed as a whole.
+//   - [OpenAI] calls any OpenAI-compatible chat-completions endpoint
+//     (llama.cpp, Ollama, vLLM, hosted services).
+//   - [Demo] is built in, deterministic and offline; every answer it gives is
+//     labelled "[demo] " so nobody mistakes it for real work.
+//
+// The engine declares the interface it needs where it uses it:
+//
+//	type Provider interface {
+//		Run(ctx context.Context, req agent.Request) (agent.Reply, error)
+//	}
+//
+// # Contracts
+//
+// Run blocks until the answer is complete, the provider's own timeout expires,
+// or ctx is done; it never leaves a goroutine or (for Command) a process of its
+// group behind. All providers are safe for concurrent Run calls: their
+// configuration is fixed at construction and each Run owns its own state.
+//
+// Run returns a Reply even with most errors, holding whatever the agent
+// produced so far (a timed-out command's partial output, for example), so the
+// engine can record it. Errors carry the provider name and the executable or
+// URL, and wrap one of the sentinels below when one applies, to be checked
+// with errors.Is:
+//
+//   - [ErrUnavailable]: the provider could not be reached; the engine defers
+//     the node without consuming a try.
+//   - [ErrNotFound]: a command's executable is missing or not executable.
+//   - [ErrTimeout]: the agent ran past its timeout and was stopped.
+//
+// A cancelled ctx yields an error wrapping ctx.Err(). Any other error (a
+// non-zero exit, an HTTP 400, a malformed response) is the agent's failure
+// and consumes a try.
+//
+// # Answers
+//
+// Providers do not interpret answers; the gates do. Workers (roles scout, poc
+// and strategist) answer with the last fenced ```json block of their output:
+//
+//	{"verdict": "promising" | "dead" | "conclusion",
+//	 "evidence": "…",
+//	 "citations": [{"source": "https://… or path", "quote": "exact words"}],
+//	 "new_directions": ["…"]}
+//
+// The owner (team mode) answers with
+//
+//	{"evidence": "why",
+//	 "actions": [{"action": "promote", "node": "n4"},
+//	             {"action": "abort", "node": "n5", "reason": "…"},
+//	             {"action": "spawn", "hypothesis": "…", "role": "poc"},
+//	             {"action": "finish", "summary": "…"}]}
+package agent
+
+import "errors"
+
+// Sentinel errors; providers wrap them with the provider name and the
+// executable or URL concerned.
+var (
+	// ErrUnavailable is returned when the provider cannot be reached (transport
+	// error, connection refused, DNS, HTTP 5xx/429): the engine defers the node
+	// without consuming a try.
+	ErrUnavailable = errors.New("agent provider unavailable")
+
+	// ErrNotFound is returned when the command's executable is not on PATH or
+	// not executable.
+	ErrNotFound = errors.New("agent executable not found")
+
+	// ErrTimeout is returned when the agent ran past its timeout and was killed;
+	// the Reply holds what it printed before.
+	ErrTimeout = errors.New("agent timed out")
+)
+
+// Proposal is a node proposed by a worker in team mode, shown to the owner.
+type Proposal struct {
+	Node       string // node id
+	Hypothesis string
+}
+
+// Request is one try of one node, as handed to a provider.
+type Request struct {
+	Prompt     string     // full prompt text (direction, hypothesis, ancestors' evidence, last feedback, output contract)
+	Quest      string     // quest id
+	Node       string     // node id
+	Role       string     // scout|poc|strategist|owner
+	Direction  string     // the quest's direction
+	Hypothesis string     // the node's hypothesis
+	Attempt    int        // 1-based number of this try on the node
+	Depth      int        // 0 for the quest's root node, parent depth+1 otherwise
+	Proposals  []Proposal // only for role "owner": the quest's proposed nodes, oldest first
+}
+
+// Reply is a provider's answer to a Request.
+type Reply struct {
+	Output         []byte // stdout / completion text, at most Cap bytes
+	Truncated      bool   // output was cut at Cap
+	Cap            int64  // the cap in bytes that applied; 0 means none (Demo)
+	Tokens         int    // tokens used: provider-reported, else EstimateTokens
+	TokensReported bool   // Tokens came from the provider
+	Model          string // model name when known ("demo" for Demo)
+}
+
+// EstimateTokens is the token count charged when a provider reports none:
+// roughly four bytes per token over prompt and output.
+func EstimateTokens(prompt string, output []byte) int {
+	return (len(prompt) + len(output)) / 4
+}
+
+// MaxOutputCap is the largest output cap a provider accepts: an answer
+// larger than this is not something a gate should read, and a cap must fit
+// in memory on a 32-bit Pi.
+const MaxOutputCap = 1 << 30
+
+// capBuffer keeps the first max bytes written to it and counts, then
+// discards, the rest. Its Write never fails, so a copy into it drains the
+// source completely: a child never blocks on a full pipe.
+type capBuffer struct {
+	max       int64
+	buf       []byte
+	truncated bool
+}
+
+func newCapBuffer(max int64) *capBuffer {
+	const prealloc = 64 << 10
+	return &capBuffer{max: max, buf: make([]byte, 0, min(max, prealloc))}
+}
+
+func (b *capBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if room := b.max - int64(len(b.buf)); int64(len(p)) > room {
+		b.truncated = true
+		p = p[:room]
+	}
+	if need := len(b.buf) + len(p); need > cap(b.buf) {
+		// Grow by doubling but never past max, so memory stays within the cap.
+		grown := make([]byte, len(b.buf), int(min(max(2*int64(cap(b.buf)), int64(need)), b.max)))
+		copy(grown, b.buf)
+		b.buf = grown
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+// bytes returns the kept bytes, or nil when none were written.
+func (b *capBuffer) bytes() []byte {
+	if len(b.buf) == 0 {
+		return nil
+	}
+	return b.buf
+}

@@ -1,0 +1,296 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// stderrKeep is how much of a command's stderr is kept (its last bytes) for
+// error messages.
+const stderrKeep = 64 << 10
+
+// ioGrace bounds how long Run keeps reading after the command's process group
+// is gone. Only a process that left the group (setsid, a daemon) can still
+// hold the pipes then; Run stops reading from it rather than hang.
+const ioGrace = time.Second
+
+// CommandConfig configures a Command provider.
+type CommandConfig struct {
+	// Name is the provider's name in the config file, used in error messages.
+	// Empty means argv[0].
+	Name string
+	// Argv is the command line. Argv[0] is looked up on the daemon's PATH
+	// unless it contains a path separator; a relative path with a separator
+	// is taken relative to Dir.
+	Argv []string
+	// Timeout bounds one Run; past it the whole process group is killed.
+	Timeout time.Duration
+	// OutputCap bounds the stdout kept, in bytes (at most MaxOutputCap). Output
+	// beyond it is read and discarded, and the Reply is marked Truncated.
+	OutputCap int64
+	// Env is an allow-list of environment variable NAMES passed through from
+	// the daemon's environment; every other variable is dropped. Note that
+	// PATH and HOME are dropped too unless listed.
+	Env []string
+	// Dir is the working directory; empty means the daemon's.
+	Dir string
+}
+
+// Command is a provider that runs an external program per Run: the prompt on
+// its stdin, its stdout as the answer. The program runs in its own process
+// group; on timeout or cancellation the whole group is killed with SIGKILL,
+// and when Run returns no process of the group is left running (on unix).
+//
+// A Command is safe for concurrent Run calls.
+type Command struct {
+	cfg CommandConfig // immutable after NewCommand
+}
+
+// NewCommand validates cfg and checks that the executable exists. It returns
+// an error wrapping ErrNotFound, naming the executable, if it does not.
+func NewCommand(cfg CommandConfig) (*Command, error) {
+	if len(cfg.Argv) == 0 || cfg.Argv[0] == "" {
+		return nil, fmt.Errorf("command provider %q: empty argv", cfg.Name)
+	}
+	if cfg.Name == "" {
+		cfg.Name = cfg.Argv[0]
+	}
+	if cfg.Timeout <= 0 {
+		return nil, fmt.Errorf("command provider %q: timeout must be positive, got %v", cfg.Name, cfg.Timeout)
+	}
+	if cfg.OutputCap <= 0 || cfg.OutputCap > MaxOutputCap {
+		return nil, fmt.Errorf("command provider %q: output cap must be in 1..%d bytes, got %d", cfg.Name, MaxOutputCap, cfg.OutputCap)
+	}
+	for _, name := range cfg.Env {
+		if name == "" || strings.ContainsAny(name, "=\x00") {
+			return nil, fmt.Errorf("command provider %q: invalid environment variable name %q in allow-list", cfg.Name, name)
+		}
+	}
+	// Copy the slices so that the caller cannot change a running provider.
+	cfg.Argv = append([]string(nil), cfg.Argv...)
+	cfg.Env = append([]string(nil), cfg.Env...)
+	c := &Command{cfg: cfg}
+	if _, err := c.resolve(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Name returns the provider's name.
+func (c *Command) Name() string { return c.cfg.Name }
+
+// resolve finds the executable for argv[0]. It runs at every Run as well as
+// in NewCommand, because PATH and the file system change under a daemon.
+func (c *Command) resolve() (string, error) {
+	name := c.cfg.Argv[0]
+	target := name
+	if strings.ContainsRune(name, os.PathSeparator) || strings.ContainsRune(name, '/') {
+		if !filepath.IsAbs(target) && c.cfg.Dir != "" {
+			target = filepath.Join(c.cfg.Dir, target)
+		}
+	}
+	path, err := exec.LookPath(target)
+	if err != nil {
+		// exec's messages already name the file ("executable file not found
+		// in $PATH", "permission denied", ErrDot for relative PATH entries).
+		return "", fmt.Errorf("command provider %q: %w: %v", c.cfg.Name, ErrNotFound, err)
+	}
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	}
+	return path, nil
+}
+
+// env builds the child's environment from the allow-list. It is never nil:
+// a nil Env would make os/exec inherit everything.
+func (c *Command) env() []string {
+	env := make([]string, 0, len(c.cfg.Env))
+	for _, name := range c.cfg.Env {
+		if v, ok := os.LookupEnv(name); ok {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// Run writes req.Prompt to the command's stdin and returns its stdout.
+//
+// Errors: ErrNotFound if the executable has disappeared; ErrTimeout if the
+// timeout expired (the Reply holds the output so far); ctx.Err() wrapped if
+// ctx was cancelled; "exited with status N: <stderr tail>" for a non-zero
+// exit, with the Reply holding the output.
+func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
+	reply := Reply{Cap: c.cfg.OutputCap}
+	if err := ctx.Err(); err != nil {
+		return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, err)
+	}
+	path, err := c.resolve()
+	if err != nil {
+		return reply, err
+	}
+
+	runCtx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+
+	// Run owns the pipes rather than letting os/exec copy them: os/exec waits
+	// for its copies to finish before Wait returns, but the group must be
+	// killed first, when the leader exits, so that a grandchild holding the
+	// pipes cannot keep Run waiting.
+	stdinR, stdinW, err := os.Pipe()
+	if err != nil {
+		return reply, fmt.Errorf("command provider %q: stdin pipe: %w", c.cfg.Name, err)
+	}
+	defer stdinR.Close()
+	defer stdinW.Close()
+	stdoutR, stdoutW, err := os.Pipe()
+	if err != nil {
+		return reply, fmt.Errorf("command provider %q: stdout pipe: %w", c.cfg.Name, err)
+	}
+	defer stdoutR.Close()
+	defer stdoutW.Close()
+	stderrR, stderrW, err := os.Pipe()
+	if err != nil {
+		return reply, fmt.Errorf("command provider %q: stderr pipe: %w", c.cfg.Name, err)
+	}
+	defer stderrR.Close()
+	defer stderrW.Close()
+
+	cmd := exec.CommandContext(runCtx, path)
+	cmd.Args = append([]string(nil), c.cfg.Argv...)
+	cmd.Env = c.env()
+	cmd.Dir = c.cfg.Dir
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+	setProcessGroup(cmd)
+	var killed atomic.Bool
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		return killProcessGroup(cmd.Process)
+	}
+	// Should the group kill fail, os/exec kills the leader itself after this.
+	cmd.WaitDelay = ioGrace
+
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+			return reply, fmt.Errorf("command provider %q: %w: %v", c.cfg.Name, ErrNotFound, err)
+		}
+		if ctx.Err() != nil {
+			return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, ctx.Err())
+		}
+		return reply, fmt.Errorf("command provider %q: start %s: %w", c.cfg.Name, path, err)
+	}
+	// The child has its own copies; ours would keep the pipes open forever.
+	stdinR.Close()
+	stdoutW.Close()
+	stderrW.Close()
+
+	stdout := newCapBuffer(c.cfg.OutputCap)
+	stderr := &tailBuffer{max: stderrKeep}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// A child that exits without reading its stdin makes this write fail
+		// with EPIPE; that is its right, not an error.
+		_, _ = io.WriteString(stdinW, req.Prompt)
+		stdinW.Close()
+	})
+	wg.Go(func() { _, _ = io.Copy(stdout, stdoutR) })
+	wg.Go(func() { _, _ = io.Copy(stderr, stderrR) })
+
+	waitErr := cmd.Wait()
+	// The leader is gone; take the rest of its group with it so that the
+	// pipes close. After the leader is reaped its pid stays reserved as the
+	// group id while any member lives, so this cannot hit a stranger.
+	_ = killProcessGroup(cmd.Process)
+
+	ioDone := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(ioDone)
+	}()
+	grace := time.NewTimer(ioGrace)
+	select {
+	case <-ioDone:
+		grace.Stop()
+	case <-grace.C:
+		// Closing our ends unblocks the copies: something outside the group
+		// holds the pipes and we stop listening to it.
+		stdinW.Close()
+		stdoutR.Close()
+		stderrR.Close()
+		<-ioDone
+	}
+
+	reply.Output = stdout.bytes()
+	reply.Truncated = stdout.truncated
+	reply.Tokens = EstimateTokens(req.Prompt, reply.Output)
+
+	switch {
+	case killed.Load() && ctx.Err() != nil:
+		return reply, fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, ctx.Err())
+	case killed.Load():
+		return reply, fmt.Errorf("command provider %q (%s): killed after %v%s: %w",
+			c.cfg.Name, path, c.cfg.Timeout, stderr.suffix(), ErrTimeout)
+	case waitErr != nil:
+		var exitErr *exec.ExitError
+		if errors.As(waitErr, &exitErr) {
+			status := fmt.Sprintf("exited with status %d", exitErr.ExitCode())
+			if exitErr.ExitCode() < 0 {
+				status = exitErr.ProcessState.String() // "signal: killed"
+			}
+			return reply, fmt.Errorf("command provider %q (%s): %s%s", c.cfg.Name, path, status, stderr.suffix())
+		}
+		return reply, fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, waitErr)
+	}
+	return reply, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	max int
+	buf []byte
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.buf = append(b.buf, p...)
+	if len(b.buf) > 2*b.max {
+		// Compact only now and then, keeping appends amortised O(1).
+		b.buf = append(b.buf[:0], b.buf[len(b.buf)-b.max:]...)
+	}
+	return len(p), nil
+}
+
+// tailLines and tailBytes bound the stderr quoted in an error message.
+const (
+	tailLines = 10
+	tailBytes = 2000
+)
+
+// suffix returns ": " and the last lines of stderr, or "" if it was empty.
+func (b *tailBuffer) suffix() string {
+	s := b.buf
+	if len(s) > b.max {
+		s = s[len(s)-b.max:]
+	}
+	text := strings.TrimSpace(strings.ToValidUTF8(string(s), "\uFFFD"))
+	if text == "" {
+		return ""
+	}
+	lines := strings.Split(text, "\n")
+	if len(lines) > tailLines {
+		lines = lines[len(lines)-tailLines:]
+	}
+	text = strings.Join(lines, "\n")
+	if len(text) > tailBytes {
+		text = "…" + strings.ToValidUTF8(text[len(text)-tailBytes:], "")
+	}
+	return ": " + text
+}
