@@ -1,0 +1,103 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/gates"
+)
+
+// ErrStaleConsent is returned when a consent names a claim hash other than
+// the node's current one: the claim changed after it was shown, so the
+// consent is void.
+var ErrStaleConsent = errors.New("consent is void: the claim changed after it was shown")
+
+// ConsentRequest is a node waiting for a human (SPEC §4.3 L3).
+type ConsentRequest struct {
+	Node       string    `json:"node"`
+	Quest      string    `json:"quest"`
+	Role       string    `json:"role"`
+	Hypothesis string    `json:"hypothesis"`
+	ClaimHash  string    `json:"claim_hash"`
+	Why        string    `json:"why"`
+	Since      time.Time `json:"since"`
+}
+
+// Consents returns the nodes awaiting consent, oldest request first.
+func (e *Engine) Consents() ([]ConsentRequest, error) {
+	var out []ConsentRequest
+	err := e.store.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bConsent).ForEach(func(k, _ []byte) error {
+			n, err := readNode(tx, string(k))
+			if err != nil {
+				return err
+			}
+			if n.Claim == nil {
+				return fmt.Errorf("BUG: node %s awaits consent without a claim", n.ID)
+			}
+			out = append(out, ConsentRequest{Node: n.ID, Quest: n.Quest, Role: n.Role, Hypothesis: n.Hypothesis,
+				ClaimHash: n.Claim.Hash, Why: n.Claim.Why, Since: n.Claim.Since})
+			return nil
+		})
+	})
+	slices.SortStableFunc(out, func(a, b ConsentRequest) int { return a.Since.Compare(b.Since) })
+	return out, err
+}
+
+// consentTarget loads a node awaiting consent for exactly claimHash.
+func (t *txn) consentTarget(node, claimHash string) (*Quest, *Node, error) {
+	n, err := t.node(node)
+	if err != nil {
+		return nil, nil, err
+	}
+	if n.Status.Terminal() {
+		return nil, nil, fmt.Errorf("node %s is %s: %w", n.ID, n.Status, ErrLocked)
+	}
+	if n.Status != AwaitingConsent || n.Claim == nil {
+		return nil, nil, fmt.Errorf("node %s is %s, not awaiting consent: %w", n.ID, n.Status, ErrIllegalMove)
+	}
+	if n.Claim.Hash != claimHash {
+		return nil, nil, fmt.Errorf("node %s: consent for claim %.12s, current claim is %.12s: %w", n.ID, claimHash, n.Claim.Hash, ErrStaleConsent)
+	}
+	q, err := t.quest(n.Quest)
+	return q, n, err
+}
+
+// Approve grants human consent to the claim with hash claimHash: the node
+// continues to its verdict exactly as a PASS would.
+func (e *Engine) Approve(node, claimHash, by string) error {
+	return e.update(func(t *txn) error {
+		q, n, err := t.consentTarget(node, claimHash)
+		if err != nil {
+			return err
+		}
+		c := n.Claim
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Outcome: "granted", ClaimHash: c.Hash, Feedback: "consent by " + by})
+		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: c.Hash, Reason: "consent by " + by}); err != nil {
+			return err
+		}
+		return t.pass(q, n, c.Answ, c.Owner, "CONSENT")
+	})
+}
+
+// Reject refuses the claim: a FAIL try with the fact "rejected by human".
+func (e *Engine) Reject(node, claimHash, by string) error {
+	return e.update(func(t *txn) error {
+		q, n, err := t.consentTarget(node, claimHash)
+		if err != nil {
+			return err
+		}
+		f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
+		n.Claim = nil
+		n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: claimHash, TryUsed: true})
+		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: claimHash, Reason: "rejected by " + by}); err != nil {
+			return err
+		}
+		return t.failTry(q, n, "REJECTED")
+	})
+}

@@ -1,0 +1,37 @@
+// Package engine is the heart of questbox: quests, nodes, edges and runs; the
+// tick that dispatches nodes to agent providers; the ratchet that locks what a
+// gate passed; loop control; the bbolt store; and the event stream.
+//
+// # The ratchet
+//
+// A node moves only along the edges of SPEC §2.2 (see [Status.CanMove]). Every
+// status change goes through one function inside a store transaction, so an
+// illegal move is a typed error from the engine itself: [ErrLocked] for a
+// terminal node, [ErrIllegalMove] for anything else the table does not allow.
+// No API path changes a terminal node.
+//
+// # Transactions and fsyncs
+//
+// One tick is one bbolt write transaction: loop control, deferred nodes coming
+// back, every dispatch and the events they emit commit together, so a tick
+// costs one commit whatever the number of quests. A verdict — the gate result,
+// the node's new status, the children it spawns, its ledger record and its
+// events — is one transaction too. bbolt is never opened with NoSync.
+//
+// # Events
+//
+// Every state change appends an [Event] to the outbox bucket in the same
+// transaction, with a per-device monotonically increasing Seq. Consumers
+// (device LEDs, MQTT, the dashboard) read the outbox through a [Subscription]:
+// the engine only sends a non-blocking wake-up after commit, and a subscriber
+// reads the events from the store at its own pace. A slow subscriber therefore
+// never blocks the engine and never loses an event; it only sees them later.
+// Events are pruned once they are older than the retention window and every
+// durable cursor (see [Engine.AckEvents]) has passed them; a subscriber that
+// falls behind the pruned range gets [ErrEventsPruned] and should re-snapshot.
+//
+// # Concurrency
+//
+// An Engine is safe for concurrent use. Tick may run while earlier runs are
+// still in flight; their completions commit independently.
+package engine

@@ -1,0 +1,256 @@
+package engine
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/questbox/questbox/gates"
+)
+
+// Status is a node's place in the ratchet (SPEC §2.2).
+type Status string
+
+// Node statuses. The terminal ones are Explored, Growing, Aborted, Exhausted.
+const (
+	Proposed        Status = "proposed"
+	Pending         Status = "pending"
+	Running         Status = "running"
+	Deferred        Status = "deferred"
+	AwaitingConsent Status = "awaiting_consent"
+	Passed          Status = "passed"
+	Explored        Status = "explored"
+	Growing         Status = "growing"
+	Aborted         Status = "aborted"
+	Exhausted       Status = "exhausted"
+)
+
+// Statuses lists every node status in display order.
+var Statuses = []Status{Proposed, Pending, Running, Deferred, AwaitingConsent, Passed, Explored, Growing, Aborted, Exhausted}
+
+// Terminal reports whether s is a locked status that never changes again.
+func (s Status) Terminal() bool {
+	switch s {
+	case Explored, Growing, Aborted, Exhausted:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether s is a known status.
+func (s Status) Valid() bool {
+	for _, k := range Statuses {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// moves is the whole status machine of SPEC §2.2. Aborting from any
+// non-terminal status is handled in CanMove.
+var moves = map[Status][]Status{
+	Proposed:        {Pending},
+	Pending:         {Running},
+	Running:         {Pending, Deferred, AwaitingConsent, Passed, Exhausted},
+	Deferred:        {Pending},
+	AwaitingConsent: {Passed, Pending, Exhausted},
+	Passed:          {Explored, Growing, Aborted},
+}
+
+// CanMove reports whether the ratchet allows a move from s to to.
+func (s Status) CanMove(to Status) bool {
+	if s.Terminal() || !to.Valid() {
+		return false
+	}
+	if to == Aborted {
+		return true
+	}
+	for _, m := range moves[s] {
+		if m == to {
+			return true
+		}
+	}
+	return false
+}
+
+// QuestStatus is a quest's lifecycle state.
+type QuestStatus string
+
+// Quest statuses.
+const (
+	QuestActive     QuestStatus = "active"
+	QuestStopped    QuestStatus = "stopped"
+	QuestDone       QuestStatus = "done"
+	QuestTerminated QuestStatus = "terminated"
+)
+
+// Modes of a quest (SPEC §2.4).
+const (
+	ModeTeam = "team"
+	ModeSolo = "solo"
+)
+
+// Roles a node can have. The set is extensible: a quest lists its roles.
+const (
+	RoleScout      = "scout"
+	RolePOC        = "poc"
+	RoleStrategist = "strategist"
+	RoleOwner      = "owner"
+)
+
+// Edge relations (SPEC §2.3).
+const (
+	EdgeSpawned      = "spawned"
+	EdgeGrewTo       = "grew_to"
+	EdgeAbortedTo    = "aborted_to"
+	EdgeProposedFrom = "proposed_from"
+	EdgePromoted     = "promoted"
+)
+
+// Limits are a quest's loop control (SPEC §2.5) and retry policy. A zero
+// budget means "no runs allowed": the quest is terminated at its first tick.
+type Limits struct {
+	MaxTries     int           `json:"max_tries"`
+	MaxAgentRuns int           `json:"max_agent_runs"`
+	WallClock    time.Duration `json:"wall_clock"`
+	TokenBudget  int           `json:"token_budget"`
+	MaxStalled   int           `json:"max_stalled"`
+	// OwnerEvery is, in team mode, how many proposals make the owner run.
+	OwnerEvery int `json:"owner_every"`
+}
+
+// DefaultLimits are the limits used when the config says nothing.
+func DefaultLimits() Limits {
+	return Limits{MaxTries: 3, MaxAgentRuns: 50, WallClock: 24 * time.Hour, TokenBudget: 1_000_000, MaxStalled: 3, OwnerEvery: 3}
+}
+
+// Counters are what a quest has used so far. They survive restarts.
+type Counters struct {
+	AgentRuns int `json:"agent_runs"`
+	Tokens    int `json:"tokens"`
+	// WallUsed is the time the quest has spent active while a daemon (or
+	// `questbox tick`) was ticking it. Time the box is off or the quest is
+	// stopped does not count; see Engine.Tick.
+	WallUsed time.Duration `json:"wall_used"`
+}
+
+// Quest explores a direction as a growing graph of nodes (SPEC §2.1).
+type Quest struct {
+	ID          string      `json:"id"`
+	Name        string      `json:"name"`
+	Direction   string      `json:"direction"`
+	Status      QuestStatus `json:"status"`
+	Reason      string      `json:"reason,omitempty"`
+	Mode        string      `json:"mode"`
+	Roles       []string    `json:"roles"`
+	Provider    string      `json:"provider"`
+	Gate        string      `json:"gate"`
+	Checkpoints []string    `json:"checkpoints,omitempty"`
+	Limits      Limits      `json:"limits"`
+	Counters    Counters    `json:"counters"`
+	// Counts is the number of nodes per status, kept in step with every move
+	// so that status reports never scan nodes.
+	Counts map[Status]int `json:"counts"`
+	// Running is the node currently running, "" if none.
+	Running string `json:"running,omitempty"`
+	// Queued maps a role that may have at most one pending node per quest
+	// (owner, strategist) to that node, kept in step by every move so that
+	// the tick never scans pending nodes.
+	Queued map[string]string `json:"queued,omitempty"`
+	// Stall tracks SPEC §2.5 no_progress.
+	StallSig   string    `json:"stall_sig,omitempty"`
+	StallCount int       `json:"stall_count,omitempty"`
+	LastTick   time.Time `json:"last_tick,omitzero"`
+	Created    time.Time `json:"created"`
+	Updated    time.Time `json:"updated"`
+}
+
+// IsCheckpoint reports whether nodes of role need human consent.
+func (q *Quest) IsCheckpoint(role string) bool {
+	for _, c := range q.Checkpoints {
+		if c == role {
+			return true
+		}
+	}
+	return false
+}
+
+// Attempt is one entry of a node's attempt log.
+type Attempt struct {
+	At        time.Time    `json:"at"`
+	Run       string       `json:"run,omitempty"`
+	Outcome   string       `json:"outcome"` // PASS, FAIL, REVIEW, interrupted, deferred, rejected, granted, expired, error
+	Facts     []gates.Fact `json:"facts,omitempty"`
+	Feedback  string       `json:"feedback,omitempty"`
+	ClaimHash string       `json:"claim_hash,omitempty"`
+	// TryUsed says whether this attempt consumed one of max_tries.
+	TryUsed bool `json:"try_used"`
+}
+
+// Claim is a submission held while a human decides on it.
+type Claim struct {
+	Hash  string             `json:"hash"`
+	Raw   string             `json:"raw"`
+	Since time.Time          `json:"since"`
+	Facts []gates.Fact       `json:"facts,omitempty"`
+	Why   string             `json:"why"`
+	Answ  *gates.Answer      `json:"answer,omitempty"`
+	Owner *gates.OwnerAnswer `json:"owner,omitempty"`
+}
+
+// Node is one unit of work under the ratchet (SPEC §2.2).
+type Node struct {
+	ID         string `json:"id"`
+	Quest      string `json:"quest"`
+	Parent     string `json:"parent,omitempty"`
+	Role       string `json:"role"`
+	Hypothesis string `json:"hypothesis"`
+	Status     Status `json:"status"`
+	Depth      int    `json:"depth"`
+	// Order is the node's creation sequence; older nodes dispatch first.
+	Order    uint64    `json:"order"`
+	Tries    int       `json:"tries"`
+	Attempts []Attempt `json:"attempts,omitempty"`
+	// What the agent claimed, set when the node passed.
+	Verdict       string           `json:"verdict,omitempty"`
+	Evidence      string           `json:"evidence,omitempty"`
+	Citations     []gates.Citation `json:"citations,omitempty"`
+	NewDirections []string         `json:"new_directions,omitempty"`
+	// Gate result of the last submission.
+	Outcome   string       `json:"outcome,omitempty"`
+	Facts     []gates.Fact `json:"facts,omitempty"`
+	Feedback  string       `json:"feedback,omitempty"`
+	ClaimHash string       `json:"claim_hash,omitempty"`
+	Claim     *Claim       `json:"claim,omitempty"`
+	Reason    string       `json:"reason,omitempty"`
+	Runs      []string     `json:"runs,omitempty"`
+	// LockSeq orders terminal nodes within their quest, for export.
+	LockSeq uint64    `json:"lock_seq,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+}
+
+// Edge links two nodes of a quest (SPEC §2.3).
+type Edge struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Relation string `json:"relation"`
+}
+
+// Run is one dispatch of a node to a provider.
+type Run struct {
+	ID       string    `json:"id"`
+	Quest    string    `json:"quest"`
+	Node     string    `json:"node"`
+	Provider string    `json:"provider"`
+	Attempt  int       `json:"attempt"`
+	Started  time.Time `json:"started"`
+	Ended    time.Time `json:"ended,omitzero"`
+	Outcome  string    `json:"outcome,omitempty"`
+	Tokens   int       `json:"tokens,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+func questID(n uint64) string { return fmt.Sprintf("q%d", n) }
+func nodeID(n uint64) string  { return fmt.Sprintf("n%d", n) }
+func runID(n uint64) string   { return fmt.Sprintf("r%d", n) }

@@ -1,0 +1,572 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/gates"
+)
+
+// Provider turns a prompt into an answer. Implementations must be safe for
+// concurrent Run calls and must return promptly when ctx ends.
+type Provider interface {
+	Run(ctx context.Context, req agent.Request) (agent.Reply, error)
+}
+
+// ProviderExternal is the built-in provider that spawns nothing: an outside
+// agent pulls work with Next and answers with Submit.
+const ProviderExternal = "external"
+
+// Clock is the engine's source of time. Tests pass a fake one.
+type Clock interface {
+	Now() time.Time
+	// After waits for d, like time.After.
+	After(d time.Duration) <-chan time.Time
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time                         { return time.Now() }
+func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// QuestDefaults fill what `quest new` leaves out.
+type QuestDefaults struct {
+	Mode        string
+	Provider    string
+	Roles       []string
+	Checkpoints []string
+	Limits      Limits
+}
+
+// Options configure an Engine. Zero values get the documented defaults.
+type Options struct {
+	Clock Clock        // default: the system clock
+	Log   *slog.Logger // default: discard
+	// Providers by name. "external" is always available and needs no entry.
+	Providers map[string]Provider
+	// MaxParallel bounds runs in flight across quests (default 2).
+	MaxParallel int
+	Defaults    QuestDefaults
+	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog).
+	Catalog func(q *Quest) (*gates.Catalog, error)
+	// Online reports whether the network is up; nil means always online.
+	Online func() bool
+	// EventRetention is how many delivered events the outbox keeps (default 10000).
+	EventRetention int
+	// Tick is the configured tick, used to cap wall-clock accounting after a
+	// gap (default 60s).
+	Tick time.Duration
+}
+
+// Engine runs quests on a Store. It is safe for concurrent use.
+type Engine struct {
+	store     *Store
+	clock     Clock
+	log       *slog.Logger
+	providers map[string]Provider
+	opt       Options
+	hub       hub
+
+	runCtx    context.Context
+	cancelRun context.CancelFunc
+	wg        sync.WaitGroup
+
+	mu       sync.Mutex                    // guards inflight, closing
+	inflight map[string]context.CancelFunc // node id -> cancel of its run
+	closing  bool
+
+	// exportHook runs between an export's write and its commit (tests
+	// simulate a crash there).
+	exportHook func()
+}
+
+// New returns an engine on store and puts back to pending every node a
+// crash or power cut left running (SPEC §2.4).
+func New(store *Store, opt Options) (*Engine, error) {
+	if opt.Clock == nil {
+		opt.Clock = systemClock{}
+	}
+	if opt.Log == nil {
+		opt.Log = slog.New(slog.DiscardHandler)
+	}
+	if opt.MaxParallel <= 0 {
+		opt.MaxParallel = 2
+	}
+	if opt.EventRetention <= 0 {
+		opt.EventRetention = 10000
+	}
+	if opt.Tick <= 0 {
+		opt.Tick = time.Minute
+	}
+	if opt.Catalog == nil {
+		opt.Catalog = func(*Quest) (*gates.Catalog, error) { return gates.DefaultCatalog(), nil }
+	}
+	d := &opt.Defaults
+	if d.Mode == "" {
+		d.Mode = ModeTeam
+	}
+	if d.Provider == "" {
+		d.Provider = "demo"
+	}
+	if len(d.Roles) == 0 {
+		d.Roles = []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}
+	}
+	if d.Limits == (Limits{}) {
+		d.Limits = DefaultLimits()
+	}
+	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
+		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}}
+	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
+	if err := e.recoverInterrupted(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// Store returns the engine's store.
+func (e *Engine) Store() *Store { return e.store }
+
+// Now is the engine's clock.
+func (e *Engine) Now() time.Time { return e.clock.Now() }
+
+// recoverInterrupted puts nodes left running back to pending with an
+// "interrupted" attempt and no try consumed.
+func (e *Engine) recoverInterrupted() error {
+	return e.update(func(t *txn) error {
+		type pair struct{ node, run string }
+		var left []pair
+		err := t.tx.Bucket(bRunning).ForEach(func(k, v []byte) error {
+			left = append(left, pair{string(k), string(v)})
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, p := range left {
+			n, err := t.node(p.node)
+			if err != nil {
+				return err
+			}
+			q, err := t.quest(n.Quest)
+			if err != nil {
+				return err
+			}
+			if err := t.endRun(p.run, "interrupted", 0, "the daemon stopped during the run (crash or power cut)"); err != nil {
+				return err
+			}
+			n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: p.run, Outcome: "interrupted"})
+			if err := t.move(q, n, Pending, "interrupted: recovered at start-up, no try consumed"); err != nil {
+				return err
+			}
+			e.log.Warn("node was interrupted; back to pending", "node", n.ID, "quest", q.ID, "run", p.run)
+		}
+		return nil
+	})
+}
+
+// QuestSpec describes a new quest. Start from Engine.NewQuestSpec to get
+// the configured defaults.
+type QuestSpec struct {
+	Name        string
+	Direction   string
+	Mode        string
+	Roles       []string
+	Provider    string
+	Gate        string
+	Checkpoints []string
+	Limits      Limits
+}
+
+// NewQuestSpec returns a spec filled with the engine's defaults.
+func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
+	d := e.opt.Defaults
+	return QuestSpec{Name: name, Direction: direction, Mode: d.Mode, Roles: slices.Clone(d.Roles),
+		Provider: d.Provider, Gate: "default", Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits}
+}
+
+var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// HasProvider reports whether name is a provider this engine can use.
+func (e *Engine) HasProvider(name string) bool {
+	_, ok := e.providers[name]
+	return ok || name == ProviderExternal
+}
+
+func (e *Engine) validateSpec(s *QuestSpec) error {
+	var probs []string
+	s.Name = strings.TrimSpace(s.Name)
+	s.Direction = strings.TrimSpace(s.Direction)
+	if s.Name == "" {
+		probs = append(probs, "name is empty")
+	}
+	if s.Direction == "" {
+		probs = append(probs, "direction is empty")
+	}
+	if s.Mode != ModeTeam && s.Mode != ModeSolo {
+		probs = append(probs, fmt.Sprintf("mode %q is not one of team, solo", s.Mode))
+	}
+	if !e.HasProvider(s.Provider) {
+		names := []string{ProviderExternal}
+		for n := range e.providers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		probs = append(probs, fmt.Sprintf("provider %q is not configured (known: %s)", s.Provider, strings.Join(names, ", ")))
+	}
+	if len(s.Roles) == 0 {
+		probs = append(probs, "roles is empty")
+	}
+	for _, r := range s.Roles {
+		if !roleRE.MatchString(r) {
+			probs = append(probs, fmt.Sprintf("role %q is not a lower-case name", r))
+		}
+	}
+	for _, c := range s.Checkpoints {
+		if !slices.Contains(s.Roles, c) {
+			probs = append(probs, fmt.Sprintf("checkpoint %q is not one of the quest's roles (%s)", c, strings.Join(s.Roles, ",")))
+		}
+	}
+	l := s.Limits
+	if l.MaxTries < 1 {
+		probs = append(probs, fmt.Sprintf("max_tries %d must be at least 1", l.MaxTries))
+	}
+	if l.MaxAgentRuns < 0 || l.TokenBudget < 0 || l.WallClock < 0 || l.MaxStalled < 0 || l.OwnerEvery < 0 {
+		probs = append(probs, "budgets must not be negative")
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("quest: %s: %w", strings.Join(probs, "; "), ErrInvalid)
+	}
+	return nil
+}
+
+// NewQuest creates an active quest. Unless its provider is external, it
+// gets a root scout node whose hypothesis is the direction; external quests
+// start empty and are seeded with Scan.
+func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
+	if err := e.validateSpec(&s); err != nil {
+		return nil, err
+	}
+	if s.Gate == "" {
+		s.Gate = "default"
+	}
+	var out *Quest
+	err := e.update(func(t *txn) error {
+		seq, err := t.tx.Bucket(bQuests).NextSequence()
+		if err != nil {
+			return err
+		}
+		q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
+			Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
+			Counts: map[Status]int{}, Created: t.now}
+		t.track(q)
+		if err := t.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+			return err
+		}
+		if err := t.emit(Event{Kind: KindQuest, Quest: q.ID, To: string(QuestActive), Reason: "created: " + q.Name, Counters: &q.Counters}); err != nil {
+			return err
+		}
+		if s.Provider != ProviderExternal {
+			if _, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, ""); err != nil {
+				return err
+			}
+		}
+		out = q
+		return nil
+	})
+	return out, err
+}
+
+// Quest returns one quest.
+func (e *Engine) Quest(id string) (*Quest, error) {
+	q := new(Quest)
+	err := e.store.view(func(tx *bolt.Tx) error {
+		ok, err := getJSON(tx.Bucket(bQuests), []byte(id), q)
+		if err == nil && !ok {
+			err = fmt.Errorf("quest %s: %w", id, ErrNotFound)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+// Quests returns every quest, oldest first.
+func (e *Engine) Quests() ([]*Quest, error) {
+	var out []*Quest
+	err := e.store.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
+			q := new(Quest)
+			if err := json.Unmarshal(v, q); err != nil {
+				return fmt.Errorf("decode quest %s: %w", k, err)
+			}
+			out = append(out, q)
+			return nil
+		})
+	})
+	slices.SortFunc(out, func(a, b *Quest) int { return a.Created.Compare(b.Created) })
+	return out, err
+}
+
+// Node returns one node.
+func (e *Engine) Node(id string) (*Node, error) {
+	var n *Node
+	err := e.store.view(func(tx *bolt.Tx) error {
+		var err error
+		n, err = readNode(tx, id)
+		return err
+	})
+	return n, err
+}
+
+// Nodes returns a quest's nodes in creation order.
+func (e *Engine) Nodes(quest string) ([]*Node, error) {
+	var out []*Node
+	err := e.store.view(func(tx *bolt.Tx) error {
+		if tx.Bucket(bQuests).Get([]byte(quest)) == nil {
+			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
+		}
+		b := subRO(tx, bQNodes, quest)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(_, id []byte) error {
+			n, err := readNode(tx, string(id))
+			out = append(out, n)
+			return err
+		})
+	})
+	return out, err
+}
+
+// Edges returns a quest's edges in creation order.
+func (e *Engine) Edges(quest string) ([]Edge, error) {
+	var out []Edge
+	err := e.store.view(func(tx *bolt.Tx) error {
+		b := subRO(tx, bEdges, quest)
+		if b == nil {
+			return nil
+		}
+		return b.ForEach(func(_, v []byte) error {
+			var ed Edge
+			err := json.Unmarshal(v, &ed)
+			out = append(out, ed)
+			return err
+		})
+	})
+	return out, err
+}
+
+// Runs returns the runs of a node.
+func (e *Engine) Runs(n *Node) ([]Run, error) {
+	var out []Run
+	err := e.store.view(func(tx *bolt.Tx) error {
+		for _, id := range n.Runs {
+			var r Run
+			if _, err := getJSON(tx.Bucket(bRuns), []byte(id), &r); err != nil {
+				return err
+			}
+			out = append(out, r)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// setQuestStatus changes a quest's status with an event.
+func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
+	from := q.Status
+	q.Status = to
+	q.Reason = reason
+	t.track(q)
+	act := t.tx.Bucket(bActive)
+	var err error
+	if to == QuestActive {
+		err = act.Put([]byte(q.ID), nil)
+	} else {
+		err = act.Delete([]byte(q.ID))
+	}
+	if err != nil {
+		return err
+	}
+	return t.emit(Event{Kind: KindQuest, Quest: q.ID, From: string(from), To: string(to), Reason: reason, Counters: &q.Counters})
+}
+
+// StopQuest pauses a quest: the tick skips it; a run in flight finishes.
+func (e *Engine) StopQuest(id string) (*Quest, error) {
+	var out *Quest
+	err := e.update(func(t *txn) error {
+		q, err := t.quest(id)
+		if err != nil {
+			return err
+		}
+		if q.Status != QuestActive {
+			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrInvalid)
+		}
+		out = q
+		return t.setQuestStatus(q, QuestStopped, "stopped by owner")
+	})
+	return out, err
+}
+
+// ResumeQuest makes a stopped quest active again and clears its stall count.
+func (e *Engine) ResumeQuest(id string) (*Quest, error) {
+	var out *Quest
+	err := e.update(func(t *txn) error {
+		q, err := t.quest(id)
+		if err != nil {
+			return err
+		}
+		if q.Status != QuestStopped {
+			return fmt.Errorf("quest %s is %s (%s); only a stopped quest resumes: %w", id, q.Status, q.Reason, ErrInvalid)
+		}
+		q.StallSig, q.StallCount = "", 0
+		q.LastTick = time.Time{}
+		out = q
+		return t.setQuestStatus(q, QuestActive, "resumed by owner")
+	})
+	return out, err
+}
+
+// AbortNode aborts any non-terminal node (owner action or `quest
+// abort-node`). A run in flight for it is cancelled and its answer dropped.
+func (e *Engine) AbortNode(id, reason string) (*Node, error) {
+	if reason == "" {
+		reason = "aborted by owner"
+	}
+	var out *Node
+	err := e.update(func(t *txn) error {
+		n, err := t.node(id)
+		if err != nil {
+			return err
+		}
+		q, err := t.quest(n.Quest)
+		if err != nil {
+			return err
+		}
+		if err := t.abort(q, n, reason); err != nil {
+			return err
+		}
+		out = n
+		return nil
+	})
+	if err == nil {
+		e.cancelInflight(id)
+	}
+	return out, err
+}
+
+func (t *txn) abort(q *Quest, n *Node, reason string) error {
+	if n.Status == Running {
+		if len(n.Runs) > 0 {
+			if err := t.endRun(n.Runs[len(n.Runs)-1], "aborted", 0, reason); err != nil {
+				return err
+			}
+		}
+	}
+	n.Reason = reason
+	if err := t.move(q, n, Aborted, reason); err != nil {
+		return err
+	}
+	return t.ledger(n, "ABORTED", nil)
+}
+
+func (e *Engine) cancelInflight(node string) {
+	e.mu.Lock()
+	cancel := e.inflight[node]
+	e.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+}
+
+// ScanResult says what Scan did with each hypothesis.
+type ScanResult struct {
+	Added   []string `json:"added"`   // new node ids
+	Skipped []string `json:"skipped"` // hypotheses the quest already had
+}
+
+// Scan seeds pending nodes, one per non-empty hypothesis; a hypothesis the
+// quest already has (case and spacing aside) is skipped.
+func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
+	var res ScanResult
+	err := e.update(func(t *txn) error {
+		res = ScanResult{}
+		q, err := t.quest(quest)
+		if err != nil {
+			return err
+		}
+		if q.Status == QuestDone || q.Status == QuestTerminated {
+			return fmt.Errorf("quest %s is %s: %w", quest, q.Status, ErrInvalid)
+		}
+		role := RoleScout
+		if !slices.Contains(q.Roles, role) {
+			role = q.Roles[0]
+		}
+		for _, h := range hyps {
+			if strings.TrimSpace(h) == "" {
+				continue
+			}
+			n, dup, err := t.newNode(q, nil, role, h, Pending, "")
+			if err != nil {
+				return err
+			}
+			if dup {
+				res.Skipped = append(res.Skipped, strings.TrimSpace(h))
+			} else {
+				res.Added = append(res.Added, n.ID)
+			}
+		}
+		return nil
+	})
+	return res, err
+}
+
+// endRun closes a run record.
+func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
+	if id == "" {
+		return nil
+	}
+	b := t.tx.Bucket(bRuns)
+	var r Run
+	ok, err := getJSON(b, []byte(id), &r)
+	if err != nil || !ok {
+		return err
+	}
+	r.Ended, r.Outcome, r.Tokens, r.Error = t.now, outcome, tokens, msg
+	return putJSON(b, []byte(id), r)
+}
+
+// newRun records a dispatch of n and moves it to running.
+func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
+	b := t.tx.Bucket(bRuns)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return Run{}, err
+	}
+	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Provider: provider, Attempt: n.Tries + 1, Started: t.now}
+	if err := putJSON(b, []byte(r.ID), r); err != nil {
+		return Run{}, err
+	}
+	n.Runs = append(n.Runs, r.ID)
+	return r, t.move(q, n, Running, "dispatched to "+provider)
+}
+
+// RecordDevice appends a device event (button press, network or broker up
+// and down) to the outbox.
+func (e *Engine) RecordDevice(outcome, detail string) error {
+	return e.update(func(t *txn) error {
+		return t.emit(Event{Kind: KindDevice, Outcome: outcome, Detail: detail})
+	})
+}

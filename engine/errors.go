@@ -1,0 +1,29 @@
+package engine
+
+import "errors"
+
+var (
+	// ErrLocked is returned when a change is asked of a terminal node: the
+	// ratchet never gives back what was locked.
+	ErrLocked = errors.New("node is locked")
+	// ErrIllegalMove is returned when a status change is not an edge of the
+	// status machine of SPEC §2.2.
+	ErrIllegalMove = errors.New("illegal status change")
+	// ErrNotFound is returned when a quest or node does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrInUse is returned when another process holds the store's lock.
+	ErrInUse = errors.New("store is in use by another process")
+	// ErrCorrupt is returned when the store file fails its integrity check.
+	ErrCorrupt = errors.New("store is corrupt")
+	// ErrSchema is returned when the store was written by a newer questbox.
+	ErrSchema = errors.New("store schema is newer than this questbox")
+	// ErrInvalid is returned when an argument is malformed (empty direction,
+	// unknown mode, unknown provider, ...).
+	ErrInvalid = errors.New("invalid input")
+	// ErrBusy is returned when a node cannot take a submission now, e.g. it
+	// is running under a spawned provider.
+	ErrBusy = errors.New("node is busy")
+	// ErrEventsPruned is returned to a subscriber that asked for events older
+	// than the outbox still holds.
+	ErrEventsPruned = errors.New("events were pruned")
+)

@@ -1,0 +1,203 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/gates"
+)
+
+// Event kinds (SPEC §2.7).
+const (
+	KindNode    = "node"
+	KindVerdict = "verdict"
+	KindConsent = "consent"
+	KindQuest   = "quest"
+	KindDevice  = "device"
+)
+
+// Event is one state change. Seq is per device, strictly increasing, and
+// assigned in the transaction that made the change.
+type Event struct {
+	Seq   uint64    `json:"seq"`
+	Time  time.Time `json:"time"`
+	Kind  string    `json:"kind"`
+	Quest string    `json:"quest,omitempty"`
+	Node  string    `json:"node,omitempty"`
+	Role  string    `json:"role,omitempty"`
+	// From and To are node statuses (kind node) or quest statuses (kind quest).
+	From string `json:"from,omitempty"`
+	To   string `json:"to,omitempty"`
+	// Outcome is PASS/FAIL/REVIEW (verdict), requested/granted/rejected/
+	// expired (consent), or what happened (device: press, network_up, ...).
+	Outcome   string       `json:"outcome,omitempty"`
+	Facts     []gates.Fact `json:"facts,omitempty"`
+	Feedback  string       `json:"feedback,omitempty"`
+	RootCause string       `json:"root_cause,omitempty"`
+	ClaimHash string       `json:"claim_hash,omitempty"`
+	Reason    string       `json:"reason,omitempty"`
+	Counters  *Counters    `json:"counters,omitempty"`
+	Detail    string       `json:"detail,omitempty"`
+}
+
+// emit appends ev to the outbox inside the transaction.
+func (t *txn) emit(ev Event) error {
+	b := t.tx.Bucket(bEvents)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	ev.Seq = seq
+	ev.Time = t.now
+	t.last = seq
+	return putJSON(b, u64(seq), ev)
+}
+
+// Events returns up to limit events with Seq > since, oldest first. It
+// returns ErrEventsPruned if events after since were already pruned.
+func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	var out []Event
+	err := e.store.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bEvents).Cursor()
+		k, v := c.Seek(u64(since + 1))
+		if k != nil && seqOf(k) > since+1 && since > 0 {
+			return fmt.Errorf("events %d..%d: %w", since+1, seqOf(k)-1, ErrEventsPruned)
+		}
+		for ; k != nil && len(out) < limit; k, v = c.Next() {
+			var ev Event
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return fmt.Errorf("decode event %d: %w", seqOf(k), err)
+			}
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// LastSeq is the seq of the newest event.
+func (e *Engine) LastSeq() uint64 {
+	var s uint64
+	_ = e.store.view(func(tx *bolt.Tx) error {
+		s = tx.Bucket(bEvents).Sequence()
+		return nil
+	})
+	return s
+}
+
+// AckEvents records that the durable consumer name (e.g. "mqtt") has
+// delivered every event up to seq. Events are never pruned past the lowest
+// durable cursor, so a consumer that acknowledges only after its peer did
+// (the MQTT broker's PUBACK) loses nothing across outages and reboots.
+func (e *Engine) AckEvents(name string, seq uint64) error {
+	return e.store.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bCursors).Put([]byte(name), u64(seq))
+	})
+}
+
+// Cursor returns the acknowledged seq of a durable consumer (0 if none).
+func (e *Engine) Cursor(name string) uint64 {
+	var s uint64
+	_ = e.store.view(func(tx *bolt.Tx) error {
+		s = seqOf(tx.Bucket(bCursors).Get([]byte(name)))
+		return nil
+	})
+	return s
+}
+
+// pruneEvents drops events older than the retention window that every
+// durable cursor has passed. Bounded per call so a tick stays cheap.
+func (t *txn) pruneEvents(retention int) error {
+	b := t.tx.Bucket(bEvents)
+	last := b.Sequence()
+	if retention <= 0 || last <= uint64(retention) {
+		return nil
+	}
+	limit := last - uint64(retention)
+	cc := t.tx.Bucket(bCursors).Cursor()
+	for k, v := cc.First(); k != nil; k, v = cc.Next() {
+		if s := seqOf(v); s < limit {
+			limit = s
+		}
+	}
+	c := b.Cursor()
+	n := 0
+	for k, _ := c.First(); k != nil && seqOf(k) <= limit && n < 1000; k, _ = c.First() {
+		if err := c.Delete(); err != nil {
+			return err
+		}
+		n++
+	}
+	return nil
+}
+
+// hub wakes subscribers after a commit. It never blocks: each subscriber has
+// a one-slot wake channel, and a wake-up that finds the slot full is merged
+// with the one already waiting.
+type hub struct {
+	mu   sync.Mutex // guards subs
+	subs map[*Subscription]struct{}
+}
+
+func (h *hub) publish(seq uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for s := range h.subs {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Subscription delivers events in order, from a starting seq, reading them
+// from the outbox. It is not safe for concurrent use by several goroutines.
+type Subscription struct {
+	e    *Engine
+	wake chan struct{}
+	next uint64 // last seq delivered
+}
+
+// Subscribe starts a subscription that delivers events with Seq > since.
+// Use since = LastSeq() for only new events, 0 for everything retained.
+func (e *Engine) Subscribe(since uint64) *Subscription {
+	s := &Subscription{e: e, wake: make(chan struct{}, 1), next: since}
+	e.hub.mu.Lock()
+	e.hub.subs[s] = struct{}{}
+	e.hub.mu.Unlock()
+	return s
+}
+
+// Next blocks until events after the last delivered one exist, or ctx ends.
+func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
+	for {
+		evs, err := s.e.Events(s.next, 256)
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) > 0 {
+			s.next = evs[len(evs)-1].Seq
+			return evs, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-s.wake:
+		}
+	}
+}
+
+// Close removes the subscription.
+func (s *Subscription) Close() {
+	s.e.hub.mu.Lock()
+	delete(s.e.hub.subs, s)
+	s.e.hub.mu.Unlock()
+}

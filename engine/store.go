@@ -1,0 +1,227 @@
+package engine
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+// SchemaVersion is the store layout this build writes. Older stores are
+// migrated forward at open; newer ones are refused with ErrSchema.
+const SchemaVersion = 1
+
+// StoreFile is the name of the bbolt file inside the data directory.
+const StoreFile = "questbox.db"
+
+// Bucket names. Nested buckets keyed by quest id keep per-quest indexes so
+// that the tick touches O(active quests) keys, never every node.
+var (
+	bMeta     = []byte("meta")
+	bQuests   = []byte("quests")
+	bActive   = []byte("active")   // quest id -> nil: the quests the tick visits
+	bNodes    = []byte("nodes")    // node id -> Node
+	bPending  = []byte("pending")  // quest -> {order -> node id}
+	bProposed = []byte("proposed") // quest -> {order -> node id}
+	bDeferred = []byte("deferred") // quest -> {order -> node id}
+	bQNodes   = []byte("qnodes")   // quest -> {order -> node id}
+	bHyps     = []byte("hyps")     // quest -> {sha256(normalised hypothesis) -> node id}
+	bLocked   = []byte("locked")   // quest -> {lock seq -> node id}
+	bEdges    = []byte("edges")    // quest -> {seq -> Edge}
+	bRuns     = []byte("runs")     // run id -> Run
+	bRunning  = []byte("running")  // node id -> run id
+	bConsent  = []byte("consent")  // node id -> nil: nodes awaiting consent
+	bEvents   = []byte("events")   // seq -> Event
+	bCursors  = []byte("cursors")  // consumer -> seq acknowledged
+	bLedger   = []byte("ledger")   // seq -> LedgerRecord
+	bExports  = []byte("exports")  // quest -> exportState
+
+	allBuckets = [][]byte{bMeta, bQuests, bActive, bNodes, bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bEdges, bRuns, bRunning, bConsent, bEvents, bCursors, bLedger, bExports}
+
+	kSchema     = []byte("schema")
+	kLedgerHead = []byte("ledger_head")
+	kNodeSeq    = []byte("node_seq")
+)
+
+// migrations[i] upgrades a store from schema i to i+1. Schema 0 is an empty
+// file; migration 0 creates every bucket.
+var migrations = []func(tx *bolt.Tx) error{
+	func(tx *bolt.Tx) error {
+		for _, b := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	},
+}
+
+// StoreOptions tune Open.
+type StoreOptions struct {
+	// LockTimeout bounds the wait for another process's lock. Default 3s.
+	LockTimeout time.Duration
+	// Check runs the full page-level integrity check at open. The daemon
+	// and `verify` set it; short CLI commands rely on bbolt's meta-page
+	// checksums, which are always verified.
+	Check bool
+}
+
+// Store is the bbolt file on the SD card. It is safe for concurrent use.
+type Store struct {
+	db   *bolt.DB
+	dir  string
+	path string
+	// commits counts write transactions committed; each is one bbolt
+	// commit (data pages, then meta page, each followed by fdatasync).
+	commits atomic.Uint64
+}
+
+// OpenStore opens (creating if needed) the store in dir.
+//
+// Errors: ErrInUse when another process holds the file past the lock
+// timeout; ErrCorrupt when the file fails its checks — the message names the
+// salvage command; ErrSchema when a newer questbox wrote it.
+func OpenStore(dir string, opt StoreOptions) (*Store, error) {
+	if opt.LockTimeout <= 0 {
+		opt.LockTimeout = 3 * time.Second
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, fmt.Errorf("questbox store %s: %w", dir, err)
+	}
+	path := filepath.Join(dir, StoreFile)
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		switch {
+		case errors.Is(err, berrors.ErrTimeout):
+			return nil, fmt.Errorf("questbox store %s is in use by another process (is `questbox run` running? the CLI reaches a running daemon through its control socket): %w", dir, ErrInUse)
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+			return nil, corrupt(dir, path, err)
+		}
+		return nil, fmt.Errorf("questbox store %s: %w", path, err)
+	}
+	s := &Store{db: db, dir: dir, path: path}
+	if opt.Check {
+		if err := s.Check(); err != nil {
+			db.Close()
+			return nil, corrupt(dir, path, err)
+		}
+	}
+	if err := s.migrate(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func corrupt(dir, path string, cause error) error {
+	return fmt.Errorf("questbox store %s is corrupt (%v): questbox refuses to run on it; move it aside and recover what is readable with `questbox salvage --data %s`: %w", path, cause, dir, ErrCorrupt)
+}
+
+func (s *Store) migrate() error {
+	return s.update(func(tx *bolt.Tx) error {
+		var v uint64
+		if m := tx.Bucket(bMeta); m != nil {
+			if b := m.Get(kSchema); len(b) == 8 {
+				v = binary.BigEndian.Uint64(b)
+			} else if b != nil {
+				return corrupt(s.dir, s.path, fmt.Errorf("schema key has %d bytes", len(b)))
+			}
+		}
+		if v > SchemaVersion {
+			return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, SchemaVersion, ErrSchema)
+		}
+		if v == SchemaVersion {
+			return nil
+		}
+		for ; v < SchemaVersion; v++ {
+			if err := migrations[v](tx); err != nil {
+				return fmt.Errorf("migrate store to schema v%d: %w", v+1, err)
+			}
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion))
+	})
+}
+
+// Check runs bbolt's page-level consistency check and the presence of every
+// bucket of the schema.
+func (s *Store) Check() (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("integrity check panicked: %v", r)
+		}
+	}()
+	return s.db.View(func(tx *bolt.Tx) error {
+		var errs []error
+		for e := range tx.Check() {
+			errs = append(errs, e)
+			if len(errs) == 10 {
+				break
+			}
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// Close closes the file.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Path is the store file.
+func (s *Store) Path() string { return s.path }
+
+// Commits is the number of write transactions committed since open.
+func (s *Store) Commits() uint64 { return s.commits.Load() }
+
+func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	err := s.db.Update(fn)
+	if err == nil {
+		s.commits.Add(1)
+	}
+	return err
+}
+
+func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+
+func u64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func putJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("BUG: encode %s: %w", key, err)
+	}
+	return b.Put(key, raw)
+}
+
+// sub returns the nested bucket name inside parent, creating it.
+func sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
+	return tx.Bucket(parent).CreateBucketIfNotExists([]byte(name))
+}
+
+// subRO returns the nested bucket or nil (read-only transactions).
+func subRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
+	return tx.Bucket(parent).Bucket([]byte(name))
+}

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/gates"
+)
+
+// Work is a node's prompt as an external agent receives it from Next.
+type Work struct {
+	Node       string `json:"node"`
+	Quest      string `json:"quest"`
+	Role       string `json:"role"`
+	Hypothesis string `json:"hypothesis"`
+	Attempt    int    `json:"attempt"`
+	Prompt     string `json:"prompt"`
+}
+
+// Next returns the prompt of the quest's next node: its pending owner in
+// team mode, else its oldest pending node. It changes nothing. It returns
+// nil when nothing is pending.
+func (e *Engine) Next(quest string) (*Work, error) {
+	var w *Work
+	err := e.store.view(func(tx *bolt.Tx) error {
+		q := new(Quest)
+		ok, err := getJSON(tx.Bucket(bQuests), []byte(quest), q)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
+		}
+		id := q.Queued[RoleOwner]
+		if id == "" {
+			id = first(tx, bPending, quest)
+		}
+		if id == "" {
+			return nil
+		}
+		n, err := readNode(tx, id)
+		if err != nil {
+			return err
+		}
+		req, err := buildRequest(tx, q, n)
+		if err != nil {
+			return err
+		}
+		w = &Work{Node: n.ID, Quest: q.ID, Role: n.Role, Hypothesis: n.Hypothesis, Attempt: req.Attempt, Prompt: req.Prompt}
+		return nil
+	})
+	return w, err
+}
+
+// SubmitResult is the verdict on one submission.
+type SubmitResult struct {
+	Node      string       `json:"node"`
+	Outcome   string       `json:"outcome"` // PASS, FAIL, REVIEW, DEFERRED
+	Status    Status       `json:"status"`  // the node's status afterwards
+	Verdict   string       `json:"verdict,omitempty"`
+	Tries     int          `json:"tries"`
+	MaxTries  int          `json:"max_tries"`
+	Facts     []gates.Fact `json:"facts,omitempty"`
+	Feedback  string       `json:"feedback,omitempty"`
+	ClaimHash string       `json:"claim_hash"`
+	Children  []string     `json:"children,omitempty"`
+}
+
+// Submit is an external agent's answer for a pending node: it is
+// dispatched and judged exactly as a spawned agent's answer would be, and
+// recorded in one transaction.
+func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (SubmitResult, error) {
+	q, err := e.Quest(quest)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	n, err := e.Node(node)
+	if err != nil {
+		return SubmitResult{}, err
+	}
+	if err := submittable(q, n); err != nil {
+		return SubmitResult{}, err
+	}
+	res := e.judge(ctx, q, n, agent.Reply{Output: raw, Tokens: agent.EstimateTokens("", raw)}, nil)
+	var out SubmitResult
+	budget := ""
+	err = e.update(func(t *txn) error {
+		budget = ""
+		q, err := t.quest(quest)
+		if err != nil {
+			return err
+		}
+		cur, err := t.node(node)
+		if err != nil {
+			return err
+		}
+		if err := submittable(q, cur); err != nil {
+			return err
+		}
+		if cur.Tries != n.Tries {
+			return fmt.Errorf("node %s changed while its answer was judged; submit again: %w", node, ErrBusy)
+		}
+		if reason := overBudget(q); reason != "" {
+			budget = reason
+			return t.setQuestStatus(q, QuestTerminated, reason)
+		}
+		run, err := t.newRun(q, cur, ProviderExternal)
+		if err != nil {
+			return err
+		}
+		q.Counters.AgentRuns++
+		if err := t.apply(q, cur, run.ID, res); err != nil {
+			return err
+		}
+		out = SubmitResult{Node: cur.ID, Outcome: res.outcome(), Status: cur.Status, Verdict: cur.Verdict, Tries: cur.Tries,
+			MaxTries: q.Limits.MaxTries, Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim}
+		return nil
+	})
+	if err == nil && budget != "" {
+		return SubmitResult{}, fmt.Errorf("quest %s is now terminated: %s; the answer was not recorded: %w", quest, budget, ErrInvalid)
+	}
+	return out, err
+}
+
+func submittable(q *Quest, n *Node) error {
+	switch {
+	case n.Quest != q.ID:
+		return fmt.Errorf("node %s belongs to quest %s, not %s: %w", n.ID, n.Quest, q.ID, ErrInvalid)
+	case n.Status.Terminal():
+		return fmt.Errorf("node %s is %s: the ratchet locked it and it takes no more submissions: %w", n.ID, n.Status, ErrLocked)
+	case q.Status != QuestActive:
+		return fmt.Errorf("quest %s is %s (%s): %w", q.ID, q.Status, q.Reason, ErrInvalid)
+	case n.Status == Running:
+		return fmt.Errorf("node %s is running (dispatched to a provider): %w", n.ID, ErrBusy)
+	case n.Status != Pending:
+		return fmt.Errorf("node %s is %s; only a pending node takes a submission: %w", n.ID, n.Status, ErrBusy)
+	}
+	return nil
+}

@@ -1,0 +1,307 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// TickReport says what one tick did.
+type TickReport struct {
+	Dispatched []string `json:"dispatched"` // node ids sent to providers
+	Terminated []string `json:"terminated"` // quests stopped by a budget
+	Finished   []string `json:"finished"`   // quests marked done
+	Resumed    []string `json:"resumed"`    // deferred nodes back to pending
+}
+
+type dispatch struct {
+	quest Quest
+	node  Node
+	run   Run
+	req   agent.Request
+	prov  Provider
+}
+
+// Tick runs one round (SPEC §2.4) in a single write transaction: for each
+// active quest it applies loop control, brings deferred nodes back when the
+// network is up, and dispatches at most one node if the quest has none
+// running, up to MaxParallel runs in flight. The runs it starts proceed in
+// the background; Wait waits for them.
+//
+// Wall-clock accounting: each tick adds the time since the quest's previous
+// tick, capped at two ticks, so time the box was off does not count but time
+// before and after a restart does.
+func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
+	var rep TickReport
+	var ds []dispatch
+	e.mu.Lock()
+	closing := e.closing
+	slots := e.opt.MaxParallel - len(e.inflight)
+	e.mu.Unlock()
+	if closing {
+		return rep, fmt.Errorf("engine is shutting down")
+	}
+	online := e.opt.Online == nil || e.opt.Online()
+	err := e.update(func(t *txn) error {
+		rep, ds = TickReport{}, nil
+		var ids []string
+		c := t.tx.Bucket(bActive).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			ids = append(ids, string(k))
+		}
+		for _, id := range ids {
+			q, err := t.quest(id)
+			if err != nil {
+				return err
+			}
+			if !q.LastTick.IsZero() {
+				gap := t.now.Sub(q.LastTick)
+				if gap > 2*e.opt.Tick {
+					gap = 2 * e.opt.Tick
+				}
+				if gap > 0 {
+					q.Counters.WallUsed += gap
+				}
+			}
+			q.LastTick = t.now
+			if reason := overBudget(q); reason != "" {
+				if q.Running != "" {
+					continue // let the run finish; terminate next tick
+				}
+				if err := t.setQuestStatus(q, QuestTerminated, reason); err != nil {
+					return err
+				}
+				rep.Terminated = append(rep.Terminated, q.ID)
+				continue
+			}
+			if online {
+				back, err := t.undefer(q)
+				if err != nil {
+					return err
+				}
+				rep.Resumed = append(rep.Resumed, back...)
+			}
+			if q.Running != "" {
+				continue
+			}
+			n, done, err := t.pick(q)
+			if err != nil {
+				return err
+			}
+			if done != "" {
+				if err := t.setQuestStatus(q, QuestDone, done); err != nil {
+					return err
+				}
+				rep.Finished = append(rep.Finished, q.ID)
+				continue
+			}
+			if n == nil || q.Provider == ProviderExternal || slots <= 0 {
+				continue
+			}
+			prov := e.providers[q.Provider]
+			if prov == nil {
+				if err := t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", q.Provider, q.ID)); err != nil {
+					return err
+				}
+				continue
+			}
+			req, err := t.request(q, n)
+			if err != nil {
+				return err
+			}
+			run, err := t.newRun(q, n, q.Provider)
+			if err != nil {
+				return err
+			}
+			q.Counters.AgentRuns++
+			slots--
+			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, prov: prov})
+			rep.Dispatched = append(rep.Dispatched, n.ID)
+		}
+		return t.pruneEvents(e.opt.EventRetention)
+	})
+	if err != nil {
+		return TickReport{}, err
+	}
+	for _, d := range ds {
+		e.start(d)
+	}
+	return rep, nil
+}
+
+// overBudget says which budget a quest has used up, or "".
+func overBudget(q *Quest) string {
+	l, c := q.Limits, q.Counters
+	switch {
+	case c.AgentRuns >= l.MaxAgentRuns:
+		return fmt.Sprintf("max_agent_runs reached (%d of %d)", c.AgentRuns, l.MaxAgentRuns)
+	case c.WallUsed >= l.WallClock:
+		return fmt.Sprintf("wall_clock budget used (%s of %s)", c.WallUsed.Round(time.Second), l.WallClock)
+	case c.Tokens >= l.TokenBudget:
+		return fmt.Sprintf("token_budget used (%d of %d)", c.Tokens, l.TokenBudget)
+	}
+	return ""
+}
+
+// undefer moves a quest's deferred nodes back to pending.
+func (t *txn) undefer(q *Quest) ([]string, error) {
+	var ids []string
+	b := subRO(t.tx, bDeferred, q.ID)
+	if b == nil {
+		return nil, nil
+	}
+	if err := b.ForEach(func(_, v []byte) error { ids = append(ids, string(v)); return nil }); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		n, err := t.node(id)
+		if err != nil {
+			return nil, err
+		}
+		if err := t.move(q, n, Pending, "network is back"); err != nil {
+			return nil, err
+		}
+	}
+	return ids, nil
+}
+
+// open counts the nodes of q that still have work ahead of them.
+func open(q *Quest) int {
+	return q.Counts[Pending] + q.Counts[Running] + q.Counts[Deferred] + q.Counts[AwaitingConsent] + q.Counts[Passed] + q.Counts[Proposed]
+}
+
+func total(q *Quest) int {
+	n := 0
+	for _, c := range q.Counts {
+		n += c
+	}
+	return n
+}
+
+// pick chooses the node to dispatch for a quest with nothing running, per
+// its mode. done is non-empty when the quest has finished its work.
+func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
+	if total(q) == 0 {
+		return nil, "", nil // an external quest waiting for `scan`
+	}
+	if q.Mode == ModeSolo {
+		if open(q) == 0 {
+			return nil, "no work left: every node is explored, growing, aborted or exhausted", nil
+		}
+		if id := first(t.tx, bPending, q.ID); id != "" {
+			n, err = t.node(id)
+		}
+		return n, "", err
+	}
+	// Team: the owner runs when proposals have accumulated or nothing is
+	// pending; otherwise the oldest pending worker.
+	if id := t.pendingOwner(q); id != "" {
+		n, err = t.node(id)
+		return n, "", err
+	}
+	every := q.Limits.OwnerEvery
+	if every <= 0 {
+		every = 3
+	}
+	waiting := q.Counts[Deferred] + q.Counts[AwaitingConsent]
+	if q.Counts[Proposed] >= every || (q.Counts[Pending] == 0 && waiting == 0) {
+		hyp := fmt.Sprintf("Review the proposals for %q: promote, abort, spawn or finish.", q.Direction)
+		if q.Counts[Proposed] == 0 {
+			hyp = fmt.Sprintf("Nothing is pending for %q: spawn new work or finish the quest.", q.Direction)
+		}
+		n, _, err = t.newOwner(q, hyp)
+		return n, "", err
+	}
+	if id := first(t.tx, bPending, q.ID); id != "" {
+		n, err = t.node(id)
+	}
+	return n, "", err
+}
+
+// pendingOwner is the quest's pending owner node, kept on the quest by move
+// so that the tick never scans pending nodes.
+func (t *txn) pendingOwner(q *Quest) string { return q.Queued[RoleOwner] }
+
+// newOwner creates an owner node. Owner hypotheses repeat, so they bypass the
+// duplicate check by carrying the run number.
+func (t *txn) newOwner(q *Quest, hyp string) (*Node, bool, error) {
+	return t.newNode(q, nil, RoleOwner, fmt.Sprintf("%s (owner round %d)", hyp, q.Counters.AgentRuns+1), Pending, "")
+}
+
+// start launches the run of a dispatch in its own goroutine, owned by the
+// engine: Shutdown waits for it.
+func (e *Engine) start(d dispatch) {
+	ctx, cancel := context.WithCancel(e.runCtx)
+	e.mu.Lock()
+	e.inflight[d.node.ID] = cancel
+	e.mu.Unlock()
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		defer func() {
+			e.mu.Lock()
+			delete(e.inflight, d.node.ID)
+			e.mu.Unlock()
+			cancel()
+		}()
+		e.log.Info("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
+		reply, err := d.prov.Run(ctx, d.req)
+		res := e.judge(ctx, &d.quest, &d.node, reply, err)
+		if err := e.complete(d.node.ID, d.run.ID, res); err != nil {
+			e.log.Error("run result could not be recorded", "node", d.node.ID, "run", d.run.ID, "err", err)
+		}
+	}()
+}
+
+// Wait blocks until every run in flight has completed and been recorded.
+func (e *Engine) Wait() { e.wg.Wait() }
+
+// InFlight is the number of runs in flight.
+func (e *Engine) InFlight() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inflight)
+}
+
+// Shutdown stops dispatching, lets runs finish within grace, then cancels
+// the rest: their nodes go back to pending with an interrupted attempt.
+func (e *Engine) Shutdown(grace time.Duration) {
+	e.mu.Lock()
+	e.closing = true
+	e.mu.Unlock()
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	if grace > 0 {
+		select {
+		case <-done:
+			return
+		case <-e.clock.After(grace):
+		}
+	}
+	e.cancelRun()
+	<-done
+}
+
+// Serve ticks at every multiple of every (aligned to the clock, e.g. on the
+// minute) until ctx ends. onTick, if set, is called after each tick (the
+// systemd watchdog is fed there).
+func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(TickReport, error)) error {
+	for {
+		now := e.clock.Now()
+		next := now.Truncate(every).Add(every)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-e.clock.After(next.Sub(now)):
+		}
+		rep, err := e.Tick(ctx)
+		if onTick != nil {
+			onTick(rep, err)
+		}
+		if err != nil {
+			e.log.Error("tick failed", "err", err)
+		}
+	}
+}

@@ -1,0 +1,317 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// txn is one write transaction of the engine: it caches the quests it
+// touched, saves them at the end, and collects the events it emitted.
+type txn struct {
+	e      *Engine
+	tx     *bolt.Tx
+	now    time.Time
+	quests map[string]*Quest
+	order  []string
+	last   uint64 // highest event seq written
+}
+
+// update runs fn in one write transaction (one commit, one fsync pair) and
+// wakes event subscribers after it committed.
+func (e *Engine) update(fn func(t *txn) error) error {
+	var last uint64
+	err := e.store.update(func(tx *bolt.Tx) error {
+		t := &txn{e: e, tx: tx, now: e.clock.Now().UTC(), quests: map[string]*Quest{}}
+		if err := fn(t); err != nil {
+			return err
+		}
+		for _, id := range t.order {
+			if err := putJSON(tx.Bucket(bQuests), []byte(id), t.quests[id]); err != nil {
+				return err
+			}
+		}
+		last = t.last
+		return nil
+	})
+	if err == nil && last > 0 {
+		e.hub.publish(last)
+	}
+	return err
+}
+
+func (t *txn) quest(id string) (*Quest, error) {
+	if q, ok := t.quests[id]; ok {
+		return q, nil
+	}
+	q := new(Quest)
+	ok, err := getJSON(t.tx.Bucket(bQuests), []byte(id), q)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
+	}
+	if q.Counts == nil {
+		q.Counts = map[Status]int{}
+	}
+	t.track(q)
+	return q, nil
+}
+
+// track registers a quest to be saved at commit.
+func (t *txn) track(q *Quest) {
+	if _, ok := t.quests[q.ID]; !ok {
+		t.order = append(t.order, q.ID)
+	}
+	t.quests[q.ID] = q
+	q.Updated = t.now
+}
+
+func (t *txn) node(id string) (*Node, error) {
+	return readNode(t.tx, id)
+}
+
+func readNode(tx *bolt.Tx, id string) (*Node, error) {
+	n := new(Node)
+	ok, err := getJSON(tx.Bucket(bNodes), []byte(id), n)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	return n, nil
+}
+
+func (t *txn) saveNode(n *Node) error {
+	n.Updated = t.now
+	return putJSON(t.tx.Bucket(bNodes), []byte(n.ID), n)
+}
+
+// indexFor is the per-quest index bucket a status lives in, if any.
+func indexFor(s Status) []byte {
+	switch s {
+	case Pending:
+		return bPending
+	case Proposed:
+		return bProposed
+	case Deferred:
+		return bDeferred
+	}
+	return nil
+}
+
+// move is the only place a node's status changes. It enforces the ratchet,
+// keeps the indexes and the quest's counts in step, and emits the event.
+func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
+	from := n.Status
+	if from.Terminal() {
+		return fmt.Errorf("node %s is %s: %w", n.ID, from, ErrLocked)
+	}
+	if !from.CanMove(to) {
+		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
+	}
+	key := u64(n.Order)
+	if idx := indexFor(from); idx != nil {
+		b, err := sub(t.tx, idx, q.ID)
+		if err != nil {
+			return err
+		}
+		if err := b.Delete(key); err != nil {
+			return err
+		}
+	}
+	switch from {
+	case Running:
+		if err := t.tx.Bucket(bRunning).Delete([]byte(n.ID)); err != nil {
+			return err
+		}
+		if q.Running == n.ID {
+			q.Running = ""
+		}
+	case AwaitingConsent:
+		if err := t.tx.Bucket(bConsent).Delete([]byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	if idx := indexFor(to); idx != nil {
+		b, err := sub(t.tx, idx, q.ID)
+		if err != nil {
+			return err
+		}
+		if err := b.Put(key, []byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	switch to {
+	case Running:
+		run := ""
+		if len(n.Runs) > 0 {
+			run = n.Runs[len(n.Runs)-1]
+		}
+		if err := t.tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
+			return err
+		}
+		q.Running = n.ID
+	case AwaitingConsent:
+		if err := t.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+			return err
+		}
+	}
+	if to.Terminal() {
+		b, err := sub(t.tx, bLocked, q.ID)
+		if err != nil {
+			return err
+		}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		n.LockSeq = seq
+		if err := b.Put(u64(seq), []byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	trackQueued(q, n, to)
+	q.Counts[from]--
+	if q.Counts[from] <= 0 {
+		delete(q.Counts, from)
+	}
+	q.Counts[to]++
+	n.Status = to
+	t.track(q)
+	if err := t.saveNode(n); err != nil {
+		return err
+	}
+	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
+}
+
+// normHypothesis is the key under which duplicate hypotheses collide:
+// case-folded, whitespace collapsed.
+func normHypothesis(h string) string {
+	return strings.Join(strings.Fields(strings.ToLower(h)), " ")
+}
+
+func hypKey(h string) []byte {
+	sum := sha256.Sum256([]byte(normHypothesis(h)))
+	return sum[:]
+}
+
+// newNode creates a node in status st (Pending or Proposed) unless the quest
+// already has that hypothesis; then it returns the existing id and dup=true.
+func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel string) (n *Node, dup bool, err error) {
+	hyp = strings.TrimSpace(hyp)
+	if hyp == "" {
+		return nil, false, fmt.Errorf("empty hypothesis: %w", ErrInvalid)
+	}
+	hb, err := sub(t.tx, bHyps, q.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if id := hb.Get(hypKey(hyp)); id != nil {
+		old, err := t.node(string(id))
+		return old, true, err
+	}
+	nodes := t.tx.Bucket(bNodes)
+	seq, err := nodes.NextSequence()
+	if err != nil {
+		return nil, false, err
+	}
+	n = &Node{ID: nodeID(seq), Quest: q.ID, Role: role, Hypothesis: hyp, Status: st, Order: seq, Created: t.now}
+	if parent != nil {
+		n.Parent = parent.ID
+		n.Depth = parent.Depth + 1
+	}
+	if err := hb.Put(hypKey(hyp), []byte(n.ID)); err != nil {
+		return nil, false, err
+	}
+	qn, err := sub(t.tx, bQNodes, q.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := qn.Put(u64(seq), []byte(n.ID)); err != nil {
+		return nil, false, err
+	}
+	idx, err := sub(t.tx, indexFor(st), q.ID)
+	if err != nil {
+		return nil, false, err
+	}
+	if err := idx.Put(u64(seq), []byte(n.ID)); err != nil {
+		return nil, false, err
+	}
+	q.Counts[st]++
+	trackQueued(q, n, st)
+	t.track(q)
+	if err := t.saveNode(n); err != nil {
+		return nil, false, err
+	}
+	if parent != nil && rel != "" {
+		if err := t.edge(q, parent.ID, n.ID, rel); err != nil {
+			return nil, false, err
+		}
+	}
+	return n, false, t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: role, To: string(st), Reason: "created: " + truncate(hyp, 120)})
+}
+
+func (t *txn) edge(q *Quest, from, to, rel string) error {
+	b, err := sub(t.tx, bEdges, q.ID)
+	if err != nil {
+		return err
+	}
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
+	}
+	return putJSON(b, u64(seq), Edge{From: from, To: to, Relation: rel})
+}
+
+// first returns the first node id of a per-quest index, or "".
+func first(tx *bolt.Tx, idx []byte, quest string) string {
+	b := subRO(tx, idx, quest)
+	if b == nil {
+		return ""
+	}
+	_, v := b.Cursor().First()
+	return string(v)
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !isRuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+func seqOf(k []byte) uint64 {
+	if len(k) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k)
+}
+
+// trackQueued keeps Quest.Queued in step with the status of owner and
+// strategist nodes.
+func trackQueued(q *Quest, n *Node, to Status) {
+	if n.Role != RoleOwner && n.Role != RoleStrategist {
+		return
+	}
+	if to == Pending {
+		if q.Queued == nil {
+			q.Queued = map[string]string{}
+		}
+		q.Queued[n.Role] = n.ID
+	} else if q.Queued[n.Role] == n.ID {
+		delete(q.Queued, n.Role)
+	}
+}

@@ -1,0 +1,428 @@
+package engine
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/gates"
+)
+
+type resultKind int
+
+const (
+	resInterrupted resultKind = iota // cancelled: back to pending, no try
+	resDeferred                      // network stage could not run: no try
+	resStopQuest                     // provider misconfigured: quest stopped, no try
+	resFail
+	resReview
+	resPass
+)
+
+// result is what judging one answer produced, computed outside any
+// transaction (it may wait on the network) and applied inside one.
+type result struct {
+	kind     resultKind
+	facts    []gates.Fact
+	feedback string
+	why      string
+	raw      []byte
+	claim    string
+	answer   *gates.Answer
+	owner    *gates.OwnerAnswer
+	tokens   int
+}
+
+func (r result) outcome() string {
+	switch r.kind {
+	case resFail:
+		return "FAIL"
+	case resReview:
+		return "REVIEW"
+	case resPass:
+		return "PASS"
+	case resDeferred:
+		return "DEFERRED"
+	}
+	return "INTERRUPTED"
+}
+
+// Feedback renders facts as the text fed back into the agent's next prompt
+// and shown to humans, byte-identical in both places.
+func Feedback(facts []gates.Fact) string {
+	var b strings.Builder
+	for _, f := range facts {
+		b.WriteString(f.String())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// judge turns a provider's reply into a result: L1 rules first; only L1 can
+// pass; a checkpoint role always asks a human.
+func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply, err error) result {
+	res := result{raw: reply.Output, claim: gates.ClaimHash(reply.Output), tokens: reply.Tokens}
+	if res.tokens == 0 && err == nil {
+		res.tokens = agent.EstimateTokens("", reply.Output)
+	}
+	if err != nil {
+		switch {
+		case ctx.Err() != nil:
+			res.kind, res.why = resInterrupted, "run cancelled: "+context.Cause(ctx).Error()
+		case errors.Is(err, agent.ErrUnavailable):
+			res.kind, res.why = resDeferred, err.Error()
+		case errors.Is(err, agent.ErrNotFound):
+			res.kind, res.why = resStopQuest, err.Error()
+		case errors.Is(err, agent.ErrTimeout):
+			res.kind = resFail
+			res.facts = []gates.Fact{{Rule: "agent-timeout", Level: gates.Fail, Where: "run", Expected: "an answer before the provider's timeout", Actual: err.Error()}}
+		default:
+			res.kind = resFail
+			res.facts = []gates.Fact{{Rule: "agent-error", Level: gates.Fail, Where: "run", Expected: "the agent exits with status 0", Actual: err.Error()}}
+		}
+		res.feedback = Feedback(res.facts)
+		return res
+	}
+	cat, cerr := e.opt.Catalog(q)
+	if cerr != nil {
+		res.kind = resStopQuest
+		res.why = "gate catalog: " + cerr.Error()
+		return res
+	}
+	anc, aerr := e.ancestors(n)
+	if aerr != nil {
+		res.kind, res.why = resInterrupted, aerr.Error()
+		return res
+	}
+	in := gates.Input{Raw: reply.Output, Truncated: reply.Truncated, Cap: reply.Cap, Role: n.Role,
+		Direction: q.Direction, Hypothesis: n.Hypothesis, Ancestors: anc}
+	v := cat.Evaluate(in)
+	res.facts = v.Facts
+	res.feedback = Feedback(v.Facts)
+	switch v.Outcome {
+	case gates.OutcomeFail:
+		res.kind = resFail
+		return res
+	case gates.OutcomeReview:
+		res.kind, res.why = resReview, "the gate asks for review"
+	case gates.OutcomePass:
+		res.kind = resPass
+	default:
+		panic(fmt.Sprintf("BUG: gate returned outcome %v", v.Outcome))
+	}
+	if n.Role == RoleOwner {
+		oa, facts := gates.ParseOwnerAnswer(reply.Output)
+		if len(facts) > 0 {
+			res.kind, res.facts, res.feedback = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...))
+			return res
+		}
+		res.owner = &oa
+	} else {
+		a, facts := gates.ParseAnswer(reply.Output)
+		if len(facts) > 0 {
+			res.kind, res.facts, res.feedback = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...))
+			return res
+		}
+		res.answer = &a
+	}
+	if res.kind == resPass && q.IsCheckpoint(n.Role) {
+		res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
+	}
+	return res
+}
+
+// ancestors returns the hypotheses of n's ancestors, nearest first.
+func (e *Engine) ancestors(n *Node) ([]string, error) {
+	var out []string
+	err := e.store.view(func(tx *bolt.Tx) error {
+		for p := n.Parent; p != "" && len(out) < 64; {
+			a, err := readNode(tx, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, a.Hypothesis)
+			p = a.Parent
+		}
+		return nil
+	})
+	return out, err
+}
+
+// complete records the result of a spawned run in one transaction. A node
+// that is no longer running this run (aborted meanwhile) keeps its status;
+// the run is recorded as discarded.
+func (e *Engine) complete(nodeID, runID string, res result) error {
+	e.mu.Lock()
+	closing := e.closing
+	e.mu.Unlock()
+	return e.update(func(t *txn) error {
+		n, err := t.node(nodeID)
+		if err != nil {
+			return err
+		}
+		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runID {
+			return t.endRun(runID, "discarded", res.tokens, fmt.Sprintf("node is %s; the answer was dropped", n.Status))
+		}
+		q, err := t.quest(n.Quest)
+		if err != nil {
+			return err
+		}
+		if res.kind == resInterrupted && closing {
+			res.why = "the daemon is shutting down; no try consumed"
+		}
+		return t.apply(q, n, runID, res)
+	})
+}
+
+// apply moves a running node according to its result.
+func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
+	q.Counters.Tokens += res.tokens
+	if err := t.endRun(runID, res.outcome(), res.tokens, res.why); err != nil {
+		return err
+	}
+	switch res.kind {
+	case resInterrupted:
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
+		return t.move(q, n, Pending, "interrupted: "+res.why)
+	case resDeferred:
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
+		return t.move(q, n, Deferred, res.why)
+	case resStopQuest:
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
+		if err := t.move(q, n, Pending, "no try consumed: "+res.why); err != nil {
+			return err
+		}
+		if q.Status == QuestActive {
+			return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("needs attention: %s; fix it, then `questbox quest resume %s`", res.why, q.ID))
+		}
+		return nil
+	}
+	n.ClaimHash = res.claim
+	n.Outcome = res.outcome()
+	n.Facts = res.facts
+	n.Feedback = res.feedback
+	if err := t.stall(q, n, res); err != nil {
+		return err
+	}
+	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
+		Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}); err != nil {
+		return err
+	}
+	switch res.kind {
+	case resFail:
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
+		return t.failTry(q, n, "FAIL")
+	case resReview:
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
+		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Answ: res.answer, Owner: res.owner}
+		if err := t.move(q, n, AwaitingConsent, res.why); err != nil {
+			return err
+		}
+		if err := t.ledger(n, "REVIEW", res.facts); err != nil {
+			return err
+		}
+		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "requested", ClaimHash: res.claim, Reason: res.why})
+	case resPass:
+		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
+		return t.pass(q, n, res.answer, res.owner, "PASS")
+	}
+	panic(fmt.Sprintf("BUG: unknown result kind %d", res.kind))
+}
+
+// failTry consumes a try: back to pending, or exhausted at max_tries.
+func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
+	n.Tries++
+	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, q.Limits.MaxTries)
+	if n.Tries >= q.Limits.MaxTries {
+		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, q.Limits.MaxTries)
+	}
+	if err := t.move(q, n, to, why); err != nil {
+		return err
+	}
+	return t.ledger(n, outcome, n.Facts)
+}
+
+// stall implements no_progress (SPEC §2.5): the same signature (quest, role,
+// fired rule ids, output hash) max_stalled times in a row stops the quest.
+func (t *txn) stall(q *Quest, n *Node, res result) error {
+	if q.Limits.MaxStalled <= 0 {
+		return nil
+	}
+	var ids []string
+	for _, f := range res.facts {
+		ids = append(ids, f.Rule)
+	}
+	slices.Sort(ids)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", q.ID, n.Role, strings.Join(slices.Compact(ids), ","))
+	h.Write(res.raw)
+	sig := hex.EncodeToString(h.Sum(nil))[:32]
+	if sig == q.StallSig {
+		q.StallCount++
+	} else {
+		q.StallSig, q.StallCount = sig, 1
+	}
+	t.track(q)
+	if q.StallCount >= q.Limits.MaxStalled && q.Status == QuestActive {
+		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: the same answer and the same rules %d times in a row; needs attention (`questbox quest resume %s` after a look)", q.StallCount, q.ID))
+	}
+	return nil
+}
+
+// pass moves n to passed and on to its terminal status per the agent's
+// verdict, applying the quest mode's consequences (SPEC §2.4).
+func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
+	n.Claim = nil
+	if err := t.move(q, n, Passed, "gate PASS"); err != nil {
+		return err
+	}
+	if o != nil {
+		if err := t.ownerActions(q, n, o); err != nil {
+			return err
+		}
+		if err := t.move(q, n, Explored, "owner actions applied"); err != nil {
+			return err
+		}
+		return t.ledger(n, outcome, n.Facts)
+	}
+	if a == nil {
+		return fmt.Errorf("BUG: pass without an answer for node %s", n.ID)
+	}
+	n.Verdict, n.Evidence, n.Citations, n.NewDirections = a.Verdict, a.Evidence, a.Citations, a.NewDirections
+	to := map[string]Status{gates.VerdictConclusion: Explored, gates.VerdictPromising: Growing, gates.VerdictDead: Aborted}[a.Verdict]
+	if to == "" {
+		return fmt.Errorf("BUG: verdict %q passed the contract", a.Verdict)
+	}
+	if err := t.move(q, n, to, "agent verdict: "+a.Verdict); err != nil {
+		return err
+	}
+	if err := t.ledger(n, outcome, n.Facts); err != nil {
+		return err
+	}
+	return t.consequences(q, n, a)
+}
+
+func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
+	if q.Mode == ModeTeam {
+		for _, d := range a.NewDirections {
+			if _, _, err := t.newNode(q, n, t.workerRole(q), d, Proposed, EdgeProposedFrom); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch a.Verdict {
+	case gates.VerdictPromising:
+		for _, d := range a.NewDirections {
+			if _, _, err := t.newNode(q, n, t.workerRole(q), d, Pending, EdgeGrewTo); err != nil {
+				return err
+			}
+		}
+	case gates.VerdictDead:
+		if q.Queued[RoleStrategist] != "" || !slices.Contains(q.Roles, RoleStrategist) {
+			return nil
+		}
+		hyp := fmt.Sprintf("Re-plan %q after the dead end %q (node %s, round %d)", q.Direction, truncate(n.Hypothesis, 80), n.ID, q.Counters.AgentRuns)
+		_, _, err := t.newNode(q, n, RoleStrategist, hyp, Pending, EdgeAbortedTo)
+		return err
+	case gates.VerdictConclusion:
+		if n.Role == RoleStrategist && q.Status == QuestActive {
+			return t.setQuestStatus(q, QuestDone, "strategist concluded: "+truncate(a.Evidence, 200))
+		}
+	}
+	return nil
+}
+
+// workerRole is the role of nodes grown from new directions.
+func (t *txn) workerRole(q *Quest) string {
+	if slices.Contains(q.Roles, RolePOC) {
+		return RolePOC
+	}
+	return q.Roles[0]
+}
+
+// ownerActions validates and applies an owner's actions. An invalid action
+// is recorded as a fact on the owner node and never applied.
+func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
+	owner.Evidence = o.Evidence
+	bad := func(i int, a gates.Action, why string) {
+		owner.Facts = append(owner.Facts, gates.Fact{Rule: "owner-action", Level: gates.Review,
+			Where: fmt.Sprintf("actions[%d] (%s %s)", i, a.Action, a.Node), Expected: "a valid action", Actual: why + "; not applied"})
+	}
+	finish := ""
+	for i, a := range o.Actions {
+		switch a.Action {
+		case "promote", "abort":
+			n, err := t.node(a.Node)
+			if errors.Is(err, ErrNotFound) {
+				bad(i, a, "no such node")
+				continue
+			} else if err != nil {
+				return err
+			}
+			switch {
+			case n.Quest != q.ID:
+				bad(i, a, fmt.Sprintf("node %s belongs to quest %s", n.ID, n.Quest))
+			case n.ID == owner.ID:
+				bad(i, a, "an owner cannot act on itself")
+			case a.Action == "promote" && n.Status != Proposed:
+				bad(i, a, fmt.Sprintf("node %s is %s; only a proposed node can be promoted", n.ID, n.Status))
+			case a.Action == "promote":
+				if err := t.move(q, n, Pending, "promoted by owner "+owner.ID); err != nil {
+					return err
+				}
+				if err := t.edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
+					return err
+				}
+			case n.Status.Terminal() || n.Status == Running:
+				bad(i, a, fmt.Sprintf("node %s is %s and cannot be aborted now", n.ID, n.Status))
+			default:
+				reason := "aborted by owner " + owner.ID
+				if a.Reason != "" {
+					reason += ": " + a.Reason
+				}
+				if err := t.abort(q, n, reason); err != nil {
+					return err
+				}
+			}
+		case "spawn":
+			role := a.Role
+			if role == "" {
+				role = t.workerRole(q)
+			}
+			if !slices.Contains(q.Roles, role) || role == RoleOwner {
+				bad(i, a, fmt.Sprintf("role %q is not a worker role of this quest", role))
+				continue
+			}
+			if strings.TrimSpace(a.Hypothesis) == "" {
+				bad(i, a, "empty hypothesis")
+				continue
+			}
+			n, dup, err := t.newNode(q, owner, role, a.Hypothesis, Pending, EdgeSpawned)
+			if err != nil {
+				return err
+			}
+			if dup {
+				bad(i, a, fmt.Sprintf("the quest already has this hypothesis as node %s", n.ID))
+			}
+		case "finish":
+			finish = a.Summary
+			if finish == "" {
+				finish = "finished by owner"
+			}
+		default:
+			bad(i, a, fmt.Sprintf("unknown action %q", a.Action))
+		}
+	}
+	if finish != "" && q.Status == QuestActive {
+		return t.setQuestStatus(q, QuestDone, "owner finished: "+truncate(finish, 200))
+	}
+	return nil
+}
