@@ -1,0 +1,202 @@
+package gates
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Rule detects one way of cheating.
+//
+// ID, Level, Stage and Description must be constant for the rule's lifetime:
+// [NewCatalog] validates them once. Check must be deterministic and pure: no
+// I/O, no clock, no randomness, and it must not modify in (its slices are
+// shared with the other rules of the evaluation). It returns nil when the rule
+// did not fire. Facts it returns are stamped by [Catalog.Evaluate] with the
+// rule's own id and level. Check may be called concurrently from several
+// evaluations.
+type Rule interface {
+	ID() string
+	Level() Level
+	Stage() Stage
+	Description() string
+	Check(in Input) []Fact
+}
+
+// RoleOwner is the node role whose answer is an [OwnerAnswer] (team mode)
+// rather than a worker [Answer].
+const RoleOwner = "owner"
+
+// Input is everything a pure rule may look at for one submission.
+type Input struct {
+	Raw        []byte   // the agent's whole answer as received (possibly truncated)
+	Truncated  bool     // the provider cut the output at its cap
+	Cap        int64    // that cap in bytes, for the fact
+	Role       string   // node role: scout|poc|strategist|owner|...
+	Direction  string   // the quest's direction
+	Hypothesis string   // this node's hypothesis
+	Ancestors  []string // hypotheses of the node's ancestors, nearest first
+}
+
+// IsOwner reports whether the submission comes from an owner node and must be
+// parsed with [ParseOwnerAnswer]. The comparison is exact: roles are lower-case
+// identifiers.
+func (in Input) IsOwner() bool { return in.Role == RoleOwner }
+
+// Catalog is an ordered, validated, immutable set of rules. It is safe for
+// concurrent use.
+type Catalog struct {
+	entries []entry
+}
+
+// entry is a rule with the metadata validated by NewCatalog. Evaluation uses
+// these captured values, so a rule whose methods change their answers later
+// cannot change its id, level or stage behind the catalog's back.
+type entry struct {
+	rule  Rule
+	id    string
+	level Level
+	stage Stage
+}
+
+// NewCatalog validates rules and returns them as a catalog, in the given order.
+// It fails closed: no rules is [ErrEmptyCatalog]; a nil rule or an empty id (or
+// one with surrounding whitespace) is [ErrInvalidRule]; a repeated id is
+// [ErrDuplicateRule]; an unknown level is [ErrInvalidLevel] and an unknown stage
+// [ErrInvalidStage]; a rule implementing [Validator] whose Validate fails is
+// refused with that error (for example [ErrInvalidConfig]). Each error names
+// the offending rule.
+func NewCatalog(rules ...Rule) (*Catalog, error) {
+	if len(rules) == 0 {
+		return nil, fmt.Errorf("gates: new catalog: %w", ErrEmptyCatalog)
+	}
+	c := &Catalog{entries: make([]entry, 0, len(rules))}
+	seen := make(map[string]int, len(rules))
+	for i, r := range rules {
+		e, err := describeRule(i, r)
+		if err != nil {
+			return nil, err
+		}
+		id := e.id
+		if id == "" || strings.TrimSpace(id) != id {
+			return nil, fmt.Errorf("gates: new catalog: rule #%d has id %q: %w", i, id, ErrInvalidRule)
+		}
+		if j, dup := seen[id]; dup {
+			return nil, fmt.Errorf("gates: new catalog: rule %q at #%d and #%d: %w", id, j, i, ErrDuplicateRule)
+		}
+		seen[id] = i
+		if !e.level.Valid() {
+			return nil, fmt.Errorf("gates: new catalog: rule %q has level %s: %w", id, e.level, ErrInvalidLevel)
+		}
+		if !e.stage.Valid() {
+			return nil, fmt.Errorf("gates: new catalog: rule %q has stage %s: %w", id, e.stage, ErrInvalidStage)
+		}
+		if e.err != nil {
+			return nil, fmt.Errorf("gates: new catalog: rule %q: %w", id, e.err)
+		}
+		c.entries = append(c.entries, e.entry)
+	}
+	return c, nil
+}
+
+// described is a rule's metadata as read once by NewCatalog.
+type described struct {
+	entry
+	err error // from Validator, if the rule implements it
+}
+
+// describeRule reads r's metadata, turning a nil rule or a panicking method
+// into an error: a broken rule must fail the load, not crash the daemon.
+func describeRule(i int, r Rule) (d described, err error) {
+	if r == nil {
+		return d, fmt.Errorf("gates: new catalog: rule #%d is nil: %w", i, ErrInvalidRule)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("gates: new catalog: rule #%d panicked while describing itself: %v: %w", i, p, ErrInvalidRule)
+		}
+	}()
+	d.entry = entry{rule: r, id: r.ID(), level: r.Level(), stage: r.Stage()}
+	_ = r.Description()
+	if v, ok := r.(Validator); ok {
+		d.err = v.Validate()
+	}
+	return d, nil
+}
+
+// Rules returns the catalog's rules in order. The slice is a copy.
+func (c *Catalog) Rules() []Rule {
+	if c == nil {
+		return nil
+	}
+	out := make([]Rule, len(c.entries))
+	for i, e := range c.entries {
+		out[i] = e.rule
+	}
+	return out
+}
+
+// Evaluate runs every rule of the catalog, whatever its stage, in order, and
+// aggregates their facts (SPEC §4.1). See [Catalog.EvaluateStage] for staged
+// evaluation; running each stage and aggregating all their facts gives the same
+// verdict as Evaluate.
+//
+// Facts are stamped with the id and validated level of the rule that returned
+// them. A rule that panics yields a Fail fact "rule X panicked: ..." instead of
+// crashing the caller; it can never produce a PASS.
+//
+// A nil or zero Catalog (not built by NewCatalog) gives FAIL.
+func (c *Catalog) Evaluate(in Input) Verdict {
+	return Aggregate(c.run(in, 0))
+}
+
+// EvaluateStage runs only the rules of stage s, in order, and aggregates their
+// facts as [Catalog.Evaluate] does. A stage with no rules gives PASS for that
+// stage; whether the whole gate passes is still decided by all stages together.
+func (c *Catalog) EvaluateStage(in Input, s Stage) Verdict {
+	if !s.Valid() {
+		return Aggregate([]Fact{{
+			Rule: "catalog", Level: Fail, Where: "stage",
+			Expected: "pure or ground", Actual: s.String(),
+		}})
+	}
+	return Aggregate(c.run(in, s))
+}
+
+// run collects the facts of every rule of stage only (0 = all stages).
+func (c *Catalog) run(in Input, only Stage) []Fact {
+	if c == nil || len(c.entries) == 0 {
+		return []Fact{{Rule: "catalog", Level: Fail, Where: "catalog",
+			Expected: "a catalog built by NewCatalog", Actual: "an empty catalog"}}
+	}
+	var facts []Fact
+	for _, e := range c.entries {
+		if only != 0 && e.stage != only {
+			continue
+		}
+		got, panicked := checkSafely(e.rule, e.id, in)
+		for _, f := range got {
+			f.Rule = e.id
+			if !panicked {
+				f.Level = e.level
+			}
+			facts = append(facts, f)
+		}
+	}
+	return facts
+}
+
+// checkSafely runs r.Check, turning a panic into a single Fail fact.
+func checkSafely(r Rule, id string, in Input) (facts []Fact, panicked bool) {
+	defer func() {
+		if p := recover(); p != nil {
+			facts = []Fact{{
+				Level:    Fail,
+				Where:    "rule",
+				Expected: "the rule to complete",
+				Actual:   clip(fmt.Sprintf("rule %s panicked: %v", id, p), 300),
+			}}
+			panicked = true
+		}
+	}()
+	return r.Check(in), false
+}
