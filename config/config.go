@@ -1,0 +1,343 @@
+// Package config is the daemon's configuration file: the daemon itself, the
+// defaults every new quest starts from, the named agent providers, the GPIO
+// wiring of LEDs and button, and the optional MQTT presence.
+//
+// The file is TOML (systemd/questbox.toml is the documented default, installed as
+// /etc/questbox/questbox.toml). Loading is fail-closed: [Load] and [Parse] start
+// from [Default], lay the file over it, and then [Config.Validate] the result.
+// Any problem — a TOML syntax error, an unknown key, a value of the wrong type or
+// outside its range, a reference to a provider or role that does not exist — is
+// an error that names the file, the full dotted key and the offending value, and
+// every problem in the file is reported at once, not only the first. All such
+// errors wrap [ErrInvalid]; each one is an [*Error].
+//
+// A Config is a plain value: it does no I/O after loading and is safe to read
+// from many goroutines as long as nobody writes to it.
+package config
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// ErrInvalid is returned (wrapped) by [Load], [Parse] and [Config.Validate] when
+// the configuration cannot be used: the file is missing or unreadable, is not
+// valid TOML, has unknown keys, or has a value that is wrong. Check it with
+// errors.Is; the wrapped [*Error] values say where and what.
+var ErrInvalid = errors.New("invalid config")
+
+// DefaultPath is where the daemon looks for its configuration file when no
+// --config flag is given (systemd's ConfigurationDirectory=questbox).
+const DefaultPath = "/etc/questbox/questbox.toml"
+
+// Names of the providers that exist without any configuration (§2.6). A
+// configured provider may not take either name.
+const (
+	ProviderDemo     = "demo"     // built in, deterministic, offline; for `make run`
+	ProviderExternal = "external" // nothing is spawned; an outside agent uses next/submit
+)
+
+// Quest modes (§2.4).
+const (
+	ModeTeam = "team"
+	ModeSolo = "solo"
+)
+
+// Provider types (§2.6) for configured providers.
+const (
+	TypeCommand = "command"
+	TypeOpenAI  = "openai"
+)
+
+// GPIO backends (§5.3).
+const (
+	BackendAuto   = "auto"
+	BackendSim    = "sim"
+	BackendPeriph = "periph"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	Daemon    Daemon              `toml:"daemon"`
+	Defaults  QuestDefaults       `toml:"defaults"`
+	Providers map[string]Provider `toml:"providers"`
+	GPIO      GPIO                `toml:"gpio"`
+	MQTT      MQTT                `toml:"mqtt"`
+
+	// Path is the file the config was loaded from, or the name given to
+	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
+	Path string `toml:"-"`
+}
+
+// Daemon configures the daemon process itself.
+type Daemon struct {
+	// Data is the data directory (store, control socket). Default
+	// "/var/lib/questbox" (systemd's StateDirectory=questbox).
+	Data string `toml:"data"`
+	// Tick is the scheduler period (§2.4). Default 60s; at least 1s.
+	Tick Duration `toml:"tick"`
+	// MaxParallel caps agent runs in flight across quests. Default 2; at least 1.
+	MaxParallel int `toml:"max_parallel"`
+	// Listen is the dashboard's host:port. Default "127.0.0.1:8080": only the
+	// box itself until the owner opens it up, e.g. ":8080".
+	Listen string `toml:"listen"`
+	// DeviceID names this box in MQTT topics (questbox/<device_id>).
+	// Default: the hostname, lower-cased, with every character outside
+	// [a-z0-9_-] replaced by '-'. Must match [a-z0-9_-]+.
+	DeviceID string `toml:"device_id"`
+	// Socket is the control socket's path; "" means <data>/questbox.sock
+	// (see [Config.SocketPath]).
+	Socket string `toml:"socket"`
+	// Grace is how long runs may finish after SIGTERM (§7). Default 30s.
+	Grace Duration `toml:"grace"`
+	// EventRetention is how many delivered events the outbox keeps (for the
+	// dashboard's /api/events?since=). Default 10000; 0 keeps none.
+	EventRetention int `toml:"event_retention"`
+}
+
+// QuestDefaults are what `quest new` uses for every flag it is not given.
+type QuestDefaults struct {
+	// Mode is "team" (default) or "solo" (§2.4).
+	Mode string `toml:"mode"`
+	// Provider names the agent provider: "demo" (default), "external", or the
+	// name of a configured [Provider].
+	Provider string `toml:"provider"`
+	// MaxTries is how many FAILs a node may take before it is exhausted. Default 3.
+	MaxTries int `toml:"max_tries"`
+	// MaxAgentRuns caps agent runs per quest (§2.5). Default 50.
+	MaxAgentRuns int `toml:"max_agent_runs"`
+	// WallClock is the wall-clock budget per quest (§2.5). Default 24h.
+	WallClock Duration `toml:"wall_clock"`
+	// TokenBudget caps provider tokens per quest (§2.5). Default 1000000.
+	TokenBudget int `toml:"token_budget"`
+	// MaxStalled stops a quest after this many identical run signatures in a
+	// row (§2.5). Default 3.
+	MaxStalled int `toml:"max_stalled"`
+	// Roles are the roles a quest uses. Default scout, poc, strategist, owner.
+	// A team-mode default must include "owner": without it nobody promotes
+	// proposals and every team quest would stall.
+	Roles []string `toml:"roles"`
+	// Checkpoints are roles whose passed nodes also need human consent (L3).
+	// Each must be one of Roles. Default none.
+	Checkpoints []string `toml:"checkpoints"`
+	// OwnerEvery dispatches the owner in team mode once this many proposals
+	// have accumulated. Default 3.
+	OwnerEvery int `toml:"owner_every"`
+}
+
+// Provider is one configured agent provider, referred to by its name (the key
+// under [providers]). Names match [a-z0-9_-]+; "demo" and "external" are
+// reserved for the built-in ones.
+type Provider struct {
+	// Type is "command" or "openai".
+	Type string `toml:"type"`
+
+	// Argv is the command to run (command); the prompt goes to its stdin.
+	Argv []string `toml:"argv"`
+	// Env is the allow-list of environment variable names passed through to
+	// the command (command). Default PATH, HOME, LANG; an explicit empty list
+	// passes nothing.
+	Env []string `toml:"env"`
+	// Dir is the command's working directory (command); "" is the daemon's.
+	Dir string `toml:"dir"`
+
+	// Timeout bounds one agent run (both types). Default 10m.
+	Timeout Duration `toml:"timeout"`
+	// OutputCap bounds the answer's size (both types). Default 1MiB.
+	OutputCap Size `toml:"output_cap"`
+
+	// BaseURL is the OpenAI-compatible endpoint, e.g.
+	// "http://127.0.0.1:8081/v1" (openai).
+	BaseURL string `toml:"base_url"`
+	// Model is the model name sent to the endpoint (openai).
+	Model string `toml:"model"`
+	// APIKeyEnv names the environment variable holding the API key (openai);
+	// "" sends no key (local servers). The key itself never lives in the file.
+	APIKeyEnv string `toml:"api_key_env"`
+	// MaxTokens caps tokens per answer (openai); 0 leaves it to the server.
+	MaxTokens int `toml:"max_tokens"`
+}
+
+// GPIO is the wiring of the status LEDs and the consent button (§5), in BCM
+// numbering.
+type GPIO struct {
+	// Backend is "auto" (default: periph when pins exist, else sim with a
+	// warning), "sim" or "periph".
+	Backend string `toml:"backend"`
+	// Chip is the GPIO character device, e.g. "gpiochip0"; "" is the first.
+	Chip string `toml:"chip"`
+
+	Green  int `toml:"green"`  // default BCM 17
+	Amber  int `toml:"amber"`  // default BCM 27
+	Red    int `toml:"red"`    // default BCM 22
+	Button int `toml:"button"` // default BCM 23
+
+	// ActiveLow drives the LEDs active-low (sinking). Default false.
+	ActiveLow bool `toml:"leds_active_low"`
+	// ButtonActiveHigh reads the button as active-high with a pull-down.
+	// Default false: pull-up, pressed pulls the pin low.
+	ButtonActiveHigh bool `toml:"button_active_high"`
+
+	// Debounce is the button's debounce time. Default 50ms.
+	Debounce Duration `toml:"debounce"`
+	// LongPress is how long a press approves. Default 2s; longer than Debounce.
+	LongPress Duration `toml:"long_press"`
+	// MultiPressGap is the longest gap between the presses of a triple press.
+	// Default 400ms.
+	MultiPressGap Duration `toml:"multi_press_gap"`
+
+	// ActLED mirrors the worst state on the Pi's own ACT LED
+	// (/sys/class/leds/ACT) when no external LEDs are fitted. Default false.
+	ActLED bool `toml:"act_led"`
+	// ConsentExpiry expires a pending consent after this long; 0 (default)
+	// means never.
+	ConsentExpiry Duration `toml:"consent_expiry"`
+}
+
+// MQTT is the box's optional MQTT presence (§5.4). It is off while Broker is "".
+type MQTT struct {
+	// Broker is the broker URL: tcp://host:1883, ssl://host:8883 (also
+	// mqtt://, mqtts://, tls://, ws://, wss://). "" (default) disables MQTT.
+	Broker string `toml:"broker"`
+	// ClientID defaults to "questbox-<device_id>" when "".
+	ClientID string `toml:"client_id"`
+	Username string `toml:"username"`
+	// PasswordFile holds the password (trailing newline ignored); keep it out
+	// of the config file, which is world-readable on most systems.
+	PasswordFile string `toml:"password_file"`
+	// CAFile, CertFile and KeyFile configure TLS: a custom CA and a client
+	// certificate. CertFile and KeyFile go together.
+	CAFile   string `toml:"ca_file"`
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
+	// TopicPrefix is the first topic level; topics are
+	// <topic_prefix>/<device_id>/... Default "questbox".
+	TopicPrefix string `toml:"topic_prefix"`
+	// Discovery publishes Home Assistant discovery. Default true.
+	Discovery bool `toml:"discovery"`
+	// DiscoveryPrefix is Home Assistant's discovery prefix. Default "homeassistant".
+	DiscoveryPrefix string `toml:"discovery_prefix"`
+	// Commands enables <base>/cmd/... (stop/resume a quest). Default false.
+	// Retained commands are never acted on.
+	Commands bool `toml:"commands"`
+	// CommandsConsent lets MQTT commands grant consent. Default false: consent
+	// stays physical. Requires Commands.
+	CommandsConsent bool `toml:"commands_consent"`
+}
+
+// Enabled reports whether MQTT is configured.
+func (m MQTT) Enabled() bool { return m.Broker != "" }
+
+// Default returns a Config with every default filled in and no providers
+// beyond the built-in ones. Each call returns a fresh value that the caller
+// may modify. DeviceID comes from the hostname (see [Daemon]).
+func Default() *Config {
+	return &Config{
+		Daemon: Daemon{
+			Data:           "/var/lib/questbox",
+			Tick:           Duration{60 * time.Second},
+			MaxParallel:    2,
+			Listen:         "127.0.0.1:8080",
+			DeviceID:       defaultDeviceID(),
+			Grace:          Duration{30 * time.Second},
+			EventRetention: 10000,
+		},
+		Defaults: QuestDefaults{
+			Mode:         ModeTeam,
+			Provider:     ProviderDemo,
+			MaxTries:     3,
+			MaxAgentRuns: 50,
+			WallClock:    Duration{24 * time.Hour},
+			TokenBudget:  1000000,
+			MaxStalled:   3,
+			Roles:        []string{"scout", "poc", "strategist", "owner"},
+			Checkpoints:  []string{},
+			OwnerEvery:   3,
+		},
+		Providers: map[string]Provider{},
+		GPIO: GPIO{
+			Backend:       BackendAuto,
+			Green:         17,
+			Amber:         27,
+			Red:           22,
+			Button:        23,
+			Debounce:      Duration{50 * time.Millisecond},
+			LongPress:     Duration{2 * time.Second},
+			MultiPressGap: Duration{400 * time.Millisecond},
+		},
+		MQTT: MQTT{
+			TopicPrefix:     "questbox",
+			Discovery:       true,
+			DiscoveryPrefix: "homeassistant",
+		},
+	}
+}
+
+// defaultProvider fills what a configured provider gets when its keys are absent.
+func defaultProvider() Provider {
+	return Provider{
+		Timeout:   Duration{10 * time.Minute},
+		OutputCap: 1 << 20,
+	}
+}
+
+// defaultEnv is the command provider's default environment allow-list.
+func defaultEnv() []string { return []string{"PATH", "HOME", "LANG"} }
+
+// defaultDeviceID derives a device id from the hostname; "questbox" if the
+// hostname is unknown or has nothing usable in it.
+func defaultDeviceID() string {
+	h, err := os.Hostname()
+	if err != nil {
+		return "questbox"
+	}
+	return sanitizeID(h)
+}
+
+// sanitizeID lower-cases s and replaces each rune outside [a-z0-9_-] by '-'.
+func sanitizeID(s string) string {
+	s = strings.ToLower(s)
+	var b strings.Builder
+	for _, r := range s {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	id := strings.Trim(b.String(), "-")
+	if id == "" {
+		return "questbox"
+	}
+	return id
+}
+
+// SocketPath is the control socket's path: Daemon.Socket, or
+// <Daemon.Data>/questbox.sock when that is "".
+func (c *Config) SocketPath() string {
+	if c.Daemon.Socket != "" {
+		return c.Daemon.Socket
+	}
+	return filepath.Join(c.Daemon.Data, "questbox.sock")
+}
+
+// HasProvider reports whether name is a built-in provider or one configured
+// under [providers].
+func (c *Config) HasProvider(name string) bool {
+	if name == ProviderDemo || name == ProviderExternal {
+		return true
+	}
+	_, ok := c.Providers[name]
+	return ok
+}
+
+// MQTTClientID is MQTT.ClientID, or "questbox-<device_id>" when that is "".
+func (c *Config) MQTTClientID() string {
+	if c.MQTT.ClientID != "" {
+		return c.MQTT.ClientID
+	}
+	return "questbox-" + c.Daemon.DeviceID
+}

@@ -1,0 +1,39 @@
+package config
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Error is one problem with a configuration. It wraps [ErrInvalid]. [Load],
+// [Parse] and [Config.Validate] return all the problems they found joined with
+// errors.Join, one per line, in file order (validation: in the order of the
+// file's sections); use errors.As to reach the first, or unwrap the join to
+// reach them all.
+type Error struct {
+	File string // file name; "" for a Config not loaded from a file
+	Line int    // 1-based line, 0 when unknown (only syntax errors carry one)
+	Col  int    // 1-based column, 0 when unknown
+	Key  string // full dotted key, e.g. "providers.llm.type"; "" when none applies
+	Msg  string // what is wrong, already naming the key and the value
+}
+
+// Error formats the problem as "file:line:col: msg", leaving out what is unknown.
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Line))
+			if e.Col > 0 {
+				b.WriteString(":" + strconv.Itoa(e.Col))
+			}
+		}
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Unwrap returns [ErrInvalid].
+func (e *Error) Unwrap() error { return ErrInvalid }

@@ -1,0 +1,295 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+)
+
+var (
+	// idPattern is what device ids, provider names and roles look like: they
+	// end up in MQTT topics, URLs and file names.
+	idPattern = regexp.MustCompile(`^[a-z0-9_-]+$`)
+	// envPattern is a portable environment variable name.
+	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// maxSocketPath is the longest path a unix socket can bind on Linux
+// (sizeof(sun_path) minus the terminating NUL).
+const maxSocketPath = 107
+
+// Validate checks every value of c and returns all problems found, joined,
+// each an [*Error] wrapping [ErrInvalid] and naming its key; nil if c is
+// usable. It does not touch the file system or the network.
+func (c *Config) Validate() error {
+	p := &problems{file: c.Path}
+	c.validateDaemon(p)
+	c.validateDefaults(p)
+	c.validateProviders(p)
+	c.GPIO.validate(p)
+	c.MQTT.validate(p)
+	return errors.Join(p.errs...)
+}
+
+// problems collects validation errors for one file.
+type problems struct {
+	file string
+	errs []error
+}
+
+func (p *problems) add(key, format string, args ...any) {
+	p.errs = append(p.errs, &Error{File: p.file, Key: key, Msg: key + ": " + fmt.Sprintf(format, args...)})
+}
+
+// atLeast checks an integer lower bound, saying "negative" when it is.
+func (p *problems) atLeast(key string, v, minimum int) {
+	switch {
+	case v < 0 && minimum >= 0:
+		p.add(key, "%d is negative; the minimum is %d", v, minimum)
+	case v < minimum:
+		p.add(key, "%d is below the minimum %d", v, minimum)
+	}
+}
+
+// durationAtLeast checks a duration lower bound.
+func (p *problems) durationAtLeast(key string, d Duration, minimum time.Duration) {
+	switch {
+	case d.Duration < 0:
+		p.add(key, "%s is negative", d)
+	case d.Duration < minimum && minimum == 1:
+		p.add(key, "must be longer than 0s")
+	case d.Duration < minimum:
+		p.add(key, "%s is below the minimum %s", d, Duration{minimum})
+	}
+}
+
+func oneOf(v string, allowed ...string) bool { return slices.Contains(allowed, v) }
+
+func (c *Config) validateDaemon(p *problems) {
+	d := &c.Daemon
+	if d.Data == "" {
+		p.add("daemon.data", "empty; the daemon needs a data directory, e.g. /var/lib/questbox")
+	}
+	p.durationAtLeast("daemon.tick", d.Tick, time.Second)
+	p.atLeast("daemon.max_parallel", d.MaxParallel, 1)
+	if err := checkListen(d.Listen); err != "" {
+		p.add("daemon.listen", "%q %s", d.Listen, err)
+	}
+	if !idPattern.MatchString(d.DeviceID) {
+		p.add("daemon.device_id", "%q must match [a-z0-9_-]+ (it names the box in MQTT topics)", d.DeviceID)
+	}
+	if sock := c.SocketPath(); d.Data != "" && len(sock) > maxSocketPath {
+		key := "daemon.socket"
+		if d.Socket == "" {
+			key = "daemon.data"
+		}
+		p.add(key, "control socket path %q is %d bytes, longer than the %d a unix socket allows; set daemon.socket to a shorter path",
+			sock, len(sock), maxSocketPath)
+	}
+	p.durationAtLeast("daemon.grace", d.Grace, 0)
+	p.atLeast("daemon.event_retention", d.EventRetention, 0)
+}
+
+// checkListen says what is wrong with a host:port listen address, or "".
+func checkListen(addr string) string {
+	if addr == "" {
+		return "is empty; use host:port, e.g. 127.0.0.1:8080 or :8080"
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "is not host:port (e.g. 127.0.0.1:8080 or :8080)"
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		return "has no valid port (0..65535)"
+	}
+	return ""
+}
+
+func (c *Config) validateDefaults(p *problems) {
+	d := &c.Defaults
+	if !oneOf(d.Mode, ModeTeam, ModeSolo) {
+		p.add("defaults.mode", "%q is not one of team, solo", d.Mode)
+	}
+	if !c.HasProvider(d.Provider) {
+		configured := "none configured"
+		if len(c.Providers) > 0 {
+			configured = "configured: " + strings.Join(sortedKeys(c.Providers), ", ")
+		}
+		p.add("defaults.provider", "%q is not a provider (built in: demo, external; %s)", d.Provider, configured)
+	}
+	p.atLeast("defaults.max_tries", d.MaxTries, 1)
+	p.atLeast("defaults.max_agent_runs", d.MaxAgentRuns, 1)
+	p.durationAtLeast("defaults.wall_clock", d.WallClock, 1)
+	p.atLeast("defaults.token_budget", d.TokenBudget, 1)
+	p.atLeast("defaults.max_stalled", d.MaxStalled, 1)
+	p.atLeast("defaults.owner_every", d.OwnerEvery, 1)
+
+	if len(d.Roles) == 0 {
+		p.add("defaults.roles", "empty; a quest needs at least one role")
+	}
+	seen := map[string]bool{}
+	for _, r := range d.Roles {
+		switch {
+		case !idPattern.MatchString(r):
+			p.add("defaults.roles", "%q must match [a-z0-9_-]+", r)
+		case seen[r]:
+			p.add("defaults.roles", "%q is listed twice", r)
+		}
+		seen[r] = true
+	}
+	if d.Mode == ModeTeam && len(d.Roles) > 0 && !seen["owner"] {
+		p.add("defaults.roles", "team mode needs the owner role (it promotes proposals); add \"owner\" or set defaults.mode = \"solo\"")
+	}
+	checked := map[string]bool{}
+	for _, r := range d.Checkpoints {
+		switch {
+		case !seen[r]:
+			p.add("defaults.checkpoints", "%q is not one of the roles (%s)", r, strings.Join(d.Roles, ", "))
+		case checked[r]:
+			p.add("defaults.checkpoints", "%q is listed twice", r)
+		}
+		checked[r] = true
+	}
+}
+
+func (c *Config) validateProviders(p *problems) {
+	for _, name := range sortedKeys(c.Providers) {
+		pr := c.Providers[name]
+		base := toml.Key{"providers", name}.String()
+		key := func(field string) string { return base + "." + field }
+		switch {
+		case name == ProviderDemo || name == ProviderExternal:
+			p.add(base, "%q is reserved for the built-in provider; choose another name", name)
+		case !idPattern.MatchString(name):
+			p.add(base, "provider name %q must match [a-z0-9_-]+", name)
+		}
+		switch pr.Type {
+		case TypeCommand:
+			if len(pr.Argv) == 0 {
+				p.add(key("argv"), "missing; a command provider needs the command to run, e.g. argv = [\"/usr/local/bin/agent\", \"--quiet\"]")
+			} else if pr.Argv[0] == "" {
+				p.add(key("argv"), "the program (first element) is empty")
+			}
+			for _, e := range pr.Env {
+				if !envPattern.MatchString(e) {
+					p.add(key("env"), "%q is not an environment variable name", e)
+				}
+			}
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{
+				{"base_url", pr.BaseURL != ""}, {"model", pr.Model != ""},
+				{"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
+			} {
+				if f.set {
+					p.add(key(f.name), "only applies to openai providers, and this one is type = \"command\"")
+				}
+			}
+		case TypeOpenAI:
+			if pr.BaseURL == "" {
+				p.add(key("base_url"), "missing; an openai provider needs the endpoint, e.g. base_url = \"http://127.0.0.1:8081/v1\"")
+			} else if u, err := url.Parse(pr.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				p.add(key("base_url"), "%q is not an http:// or https:// URL", pr.BaseURL)
+			}
+			if pr.Model == "" {
+				p.add(key("model"), "missing; an openai provider needs the model name")
+			}
+			if pr.APIKeyEnv != "" && !envPattern.MatchString(pr.APIKeyEnv) {
+				p.add(key("api_key_env"), "%q is not an environment variable name (it names the variable, not the key)", pr.APIKeyEnv)
+			}
+			p.atLeast(key("max_tokens"), pr.MaxTokens, 0)
+			for _, f := range []struct {
+				name string
+				set  bool
+			}{
+				{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""},
+			} {
+				if f.set {
+					p.add(key(f.name), "only applies to command providers, and this one is type = \"openai\"")
+				}
+			}
+		case "":
+			p.add(key("type"), "missing; use command or openai")
+		default:
+			p.add(key("type"), "%q is not one of command, openai", pr.Type)
+		}
+		p.durationAtLeast(key("timeout"), pr.Timeout, 1)
+		if pr.OutputCap <= 0 {
+			p.add(key("output_cap"), "%s must be more than 0 bytes", pr.OutputCap)
+		}
+	}
+}
+
+func (g *GPIO) validate(p *problems) {
+	if !oneOf(g.Backend, BackendAuto, BackendSim, BackendPeriph) {
+		p.add("gpio.backend", "%q is not one of auto, sim, periph", g.Backend)
+	}
+	pins := []struct {
+		key string
+		pin int
+	}{
+		{"gpio.green", g.Green}, {"gpio.amber", g.Amber}, {"gpio.red", g.Red}, {"gpio.button", g.Button},
+	}
+	used := map[int]string{}
+	for _, pn := range pins {
+		switch other, dup := used[pn.pin]; {
+		case pn.pin < 0 || pn.pin > 27:
+			p.add(pn.key, "%d is not a header GPIO (BCM 0..27)", pn.pin)
+		case dup:
+			p.add(pn.key, "BCM %d is already %s; each function needs its own pin", pn.pin, other)
+		default:
+			used[pn.pin] = pn.key
+		}
+	}
+	p.durationAtLeast("gpio.debounce", g.Debounce, 0)
+	p.durationAtLeast("gpio.long_press", g.LongPress, 1)
+	if g.LongPress.Duration > 0 && g.LongPress.Duration <= g.Debounce.Duration {
+		p.add("gpio.long_press", "%s must be longer than gpio.debounce (%s)", g.LongPress, g.Debounce)
+	}
+	p.durationAtLeast("gpio.multi_press_gap", g.MultiPressGap, 1)
+	if g.MultiPressGap.Duration > 0 && g.MultiPressGap.Duration <= g.Debounce.Duration {
+		p.add("gpio.multi_press_gap", "%s must be longer than gpio.debounce (%s)", g.MultiPressGap, g.Debounce)
+	}
+	p.durationAtLeast("gpio.consent_expiry", g.ConsentExpiry, 0)
+}
+
+func (m *MQTT) validate(p *problems) {
+	if m.Broker != "" {
+		u, err := url.Parse(m.Broker)
+		if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
+			p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
+		}
+	}
+	if (m.CertFile == "") != (m.KeyFile == "") {
+		p.add("mqtt.cert_file", "cert_file and key_file go together; set both or neither")
+	}
+	for _, t := range []struct{ key, v string }{
+		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
+	} {
+		if t.v == "" || strings.ContainsAny(t.v, "+#\x00") || strings.HasPrefix(t.v, "/") || strings.HasSuffix(t.v, "/") {
+			p.add(t.key, "%q is not a topic prefix (non-empty, no + or #, no leading or trailing /)", t.v)
+		}
+	}
+	if m.CommandsConsent && !m.Commands {
+		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
