@@ -66,7 +66,6 @@ func containsQuoted(s, v string) bool {
 	return strings.Contains(s, string(b))
 }
 
-
 func TestTextRoundTrip(t *testing.T) {
 	type doc struct {
 		L Level   `json:"l"`
