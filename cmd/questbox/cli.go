@@ -1,0 +1,342 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/engine"
+)
+
+// Exit codes (SPEC §8).
+const (
+	exitOK     = 0
+	exitUsage  = 1 // usage or input error, bad config, a refused engine call
+	exitStore  = 2 // the store or the daemon is unavailable (in use, corrupt, newer schema, socket)
+	exitFail   = 3 // the verdict was FAIL
+	exitReview = 4 // the verdict was REVIEW
+)
+
+// exitError carries an exit code. A nil err means the command has already
+// said all it had to (a FAIL verdict is printed on stdout, not as an error).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usagef is a usage or input error (exit 1).
+func usagef(format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+}
+
+// errUnavailable is returned when the daemon's control socket fails in the
+// middle of a request.
+var errUnavailable = errors.New("daemon unavailable")
+
+// exitCode maps an error to the exit code of SPEC §8.
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok {
+		return ee.code
+	}
+	switch {
+	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
+		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, errUnavailable):
+		return exitStore
+	}
+	// engine.ErrInvalid, ErrLocked, ErrNotFound, ErrBusy, ErrIllegalMove,
+	// config.ErrInvalid and everything else the user can fix.
+	return exitUsage
+}
+
+// report prints err once, on w, as "questbox: <message>" (one line per
+// problem when there are several) and returns the exit code.
+func report(w io.Writer, err error) int {
+	code := exitCode(err)
+	if err == nil {
+		return code
+	}
+	if ee, ok := errors.AsType[*exitError](err); ok && ee.err == nil {
+		return code
+	}
+	for line := range strings.SplitSeq(strings.TrimRight(err.Error(), "\n"), "\n") {
+		fmt.Fprintf(w, "questbox: %s\n", line)
+	}
+	return code
+}
+
+// run is the whole program: it runs one verb with args (without the program
+// name) and returns an error carrying the exit code (see report).
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return fmt.Errorf("working directory: %w", err)
+	}
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv, cwd: cwd}
+	return e.exec(ctx, args)
+}
+
+// env is what a verb runs against: its I/O, the resolved configuration and,
+// for verbs that need it, the engine. The CLI builds one per invocation; the
+// daemon builds one per forwarded request, with the daemon's engine and
+// captured output.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	cwd            string // the invoking process's working directory
+
+	// From the common flags every verb has.
+	dataFlag, configFlag string
+	json                 bool
+
+	cfg  *config.Config // resolved: flag > env > file > default
+	data string         // resolved data directory (absolute)
+	log  *slog.Logger
+
+	eng      *engine.Engine // set once the store is open (or in the daemon)
+	wire     *wiring        // providers and catalogs built from cfg
+	inDaemon bool           // a request forwarded over the control socket
+}
+
+// command is one verb's implementation. A fresh value is made per
+// invocation, so flag storage is never shared between concurrent requests.
+type command interface {
+	// flags declares the verb's own flags (--data, --config and --json are
+	// declared for every verb by the dispatcher).
+	flags(fs *flag.FlagSet)
+	// run executes the verb with its positional arguments.
+	run(ctx context.Context, e *env, args []string) error
+}
+
+// forwarder is implemented by verbs that read or write client-side files
+// when their request goes to the daemon: prepare moves file contents into
+// the request (and rewrites the flags the daemon will see); after, if not
+// nil, handles the response before it is printed.
+type forwarder interface {
+	prepare(e *env, fs *flag.FlagSet, args []string, req *request) (after func(*response) error, err error)
+}
+
+// engineless is implemented by verbs that sometimes need no store (rules
+// without --quest): they run where they are, never forwarded.
+type engineless interface {
+	noEngine() bool
+}
+
+// verbMode says where a verb runs.
+type verbMode int
+
+const (
+	// viaEngine verbs go to the running daemon over its control socket, or
+	// open the store themselves when no daemon answers.
+	viaEngine verbMode = iota
+	// standalone verbs run in the invoking process and never through the
+	// daemon: run, salvage, version.
+	standalone
+)
+
+// verb is one entry of the CLI's registry.
+type verb struct {
+	name    string // "quest new"
+	usage   string // what follows the name
+	summary string
+	mode    verbMode
+	new     func() command
+}
+
+// verbs is the registry, in help order. The device issue adds
+// `device press|status` here.
+func verbs() []verb {
+	return []verb{
+		{"run", "[--tick D] [--gpio auto|sim|periph] [--listen ADDR] [--demo] [--check-config]", "run the daemon", standalone, func() command { return new(runCmd) }},
+		{"tick", "", "run exactly one tick, wait for its runs, print what happened", viaEngine, func() command { return new(tickCmd) }},
+		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]...", "create a quest; prints its id", viaEngine, func() command { return new(questNewCmd) }},
+		{"quest list", "", "list quests", viaEngine, func() command { return new(questListCmd) }},
+		{"quest show", "ID", "show a quest, its nodes and edges", viaEngine, func() command { return new(questShowCmd) }},
+		{"quest stop", "ID", "pause a quest", viaEngine, func() command { return &questStateCmd{stop: true} }},
+		{"quest resume", "ID", "resume a stopped quest", viaEngine, func() command { return &questStateCmd{} }},
+		{"quest abort-node", "NODE [--reason R]", "abort a non-terminal node", viaEngine, func() command { return new(abortNodeCmd) }},
+		{"scan", "QUEST [HYPOTHESIS...|--from FILE|-]", "seed pending nodes (duplicates skipped)", viaEngine, func() command { return new(scanCmd) }},
+		{"next", "QUEST", "print the next node's prompt (changes nothing)", viaEngine, func() command { return new(nextCmd) }},
+		{"submit", "QUEST --node N [--in FILE|-]", "submit an answer; prints the verdict (exit 3 FAIL, 4 REVIEW)", viaEngine, func() command { return new(submitCmd) }},
+		{"status", "QUEST", "counts per status and remaining budget", viaEngine, func() command { return new(statusCmd) }},
+		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaEngine, func() command { return new(exportCmd) }},
+		{"rules", "[--quest Q]", "the gate's rule catalog", viaEngine, func() command { return new(rulesCmd) }},
+		{"verify", "", "check the store and the verdict ledger chain", viaEngine, func() command { return new(verifyCmd) }},
+		{"salvage", "", "copy what is readable of a corrupt store into a fresh one", standalone, func() command { return new(salvageCmd) }},
+		{"version", "", "print the version", standalone, func() command { return new(versionCmd) }},
+	}
+}
+
+// lookup finds the verb named by the first one or two words of args.
+func lookup(args []string) (*verb, []string) {
+	all := verbs()
+	if len(args) >= 2 {
+		for i := range all {
+			if all[i].name == args[0]+" "+args[1] {
+				return &all[i], args[2:]
+			}
+		}
+	}
+	for i := range all {
+		if all[i].name == args[0] {
+			return &all[i], args[1:]
+		}
+	}
+	return nil, nil
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: questbox VERB [--data DIR] [--config FILE] [--json] [ARGS]")
+	fmt.Fprintln(w)
+	for _, v := range verbs() {
+		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(v.name+" "+v.usage), v.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "--data DIR (env QUESTBOX_DATA) and --config FILE (env QUESTBOX_CONFIG) work with every verb.")
+	fmt.Fprintln(w, "exit codes: 0 ok, 1 usage or input error, 2 store or daemon unavailable, 3 FAIL, 4 REVIEW")
+}
+
+// exec parses args and runs the verb they name: in the daemon when one
+// answers on the control socket, else against the store directly.
+func (e *env) exec(ctx context.Context, args []string) error {
+	args, err := e.leadingFlags(args)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		usage(e.stderr)
+		return usagef("no verb given")
+	}
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return e.exec(ctx, append(args[1:], "-h"))
+		}
+		usage(e.stdout)
+		return nil
+	}
+	v, rest := lookup(args)
+	if v == nil {
+		if args[0] == "quest" {
+			return usagef("quest needs one of new, list, show, stop, resume, abort-node")
+		}
+		return usagef("unknown verb %q (run `questbox help`)", args[0])
+	}
+	cmd := v.new()
+	fs := flag.NewFlagSet("questbox "+v.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&e.dataFlag, "data", e.dataFlag, "data directory (env QUESTBOX_DATA; default: the config's daemon.data)")
+	fs.StringVar(&e.configFlag, "config", e.configFlag, "config file (env QUESTBOX_CONFIG; default "+config.DefaultPath+" if it exists)")
+	fs.BoolVar(&e.json, "json", false, "print JSON")
+	cmd.flags(fs)
+	pos, err := parseArgs(fs, rest)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(e.stdout, "usage: questbox %s %s\n%s\n\nflags:\n", v.name, v.usage, v.summary)
+		fs.SetOutput(e.stdout)
+		fs.PrintDefaults()
+		return nil
+	}
+	if err != nil {
+		return usagef("%s: %v (see `questbox %s -h`)", v.name, err, v.name)
+	}
+	if e.inDaemon {
+		if v.mode == standalone {
+			return usagef("%s cannot be sent to a running daemon", v.name)
+		}
+		return cmd.run(ctx, e, pos)
+	}
+	if err := e.resolve(); err != nil {
+		return err
+	}
+	if v.mode == standalone {
+		return cmd.run(ctx, e, pos)
+	}
+	if el, ok := cmd.(engineless); ok && el.noEngine() {
+		return cmd.run(ctx, e, pos)
+	}
+	if done, err := e.forward(ctx, v, cmd, fs, pos); done {
+		return err
+	}
+	closeEngine, err := e.openEngine(false)
+	if err != nil {
+		return err
+	}
+	err = cmd.run(ctx, e, pos)
+	return errors.Join(err, closeEngine())
+}
+
+// leadingFlags accepts --data and --config before the verb
+// (`questbox --data ./data quest list`).
+func (e *env) leadingFlags(args []string) ([]string, error) {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+		return args, nil
+	}
+	fs := flag.NewFlagSet("questbox", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&e.dataFlag, "data", "", "")
+	fs.StringVar(&e.configFlag, "config", "", "")
+	if err := fs.Parse(args); err != nil {
+		return nil, usagef("%v (only --data and --config may come before the verb)", err)
+	}
+	return fs.Args(), nil
+}
+
+// parseArgs parses flags anywhere among the positional arguments ("quest
+// new NAME --direction X"); "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// listFlag is a flag that may be repeated (--checkpoint ROLE ...).
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	*l = append(*l, v)
+	return nil
+}
+
+// wantArgs checks the number of positional arguments.
+func wantArgs(verb string, args []string, names ...string) error {
+	if len(args) != len(names) {
+		if len(names) == 0 {
+			return usagef("%s takes no arguments, got %q", verb, args)
+		}
+		return usagef("%s needs %s, got %d argument(s)", verb, strings.Join(names, " "), len(args))
+	}
+	return nil
+}

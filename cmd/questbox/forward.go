@@ -1,0 +1,216 @@
+package main
+
+// The control socket. bbolt holds an exclusive lock on the store while the
+// daemon runs, so every CLI verb first offers itself to the daemon: the
+// client sends its arguments, the content of its stdin (only for the verbs
+// that read it) and its working directory as one JSON request over the unix
+// socket; the daemon runs the same verb code against its own engine with
+// captured output and answers {stdout, stderr, code}. One request per
+// connection; the client half-closes after the request.
+//
+// Files named on the command line are the client's: `--in FILE` and
+// `--from FILE` are read by the client and travel as stdin; `export --out
+// FILE` is written by the client from the JSONL the daemon returns. The
+// exactly-once journal of engine.ExportFile then covers the daemon side
+// only (the cursor advances when the daemon has sent the lines); a client
+// that dies between receiving and writing them loses that batch.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxRequest bounds a request read by the daemon: an answer on stdin is at
+// most a provider's output cap, far below this.
+const maxRequest = 64 << 20
+
+// maxSocketPath is the longest unix socket path Linux accepts (sun_path
+// holds 108 bytes including the terminating NUL).
+const maxSocketPath = 107
+
+// request is one CLI invocation sent to the daemon.
+type request struct {
+	Args  []string `json:"args"`
+	Stdin []byte   `json:"stdin,omitempty"`
+	Cwd   string   `json:"cwd"`
+}
+
+// response is what the invocation printed and its exit code.
+type response struct {
+	Stdout []byte `json:"stdout"`
+	Stderr []byte `json:"stderr"`
+	Code   int    `json:"code"`
+}
+
+// dialControl connects to the daemon's control socket. An error means no
+// daemon answers (no socket file, or a stale one left by a crash).
+func dialControl(ctx context.Context, path string) (*net.UnixConn, error) {
+	d := net.Dialer{Timeout: time.Second}
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	return c.(*net.UnixConn), nil
+}
+
+// forward sends the verb to a running daemon. done is false when no daemon
+// answers: the caller opens the store itself.
+func (e *env) forward(ctx context.Context, v *verb, cmd command, fs *flag.FlagSet, pos []string) (done bool, err error) {
+	sock := e.cfg.SocketPath()
+	conn, err := dialControl(ctx, sock)
+	if err != nil {
+		return false, nil
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+
+	req := request{Cwd: e.cwd}
+	var after func(*response) error
+	if f, ok := cmd.(forwarder); ok {
+		if after, err = f.prepare(e, fs, pos, &req); err != nil {
+			return true, err
+		}
+	}
+	req.Args = append(strings.Fields(v.name), flagArgs(fs)...)
+	req.Args = append(append(req.Args, "--"), pos...)
+
+	fail := func(err error) (bool, error) {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		return true, fmt.Errorf("daemon on %s: %v: %w", sock, err, errUnavailable)
+	}
+	if err := json.NewEncoder(conn).Encode(req); err != nil {
+		return fail(err)
+	}
+	if err := conn.CloseWrite(); err != nil {
+		return fail(err)
+	}
+	var resp response
+	if err := json.NewDecoder(conn).Decode(&resp); err != nil {
+		return fail(fmt.Errorf("read response: %w", err))
+	}
+	if after != nil {
+		if err := after(&resp); err != nil {
+			e.stderr.Write(resp.Stderr)
+			return true, err
+		}
+	}
+	e.stdout.Write(resp.Stdout)
+	e.stderr.Write(resp.Stderr)
+	if resp.Code != exitOK {
+		return true, &exitError{code: resp.Code}
+	}
+	return true, nil
+}
+
+// flagArgs renders the flags that were set, except --data and --config
+// (the daemon has its own), as --name=value arguments.
+func flagArgs(fs *flag.FlagSet) []string {
+	var out []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "data", "config":
+			return
+		}
+		if l, ok := f.Value.(*listFlag); ok {
+			for _, v := range *l {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return out
+}
+
+// listenControl listens on the control socket at path, mode 0600. A socket
+// file left behind by a crash is removed, but only after a dial to it
+// failed: a live daemon's socket is never taken over.
+func listenControl(ctx context.Context, path string) (*net.UnixListener, error) {
+	if len(path) > maxSocketPath {
+		return nil, usagef("control socket path %s is %d bytes, unix sockets allow at most %d: set daemon.socket to a shorter path", path, len(path), maxSocketPath)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		if c, err := dialControl(ctx, path); err == nil {
+			c.Close()
+			return nil, fmt.Errorf("control socket %s: another questbox daemon answers on it: %w", path, errUnavailable)
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("control socket %s: remove stale socket: %v: %w", path, err, errUnavailable)
+		}
+	}
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, fmt.Errorf("control socket: %v: %w", err, errUnavailable)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("control socket %s: %v: %w", path, err, errUnavailable)
+	}
+	return ln, nil
+}
+
+// controlServer answers forwarded requests. Its accept loop and every
+// connection handler are owned by it: close stops accepting, wait waits
+// for the handlers.
+type controlServer struct {
+	ln     *net.UnixListener
+	handle func(context.Context, request) response
+	log    *slog.Logger
+	ctx    context.Context // for handlers; outlives the daemon's signal context
+	wg     sync.WaitGroup
+}
+
+func newControlServer(ctx context.Context, ln *net.UnixListener, log *slog.Logger, handle func(context.Context, request) response) *controlServer {
+	s := &controlServer{ln: ln, handle: handle, log: log, ctx: ctx}
+	s.wg.Go(s.accept)
+	return s
+}
+
+func (s *controlServer) accept() {
+	for {
+		c, err := s.ln.AcceptUnix()
+		if err != nil {
+			if !errors.Is(err, net.ErrClosed) {
+				s.log.Error("control socket accept failed; the CLI falls back to no daemon", "err", err)
+			}
+			return
+		}
+		s.wg.Go(func() { s.serve(c) })
+	}
+}
+
+func (s *controlServer) serve(c *net.UnixConn) {
+	defer c.Close()
+	var req request
+	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req); err != nil {
+		s.log.Warn("control socket: bad request", "err", err)
+		var buf bytes.Buffer
+		code := report(&buf, usagef("bad request on the control socket: %v", err))
+		json.NewEncoder(c).Encode(response{Stderr: buf.Bytes(), Code: code})
+		return
+	}
+	resp := s.handle(s.ctx, req)
+	if err := json.NewEncoder(c).Encode(resp); err != nil {
+		s.log.Warn("control socket: client went away before the answer", "args", req.Args, "err", err)
+	}
+}
+
+// close stops accepting; the socket file is removed.
+func (s *controlServer) close() { s.ln.Close() }
+
+// wait waits for the accept loop and every handler to return.
+func (s *controlServer) wait() { s.wg.Wait() }

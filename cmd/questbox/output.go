@@ -1,0 +1,117 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates"
+)
+
+// printJSON writes v as indented JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+// readInput reads name ("" or "-" is stdin), relative to the invoking
+// process's working directory.
+func (e *env) readInput(name string) ([]byte, error) {
+	if name == "" || name == "-" {
+		return io.ReadAll(e.stdin)
+	}
+	if !filepath.IsAbs(name) {
+		name = filepath.Join(e.cwd, name)
+	}
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return b, nil
+}
+
+// factLine renders a fact without its level, which the caller shows.
+func factLine(f gates.Fact) string {
+	s := f.String()
+	for _, p := range []string{"FAIL ", "REVIEW "} {
+		if strings.HasPrefix(s, p) {
+			return strings.TrimPrefix(s, p)
+		}
+	}
+	return s
+}
+
+// formatEvent renders one event as a line for a terminal:
+//
+//	12:00:05 q1 n3 scout       pending → running
+//	12:00:07 q1 n3 verdict FAIL  contract @ evidence: expected …
+func formatEvent(ev engine.Event) string {
+	ts := ev.Time.Local().Format("15:04:05")
+	var b strings.Builder
+	switch ev.Kind {
+	case engine.KindNode:
+		from := ev.From
+		if from == "" {
+			from = "new"
+		}
+		fmt.Fprintf(&b, "%s %s %s %-10s %s → %s", ts, ev.Quest, ev.Node, ev.Role, from, ev.To)
+		if ev.Reason != "" {
+			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 100))
+		}
+	case engine.KindVerdict:
+		fmt.Fprintf(&b, "%s %s %s verdict %s", ts, ev.Quest, ev.Node, ev.Outcome)
+		for i, f := range ev.Facts {
+			if i == 0 {
+				fmt.Fprintf(&b, "  %s", factLine(f))
+				continue
+			}
+			fmt.Fprintf(&b, "\n%s %s", strings.Repeat(" ", len(ts)+len(ev.Quest)+len(ev.Node)+len(" verdict ")+len(ev.Outcome)+2), f.String())
+		}
+	case engine.KindQuest:
+		from := ev.From
+		if from == "" {
+			from = "new"
+		}
+		fmt.Fprintf(&b, "%s %s quest %s → %s", ts, ev.Quest, from, ev.To)
+		if ev.Reason != "" {
+			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 160))
+		}
+	case engine.KindConsent:
+		fmt.Fprintf(&b, "%s %s %s consent %s", ts, ev.Quest, ev.Node, ev.Outcome)
+		if ev.Reason != "" {
+			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 160))
+		}
+	default:
+		fmt.Fprintf(&b, "%s %s %s", ts, ev.Kind, ev.Outcome)
+		if ev.Detail != "" {
+			fmt.Fprintf(&b, "  %s", oneLine(ev.Detail, 160))
+		}
+	}
+	return b.String()
+}
+
+// oneLine collapses whitespace and cuts s to n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// dur renders a duration rounded to the second.
+func dur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
+}

@@ -1,0 +1,269 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/questbox/questbox/engine"
+)
+
+// questNewCmd is `quest new NAME --direction TEXT ...`.
+type questNewCmd struct {
+	fs          *flag.FlagSet
+	direction   string
+	mode        string
+	roles       string
+	provider    string
+	maxRuns     int
+	maxTries    int
+	wallClock   time.Duration
+	tokens      int
+	checkpoints listFlag
+}
+
+func (c *questNewCmd) flags(fs *flag.FlagSet) {
+	c.fs = fs
+	fs.StringVar(&c.direction, "direction", "", "what the quest explores (required)")
+	fs.StringVar(&c.mode, "mode", "", "team or solo (default from the config)")
+	fs.StringVar(&c.roles, "roles", "", "comma-separated roles (default from the config)")
+	fs.StringVar(&c.provider, "provider", "", "agent provider: demo, external or a configured one")
+	fs.IntVar(&c.maxRuns, "max-agent-runs", 0, "agent runs budget")
+	fs.IntVar(&c.maxTries, "max-tries", 0, "FAILs before a node is exhausted")
+	fs.DurationVar(&c.wallClock, "wall-clock", 0, "wall-clock budget, e.g. 24h")
+	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
+	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
+}
+
+func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
+	if len(args) != 1 {
+		return usagef("quest new needs exactly one NAME (quote it if it has spaces), got %d argument(s)", len(args))
+	}
+	if strings.TrimSpace(c.direction) == "" {
+		return usagef("quest new needs --direction TEXT: the vague direction the quest explores")
+	}
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	s := e.eng.NewQuestSpec(args[0], c.direction)
+	if set["mode"] {
+		s.Mode = c.mode
+	}
+	if set["roles"] {
+		s.Roles = nil
+		for r := range strings.SplitSeq(c.roles, ",") {
+			if r = strings.TrimSpace(r); r != "" {
+				s.Roles = append(s.Roles, r)
+			}
+		}
+	}
+	if set["provider"] {
+		s.Provider = c.provider
+	}
+	if set["max-agent-runs"] {
+		s.Limits.MaxAgentRuns = c.maxRuns
+	}
+	if set["max-tries"] {
+		s.Limits.MaxTries = c.maxTries
+	}
+	if set["wall-clock"] {
+		s.Limits.WallClock = c.wallClock
+	}
+	if set["token-budget"] {
+		s.Limits.TokenBudget = c.tokens
+	}
+	if set["checkpoint"] {
+		s.Checkpoints = c.checkpoints
+	}
+	if e.eng.HasProvider(s.Provider) {
+		if err := e.wire.check(s.Provider); err != nil {
+			return usagef("provider %q cannot run: %v", s.Provider, err)
+		}
+	}
+	q, err := e.eng.NewQuest(s)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, q)
+	}
+	fmt.Fprintln(e.stdout, q.ID)
+	hint := "the daemon dispatches its first node at the next tick"
+	if q.Provider == engine.ProviderExternal {
+		hint = fmt.Sprintf("seed it with `questbox scan %s HYPOTHESIS...`, then `questbox next %s`", q.ID, q.ID)
+	}
+	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, hint)
+	return nil
+}
+
+// questListCmd is `quest list`.
+type questListCmd struct{}
+
+func (c *questListCmd) flags(*flag.FlagSet) {}
+
+func (c *questListCmd) run(ctx context.Context, e *env, args []string) error {
+	if err := wantArgs("quest list", args); err != nil {
+		return err
+	}
+	qs, err := e.eng.Quests()
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if qs == nil {
+			qs = []*engine.Quest{}
+		}
+		return printJSON(e.stdout, qs)
+	}
+	if len(qs) == 0 {
+		fmt.Fprintln(e.stderr, "no quests yet; create one with `questbox quest new NAME --direction TEXT`")
+		return nil
+	}
+	tw := table(e.stdout)
+	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tPROVIDER\tNODES\tRUNS\tNAME")
+	for _, q := range qs {
+		n := 0
+		for _, c := range q.Counts {
+			n += c
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\n", q.ID, q.Status, q.Mode, q.Provider, n,
+			q.Counters.AgentRuns, q.Limits.MaxAgentRuns, q.Name)
+	}
+	return tw.Flush()
+}
+
+// questShowCmd is `quest show ID`.
+type questShowCmd struct{}
+
+func (c *questShowCmd) flags(*flag.FlagSet) {}
+
+// questView is the JSON of `quest show`.
+type questView struct {
+	Quest *engine.Quest  `json:"quest"`
+	Nodes []*engine.Node `json:"nodes"`
+	Edges []engine.Edge  `json:"edges"`
+}
+
+func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
+	if err := wantArgs("quest show", args, "ID"); err != nil {
+		return err
+	}
+	q, err := e.eng.Quest(args[0])
+	if err != nil {
+		return err
+	}
+	nodes, err := e.eng.Nodes(q.ID)
+	if err != nil {
+		return err
+	}
+	edges, err := e.eng.Edges(q.ID)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		v := questView{Quest: q, Nodes: nodes, Edges: edges}
+		if v.Nodes == nil {
+			v.Nodes = []*engine.Node{}
+		}
+		if v.Edges == nil {
+			v.Edges = []engine.Edge{}
+		}
+		return printJSON(e.stdout, v)
+	}
+	w := e.stdout
+	fmt.Fprintf(w, "quest %s %q: %s", q.ID, q.Name, q.Status)
+	if q.Reason != "" {
+		fmt.Fprintf(w, " (%s)", q.Reason)
+	}
+	fmt.Fprintf(w, "\ndirection: %s\nmode %s, provider %s, roles %s", q.Direction, q.Mode, q.Provider, strings.Join(q.Roles, ","))
+	if len(q.Checkpoints) > 0 {
+		fmt.Fprintf(w, ", checkpoints %s", strings.Join(q.Checkpoints, ","))
+	}
+	fmt.Fprintf(w, "\nruns %d/%d, tokens %d/%d, wall clock %s/%s, max tries %d\n\n",
+		q.Counters.AgentRuns, q.Limits.MaxAgentRuns, q.Counters.Tokens, q.Limits.TokenBudget,
+		dur(q.Counters.WallUsed), dur(q.Limits.WallClock), q.Limits.MaxTries)
+	if len(nodes) == 0 {
+		fmt.Fprintln(w, "no nodes yet")
+		return nil
+	}
+	tw := table(w)
+	fmt.Fprintln(tw, "NODE\tPARENT\tROLE\tSTATUS\tTRIES\tOUTCOME\tHYPOTHESIS")
+	for _, n := range nodes {
+		parent := n.Parent
+		if parent == "" {
+			parent = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%s\t%s\n", n.ID, parent, n.Role, n.Status, n.Tries, q.Limits.MaxTries,
+			n.Outcome, oneLine(n.Hypothesis, 70))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if len(n.Facts) == 0 && n.Status != engine.Running {
+			continue
+		}
+		fmt.Fprintf(w, "\n%s (%s):\n", n.ID, n.Status)
+		for _, f := range n.Facts {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+		if len(n.Attempts) > 0 {
+			a := n.Attempts[len(n.Attempts)-1]
+			fmt.Fprintf(w, "  last attempt %s: %s\n", a.At.Local().Format(time.DateTime), a.Outcome)
+		}
+	}
+	return nil
+}
+
+// questStateCmd is `quest stop ID` and `quest resume ID`.
+type questStateCmd struct{ stop bool }
+
+func (c *questStateCmd) flags(*flag.FlagSet) {}
+
+func (c *questStateCmd) run(ctx context.Context, e *env, args []string) error {
+	name := "quest resume"
+	if c.stop {
+		name = "quest stop"
+	}
+	if err := wantArgs(name, args, "ID"); err != nil {
+		return err
+	}
+	var q *engine.Quest
+	var err error
+	if c.stop {
+		q, err = e.eng.StopQuest(args[0])
+	} else {
+		q, err = e.eng.ResumeQuest(args[0])
+	}
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, q)
+	}
+	fmt.Fprintf(e.stdout, "%s %s\n", q.ID, q.Status)
+	return nil
+}
+
+// abortNodeCmd is `quest abort-node NODE [--reason R]`.
+type abortNodeCmd struct{ reason string }
+
+func (c *abortNodeCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.reason, "reason", "", "why (default \"aborted by owner\")")
+}
+
+func (c *abortNodeCmd) run(ctx context.Context, e *env, args []string) error {
+	if err := wantArgs("quest abort-node", args, "NODE"); err != nil {
+		return err
+	}
+	n, err := e.eng.AbortNode(args[0], c.reason)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, n)
+	}
+	fmt.Fprintf(e.stdout, "%s %s: %s\n", n.ID, n.Status, n.Reason)
+	return nil
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+)
+
+// scanCmd is `scan QUEST [HYPOTHESIS...|--from FILE]`.
+type scanCmd struct{ from string }
+
+func (c *scanCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.from, "from", "", "read one hypothesis per non-empty line of FILE (- is stdin)")
+}
+
+// prepare reads --from on the client: the daemon gets the lines as stdin.
+func (c *scanCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request) (func(*response) error, error) {
+	if c.from == "" {
+		return nil, nil
+	}
+	b, err := e.readInput(c.from)
+	if err != nil {
+		return nil, err
+	}
+	req.Stdin = b
+	return nil, fs.Set("from", "-")
+}
+
+func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
+	if len(args) == 0 {
+		return usagef("scan needs QUEST, then hypotheses as arguments or --from FILE")
+	}
+	quest, hyps := args[0], args[1:]
+	if c.from != "" {
+		b, err := e.readInput(c.from)
+		if err != nil {
+			return err
+		}
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if line = strings.TrimSpace(line); line != "" {
+				hyps = append(hyps, line)
+			}
+		}
+	}
+	if len(hyps) == 0 {
+		return usagef("scan %s: no hypotheses given (arguments, or non-empty lines of --from FILE)", quest)
+	}
+	res, err := e.eng.Scan(quest, hyps)
+	if err != nil {
+		return err
+	}
+	if res.Added == nil {
+		res.Added = []string{}
+	}
+	if res.Skipped == nil {
+		res.Skipped = []string{}
+	}
+	if e.json {
+		return printJSON(e.stdout, res)
+	}
+	fmt.Fprintf(e.stdout, "added %d: %s\n", len(res.Added), strings.Join(res.Added, " "))
+	fmt.Fprintf(e.stdout, "skipped %d (already in the quest)\n", len(res.Skipped))
+	for _, h := range res.Skipped {
+		fmt.Fprintf(e.stdout, "  %s\n", oneLine(h, 100))
+	}
+	return nil
+}

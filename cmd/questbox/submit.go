@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/questbox/questbox/engine"
+)
+
+// submitCmd is `submit QUEST --node N [--in FILE|-]`. The exit code is the
+// verdict: 0 PASS, 3 FAIL, 4 REVIEW.
+type submitCmd struct {
+	node string
+	in   string
+}
+
+func (c *submitCmd) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.node, "node", "", "the node answered (required)")
+	fs.StringVar(&c.in, "in", "-", "read the answer from FILE (- is stdin)")
+}
+
+// prepare reads the answer on the client: the daemon gets it as stdin.
+func (c *submitCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request) (func(*response) error, error) {
+	b, err := e.readInput(c.in)
+	if err != nil {
+		return nil, err
+	}
+	req.Stdin = b
+	return nil, fs.Set("in", "-")
+}
+
+func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
+	if err := wantArgs("submit", args, "QUEST"); err != nil {
+		return err
+	}
+	if c.node == "" {
+		return usagef("submit needs --node N (see `questbox next %s`)", args[0])
+	}
+	raw, err := e.readInput(c.in)
+	if err != nil {
+		return err
+	}
+	res, err := e.eng.Submit(ctx, args[0], c.node, raw)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		if err := printJSON(e.stdout, res); err != nil {
+			return err
+		}
+	} else {
+		printVerdict(e, args[0], res)
+	}
+	switch res.Outcome {
+	case "FAIL":
+		return &exitError{code: exitFail}
+	case "REVIEW":
+		return &exitError{code: exitReview}
+	}
+	return nil
+}
+
+func printVerdict(e *env, quest string, res engine.SubmitResult) {
+	w := e.stdout
+	fmt.Fprintf(w, "%s  node %s is %s  (tries %d/%d)\n", res.Outcome, res.Node, res.Status, res.Tries, res.MaxTries)
+	if res.Verdict != "" {
+		fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
+	}
+	for _, f := range res.Facts {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+	if fb := strings.TrimSpace(res.Feedback); fb != "" && fb != strings.TrimSpace(engine.Feedback(res.Facts)) {
+		fmt.Fprintf(w, "feedback: %s\n", fb)
+	}
+	if len(res.Children) > 0 {
+		fmt.Fprintf(w, "new nodes: %s\n", strings.Join(res.Children, " "))
+	}
+	switch {
+	case res.Outcome == "FAIL" && res.Status == engine.Exhausted:
+		fmt.Fprintf(w, "the node used all its tries and is exhausted\n")
+	case res.Outcome == "FAIL":
+		fmt.Fprintf(w, "fix the facts above and submit again (`questbox next %s` shows them in the prompt)\n", quest)
+	case res.Outcome == "REVIEW":
+		fmt.Fprintf(w, "awaiting human consent (long press on the button approves)\n")
+	}
+}

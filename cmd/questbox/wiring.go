@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/gates"
+)
+
+// resolve loads the configuration and the data directory. Precedence:
+// flag > environment (QUESTBOX_CONFIG, QUESTBOX_DATA) > config file >
+// built-in default. Without --config or QUESTBOX_CONFIG, a missing
+// config.DefaultPath means the built-in defaults; a file named explicitly
+// must exist.
+func (e *env) resolve() error {
+	path, explicit := e.configFlag, true
+	if path == "" {
+		path = e.getenv("QUESTBOX_CONFIG")
+	}
+	if path == "" {
+		path, explicit = config.DefaultPath, false
+	}
+	if explicit && !filepath.IsAbs(path) {
+		path = filepath.Join(e.cwd, path)
+	}
+	cfg, err := config.Load(path)
+	switch {
+	case err == nil:
+	case !explicit && errors.Is(err, fs.ErrNotExist):
+		cfg = config.Default()
+	default:
+		return err
+	}
+	data := e.dataFlag
+	if data == "" {
+		data = e.getenv("QUESTBOX_DATA")
+	}
+	if data == "" {
+		data = cfg.Daemon.Data
+	}
+	if !filepath.IsAbs(data) {
+		data = filepath.Join(e.cwd, data)
+	}
+	cfg.Daemon.Data = data
+	e.cfg, e.data = cfg, data
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return nil
+}
+
+// openEngine opens the store in the data directory and an engine on it
+// (which puts back to pending any node a crash left running). The returned
+// func closes both.
+func (e *env) openEngine(check bool) (func() error, error) {
+	st, err := engine.OpenStore(e.data, engine.StoreOptions{Check: check})
+	if err != nil {
+		return nil, err
+	}
+	w := newWiring(e.cfg, e.getenv, 0)
+	eng, err := engine.New(st, w.options(e.cfg, e.log))
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	e.eng, e.wire = eng, w
+	return func() error {
+		eng.Shutdown(0)
+		return st.Close()
+	}, nil
+}
+
+// wiring is what the engine is built from: providers and gate catalogs.
+type wiring struct {
+	providers map[string]engine.Provider
+	// problems says, per configured provider, why it cannot run right now
+	// (an executable not on PATH, an API key variable that is not set).
+	problems map[string]error
+}
+
+// newWiring builds the providers of cfg. demoDelay slows the demo provider
+// down so that the running LED is visible under `run --demo`.
+//
+// A command provider whose executable is missing is still registered, as a
+// provider that looks the executable up again at each run: the engine
+// stops its quest with the precise message (agent.ErrNotFound), and
+// installing the program later makes it work without a restart.
+func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
+	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}}
+	if d := newDemo(demoDelay); d != nil {
+		w.providers[config.ProviderDemo] = d
+	}
+	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
+		p := cfg.Providers[name]
+		switch p.Type {
+		case config.TypeCommand:
+			cc := agent.CommandConfig{Name: name, Argv: p.Argv, Timeout: p.Timeout.Duration,
+				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir}
+			lc := &lazyCommand{cfg: cc}
+			if err := lc.check(); err != nil {
+				w.problems[name] = err
+				if !errors.Is(err, agent.ErrNotFound) {
+					continue // misconfigured: the engine stops its quests as "not configured"
+				}
+			}
+			w.providers[name] = lc
+		case config.TypeOpenAI:
+			oc := agent.OpenAIConfig{Name: name, BaseURL: p.BaseURL, Model: p.Model, Timeout: p.Timeout.Duration,
+				OutputCap: int64(p.OutputCap), MaxTokens: p.MaxTokens}
+			if p.APIKeyEnv != "" {
+				oc.APIKey = getenv(p.APIKeyEnv)
+				if oc.APIKey == "" {
+					w.problems[name] = fmt.Errorf("openai provider %q: environment variable %s (providers.%s.api_key_env) is not set; requests go without a key", name, p.APIKeyEnv, name)
+				}
+			}
+			op, err := agent.NewOpenAI(oc)
+			if err != nil {
+				w.problems[name] = err
+				continue
+			}
+			w.providers[name] = op
+		}
+	}
+	return w
+}
+
+// check reports why provider name cannot run now, or nil. Command
+// providers are looked up again, so a program installed since start-up is
+// found.
+func (w *wiring) check(name string) error {
+	if lc, ok := w.providers[name].(*lazyCommand); ok {
+		return lc.check()
+	}
+	return w.problems[name]
+}
+
+// catalog returns the gate catalog of a quest. Only the built-in profile
+// exists so far; the gates issue adds configured profiles here.
+func catalog(q *engine.Quest) (*gates.Catalog, error) {
+	if q == nil || q.Gate == "" || q.Gate == "default" {
+		return gates.DefaultCatalog(), nil
+	}
+	return nil, fmt.Errorf("gate profile %q of quest %s is not known (known: default)", q.Gate, q.ID)
+}
+
+// options are the engine options from the configuration.
+func (w *wiring) options(cfg *config.Config, log *slog.Logger) engine.Options {
+	d := cfg.Defaults
+	return engine.Options{
+		Log:         log,
+		Providers:   w.providers,
+		MaxParallel: cfg.Daemon.MaxParallel,
+		Defaults: engine.QuestDefaults{
+			Mode:        d.Mode,
+			Provider:    d.Provider,
+			Roles:       slices.Clone(d.Roles),
+			Checkpoints: slices.Clone(d.Checkpoints),
+			Limits: engine.Limits{MaxTries: d.MaxTries, MaxAgentRuns: d.MaxAgentRuns, WallClock: d.WallClock.Duration,
+				TokenBudget: d.TokenBudget, MaxStalled: d.MaxStalled, OwnerEvery: d.OwnerEvery},
+		},
+		Catalog:        catalog,
+		EventRetention: cfg.Daemon.EventRetention,
+		Tick:           cfg.Daemon.Tick.Duration,
+	}
+}
+
+// lazyCommand is a command provider whose executable is looked up until it
+// is found; until then every run fails with agent.ErrNotFound, which the
+// engine turns into a stopped quest carrying the message.
+type lazyCommand struct {
+	cfg agent.CommandConfig
+
+	mu  sync.Mutex // guards cmd
+	cmd *agent.Command
+}
+
+func (l *lazyCommand) get() (*agent.Command, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cmd != nil {
+		return l.cmd, nil
+	}
+	c, err := agent.NewCommand(l.cfg)
+	if err != nil {
+		return nil, err
+	}
+	l.cmd = c
+	return c, nil
+}
+
+func (l *lazyCommand) check() error {
+	_, err := l.get()
+	return err
+}
+
+// Run implements engine.Provider.
+func (l *lazyCommand) Run(ctx context.Context, req agent.Request) (agent.Reply, error) {
+	c, err := l.get()
+	if err != nil {
+		return agent.Reply{}, err
+	}
+	return c.Run(ctx, req)
+}
+
+// providerNames lists the providers a quest may use.
+func (w *wiring) providerNames() string {
+	names := []string{engine.ProviderExternal}
+	for n := range w.providers {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return strings.Join(names, ", ")
+}
