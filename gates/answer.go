@@ -76,7 +76,7 @@ func ParseAnswer(raw []byte) (Answer, []Fact) {
 	if v, ok := stringMember(obj, "", "verdict", &fs); ok {
 		checkVerdict(v, &fs)
 	}
-	stringMember(obj, "", "evidence", &fs)
+	checkKindMember(obj, "", "evidence", "string", &fs)
 	if items, ok := arrayMember(obj, "", "citations", &fs); ok {
 		for i, item := range items {
 			where := index("citations", i)

@@ -59,6 +59,7 @@ func TestParseAnswerValid(t *testing.T) {
 		{"longer fence", "````json\n" + validJSON + "\n````", validAnswer},
 		{"no trailing newline after fence", "x\n" + fence(validJSON), validAnswer},
 		{"json fence inside another fence is ignored", fence(validJSON) + "\n````markdown\n```json\n{}\n```\n````", validAnswer},
+		{"inline triple backticks are not a fence", "Use ```json {}``` like this:\n" + fence(validJSON), validAnswer},
 		{"other language block after json", fence(validJSON) + "\n```python\nprint(1)\n```", validAnswer},
 		{"empty lists", withField("citations", `[]`), func() Answer {
 			a := validAnswer

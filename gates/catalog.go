@@ -35,6 +35,11 @@ type Input struct {
 	Direction  string   // the quest's direction
 	Hypothesis string   // this node's hypothesis
 	Ancestors  []string // hypotheses of the node's ancestors, nearest first
+
+	// memo caches the parse of Raw for the built-in rules within one
+	// Catalog evaluation (set by Catalog.run on its own copy of the Input;
+	// nil otherwise). Rules run one after another, so it needs no lock.
+	memo *parseMemo
 }
 
 // IsOwner reports whether the submission comes from an owner node and must be
@@ -168,6 +173,7 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 		return []Fact{{Rule: "catalog", Level: Fail, Where: "catalog",
 			Expected: "a catalog built by NewCatalog", Actual: "an empty catalog"}}
 	}
+	in.memo = &parseMemo{}
 	var facts []Fact
 	for _, e := range c.entries {
 		if only != 0 && e.stage != only {

@@ -211,3 +211,32 @@ func TestZeroCatalogFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+func TestEvaluateConcurrently(t *testing.T) {
+	c := DefaultCatalog()
+	inputs := []Input{
+		{Raw: []byte(validJSON)},
+		{Raw: []byte(validOwnerJSON), Role: RoleOwner},
+		{Raw: []byte("nope")},
+	}
+	want := make([]Outcome, len(inputs))
+	for i, in := range inputs {
+		want[i] = c.Evaluate(in).Outcome
+	}
+	done := make(chan struct{})
+	for g := 0; g < 8; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 50; i++ {
+				k := (g + i) % len(inputs)
+				if got := c.Evaluate(inputs[k]).Outcome; got != want[k] {
+					t.Errorf("got %v, want %v", got, want[k])
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		<-done
+	}
+}

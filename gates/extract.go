@@ -16,6 +16,8 @@ import (
 //     followed by an info string; it closes at a line of at least as many
 //     backticks and nothing but whitespace. Other fences (```python, plain ```)
 //     are skipped as a whole, so a ```json line inside them opens nothing.
+//     As in CommonMark, a line whose info string contains a backtick (inline
+//     code such as ```json {}```) opens no fence.
 //   - The info string's first word is matched case-insensitively: ```JSON and
 //     ```Json count. Plain ``` does not: the contract asks for a json tag, and
 //     the fact for "no json block" says how many untagged blocks were seen.
@@ -34,6 +36,9 @@ func fenceOpen(line []byte) (n int, isJSON, ok bool) {
 	n = countBackticks(t)
 	if n < 3 {
 		return 0, false, false
+	}
+	if bytes.IndexByte(t[n:], '`') >= 0 {
+		return 0, false, false // inline code such as ```json {}```, not a fence
 	}
 	info := strings.Fields(string(t[n:]))
 	return n, len(info) > 0 && strings.EqualFold(info[0], "json"), true

@@ -104,7 +104,7 @@ func ParseOwnerAnswer(raw []byte) (OwnerAnswer, []Fact) {
 		return OwnerAnswer{}, fs.facts()
 	}
 	checkMembers(obj, "", ownerFields(), &fs)
-	stringMember(obj, "", "evidence", &fs)
+	checkKindMember(obj, "", "evidence", "string", &fs)
 	if items, ok := arrayMember(obj, "", "actions", &fs); ok {
 		if len(items) == 0 {
 			fs.add("actions", "at least one action", "[]")

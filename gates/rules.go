@@ -31,18 +31,42 @@ type parsed struct {
 // contract does not hold; rules other than contract then stay silent, because
 // the contract rule has already failed the submission.
 func parse(in Input) (p parsed, ok bool) {
+	p, facts := parseFacts(in)
+	return p, len(facts) == 0
+}
+
+// parseMemo holds one parse of Input.Raw during a Catalog evaluation, so the
+// four built-in rules parse the answer once rather than four times.
+type parseMemo struct {
+	done  bool
+	p     parsed
+	facts []Fact
+}
+
+// parseFacts parses in.Raw for in.Role, through in.memo when there is one.
+func parseFacts(in Input) (parsed, []Fact) {
+	if in.memo != nil && in.memo.done {
+		return in.memo.p, in.memo.facts
+	}
+	var (
+		p     parsed
+		facts []Fact
+	)
 	if in.IsOwner() {
-		o, facts := ParseOwnerAnswer(in.Raw)
-		if len(facts) > 0 {
-			return p, false
+		var o OwnerAnswer
+		if o, facts = ParseOwnerAnswer(in.Raw); len(facts) == 0 {
+			p.owner = &o
 		}
-		return parsed{owner: &o}, true
+	} else {
+		var a Answer
+		if a, facts = ParseAnswer(in.Raw); len(facts) == 0 {
+			p.answer = &a
+		}
 	}
-	a, facts := ParseAnswer(in.Raw)
-	if len(facts) > 0 {
-		return p, false
+	if in.memo != nil {
+		*in.memo = parseMemo{done: true, p: p, facts: facts}
 	}
-	return parsed{answer: &a}, true
+	return p, facts
 }
 
 // ContractCheck is the output-contract rule (SPEC §2.6), id "contract", level
@@ -73,12 +97,7 @@ func (ContractCheck) Check(in Input) []Fact {
 		facts = append(facts, Fact{Rule: RuleContract, Level: Fail, Where: "answer",
 			Expected: "complete output within the provider's cap", Actual: actual})
 	}
-	var more []Fact
-	if in.IsOwner() {
-		_, more = ParseOwnerAnswer(in.Raw)
-	} else {
-		_, more = ParseAnswer(in.Raw)
-	}
+	_, more := parseFacts(in)
 	return append(facts, more...)
 }
 
