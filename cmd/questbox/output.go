@@ -68,13 +68,15 @@ func formatEvent(ev engine.Event) string {
 			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 100))
 		}
 	case engine.KindVerdict:
-		fmt.Fprintf(&b, "%s %s %s verdict %s", ts, ev.Quest, ev.Node, ev.Outcome)
+		fmt.Fprintf(&b, "%s %s %s verdict ", ts, ev.Quest, ev.Node)
+		indent := strings.Repeat(" ", b.Len())
+		b.WriteString(ev.Outcome)
 		for i, f := range ev.Facts {
 			if i == 0 {
 				fmt.Fprintf(&b, "  %s", factLine(f))
 				continue
 			}
-			fmt.Fprintf(&b, "\n%s %s", strings.Repeat(" ", len(ts)+len(ev.Quest)+len(ev.Node)+len(" verdict ")+len(ev.Outcome)+2), f.String())
+			fmt.Fprintf(&b, "\n%s%s", indent, f)
 		}
 	case engine.KindQuest:
 		from := ev.From

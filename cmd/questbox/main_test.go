@@ -1,0 +1,111 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/questbox/questbox/engine"
+)
+
+func TestMain(m *testing.M) {
+	// The tests name their data dir and config explicitly; nothing from the
+	// invoking shell may leak in.
+	for _, k := range []string{"QUESTBOX_DATA", "QUESTBOX_CONFIG", "NOTIFY_SOCKET"} {
+		os.Unsetenv(k)
+	}
+	os.Exit(m.Run())
+}
+
+// result is what one in-process invocation of the CLI did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// qb runs the CLI in-process, as main does, with stdin as its input.
+func qb(t *testing.T, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
+	code := report(&errb, err)
+	return result{code: code, stdout: out.String(), stderr: errb.String()}
+}
+
+// must runs the CLI and fails the test unless it exits with want.
+func must(t *testing.T, want int, stdin string, args ...string) result {
+	t.Helper()
+	r := qb(t, stdin, args...)
+	if r.code != want {
+		t.Fatalf("questbox %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, want, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// decode parses JSON output into v.
+func decode(t *testing.T, r result, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(r.stdout), v); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, r.stdout)
+	}
+}
+
+// dataDir is a fresh data directory whose store, if one was created, must
+// pass `questbox verify` when the test ends.
+func dataDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Cleanup(func() {
+		if _, err := os.Stat(filepath.Join(dir, engine.StoreFile)); err != nil {
+			return
+		}
+		if r := qb(t, "", "verify", "--data", dir); r.code != 0 {
+			t.Errorf("verify after the test: exit %d: %s", r.code, r.stderr)
+		}
+	})
+	return dir
+}
+
+// shortDir is a temp dir short enough for a unix socket path (< 100 bytes),
+// which t.TempDir() is not always.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "qb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// syncBuffer is a bytes.Buffer safe for a daemon goroutine writing while
+// the test reads.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func answer(verdict, evidence string, dirs ...string) string {
+	if dirs == nil {
+		dirs = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{"verdict": verdict, "evidence": evidence, "citations": []any{}, "new_directions": dirs})
+	return "My findings.\n```json\n" + string(b) + "\n```\n"
+}
