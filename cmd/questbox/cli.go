@@ -276,12 +276,24 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	if done, err := e.forward(ctx, v, cmd, fs, pos); done {
 		return err
 	}
-	closeEngine, err := e.openEngine(false)
+	closeEngine, err := e.openEngine(v.name == "verify")
 	if err != nil {
 		return err
 	}
-	err = cmd.run(ctx, e, pos)
+	err = e.guard(func() error { return cmd.run(ctx, e, pos) })
 	return errors.Join(err, closeEngine())
+}
+
+// guard runs fn and turns a panic — bbolt asserts on a page it cannot
+// read — into an error naming the repair commands, instead of a crash.
+func (e *env) guard(fn func() error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("questbox store %s failed while reading (%v): it may be corrupt; check it with `questbox verify --data %s` and recover what is readable with `questbox salvage --data %s`: %w",
+				e.data, p, e.data, e.data, engine.ErrCorrupt)
+		}
+	}()
+	return fn()
 }
 
 // leadingFlags accepts --data and --config before the verb

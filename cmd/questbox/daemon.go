@@ -78,7 +78,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 		log.Warn("provider cannot run yet; quests on it stop with this message", "provider", name, "err", w.problems[name])
 	}
 
-	st, err := engine.OpenStore(e.data, engine.StoreOptions{Check: true})
+	st, err := openChecked(e.data)
 	if err != nil {
 		return err
 	}

@@ -78,7 +78,7 @@ func (c *salvageCmd) run(ctx context.Context, e *env, args []string) error {
 
 	// Open the result as the daemon would: integrity check, migrations
 	// (which recreate buckets that were lost), then the ledger.
-	st, err = engine.OpenStore(e.data, engine.StoreOptions{Check: true})
+	st, err = openChecked(e.data)
 	if err != nil {
 		return fmt.Errorf("salvage: the salvaged store does not open: %w", err)
 	}
@@ -111,17 +111,6 @@ func (c *salvageCmd) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, "verify: %s\n(the salvaged store opens, but records were lost; what the ledger covered can no longer be proven)\n", rep.Verify)
 	}
 	return nil
-}
-
-// openChecked opens the store with its full check, turning a panic of a
-// badly broken file into ErrCorrupt.
-func openChecked(dir string) (st *engine.Store, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("opening the store panicked: %v: %w", p, engine.ErrCorrupt)
-		}
-	}()
-	return engine.OpenStore(dir, engine.StoreOptions{Check: true})
 }
 
 // copyReadable copies every readable bucket of the bbolt file at from into
@@ -199,15 +188,6 @@ func dropSchema(db *bolt.DB) error {
 		}
 		return nil
 	})
-}
-
-func openReadOnly(path string) (db *bolt.DB, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			db, err = nil, fmt.Errorf("open panicked: %v", p)
-		}
-	}()
-	return bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 3 * time.Second})
 }
 
 // salvaged runs fn, turning a panic (or a memory fault on a bad page) into

@@ -65,7 +65,13 @@ func (e *env) resolve() error {
 // (which puts back to pending any node a crash left running). The returned
 // func closes both.
 func (e *env) openEngine(check bool) (func() error, error) {
-	st, err := engine.OpenStore(e.data, engine.StoreOptions{Check: check})
+	var st *engine.Store
+	var err error
+	if check {
+		st, err = openChecked(e.data)
+	} else {
+		st, err = engine.OpenStore(e.data, engine.StoreOptions{})
+	}
 	if err != nil {
 		return nil, err
 	}
