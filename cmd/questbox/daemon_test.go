@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/engine"
+)
+
+// waitFor polls cond every 50ms, at most attempts times.
+func waitFor(t *testing.T, what string, attempts int, cond func() bool) {
+	t.Helper()
+	for range attempts {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out waiting for %s", what)
+}
+
+// TestForwardingThroughDaemon runs `questbox run` in-process and drives it
+// with CLI verbs, which must reach it over the control socket (the store
+// is locked by the daemon, so a CLI that opened it itself would exit 2).
+func TestForwardingThroughDaemon(t *testing.T) {
+	data := shortDir(t)
+	notify := listenNotify(t, filepath.Join(data, "notify"))
+	t.Setenv("NOTIFY_SOCKET", notify.LocalAddr().String())
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var dout, derr syncBuffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"run", "--data", data, "--tick", "1h"}, strings.NewReader(""), &dout, &derr)
+	}()
+	sock := filepath.Join(data, "questbox.sock")
+	waitFor(t, "the control socket", 200, func() bool {
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	if got := readNotify(t, notify); got != "READY=1" {
+		t.Errorf("systemd got %q, want READY=1", got)
+	}
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("control socket mode: %v %v, want 0600", fi.Mode(), err)
+	}
+
+	d := []string{"--data", data}
+	r := must(t, 0, "", append([]string{"quest", "new", "fwd", "--direction", "through the socket", "--provider", "external"}, d...)...)
+	if strings.TrimSpace(r.stdout) != "q1" {
+		t.Fatalf("quest new through the daemon printed %q", r.stdout)
+	}
+	var qs []engine.Quest
+	decode(t, must(t, 0, "", append([]string{"quest", "list", "--json"}, d...)...), &qs)
+	if len(qs) != 1 || qs[0].Name != "fwd" {
+		t.Fatalf("quest list --json through the daemon: %+v", qs)
+	}
+
+	// Files are the client's: --from and --in are read here, --out is
+	// written here.
+	dir := t.TempDir()
+	from := filepath.Join(dir, "hyps")
+	os.WriteFile(from, []byte("alpha\nbeta\n"), 0o644)
+	must(t, 0, "", append([]string{"scan", "q1", "--from", from}, d...)...)
+	in := filepath.Join(dir, "answer")
+	os.WriteFile(in, []byte(answer("dead", "alpha was checked and does not work.")), 0o644)
+	r = must(t, 0, "", append([]string{"submit", "q1", "--node", "n1", "--in", in}, d...)...)
+	if !strings.HasPrefix(r.stdout, "PASS") {
+		t.Errorf("submit through the daemon printed %q", r.stdout)
+	}
+	r = must(t, 3, "garbage", append([]string{"submit", "q1", "--node", "n2"}, d...)...)
+	if !strings.Contains(r.stdout, "contract @ answer") {
+		t.Errorf("FAIL through the daemon printed %q", r.stdout)
+	}
+	r = must(t, 1, "", append([]string{"submit", "q1", "--node", "n1", "--in", in}, d...)...)
+	if !strings.HasPrefix(r.stderr, "questbox: node n1 is aborted") || strings.Count(r.stderr, "questbox:") != 1 {
+		t.Errorf("a refused submit through the daemon said %q", r.stderr)
+	}
+	out := filepath.Join(dir, "export.jsonl")
+	r = must(t, 0, "", append([]string{"export", "q1", "--out", out}, d...)...)
+	if lines := readLines(t, out); len(lines) != 1 || !strings.Contains(r.stderr, "exported 1 node of quest q1 to "+out) {
+		t.Errorf("export --out through the daemon: %q, stderr %q", lines, r.stderr)
+	}
+	must(t, 0, "", append([]string{"export", "q1", "--out", out}, d...)...)
+	if lines := readLines(t, out); len(lines) != 1 {
+		t.Errorf("second export appended: %d lines", len(lines))
+	}
+	must(t, 0, "", append([]string{"verify"}, d...)...)
+	must(t, 1, "", append([]string{"status", "q7"}, d...)...)
+
+	// The daemon printed the events readably.
+	waitFor(t, "the verdict events on stdout", 100, func() bool {
+		return strings.Contains(dout.String(), "q1 n2 verdict FAIL  contract @ answer")
+	})
+	if !strings.Contains(dout.String(), "q1 n1 scout      pending → running") {
+		t.Errorf("daemon stdout lacks node events:\n%s", dout.String())
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v\n%s", err, derr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not stop after its context was cancelled")
+	}
+	if got := readNotify(t, notify); got != "STOPPING=1" {
+		t.Errorf("systemd got %q, want STOPPING=1", got)
+	}
+	if _, err := os.Stat(sock); !os.IsNotExist(err) {
+		t.Errorf("the control socket is still there after shutdown: %v", err)
+	}
+	// Without the daemon, the CLI opens the store itself.
+	var st statusView
+	decode(t, must(t, 0, "", append([]string{"status", "q1", "--json"}, d...)...), &st)
+	if st.Counts[engine.Aborted] != 1 || st.Counts[engine.Pending] != 1 {
+		t.Errorf("after the daemon stopped: %v", st.Counts)
+	}
+}
+
+func listenNotify(t *testing.T, path string) *net.UnixConn {
+	t.Helper()
+	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func readNotify(t *testing.T, c *net.UnixConn) string {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(30 * time.Second))
+	buf := make([]byte, 256)
+	n, err := c.Read(buf)
+	if err != nil {
+		t.Fatalf("no sd_notify message: %v", err)
+	}
+	return string(buf[:n])
+}
+
+// TestCrash kills a real `questbox run` with SIGKILL during an agent run:
+// the node comes back pending with an interrupted attempt, no try used,
+// and the ledger verifies.
+func TestCrash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := shortDir(t)
+	bin := filepath.Join(t.TempDir(), "questbox")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	started := filepath.Join(dir, "started")
+	cfg := filepath.Join(dir, "questbox.toml")
+	os.WriteFile(cfg, []byte(`[providers.slow]
+type = "command"
+argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
+`), 0o644)
+	qbx := func(want int, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, append(args, "--config", cfg, "--data", data)...)
+		var errb strings.Builder
+		cmd.Stderr = &errb
+		out, err := cmd.Output()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != want {
+			t.Fatalf("questbox %v: exit %d, want %d\n%s%s", args, code, want, out, errb.String())
+		}
+		return string(out)
+	}
+	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
+
+	daemon := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
+	logf, _ := os.Create(filepath.Join(dir, "daemon.log"))
+	defer logf.Close()
+	daemon.Stdout, daemon.Stderr = logf, logf
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	var agent int
+	waitFor(t, "the agent to start", 400, func() bool {
+		b, err := os.ReadFile(started)
+		agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil && agent > 0
+	})
+	// The agent runs in its own process group, which a SIGKILL of the
+	// daemon does not reach; clean it up after the test.
+	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })
+	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	daemon.Wait()
+
+	var show questView
+	if err := json.Unmarshal([]byte(qbx(0, "quest", "show", "q1", "--json")), &show); err != nil {
+		t.Fatal(err)
+	}
+	if len(show.Nodes) != 1 {
+		t.Fatalf("quest has %d nodes, want 1", len(show.Nodes))
+	}
+	n := show.Nodes[0]
+	if n.Status != engine.Pending || n.Tries != 0 {
+		t.Errorf("after kill -9: node %s is %s with %d tries, want pending with 0", n.ID, n.Status, n.Tries)
+	}
+	if len(n.Attempts) == 0 || n.Attempts[len(n.Attempts)-1].Outcome != "interrupted" || n.Attempts[len(n.Attempts)-1].TryUsed {
+		t.Errorf("after kill -9: attempts %+v, want a last interrupted attempt that used no try", n.Attempts)
+	}
+	qbx(0, "verify")
+}
