@@ -76,7 +76,7 @@ func (e *Engine) Approve(node, claimHash, by string) error {
 			return err
 		}
 		c := n.Claim
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Outcome: "granted", ClaimHash: c.Hash, Feedback: "consent by " + by})
+		n.addAttempt(Attempt{At: t.now, Outcome: "granted", ClaimHash: c.Hash, Feedback: "consent by " + by})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: c.Hash, Reason: "consent by " + by}); err != nil {
 			return err
 		}
@@ -94,7 +94,7 @@ func (e *Engine) Reject(node, claimHash, by string) error {
 		f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 		n.Claim = nil
 		n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: claimHash, TryUsed: true})
+		n.addAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: claimHash, TryUsed: true})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: claimHash, Reason: "rejected by " + by}); err != nil {
 			return err
 		}

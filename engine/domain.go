@@ -185,6 +185,23 @@ type Attempt struct {
 	ClaimHash string       `json:"claim_hash,omitempty"`
 	// TryUsed says whether this attempt consumed one of max_tries.
 	TryUsed bool `json:"try_used"`
+	// Repeats counts further identical attempts merged into this one
+	// (a provider that stays unreachable must not grow the log each tick).
+	Repeats int `json:"repeats,omitempty"`
+}
+
+// addAttempt appends a to the log, merging it into the last entry when both
+// are the same kind of attempt that used no try.
+func (n *Node) addAttempt(a Attempt) {
+	if k := len(n.Attempts); k > 0 && !a.TryUsed {
+		last := &n.Attempts[k-1]
+		if !last.TryUsed && last.Outcome == a.Outcome && last.Feedback == a.Feedback && last.ClaimHash == a.ClaimHash && len(a.Facts) == 0 {
+			last.Repeats++
+			last.At, last.Run = a.At, a.Run
+			return
+		}
+	}
+	n.Attempts = append(n.Attempts, a)
 }
 
 // Claim is a submission held while a human decides on it.

@@ -164,7 +164,10 @@ func (e *Engine) recoverInterrupted() error {
 			if err := t.endRun(p.run, "interrupted", 0, "the daemon stopped during the run (crash or power cut)"); err != nil {
 				return err
 			}
-			n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: p.run, Outcome: "interrupted"})
+			n.addAttempt(Attempt{At: t.now, Run: p.run, Outcome: "interrupted", Feedback: "the daemon stopped during the run"})
+			if q.Counters.AgentRuns > 0 {
+				q.Counters.AgentRuns-- // the agent never answered
+			}
 			if err := t.move(q, n, Pending, "interrupted: recovered at start-up, no try consumed"); err != nil {
 				return err
 			}
@@ -261,29 +264,34 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	}
 	var out *Quest
 	err := e.update(func(t *txn) error {
-		seq, err := t.tx.Bucket(bQuests).NextSequence()
-		if err != nil {
-			return err
-		}
-		q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
-			Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
-			Counts: map[Status]int{}, Created: t.now}
-		t.track(q)
-		if err := t.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
-			return err
-		}
-		if err := t.emit(Event{Kind: KindQuest, Quest: q.ID, To: string(QuestActive), Reason: "created: " + q.Name, Counters: &q.Counters}); err != nil {
-			return err
-		}
-		if s.Provider != ProviderExternal {
-			if _, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, ""); err != nil {
-				return err
-			}
-		}
-		out = q
-		return nil
+		var err error
+		out, err = t.newQuest(s)
+		return err
 	})
 	return out, err
+}
+
+func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
+	seq, err := t.tx.Bucket(bQuests).NextSequence()
+	if err != nil {
+		return nil, err
+	}
+	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
+		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
+		Counts: map[Status]int{}, Created: t.now}
+	t.track(q)
+	if err := t.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+		return nil, err
+	}
+	if err := t.emit(Event{Kind: KindQuest, Quest: q.ID, To: string(QuestActive), Reason: "created: " + q.Name, Counters: &q.Counters}); err != nil {
+		return nil, err
+	}
+	if s.Provider != ProviderExternal {
+		if _, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, ""); err != nil {
+			return nil, err
+		}
+	}
+	return q, nil
 }
 
 // Quest returns one quest.

@@ -27,7 +27,7 @@ var (
 	bMeta     = []byte("meta")
 	bQuests   = []byte("quests")
 	bActive   = []byte("active")   // quest id -> nil: the quests the tick visits
-	bNodes    = []byte("nodes")    // node id -> Node
+	bNodes    = []byte("nodes")    // node seq (big endian) -> Node
 	bPending  = []byte("pending")  // quest -> {order -> node id}
 	bProposed = []byte("proposed") // quest -> {order -> node id}
 	bDeferred = []byte("deferred") // quest -> {order -> node id}

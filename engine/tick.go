@@ -240,15 +240,15 @@ func (e *Engine) start(d dispatch) {
 	e.wg.Add(1)
 	go func() {
 		defer e.wg.Done()
-		defer func() {
-			e.mu.Lock()
-			delete(e.inflight, d.node.ID)
-			e.mu.Unlock()
-			cancel()
-		}()
+		defer cancel()
 		e.log.Info("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
 		reply, err := d.prov.Run(ctx, d.req)
 		res := e.judge(ctx, &d.quest, &d.node, reply, err)
+		// The slot frees before the verdict commits; the quest itself stays
+		// busy (Quest.Running) until then, so nothing dispatches twice.
+		e.mu.Lock()
+		delete(e.inflight, d.node.ID)
+		e.mu.Unlock()
 		if err := e.complete(d.node.ID, d.run.ID, res); err != nil {
 			e.log.Error("run result could not be recorded", "node", d.node.ID, "run", d.run.ID, "err", err)
 		}

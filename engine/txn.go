@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -78,7 +79,11 @@ func (t *txn) node(id string) (*Node, error) {
 
 func readNode(tx *bolt.Tx, id string) (*Node, error) {
 	n := new(Node)
-	ok, err := getJSON(tx.Bucket(bNodes), []byte(id), n)
+	key, kerr := nodeKey(id)
+	if kerr != nil {
+		return nil, kerr
+	}
+	ok, err := getJSON(tx.Bucket(bNodes), key, n)
 	if err != nil {
 		return nil, err
 	}
@@ -90,7 +95,7 @@ func readNode(tx *bolt.Tx, id string) (*Node, error) {
 
 func (t *txn) saveNode(n *Node) error {
 	n.Updated = t.now
-	return putJSON(t.tx.Bucket(bNodes), []byte(n.ID), n)
+	return putJSON(t.tx.Bucket(bNodes), u64(n.Order), n)
 }
 
 // indexFor is the per-quest index bucket a status lives in, if any.
@@ -314,4 +319,18 @@ func trackQueued(q *Quest, n *Node, to Status) {
 	} else if q.Queued[n.Role] == n.ID {
 		delete(q.Queued, n.Role)
 	}
+}
+
+// nodeKey is a node's key in the nodes bucket: its sequence number, big
+// endian, so that nodes created together share pages and a tick dirties one
+// page per dispatched node however many nodes the store holds.
+func nodeKey(id string) ([]byte, error) {
+	if len(id) < 2 || id[0] != 'n' {
+		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
+	}
+	v, err := strconv.ParseUint(id[1:], 10, 64)
+	if err != nil || nodeID(v) != id {
+		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
+	}
+	return u64(v), nil
 }

@@ -187,15 +187,21 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	if err := t.endRun(runID, res.outcome(), res.tokens, res.why); err != nil {
 		return err
 	}
+	if res.kind <= resStopQuest && q.Counters.AgentRuns > 0 {
+		// The agent never answered: the run does not count against
+		// max_agent_runs (an unreachable provider retried every tick
+		// must not terminate the quest).
+		q.Counters.AgentRuns--
+	}
 	switch res.kind {
 	case resInterrupted:
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
+		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
 		return t.move(q, n, Pending, "interrupted: "+res.why)
 	case resDeferred:
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
+		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
 		return t.move(q, n, Deferred, res.why)
 	case resStopQuest:
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
+		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
 		if err := t.move(q, n, Pending, "no try consumed: "+res.why); err != nil {
 			return err
 		}
@@ -217,10 +223,10 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	}
 	switch res.kind {
 	case resFail:
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
+		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
 		return t.failTry(q, n, "FAIL")
 	case resReview:
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
+		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
 		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Answ: res.answer, Owner: res.owner}
 		if err := t.move(q, n, AwaitingConsent, res.why); err != nil {
 			return err
@@ -230,7 +236,7 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 		}
 		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "requested", ClaimHash: res.claim, Reason: res.why})
 	case resPass:
-		n.Attempts = append(n.Attempts, Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
+		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
 		return t.pass(q, n, res.answer, res.owner, "PASS")
 	}
 	panic(fmt.Sprintf("BUG: unknown result kind %d", res.kind))

@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// fakeClock is a manual clock: After channels fire when Advance passes them.
+type fakeClock struct {
+	mu      sync.Mutex // guards now, waiters
+	now     time.Time
+	waiters []fakeWaiter
+}
+
+type fakeWaiter struct {
+	at time.Time
+	ch chan time.Time
+}
+
+func newFakeClock() *fakeClock {
+	return &fakeClock{now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := make(chan time.Time, 1)
+	if d <= 0 {
+		ch <- c.now
+		return ch
+	}
+	c.waiters = append(c.waiters, fakeWaiter{c.now.Add(d), ch})
+	return ch
+}
+
+func (c *fakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+	keep := c.waiters[:0]
+	for _, w := range c.waiters {
+		if !w.at.After(c.now) {
+			w.ch <- c.now
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	c.waiters = keep
+}
+
+// funcProvider is a provider whose answers a test scripts.
+type funcProvider func(ctx context.Context, req agent.Request) (agent.Reply, error)
+
+func (f funcProvider) Run(ctx context.Context, req agent.Request) (agent.Reply, error) { return f(ctx, req) }
+
+// answer renders a worker answer as an agent would print it.
+func answer(verdict, evidence string, dirs ...string) string {
+	a := map[string]any{"verdict": verdict, "evidence": evidence, "citations": []any{}, "new_directions": dirs}
+	if verdict == "conclusion" {
+		a["citations"] = []any{map[string]string{"source": "https://example.org/doc", "quote": "the exact words"}}
+	}
+	if dirs == nil {
+		a["new_directions"] = []string{}
+	}
+	raw, _ := json.Marshal(a)
+	return "Here is my answer.\n```json\n" + string(raw) + "\n```\n"
+}
+
+func reply(s string) agent.Reply { return agent.Reply{Output: []byte(s), Tokens: 10, TokensReported: true} }
+
+// mustOpenStore opens a store in a temp dir; its cleanup closes it and runs
+// the integrity check and the ledger verification.
+func mustOpenStore(t testing.TB, dir string) *Store {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	s, err := OpenStore(dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	return s
+}
+
+type harness struct {
+	t     testing.TB
+	dir   string
+	store *Store
+	e     *Engine
+	clock *fakeClock
+	opt   Options
+}
+
+func newHarness(t testing.TB, opt Options) *harness {
+	t.Helper()
+	h := &harness{t: t, dir: t.TempDir(), clock: newFakeClock(), opt: opt}
+	h.open()
+	t.Cleanup(h.close)
+	return h
+}
+
+func (h *harness) open() {
+	h.t.Helper()
+	h.store = mustOpenStore(h.t, h.dir)
+	opt := h.opt
+	opt.Clock = h.clock
+	e, err := New(h.store, opt)
+	if err != nil {
+		h.t.Fatalf("engine: %v", err)
+	}
+	h.e = e
+}
+
+func (h *harness) close() {
+	if h.store == nil {
+		return
+	}
+	h.e.Shutdown(0)
+	if _, err := h.e.Verify(); err != nil {
+		h.t.Errorf("verify at cleanup: %v", err)
+	}
+	if err := h.store.Close(); err != nil {
+		h.t.Errorf("close: %v", err)
+	}
+	h.store = nil
+}
+
+func (h *harness) restart() {
+	h.close()
+	h.open()
+}
+
+func (h *harness) quest(spec func(*QuestSpec)) *Quest {
+	h.t.Helper()
+	s := h.e.NewQuestSpec("test quest", "find the best thing")
+	if spec != nil {
+		spec(&s)
+	}
+	q, err := h.e.NewQuest(s)
+	if err != nil {
+		h.t.Fatalf("new quest: %v", err)
+	}
+	return q
+}
+
+// tick runs one tick, waits for its runs and advances the clock a minute.
+func (h *harness) tick() TickReport {
+	h.t.Helper()
+	rep, err := h.e.Tick(context.Background())
+	if err != nil {
+		h.t.Fatalf("tick: %v", err)
+	}
+	h.e.Wait()
+	h.clock.Advance(time.Minute)
+	return rep
+}
+
+func (h *harness) node(id string) *Node {
+	h.t.Helper()
+	n, err := h.e.Node(id)
+	if err != nil {
+		h.t.Fatalf("node %s: %v", id, err)
+	}
+	return n
+}
+
+func (h *harness) questNow(id string) *Quest {
+	h.t.Helper()
+	q, err := h.e.Quest(id)
+	if err != nil {
+		h.t.Fatalf("quest %s: %v", id, err)
+	}
+	return q
+}
+
+func (h *harness) nodesByStatus(quest string) map[Status][]string {
+	h.t.Helper()
+	ns, err := h.e.Nodes(quest)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	out := map[Status][]string{}
+	for _, n := range ns {
+		out[n.Status] = append(out[n.Status], n.ID)
+	}
+	return out
+}
+
+func describeNodes(ns []*Node) string {
+	var b strings.Builder
+	for _, n := range ns {
+		fmt.Fprintf(&b, "%s %s %s %q\n", n.ID, n.Role, n.Status, n.Hypothesis)
+	}
+	return b.String()
+}
+
+// bulk creates quests quests, each with extra pending nodes, in one
+// transaction (seeding big stores without an fsync per quest).
+func (h *harness) bulk(quests, nodesPerQuest int, spec func(*QuestSpec)) []string {
+	h.t.Helper()
+	var ids []string
+	err := h.e.update(func(t *txn) error {
+		for i := 0; i < quests; i++ {
+			s := h.e.NewQuestSpec(fmt.Sprintf("bulk %d", i), fmt.Sprintf("direction %d", i))
+			if spec != nil {
+				spec(&s)
+			}
+			if err := h.e.validateSpec(&s); err != nil {
+				return err
+			}
+			q, err := t.newQuest(s)
+			if err != nil {
+				return err
+			}
+			for j := 0; j < nodesPerQuest; j++ {
+				if _, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("hypothesis %d of %s", j, q.ID), Pending, ""); err != nil {
+					return err
+				}
+			}
+			ids = append(ids, q.ID)
+		}
+		return nil
+	})
+	if err != nil {
+		h.t.Fatalf("bulk: %v", err)
+	}
+	return ids
+}

@@ -1,0 +1,239 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+func TestStoreLockedByAnotherHandle(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpenStore(t, dir)
+	defer s.Close()
+	_, err := OpenStore(dir, StoreOptions{LockTimeout: 50e6})
+	if !errors.Is(err, ErrInUse) || !strings.Contains(err.Error(), "questbox store "+dir+" is in use by another process") {
+		t.Fatalf("got %v, want ErrInUse naming the dir", err)
+	}
+}
+
+func TestStoreCorruptFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, StoreFile), bytes.Repeat([]byte("garbage!"), 4096), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := OpenStore(dir, StoreOptions{Check: true})
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "questbox salvage --data "+dir) {
+		t.Fatalf("got %v, want ErrCorrupt naming the salvage command", err)
+	}
+}
+
+func TestStoreNewerSchemaIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpenStore(t, dir)
+	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion+1)) }); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := OpenStore(dir, StoreOptions{}); !errors.Is(err, ErrSchema) {
+		t.Fatalf("got %v, want ErrSchema", err)
+	}
+}
+
+func TestEventsSeqOutboxAndReplayAfterRestart(t *testing.T) {
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("dead", "nothing to find here at all")), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}})
+	sub := h.e.Subscribe(0)
+	q := h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
+	h.tick()
+	evs, err := sub.Next(context.Background())
+	sub.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("event %d has seq %d, want %d", i, ev.Seq, i+1)
+		}
+		kinds = append(kinds, ev.Kind+":"+ev.To+ev.Outcome)
+	}
+	want := "quest:active node:pending node:running verdict:PASS node:passed node:aborted node:pending"
+	if got := strings.Join(kinds, " "); !strings.HasPrefix(got, want) {
+		t.Errorf("events: got %s, want prefix %s", got, want)
+	}
+	last := h.e.LastSeq()
+	h.restart()
+	// Replay from a seq after a restart gives the same events.
+	again, err := h.e.Events(3, 0)
+	if err != nil || len(again) == 0 || again[0].Seq != 4 || uint64(len(again))+3 != last {
+		t.Fatalf("replay from 3: got %d events starting %v, %v; want %d starting at 4", len(again), again, err, last-3)
+	}
+	if _, err := h.e.AbortNode(h.nodesByStatus(q.ID)[Pending][0], "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.e.LastSeq(); got <= last {
+		t.Errorf("seq after restart: got %d, want > %d", got, last)
+	}
+}
+
+func TestEventsArePrunedOnlyPastDurableCursors(t *testing.T) {
+	h := newHarness(t, Options{EventRetention: 5})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	if err := h.e.AckEvents("mqtt", 2); err != nil {
+		t.Fatal(err)
+	}
+	var hyps []string
+	for i := 0; i < 20; i++ {
+		hyps = append(hyps, "hypothesis "+string(rune('a'+i)))
+	}
+	if _, err := h.e.Scan(q.ID, hyps); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	evs, err := h.e.Events(2, 0)
+	if err != nil || len(evs) == 0 || evs[0].Seq != 3 {
+		t.Fatalf("events after the mqtt cursor must be kept: got %v, %v", evs, err)
+	}
+	if err := h.e.AckEvents("mqtt", h.e.LastSeq()); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	if _, err := h.e.Events(2, 0); !errors.Is(err, ErrEventsPruned) {
+		t.Errorf("after ack: got %v, want ErrEventsPruned", err)
+	}
+}
+
+func TestVerifyNamesTheFirstRewrittenRecord(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	res, _ := h.e.Scan(q.ID, []string{"one", "two"})
+	for _, id := range res.Added {
+		if _, err := h.e.Submit(context.Background(), q.ID, id, []byte(answer("dead", "dead end found for "+id))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep, err := h.e.Verify(); err != nil || rep.Records != 2 || rep.Locked != 2 {
+		t.Fatalf("clean store: got %+v, %v", rep, err)
+	}
+	tamper := func(fn func(tx *bolt.Tx) error) {
+		t.Helper()
+		if err := h.store.db.Update(fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Rewrite a locked node's status behind the engine's back.
+	var saved []byte
+	tamper(func(tx *bolt.Tx) error {
+		saved = append([]byte(nil), tx.Bucket(bNodes).Get(mustKey(res.Added[1]))...)
+		n, _ := readNode(tx, res.Added[1])
+		n.Status = Explored
+		return putJSON(tx.Bucket(bNodes), mustKey(n.ID), n)
+	})
+	if _, err := h.e.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "locked node "+res.Added[1]+" is explored") {
+		t.Errorf("rewritten node: got %v, want ErrLedgerBroken naming it", err)
+	}
+	tamper(func(tx *bolt.Tx) error { return tx.Bucket(bNodes).Put(mustKey(res.Added[1]), saved) })
+	// Rewrite the first ledger record's outcome.
+	tamper(func(tx *bolt.Tx) error {
+		var r LedgerRecord
+		getJSON(tx.Bucket(bLedger), u64(1), &r)
+		r.Outcome = "FAIL"
+		raw, _ := json.Marshal(r)
+		return tx.Bucket(bLedger).Put(u64(1), raw)
+	})
+	if _, err := h.e.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "ledger record 1 ") {
+		t.Errorf("rewritten record: got %v, want ErrLedgerBroken naming record 1", err)
+	}
+	// Repair so that the harness's cleanup verification passes.
+	tamper(func(tx *bolt.Tx) error {
+		var r LedgerRecord
+		getJSON(tx.Bucket(bLedger), u64(1), &r)
+		r.Outcome = "PASS"
+		raw, _ := json.Marshal(r)
+		return tx.Bucket(bLedger).Put(u64(1), raw)
+	})
+}
+
+func TestExportExactlyOnceAcrossCrash(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	res, _ := h.e.Scan(q.ID, []string{"one", "two", "three"})
+	submit := func(id string) {
+		if _, err := h.e.Submit(context.Background(), q.ID, id, []byte(answer("dead", "dead end found for "+id))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(res.Added[0])
+	submit(res.Added[1])
+	out := filepath.Join(t.TempDir(), "export.jsonl")
+	// Crash between writing the lines and committing the cursor.
+	h.e.exportHook = func() { panic("power cut") }
+	func() {
+		defer func() { recover() }()
+		h.e.ExportFile(q.ID, out)
+	}()
+	h.e.exportHook = nil
+	h.restart()
+	submit(res.Added[2])
+	n, err := h.e.ExportFile(q.ID, out)
+	if err != nil || n != 3 {
+		t.Fatalf("export after crash: got %d, %v, want 3", n, err)
+	}
+	n, err = h.e.ExportFile(q.ID, out)
+	if err != nil || n != 0 {
+		t.Fatalf("second export: got %d, %v, want 0", n, err)
+	}
+	raw, _ := os.ReadFile(out)
+	seen := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var r struct{ ID string }
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		seen[r.ID]++
+	}
+	for _, id := range res.Added {
+		if seen[id] != 1 {
+			t.Errorf("node %s exported %d times, want once (%v)", id, seen[id], seen)
+		}
+	}
+}
+
+func TestOneCommitPerTickWhateverTheQuestCount(t *testing.T) {
+	for _, quests := range []int{1, 30} {
+		p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+			return reply(answer("promising", "keep going with node "+req.Node, "more "+req.Node)), nil
+		})
+		h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: quests})
+		h.bulk(quests, 1, func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
+		before := h.store.Commits()
+		rep, err := h.e.Tick(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.store.Commits() - before; got != 1 || len(rep.Dispatched) != quests {
+			t.Errorf("%d quests: tick committed %d times and dispatched %d, want 1 commit and %d dispatches", quests, got, len(rep.Dispatched), quests)
+		}
+		h.e.Wait()
+	}
+}
+
+
+func mustKey(id string) []byte {
+	k, err := nodeKey(id)
+	if err != nil {
+		panic(err)
+	}
+	return k
+}
