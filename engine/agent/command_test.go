@@ -21,10 +21,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// testTimeout is a command timeout that no passing test comes near; it only
-// bounds a broken one.
-const testTimeout = time.Minute
-
 func mustNewCommand(t *testing.T, cfg CommandConfig) *Command {
 	t.Helper()
 	if cfg.Timeout == 0 {
