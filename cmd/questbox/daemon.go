@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -77,6 +78,13 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
 		log.Warn("provider cannot run yet; quests on it stop with this message", "provider", name, "err", w.problems[name])
 	}
+	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
+		log.Warn("provider may not work", "provider", name, "err", w.warnings[name])
+	}
+	if ws, err := strconv.ParseInt(e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && tick > time.Duration(ws)*time.Microsecond/2 {
+		log.Warn("the watchdog is fed after each tick, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
+			"tick", tick, "watchdog", time.Duration(ws)*time.Microsecond)
+	}
 
 	st, err := openChecked(e.data)
 	if err != nil {
@@ -140,6 +148,9 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	src := e.cfg.Path
 	if src == "" {
 		src = "built-in defaults (no config file)"
+	}
+	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
+		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, w.warnings[name])
 	}
 	if len(w.problems) > 0 {
 		var errs []error

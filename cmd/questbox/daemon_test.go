@@ -101,6 +101,20 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	must(t, 0, "", append([]string{"verify"}, d...)...)
 	must(t, 1, "", append([]string{"status", "q7"}, d...)...)
 
+	// The daemon never touches a path a request names.
+	for _, args := range [][]string{
+		{"export", "--out=" + filepath.Join(dir, "daemon-written"), "--", "q1"},
+		{"submit", "--node=n2", "--in=" + in, "--", "q1"},
+	} {
+		resp := rawRequest(t, sock, request{Args: args, Cwd: dir})
+		if resp.Code != exitUsage || !strings.Contains(string(resp.Stderr), "the daemon does not") {
+			t.Errorf("raw %v: code %d, stderr %q", args, resp.Code, resp.Stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "daemon-written")); err == nil {
+		t.Error("the daemon wrote a file named in a request")
+	}
+
 	// The daemon printed the events readably.
 	waitFor(t, "the verdict events on stdout", 100, func() bool {
 		return strings.Contains(dout.String(), "q1 n2 verdict FAIL  contract @ answer")
@@ -130,6 +144,22 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	if st.Counts[engine.Aborted] != 1 || st.Counts[engine.Pending] != 1 {
 		t.Errorf("after the daemon stopped: %v", st.Counts)
 	}
+}
+
+func rawRequest(t *testing.T, sock string, req request) response {
+	t.Helper()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	json.NewEncoder(c).Encode(req)
+	c.(*net.UnixConn).CloseWrite()
+	var resp response
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }
 
 func listenNotify(t *testing.T, path string) *net.UnixConn {

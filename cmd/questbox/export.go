@@ -89,6 +89,9 @@ func (c *exportCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("export", args, "QUEST"); err != nil {
 		return err
 	}
+	if c.out != "" && e.inDaemon {
+		return usagef("export --out: the daemon does not write files named in a request; the client writes them")
+	}
 	var n int
 	var err error
 	if c.out == "" {

@@ -29,6 +29,11 @@ func (e *env) readInput(name string) ([]byte, error) {
 	if name == "" || name == "-" {
 		return io.ReadAll(e.stdin)
 	}
+	if e.inDaemon {
+		// The client reads its files and sends them as stdin; the daemon
+		// never opens a path a request names.
+		return nil, usagef("the daemon does not read files named in a request (%s); send the content as stdin", name)
+	}
 	if !filepath.IsAbs(name) {
 		name = filepath.Join(e.cwd, name)
 	}

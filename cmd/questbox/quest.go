@@ -76,10 +76,8 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	if set["checkpoint"] {
 		s.Checkpoints = c.checkpoints
 	}
-	if e.eng.HasProvider(s.Provider) {
-		if err := e.wire.check(s.Provider); err != nil {
-			return usagef("provider %q cannot run: %v", s.Provider, err)
-		}
+	if err := e.wire.check(s.Provider); err != nil {
+		return usagef("provider %q cannot run: %v", s.Provider, err)
 	}
 	q, err := e.eng.NewQuest(s)
 	if err != nil {

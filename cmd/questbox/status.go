@@ -31,11 +31,12 @@ type statusView struct {
 }
 
 type remaining struct {
-	AgentRuns int           `json:"agent_runs"`
-	Tokens    int           `json:"tokens"`
-	WallClock time.Duration `json:"wall_clock"`
-	// WallClockText is WallClock for people ("23h59m12s").
-	WallClockText string `json:"wall_clock_text"`
+	AgentRuns int `json:"agent_runs"`
+	Tokens    int `json:"tokens"`
+	// WallClock is in seconds; WallClockText is the same for people
+	// ("23h59m12s").
+	WallClock     int64  `json:"wall_clock_seconds"`
+	WallClockText string `json:"wall_clock"`
 }
 
 func (c *statusCmd) run(ctx context.Context, e *env, args []string) error {
@@ -53,9 +54,9 @@ func (c *statusCmd) run(ctx context.Context, e *env, args []string) error {
 		v.Total += q.Counts[s]
 	}
 	l, u := q.Limits, q.Counters
+	wall := max(0, l.WallClock-u.WallUsed)
 	v.Remaining = remaining{AgentRuns: max(0, l.MaxAgentRuns-u.AgentRuns), Tokens: max(0, l.TokenBudget-u.Tokens),
-		WallClock: max(0, l.WallClock-u.WallUsed)}
-	v.Remaining.WallClockText = dur(v.Remaining.WallClock)
+		WallClock: int64(wall / time.Second), WallClockText: dur(wall)}
 	if e.json {
 		return printJSON(e.stdout, v)
 	}

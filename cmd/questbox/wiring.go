@@ -92,8 +92,11 @@ func (e *env) openEngine(check bool) (func() error, error) {
 type wiring struct {
 	providers map[string]engine.Provider
 	// problems says, per configured provider, why it cannot run right now
-	// (an executable not on PATH, an API key variable that is not set).
+	// (an executable not on PATH, a configuration the provider refuses).
 	problems map[string]error
+	// warnings are doubts that need not stop it (an API key variable that
+	// is not set in this process's environment).
+	warnings map[string]error
 }
 
 // newWiring builds the providers of cfg. demoDelay slows the demo provider
@@ -104,7 +107,7 @@ type wiring struct {
 // stops its quest with the precise message (agent.ErrNotFound), and
 // installing the program later makes it work without a restart.
 func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
-	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}}
+	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{}}
 	if d := newDemo(demoDelay); d != nil {
 		w.providers[config.ProviderDemo] = d
 	}
@@ -128,7 +131,7 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 			if p.APIKeyEnv != "" {
 				oc.APIKey = getenv(p.APIKeyEnv)
 				if oc.APIKey == "" {
-					w.problems[name] = fmt.Errorf("openai provider %q: environment variable %s (providers.%s.api_key_env) is not set; requests go without a key", name, p.APIKeyEnv, name)
+					w.warnings[name] = fmt.Errorf("openai provider %q: environment variable %s (providers.%s.api_key_env) is not set here; requests go without a key", name, p.APIKeyEnv, name)
 				}
 			}
 			op, err := agent.NewOpenAI(oc)
@@ -148,6 +151,9 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 func (w *wiring) check(name string) error {
 	if lc, ok := w.providers[name].(*lazyCommand); ok {
 		return lc.check()
+	}
+	if _, ok := w.providers[name]; ok {
+		return nil
 	}
 	return w.problems[name]
 }
