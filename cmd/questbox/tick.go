@@ -31,7 +31,18 @@ func (c *tickCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	e.eng.Wait()
+	// Wait for the runs. Interrupted (Ctrl-C) outside the daemon, cancel
+	// them: their nodes go back to pending with an interrupted attempt.
+	done := make(chan struct{})
+	go func() { e.eng.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if !e.inDaemon {
+			e.eng.Shutdown(0)
+		}
+		<-done
+	}
 	evs, err := e.eng.Events(since, 100000)
 	if err != nil {
 		return err
