@@ -281,7 +281,10 @@ func (e *env) exec(ctx context.Context, args []string) error {
 		return err
 	}
 	err = e.guard(func() error { return cmd.run(ctx, e, pos) })
-	return errors.Join(err, closeEngine())
+	if cerr := closeEngine(); cerr != nil && err == nil {
+		err = fmt.Errorf("close the store: %w", cerr)
+	}
+	return err
 }
 
 // guard runs fn and turns a panic — bbolt asserts on a page it cannot

@@ -68,7 +68,7 @@ func TestExternalAgent(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "answer.txt")
 	os.WriteFile(in, []byte("```json\n{\"verdict\": \"maybe\", \"evidence\": \"short\"}\n```\n"), 0o644)
 	r = must(t, 3, "", cmd("submit", q.ID, "--node", second, "--in", in)...)
-	if !strings.HasPrefix(r.stdout, "FAIL") || !strings.Contains(r.stdout, "contract @ verdict") || !strings.Contains(r.stdout, "tries 1/2") {
+	if !strings.HasPrefix(r.stdout, "FAIL") || !strings.Contains(r.stdout, "contract @ verdict") || !strings.Contains(r.stdout, "tries 1/2") || r.stderr != "" {
 		t.Errorf("submit of a broken answer printed:\n%s", r.stdout)
 	}
 
