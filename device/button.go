@@ -39,6 +39,7 @@ type Button struct {
 	samples chan sample        // pin reader and Play → Run
 	syncc   chan chan struct{} // test hook: process due timers, then acknowledge
 	traced  func()             // test hook: called after each sample is processed; set before Run
+	started func()             // test hook: called once the pin is configured; set before Run
 
 	mu      sync.Mutex    // guards stopped
 	stopped chan struct{} // non-nil while Run runs; closed when it returns
@@ -187,6 +188,9 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 
 	timer := stoppedTimer(b.clock)
 	defer timer.Stop()
+	if b.started != nil {
+		b.started()
+	}
 	rearm := func() {
 		timer.Stop()
 		if at, ok := c.Deadline(); ok {

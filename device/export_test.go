@@ -17,6 +17,9 @@ func (b *Button) Sync() {
 // Trace makes Run call fn after processing each edge. Call before Run.
 func (b *Button) Trace(fn func()) { b.traced = fn }
 
+// OnStart makes Run call fn once the pin is configured. Call before Run.
+func (b *Button) OnStart(fn func()) { b.started = fn }
+
 // Sync returns once Run has written the levels for the clock's current time.
 func (d *Driver) Sync() {
 	ack := make(chan struct{})
@@ -42,3 +45,7 @@ func ButtonOf(d *Device) *Button { return d.button }
 
 // DriverOf returns d's LED driver.
 func DriverOf(d *Device) *Driver { return d.driver }
+
+// SetPoll changes how long the pin reader waits per WaitForEdge call (real
+// time: it only bounds how quickly Run returns). Call before Run.
+func (b *Button) SetPoll(d time.Duration) { b.poll = d }
