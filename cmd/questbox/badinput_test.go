@@ -69,6 +69,20 @@ func TestProviderNotOnPath(t *testing.T) {
 		t.Errorf("quest new with an unknown provider said %q", r.stderr)
 	}
 	must(t, 0, "", "run", "--check-config", "--data", data)
+
+	// An executable that disappears after the quest was created: the
+	// engine stops the quest at run time with the message.
+	agent := filepath.Join(t.TempDir(), "agent.sh")
+	os.WriteFile(agent, []byte("#!/bin/sh\ncat\n"), 0o755)
+	cfg = writeConfig(t, "[providers.flaky]\ntype = \"command\"\nargv = [\""+agent+"\"]\n")
+	must(t, 0, "", "quest", "new", "f", "--direction", "d", "--provider", "flaky", "--config", cfg, "--data", data)
+	os.Remove(agent)
+	must(t, 0, "", "tick", "--config", cfg, "--data", data)
+	var q statusView
+	decode(t, must(t, 0, "", "status", "q1", "--json", "--config", cfg, "--data", data), &q)
+	if q.Status != engine.QuestStopped || !strings.Contains(q.Reason, agent) {
+		t.Errorf("quest on a vanished executable: %s (%s), want stopped naming %s", q.Status, q.Reason, agent)
+	}
 }
 
 func TestUsageErrors(t *testing.T) {
