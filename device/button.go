@@ -41,8 +41,9 @@ type Button struct {
 	traced  func()             // test hook: called after each sample is processed; set before Run
 	started func()             // test hook: called once the pin is configured; set before Run
 
-	mu      sync.Mutex    // guards stopped
+	mu      sync.Mutex    // guards stopped and up
 	stopped chan struct{} // non-nil while Run runs; closed when it returns
+	up      chan struct{} // closed when Run starts; replaced when it returns
 }
 
 // sample is one raw level change, or a scripted sequence of them (Play).
@@ -69,11 +70,12 @@ func NewButton(pin gpio.PinIn, cfg ButtonConfig, clk Clock) *Button {
 		poll:    DefaultEdgePoll,
 		samples: make(chan sample, 64),
 		syncc:   make(chan chan struct{}),
+		up:      make(chan struct{}),
 	}
 }
 
-// ErrNotRunning is returned by Button.Play and Device.Press when nothing is
-// reading the button (Run has not been called or has returned).
+// ErrNotRunning is returned by Button.Play and Device.Press when Run stops
+// before the presses were handled.
 var ErrNotRunning = errors.New("device: button is not running")
 
 // ErrBusy is returned by Button.Run, Device.Run and Selftest when the button is
@@ -110,13 +112,23 @@ func (b *Button) Play(ctx context.Context, hold time.Duration, times int) error 
 	return b.send(ctx, sample{script: steps, end: off + t.MultiPressGap + t.Debounce})
 }
 
-// send hands s to Run and waits until it has been processed.
+// send hands s to Run, waiting for Run to start if need be, and waits until
+// it has been processed.
 func (b *Button) send(ctx context.Context, s sample) error {
-	b.mu.Lock()
-	stopped := b.stopped
-	b.mu.Unlock()
-	if stopped == nil {
-		return ErrNotRunning
+	var stopped chan struct{}
+	for stopped == nil {
+		b.mu.Lock()
+		var up chan struct{}
+		stopped, up = b.stopped, b.up
+		b.mu.Unlock()
+		if stopped != nil {
+			break
+		}
+		select {
+		case <-up:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	s.done = make(chan struct{})
 	select {
@@ -158,10 +170,12 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 		return ErrBusy
 	}
 	b.stopped = stopped
+	close(b.up)
 	b.mu.Unlock()
 	defer func() {
 		b.mu.Lock()
 		b.stopped = nil
+		b.up = make(chan struct{})
 		b.mu.Unlock()
 		close(stopped)
 	}()

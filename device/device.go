@@ -330,8 +330,9 @@ var ErrNotSimulated = errors.New("device: the button is not simulated")
 
 // Press presses the simulated button times times, holding it for hold each
 // time (see Button.Play), and returns once the resulting presses have been
-// handled by Run. It returns ErrNotSimulated on real hardware and
-// ErrNotRunning when Run is not running.
+// handled by Run, waiting for Run to start if need be (bound it with ctx). It
+// returns ErrNotSimulated on real hardware and ErrNotRunning if Run stops
+// first.
 func (d *Device) Press(ctx context.Context, hold time.Duration, times int) error {
 	if d.backend != BackendSim {
 		return ErrNotSimulated
