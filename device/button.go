@@ -76,7 +76,7 @@ func NewButton(pin gpio.PinIn, cfg ButtonConfig, clk Clock) *Button {
 
 // ErrNotRunning is returned by Button.Play and Device.Press when Run stops
 // before the presses were handled.
-var ErrNotRunning = errors.New("device: button is not running")
+var ErrNotRunning = errors.New("device: stopped before the press was handled")
 
 // ErrBusy is returned by Button.Run, Device.Run and Selftest when the button is
 // already being read.
