@@ -49,7 +49,13 @@ type CommandConfig struct {
 // Command is a provider that runs an external program per Run: the prompt on
 // its stdin, its stdout as the answer. The program runs in its own process
 // group; on timeout or cancellation the whole group is killed with SIGKILL,
-// and when Run returns no process of the group is left running (on unix).
+// and when Run returns no process of the group is left running (on unix; on
+// other systems only the command itself is killed). A process that leaves
+// the group (setsid, a daemon) is beyond reach: if it holds the output pipe,
+// Run stops reading it one second after the group is gone.
+//
+// Stdout is kept up to OutputCap and the rest drained; the last 64 KiB of
+// stderr are kept to quote the tail in a non-zero exit's error.
 //
 // A Command is safe for concurrent Run calls.
 type Command struct {

@@ -148,6 +148,7 @@ func TestCommandEnvAllowList(t *testing.T) {
 }
 
 func TestCommandTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	// The grandchild holds stdout; unless the whole group dies, Run would
 	// wait for it and the grandchild would survive.
 	c := mustNewCommand(t, CommandConfig{
@@ -215,6 +216,22 @@ func TestCommandLeaderExitReapsGroup(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 	waitGone(t, parsePid(t, got.Output))
+}
+
+func TestCommandEscapedProcessDoesNotHangRun(t *testing.T) {
+	t.Parallel()
+	// setsid puts the sleeper outside the group, beyond the group kill; it
+	// holds stdout open. Run must stop listening to it and return.
+	c := mustNewCommand(t, CommandConfig{Argv: shell("setsid sleep 1000 & echo $!")})
+	got, err := c.Run(context.Background(), Request{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	pid := parsePid(t, got.Output)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Errorf("killing the escaped sleeper %d: %v", pid, err)
+	}
+	waitGone(t, pid)
 }
 
 func TestCommandOutputCapped(t *testing.T) {
