@@ -24,12 +24,22 @@
 //
 // # Authority
 //
-// Only L1 (this package's deterministic rules) can produce a PASS, and only
-// through [Aggregate] or [Catalog.Evaluate]. Verdict's fields are exported so
-// that the engine can store and display it; code that receives a Verdict from
-// outside (for example from the store) should call [Verdict.Check] before
-// trusting it. L2 judges and L3 consent live elsewhere and can only add doubt or
-// consent bound to a [ClaimHash]; they never turn a FAIL or REVIEW into a PASS.
+// Authority is enforced by types and by the import graph (SPEC §4.3):
+//
+//   - L1, this package's deterministic rules, is the only authority that can
+//     produce a PASS, and only through [Aggregate] (used by every Evaluate
+//     method). Verdict's fields are exported so that the engine can store and
+//     display it; code that receives a Verdict from outside (for example from
+//     the store) should call [Verdict.Check] before trusting it.
+//   - L2 judges live in package gates/judge. Their result type has no way to
+//     say PASS (an Effect is Clear or Doubt), and judge.Combine can only keep
+//     or lower an L1 verdict.
+//   - L3 consent lives in package gates/consent. A consent.Consent can only
+//     be made from a sealed consent.Source (the physical button, or an
+//     authenticated dashboard session the owner enabled), names the
+//     [ClaimHash] it was shown, and is rejected for any other hash. It can
+//     approve a REVIEW, never a FAIL. Neither this package nor gates/judge
+//     imports gates/consent.
 //
 // # Purity
 //
