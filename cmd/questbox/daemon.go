@@ -24,7 +24,7 @@ const (
 	demoTick  = 5 * time.Second
 	demoDelay = 2 * time.Second // long enough to see the running LED
 	demoName  = "demo: Japanese invoice OCR"
-	demoDir   = "demo: find the most accurate free OCR for Japanese invoices"
+	demoDir   = "find the most accurate free OCR for Japanese invoices"
 )
 
 // runCmd is `run`: the daemon.

@@ -259,3 +259,33 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 	}
 	qbx(0, "verify")
 }
+
+// TestDemoSeed: `run --demo` seeds one labelled demo quest on an empty
+// store, and not again on the next start.
+func TestDemoSeed(t *testing.T) {
+	data := shortDir(t)
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var dout, derr syncBuffer
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"run", "--demo", "--data", data, "--tick", "1h"}, strings.NewReader(""), &dout, &derr)
+		}()
+		waitFor(t, "the control socket", 200, func() bool {
+			c, err := net.Dial("unix", filepath.Join(data, "questbox.sock"))
+			if err == nil {
+				c.Close()
+			}
+			return err == nil
+		})
+		var qs []engine.Quest
+		decode(t, must(t, 0, "", "quest", "list", "--json", "--data", data), &qs)
+		if len(qs) != 1 || qs[0].Provider != "demo" || !strings.HasPrefix(qs[0].Name, "demo:") || qs[0].Mode != engine.ModeTeam {
+			t.Fatalf("quests after run --demo: %+v", qs)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("run --demo: %v\n%s", err, derr.String())
+		}
+	}
+}

@@ -108,9 +108,7 @@ type wiring struct {
 // installing the program later makes it work without a restart.
 func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
 	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{}}
-	if d := newDemo(demoDelay); d != nil {
-		w.providers[config.ProviderDemo] = d
-	}
+	w.providers[config.ProviderDemo] = newDemo(demoDelay)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]
 		switch p.Type {
