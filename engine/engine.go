@@ -546,7 +546,7 @@ func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
 	if id == "" {
 		return nil
 	}
-	b := t.tx.Bucket(bRuns)
+	b := appendOnly(t.tx.Bucket(bRuns))
 	var r Run
 	ok, err := getJSON(b, []byte(id), &r)
 	if err != nil || !ok {
@@ -558,7 +558,7 @@ func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
 
 // newRun records a dispatch of n and moves it to running.
 func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
-	b := t.tx.Bucket(bRuns)
+	b := appendOnly(t.tx.Bucket(bRuns))
 	seq, err := b.NextSequence()
 	if err != nil {
 		return Run{}, err

@@ -47,7 +47,7 @@ type Event struct {
 
 // emit appends ev to the outbox inside the transaction.
 func (t *txn) emit(ev Event) error {
-	b := t.tx.Bucket(bEvents)
+	b := appendOnly(t.tx.Bucket(bEvents))
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func (t *txn) pruneEvents(retention int) error {
 	}
 	c := b.Cursor()
 	n := 0
-	for k, _ := c.First(); k != nil && seqOf(k) <= limit && n < 1000; k, _ = c.First() {
+	for k, _ := c.First(); k != nil && seqOf(k) <= limit && n < 5000; k, _ = c.First() {
 		if err := c.Delete(); err != nil {
 			return err
 		}

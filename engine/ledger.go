@@ -44,7 +44,7 @@ func (r LedgerRecord) digest() string {
 
 // ledger appends a verdict for n (in its current status) to the chain.
 func (t *txn) ledger(n *Node, outcome string, facts []gates.Fact) error {
-	b := t.tx.Bucket(bLedger)
+	b := appendOnly(t.tx.Bucket(bLedger))
 	meta := t.tx.Bucket(bMeta)
 	seq, err := b.NextSequence()
 	if err != nil {

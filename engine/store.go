@@ -218,10 +218,29 @@ func putJSON(b *bolt.Bucket, key []byte, v any) error {
 
 // sub returns the nested bucket name inside parent, creating it.
 func sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
-	return tx.Bucket(parent).CreateBucketIfNotExists([]byte(name))
+	b, err := tx.Bucket(parent).CreateBucketIfNotExists([]byte(name))
+	if err != nil {
+		return nil, err
+	}
+	if !bytesEqual(parent, bHyps) {
+		appendOnly(b)
+	}
+	return b, nil
 }
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 
 // subRO returns the nested bucket or nil (read-only transactions).
 func subRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
 	return tx.Bucket(parent).Bucket([]byte(name))
+}
+
+// appendOnly marks a bucket whose keys are mostly appended in order (nodes,
+// events, runs, the ledger, per-quest indexes): bbolt then packs its pages
+// full instead of splitting them half-empty, which halves the file and the
+// pages an SD card rewrites. FillPercent is per bucket handle, per
+// transaction, so every writer sets it.
+func appendOnly(b *bolt.Bucket) *bolt.Bucket {
+	b.FillPercent = 0.95
+	return b
 }

@@ -95,7 +95,7 @@ func readNode(tx *bolt.Tx, id string) (*Node, error) {
 
 func (t *txn) saveNode(n *Node) error {
 	n.Updated = t.now
-	return putJSON(t.tx.Bucket(bNodes), u64(n.Order), n)
+	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
 }
 
 // indexFor is the per-quest index bucket a status lives in, if any.
@@ -222,7 +222,7 @@ func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel s
 		old, err := t.node(string(id))
 		return old, true, err
 	}
-	nodes := t.tx.Bucket(bNodes)
+	nodes := appendOnly(t.tx.Bucket(bNodes))
 	seq, err := nodes.NextSequence()
 	if err != nil {
 		return nil, false, err
@@ -260,7 +260,7 @@ func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel s
 			return nil, false, err
 		}
 	}
-	return n, false, t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: role, To: string(st), Reason: "created: " + truncate(hyp, 120)})
+	return n, false, t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: role, To: string(st), Reason: "created"})
 }
 
 func (t *txn) edge(q *Quest, from, to, rel string) error {
