@@ -36,6 +36,18 @@ type Input struct {
 	Hypothesis string   // this node's hypothesis
 	Ancestors  []string // hypotheses of the node's ancestors, nearest first
 
+	// Sources maps a citation source name (not a URL) to the text the gate
+	// may check quotes against, for sources the engine holds itself.
+	// Optional; URL sources are fetched by ground instead.
+	Sources map[string]string
+	// Today is the reference date (YYYY-MM-DD, the box's local date) for
+	// date rules: gates reads no clock. Date rules that need it fail closed
+	// when it is empty.
+	Today string
+	// Ground holds the ground observations of this evaluation, filled by
+	// [Catalog.EvaluateStaged] (or by the caller for [Catalog.Evaluate]).
+	Ground GroundFacts
+
 	// memo caches the parse of Raw for the built-in rules within one
 	// Catalog evaluation (set by Catalog.run on its own copy of the Input;
 	// nil otherwise). Rules run one after another, so it needs no lock.
@@ -51,6 +63,7 @@ func (in Input) IsOwner() bool { return in.Role == RoleOwner }
 // concurrent use.
 type Catalog struct {
 	entries []entry
+	graph   *defeat // nil: no edges (plain level aggregation)
 }
 
 // entry is a rule with the metadata validated by NewCatalog. Evaluation uses
@@ -61,6 +74,7 @@ type entry struct {
 	id    string
 	level Level
 	stage Stage
+	kind  string // the RuleSpec kind when loaded by LoadCatalog, else ""
 }
 
 // NewCatalog validates rules and returns them as a catalog, in the given order.
@@ -141,9 +155,9 @@ func (c *Catalog) Rules() []Rule {
 }
 
 // Evaluate runs every rule of the catalog, whatever its stage, in order, and
-// aggregates their facts (SPEC §4.1). See [Catalog.EvaluateStage] for staged
-// evaluation; running each stage and aggregating all their facts gives the same
-// verdict as Evaluate.
+// decides their facts: by level aggregation (SPEC §4.1), or by the defeat
+// graph when the catalog has one (SPEC §4.4; with no edges the two are
+// identical). See [Catalog.EvaluateStaged] for staged evaluation.
 //
 // Facts are stamped with the id and validated level of the rule that returned
 // them. A rule that panics yields a Fail fact "rule X panicked: ..." instead of
@@ -151,12 +165,26 @@ func (c *Catalog) Rules() []Rule {
 //
 // A nil or zero Catalog (not built by NewCatalog) gives FAIL.
 func (c *Catalog) Evaluate(in Input) Verdict {
-	return Aggregate(c.run(in, 0))
+	return c.Report(in).Verdict
+}
+
+// Report is [Catalog.Evaluate] with the feedback and the defeated facts: the
+// same as [Catalog.EvaluateStaged] with every ground observation already in
+// Input.Ground (it never defers).
+func (c *Catalog) Report(in Input) Staged {
+	if c == nil || len(c.entries) == 0 {
+		return c.staged(c.run(in, 0))
+	}
+	in.memo = &parseMemo{}
+	per := make([][]Fact, len(c.entries))
+	c.runInto(per, in, 0)
+	return c.decide(per)
 }
 
 // EvaluateStage runs only the rules of stage s, in order, and aggregates their
-// facts as [Catalog.Evaluate] does. A stage with no rules gives PASS for that
-// stage; whether the whole gate passes is still decided by all stages together.
+// facts by level (never through the defeat graph: a stage alone is a partial
+// view). A stage with no rules gives PASS for that stage; whether the whole
+// gate passes is still decided by all stages together.
 func (c *Catalog) EvaluateStage(in Input, s Stage) Verdict {
 	if !s.Valid() {
 		return Aggregate([]Fact{{
@@ -167,6 +195,12 @@ func (c *Catalog) EvaluateStage(in Input, s Stage) Verdict {
 	return Aggregate(c.run(in, s))
 }
 
+// staged wraps facts that did not come from the catalog's rules.
+func (c *Catalog) staged(facts []Fact) Staged {
+	v := Aggregate(facts)
+	return Staged{Verdict: v, Feedback: plainFeedback(v)}
+}
+
 // run collects the facts of every rule of stage only (0 = all stages).
 func (c *Catalog) run(in Input, only Stage) []Fact {
 	if c == nil || len(c.entries) == 0 {
@@ -174,21 +208,41 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 			Expected: "a catalog built by NewCatalog", Actual: "an empty catalog"}}
 	}
 	in.memo = &parseMemo{}
+	per := make([][]Fact, len(c.entries))
+	c.runInto(per, in, only)
 	var facts []Fact
-	for _, e := range c.entries {
+	for _, fs := range per {
+		facts = append(facts, fs...)
+	}
+	return facts
+}
+
+// runInto stores in per[i] the facts of entry i, for the entries of stage
+// only (0 = all). in.memo must be set by the caller.
+func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
+	for i, e := range c.entries {
 		if only != 0 && e.stage != only {
 			continue
 		}
-		got, panicked := checkSafely(e.rule, e.id, in)
-		for _, f := range got {
-			f.Rule = e.id
-			if !panicked {
-				f.Level = e.level
-			}
-			facts = append(facts, f)
-		}
+		per[i] = c.check(e, in)
 	}
-	return facts
+}
+
+// check runs one entry and stamps its facts.
+func (c *Catalog) check(e entry, in Input) []Fact {
+	got, panicked := checkSafely(e.rule, e.id, in)
+	if len(got) == 0 {
+		return nil
+	}
+	out := make([]Fact, len(got))
+	for i, f := range got {
+		f.Rule = e.id
+		if !panicked {
+			f.Level = e.level
+		}
+		out[i] = f
+	}
+	return out
 }
 
 // checkSafely runs r.Check, turning a panic into a single Fail fact.

@@ -23,3 +23,8 @@ var (
 	// not follow from the facts.
 	ErrInconsistentVerdict = errors.New("inconsistent verdict")
 )
+
+// ErrInvalidGraph is returned when a defeat graph's edges or weights are
+// invalid: an unknown rule, a self edge, a supersedes cycle, a ground rule
+// attacking a pure rule, or a weight outside (0, 1].
+var ErrInvalidGraph = errors.New("invalid defeat graph")
