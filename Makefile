@@ -1,0 +1,59 @@
+# questbox — `make run` to see it work, `make test` to check it; `make` lists the rest.
+
+GO       ?= go
+ifeq ($(origin VERSION),undefined)
+VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+endif
+LDFLAGS  := -s -w -X main.version=$(VERSION)
+FUZZTIME ?= 60s
+# Debian packages the tests need, installed by scripts/deps.sh when missing.
+TEST_DEBS ?=
+# Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
+CROSS    := amd64 arm64 armv6 armv7
+
+.DEFAULT_GOAL := help
+.PHONY: help run test check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
+
+help: ## list the targets
+	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
+	$(GO) run ./cmd/questbox run --data ./data --demo
+
+test: ## install missing test deps (scripts/deps.sh), then go test -race ./...
+	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
+	$(GO) test -race -count=1 ./...
+
+check: fmt-check vet ## gofmt, go vet, go test -race, and the cross builds
+	$(GO) test -race ./...
+	$(MAKE) --no-print-directory cross
+
+fmt-check: ## fail if any file needs gofmt
+	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+vet: ## go vet ./...
+	$(GO) vet ./...
+
+cross: $(addprefix dist/questbox-linux-,$(CROSS)) ## static release binaries for amd64, arm64, armv6, armv7 in dist/
+
+dist/questbox-linux-amd64: GOENV := GOARCH=amd64
+dist/questbox-linux-arm64: GOENV := GOARCH=arm64
+dist/questbox-linux-armv6: GOENV := GOARCH=arm GOARM=6
+dist/questbox-linux-armv7: GOENV := GOARCH=arm GOARM=7
+$(addprefix dist/questbox-linux-,$(CROSS)):
+	CGO_ENABLED=0 GOOS=linux $(GOENV) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/questbox
+
+test-arm: ## engine and gates tests built for arm64 and armv6, run under qemu-user
+	GO=$(GO) scripts/test-arm.sh
+
+bench: ## Go benchmarks, then the bench/ harness if there is one
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+	@if [ -d bench ] && $(GO) list -f '{{.Name}}' ./bench 2>/dev/null | grep -qx main; then \
+		echo "$(GO) run ./bench"; $(GO) run ./bench; fi
+
+fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
+	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
+
+clean: ## remove build output (dist/); ./data from `make run` is kept
+	rm -rf dist

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# test-arm.sh — run the engine and gates tests as the Pi runs them: compiled
+# for arm64 (Pi 3/4/5, Zero 2 W) and armv6 (Pi Zero/1), executed under
+# qemu-user (no binfmt needed: the qemu binaries are invoked directly).
+#
+#   scripts/test-arm.sh [PACKAGE_PATTERN...]     default ./engine/... ./gates/...
+#
+# Installs qemu-user-static through deps.sh when missing. Without qemu it
+# fails when CI=true and skips with a warning elsewhere.
+#
+# armv6 runs with -cpu arm1176 (the Pi Zero/1's core), so an ARMv7-only
+# instruction in the binary faults here instead of on a user's Pi.
+#
+# Environment: GO (default: go), CI.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+log() { printf 'test-arm: %s\n' "$*" >&2; }
+
+((${#@} > 0)) || set -- ./engine/... ./gates/...
+
+scripts/deps.sh qemu-user-static
+for q in qemu-aarch64-static qemu-arm-static; do
+	if ! command -v "$q" >/dev/null; then
+		[[ ${CI:-} == true ]] && { log "$q not found"; exit 1; }
+		log "warning: $q not found; skipping the arm tests"
+		exit 0
+	fi
+done
+
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# Only packages that have tests.
+mapfile -t pkgs < <("$GO" list -f '{{if or .TestGoFiles .XTestGoFiles}}{{.ImportPath}} {{.Dir}}{{end}}' "$@")
+((${#pkgs[@]} > 0)) || { log "no packages with tests in $*"; exit 1; }
+
+failed=0
+for target in "arm64 qemu-aarch64-static" "arm6 qemu-arm-static -cpu arm1176"; do
+	read -r arch qemu <<<"$target"
+	env=(CGO_ENABLED=0 GOOS=linux GOARCH=arm64)
+	[[ $arch == arm6 ]] && env=(CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=6)
+	for line in "${pkgs[@]}"; do
+		read -r pkg dir <<<"$line"
+		bin=$out/$arch-${pkg//\//_}.test
+		if ! env "${env[@]}" "$GO" test -c -o "$bin" "$pkg"; then
+			printf 'FAIL\t%s\t[%s] (build failed)\n' "$pkg" "$arch"
+			failed=1
+			continue
+		fi
+		# Run in the package directory, as `go test` does, so testdata/ resolves.
+		# $qemu is word-split on purpose (it carries -cpu).
+		# shellcheck disable=SC2086
+		if (cd "$dir" && $qemu "$bin" -test.v=false -test.timeout=10m >"$bin.log" 2>&1); then
+			printf 'ok  \t%s\t[%s]\n' "$pkg" "$arch"
+		else
+			cat "$bin.log"
+			printf 'FAIL\t%s\t[%s]\n' "$pkg" "$arch"
+			failed=1
+		fi
+	done
+done
+exit $failed
