@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -96,7 +97,7 @@ func OpenStore(dir string, opt StoreOptions) (*Store, error) {
 		return nil, fmt.Errorf("questbox store %s: %w", dir, err)
 	}
 	path := filepath.Join(dir, StoreFile)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: opt.LockTimeout, FreelistType: bolt.FreelistMapType})
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
@@ -125,6 +126,24 @@ func corrupt(dir, path string, cause error) error {
 }
 
 func (s *Store) migrate() error {
+	// Most opens need no write at all: don't spend an fsync on them.
+	current := false
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bMeta)
+		if m == nil || len(m.Get(kSchema)) != 8 || binary.BigEndian.Uint64(m.Get(kSchema)) != SchemaVersion {
+			return nil
+		}
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				return nil
+			}
+		}
+		current = true
+		return nil
+	})
+	if current {
+		return nil
+	}
 	return s.update(func(tx *bolt.Tx) error {
 		var v uint64
 		if m := tx.Bucket(bMeta); m != nil {
@@ -138,7 +157,8 @@ func (s *Store) migrate() error {
 			return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, SchemaVersion, ErrSchema)
 		}
 		if v == SchemaVersion {
-			return nil
+			// Re-create any bucket a salvage could not bring over.
+			return migrations[0](tx)
 		}
 		for ; v < SchemaVersion; v++ {
 			if err := migrations[v](tx); err != nil {
@@ -149,14 +169,26 @@ func (s *Store) migrate() error {
 	})
 }
 
-// Check runs bbolt's page-level consistency check and the presence of every
-// bucket of the schema.
+// Check reads every bucket, key and value of the store, then runs bbolt's
+// page-level consistency check. The walk runs in the calling goroutine
+// under recover (and with faults turned into panics), so a garbage page is
+// an error here rather than a crash inside bbolt's checker goroutine.
 func (s *Store) Check() (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
-			err = fmt.Errorf("integrity check panicked: %v", r)
+			err = fmt.Errorf("reading the store failed: %v", r)
 		}
 	}()
+	err = s.db.View(func(tx *bolt.Tx) error {
+		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
+			walkBucket(b)
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
 	return s.db.View(func(tx *bolt.Tx) error {
 		var errs []error
 		for e := range tx.Check() {
@@ -243,4 +275,27 @@ func subRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
 func appendOnly(b *bolt.Bucket) *bolt.Bucket {
 	b.FillPercent = 0.95
 	return b
+}
+
+// walkBucket reads every key and value of b and of its nested buckets.
+func walkBucket(b *bolt.Bucket) {
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if v == nil {
+			if nb := b.Bucket(k); nb != nil {
+				walkBucket(nb)
+			}
+		}
+	}
+}
+
+// openBolt is bolt.Open under recover: a garbage file can trip bbolt's
+// assertions while it reads the meta pages.
+func openBolt(path string, opt *bolt.Options) (db *bolt.DB, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			db, err = nil, fmt.Errorf("%w: %v", berrors.ErrInvalid, r)
+		}
+	}()
+	return bolt.Open(path, 0o600, opt)
 }
