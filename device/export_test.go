@@ -49,3 +49,10 @@ func DriverOf(d *Device) *Driver { return d.driver }
 // SetPoll changes how long the pin reader waits per WaitForEdge call (real
 // time: it only bounds how quickly Run returns). Call before Run.
 func (b *Button) SetPoll(d time.Duration) { b.poll = d }
+
+// Sync returns once Run has written the level for the clock's current time.
+func (a *ACT) Sync() {
+	ack := make(chan struct{})
+	a.syncc <- ack
+	<-ack
+}
