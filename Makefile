@@ -6,6 +6,7 @@ VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 endif
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 60s
+BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing.
 TEST_DEBS ?=
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
@@ -47,10 +48,10 @@ $(addprefix dist/questbox-linux-,$(CROSS)):
 test-arm: ## engine and gates tests built for arm64 and armv6, run under qemu-user
 	GO=$(GO) scripts/test-arm.sh
 
-bench: ## Go benchmarks, then the bench/ harness if there is one
+bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to each)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	@if [ -d bench ] && $(GO) list -f '{{.Name}}' ./bench 2>/dev/null | grep -qx main; then \
-		echo "$(GO) run ./bench"; $(GO) run ./bench; fi
+	@for p in $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./bench/... 2>/dev/null); do \
+		echo "$(GO) run $$p $(BENCH_ARGS)"; $(GO) run $$p $(BENCH_ARGS) || exit 1; done
 
 fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
 	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
