@@ -8,7 +8,10 @@ import (
 
 func TestDemoQuestConverges(t *testing.T) {
 	h := newHarness(t, Options{Providers: map[string]Provider{"demo": agent.Demo{}}, MaxParallel: 2})
-	q := h.quest(func(s *QuestSpec) { s.Provider = "demo"; s.Direction = "find the most accurate free OCR for Japanese invoices" })
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider = "demo"
+		s.Direction = "find the most accurate free OCR for Japanese invoices"
+	})
 	var outcomes = map[string]bool{}
 	sub := h.e.Subscribe(0)
 	defer sub.Close()

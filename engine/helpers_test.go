@@ -64,7 +64,9 @@ func (c *fakeClock) Advance(d time.Duration) {
 // funcProvider is a provider whose answers a test scripts.
 type funcProvider func(ctx context.Context, req agent.Request) (agent.Reply, error)
 
-func (f funcProvider) Run(ctx context.Context, req agent.Request) (agent.Reply, error) { return f(ctx, req) }
+func (f funcProvider) Run(ctx context.Context, req agent.Request) (agent.Reply, error) {
+	return f(ctx, req)
+}
 
 // answer renders a worker answer as an agent would print it.
 func answer(verdict, evidence string, dirs ...string) string {
@@ -79,7 +81,9 @@ func answer(verdict, evidence string, dirs ...string) string {
 	return "Here is my answer.\n```json\n" + string(raw) + "\n```\n"
 }
 
-func reply(s string) agent.Reply { return agent.Reply{Output: []byte(s), Tokens: 10, TokensReported: true} }
+func reply(s string) agent.Reply {
+	return agent.Reply{Output: []byte(s), Tokens: 10, TokensReported: true}
+}
 
 // mustOpenStore opens a store in a temp dir; its cleanup closes it and runs
 // the integrity check and the ledger verification.

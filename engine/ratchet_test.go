@@ -17,7 +17,7 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		"running>passed": true, "running>exhausted": true,
 		"deferred>pending": true, "awaiting_consent>passed": true, "awaiting_consent>pending": true,
 		"awaiting_consent>exhausted": true,
-		"passed>explored": true, "passed>growing": true, "passed>aborted": true,
+		"passed>explored":            true, "passed>growing": true, "passed>aborted": true,
 	}
 	for _, from := range Statuses {
 		for _, to := range Statuses {
@@ -79,7 +79,12 @@ func TestFailRetryKeepsFeedbackThenExhausts(t *testing.T) {
 		return reply(bad), nil
 	})
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 1})
-	q := h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo; s.Limits.MaxTries = 3; s.Limits.MaxStalled = 0 })
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider = "p"
+		s.Mode = ModeSolo
+		s.Limits.MaxTries = 3
+		s.Limits.MaxStalled = 0
+	})
 	root := h.nodesByStatus(q.ID)[Pending][0]
 	for i := 1; i <= 3; i++ {
 		h.tick()

@@ -229,7 +229,6 @@ func TestOneCommitPerTickWhateverTheQuestCount(t *testing.T) {
 	}
 }
 
-
 func mustKey(id string) []byte {
 	k, err := nodeKey(id)
 	if err != nil {

@@ -241,7 +241,7 @@ func (e *Engine) start(d dispatch) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel()
-		e.log.Info("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
+		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
 		reply, err := d.prov.Run(ctx, d.req)
 		res := e.judge(ctx, &d.quest, &d.node, reply, err)
 		// The slot frees before the verdict commits; the quest itself stays
