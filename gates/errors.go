@@ -28,3 +28,6 @@ var (
 // invalid: an unknown rule, a self edge, a supersedes cycle, a ground rule
 // attacking a pure rule, or a weight outside (0, 1].
 var ErrInvalidGraph = errors.New("invalid defeat graph")
+
+// ErrUnknownKind is returned by LoadCatalog for a rule kind it does not know.
+var ErrUnknownKind = errors.New("unknown rule kind")
