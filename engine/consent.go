@@ -101,3 +101,43 @@ func (e *Engine) Reject(node, claimHash, by string) error {
 		return t.failTry(q, n, "REJECTED")
 	})
 }
+
+// expireConsents moves requests older than expiry back to pending (no try
+// consumed) with a consent "expired" event. The consent bucket holds only
+// the nodes awaiting a human, so this is cheap on every tick.
+func (t *txn) expireConsents(expiry time.Duration) error {
+	if expiry <= 0 {
+		return nil
+	}
+	var ids []string
+	if err := t.tx.Bucket(bConsent).ForEach(func(k, _ []byte) error { ids = append(ids, string(k)); return nil }); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		n, err := t.node(id)
+		if err != nil {
+			return err
+		}
+		if n.Claim == nil || t.now.Sub(n.Claim.Since) < expiry {
+			continue
+		}
+		q, err := t.quest(n.Quest)
+		if err != nil {
+			return err
+		}
+		hash := n.Claim.Hash
+		why := fmt.Sprintf("no human answered within %s", expiry)
+		n.Claim = nil
+		n.addAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: why})
+		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: why}); err != nil {
+			return err
+		}
+		if err := t.move(q, n, Pending, "consent expired: "+why); err != nil {
+			return err
+		}
+		if err := t.ledger(n, "EXPIRED", nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}

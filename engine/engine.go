@@ -66,6 +66,10 @@ type Options struct {
 	// Tick is the configured tick, used to cap wall-clock accounting after a
 	// gap (default 60s).
 	Tick time.Duration
+	// ConsentExpiry, when positive, expires consent requests older than it
+	// at the next tick: the node goes back to pending with no try consumed
+	// and its agent runs again (a fresh claim asks again).
+	ConsentExpiry time.Duration
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.

@@ -46,6 +46,9 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	online := e.opt.Online == nil || e.opt.Online()
 	err := e.update(func(t *txn) error {
 		rep, ds = TickReport{}, nil
+		if err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
+			return err
+		}
 		var ids []string
 		c := t.tx.Bucket(bActive).Cursor()
 		for k, _ := c.First(); k != nil; k, _ = c.Next() {

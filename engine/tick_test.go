@@ -444,3 +444,36 @@ func waitEvent(t *testing.T, sub *Subscription, match func(Event) bool) Event {
 		}
 	}
 }
+
+func TestConsentExpiry(t *testing.T) {
+	h := newHarness(t, Options{ConsentExpiry: 10 * time.Minute})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal; s.Checkpoints = []string{RoleScout} })
+	res, _ := h.e.Scan(q.ID, []string{"needs a human"})
+	r, err := h.e.Submit(context.Background(), q.ID, res.Added[0], []byte(answer("promising", "worth a human look here", "next")))
+	if err != nil || r.Outcome != "REVIEW" || r.Status != AwaitingConsent {
+		t.Fatalf("checkpoint submit: got %+v, %v, want REVIEW awaiting_consent", r, err)
+	}
+	h.clock.Advance(9 * time.Minute)
+	h.tick()
+	if n := h.node(r.Node); n.Status != AwaitingConsent {
+		t.Fatalf("before expiry: got %s, want awaiting_consent", n.Status)
+	}
+	h.clock.Advance(time.Minute)
+	h.tick()
+	n := h.node(r.Node)
+	last := n.Attempts[len(n.Attempts)-1]
+	if n.Status != Pending || n.Tries != 0 || last.Outcome != "expired" {
+		t.Fatalf("after expiry: got %s tries %d last %+v, want pending, no try, expired", n.Status, n.Tries, last)
+	}
+	if err := h.e.Approve(r.Node, r.ClaimHash, "button"); !errors.Is(err, ErrIllegalMove) {
+		t.Errorf("approving an expired request: got %v, want ErrIllegalMove", err)
+	}
+	evs, _ := h.e.Events(0, 0)
+	found := false
+	for _, ev := range evs {
+		found = found || (ev.Kind == KindConsent && ev.Outcome == "expired" && ev.Node == r.Node)
+	}
+	if !found {
+		t.Error("no consent expired event")
+	}
+}
