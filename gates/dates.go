@@ -184,7 +184,7 @@ func parseDate(s string, ref Date) (Date, error) {
 	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
 	needRef := func() error {
 		if !ref.Valid() {
-			return errors.New("a relative date needs a valid reference date")
+			return fmt.Errorf("a relative date needs a valid reference date: %w", ErrBadDate)
 		}
 		return nil
 	}
