@@ -37,3 +37,29 @@ func ExampleCatalog_Evaluate() {
 	//   FAIL fresh-directions @ new_directions[0]: expected a direction not already explored, got "Try Tesseract" repeats this node's hypothesis
 	//   REVIEW citations-present @ citations: expected at least one citation for a conclusion, got none
 }
+
+// A placeholder answer trips two rules. The regex rule supersedes the
+// length rule, so it is reported as the root cause, and the feedback text
+// (the same bytes everywhere it is shown) says what to clear.
+func ExampleCatalog_Report_supersedes() {
+	cat, err := gates.LoadCatalog([]gates.RuleSpec{
+		{ID: "contract", Kind: "contract", Level: "fail"},
+		{ID: "evidence-length", Kind: "evidence-length", Level: "fail", Params: map[string]any{"min": 20, "max": 2000}},
+		{ID: "no-placeholder", Kind: "regex", Level: "fail",
+			Params:     map[string]any{"field": "evidence", "pattern": `(?i)\bTODO\b`, "mode": "must_not_match"},
+			Supersedes: []string{"evidence-length"}},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r := cat.Report(gates.Input{Role: "scout",
+		Raw: []byte(`{"verdict": "promising", "evidence": "TODO", "citations": [], "new_directions": []}`)})
+	fmt.Println(r.Verdict.Outcome)
+	fmt.Println(r.Feedback)
+	// Output:
+	// FAIL
+	// root cause: FAIL no-placeholder @ evidence: expected text not matching /(?i)\bTODO\b/, got it contains "TODO"
+	// side branch: FAIL evidence-length @ evidence: expected between 20 and 2000 characters, got 4 characters: "TODO"
+	// to flip the verdict to PASS, clear: no-placeholder, evidence-length
+}
