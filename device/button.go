@@ -221,11 +221,30 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 			ev.Down(c.downAt)
 		}
 	}
+	// advance processes the deadlines up to to one at a time, so that a
+	// press that settles and a gesture it completes, both due, are reported
+	// in their order: Down before the Long it starts. (Tick would fire both
+	// and report the Down last, leaving the Panel a snapshot taken after
+	// the gesture.)
+	advance := func(to time.Time) {
+		for {
+			at, ok := c.Deadline()
+			if !ok || at.After(to) {
+				return
+			}
+			wasDown := c.Pressed()
+			report(wasDown, c.Tick(at))
+		}
+	}
 	// tick processes the deadlines up to now.
 	tick := func() {
-		wasDown := c.Pressed()
-		report(wasDown, c.Tick(b.clock.Now()))
+		advance(b.clock.Now())
 		rearm()
+	}
+	edge := func(pressed bool, at time.Time) {
+		advance(at)
+		wasDown := c.Pressed()
+		report(wasDown, c.Edge(pressed, at))
 	}
 	for {
 		select {
@@ -233,19 +252,16 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 			return ctx.Err()
 		case s := <-b.samples:
 			if s.script == nil {
-				wasDown := c.Pressed()
-				report(wasDown, c.Edge(s.pressed, s.at))
+				edge(s.pressed, s.at)
 			} else {
 				base := b.clock.Now()
 				if c.now.After(base) {
 					base = c.now
 				}
 				for _, st := range s.script {
-					wasDown := c.Pressed()
-					report(wasDown, c.Edge(st.pressed, base.Add(st.off)))
+					edge(st.pressed, base.Add(st.off))
 				}
-				wasDown := c.Pressed()
-				report(wasDown, c.Tick(base.Add(s.end)))
+				advance(base.Add(s.end))
 			}
 			rearm()
 			if b.traced != nil {

@@ -152,6 +152,22 @@ func TestSimPress(t *testing.T) {
 	}
 }
 
+// A request that arrives between two gestures is seen by the second: each
+// gesture acts on the queue as it was when that gesture started, never on a
+// snapshot left over from the one before (Down is reported before the Long
+// it starts, even when both fall due at once, as they do in a played press).
+func TestSimPressSeesRequestsBetweenGestures(t *testing.T) {
+	r := newSimRig(t, newFakeQueue(reqs()[1]))
+	r.press(t, 2*time.Second, 1)
+	r.want(t, "long: approved n1")
+	r.q.add(reqs()[0])
+	r.press(t, 0, 3)
+	r.want(t, "triple: rejected n2")
+	r.q.add(reqs()[2])
+	r.press(t, 2*time.Second, 1)
+	r.want(t, "long: approved n3")
+}
+
 func TestSimSnapshot(t *testing.T) {
 	r := newSimRig(t, newFakeQueue())
 	s := r.dev.Snapshot()
