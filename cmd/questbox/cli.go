@@ -114,6 +114,7 @@ type env struct {
 
 	eng      *engine.Engine // set once the store is open (or in the daemon)
 	wire     *wiring        // providers and catalogs built from cfg
+	box      *box           // the daemon's LEDs and button; nil outside the daemon
 	inDaemon bool           // a request forwarded over the control socket
 }
 
@@ -149,8 +150,11 @@ const (
 	// open the store themselves when no daemon answers.
 	viaEngine verbMode = iota
 	// standalone verbs run in the invoking process and never through the
-	// daemon: run, salvage, version.
+	// daemon: run, salvage, selftest, version.
 	standalone
+	// viaDaemon verbs exist only in a running daemon (they need its
+	// device): without one they exit 2.
+	viaDaemon
 )
 
 // verb is one entry of the CLI's registry.
@@ -162,8 +166,7 @@ type verb struct {
 	new     func() command
 }
 
-// verbs is the registry, in help order. The device issue adds
-// `device press|status` here.
+// verbs is the registry, in help order.
 func verbs() []verb {
 	return []verb{
 		{"run", "[--tick D] [--gpio auto|sim|periph] [--listen ADDR] [--demo] [--check-config]", "run the daemon", standalone, func() command { return new(runCmd) }},
@@ -181,6 +184,9 @@ func verbs() []verb {
 		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaEngine, func() command { return new(exportCmd) }},
 		{"rules", "[--quest Q]", "the gate's rule catalog", viaEngine, func() command { return new(rulesCmd) }},
 		{"verify", "", "check the store and the verdict ledger chain", viaEngine, func() command { return new(verifyCmd) }},
+		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaDaemon, func() command { return new(devicePressCmd) }},
+		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaDaemon, func() command { return new(deviceStatusCmd) }},
+		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},
 		{"salvage", "", "copy what is readable of a corrupt store into a fresh one", standalone, func() command { return new(salvageCmd) }},
 		{"version", "", "print the version", standalone, func() command { return new(versionCmd) }},
 	}
@@ -236,8 +242,11 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	}
 	v, rest := lookup(args)
 	if v == nil {
-		if args[0] == "quest" {
+		switch args[0] {
+		case "quest":
 			return usagef("quest needs one of new, list, show, stop, resume, abort-node")
+		case "device":
+			return usagef("device needs one of press, status")
 		}
 		return usagef("unknown verb %q (run `questbox help`)", args[0])
 	}
@@ -275,6 +284,9 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	}
 	if done, err := e.forward(ctx, v, cmd, fs, pos); done {
 		return err
+	}
+	if v.mode == viaDaemon {
+		return errNoDaemon(v.name)
 	}
 	closeEngine, err := e.openEngine(v.name == "verify")
 	if err != nil {

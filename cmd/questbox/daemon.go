@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 )
@@ -86,6 +88,13 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 			"tick", tick, "watchdog", time.Duration(ws)*time.Microsecond)
 	}
 
+	// The pins first: a box whose GPIO does not fit its config fails
+	// before it takes the store's lock.
+	dev, err := openDevice(cfg.GPIO, log)
+	if err != nil {
+		return err
+	}
+	defer dev.Close()
 	st, err := openChecked(e.data)
 	if err != nil {
 		return err
@@ -100,7 +109,15 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 		eng.Shutdown(0)
 		return err
 	}
-	e.eng, e.wire, e.log = eng, w, log
+	bx := newBox(cfg.GPIO, dev, eng, log)
+	e.eng, e.wire, e.log, e.box = eng, w, log, bx
+
+	// The device runs until the daemon starts stopping; a device that
+	// fails (a pin that cannot be configured) stops the daemon too. The
+	// LEDs go dark as soon as stopping begins: a stopping daemon must not
+	// look healthy.
+	g, gctx := errgroup.WithContext(ctx)
+	bx.start(gctx, g)
 
 	// Print node and verdict events readably on stdout; seeding the demo
 	// quest below is the first thing it shows.
@@ -117,17 +134,23 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 
 	srv := newControlServer(context.WithoutCancel(ctx), ln, log, e.handler())
 	log.Info("questbox is running", "version", version, "data", e.data, "socket", cfg.SocketPath(), "tick", tick,
-		"providers", w.providerNames(), "demo", c.demo)
+		"providers", w.providerNames(), "demo", c.demo, "gpio", dev.Backend())
 	if err := sdNotify(e.getenv, "READY=1"); err != nil {
 		log.Warn("systemd notify failed", "err", err)
 	}
+	bx.setReady()
 
-	// Serve returns when ctx ends (SIGINT, SIGTERM).
-	_ = eng.Serve(ctx, tick, func(engine.TickReport, error) {
+	// Serve returns when ctx ends (SIGINT, SIGTERM) or the device failed.
+	_ = eng.Serve(gctx, tick, func(_ engine.TickReport, err error) {
+		bx.ticked(err)
 		if err := sdNotify(e.getenv, "WATCHDOG=1"); err != nil {
 			log.Warn("systemd watchdog notify failed", "err", err)
 		}
 	})
+	devErr := g.Wait()
+	if devErr != nil {
+		log.Error("the LEDs or the button failed; stopping", "err", devErr)
+	}
 
 	log.Info("stopping: no more dispatches; runs in flight may finish", "grace", cfg.Daemon.Grace.Duration)
 	_ = sdNotify(e.getenv, "STOPPING=1")
@@ -138,7 +161,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	pwg.Wait()
 	pr.drain()
 	log.Info("stopped")
-	return nil
+	return devErr
 }
 
 // check is `run --check-config`: the file has been loaded and validated;
@@ -176,7 +199,7 @@ func (e *env) handler() func(context.Context, request) response {
 			}
 		}()
 		h := &env{stdin: bytes.NewReader(req.Stdin), stdout: &out, stderr: &errb, getenv: e.getenv, cwd: req.Cwd,
-			cfg: e.cfg, data: e.data, log: e.log, eng: e.eng, wire: e.wire, inDaemon: true}
+			cfg: e.cfg, data: e.data, log: e.log, eng: e.eng, wire: e.wire, box: e.box, inDaemon: true}
 		code := report(&errb, h.exec(ctx, req.Args))
 		return response{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}
 	}

@@ -1,0 +1,347 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/engine"
+)
+
+// daemon is a `questbox run` started in-process by startDaemon.
+type daemon struct {
+	stdout, stderr *syncBuffer
+	stop           func() error // cancels run and returns its error
+}
+
+// startDaemon runs `questbox run --data data --tick 1h args...` in a
+// goroutine and returns once its control socket answers.
+func startDaemon(t *testing.T, data string, args ...string) *daemon {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &daemon{stdout: new(syncBuffer), stderr: new(syncBuffer)}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"run", "--data", data, "--tick", "1h"}, args...), strings.NewReader(""), d.stdout, d.stderr)
+	}()
+	stopped := false
+	d.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(30 * time.Second):
+			t.Fatal("run did not stop after its context was cancelled")
+			return nil
+		}
+	}
+	t.Cleanup(func() { d.stop() })
+	sock := filepath.Join(data, "questbox.sock")
+	waitFor(t, "the control socket", 400, func() bool {
+		select {
+		case err := <-done:
+			t.Fatalf("run returned early: %v\n%s", err, d.stderr.String())
+		default:
+		}
+		c, err := net.Dial("unix", sock)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	})
+	return d
+}
+
+// deviceStatus is `device status --json`.
+func deviceStatus(t *testing.T, data string) deviceStatusView {
+	t.Helper()
+	var v deviceStatusView
+	decode(t, must(t, 0, "", "device", "status", "--json", "--data", data), &v)
+	return v
+}
+
+// waitBooted waits for the boot chase to end.
+func waitBooted(t *testing.T, data string) deviceStatusView {
+	t.Helper()
+	var v deviceStatusView
+	waitFor(t, "the boot chase to end", 200, func() bool {
+		v = deviceStatus(t, data)
+		return !v.State.Starting
+	})
+	return v
+}
+
+func showQuest(t *testing.T, data, id string) questView {
+	t.Helper()
+	var v questView
+	decode(t, must(t, 0, "", "quest", "show", id, "--json", "--data", data), &v)
+	return v
+}
+
+func nodeOf(t *testing.T, v questView, id string) *engine.Node {
+	t.Helper()
+	for _, n := range v.Nodes {
+		if n.ID == id {
+			return n
+		}
+	}
+	t.Fatalf("quest %s has no node %s", v.Quest.ID, id)
+	return nil
+}
+
+// TestConsentWithTheSimButton is the Device issue's acceptance with the sim
+// backend: a checkpoint node awaits consent, amber shows it, a long press
+// approves it, a triple press rejects the next one, and a long press with
+// nothing pending changes nothing.
+func TestConsentWithTheSimButton(t *testing.T) {
+	data := shortDir(t)
+	d := []string{"--data", data}
+	cmd := func(args ...string) []string { return append(args, d...) }
+	dm := startDaemon(t, data, "--gpio", "sim")
+
+	// The LEDs chase while the box starts.
+	if v := deviceStatus(t, data); v.State.Starting && v.Green.Pattern != "chase" {
+		t.Errorf("starting, but green shows %q", v.Green.Pattern)
+	}
+	v := waitBooted(t, data)
+	if v.Backend != "sim" || !v.Button.Simulated || v.Green.Pattern != "solid" || v.Amber.Pattern != "off" || v.Red.Pattern != "off" {
+		t.Errorf("idle box: %+v", v)
+	}
+	if v.Green.Pin != 17 || v.Amber.Pin != 27 || v.Red.Pin != 22 || v.Button.Pin != 23 {
+		t.Errorf("pins: green %d amber %d red %d button %d, want 17 27 22 23", v.Green.Pin, v.Amber.Pin, v.Red.Pin, v.Button.Pin)
+	}
+
+	must(t, 0, "", cmd("quest", "new", "cp", "--direction", "check with a human", "--provider", "external", "--checkpoint", "scout")...)
+	must(t, 0, "", cmd("scan", "q1", "alpha first", "beta second")...)
+	r := must(t, 4, answer("promising", "alpha works on all twenty sample invoices."), cmd("submit", "q1", "--node", "n1")...)
+	if !strings.HasPrefix(r.stdout, "REVIEW") || !strings.Contains(r.stdout, "awaiting_consent") {
+		t.Fatalf("submit to a checkpoint role printed:\n%s", r.stdout)
+	}
+
+	// Amber blinks at 2 Hz with the request in the queue.
+	var claim string
+	waitFor(t, "amber to show the consent", 100, func() bool {
+		v = deviceStatus(t, data)
+		return v.Amber.Pattern == "blink 2Hz"
+	})
+	if len(v.Consents) != 1 || v.Consents[0].Node != "n1" || v.Consents[0].Quest != "q1" || v.Consents[0].Role != "scout" || v.Consents[0].ClaimHash == "" {
+		t.Fatalf("consent queue: %+v", v.Consents)
+	}
+	claim = v.Consents[0].ClaimHash
+	if v.State.ConsentsPending != 1 || v.Green.Pattern != "solid" || v.Red.Pattern != "off" {
+		t.Errorf("awaiting consent: %+v", v)
+	}
+	r = must(t, 0, "", cmd("device", "status")...)
+	for _, want := range []string{"backend: sim", "amber  GPIO27  blink 2Hz", "consents pending: 1", "n1    q1     scout  " + claim[:12]} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("device status lacks %q:\n%s", want, r.stdout)
+		}
+	}
+
+	// A long press approves it, and the node completes.
+	r = must(t, 0, "", cmd("device", "press", "--hold", "2s")...)
+	if strings.TrimSpace(r.stdout) != "long (2s): approved n1" {
+		t.Errorf("device press --hold 2s printed %q", r.stdout)
+	}
+	n1 := nodeOf(t, showQuest(t, data, "q1"), "n1")
+	if n1.Status != engine.Growing && n1.Status != engine.Explored {
+		t.Errorf("after approval n1 is %s, want growing or explored", n1.Status)
+	}
+	waitFor(t, "amber to go dark", 100, func() bool {
+		v = deviceStatus(t, data)
+		return v.Amber.Pattern == "off" && len(v.Consents) == 0
+	})
+
+	// A triple press rejects the next one: a FAIL try, back to pending.
+	must(t, 4, answer("promising", "beta works on most of the sample invoices."), cmd("submit", "q1", "--node", "n2")...)
+	waitFor(t, "amber to show the second consent", 100, func() bool {
+		return deviceStatus(t, data).Amber.Pattern == "blink 2Hz"
+	})
+	r = must(t, 0, "", cmd("device", "press", "--times", "3", "--json")...)
+	var got []pressResult
+	decode(t, r, &got)
+	if want := []pressResult{{Press: "triple", Kind: "triple", Outcome: "rejected n2"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("device press --times 3 --json = %+v, want %+v", got, want)
+	}
+	n2 := nodeOf(t, showQuest(t, data, "q1"), "n2")
+	if n2.Status != engine.Pending || n2.Tries != 1 || n2.Feedback != "rejected by human" {
+		t.Errorf("after rejection n2 is %s, tries %d, feedback %q; want pending, 1, \"rejected by human\"", n2.Status, n2.Tries, n2.Feedback)
+	}
+
+	// A long press with nothing pending changes nothing.
+	before := showQuest(t, data, "q1")
+	r = must(t, 0, "", cmd("device", "press", "--hold", "2s")...)
+	if strings.TrimSpace(r.stdout) != "long (2s): nothing pending" {
+		t.Errorf("long press with nothing pending printed %q", r.stdout)
+	}
+	if after := showQuest(t, data, "q1"); !reflect.DeepEqual(before.Nodes, after.Nodes) || before.Quest.Updated != after.Quest.Updated {
+		t.Errorf("a long press with nothing pending changed the quest")
+	}
+
+	// Every press is an event.
+	waitFor(t, "the press events", 100, func() bool {
+		out := dm.stdout.String()
+		return strings.Contains(out, "device press  long approved n1") && strings.Contains(out, "device press  triple rejected n2") &&
+			strings.Contains(out, "device press  long nothing pending") && strings.Contains(out, "q1 n1 consent granted  (consent by button)")
+	})
+
+	for _, bad := range [][]string{{"--times", "0"}, {"--hold", "-1s"}, {"extra"}} {
+		must(t, 1, "", cmd(append([]string{"device", "press"}, bad...)...)...)
+	}
+
+	if err := dm.stop(); err != nil {
+		t.Fatalf("run: %v\n%s", err, dm.stderr.String())
+	}
+	// Without a daemon there is no button to press.
+	r = must(t, 2, "", cmd("device", "press", "--hold", "2s")...)
+	if strings.TrimSpace(r.stderr) != "questbox: no questbox daemon is running (device press needs `questbox run`)" {
+		t.Errorf("device press without a daemon said %q", r.stderr)
+	}
+	must(t, 2, "", cmd("device", "status")...)
+	must(t, 1, "", cmd("device")...)
+}
+
+// TestGPIOBackends: periph on a machine without GPIO fails naming the pin;
+// auto falls back to sim with a warning; selftest refuses while a daemon
+// holds the pins. (device press on real pins is refused by the device
+// itself: device.TestPressRefusedOnHardware; the daemon maps it to exit 1.)
+func TestGPIOBackends(t *testing.T) {
+	if m, _ := filepath.Glob("/dev/gpiochip*"); len(m) > 0 {
+		t.Skip("this machine has GPIO chips")
+	}
+	data := shortDir(t)
+	r := must(t, 1, "", "run", "--gpio", "periph", "--data", data, "--tick", "1h")
+	if !strings.Contains(r.stderr, "questbox: gpio: pin GPIO17 (green LED) not found") {
+		t.Errorf("run --gpio periph said %q, want the pin named", r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(data, engine.StoreFile)); err == nil {
+		t.Error("run --gpio periph created the store before failing on the pins")
+	}
+	must(t, 1, "", "run", "--gpio", "gpio", "--data", data)
+
+	dm := startDaemon(t, data, "--gpio", "auto")
+	if got := dm.stderr.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "GPIO17 (green LED)") {
+		t.Errorf("run --gpio auto logged %q, want a warning naming GPIO17", got)
+	}
+	if v := deviceStatus(t, data); v.Backend != "sim" {
+		t.Errorf("run --gpio auto uses %q, want sim", v.Backend)
+	}
+	r = must(t, 2, "", "selftest", "--data", data)
+	if !strings.Contains(r.stderr, "holds the GPIO pins") {
+		t.Errorf("selftest with a daemon running said %q", r.stderr)
+	}
+	if err := dm.stop(); err != nil {
+		t.Fatal(err)
+	}
+	r = must(t, 1, "", "selftest", "--data", data)
+	if !strings.Contains(r.stderr, "pin GPIO17 (green LED) not found") {
+		t.Errorf("selftest without GPIO said %q", r.stderr)
+	}
+	must(t, 1, "", "selftest", "--gpio", "sim", "--data", data)
+}
+
+// TestConsentExpiry: a request older than gpio.consent_expiry is reported
+// once as a device event, leaves the queue the button sees and stops
+// lighting amber; the node itself still awaits consent.
+func TestConsentExpiry(t *testing.T) {
+	data := shortDir(t)
+	cfg := filepath.Join(data, "questbox.toml")
+	os.WriteFile(cfg, []byte("[gpio]\nbackend = \"sim\"\nconsent_expiry = \"2s\"\n"), 0o644)
+	d := []string{"--data", data, "--config", cfg}
+	cmd := func(args ...string) []string { return append(args, d...) }
+	dm := startDaemon(t, data, "--config", cfg)
+	waitBooted(t, data)
+	must(t, 0, "", cmd("quest", "new", "cp", "--direction", "check with a human", "--provider", "external", "--checkpoint", "scout")...)
+	must(t, 0, "", cmd("scan", "q1", "alpha")...)
+	must(t, 4, answer("promising", "alpha works on all twenty sample invoices."), cmd("submit", "q1", "--node", "n1")...)
+
+	var v deviceStatusView
+	waitFor(t, "the consent to expire", 200, func() bool {
+		v = deviceStatus(t, data)
+		return len(v.Consents) == 1 && v.Consents[0].Expired
+	})
+	waitFor(t, "amber to go dark", 100, func() bool { return deviceStatus(t, data).Amber.Pattern == "off" })
+	waitFor(t, "the expiry event", 100, func() bool {
+		return strings.Contains(dm.stdout.String(), "device consent_expired  n1 quest q1 claim ")
+	})
+	r := must(t, 0, "", cmd("device", "press", "--hold", "2s")...)
+	if strings.TrimSpace(r.stdout) != "long (2s): nothing pending" {
+		t.Errorf("long press on an expired request printed %q", r.stdout)
+	}
+	if n := nodeOf(t, showQuest(t, data, "q1"), "n1"); n.Status != engine.AwaitingConsent {
+		t.Errorf("n1 is %s after expiry, want awaiting_consent", n.Status)
+	}
+	if err := dm.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(dm.stdout.String(), "consent_expired"); n != 1 {
+		t.Errorf("%d expiry events, want 1", n)
+	}
+}
+
+func TestBoxState(t *testing.T) {
+	quest := func(s engine.QuestStatus, reason string, running int) *engine.Quest {
+		return &engine.Quest{Status: s, Reason: reason, Counts: map[engine.Status]int{engine.Running: running, engine.Exhausted: 2}}
+	}
+	for _, tc := range []struct {
+		name     string
+		qs       []*engine.Quest
+		consents int
+		inFlight int
+		fault    string
+		want     device.State
+	}{
+		{"empty", nil, 0, 0, "", device.State{}},
+		{"exhausted nodes are normal", []*engine.Quest{quest(engine.QuestActive, "", 0)}, 0, 0, "", device.State{}},
+		{"running", []*engine.Quest{quest(engine.QuestActive, "", 1), quest(engine.QuestActive, "", 1)}, 0, 1, "", device.State{AgentsRunning: 2}},
+		{"in flight beats running", []*engine.Quest{quest(engine.QuestActive, "", 0)}, 0, 1, "", device.State{AgentsRunning: 1}},
+		{"consents", nil, 3, 0, "", device.State{ConsentsPending: 3}},
+		{"terminated", []*engine.Quest{quest(engine.QuestTerminated, "max_agent_runs", 0)}, 0, 0, "", device.State{QuestsTerminated: 1}},
+		{"stopped for attention", []*engine.Quest{quest(engine.QuestStopped, "no progress: …", 0)}, 0, 0, "", device.State{QuestsTerminated: 1}},
+		{"stopped by owner", []*engine.Quest{quest(engine.QuestStopped, stoppedByOwner, 0)}, 0, 0, "", device.State{}},
+		{"done", []*engine.Quest{quest(engine.QuestDone, "owner finished", 0)}, 0, 0, "", device.State{}},
+		{"fault", nil, 0, 0, "tick: disk full", device.State{Fault: "tick: disk full"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := boxState(tc.qs, tc.consents, tc.inFlight, tc.fault); got != tc.want {
+				t.Errorf("boxState = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMirrorOnACT(t *testing.T) {
+	fitted := config.Default().GPIO
+	none := fitted
+	none.Green, none.Amber, none.Red = -1, -1, -1
+	for _, tc := range []struct {
+		name    string
+		g       config.GPIO
+		act     bool
+		backend string
+		want    bool
+	}{
+		{"off", none, false, device.BackendPeriph, false},
+		{"LEDs fitted", fitted, true, device.BackendPeriph, false},
+		{"no LEDs fitted", none, true, device.BackendPeriph, true},
+		{"simulated LEDs", fitted, true, device.BackendSim, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.g.ActLED = tc.act
+			if got := mirrorOnACT(tc.g, tc.backend); got != tc.want {
+				t.Errorf("mirrorOnACT = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
