@@ -174,7 +174,13 @@ func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error 
 		fmt.Fprintln(w, "consents pending: none")
 		return nil
 	}
-	fmt.Fprintf(w, "consents pending: %d (oldest first; a long press approves the first, a triple press rejects it)\n", st.ConsentsPending)
+	live := 0
+	for _, r := range v.Consents {
+		if !r.Expired {
+			live++
+		}
+	}
+	fmt.Fprintf(w, "consents pending: %d (oldest first; a long press approves the first, a triple press rejects it)\n", live)
 	tw = table(w)
 	fmt.Fprintln(tw, "NODE\tQUEST\tROLE\tCLAIM\tAGE\tHYPOTHESIS")
 	for _, r := range v.Consents {
