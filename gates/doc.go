@@ -17,6 +17,31 @@
 // the rule that produced it (a rule cannot speak for another rule or soften its
 // own declared level), turns a panicking rule into a Fail fact, and aggregates.
 //
+// Catalogs come from Go ([NewCatalog], [NewGraphCatalog]) or from
+// configuration ([LoadCatalog] over [RuleSpec] values naming built-in kinds,
+// listed by [Kinds]); loading fails closed with an error naming the rule and
+// the problem. [Catalog.Describe] is the audit list `questbox rules` prints.
+//
+// # Stages and ground (SPEC §4.2)
+//
+// Rules never touch the network. A ground-stage rule declares what it needs
+// ([GroundRule.Needs] returning [Request] values) and reads the answers
+// ([Observation]) from Input.Ground. [Catalog.EvaluateStaged] runs the pure
+// rules first; if they FAIL, no request is made at all. Otherwise it asks a
+// [Grounder] (package gates/ground: one Snapshot per evaluation) for the
+// deduplicated requests; offline, or on a transport error, the result is
+// Deferred, which is not a FAIL. Staged and full evaluation agree on the
+// outcome (property-tested).
+//
+// # Defeat graph (SPEC §4.4)
+//
+// A catalog may declare attacks and supersedes edges between its rules; the
+// weighted h-Categoriser decides which fired rules survive (see graph.go for
+// the exact semantics). With no edges the verdict is exactly [Aggregate].
+// Every evaluation also yields [Feedback]: the root cause, side branches and
+// which rules to clear to flip the verdict; its String is the one canonical
+// text shown to the agent and to humans.
+//
 // The worker output contract (SPEC §2.6) is parsed by [ParseAnswer], and the
 // owner's action list by [ParseOwnerAnswer]. Both are strict: they reject
 // unknown, duplicate, missing and wrongly typed fields with a precise fact, and
