@@ -102,42 +102,57 @@ func (e *Engine) Reject(node, claimHash, by string) error {
 	})
 }
 
+// ExpireConsents expires every consent request older than the configured
+// ConsentExpiry now, rather than at the next tick (the daemon calls it when
+// a request's deadline passes). It returns how many expired.
+func (e *Engine) ExpireConsents() (int, error) {
+	n := 0
+	err := e.update(func(t *txn) error {
+		var err error
+		n, err = t.expireConsents(e.opt.ConsentExpiry)
+		return err
+	})
+	return n, err
+}
+
 // expireConsents moves requests older than expiry back to pending (no try
 // consumed) with a consent "expired" event. The consent bucket holds only
 // the nodes awaiting a human, so this is cheap on every tick.
-func (t *txn) expireConsents(expiry time.Duration) error {
+func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 	if expiry <= 0 {
-		return nil
+		return 0, nil
 	}
 	var ids []string
 	if err := t.tx.Bucket(bConsent).ForEach(func(k, _ []byte) error { ids = append(ids, string(k)); return nil }); err != nil {
-		return err
+		return 0, err
 	}
+	expired := 0
 	for _, id := range ids {
 		n, err := t.node(id)
 		if err != nil {
-			return err
+			return expired, err
 		}
 		if n.Claim == nil || t.now.Sub(n.Claim.Since) < expiry {
 			continue
 		}
 		q, err := t.quest(n.Quest)
 		if err != nil {
-			return err
+			return expired, err
 		}
 		hash := n.Claim.Hash
 		why := fmt.Sprintf("no human answered within %s", expiry)
 		n.Claim = nil
 		n.addAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: why})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: why}); err != nil {
-			return err
+			return expired, err
 		}
 		if err := t.move(q, n, Pending, "consent expired: "+why); err != nil {
-			return err
+			return expired, err
 		}
 		if err := t.ledger(n, "EXPIRED", nil); err != nil {
-			return err
+			return expired, err
 		}
+		expired++
 	}
-	return nil
+	return expired, nil
 }

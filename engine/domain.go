@@ -165,6 +165,15 @@ type Quest struct {
 	Updated    time.Time `json:"updated"`
 }
 
+// ReasonStoppedByOwner is the reason of a quest paused by `quest stop`.
+const ReasonStoppedByOwner = "stopped by owner"
+
+// NeedsAttention reports whether the quest stopped without its owner asking:
+// terminated by a budget, or stopped for no progress or a broken provider.
+func (q *Quest) NeedsAttention() bool {
+	return q.Status == QuestTerminated || (q.Status == QuestStopped && q.Reason != ReasonStoppedByOwner)
+}
+
 // IsCheckpoint reports whether nodes of role need human consent.
 func (q *Quest) IsCheckpoint(role string) bool {
 	for _, c := range q.Checkpoints {

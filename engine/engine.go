@@ -427,7 +427,7 @@ func (e *Engine) StopQuest(id string) (*Quest, error) {
 			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrInvalid)
 		}
 		out = q
-		return t.setQuestStatus(q, QuestStopped, "stopped by owner")
+		return t.setQuestStatus(q, QuestStopped, ReasonStoppedByOwner)
 	})
 	return out, err
 }

@@ -46,7 +46,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	online := e.opt.Online == nil || e.opt.Online()
 	err := e.update(func(t *txn) error {
 		rep, ds = TickReport{}, nil
-		if err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
+		if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
 			return err
 		}
 		var ids []string

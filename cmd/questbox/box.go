@@ -35,11 +35,6 @@ const bootChase = 1500 * time.Millisecond
 // byButton is who consents with the button, in the engine's attempt log.
 const byButton = "button"
 
-// stoppedByOwner is the reason engine.StopQuest gives. A quest stopped for
-// any other reason (no progress, a provider that is not configured, an
-// answer that needs attention) is waiting for its owner and lights red.
-const stoppedByOwner = "stopped by owner"
-
 // deviceConfig is the device wiring of the gpio section.
 func deviceConfig(g config.GPIO) device.Config {
 	return device.Config{
@@ -94,19 +89,16 @@ type box struct {
 	ctx  context.Context // done when the box stops (set by start)
 	poke chan struct{}   // capacity 1: "recompute the state", coalesced
 
-	mu      sync.Mutex // guards ready, tickErr, readErr and expired
+	mu      sync.Mutex // guards ready, tickErr, readErr
 	ready   bool
 	tickErr string
 	readErr string
-	expired map[consentKey]bool // requests already reported expired
 }
-
-type consentKey struct{ node, claim string }
 
 // newBox wires dev to eng, with an ACT LED mirror if mirrorOnACT.
 func newBox(g config.GPIO, dev *device.Device, eng *engine.Engine, log *slog.Logger) *box {
 	b := &box{dev: dev, eng: eng, log: log, cfg: g, expiry: g.ConsentExpiry.Duration, now: eng.Now,
-		started: eng.Now(), poke: make(chan struct{}, 1), expired: map[consentKey]bool{}, ctx: context.Background()}
+		started: eng.Now(), poke: make(chan struct{}, 1), ctx: context.Background()}
 	if mirrorOnACT(g, dev.Backend()) {
 		b.act = device.NewACT(device.DefaultACTPath, nil, log)
 	}
@@ -294,7 +286,7 @@ func boxState(qs []*engine.Quest, pendingConsents, inFlight int, fault string) d
 	running := 0
 	for _, q := range qs {
 		running += q.Counts[engine.Running]
-		if q.Status == engine.QuestTerminated || (q.Status == engine.QuestStopped && q.Reason != stoppedByOwner) {
+		if q.NeedsAttention() {
 			st.QuestsTerminated++
 		}
 	}
@@ -323,29 +315,15 @@ func (b *box) isExpired(r engine.ConsentRequest, now time.Time) bool {
 	return b.expiry > 0 && !now.Before(r.Since.Add(b.expiry))
 }
 
-// reportExpired records a device event "consent_expired" once per request
-// and daemon run. An expired request stays awaiting_consent in the store
-// (until the engine can move it back itself), but the button no longer
-// offers it and amber no longer counts it.
+// reportExpired asks the engine to expire the requests whose deadline
+// passed (it also does so at every tick): each goes back to pending with a
+// consent "expired" event, and the agent runs again.
 func (b *box) reportExpired(expired []engine.ConsentRequest) {
-	var fresh []engine.ConsentRequest
-	b.mu.Lock()
-	keep := map[consentKey]bool{}
-	for _, r := range expired {
-		k := consentKey{r.Node, r.ClaimHash}
-		if !b.expired[k] {
-			fresh = append(fresh, r)
-		}
-		keep[k] = true
+	if len(expired) == 0 {
+		return
 	}
-	b.expired = keep // forget requests that were decided or re-issued
-	b.mu.Unlock()
-	for _, r := range fresh {
-		detail := fmt.Sprintf("%s quest %s claim %.12s waited %s (gpio.consent_expiry %s)", r.Node, r.Quest, r.ClaimHash, dur(b.now().Sub(r.Since)), b.expiry)
-		b.log.Warn("consent request expired: the button no longer offers it", "node", r.Node, "quest", r.Quest, "since", r.Since)
-		if err := b.eng.RecordDevice("consent_expired", detail); err != nil {
-			b.log.Error("could not record the expired consent", "node", r.Node, "err", err)
-		}
+	if _, err := b.eng.ExpireConsents(); err != nil {
+		b.log.Error("could not expire consent requests", "err", err)
 	}
 }
 

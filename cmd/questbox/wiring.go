@@ -183,6 +183,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger) engine.Options {
 		Catalog:        catalog,
 		EventRetention: cfg.Daemon.EventRetention,
 		Tick:           cfg.Daemon.Tick.Duration,
+		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
 	}
 }
 
