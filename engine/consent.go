@@ -9,6 +9,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/gates/consent"
 )
 
 // ErrStaleConsent is returned when a consent names a claim hash other than
@@ -48,8 +49,9 @@ func (e *Engine) Consents() ([]ConsentRequest, error) {
 	return out, err
 }
 
-// consentTarget loads a node awaiting consent for exactly claimHash.
-func (t *txn) consentTarget(node, claimHash string) (*Quest, *Node, error) {
+// consentTarget loads a node awaiting consent and checks that c was given
+// for exactly its current claim.
+func (t *txn) consentTarget(node string, c consent.Consent) (*Quest, *Node, error) {
 	n, err := t.node(node)
 	if err != nil {
 		return nil, nil, err
@@ -60,18 +62,25 @@ func (t *txn) consentTarget(node, claimHash string) (*Quest, *Node, error) {
 	if n.Status != AwaitingConsent || n.Claim == nil {
 		return nil, nil, fmt.Errorf("node %s is %s, not awaiting consent: %w", n.ID, n.Status, ErrIllegalMove)
 	}
-	if n.Claim.Hash != claimHash {
-		return nil, nil, fmt.Errorf("node %s: consent for claim %.12s, current claim is %.12s: %w", n.ID, claimHash, n.Claim.Hash, ErrStaleConsent)
+	if err := c.For(n.Claim.Hash); err != nil {
+		if errors.Is(err, consent.ErrWrongClaim) {
+			return nil, nil, fmt.Errorf("node %s: consent for claim %.12s, current claim is %.12s: %w", n.ID, c.ClaimHash(), n.Claim.Hash, ErrStaleConsent)
+		}
+		return nil, nil, fmt.Errorf("node %s: %w", n.ID, err)
 	}
 	q, err := t.quest(n.Quest)
 	return q, n, err
 }
 
-// Approve grants human consent to the claim with hash claimHash: the node
-// continues to its verdict exactly as a PASS would.
-func (e *Engine) Approve(node, claimHash, by string) error {
+// Approve applies human consent (L3) to the node's claim: the node
+// continues to its verdict exactly as a PASS would. Only the consent path
+// (the button, or an authenticated dashboard the owner enabled) can make a
+// consent.Consent, and it names the claim hash that was shown: a consent
+// for any other claim is ErrStaleConsent.
+func (e *Engine) Approve(node string, c consent.Consent) error {
+	by := c.Via()
 	return e.update(func(t *txn) error {
-		q, n, err := t.consentTarget(node, claimHash)
+		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
 		}
@@ -85,9 +94,10 @@ func (e *Engine) Approve(node, claimHash, by string) error {
 }
 
 // Reject refuses the claim: a FAIL try with the fact "rejected by human".
-func (e *Engine) Reject(node, claimHash, by string) error {
+func (e *Engine) Reject(node string, c consent.Consent) error {
+	by, claimHash := c.Via(), c.ClaimHash()
 	return e.update(func(t *txn) error {
-		q, n, err := t.consentTarget(node, claimHash)
+		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
 		}

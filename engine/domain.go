@@ -161,6 +161,9 @@ type Quest struct {
 	StallSig   string    `json:"stall_sig,omitempty"`
 	StallCount int       `json:"stall_count,omitempty"`
 	LastTick   time.Time `json:"last_tick,omitzero"`
+	// Replays are pending nodes whose kept answer waits to be judged again
+	// (see Claim.Replay), oldest first.
+	Replays []string `json:"replays,omitempty"`
 	Created    time.Time `json:"created"`
 	Updated    time.Time `json:"updated"`
 }
@@ -222,6 +225,9 @@ type Claim struct {
 	Why   string             `json:"why"`
 	Answ  *gates.Answer      `json:"answer,omitempty"`
 	Owner *gates.OwnerAnswer `json:"owner,omitempty"`
+	// Replay marks an answer kept while its network stage could not run:
+	// when the network is back it is judged again without asking the agent.
+	Replay bool `json:"replay,omitempty"`
 }
 
 // Node is one unit of work under the ratchet (SPEC §2.2).
@@ -250,6 +256,8 @@ type Node struct {
 	Claim     *Claim       `json:"claim,omitempty"`
 	Reason    string       `json:"reason,omitempty"`
 	Runs      []string     `json:"runs,omitempty"`
+	// Deferrals counts deferrals in a row; see maxDeferrals.
+	Deferrals int `json:"deferrals,omitempty"`
 	// LockSeq orders terminal nodes within their quest, for export.
 	LockSeq uint64    `json:"lock_seq,omitempty"`
 	Created time.Time `json:"created"`

@@ -15,12 +15,19 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/gates/judge"
 )
 
 // Provider turns a prompt into an answer. Implementations must be safe for
 // concurrent Run calls and must return promptly when ctx ends.
 type Provider interface {
 	Run(ctx context.Context, req agent.Request) (agent.Reply, error)
+}
+
+// Judge is an L2 judge (SPEC §4.6): it can raise doubt about a claim L1
+// passed, never grant a PASS. *judge.Judge implements it.
+type Judge interface {
+	Batch(ctx context.Context, items []judge.Item, seed uint64) (judge.Batch, error)
 }
 
 // ProviderExternal is the built-in provider that spawns nothing: an outside
@@ -60,7 +67,17 @@ type Options struct {
 	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog).
 	Catalog func(q *Quest) (*gates.Catalog, error)
 	// Online reports whether the network is up; nil means always online.
+	// While it is false, deferred nodes stay deferred.
 	Online func() bool
+	// Ground returns the grounder of one evaluation (a fresh
+	// ground.Snapshot over the box's resolvers). nil means no network: a
+	// gate with ground rules defers its nodes.
+	Ground func() gates.Grounder
+	// Sources maps non-URL citation sources to their text, for the gate and
+	// the judge.
+	Sources map[string]string
+	// Judge is the L2 judge; nil means none is configured.
+	Judge Judge
 	// EventRetention is how many delivered events the outbox keeps (default 10000).
 	EventRetention int
 	// Tick is the configured tick, used to cap wall-clock accounting after a

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/gates/consent"
 )
 
 // fakeClock is a manual clock: After channels fire when Advance passes them.
@@ -242,4 +243,14 @@ func (h *harness) bulk(quests, nodesPerQuest int, spec func(*QuestSpec)) []strin
 		h.t.Fatalf("bulk: %v", err)
 	}
 	return ids
+}
+
+// button is a consent from the physical button for claimHash.
+func button(t testing.TB, claimHash string) consent.Consent {
+	t.Helper()
+	c, err := consent.New(consent.Button{}, claimHash)
+	if err != nil {
+		t.Fatalf("consent: %v", err)
+	}
+	return c
 }

@@ -50,8 +50,8 @@ func TestTerminalNodeRefusesEveryPath(t *testing.T) {
 			return err
 		},
 		"abort":   func() error { _, err := h.e.AbortNode(id, "x"); return err },
-		"approve": func() error { return h.e.Approve(id, r.ClaimHash, "test") },
-		"reject":  func() error { return h.e.Reject(id, r.ClaimHash, "test") },
+		"approve": func() error { return h.e.Approve(id, button(t, r.ClaimHash)) },
+		"reject":  func() error { return h.e.Reject(id, button(t, r.ClaimHash)) },
 		"move": func() error {
 			return h.e.update(func(t *txn) error {
 				q, _ := t.quest(q.ID)

@@ -44,7 +44,7 @@ var (
 	bLedger   = []byte("ledger")   // seq -> LedgerRecord
 	bExports  = []byte("exports")  // quest -> exportState
 
-	allBuckets = [][]byte{bMeta, bQuests, bActive, bNodes, bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bEdges, bRuns, bRunning, bConsent, bEvents, bCursors, bLedger, bExports}
+	allBuckets = [][]byte{bMeta, bQuests, bActive, bNodes, bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bEdges, bRuns, bRunning, bConsent, bEvents, bCursors, bLedger, bExports, bJudge}
 
 	kSchema     = []byte("schema")
 	kLedgerHead = []byte("ledger_head")

@@ -89,6 +89,18 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			if q.Running != "" {
 				continue
 			}
+			if slots > 0 {
+				d, ok, err := t.replay(q)
+				if err != nil {
+					return err
+				}
+				if ok {
+					slots--
+					ds = append(ds, d)
+					rep.Dispatched = append(rep.Dispatched, d.node.ID)
+					continue
+				}
+			}
 			n, done, err := t.pick(q)
 			if err != nil {
 				return err
@@ -247,6 +259,7 @@ func (e *Engine) start(d dispatch) {
 		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
 		reply, err := d.prov.Run(ctx, d.req)
 		res := e.judge(ctx, &d.quest, &d.node, reply, err)
+		res.replay = d.run.Provider == "replay"
 		// The slot frees before the verdict commits; the quest itself stays
 		// busy (Quest.Running) until then, so nothing dispatches twice.
 		e.mu.Lock()
@@ -307,4 +320,43 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 			e.log.Error("tick failed", "err", err)
 		}
 	}
+}
+
+// replay dispatches the oldest pending node of q whose answer was kept when
+// its network stage could not run: the kept answer is judged again, no agent
+// is asked (and no agent run is counted), even for external quests.
+func (t *txn) replay(q *Quest) (dispatch, bool, error) {
+	for len(q.Replays) > 0 {
+		id := q.Replays[0]
+		q.Replays = q.Replays[1:]
+		t.track(q)
+		n, err := t.node(id)
+		if err != nil {
+			return dispatch{}, false, err
+		}
+		if n.Status == Deferred && n.Claim != nil && n.Claim.Replay {
+			q.Replays = append(q.Replays, id) // still offline for this one
+			return dispatch{}, false, nil
+		}
+		if n.Status != Pending || n.Claim == nil || !n.Claim.Replay {
+			continue // answered or aborted since
+		}
+		req, err := t.request(q, n)
+		if err != nil {
+			return dispatch{}, false, err
+		}
+		run, err := t.newRun(q, n, "replay")
+		if err != nil {
+			return dispatch{}, false, err
+		}
+		return dispatch{quest: *q, node: *n, run: run, req: req, prov: replayProvider(n.Claim.Raw)}, true, nil
+	}
+	return dispatch{}, false, nil
+}
+
+// replayProvider answers with a kept answer.
+type replayProvider string
+
+func (r replayProvider) Run(ctx context.Context, _ agent.Request) (agent.Reply, error) {
+	return agent.Reply{Output: []byte(r), TokensReported: true}, ctx.Err()
 }

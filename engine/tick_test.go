@@ -397,17 +397,17 @@ func TestCheckpointConsent(t *testing.T) {
 		t.Fatalf("consents: got %v, %v, want one", cs, err)
 	}
 	c := cs[0]
-	if err := h.e.Approve(c.Node, "0000", "test"); !errors.Is(err, ErrStaleConsent) {
+	if err := h.e.Approve(c.Node, button(t, strings.Repeat("0", 64))); !errors.Is(err, ErrStaleConsent) {
 		t.Errorf("approve with another claim hash: got %v, want ErrStaleConsent", err)
 	}
-	if err := h.e.Reject(c.Node, c.ClaimHash, "button"); err != nil {
+	if err := h.e.Reject(c.Node, button(t, c.ClaimHash)); err != nil {
 		t.Fatal(err)
 	}
 	n := h.node(c.Node)
 	if n.Status != Pending || n.Tries != 1 || n.Feedback != "rejected by human" {
 		t.Fatalf("after reject: got %s tries %d %q, want pending, 1 try, rejected by human", n.Status, n.Tries, n.Feedback)
 	}
-	if err := h.e.Approve(c.Node, c.ClaimHash, "button"); !errors.Is(err, ErrIllegalMove) {
+	if err := h.e.Approve(c.Node, button(t, c.ClaimHash)); !errors.Is(err, ErrIllegalMove) {
 		t.Errorf("approving a consent no longer asked for: got %v, want ErrIllegalMove", err)
 	}
 	h.tick()
@@ -415,10 +415,10 @@ func TestCheckpointConsent(t *testing.T) {
 	if len(cs) != 1 || cs[0].ClaimHash == c.ClaimHash {
 		t.Fatalf("second request: got %+v, want one with a new claim hash", cs)
 	}
-	if err := h.e.Approve(c.Node, c.ClaimHash, "button"); !errors.Is(err, ErrStaleConsent) {
+	if err := h.e.Approve(c.Node, button(t, c.ClaimHash)); !errors.Is(err, ErrStaleConsent) {
 		t.Errorf("old consent for a changed claim: got %v, want ErrStaleConsent", err)
 	}
-	if err := h.e.Approve(cs[0].Node, cs[0].ClaimHash, "button"); err != nil {
+	if err := h.e.Approve(cs[0].Node, button(t, cs[0].ClaimHash)); err != nil {
 		t.Fatal(err)
 	}
 	if n := h.node(c.Node); n.Status != Growing {
@@ -465,7 +465,7 @@ func TestConsentExpiry(t *testing.T) {
 	if n.Status != Pending || n.Tries != 0 || last.Outcome != "expired" {
 		t.Fatalf("after expiry: got %s tries %d last %+v, want pending, no try, expired", n.Status, n.Tries, last)
 	}
-	if err := h.e.Approve(r.Node, r.ClaimHash, "button"); !errors.Is(err, ErrIllegalMove) {
+	if err := h.e.Approve(r.Node, button(t, r.ClaimHash)); !errors.Is(err, ErrIllegalMove) {
 		t.Errorf("approving an expired request: got %v, want ErrIllegalMove", err)
 	}
 	evs, _ := h.e.Events(0, 0)

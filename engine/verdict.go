@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,7 +14,12 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/gates/judge"
 )
+
+// maxDeferrals is how many deferrals in a row a node takes while the box is
+// online before the network stage's failure counts as a FAIL try.
+const maxDeferrals = 30
 
 type resultKind int
 
@@ -38,6 +44,7 @@ type result struct {
 	answer   *gates.Answer
 	owner    *gates.OwnerAnswer
 	tokens   int
+	replay   bool // a kept answer judged again: no agent ran
 }
 
 func (r result) outcome() string {
@@ -69,7 +76,7 @@ func Feedback(facts []gates.Fact) string {
 // pass; a checkpoint role always asks a human.
 func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply, err error) result {
 	res := result{raw: reply.Output, claim: gates.ClaimHash(reply.Output), tokens: reply.Tokens}
-	if res.tokens == 0 && err == nil {
+	if res.tokens == 0 && err == nil && !reply.TokensReported {
 		res.tokens = agent.EstimateTokens("", reply.Output)
 	}
 	if err != nil {
@@ -102,10 +109,23 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 		return res
 	}
 	in := gates.Input{Raw: reply.Output, Truncated: reply.Truncated, Cap: reply.Cap, Role: n.Role,
-		Direction: q.Direction, Hypothesis: n.Hypothesis, Ancestors: anc}
-	v := cat.Evaluate(in)
+		Direction: q.Direction, Hypothesis: n.Hypothesis, Ancestors: anc,
+		Today: e.clock.Now().Format("2006-01-02"), Sources: e.opt.Sources}
+	var g gates.Grounder
+	if e.opt.Ground != nil {
+		g = e.opt.Ground()
+	}
+	st := cat.EvaluateStaged(ctx, in, g)
+	if st.Deferred {
+		res.kind, res.why = resDeferred, "network stage could not run: "+st.Reason
+		return res
+	}
+	v := st.Verdict
 	res.facts = v.Facts
-	res.feedback = Feedback(v.Facts)
+	res.feedback = st.Feedback.String()
+	if res.feedback == "" {
+		res.feedback = Feedback(v.Facts)
+	}
 	switch v.Outcome {
 	case gates.OutcomeFail:
 		res.kind = resFail
@@ -131,11 +151,58 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 			return res
 		}
 		res.answer = &a
+		if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
+			e.judgeL2(ctx, n, a, g, v, &res)
+		}
 	}
 	if res.kind == resPass && q.IsCheckpoint(n.Role) {
 		res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
 	}
 	return res
+}
+
+// observer is what the judge needs of a grounder: a fetched body, read from
+// the evaluation's snapshot without fetching again.
+type observer interface {
+	Observe(ctx context.Context, r gates.Request) (gates.Observation, error)
+}
+
+// judgeL2 asks the L2 judge about a claim L1 passed. The judge can only
+// lower the verdict to REVIEW (judge.Combine); a judge that cannot be
+// reached defers the node like any network stage.
+func (e *Engine) judgeL2(ctx context.Context, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+	sources := map[string]string{}
+	for k, v := range e.opt.Sources {
+		sources[k] = v
+	}
+	if o, ok := g.(observer); ok {
+		for _, c := range a.Citations {
+			if strings.HasPrefix(c.Source, "http://") || strings.HasPrefix(c.Source, "https://") {
+				if obs, err := o.Observe(ctx, gates.Request{Kind: gates.ReqFetchURL, Target: c.Source}); err == nil && obs.Transport == "" {
+					sources[c.Source] = obs.Body
+				}
+			}
+		}
+	}
+	seed := binary.BigEndian.Uint64([]byte(res.claim[:16] + "00000000")[:8])
+	b, err := e.opt.Judge.Batch(ctx, judge.ItemsFromAnswer(n.ID, a, sources), seed)
+	if err != nil {
+		if ctx.Err() != nil {
+			res.kind, res.why = resInterrupted, "run cancelled during judging"
+		} else {
+			res.kind, res.why = resDeferred, "L2 judge unavailable: "+err.Error()
+		}
+		return
+	}
+	v := judge.Combine(l1, b.Results...)
+	if v.Outcome == gates.OutcomePass {
+		return
+	}
+	res.kind, res.facts, res.feedback = resReview, v.Facts, Feedback(v.Facts)
+	res.why = "the L2 judge raised doubt"
+	if h, ok := b.Human(); ok {
+		res.why = "escalated to a human: " + h.Reason
+	}
 }
 
 // ancestors returns the hypotheses of n's ancestors, nearest first.
@@ -187,19 +254,39 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	if err := t.endRun(runID, res.outcome(), res.tokens, res.why); err != nil {
 		return err
 	}
-	if res.kind <= resStopQuest && q.Counters.AgentRuns > 0 {
+	if res.kind <= resStopQuest && len(res.raw) == 0 && !res.replay && q.Counters.AgentRuns > 0 {
 		// The agent never answered: the run does not count against
 		// max_agent_runs (an unreachable provider retried every tick
 		// must not terminate the quest).
 		q.Counters.AgentRuns--
+	}
+	if res.kind != resDeferred {
+		n.Deferrals = 0
+	}
+	if res.kind != resInterrupted && res.kind != resStopQuest {
+		n.Claim = nil // a new answer replaces any kept one
 	}
 	switch res.kind {
 	case resInterrupted:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
 		return t.move(q, n, Pending, "interrupted: "+res.why)
 	case resDeferred:
-		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
-		return t.move(q, n, Deferred, res.why)
+		n.Deferrals++
+		if n.Deferrals < maxDeferrals {
+			n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
+			n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Why: res.why, Replay: len(res.raw) > 0}
+			if n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
+				q.Replays = append(q.Replays, n.ID)
+			}
+			return t.move(q, n, Deferred, res.why)
+		}
+		// The network is up but this stage keeps failing (a site that
+		// refuses every connection): stop deferring, count it as a FAIL.
+		n.Deferrals = 0
+		res.kind = resFail
+		res.facts = []gates.Fact{{Rule: "ground", Level: gates.Fail, Where: "network stage",
+			Expected: "the network stage to run", Actual: fmt.Sprintf("deferred %d times in a row; last: %s", maxDeferrals, res.why)}}
+		res.feedback = Feedback(res.facts)
 	case resStopQuest:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
 		if err := t.move(q, n, Pending, "no try consumed: "+res.why); err != nil {
