@@ -163,9 +163,9 @@ type Quest struct {
 	LastTick   time.Time `json:"last_tick,omitzero"`
 	// Replays are pending nodes whose kept answer waits to be judged again
 	// (see Claim.Replay), oldest first.
-	Replays []string `json:"replays,omitempty"`
-	Created    time.Time `json:"created"`
-	Updated    time.Time `json:"updated"`
+	Replays []string  `json:"replays,omitempty"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
 }
 
 // ReasonStoppedByOwner is the reason of a quest paused by `quest stop`.
