@@ -1,6 +1,8 @@
 // Package config is the daemon's configuration file: the daemon itself, the
-// defaults every new quest starts from, the named agent providers, the GPIO
-// wiring of LEDs and button, and the optional MQTT presence.
+// defaults every new quest starts from, the named agent providers, the gate
+// profiles (rule catalogs), the optional L2 judge, the network probe and
+// ground limits, the GPIO wiring of LEDs and button, and the optional MQTT
+// presence.
 //
 // The file is TOML (systemd/questbox.toml is the documented default, installed as
 // /etc/questbox/questbox.toml). Loading is fail-closed: [Load] and [Parse] start
@@ -21,6 +23,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/gates/judge"
 )
 
 // ErrInvalid is returned (wrapped) by [Load], [Parse] and [Config.Validate] when
@@ -52,6 +57,20 @@ const (
 	TypeOpenAI  = "openai"
 )
 
+// DefaultGate is the name of the built-in gate profile (gates.DefaultCatalog).
+// A [gates.NAME] table with this name replaces it.
+const DefaultGate = "default"
+
+// NotFitted is the pin number of an LED or button that is not fitted.
+const NotFitted = -1
+
+// Button pulls (gpio.button_pull).
+const (
+	PullUp   = "up"
+	PullDown = "down"
+	PullNone = "none"
+)
+
 // GPIO backends (§5.3).
 const (
 	BackendAuto   = "auto"
@@ -64,8 +83,15 @@ type Config struct {
 	Daemon    Daemon              `toml:"daemon"`
 	Defaults  QuestDefaults       `toml:"defaults"`
 	Providers map[string]Provider `toml:"providers"`
-	GPIO      GPIO                `toml:"gpio"`
-	MQTT      MQTT                `toml:"mqtt"`
+	// Gates are the configured gate profiles by name ([gates.NAME]); the
+	// built-in "default" exists without an entry (see [Config.GateNames]).
+	Gates map[string]GateProfile `toml:"gates"`
+	// Judge configures the L2 AI judge (SPEC §4.6). nil (no [judge] table)
+	// means no L2 judge; a [judge] table must be complete.
+	Judge   *judge.Config `toml:"judge"`
+	Network Network       `toml:"network"`
+	GPIO    GPIO          `toml:"gpio"`
+	MQTT    MQTT          `toml:"mqtt"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -94,7 +120,8 @@ type Daemon struct {
 	// Grace is how long runs may finish after SIGTERM (§7). Default 30s.
 	Grace Duration `toml:"grace"`
 	// EventRetention is how many delivered events the outbox keeps (for the
-	// dashboard's /api/events?since=). Default 10000; 0 keeps none.
+	// dashboard's /api/events?since=, and MQTT and dashboard replay after a
+	// reconnect). Default 10000; at least 100.
 	EventRetention int `toml:"event_retention"`
 }
 
@@ -126,6 +153,39 @@ type QuestDefaults struct {
 	// OwnerEvery dispatches the owner in team mode once this many proposals
 	// have accumulated. Default 3.
 	OwnerEvery int `toml:"owner_every"`
+	// Gate names the gate profile of new quests: "default" (the built-in
+	// catalog, unless [gates.default] replaces it) or a [gates.NAME].
+	Gate string `toml:"gate"`
+}
+
+// GateProfile is one gate profile: the rules of a catalog, in order, each a
+// built-in rule kind with its level, parameters and defeat-graph edges
+// (see gates.RuleSpec and gates.Kinds). Loading validates it with
+// gates.LoadCatalog: an empty list, an unknown kind or level, a bad
+// parameter, a duplicate id or an edge to an unknown rule stops start-up.
+type GateProfile struct {
+	Rules []gates.RuleSpec `toml:"rules"`
+}
+
+// Network configures how the box decides it is online and how the gate's
+// ground stage reaches the network (SPEC §4.2).
+type Network struct {
+	// Probe is the host:port the box dials (TCP) to decide it is online.
+	// Default "1.1.1.1:53" (Cloudflare DNS over TCP: answers everywhere,
+	// costs one SYN/ACK). "" disables the probe: the box always believes
+	// it is online, and only transport errors defer evaluations.
+	Probe string `toml:"probe"`
+	// ProbeTTL is how long a probe result is trusted. Default 30s; at least 1s.
+	ProbeTTL Duration `toml:"probe_ttl"`
+	// FetchTimeout bounds each ground request (a fetch with its redirects
+	// and body, an MX lookup, a dial). Default 10s.
+	FetchTimeout Duration `toml:"fetch_timeout"`
+	// MaxBody is the most bytes of a fetched body the gate reads. Default 1MiB.
+	MaxBody Size `toml:"max_body"`
+	// AllowPrivate lets ground requests reach loopback, private and
+	// link-local addresses. Default false, so that a cited URL cannot make
+	// the box probe its own network or dashboard.
+	AllowPrivate bool `toml:"allow_private"`
 }
 
 // Provider is one configured agent provider, referred to by its name (the key
@@ -170,6 +230,8 @@ type GPIO struct {
 	// Chip is the GPIO character device, e.g. "gpiochip0"; "" is the first.
 	Chip string `toml:"chip"`
 
+	// BCM 2..27, or -1 for "not fitted" (BCM 0 and 1 are the HAT ID
+	// EEPROM's).
 	Green  int `toml:"green"`  // default BCM 17
 	Amber  int `toml:"amber"`  // default BCM 27
 	Red    int `toml:"red"`    // default BCM 22
@@ -180,6 +242,10 @@ type GPIO struct {
 	// ButtonActiveHigh reads the button as active-high with a pull-down.
 	// Default false: pull-up, pressed pulls the pin low.
 	ButtonActiveHigh bool `toml:"button_active_high"`
+	// ButtonPull is the button pin's bias: "up", "down" or "none" (an
+	// external resistor). "" (default) is up for an active-low button and
+	// down for an active-high one.
+	ButtonPull string `toml:"button_pull"`
 
 	// Debounce is the button's debounce time. Default 50ms.
 	Debounce Duration `toml:"debounce"`
@@ -256,8 +322,16 @@ func Default() *Config {
 			Roles:        []string{"scout", "poc", "strategist", "owner"},
 			Checkpoints:  []string{},
 			OwnerEvery:   3,
+			Gate:         DefaultGate,
 		},
 		Providers: map[string]Provider{},
+		Gates:     map[string]GateProfile{},
+		Network: Network{
+			Probe:        "1.1.1.1:53",
+			ProbeTTL:     Duration{30 * time.Second},
+			FetchTimeout: Duration{10 * time.Second},
+			MaxBody:      MiB,
+		},
 		GPIO: GPIO{
 			Backend:       BackendAuto,
 			Green:         17,

@@ -76,6 +76,15 @@ func TestDefaultValues(t *testing.T) {
 		{"defaults.roles", c.Defaults.Roles, []string{"scout", "poc", "strategist", "owner"}},
 		{"defaults.checkpoints", len(c.Defaults.Checkpoints), 0},
 		{"defaults.owner_every", c.Defaults.OwnerEvery, 3},
+		{"defaults.gate", c.Defaults.Gate, "default"},
+		{"gates", c.GateNames(), []string{"default"}},
+		{"judge", c.Judge == nil, true},
+		{"network.probe", c.Network.Probe, "1.1.1.1:53"},
+		{"network.probe_ttl", c.Network.ProbeTTL.Duration, 30 * time.Second},
+		{"network.fetch_timeout", c.Network.FetchTimeout.Duration, 10 * time.Second},
+		{"network.max_body", c.Network.MaxBody, MiB},
+		{"network.allow_private", c.Network.AllowPrivate, false},
+		{"gpio.button_pull", c.GPIO.ButtonPull, ""},
 		{"gpio.backend", c.GPIO.Backend, "auto"},
 		{"gpio.pins", []int{c.GPIO.Green, c.GPIO.Amber, c.GPIO.Red, c.GPIO.Button}, []int{17, 27, 22, 23}},
 		{"gpio.leds_active_low", c.GPIO.ActiveLow, false},
@@ -138,6 +147,12 @@ func TestExampleFileExamples(t *testing.T) {
 	if !c.MQTT.Enabled() || c.Daemon.DeviceID != "kitchen-pi" || len(c.Defaults.Checkpoints) != 1 {
 		t.Errorf("examples not applied: mqtt %+v device_id %q checkpoints %v", c.MQTT, c.Daemon.DeviceID, c.Defaults.Checkpoints)
 	}
+	if cat, err := c.Catalog("research"); err != nil || len(cat.Describe()) != 5 {
+		t.Errorf("gates.research: %v", err)
+	}
+	if c.Judge == nil || c.Judge.Light.Provider != "local" || c.Judge.Heavy.Provider != "claude" {
+		t.Errorf("judge example not applied: %+v", c.Judge)
+	}
 }
 
 // TestExampleFileDocumentsEveryKey pins that each key of the schema appears in
@@ -192,11 +207,11 @@ listen = ":0"
 device_id = "box_1"
 socket = "/run/qb.sock"
 grace = "0s"
-event_retention = 0
+event_retention = 100
 `, func(t *testing.T, c *Config) {
 			d := c.Daemon
 			if d.Data != "./data" || d.Tick.Duration != 5*time.Second || d.MaxParallel != 1 || d.Listen != ":0" ||
-				d.DeviceID != "box_1" || d.Grace.Duration != 0 || d.EventRetention != 0 {
+				d.DeviceID != "box_1" || d.Grace.Duration != 0 || d.EventRetention != 100 {
 				t.Errorf("daemon = %+v", d)
 			}
 			if got := c.SocketPath(); got != "/run/qb.sock" {
@@ -396,7 +411,9 @@ func TestParseErrors(t *testing.T) {
 		{"negative grace", "[daemon]\ngrace = \"-1s\"\n",
 			[]string{`daemon.grace: -1s is negative`}},
 		{"negative retention", "[daemon]\nevent_retention = -1\n",
-			[]string{`daemon.event_retention: -1 is negative; the minimum is 0`}},
+			[]string{`daemon.event_retention: -1 is negative; the minimum is 100`}},
+		{"retention keeping none", "[daemon]\nevent_retention = 0\n",
+			[]string{`daemon.event_retention: 0 is below the minimum 100`}},
 
 		// Validation: defaults.
 		{"bad mode", "[defaults]\nmode = \"duo\"\n",
@@ -468,8 +485,14 @@ func TestParseErrors(t *testing.T) {
 		// Validation: gpio.
 		{"bad backend", "[gpio]\nbackend = \"wiringpi\"\n",
 			[]string{`gpio.backend: "wiringpi" is not one of auto, sim, periph`}},
-		{"pin out of range", "[gpio]\ngreen = 28\nbutton = -1\n",
-			[]string{`gpio.green: 28 is not a header GPIO (BCM 0..27)`, `gpio.button: -1 is not a header GPIO (BCM 0..27)`}},
+		{"pin out of range", "[gpio]\ngreen = 28\nbutton = -2\n",
+			[]string{`gpio.green: 28 is not a header GPIO (BCM 2..27, or -1 if nothing is fitted)`,
+				`gpio.button: -2 is not a header GPIO (BCM 2..27, or -1 if nothing is fitted)`}},
+		{"eeprom pins", "[gpio]\ngreen = 0\nred = 1\n",
+			[]string{`gpio.green: BCM 0 is reserved for the HAT ID EEPROM; use 2..27, or -1 if nothing is fitted`,
+				`gpio.red: BCM 1 is reserved for the HAT ID EEPROM; use 2..27, or -1 if nothing is fitted`}},
+		{"bad button pull", "[gpio]\nbutton_pull = \"pullup\"\n",
+			[]string{`gpio.button_pull: "pullup" is not one of up, down, none (or "" for the default of the active level)`}},
 		{"two functions on one pin", "[gpio]\nbutton = 17\n",
 			[]string{`gpio.button: BCM 17 is already gpio.green; each function needs its own pin`}},
 		{"long press not longer than debounce", "[gpio]\ndebounce = \"2s\"\nlong_press = \"1s\"\nmulti_press_gap = \"3s\"\n",

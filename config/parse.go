@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -117,32 +118,113 @@ var (
 
 // checkTree checks every key of the file, in file order, against the schema
 // (the toml tags of Config): unknown keys and values of the wrong type. Below
-// a key already reported nothing more is reported.
+// a key already reported nothing more is reported. An array of tables that
+// decodes into a slice of structs (gates.NAME.rules) is checked as a whole,
+// element by element, so that each problem names its index.
 func checkTree(file string, md toml.MetaData, raw map[string]any) []error {
 	var errs []error
-	var bad []toml.Key
+	var done []toml.Key
 	for _, k := range md.Keys() {
-		if underAny(k, bad) {
+		if underAny(k, done) {
 			continue
 		}
 		t, n := resolve(k)
 		if t == nil {
 			uk := k[:n+1]
 			errs = append(errs, unknownKey(file, uk))
-			bad = append(bad, uk)
+			done = append(done, uk)
 			continue
 		}
 		v, ok := lookup(raw, k)
 		if !ok {
 			continue
 		}
+		if isTables(t) {
+			errs = append(errs, checkTables(file, k.String(), v, t.Elem())...)
+			done = append(done, k)
+			continue
+		}
 		if msg := checkValue(v, t); msg != "" {
 			key := k.String()
 			errs = append(errs, &Error{File: file, Key: key, Msg: key + ": " + msg})
-			bad = append(bad, k)
+			done = append(done, k)
 		}
 	}
 	return errs
+}
+
+// isTables reports whether t is a slice of structs: an array of tables.
+func isTables(t reflect.Type) bool {
+	return t.Kind() == reflect.Slice && deref(t.Elem()).Kind() == reflect.Struct
+}
+
+// deref is t without its pointers.
+func deref(t reflect.Type) reflect.Type {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t
+}
+
+// checkTables checks an array of tables v at key against the struct elem:
+// every element a table, every key of it known, every value of its type.
+// Problems name the element: key[i].field.
+func checkTables(file, key string, v any, elem reflect.Type) []error {
+	elem = deref(elem)
+	var tables []any
+	switch a := v.(type) {
+	case []map[string]any:
+		for _, m := range a {
+			tables = append(tables, m)
+		}
+	case []any:
+		tables = a
+	default:
+		return []error{&Error{File: file, Key: key, Msg: key + ": " + want(v, "an array of tables")}}
+	}
+	var errs []error
+	for i, e := range tables {
+		at := fmt.Sprintf("%s[%d]", key, i)
+		m, ok := e.(map[string]any)
+		if !ok {
+			errs = append(errs, &Error{File: file, Key: at, Msg: at + ": " + want(e, "a table")})
+			continue
+		}
+		names := make([]string, 0, len(m))
+		for name := range m {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			fk := at + "." + toml.Key{name}.String()
+			f, ok := fieldByTag(elem, name)
+			if !ok {
+				msg := "unknown key " + fk
+				if s := closestField(elem, name); s != "" {
+					msg += " (did you mean " + at + "." + s + "?)"
+				}
+				errs = append(errs, &Error{File: file, Key: fk, Msg: msg})
+				continue
+			}
+			if msg := checkValue(m[name], f.Type); msg != "" {
+				errs = append(errs, &Error{File: file, Key: fk, Msg: fk + ": " + msg})
+			}
+		}
+	}
+	return errs
+}
+
+// closestField is the field of struct t nearest to name, or "".
+func closestField(t reflect.Type, name string) string {
+	best, bestD := "", maxDistance(name)+1
+	for i := range t.NumField() {
+		if tag := tagName(t.Field(i)); tag != "" {
+			if d := distance(name, tag); d < bestD {
+				best, bestD = tag, d
+			}
+		}
+	}
+	return best
 }
 
 // underAny reports whether k is one of keys or below one.
@@ -168,7 +250,10 @@ func slicesEqual(a, b []string) bool {
 }
 
 // isLeaf reports whether t takes a single TOML value rather than a table.
+// An interface (a rule's free-form params) takes anything, tables included,
+// and its contents are checked by whoever reads them.
 func isLeaf(t reflect.Type) bool {
+	t = deref(t)
 	if t == durationType || t == sizeType {
 		return true
 	}
@@ -181,7 +266,10 @@ func isLeaf(t reflect.Type) bool {
 func resolve(k toml.Key) (reflect.Type, int) {
 	t := configType
 	for i, part := range k {
+		t = deref(t)
 		switch {
+		case t.Kind() == reflect.Interface:
+			return t, 0
 		case isLeaf(t):
 			return nil, i
 		case t.Kind() == reflect.Map:
@@ -194,7 +282,7 @@ func resolve(k toml.Key) (reflect.Type, int) {
 			t = f.Type
 		}
 	}
-	return t, 0
+	return deref(t), 0
 }
 
 // fieldByTag finds the struct field whose toml tag is name.
@@ -233,6 +321,7 @@ func lookup(raw map[string]any, k toml.Key) (any, bool) {
 
 // checkValue says what is wrong with TOML value v for Go type t, or "".
 func checkValue(v any, t reflect.Type) string {
+	t = deref(t)
 	switch t {
 	case durationType:
 		switch v := v.(type) {
@@ -273,6 +362,14 @@ func checkValue(v any, t reflect.Type) string {
 			return ""
 		}
 		return want(v, "a boolean (true or false)")
+	case reflect.Float64:
+		switch v.(type) {
+		case float64, int64:
+			return ""
+		}
+		return want(v, "a number")
+	case reflect.Interface:
+		return ""
 	case reflect.Int, reflect.Int64:
 		i, ok := v.(int64)
 		if !ok {
@@ -283,6 +380,11 @@ func checkValue(v any, t reflect.Type) string {
 		}
 		return ""
 	case reflect.Slice:
+		if isTables(t) {
+			if _, ok := v.([]map[string]any); ok {
+				return ""
+			}
+		}
 		a, ok := v.([]any)
 		if !ok {
 			return want(v, "an array")
@@ -373,9 +475,15 @@ func suggest(k toml.Key) string {
 }
 
 // walkSchema calls fn with the path of every key in the schema, tables first.
-// Map entries (providers) appear as providers.NAME.
+// Map entries (providers) appear as providers.NAME; the fields of an array
+// of tables appear below the array's key (gates.NAME.rules.id).
 func walkSchema(t reflect.Type, prefix toml.Key, fn func(toml.Key)) {
+	t = deref(t)
 	switch {
+	case isTables(t):
+		walkSchema(t.Elem(), prefix, fn)
+	case t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Interface:
+		// free-form (a rule's params): no keys of its own
 	case isLeaf(t):
 	case t.Kind() == reflect.Map:
 		walkSchema(t.Elem(), append(prefix[:len(prefix):len(prefix)], "NAME"), fn)

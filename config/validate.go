@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/questbox/questbox/gates/judge"
 )
 
 var (
@@ -22,6 +24,11 @@ var (
 	// envPattern is a portable environment variable name.
 	envPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
+
+// minEventRetention is the fewest delivered events the outbox keeps: a
+// dashboard or MQTT client that reconnects replays from its last seq, and
+// the engine would read 0 as its own default anyway.
+const minEventRetention = 100
 
 // maxSocketPath is the longest path a unix socket can bind on Linux
 // (sizeof(sun_path) minus the terminating NUL).
@@ -35,6 +42,9 @@ func (c *Config) Validate() error {
 	c.validateDaemon(p)
 	c.validateDefaults(p)
 	c.validateProviders(p)
+	c.validateGates(p)
+	c.validateJudge(p)
+	c.Network.validate(p)
 	c.GPIO.validate(p)
 	c.MQTT.validate(p)
 	return errors.Join(p.errs...)
@@ -96,7 +106,7 @@ func (c *Config) validateDaemon(p *problems) {
 			sock, len(sock), maxSocketPath)
 	}
 	p.durationAtLeast("daemon.grace", d.Grace, 0)
-	p.atLeast("daemon.event_retention", d.EventRetention, 0)
+	p.atLeast("daemon.event_retention", d.EventRetention, minEventRetention)
 }
 
 // checkListen says what is wrong with a host:port listen address, or "".
@@ -243,13 +253,19 @@ func (g *GPIO) validate(p *problems) {
 	used := map[int]string{}
 	for _, pn := range pins {
 		switch other, dup := used[pn.pin]; {
-		case pn.pin < 0 || pn.pin > 27:
-			p.add(pn.key, "%d is not a header GPIO (BCM 0..27)", pn.pin)
+		case pn.pin == NotFitted:
+		case pn.pin == 0 || pn.pin == 1:
+			p.add(pn.key, "BCM %d is reserved for the HAT ID EEPROM; use 2..27, or -1 if nothing is fitted", pn.pin)
+		case pn.pin < 2 || pn.pin > 27:
+			p.add(pn.key, "%d is not a header GPIO (BCM 2..27, or -1 if nothing is fitted)", pn.pin)
 		case dup:
 			p.add(pn.key, "BCM %d is already %s; each function needs its own pin", pn.pin, other)
 		default:
 			used[pn.pin] = pn.key
 		}
+	}
+	if !oneOf(g.ButtonPull, "", PullUp, PullDown, PullNone) {
+		p.add("gpio.button_pull", "%q is not one of up, down, none (or \"\" for the default of the active level)", g.ButtonPull)
 	}
 	p.durationAtLeast("gpio.debounce", g.Debounce, 0)
 	p.durationAtLeast("gpio.long_press", g.LongPress, 1)
@@ -261,6 +277,71 @@ func (g *GPIO) validate(p *problems) {
 		p.add("gpio.multi_press_gap", "%s must be longer than gpio.debounce (%s)", g.MultiPressGap, g.Debounce)
 	}
 	p.durationAtLeast("gpio.consent_expiry", g.ConsentExpiry, 0)
+}
+
+// validateJudge checks a [judge] table: every key present, the providers
+// configured ones (command or openai; the demo and external providers
+// cannot judge), the template known and the canary numbers consistent.
+// judge.Config.Validate runs last as a backstop, so that the judge package's
+// own rules and this check can never disagree in the permissive direction.
+func (c *Config) validateJudge(p *problems) {
+	j := c.Judge
+	if j == nil {
+		return
+	}
+	before := len(p.errs)
+	for _, t := range []struct {
+		key  string
+		tier judge.TierConfig
+	}{{"judge.light", j.Light}, {"judge.heavy", j.Heavy}} {
+		switch {
+		case strings.TrimSpace(t.tier.Provider) == "":
+			p.add(t.key+".provider", "missing; name a provider configured under [providers]")
+		case !c.isConfiguredProvider(t.tier.Provider):
+			configured := "none configured"
+			if len(c.Providers) > 0 {
+				configured = "configured: " + strings.Join(sortedKeys(c.Providers), ", ")
+			}
+			p.add(t.key+".provider", "%q is not a configured provider (%s); demo and external cannot judge", t.tier.Provider, configured)
+		}
+		if strings.TrimSpace(t.tier.Model) == "" {
+			p.add(t.key+".model", "missing; the model name is part of the judge's cache fingerprint")
+		}
+	}
+	if strings.TrimSpace(j.Template) == "" {
+		p.add("judge.template", "missing; use \"v1\"")
+	} else if _, err := judge.TemplateByVersion(j.Template); err != nil {
+		p.add("judge.template", "%q is not a known prompt template (known: v1)", j.Template)
+	}
+	p.atLeast("judge.canaries", j.Canaries, 1)
+	if j.Canaries >= 1 && (j.CanaryThreshold < 0 || j.CanaryThreshold >= j.Canaries) {
+		p.add("judge.canary_threshold", "%d must be at least 0 and below judge.canaries (%d)", j.CanaryThreshold, j.Canaries)
+	}
+	if len(p.errs) == before {
+		if err := j.Validate(); err != nil {
+			p.add("judge", "%v", err)
+		}
+	}
+}
+
+// isConfiguredProvider reports whether name is under [providers].
+func (c *Config) isConfiguredProvider(name string) bool {
+	_, ok := c.Providers[name]
+	return ok
+}
+
+func (n *Network) validate(p *problems) {
+	if n.Probe != "" {
+		host, port, err := net.SplitHostPort(n.Probe)
+		if pn, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || pn < 1 || pn > 65535 {
+			p.add("network.probe", "%q is not host:port with a port in 1..65535 (e.g. \"1.1.1.1:53\"), or \"\" for no probe", n.Probe)
+		}
+	}
+	p.durationAtLeast("network.probe_ttl", n.ProbeTTL, time.Second)
+	p.durationAtLeast("network.fetch_timeout", n.FetchTimeout, 1)
+	if n.MaxBody <= 0 {
+		p.add("network.max_body", "%s must be more than 0 bytes", n.MaxBody)
+	}
 }
 
 func (m *MQTT) validate(p *problems) {
