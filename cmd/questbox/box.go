@@ -24,6 +24,7 @@ import (
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates/consent"
 )
 
 // bootChase is how long the LEDs chase at least after start-up: two rounds
@@ -31,9 +32,6 @@ import (
 // lamp test at each boot), even though the daemon itself is ready in
 // milliseconds.
 const bootChase = 1500 * time.Millisecond
-
-// byButton is who consents with the button, in the engine's attempt log.
-const byButton = "button"
 
 // deviceConfig is the device wiring of the gpio section.
 func deviceConfig(g config.GPIO) device.Config {
@@ -46,6 +44,7 @@ func deviceConfig(g config.GPIO) device.Config {
 		Button:           g.Button,
 		LEDsActiveLow:    g.ActiveLow,
 		ButtonActiveHigh: g.ButtonActiveHigh,
+		ButtonPull:       g.ButtonPull,
 		Debounce:         g.Debounce.Duration,
 		LongPress:        g.LongPress.Duration,
 		MultiPressGap:    g.MultiPressGap.Duration,
@@ -89,10 +88,11 @@ type box struct {
 	ctx  context.Context // done when the box stops (set by start)
 	poke chan struct{}   // capacity 1: "recompute the state", coalesced
 
-	mu      sync.Mutex // guards ready, tickErr, readErr
+	mu      sync.Mutex // guards ready, tickErr, readErr, offline
 	ready   bool
 	tickErr string
 	readErr string
+	offline bool // the network probe's last word
 }
 
 // newBox wires dev to eng, with an ACT LED mirror if mirrorOnACT.
@@ -137,6 +137,15 @@ func (b *box) start(ctx context.Context, g *errgroup.Group) {
 func (b *box) setReady() {
 	b.mu.Lock()
 	b.ready = true
+	b.mu.Unlock()
+	b.wake()
+}
+
+// setOnline records the network probe's result (called from the probe's
+// OnChange, so it must not block): offline flashes amber.
+func (b *box) setOnline(online bool) {
+	b.mu.Lock()
+	b.offline = !online
 	b.mu.Unlock()
 	b.wake()
 }
@@ -260,13 +269,14 @@ func (b *box) state(now time.Time, pending int, cerr error) (device.State, error
 	if fault == "" {
 		fault = b.tickErr
 	}
+	offline := b.offline
 	b.mu.Unlock()
 	if cerr != nil && fault == "" {
 		fault = "store: reading consents: " + cerr.Error()
 	}
 	qs, err := b.eng.Quests()
 	st := boxState(qs, pending, b.eng.InFlight(), fault)
-	st.Starting = starting
+	st.Starting, st.Offline = starting, offline
 	return st, err
 }
 
@@ -279,8 +289,9 @@ func (b *box) state(now time.Time, pending int, cerr error) (device.State, error
 //     progress, a provider that is not configured). Exhausted nodes are the
 //     normal end of max_tries and do not light red; a done quest neither.
 //   - Fault: the last tick failed, or the store cannot be read.
-//   - Offline: never set yet; the engine has no network monitor (its
-//     Online option is nil, "always online").
+//
+// Offline is not the engine's: the box sets it from the network probe
+// (setOnline).
 func boxState(qs []*engine.Quest, pendingConsents, inFlight int, fault string) device.State {
 	st := device.State{ConsentsPending: pendingConsents, Fault: fault}
 	running := 0
@@ -354,14 +365,23 @@ func (q consentQueue) Pending() ([]device.ConsentRequest, error) {
 	return out, nil
 }
 
-// Approve implements device.ConsentQueue.
+// Approve implements device.ConsentQueue. The press is the L3 consent: a
+// consent.Consent from the button, bound to the claim hash the queue showed.
 func (q consentQueue) Approve(node, claimHash string) error {
-	return q.b.eng.Approve(node, claimHash, byButton)
+	c, err := consent.New(consent.Button{}, claimHash)
+	if err != nil {
+		return err
+	}
+	return q.b.eng.Approve(node, c)
 }
 
 // Reject implements device.ConsentQueue.
 func (q consentQueue) Reject(node, claimHash string) error {
-	return q.b.eng.Reject(node, claimHash, byButton)
+	c, err := consent.New(consent.Button{}, claimHash)
+	if err != nil {
+		return err
+	}
+	return q.b.eng.Reject(node, c)
 }
 
 // pressResult is one press and what the box did with it.

@@ -171,7 +171,7 @@ func verbs() []verb {
 	return []verb{
 		{"run", "[--tick D] [--gpio auto|sim|periph] [--listen ADDR] [--demo] [--check-config]", "run the daemon", standalone, func() command { return new(runCmd) }},
 		{"tick", "", "run exactly one tick, wait for its runs, print what happened", viaEngine, func() command { return new(tickCmd) }},
-		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]...", "create a quest; prints its id", viaEngine, func() command { return new(questNewCmd) }},
+		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]...", "create a quest; prints its id", viaEngine, func() command { return new(questNewCmd) }},
 		{"quest list", "", "list quests", viaEngine, func() command { return new(questListCmd) }},
 		{"quest show", "ID", "show a quest, its nodes and edges", viaEngine, func() command { return new(questShowCmd) }},
 		{"quest stop", "ID", "pause a quest", viaEngine, func() command { return &questStateCmd{stop: true} }},
@@ -179,10 +179,10 @@ func verbs() []verb {
 		{"quest abort-node", "NODE [--reason R]", "abort a non-terminal node", viaEngine, func() command { return new(abortNodeCmd) }},
 		{"scan", "QUEST [HYPOTHESIS...|--from FILE|-]", "seed pending nodes (duplicates skipped)", viaEngine, func() command { return new(scanCmd) }},
 		{"next", "QUEST", "print the next node's prompt (changes nothing)", viaEngine, func() command { return new(nextCmd) }},
-		{"submit", "QUEST --node N [--in FILE|-]", "submit an answer; prints the verdict (exit 3 FAIL, 4 REVIEW)", viaEngine, func() command { return new(submitCmd) }},
+		{"submit", "QUEST --node N [--in FILE|-]", "submit an answer; prints the verdict (exit 3 FAIL, 4 REVIEW; DEFERRED offline: exit 0, judged again when the network is back)", viaEngine, func() command { return new(submitCmd) }},
 		{"status", "QUEST", "counts per status and remaining budget", viaEngine, func() command { return new(statusCmd) }},
 		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaEngine, func() command { return new(exportCmd) }},
-		{"rules", "[--quest Q]", "the gate's rule catalog", viaEngine, func() command { return new(rulesCmd) }},
+		{"rules", "[--quest Q | --gate G]", "the built-in rule kinds and a gate profile's rules (id, level, stage, edges): what the gate blocks", viaEngine, func() command { return new(rulesCmd) }},
 		{"verify", "", "check the store and the verdict ledger chain", viaEngine, func() command { return new(verifyCmd) }},
 		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaDaemon, func() command { return new(devicePressCmd) }},
 		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaDaemon, func() command { return new(deviceStatusCmd) }},
@@ -219,6 +219,7 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "--data DIR (env QUESTBOX_DATA) and --config FILE (env QUESTBOX_CONFIG) work with every verb.")
 	fmt.Fprintln(w, "exit codes: 0 ok, 1 usage or input error, 2 store or daemon unavailable, 3 FAIL, 4 REVIEW")
+	fmt.Fprintln(w, "(a submission that needs the network while the box is offline prints DEFERRED and exits 0)")
 }
 
 // exec parses args and runs the verb they name: in the daemon when one

@@ -100,16 +100,22 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer st.Close()
-	eng, err := engine.New(st, w.options(cfg, log))
+	opt, err := w.options(cfg, log, st)
 	if err != nil {
 		return err
 	}
+	eng, err := engine.New(st, opt)
+	if err != nil {
+		return err
+	}
+	w.net.recordTo(eng, log)
 	ln, err := listenControl(ctx, cfg.SocketPath())
 	if err != nil {
 		eng.Shutdown(0)
 		return err
 	}
 	bx := newBox(cfg.GPIO, dev, eng, log)
+	w.net.onChange(bx.setOnline)
 	e.eng, e.wire, e.log, e.box = eng, w, log, bx
 
 	// The device runs until the daemon starts stopping; a device that
@@ -175,15 +181,27 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, w.warnings[name])
 	}
-	if len(w.problems) > 0 {
-		var errs []error
-		for _, name := range slices.Sorted(maps.Keys(w.problems)) {
-			errs = append(errs, fmt.Errorf("%s: providers.%s: %v", src, name, w.problems[name]))
-		}
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
+		errs = append(errs, fmt.Errorf("%s: providers.%s: %v", src, name, w.problems[name]))
+	}
+	if w.judgeErr != nil {
+		errs = append(errs, fmt.Errorf("%s: %v", src, w.judgeErr))
+	}
+	if len(errs) > 0 {
 		return &exitError{code: exitUsage, err: errors.Join(errs...)}
 	}
-	fmt.Fprintf(e.stdout, "config ok: %s\ndata %s, socket %s, tick %s, providers %s\n",
-		src, e.data, e.cfg.SocketPath(), e.cfg.Daemon.Tick, w.providerNames())
+	judged := "no L2 judge"
+	if j := e.cfg.Judge; j != nil {
+		judged = fmt.Sprintf("judge %s/%s then %s/%s", j.Light.Provider, j.Light.Model, j.Heavy.Provider, j.Heavy.Model)
+	}
+	probe := "no network probe (always online)"
+	if e.cfg.Network.Probe != "" {
+		probe = "network probe " + e.cfg.Network.Probe
+	}
+	fmt.Fprintf(e.stdout, "config ok: %s\ndata %s, socket %s, tick %s, providers %s\ngate profiles %s (new quests: %s), %s, %s\n",
+		src, e.data, e.cfg.SocketPath(), e.cfg.Daemon.Tick, w.providerNames(),
+		strings.Join(e.cfg.GateNames(), ", "), e.cfg.Defaults.Gate, judged, probe)
 	return nil
 }
 

@@ -17,6 +17,7 @@ type questNewCmd struct {
 	mode        string
 	roles       string
 	provider    string
+	gate        string
 	maxRuns     int
 	maxTries    int
 	wallClock   time.Duration
@@ -30,6 +31,7 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.mode, "mode", "", "team or solo (default from the config)")
 	fs.StringVar(&c.roles, "roles", "", "comma-separated roles (default from the config)")
 	fs.StringVar(&c.provider, "provider", "", "agent provider: demo, external or a configured one")
+	fs.StringVar(&c.gate, "gate", "", "gate profile: default or a configured [gates.NAME] (default from the config's defaults.gate)")
 	fs.IntVar(&c.maxRuns, "max-agent-runs", 0, "agent runs budget")
 	fs.IntVar(&c.maxTries, "max-tries", 0, "FAILs before a node is exhausted")
 	fs.DurationVar(&c.wallClock, "wall-clock", 0, "wall-clock budget, e.g. 24h")
@@ -61,6 +63,13 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	if set["provider"] {
 		s.Provider = c.provider
 	}
+	s.Gate = e.cfg.Defaults.Gate
+	if set["gate"] {
+		s.Gate = c.gate
+	}
+	if !e.cfg.HasGate(s.Gate) {
+		return usagef("quest new: gate profile %q is not configured (known: %s)", s.Gate, strings.Join(e.cfg.GateNames(), ", "))
+	}
 	if set["max-agent-runs"] {
 		s.Limits.MaxAgentRuns = c.maxRuns
 	}
@@ -91,7 +100,7 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	if q.Provider == engine.ProviderExternal {
 		hint = fmt.Sprintf("seed it with `questbox scan %s HYPOTHESIS...`, then `questbox next %s`", q.ID, q.ID)
 	}
-	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, hint)
+	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s, gate %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, q.Gate, hint)
 	return nil
 }
 
@@ -174,7 +183,7 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 	if q.Reason != "" {
 		fmt.Fprintf(w, " (%s)", q.Reason)
 	}
-	fmt.Fprintf(w, "\ndirection: %s\nmode %s, provider %s, roles %s", q.Direction, q.Mode, q.Provider, strings.Join(q.Roles, ","))
+	fmt.Fprintf(w, "\ndirection: %s\nmode %s, provider %s, gate %s, roles %s", q.Direction, q.Mode, q.Provider, q.Gate, strings.Join(q.Roles, ","))
 	if len(q.Checkpoints) > 0 {
 		fmt.Fprintf(w, ", checkpoints %s", strings.Join(q.Checkpoints, ","))
 	}

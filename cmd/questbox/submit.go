@@ -10,7 +10,12 @@ import (
 )
 
 // submitCmd is `submit QUEST --node N [--in FILE|-]`. The exit code is the
-// verdict: 0 PASS, 3 FAIL, 4 REVIEW.
+// verdict: 0 PASS, 3 FAIL, 4 REVIEW. DEFERRED (the gate's network stage
+// could not run: the box is offline, or a source had a transport error)
+// exits 0 too: nothing is wrong with the answer, no try was consumed, and
+// the engine keeps it and judges it again at a tick once the network is
+// back, with no need to submit again. Scripts tell it from PASS by the
+// first word of the output, or "outcome" in --json.
 type submitCmd struct {
 	node string
 	in   string
@@ -46,12 +51,28 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	var reason string
+	switch res.Outcome {
+	case "PASS", "FAIL", "REVIEW":
+	default:
+		// Deferred, or not judged at all (the quest was stopped: its
+		// provider or gate profile is missing): say why.
+		if n, err := e.eng.Node(res.Node); err == nil {
+			reason = deferReason(n)
+		}
+		if q, err := e.eng.Quest(args[0]); err == nil && q.Status != engine.QuestActive {
+			return fmt.Errorf("the answer was not judged: quest %s is %s: %s: %w", q.ID, q.Status, q.Reason, engine.ErrInvalid)
+		}
+	}
 	if e.json {
 		if err := printJSON(e.stdout, res); err != nil {
 			return err
 		}
 	} else {
 		printVerdict(e, args[0], res)
+		if res.Outcome == "DEFERRED" {
+			fmt.Fprintf(e.stdout, "deferred: %s\nno try consumed; the answer is kept and judged again at a tick once the network is back (no need to submit again)\n", reason)
+		}
 	}
 	switch res.Outcome {
 	case "FAIL":
@@ -85,4 +106,16 @@ func printVerdict(e *env, quest string, res engine.SubmitResult) {
 	case res.Outcome == "REVIEW":
 		fmt.Fprintf(w, "awaiting human consent (long press on the button approves)\n")
 	}
+}
+
+// deferReason says why n's last answer was not judged: the kept claim's
+// reason, else the last attempt's.
+func deferReason(n *engine.Node) string {
+	switch {
+	case n.Claim != nil && n.Claim.Why != "":
+		return n.Claim.Why
+	case len(n.Attempts) > 0:
+		return n.Attempts[len(n.Attempts)-1].Feedback
+	}
+	return n.Reason
 }

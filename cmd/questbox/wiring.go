@@ -17,6 +17,7 @@ import (
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/gates/judge"
 )
 
 // resolve loads the configuration and the data directory. Precedence:
@@ -76,11 +77,17 @@ func (e *env) openEngine(check bool) (func() error, error) {
 		return nil, err
 	}
 	w := newWiring(e.cfg, e.getenv, 0)
-	eng, err := engine.New(st, w.options(e.cfg, e.log))
+	opt, err := w.options(e.cfg, e.log, st)
 	if err != nil {
 		st.Close()
 		return nil, err
 	}
+	eng, err := engine.New(st, opt)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	w.net.recordTo(eng, e.log)
 	e.eng, e.wire = eng, w
 	return func() error {
 		eng.Shutdown(0)
@@ -88,7 +95,8 @@ func (e *env) openEngine(check bool) (func() error, error) {
 	}, nil
 }
 
-// wiring is what the engine is built from: providers and gate catalogs.
+// wiring is what the engine is built from: providers, gate catalogs, the
+// network (resolver and probe) and the L2 judge's models.
 type wiring struct {
 	providers map[string]engine.Provider
 	// problems says, per configured provider, why it cannot run right now
@@ -97,6 +105,12 @@ type wiring struct {
 	// warnings are doubts that need not stop it (an API key variable that
 	// is not set in this process's environment).
 	warnings map[string]error
+
+	gates *catalogs
+	net   *network
+
+	judgeModels [2]judge.Model // light, heavy; set when [judge] is configured
+	judgeErr    error          // why the configured judge cannot be built
 }
 
 // newWiring builds the providers of cfg. demoDelay slows the demo provider
@@ -107,7 +121,8 @@ type wiring struct {
 // stops its quest with the precise message (agent.ErrNotFound), and
 // installing the program later makes it work without a restart.
 func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
-	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{}}
+	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{},
+		gates: newCatalogs(cfg), net: newNetwork(cfg.Network)}
 	w.providers[config.ProviderDemo] = newDemo(demoDelay)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]
@@ -124,13 +139,9 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 			}
 			w.providers[name] = lc
 		case config.TypeOpenAI:
-			oc := agent.OpenAIConfig{Name: name, BaseURL: p.BaseURL, Model: p.Model, Timeout: p.Timeout.Duration,
-				OutputCap: int64(p.OutputCap), MaxTokens: p.MaxTokens}
-			if p.APIKeyEnv != "" {
-				oc.APIKey = getenv(p.APIKeyEnv)
-				if oc.APIKey == "" {
-					w.warnings[name] = fmt.Errorf("openai provider %q: environment variable %s (providers.%s.api_key_env) is not set here; requests go without a key", name, p.APIKeyEnv, name)
-				}
+			oc := openAIConfig(name, p, getenv)
+			if p.APIKeyEnv != "" && oc.APIKey == "" {
+				w.warnings[name] = fmt.Errorf("openai provider %q: environment variable %s (providers.%s.api_key_env) is not set here; requests go without a key", name, p.APIKeyEnv, name)
 			}
 			op, err := agent.NewOpenAI(oc)
 			if err != nil {
@@ -140,7 +151,18 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 			w.providers[name] = op
 		}
 	}
+	w.buildJudgeModels(cfg, getenv)
 	return w
+}
+
+// openAIConfig is the agent configuration of openai provider name.
+func openAIConfig(name string, p config.Provider, getenv func(string) string) agent.OpenAIConfig {
+	oc := agent.OpenAIConfig{Name: name, BaseURL: p.BaseURL, Model: p.Model, Timeout: p.Timeout.Duration,
+		OutputCap: int64(p.OutputCap), MaxTokens: p.MaxTokens}
+	if p.APIKeyEnv != "" {
+		oc.APIKey = getenv(p.APIKeyEnv)
+	}
+	return oc
 }
 
 // check reports why provider name cannot run now, or nil. Command
@@ -156,19 +178,60 @@ func (w *wiring) check(name string) error {
 	return w.problems[name]
 }
 
-// catalog returns the gate catalog of a quest. Only the built-in profile
-// exists so far; the gates issue adds configured profiles here.
-func catalog(q *engine.Quest) (*gates.Catalog, error) {
-	if q == nil || q.Gate == "" || q.Gate == "default" {
-		return gates.DefaultCatalog(), nil
-	}
-	return nil, fmt.Errorf("gate profile %q of quest %s is not known (known: default)", q.Gate, q.ID)
+// catalogs are the gate catalogs of the configured profiles, each loaded
+// once (a Catalog is immutable and safe for concurrent use).
+type catalogs struct {
+	cfg *config.Config
+
+	mu     sync.Mutex // guards loaded
+	loaded map[string]*gates.Catalog
 }
 
-// options are the engine options from the configuration.
-func (w *wiring) options(cfg *config.Config, log *slog.Logger) engine.Options {
+func newCatalogs(cfg *config.Config) *catalogs {
+	return &catalogs{cfg: cfg, loaded: map[string]*gates.Catalog{}}
+}
+
+// profile returns the catalog of the gate profile name. A profile that is
+// not in the configuration (removed since a quest was created on it) is
+// an error naming it and the known ones; the engine stops the quest with it.
+func (c *catalogs) profile(name string) (*gates.Catalog, error) {
+	if name == "" {
+		name = config.DefaultGate
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cat, ok := c.loaded[name]; ok {
+		return cat, nil
+	}
+	cat, err := c.cfg.Catalog(name)
+	if err != nil {
+		return nil, err
+	}
+	c.loaded[name] = cat
+	return cat, nil
+}
+
+// quest is Options.Catalog: the catalog of q's gate profile.
+func (c *catalogs) quest(q *engine.Quest) (*gates.Catalog, error) {
+	if q == nil {
+		return c.profile(c.cfg.Defaults.Gate)
+	}
+	cat, err := c.profile(q.Gate)
+	if err != nil {
+		return nil, fmt.Errorf("quest %s: %w; restore the profile in the config or create a new quest", q.ID, err)
+	}
+	return cat, nil
+}
+
+// options are the engine options from the configuration. The L2 judge, if
+// configured, caches its verdicts in st.
+func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store) (engine.Options, error) {
 	d := cfg.Defaults
-	return engine.Options{
+	j, err := w.newJudge(cfg, st.JudgeCache())
+	if err != nil {
+		return engine.Options{}, err
+	}
+	opt := engine.Options{
 		Log:         log,
 		Providers:   w.providers,
 		MaxParallel: cfg.Daemon.MaxParallel,
@@ -180,11 +243,17 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger) engine.Options {
 			Limits: engine.Limits{MaxTries: d.MaxTries, MaxAgentRuns: d.MaxAgentRuns, WallClock: d.WallClock.Duration,
 				TokenBudget: d.TokenBudget, MaxStalled: d.MaxStalled, OwnerEvery: d.OwnerEvery},
 		},
-		Catalog:        catalog,
+		Catalog:        w.gates.quest,
+		Online:         w.net.engineOnline(),
+		Ground:         w.net.grounder,
 		EventRetention: cfg.Daemon.EventRetention,
 		Tick:           cfg.Daemon.Tick.Duration,
 		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
 	}
+	if j != nil {
+		opt.Judge = j // a nil *judge.Judge in the interface would not be nil
+	}
+	return opt, nil
 }
 
 // lazyCommand is a command provider whose executable is looked up until it
