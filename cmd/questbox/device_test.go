@@ -341,3 +341,57 @@ func TestMirrorOnACT(t *testing.T) {
 		})
 	}
 }
+
+// TestOfflineLED: the daemon's probe finds its target closed, so the box
+// shows offline (amber flash) and records network_down; when the target
+// answers, the next tick after probe_ttl clears it and records network_up.
+func TestOfflineLED(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	data := shortDir(t)
+	conf := filepath.Join(data, "questbox.toml")
+	os.WriteFile(conf, []byte("[network]\nprobe = \""+addr+"\"\nprobe_ttl = \"1s\"\n"), 0o644)
+	d := []string{"--data", data, "--config", conf}
+	dm := startDaemon(t, data, "--gpio", "sim", "--config", conf)
+	waitBooted(t, data)
+	must(t, 0, "", append([]string{"tick"}, d...)...)
+	v := deviceStatus(t, data)
+	if !v.State.Offline || v.Amber.Pattern != device.PatternOffline.String() {
+		t.Errorf("probe target closed: offline %v, amber %q, want offline and %q", v.State.Offline, v.Amber.Pattern, device.PatternOffline)
+	}
+
+	l, err = net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	defer l.Close()
+	// The probe trusts its last result for probe_ttl (1s); tick until it
+	// looks again.
+	waitFor(t, "the box to come back online", 100, func() bool {
+		must(t, 0, "", append([]string{"tick"}, d...)...)
+		return !deviceStatus(t, data).State.Offline
+	})
+	if v := deviceStatus(t, data); v.Amber.Pattern != "off" {
+		t.Errorf("online again, but amber shows %q", v.Amber.Pattern)
+	}
+	if err := dm.stop(); err != nil {
+		t.Fatal(err)
+	}
+	var evs []string
+	all, err := engineEvents(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range all {
+		if ev.Kind == engine.KindDevice && strings.HasPrefix(ev.Outcome, "network_") {
+			evs = append(evs, ev.Outcome+" "+ev.Detail)
+		}
+	}
+	if want := []string{"network_down " + addr, "network_up " + addr}; !reflect.DeepEqual(evs, want) {
+		t.Errorf("network events %q, want %q", evs, want)
+	}
+}

@@ -124,6 +124,12 @@ func TestCitationGate(t *testing.T) {
 				if want := strings.ReplaceAll(tt.quote, "\u200b", `\u200b`); !strings.Contains(r.stdout, want) && !strings.Contains(r.stdout, tt.quote) {
 					t.Errorf("the FAIL does not name the quote %q:\n%s", tt.quote, r.stdout)
 				}
+				// The canonical feedback (root cause, how to flip the
+				// verdict) is printed byte-identical to what the node keeps
+				// for the agent's next prompt.
+				if fb := node(t, data, conf, tt.node).Feedback; !strings.Contains(fb, "to flip the verdict") || !strings.Contains(r.stdout, fb) {
+					t.Errorf("submit output does not carry the node's feedback %q:\n%s", fb, r.stdout)
+				}
 				if strings.Contains(r.stdout, "resolves @") {
 					t.Errorf("url-resolves fired for a page that answers 200:\n%s", r.stdout)
 				}
@@ -330,4 +336,85 @@ func engineEvents(data string) ([]engine.Event, error) {
 	}
 	defer eng.Shutdown(0)
 	return eng.Events(0, 0)
+}
+
+// judgeConfig adds to citedConfig a [judge] whose light and heavy tiers are
+// command providers that doubt everything and count their calls in calls.
+func judgeConfig(t *testing.T, probe, calls string) string {
+	t.Helper()
+	path := citedConfig(t, probe)
+	doubt := `cat >/dev/null; echo call >> '` + calls + `'; printf '{"decision": "doubt", "quote": "", "reason": "not convinced"}'`
+	extra := `
+[providers.small]
+type = "command"
+argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
+[providers.big]
+type = "command"
+argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
+
+[judge]
+light = { provider = "small", model = "s1" }
+heavy = { provider = "big", model = "b1" }
+template = "v1"
+canaries = 1
+canary_threshold = 0
+`
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(extra); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestJudgeWiring: with [judge] configured, an answer the rules PASS goes
+// to the judges; a doubt from both tiers is a REVIEW (exit 4) awaiting
+// consent, never a PASS; the same pair again is answered from the store's
+// judge cache without calling a judge.
+func TestJudgeWiring(t *testing.T) {
+	srv := sourceServer(t, nil)
+	calls := filepath.Join(t.TempDir(), "calls")
+	conf := judgeConfig(t, hostPort(srv), calls)
+	data := dataDir(t)
+	cmd := func(args ...string) []string { return append(args, "--data", data, "--config", conf) }
+	must(t, 0, "", cmd("run", "--check-config")...)
+	must(t, 0, "", cmd("quest", "new", "ocr", "--direction", "free OCR", "--provider", "external", "--gate", "cited")...)
+	must(t, 0, "", cmd("scan", "q1", "first", "second")...)
+
+	answer := cited(srv.URL+"/report", "Tesseract 5 recognised 79% of the characters")
+	r := must(t, exitReview, answer, cmd("submit", "q1", "--node", "n1")...)
+	if !strings.HasPrefix(r.stdout, "REVIEW") || !strings.Contains(r.stdout, "awaiting_consent") {
+		t.Errorf("judged submit printed:\n%s", r.stdout)
+	}
+	first := countLines(t, calls)
+	if first == 0 {
+		t.Fatal("no judge was called")
+	}
+	must(t, exitReview, answer, cmd("submit", "q1", "--node", "n2")...)
+	if got := countLines(t, calls); got != first {
+		t.Errorf("the same pair again made %d more judge calls, want 0 (cached)", got-first)
+	}
+
+	// An incomplete [judge] stops start-up naming the key.
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	b, _ := os.ReadFile(conf)
+	os.WriteFile(bad, []byte(strings.Replace(string(b), `heavy = { provider = "big", model = "b1" }`, `heavy = { provider = "big" }`, 1)), 0o644)
+	if r := must(t, 1, "", "run", "--check-config", "--data", data, "--config", bad); !strings.Contains(r.stderr, "judge.heavy.model") {
+		t.Errorf("incomplete judge said %q", r.stderr)
+	}
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return 0
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
 }

@@ -19,7 +19,21 @@ func TestMain(m *testing.M) {
 	for _, k := range []string{"QUESTBOX_DATA", "QUESTBOX_CONFIG", "NOTIFY_SOCKET"} {
 		os.Unsetenv(k)
 	}
-	os.Exit(m.Run())
+	// Nor the machine's network or its /etc/questbox: a test that names no
+	// config gets the defaults with the network probe off (always online),
+	// so the LEDs and the events do not depend on whether 1.1.1.1 answers.
+	dir, err := os.MkdirTemp("", "qbconf")
+	if err != nil {
+		panic(err)
+	}
+	conf := filepath.Join(dir, "questbox.toml")
+	if err := os.WriteFile(conf, []byte("[network]\nprobe = \"\"\n"), 0o644); err != nil {
+		panic(err)
+	}
+	os.Setenv("QUESTBOX_CONFIG", conf)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // result is what one in-process invocation of the CLI did.

@@ -208,12 +208,21 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	for _, n := range nodes {
-		if len(n.Facts) == 0 && n.Status != engine.Running {
+		if len(n.Facts) == 0 && n.Status != engine.Running && n.Status != engine.Deferred {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%s):\n", n.ID, n.Status)
+		if n.Status == engine.Deferred {
+			fmt.Fprintf(w, "  waiting for the network: %s\n", deferReason(n))
+		}
 		for _, f := range n.Facts {
 			fmt.Fprintf(w, "  %s\n", f)
+		}
+		if fb := n.Feedback; strings.TrimSpace(fb) != "" && strings.TrimSpace(fb) != strings.TrimSpace(engine.Feedback(n.Facts)) {
+			fmt.Fprintf(w, "  feedback:\n%s", fb)
+			if !strings.HasSuffix(fb, "\n") {
+				fmt.Fprintln(w)
+			}
 		}
 		if len(n.Attempts) > 0 {
 			a := n.Attempts[len(n.Attempts)-1]

@@ -92,8 +92,13 @@ func printVerdict(e *env, quest string, res engine.SubmitResult) {
 	for _, f := range res.Facts {
 		fmt.Fprintf(w, "  %s\n", f)
 	}
-	if fb := strings.TrimSpace(res.Feedback); fb != "" && fb != strings.TrimSpace(engine.Feedback(res.Facts)) {
-		fmt.Fprintf(w, "feedback: %s\n", fb)
+	if fb := res.Feedback; strings.TrimSpace(fb) != "" && strings.TrimSpace(fb) != strings.TrimSpace(engine.Feedback(res.Facts)) {
+		// The canonical feedback, byte for byte as the agent's next prompt
+		// has it.
+		fmt.Fprintf(w, "feedback:\n%s", fb)
+		if !strings.HasSuffix(fb, "\n") {
+			fmt.Fprintln(w)
+		}
 	}
 	if len(res.Children) > 0 {
 		fmt.Fprintf(w, "new nodes: %s\n", strings.Join(res.Children, " "))
