@@ -50,6 +50,7 @@ func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d
 type QuestDefaults struct {
 	Mode        string
 	Provider    string
+	Gate        string // gate profile; default "default"
 	Roles       []string
 	Checkpoints []string
 	Limits      Limits
@@ -139,6 +140,9 @@ func New(store *Store, opt Options) (*Engine, error) {
 	if d.Provider == "" {
 		d.Provider = "demo"
 	}
+	if d.Gate == "" {
+		d.Gate = "default"
+	}
 	if len(d.Roles) == 0 {
 		d.Roles = []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}
 	}
@@ -215,7 +219,7 @@ type QuestSpec struct {
 func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 	d := e.opt.Defaults
 	return QuestSpec{Name: name, Direction: direction, Mode: d.Mode, Roles: slices.Clone(d.Roles),
-		Provider: d.Provider, Gate: "default", Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits}
+		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits}
 }
 
 var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)

@@ -67,6 +67,8 @@ type SubmitResult struct {
 	Feedback  string       `json:"feedback,omitempty"`
 	ClaimHash string       `json:"claim_hash"`
 	Children  []string     `json:"children,omitempty"`
+	// Reason says why the answer was deferred or sent to a human.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Submit is an external agent's answer for a pending node: it is
@@ -116,7 +118,7 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 			return err
 		}
 		out = SubmitResult{Node: cur.ID, Outcome: res.outcome(), Status: cur.Status, Verdict: cur.Verdict, Tries: cur.Tries,
-			MaxTries: q.Limits.MaxTries, Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim}
+			MaxTries: q.Limits.MaxTries, Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}
 		return nil
 	})
 	if err == nil && budget != "" {

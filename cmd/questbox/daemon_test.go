@@ -17,15 +17,19 @@ import (
 )
 
 // waitFor polls cond every 50ms, at most attempts times.
-func waitFor(t *testing.T, what string, attempts int, cond func() bool) {
+// waitFor polls cond until it holds. It synchronises with a daemon in
+// another goroutine or process; the bound is only there so a broken build
+// fails with a message instead of hanging until go test's own timeout, and
+// is far beyond anything a slow machine needs.
+func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for range attempts {
-		if cond() {
-			return
+	deadline := time.Now().Add(3 * time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 // TestForwardingThroughDaemon runs `questbox run` in-process and drives it
@@ -44,7 +48,7 @@ func TestForwardingThroughDaemon(t *testing.T) {
 		done <- run(ctx, []string{"run", "--data", data, "--tick", "1h"}, strings.NewReader(""), &dout, &derr)
 	}()
 	sock := filepath.Join(data, "questbox.sock")
-	waitFor(t, "the control socket", 200, func() bool {
+	waitFor(t, "the control socket", func() bool {
 		c, err := net.Dial("unix", sock)
 		if err == nil {
 			c.Close()
@@ -116,7 +120,7 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	}
 
 	// The daemon printed the events readably.
-	waitFor(t, "the verdict events on stdout", 100, func() bool {
+	waitFor(t, "the verdict events on stdout", func() bool {
 		return strings.Contains(dout.String(), "q1 n2 verdict FAIL  contract @ answer")
 	})
 	if !strings.Contains(dout.String(), "q1 n1 scout      pending → running") {
@@ -230,7 +234,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 	}
 	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
 	var agent int
-	waitFor(t, "the agent to start", 400, func() bool {
+	waitFor(t, "the agent to start", func() bool {
 		b, err := os.ReadFile(started)
 		agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return err == nil && agent > 0
@@ -271,7 +275,7 @@ func TestDemoSeed(t *testing.T) {
 		go func() {
 			done <- run(ctx, []string{"run", "--demo", "--data", data, "--tick", "1h"}, strings.NewReader(""), &dout, &derr)
 		}()
-		waitFor(t, "the control socket", 200, func() bool {
+		waitFor(t, "the control socket", func() bool {
 			c, err := net.Dial("unix", filepath.Join(data, "questbox.sock"))
 			if err == nil {
 				c.Close()

@@ -48,7 +48,7 @@ func startDaemon(t *testing.T, data string, args ...string) *daemon {
 	}
 	t.Cleanup(func() { d.stop() })
 	sock := filepath.Join(data, "questbox.sock")
-	waitFor(t, "the control socket", 400, func() bool {
+	waitFor(t, "the control socket", func() bool {
 		select {
 		case err := <-done:
 			t.Fatalf("run returned early: %v\n%s", err, d.stderr.String())
@@ -75,7 +75,7 @@ func deviceStatus(t *testing.T, data string) deviceStatusView {
 func waitBooted(t *testing.T, data string) deviceStatusView {
 	t.Helper()
 	var v deviceStatusView
-	waitFor(t, "the boot chase to end", 200, func() bool {
+	waitFor(t, "the boot chase to end", func() bool {
 		v = deviceStatus(t, data)
 		return !v.State.Starting
 	})
@@ -131,7 +131,7 @@ func TestConsentWithTheSimButton(t *testing.T) {
 
 	// Amber blinks at 2 Hz with the request in the queue.
 	var claim string
-	waitFor(t, "amber to show the consent", 100, func() bool {
+	waitFor(t, "amber to show the consent", func() bool {
 		v = deviceStatus(t, data)
 		return v.Amber.Pattern == "blink 2Hz"
 	})
@@ -158,14 +158,14 @@ func TestConsentWithTheSimButton(t *testing.T) {
 	if n1.Status != engine.Growing && n1.Status != engine.Explored {
 		t.Errorf("after approval n1 is %s, want growing or explored", n1.Status)
 	}
-	waitFor(t, "amber to go dark", 100, func() bool {
+	waitFor(t, "amber to go dark", func() bool {
 		v = deviceStatus(t, data)
 		return v.Amber.Pattern == "off" && len(v.Consents) == 0
 	})
 
 	// A triple press rejects the next one: a FAIL try, back to pending.
 	must(t, 4, answer("promising", "beta works on most of the sample invoices."), cmd("submit", "q1", "--node", "n2")...)
-	waitFor(t, "amber to show the second consent", 100, func() bool {
+	waitFor(t, "amber to show the second consent", func() bool {
 		return deviceStatus(t, data).Amber.Pattern == "blink 2Hz"
 	})
 	r = must(t, 0, "", cmd("device", "press", "--times", "3", "--json")...)
@@ -190,7 +190,7 @@ func TestConsentWithTheSimButton(t *testing.T) {
 	}
 
 	// Every press is an event.
-	waitFor(t, "the press events", 100, func() bool {
+	waitFor(t, "the press events", func() bool {
 		out := dm.stdout.String()
 		return strings.Contains(out, "device press  long approved n1") && strings.Contains(out, "device press  triple rejected n2") &&
 			strings.Contains(out, "device press  long nothing pending") && strings.Contains(out, "q1 n1 consent granted  (consent by button)")
@@ -266,15 +266,15 @@ func TestConsentExpiry(t *testing.T) {
 	must(t, 0, "", cmd("scan", "q1", "alpha")...)
 	must(t, 4, answer("promising", "alpha works on all twenty sample invoices."), cmd("submit", "q1", "--node", "n1")...)
 
-	waitFor(t, "the consent to expire", 200, func() bool {
+	waitFor(t, "the consent to expire", func() bool {
 		return nodeOf(t, showQuest(t, data, "q1"), "n1").Status == engine.Pending
 	})
 	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
 	if n.Tries != 0 || n.Attempts[len(n.Attempts)-1].Outcome != "expired" {
 		t.Errorf("after expiry: tries %d, attempts %+v; want no try used and an expired attempt", n.Tries, n.Attempts)
 	}
-	waitFor(t, "amber to go dark", 100, func() bool { return deviceStatus(t, data).Amber.Pattern == "off" })
-	waitFor(t, "the expiry event", 100, func() bool {
+	waitFor(t, "amber to go dark", func() bool { return deviceStatus(t, data).Amber.Pattern == "off" })
+	waitFor(t, "the expiry event", func() bool {
 		return strings.Contains(dm.stdout.String(), "q1 n1 consent expired")
 	})
 	r := must(t, 0, "", cmd("device", "press", "--hold", "2s")...)
@@ -371,7 +371,7 @@ func TestOfflineLED(t *testing.T) {
 	defer l.Close()
 	// The probe trusts its last result for probe_ttl (1s); tick until it
 	// looks again.
-	waitFor(t, "the box to come back online", 100, func() bool {
+	waitFor(t, "the box to come back online", func() bool {
 		must(t, 0, "", append([]string{"tick"}, d...)...)
 		return !deviceStatus(t, data).State.Offline
 	})

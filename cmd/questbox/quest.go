@@ -63,7 +63,6 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	if set["provider"] {
 		s.Provider = c.provider
 	}
-	s.Gate = e.cfg.Defaults.Gate
 	if set["gate"] {
 		s.Gate = c.gate
 	}

@@ -51,15 +51,12 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var reason string
+	reason := res.Reason
 	switch res.Outcome {
 	case "PASS", "FAIL", "REVIEW":
 	default:
 		// Deferred, or not judged at all (the quest was stopped: its
 		// provider or gate profile is missing): say why.
-		if n, err := e.eng.Node(res.Node); err == nil {
-			reason = deferReason(n)
-		}
 		if q, err := e.eng.Quest(args[0]); err == nil && q.Status != engine.QuestActive {
 			return fmt.Errorf("the answer was not judged: quest %s is %s: %s: %w", q.ID, q.Status, q.Reason, engine.ErrInvalid)
 		}

@@ -238,6 +238,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		Defaults: engine.QuestDefaults{
 			Mode:        d.Mode,
 			Provider:    d.Provider,
+			Gate:        d.Gate,
 			Roles:       slices.Clone(d.Roles),
 			Checkpoints: slices.Clone(d.Checkpoints),
 			Limits: engine.Limits{MaxTries: d.MaxTries, MaxAgentRuns: d.MaxAgentRuns, WallClock: d.WallClock.Duration,
