@@ -122,3 +122,19 @@ func dur(d time.Duration) string {
 	}
 	return d.Round(time.Second).String()
 }
+
+// writeFacts prints facts one per line, then the canonical feedback when it
+// says more than the facts do: byte for byte as the agent's next prompt has
+// it (`submit` and `quest show` both print it this way).
+func writeFacts(w io.Writer, indent string, facts []gates.Fact, feedback string) {
+	for _, f := range facts {
+		fmt.Fprintf(w, "  %s\n", f)
+	}
+	if strings.TrimSpace(feedback) == "" || strings.TrimSpace(feedback) == strings.TrimSpace(engine.Feedback(facts)) {
+		return
+	}
+	fmt.Fprintf(w, "%sfeedback:\n%s", indent, feedback)
+	if !strings.HasSuffix(feedback, "\n") {
+		fmt.Fprintln(w)
+	}
+}

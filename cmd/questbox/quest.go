@@ -214,15 +214,7 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 		if n.Status == engine.Deferred {
 			fmt.Fprintf(w, "  waiting for the network: %s\n", deferReason(n))
 		}
-		for _, f := range n.Facts {
-			fmt.Fprintf(w, "  %s\n", f)
-		}
-		if fb := n.Feedback; strings.TrimSpace(fb) != "" && strings.TrimSpace(fb) != strings.TrimSpace(engine.Feedback(n.Facts)) {
-			fmt.Fprintf(w, "  feedback:\n%s", fb)
-			if !strings.HasSuffix(fb, "\n") {
-				fmt.Fprintln(w)
-			}
-		}
+		writeFacts(w, "  ", n.Facts, n.Feedback)
 		if len(n.Attempts) > 0 {
 			a := n.Attempts[len(n.Attempts)-1]
 			fmt.Fprintf(w, "  last attempt %s: %s\n", a.At.Local().Format(time.DateTime), a.Outcome)

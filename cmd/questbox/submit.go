@@ -86,17 +86,7 @@ func printVerdict(e *env, quest string, res engine.SubmitResult) {
 	if res.Verdict != "" {
 		fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 	}
-	for _, f := range res.Facts {
-		fmt.Fprintf(w, "  %s\n", f)
-	}
-	if fb := res.Feedback; strings.TrimSpace(fb) != "" && strings.TrimSpace(fb) != strings.TrimSpace(engine.Feedback(res.Facts)) {
-		// The canonical feedback, byte for byte as the agent's next prompt
-		// has it.
-		fmt.Fprintf(w, "feedback:\n%s", fb)
-		if !strings.HasSuffix(fb, "\n") {
-			fmt.Fprintln(w)
-		}
-	}
+	writeFacts(w, "", res.Facts, res.Feedback)
 	if len(res.Children) > 0 {
 		fmt.Fprintf(w, "new nodes: %s\n", strings.Join(res.Children, " "))
 	}
