@@ -59,7 +59,11 @@ func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
 	if e.json {
 		return printJSON(e.stdout, res)
 	}
-	fmt.Fprintf(e.stdout, "added %d: %s\n", len(res.Added), strings.Join(res.Added, " "))
+	if len(res.Added) == 0 {
+		fmt.Fprintln(e.stdout, "added 0")
+	} else {
+		fmt.Fprintf(e.stdout, "added %d: %s\n", len(res.Added), strings.Join(res.Added, " "))
+	}
 	fmt.Fprintf(e.stdout, "skipped %d (already in the quest)\n", len(res.Skipped))
 	for _, h := range res.Skipped {
 		fmt.Fprintf(e.stdout, "  %s\n", oneLine(h, 100))
