@@ -20,7 +20,9 @@ help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
-	$(GO) run ./cmd/questbox run --data ./data --demo
+	$(GO) build -o bin/questbox ./cmd/questbox
+	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; ./bin/questbox --data ./data quest list (in another terminal) talks to it"
+	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 
 test: ## install missing test deps (scripts/deps.sh), then go test -race ./...
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
@@ -57,4 +59,4 @@ fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
 	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
 
 clean: ## remove build output (dist/); ./data from `make run` is kept
-	rm -rf dist
+	rm -rf dist bin
