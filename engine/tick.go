@@ -226,8 +226,17 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 		if q.Counts[Proposed] == 0 {
 			hyp = fmt.Sprintf("Nothing is pending for %q: spawn new work or finish the quest.", q.Direction)
 		}
-		n, _, err = t.newOwner(q, hyp)
-		return n, "", err
+		owner, dup, err := t.newOwner(q, hyp)
+		if err != nil {
+			return nil, "", err
+		}
+		// An owner of this round already exists when its run was not
+		// counted (it went deferred before reaching its provider): it
+		// waits for the network; never dispatch a node that is not
+		// pending. Meanwhile the oldest pending worker may run.
+		if !dup || owner.Status == Pending {
+			return owner, "", nil
+		}
 	}
 	if id := first(t.tx, bPending, q.ID); id != "" {
 		n, err = t.node(id)
