@@ -189,9 +189,13 @@ func (e *Engine) recoverInterrupted() error {
 			if err := t.endRun(p.run, "interrupted", 0, "the daemon stopped during the run (crash or power cut)"); err != nil {
 				return err
 			}
+			var r Run
+			if _, err := getJSON(t.tx.Bucket(bRuns), []byte(p.run), &r); err != nil {
+				return err
+			}
 			n.addAttempt(Attempt{At: t.now, Run: p.run, Outcome: "interrupted", Feedback: "the daemon stopped during the run"})
-			if q.Counters.AgentRuns > 0 {
-				q.Counters.AgentRuns-- // the agent never answered
+			if r.Provider != "replay" && q.Counters.AgentRuns > 0 {
+				q.Counters.AgentRuns-- // the agent never answered (a replay never counted one)
 			}
 			if err := t.move(q, n, Pending, "interrupted: recovered at start-up, no try consumed"); err != nil {
 				return err

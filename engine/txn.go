@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -183,6 +184,11 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		}
 	}
 	trackQueued(q, n, to)
+	if to == Pending && n.Claim != nil && n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
+		// A replay that was interrupted (shutdown, crash, a broken
+		// catalog) keeps its answer: queue it to be judged again.
+		q.Replays = append(q.Replays, n.ID)
+	}
 	q.Counts[from]--
 	if q.Counts[from] <= 0 {
 		delete(q.Counts, from)
