@@ -35,6 +35,17 @@ import (
 // most a provider's output cap, far below this.
 const maxRequest = 64 << 20
 
+// requestTimeout bounds how long the daemon waits for a whole request
+// after accepting its connection, and responseTimeout how long it waits
+// for the client to take the answer: a client that stalls or never reads
+// holds a handler no longer than that. The CLI reads its input (--in,
+// --from, stdin) before it connects, so a slow agent piping its answer
+// into `submit` is not cut off.
+const (
+	requestTimeout  = 30 * time.Second
+	responseTimeout = 30 * time.Second
+)
+
 // maxSocketPath is the longest unix socket path Linux accepts (sun_path
 // holds 108 bytes including the terminating NUL).
 const maxSocketPath = 107
@@ -68,13 +79,15 @@ func dialControl(ctx context.Context, path string) (*net.UnixConn, error) {
 // answers: the caller opens the store itself.
 func (e *env) forward(ctx context.Context, v *verb, cmd command, fs *flag.FlagSet, pos []string) (done bool, err error) {
 	sock := e.cfg.SocketPath()
-	conn, err := dialControl(ctx, sock)
+	// Is a daemon there? The probe is closed at once: reading the input
+	// (stdin may be an agent still writing its answer) happens before the
+	// request's connection is opened, so the daemon's request deadline
+	// never cuts off a slow producer.
+	probe, err := dialControl(ctx, sock)
 	if err != nil {
 		return false, nil
 	}
-	defer conn.Close()
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
+	probe.Close()
 
 	req := request{Cwd: e.cwd}
 	var after func(*response) error
@@ -92,6 +105,13 @@ func (e *env) forward(ctx context.Context, v *verb, cmd command, fs *flag.FlagSe
 		}
 		return true, fmt.Errorf("daemon on %s: %v: %w", sock, err, errUnavailable)
 	}
+	conn, err := dialControl(ctx, sock)
+	if err != nil {
+		return fail(err) // it stopped since the probe; the input is consumed
+	}
+	defer conn.Close()
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
 	if err := json.NewEncoder(conn).Encode(req); err != nil {
 		return fail(err)
 	}
@@ -172,10 +192,17 @@ type controlServer struct {
 	log    *slog.Logger
 	ctx    context.Context // for handlers; outlives the daemon's signal context
 	wg     sync.WaitGroup
+
+	readTimeout, writeTimeout time.Duration // requestTimeout, responseTimeout; tests shorten them
+
+	mu      sync.Mutex // guards reading and closed
+	reading map[*net.UnixConn]struct{}
+	closed  bool
 }
 
 func newControlServer(ctx context.Context, ln *net.UnixListener, log *slog.Logger, handle func(context.Context, request) response) *controlServer {
-	s := &controlServer{ln: ln, handle: handle, log: log, ctx: ctx}
+	s := &controlServer{ln: ln, handle: handle, log: log, ctx: ctx,
+		readTimeout: requestTimeout, writeTimeout: responseTimeout, reading: map[*net.UnixConn]struct{}{}}
 	s.wg.Go(s.accept)
 	return s
 }
@@ -193,10 +220,36 @@ func (s *controlServer) accept() {
 	}
 }
 
+// reads marks c as reading its request, so that close can interrupt it;
+// false when the server is closing.
+func (s *controlServer) reads(c *net.UnixConn, reading bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !reading {
+		delete(s.reading, c)
+		return true
+	}
+	if s.closed {
+		return false
+	}
+	s.reading[c] = struct{}{}
+	return true
+}
+
 func (s *controlServer) serve(c *net.UnixConn) {
 	defer c.Close()
+	if !s.reads(c, true) {
+		return
+	}
+	c.SetReadDeadline(time.Now().Add(s.readTimeout))
 	var req request
-	if err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req); err != nil {
+	err := json.NewDecoder(io.LimitReader(c, maxRequest)).Decode(&req)
+	s.reads(c, false)
+	c.SetWriteDeadline(time.Now().Add(s.writeTimeout))
+	if errors.Is(err, io.EOF) {
+		return // connected and hung up: a probe for a live daemon
+	}
+	if err != nil {
 		s.log.Warn("control socket: bad request", "err", err)
 		var buf bytes.Buffer
 		code := report(&buf, usagef("bad request on the control socket: %v", err))
@@ -204,13 +257,23 @@ func (s *controlServer) serve(c *net.UnixConn) {
 		return
 	}
 	resp := s.handle(s.ctx, req)
+	c.SetWriteDeadline(time.Now().Add(s.writeTimeout))
 	if err := json.NewEncoder(c).Encode(resp); err != nil {
 		s.log.Warn("control socket: client went away before the answer", "args", req.Args, "err", err)
 	}
 }
 
-// close stops accepting; the socket file is removed.
-func (s *controlServer) close() { s.ln.Close() }
+// close stops accepting (the socket file is removed) and cuts off the
+// requests still being read; requests already read are answered.
+func (s *controlServer) close() {
+	s.ln.Close()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.reading {
+		c.SetReadDeadline(time.Now())
+	}
+}
 
 // wait waits for the accept loop and every handler to return.
 func (s *controlServer) wait() { s.wg.Wait() }

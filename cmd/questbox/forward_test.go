@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net"
+
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHostileClientsDoNotBlockShutdown: a client that connects and never
+// finishes its request, or never sends one, must neither block other
+// commands nor keep the daemon from stopping.
+func TestHostileClientsDoNotBlockShutdown(t *testing.T) {
+	data := shortDir(t)
+	d := startDaemon(t, data)
+	sock := filepath.Join(data, "questbox.sock")
+	partial, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer partial.Close()
+	if _, err := partial.Write([]byte(`{"args":["quest","list"`)); err != nil {
+		t.Fatal(err)
+	}
+	silent, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+
+	must(t, 0, "", "quest", "list", "--data", data)
+	if err := d.stop(); err != nil {
+		t.Fatalf("run returned %v\n%s", err, d.stderr.String())
+	}
+}
+
+// testServer serves handle on a fresh socket with the given timeouts.
+func testServer(t *testing.T, read, write time.Duration, handle func(context.Context, request) response) (*controlServer, string) {
+	t.Helper()
+	sock := filepath.Join(shortDir(t), "s.sock")
+	ln, err := listenControl(context.Background(), sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &controlServer{ln: ln, handle: handle, log: slog.New(slog.DiscardHandler), ctx: context.Background(),
+		readTimeout: read, writeTimeout: write, reading: map[*net.UnixConn]struct{}{}}
+	s.wg.Go(s.accept)
+	return s, sock
+}
+
+// TestControlServerBoundsAStalledRequest: a request that never completes is
+// answered with an error once its read deadline passes.
+func TestControlServerBoundsAStalledRequest(t *testing.T) {
+	s, sock := testServer(t, time.Millisecond, time.Minute, func(context.Context, request) response {
+		t.Error("a partial request reached the handler")
+		return response{}
+	})
+	defer func() { s.close(); s.wait() }()
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(`{"args":[`))
+	var resp response
+	if err := json.NewDecoder(c).Decode(&resp); err != nil {
+		t.Fatalf("no answer to a stalled request: %v", err)
+	}
+	if resp.Code != exitUsage || !strings.Contains(string(resp.Stderr), "bad request") {
+		t.Errorf("stalled request: code %d, stderr %q", resp.Code, resp.Stderr)
+	}
+}
+
+// TestControlServerClientThatNeverReads: a client that sends its request
+// but never reads the (large) answer does not hold the server forever.
+func TestControlServerClientThatNeverReads(t *testing.T) {
+	big := bytes.Repeat([]byte("x"), 16<<20)
+	s, sock := testServer(t, time.Minute, time.Millisecond, func(context.Context, request) response {
+		return response{Stdout: big}
+	})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	json.NewEncoder(c).Encode(request{Args: []string{"quest", "list"}})
+	c.(*net.UnixConn).CloseWrite()
+	s.close()
+	s.wait() // hangs without a write deadline
+}
