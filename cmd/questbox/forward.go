@@ -163,7 +163,12 @@ func listenControl(ctx context.Context, path string) (*net.UnixListener, error) 
 	if len(path) > maxSocketPath {
 		return nil, usagef("control socket path %s is %d bytes, unix sockets allow at most %d: set daemon.socket to a shorter path", path, len(path), maxSocketPath)
 	}
-	if _, err := os.Lstat(path); err == nil {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode().Type() != os.ModeSocket {
+			// Never remove what is not a socket: a daemon.socket that
+			// names the store by mistake must not delete it.
+			return nil, usagef("control socket %s: the path exists and is not a socket: set daemon.socket to another path", path)
+		}
 		if c, err := dialControl(ctx, path); err == nil {
 			c.Close()
 			return nil, fmt.Errorf("control socket %s: another questbox daemon answers on it: %w", path, errUnavailable)

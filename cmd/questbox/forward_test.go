@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"os"
 
 	"path/filepath"
 	"strings"
@@ -93,4 +94,24 @@ func TestControlServerClientThatNeverReads(t *testing.T) {
 	c.(*net.UnixConn).CloseWrite()
 	s.close()
 	s.wait() // hangs without a write deadline
+}
+
+// TestListenControlKeepsAFileThatIsNotASocket: daemon.socket pointing at a
+// regular file (a typo naming the store, say) must not delete it.
+func TestListenControlKeepsAFileThatIsNotASocket(t *testing.T) {
+	path := filepath.Join(shortDir(t), "questbox.db")
+	if err := os.WriteFile(path, []byte("precious"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := listenControl(context.Background(), path)
+	if err == nil {
+		ln.Close()
+		t.Fatal("listenControl took over a regular file")
+	}
+	if b, rerr := os.ReadFile(path); rerr != nil || string(b) != "precious" {
+		t.Fatalf("the file was removed or changed: %v %q", rerr, b)
+	}
+	if exitCode(err) != exitUsage {
+		t.Errorf("exit code %d, want %d: %v", exitCode(err), exitUsage, err)
+	}
 }
