@@ -84,7 +84,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 		log.Warn("provider may not work", "provider", name, "err", w.warnings[name])
 	}
 	if ws, err := strconv.ParseInt(e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && tick > time.Duration(ws)*time.Microsecond/2 {
-		log.Warn("the watchdog is fed after each tick, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
+		log.Warn("the watchdog is fed after each tick that works, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
 			"tick", tick, "watchdog", time.Duration(ws)*time.Microsecond)
 	}
 
@@ -147,12 +147,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	bx.setReady()
 
 	// Serve returns when ctx ends (SIGINT, SIGTERM) or the device failed.
-	_ = eng.Serve(gctx, tick, func(_ engine.TickReport, err error) {
-		bx.ticked(err)
-		if err := sdNotify(e.getenv, "WATCHDOG=1"); err != nil {
-			log.Warn("systemd watchdog notify failed", "err", err)
-		}
-	})
+	_ = eng.Serve(gctx, tick, tickDone(bx, e.getenv, log))
 	devErr := g.Wait()
 	if devErr != nil {
 		log.Error("the LEDs or the button failed; stopping", "err", devErr)
@@ -168,6 +163,23 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	pr.drain()
 	log.Info("stopped")
 	return devErr
+}
+
+// tickDone is Serve's onTick: the LEDs show the tick's outcome, and
+// systemd's watchdog is fed only after a tick that worked. One failed tick
+// is a fault on the LEDs; a tick loop that keeps failing (the store cannot
+// be written) or hangs stops feeding it, and systemd restarts the daemon,
+// which checks the store again as it opens it.
+func tickDone(bx *box, getenv func(string) string, log *slog.Logger) func(engine.TickReport, error) {
+	return func(_ engine.TickReport, err error) {
+		bx.ticked(err)
+		if err != nil {
+			return
+		}
+		if err := sdNotify(getenv, "WATCHDOG=1"); err != nil {
+			log.Warn("systemd watchdog notify failed", "err", err)
+		}
+	}
 }
 
 // check is `run --check-config`: the file has been loaded and validated;

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/engine"
 )
 
 // TestHostileClientsDoNotBlockShutdown: a client that connects and never
@@ -113,5 +116,31 @@ func TestListenControlKeepsAFileThatIsNotASocket(t *testing.T) {
 	}
 	if exitCode(err) != exitUsage {
 		t.Errorf("exit code %d, want %d: %v", exitCode(err), exitUsage, err)
+	}
+}
+
+// TestWatchdogOnlyAfterAHealthyTick: systemd's watchdog is fed after a tick
+// that worked, never after a failed one, so a tick loop that keeps failing
+// (a store that cannot be written) is restarted by systemd.
+func TestWatchdogOnlyAfterAHealthyTick(t *testing.T) {
+	notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
+	getenv := func(k string) string {
+		if k == "NOTIFY_SOCKET" {
+			return notify.LocalAddr().String()
+		}
+		return ""
+	}
+	bx := &box{poke: make(chan struct{}, 1)}
+	onTick := tickDone(bx, getenv, slog.New(slog.DiscardHandler))
+	onTick(engine.TickReport{}, errors.New("store: input/output error"))
+	onTick(engine.TickReport{}, nil)
+	if got := readNotify(t, notify); got != "WATCHDOG=1" {
+		t.Fatalf("systemd got %q, want WATCHDOG=1", got)
+	}
+	// Datagrams are queued by the time Write returns: anything else sent
+	// is already there.
+	notify.SetReadDeadline(time.Now())
+	if n, err := notify.Read(make([]byte, 64)); err == nil {
+		t.Errorf("the watchdog was fed twice (once after the failed tick): %d more bytes", n)
 	}
 }
