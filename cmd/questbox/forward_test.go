@@ -144,3 +144,27 @@ func TestWatchdogOnlyAfterAHealthyTick(t *testing.T) {
 		t.Errorf("the watchdog was fed twice (once after the failed tick): %d more bytes", n)
 	}
 }
+
+// TestScanDashReadsStdin: `scan QUEST -` (README, usage) reads one
+// hypothesis per line of stdin, directly and through the daemon, instead
+// of seeding a node whose hypothesis is "-".
+func TestScanDashReadsStdin(t *testing.T) {
+	for _, viaDaemon := range []bool{false, true} {
+		data := shortDir(t)
+		if viaDaemon {
+			startDaemon(t, data)
+		}
+		must(t, 0, "", "quest", "new", "s", "--direction", "stdin", "--provider", "external", "--data", data)
+		var res struct{ Added, Skipped []string }
+		decode(t, must(t, 0, "alpha\nbeta\n", "scan", "q1", "-", "--json", "--data", data), &res)
+		if len(res.Added) != 2 {
+			t.Fatalf("daemon %v: scan q1 - added %v, want 2 nodes", viaDaemon, res.Added)
+		}
+		v := showQuest(t, data, "q1")
+		for _, n := range v.Nodes {
+			if n.Hypothesis != "alpha" && n.Hypothesis != "beta" {
+				t.Errorf("daemon %v: node %s has hypothesis %q", viaDaemon, n.ID, n.Hypothesis)
+			}
+		}
+	}
+}

@@ -14,12 +14,21 @@ func (c *scanCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.from, "from", "", "read one hypothesis per non-empty line of FILE (- is stdin)")
 }
 
-// prepare reads --from on the client: the daemon gets the lines as stdin.
+// stdinArg reports whether args are QUEST - : the hypotheses come from
+// stdin, as with --from -.
+func stdinArg(args []string) bool { return len(args) == 2 && args[1] == "-" }
+
+// prepare reads --from (or stdin for a lone "-") on the client: the daemon
+// gets the lines as stdin.
 func (c *scanCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request) (func(*response) error, error) {
-	if c.from == "" {
+	from := c.from
+	if from == "" && stdinArg(args) {
+		from = "-"
+	}
+	if from == "" {
 		return nil, nil
 	}
-	b, err := e.readInput(c.from)
+	b, err := e.readInput(from)
 	if err != nil {
 		return nil, err
 	}
@@ -32,6 +41,9 @@ func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
 		return usagef("scan needs QUEST, then hypotheses as arguments or --from FILE")
 	}
 	quest, hyps := args[0], args[1:]
+	if stdinArg(args) && (c.from == "" || c.from == "-") {
+		hyps, c.from = nil, "-"
+	}
 	if c.from != "" {
 		b, err := e.readInput(c.from)
 		if err != nil {
