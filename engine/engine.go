@@ -103,8 +103,11 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, closing
+	mu       sync.Mutex                    // guards inflight, starting, closing
 	inflight map[string]context.CancelFunc // node id -> cancel of its run
+	// starting counts runs a tick has dispatched (or is committing) but
+	// not yet started: their slots are taken.
+	starting int
 	closing  bool
 
 	// exportHook runs between an export's write and its commit (tests

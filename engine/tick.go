@@ -37,15 +37,27 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	var rep TickReport
 	var ds []dispatch
 	e.mu.Lock()
-	closing := e.closing
-	slots := e.opt.MaxParallel - len(e.inflight)
-	e.mu.Unlock()
-	if closing {
+	if e.closing {
+		e.mu.Unlock()
 		return rep, fmt.Errorf("engine is shutting down")
 	}
+	// The tick itself counts as work in flight: Shutdown, once it set
+	// closing, waits for a tick already past this point and for the runs
+	// it starts, and never races their wg.Add.
+	e.wg.Add(1)
+	e.mu.Unlock()
+	defer e.wg.Done()
 	online := e.opt.Online == nil || e.opt.Online()
+	reserved := 0
 	err := e.update(func(t *txn) error {
 		rep, ds = TickReport{}, nil
+		// Free slots are counted inside the write transaction: writers
+		// are serialised, so an overlapping tick (the daemon's and
+		// `questbox tick`) sees every run an earlier one dispatched,
+		// started or still reserved.
+		e.mu.Lock()
+		slots := e.opt.MaxParallel - len(e.inflight) - e.starting
+		e.mu.Unlock()
 		if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
 			return err
 		}
@@ -135,9 +147,19 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, prov: prov})
 			rep.Dispatched = append(rep.Dispatched, n.ID)
 		}
-		return t.pruneEvents(e.opt.EventRetention)
+		if err := t.pruneEvents(e.opt.EventRetention); err != nil {
+			return err
+		}
+		e.mu.Lock()
+		e.starting += len(ds)
+		e.mu.Unlock()
+		reserved = len(ds)
+		return nil
 	})
 	if err != nil {
+		e.mu.Lock()
+		e.starting -= reserved
+		e.mu.Unlock()
 		return TickReport{}, err
 	}
 	for _, d := range ds {
@@ -260,6 +282,7 @@ func (e *Engine) start(d dispatch) {
 	ctx, cancel := context.WithCancel(e.runCtx)
 	e.mu.Lock()
 	e.inflight[d.node.ID] = cancel
+	e.starting--
 	e.mu.Unlock()
 	e.wg.Add(1)
 	go func() {
