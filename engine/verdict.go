@@ -235,6 +235,15 @@ func (e *Engine) complete(nodeID, runID string, res result) error {
 			return err
 		}
 		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runID {
+			if res.tokens > 0 {
+				// The answer is dropped, but the provider spent it:
+				// it counts against token_budget.
+				q, err := t.quest(n.Quest)
+				if err != nil {
+					return err
+				}
+				q.Counters.Tokens += res.tokens
+			}
 			return t.endRun(runID, "discarded", res.tokens, fmt.Sprintf("node is %s; the answer was dropped", n.Status))
 		}
 		q, err := t.quest(n.Quest)
