@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -132,7 +133,7 @@ func (e *Engine) ExportFile(quest, path string) (int, error) {
 	}
 	off, err := f.Seek(0, io.SeekEnd)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("export %s: %w", quest, err)
 	}
 	st.Pending = &exportPending{File: path, Offset: off, Upto: upto}
 	if err := e.putExportState(quest, st); err != nil {
@@ -144,9 +145,23 @@ func (e *Engine) ExportFile(quest, path string) (int, error) {
 	if err := f.Sync(); err != nil {
 		return 0, fmt.Errorf("export %s: sync %s: %w", quest, path, err)
 	}
+	// A file created by this export must survive a power cut too: sync its
+	// directory entry before the cursor moves past these lines.
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return 0, fmt.Errorf("export %s: sync directory of %s: %w", quest, path, err)
+	}
 	if e.exportHook != nil {
 		e.exportHook()
 	}
 	st.Cursor, st.Pending = upto, nil
 	return len(recs), e.putExportState(quest, st)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
