@@ -236,3 +236,26 @@ func mustKey(id string) []byte {
 	}
 	return k
 }
+
+func TestIdleTickDoesNotWrite(t *testing.T) {
+	h := newHarness(t, Options{})
+	before := h.store.Commits()
+	h.tick()
+	if got := h.store.Commits() - before; got != 0 {
+		t.Errorf("tick with no active quest committed %d times, want 0", got)
+	}
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	before = h.store.Commits()
+	h.tick()
+	if got := h.store.Commits() - before; got != 1 {
+		t.Errorf("tick with an active quest committed %d times, want 1", got)
+	}
+	if _, err := h.e.StopQuest(q.ID); err != nil {
+		t.Fatal(err)
+	}
+	before = h.store.Commits()
+	h.tick()
+	if got := h.store.Commits() - before; got != 0 {
+		t.Errorf("tick with only a stopped quest committed %d times, want 0", got)
+	}
+}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/questbox/questbox/engine/agent"
 )
 
@@ -47,6 +49,11 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	e.wg.Add(1)
 	e.mu.Unlock()
 	defer e.wg.Done()
+	if e.idle() {
+		// Nothing active and no consent to expire: no write at all, so an
+		// idle box does not wear its SD card once a minute.
+		return rep, nil
+	}
 	online := e.opt.Online == nil || e.opt.Online()
 	reserved := 0
 	err := e.update(func(t *txn) error {
@@ -391,4 +398,17 @@ type replayProvider string
 
 func (r replayProvider) Run(ctx context.Context, _ agent.Request) (agent.Reply, error) {
 	return agent.Reply{Output: []byte(r), TokensReported: true}, ctx.Err()
+}
+
+// idle reports whether a tick would have nothing to do: no active quest and
+// no consent request that could expire.
+func (e *Engine) idle() bool {
+	idle := false
+	_ = e.store.view(func(tx *bolt.Tx) error {
+		noActive, _ := tx.Bucket(bActive).Cursor().First()
+		noConsent, _ := tx.Bucket(bConsent).Cursor().First()
+		idle = noActive == nil && (noConsent == nil || e.opt.ConsentExpiry <= 0)
+		return nil
+	})
+	return idle
 }
