@@ -49,12 +49,14 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	e.wg.Add(1)
 	e.mu.Unlock()
 	defer e.wg.Done()
+	// Asked even when idle: the probe behind it keeps the LEDs' network
+	// state (and its events) current.
+	online := e.opt.Online == nil || e.opt.Online()
 	if e.idle() {
 		// Nothing active and no consent to expire: no write at all, so an
 		// idle box does not wear its SD card once a minute.
 		return rep, nil
 	}
-	online := e.opt.Online == nil || e.opt.Online()
 	reserved := 0
 	err := e.update(func(t *txn) error {
 		rep, ds = TickReport{}, nil
