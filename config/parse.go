@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,23 +231,11 @@ func closestField(t reflect.Type, name string) string {
 // underAny reports whether k is one of keys or below one.
 func underAny(k toml.Key, keys []toml.Key) bool {
 	for _, p := range keys {
-		if len(p) <= len(k) && slicesEqual(k[:len(p)], p) {
+		if len(p) <= len(k) && slices.Equal(k[:len(p)], p) {
 			return true
 		}
 	}
 	return false
-}
-
-func slicesEqual(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // isLeaf reports whether t takes a single TOML value rather than a table.

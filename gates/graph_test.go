@@ -3,6 +3,7 @@ package gates
 import (
 	"errors"
 	"math"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -111,7 +112,7 @@ func TestGraphVerdicts(t *testing.T) {
 			for _, f := range got.Defeated {
 				defeated = append(defeated, f.Rule)
 			}
-			if !equalStrings(defeated, tt.wantDefeated) {
+			if !slices.Equal(defeated, tt.wantDefeated) {
 				t.Errorf("got defeated %v, want %v", defeated, tt.wantDefeated)
 			}
 			if got.Feedback.RootCause.Rule != tt.wantRoot {
@@ -122,18 +123,6 @@ func TestGraphVerdicts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestGraphScoresConverge(t *testing.T) {

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -187,7 +188,7 @@ func TestURLResolvesAndMX(t *testing.T) {
 			for _, f := range tt.rule.Check(in) {
 				where = append(where, f.Where)
 			}
-			if !equalStrings(where, tt.wantWhere) {
+			if !slices.Equal(where, tt.wantWhere) {
 				t.Errorf("got facts at %v, want %v", where, tt.wantWhere)
 			}
 		})
@@ -264,7 +265,7 @@ func TestRegexLimitsDates(t *testing.T) {
 			for _, f := range tt.rule.Check(Input{Raw: tt.raw, Today: tt.today}) {
 				where = append(where, f.Where)
 			}
-			if !equalStrings(where, tt.wantWhere) {
+			if !slices.Equal(where, tt.wantWhere) {
 				t.Errorf("got facts at %v, want %v", where, tt.wantWhere)
 			}
 		})

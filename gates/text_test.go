@@ -2,6 +2,7 @@ package gates
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -78,7 +79,7 @@ func TestMissingTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := MissingTokens(tt.text, tt.tokens); !equalStrings(got, tt.want) {
+			if got := MissingTokens(tt.text, tt.tokens); !slices.Equal(got, tt.want) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -326,21 +327,9 @@ func TestProbe(t *testing.T) {
 			t.Errorf("%s: got %d checks, want %d", s.name, checks, s.wantChecks)
 		}
 	}
-	if want := []bool{true, false, true}; !equalBools(changes, want) {
+	if want := []bool{true, false, true}; !slices.Equal(changes, want) {
 		t.Errorf("got changes %v, want %v", changes, want)
 	}
-}
-
-func equalBools(a, b []bool) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestDialCheck(t *testing.T) {
