@@ -212,7 +212,12 @@ func TestExportExactlyOnceAcrossCrash(t *testing.T) {
 
 func TestOneCommitPerTickWhateverTheQuestCount(t *testing.T) {
 	for _, quests := range []int{1, 30} {
+		// Runs are held until the tick's own commits are counted: a fast
+		// run would otherwise record its verdict (one more commit) before
+		// Tick returns.
+		release := make(chan struct{})
 		p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+			<-release
 			return reply(answer("promising", "keep going with node "+req.Node, "more "+req.Node)), nil
 		})
 		h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: quests})
@@ -225,7 +230,12 @@ func TestOneCommitPerTickWhateverTheQuestCount(t *testing.T) {
 		if got := h.store.Commits() - before; got != 1 || len(rep.Dispatched) != quests {
 			t.Errorf("%d quests: tick committed %d times and dispatched %d, want 1 commit and %d dispatches", quests, got, len(rep.Dispatched), quests)
 		}
+		before = h.store.Commits()
+		close(release)
 		h.e.Wait()
+		if got := h.store.Commits() - before; got != uint64(quests) {
+			t.Errorf("%d quests: finishing the runs committed %d times, want one per run", quests, got)
+		}
 	}
 }
 
