@@ -117,7 +117,7 @@ func (a *ACT) Run(ctx context.Context) error {
 		}
 	}()
 
-	timer := stoppedTimer(a.clock)
+	timer := &lazyTimer{clk: a.clock}
 	defer timer.Stop()
 	pass := func() {
 		now := a.clock.Now()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -364,5 +365,43 @@ func TestSelftestNoPress(t *testing.T) {
 	}
 	if err := <-done; !errors.Is(err, device.ErrNoPress) {
 		t.Errorf("Selftest = %v, want ErrNoPress", err)
+	}
+}
+
+// countingClock counts the timers created on a fake clock.
+type countingClock struct {
+	*devicetest.Clock
+	mu      sync.Mutex
+	created int
+}
+
+func (c *countingClock) NewTimer(d time.Duration) device.Timer {
+	c.mu.Lock()
+	c.created++
+	c.mu.Unlock()
+	return c.Clock.NewTimer(d)
+}
+
+func (c *countingClock) timers() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.created
+}
+
+// An idle device arms no timer at all, not even for an instant: tests that
+// wait for "one timer armed" (Selftest's) would otherwise advance the clock
+// before the timer they mean exists, and hang.
+func TestIdleRunArmsNoTimer(t *testing.T) {
+	clk := &countingClock{Clock: devicetest.NewClock(t0)}
+	dev, err := device.Open(device.Config{Backend: "sim", Clock: clk}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev.SetState(device.State{}) // solid green: nothing to time
+	startRun(t, dev, newFakeQueue(), nil)
+	device.ButtonOf(dev).Sync()
+	device.DriverOf(dev).Sync()
+	if n := clk.timers(); n != 0 {
+		t.Errorf("idle Run created %d timers, want 0", n)
 	}
 }

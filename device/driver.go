@@ -209,7 +209,7 @@ func (d *Driver) Run(ctx context.Context) error {
 	}
 	defer func() { write([numLEDs]bool{}) }()
 
-	timer := stoppedTimer(d.clock)
+	timer := &lazyTimer{clk: d.clock}
 	defer timer.Stop()
 	pass := func() {
 		now := d.clock.Now()
