@@ -142,10 +142,19 @@ func (b *Button) send(ctx context.Context, s sample) error {
 	case <-s.done:
 		return nil
 	case <-stopped:
-		return ErrNotRunning
 	case <-ctx.Done():
-		return ctx.Err()
 	}
+	// Run may have handled s and then stopped (a press that ends a Selftest
+	// does exactly that): handled wins over stopped.
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return ErrNotRunning
 }
 
 // ButtonEvents receives what Run sees. Both are called on Run's goroutine, in
@@ -200,7 +209,7 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 		b.read(ctx)
 	}()
 
-	timer := stoppedTimer(b.clock)
+	timer := &lazyTimer{clk: b.clock}
 	defer timer.Stop()
 	if b.started != nil {
 		b.started()
