@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,9 @@ type Store struct {
 	// commits counts write transactions committed; each is one bbolt
 	// commit (data pages, then meta page, each followed by fdatasync).
 	commits atomic.Uint64
+	// writeFault, when set (tests), is asked before each write
+	// transaction; an error fails it as a full disk would.
+	writeFault func() error
 }
 
 // OpenStore opens (creating if needed) the store in dir.
@@ -102,7 +106,9 @@ func OpenStore(dir string, opt StoreOptions) (*Store, error) {
 		switch {
 		case errors.Is(err, berrors.ErrTimeout):
 			return nil, fmt.Errorf("questbox store %s is in use by another process (is `questbox run` running? the CLI reaches a running daemon through its control socket): %w", dir, ErrInUse)
-		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch),
+			// A file cut short (bbolt has no typed error for it).
+			strings.Contains(err.Error(), "file size too small"):
 			return nil, corrupt(dir, path, err)
 		}
 		return nil, fmt.Errorf("questbox store %s: %w", path, err)
@@ -214,6 +220,11 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Commits() uint64 { return s.commits.Load() }
 
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	if s.writeFault != nil {
+		if err := s.writeFault(); err != nil {
+			return err
+		}
+	}
 	err := s.db.Update(fn)
 	if err == nil {
 		s.commits.Add(1)

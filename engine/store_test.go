@@ -26,13 +26,26 @@ func TestStoreLockedByAnotherHandle(t *testing.T) {
 }
 
 func TestStoreCorruptFileIsRefused(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, StoreFile), bytes.Repeat([]byte("garbage!"), 4096), 0o600); err != nil {
+	// A valid store cut short, as a card that lost its tail would leave it.
+	good := t.TempDir()
+	mustOpenStore(t, good).Close()
+	whole, err := os.ReadFile(filepath.Join(good, StoreFile))
+	if err != nil {
 		t.Fatal(err)
 	}
-	_, err := OpenStore(dir, StoreOptions{Check: true})
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "questbox salvage --data "+dir) {
-		t.Fatalf("got %v, want ErrCorrupt naming the salvage command", err)
+	for name, content := range map[string][]byte{
+		"garbage":   bytes.Repeat([]byte("garbage!"), 4096),
+		"short":     bytes.Repeat([]byte("garbage!"), 600),
+		"truncated": whole[:5000],
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, StoreFile), content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := OpenStore(dir, StoreOptions{Check: true})
+		if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "questbox salvage --data "+dir) {
+			t.Errorf("%s: got %v, want ErrCorrupt naming the salvage command", name, err)
+		}
 	}
 }
 
