@@ -103,12 +103,16 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, starting, closing
+	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded
 	inflight map[string]context.CancelFunc // node id -> cancel of its run
 	// starting counts runs a tick has dispatched (or is committing) but
 	// not yet started: their slots are taken.
 	starting int
 	closing  bool
+	// unrecorded holds, per run, why its result could not be committed
+	// yet (a full disk, an I/O error); the run keeps retrying.
+	unrecorded map[string]bool
+	recordErr  error // the latest reason
 
 	// exportHook runs between an export's write and its commit (tests
 	// simulate a crash there).
@@ -153,7 +157,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		d.Limits = DefaultLimits()
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
-		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}}
+		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}}
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if err := e.recoverInterrupted(); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 // fakeClock is a manual clock: After channels fire when Advance passes them.
 type fakeClock struct {
 	mu      sync.Mutex // guards now, waiters
+	cond    sync.Cond  // broadcast when a waiter is added
 	now     time.Time
 	waiters []fakeWaiter
 }
@@ -26,7 +27,18 @@ type fakeWaiter struct {
 }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	c := &fakeClock{now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
+	c.cond.L = &c.mu
+	return c
+}
+
+// blockUntil returns once at least n After calls are waiting.
+func (c *fakeClock) blockUntil(n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for len(c.waiters) < n {
+		c.cond.Wait()
+	}
 }
 
 func (c *fakeClock) Now() time.Time {
@@ -44,6 +56,7 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 		return ch
 	}
 	c.waiters = append(c.waiters, fakeWaiter{c.now.Add(d), ch})
+	c.cond.Broadcast()
 	return ch
 }
 

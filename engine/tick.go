@@ -2,10 +2,12 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -306,10 +308,69 @@ func (e *Engine) start(d dispatch) {
 		e.mu.Lock()
 		delete(e.inflight, d.node.ID)
 		e.mu.Unlock()
-		if err := e.complete(d.node.ID, d.run.ID, res); err != nil {
-			e.log.Error("run result could not be recorded", "node", d.node.ID, "run", d.run.ID, "err", err)
-		}
+		e.record(d, res)
 	}()
+}
+
+// Backoff between attempts to record a run's result.
+const (
+	recordRetryFirst = time.Second
+	recordRetryMax   = time.Minute
+)
+
+// record commits a run's result, retrying with backoff while the store
+// refuses the write (a full SD card, an I/O error): the answer is kept in
+// memory meanwhile, and Unrecorded reports it so the box can show a fault.
+// The node stays running, so nothing dispatches it again. Only Shutdown's
+// cancellation gives up; the node then goes back to pending at the next
+// start-up with an interrupted attempt.
+func (e *Engine) record(d dispatch, res result) {
+	defer e.markUnrecorded(d.run.ID, nil)
+	wait := recordRetryFirst
+	for {
+		err := e.complete(d.node.ID, d.run.ID, res)
+		if err == nil {
+			return
+		}
+		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			// The store was closed under the run (a crash test does
+			// that; Shutdown cancels first): no retry can land.
+			e.log.Error("run result lost: the store is closed", "node", d.node.ID, "run", d.run.ID)
+			return
+		}
+		e.markUnrecorded(d.run.ID, err)
+		e.log.Error("run result could not be recorded; retrying", "node", d.node.ID, "run", d.run.ID, "retry_in", wait, "err", err)
+		select {
+		case <-e.runCtx.Done():
+			e.log.Error("gave up recording a run result: its node goes back to pending at the next start-up", "node", d.node.ID, "run", d.run.ID)
+			return
+		case <-e.clock.After(wait):
+		}
+		wait = min(2*wait, recordRetryMax)
+	}
+}
+
+// markUnrecorded notes that run's result waits to be written because of
+// err, or (nil) that it no longer does.
+func (e *Engine) markUnrecorded(run string, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err == nil {
+		delete(e.unrecorded, run)
+		return
+	}
+	e.unrecorded[run], e.recordErr = true, err
+}
+
+// Unrecorded returns how many finished runs wait for their result to be
+// committed, and the latest reason; 0 and nil when every result is stored.
+func (e *Engine) Unrecorded() (int, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.unrecorded) == 0 {
+		return 0, nil
+	}
+	return len(e.unrecorded), e.recordErr
 }
 
 // Wait blocks until every run in flight has completed and been recorded.

@@ -274,6 +274,9 @@ func (b *box) state(now time.Time, pending int, cerr error) (device.State, error
 	if cerr != nil && fault == "" {
 		fault = "store: reading consents: " + cerr.Error()
 	}
+	if n, err := b.eng.Unrecorded(); n > 0 && fault == "" {
+		fault = fmt.Sprintf("store: %d run result(s) wait to be recorded: %v", n, err)
+	}
 	qs, err := b.eng.Quests()
 	st := boxState(qs, pending, b.eng.InFlight(), fault)
 	st.Starting, st.Offline = starting, offline
@@ -288,7 +291,8 @@ func (b *box) state(now time.Time, pending int, cerr error) (device.State, error
 //     budget, or stopped for any reason other than `quest stop` (no
 //     progress, a provider that is not configured). Exhausted nodes are the
 //     normal end of max_tries and do not light red; a done quest neither.
-//   - Fault: the last tick failed, or the store cannot be read.
+//   - Fault: the last tick failed, the store cannot be read, or a run's
+//     result cannot be written (the engine keeps retrying it).
 //
 // Offline is not the engine's: the box sets it from the network probe
 // (setOnline).
