@@ -142,6 +142,9 @@ type State struct {
 	Offline          bool   // no network
 	QuestsTerminated int    // quests terminated or exhausted
 	Fault            string // "" = none; otherwise what is broken: store, broker auth, config
+	// Halted means the daemon can do no work at all (its store is refused)
+	// and waits for a person: green is dark, only the fault shows.
+	Halted bool
 }
 
 // LEDs is one pattern per LED.
@@ -163,13 +166,17 @@ type LEDs struct {
 //     otherwise off.
 //
 // Green stays healthy (solid or blinking) even when red shows a fault: it answers
-// "is the daemon doing work", red answers "does something need fixing".
+// "is the daemon doing work", red answers "does something need fixing". Only a
+// halted daemon (one that can do no work until a person repairs its store)
+// turns green off.
 func Patterns(s State) LEDs {
 	if s.Starting {
 		return LEDs{Green: PatternChase, Amber: PatternChase, Red: PatternChase}
 	}
 	var l LEDs
 	switch {
+	case s.Halted:
+		l.Green = PatternOff
 	case s.AgentsRunning > 0:
 		l.Green = PatternRunning
 	default:

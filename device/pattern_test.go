@@ -119,6 +119,7 @@ func TestPatterns(t *testing.T) {
 		{"offline", device.State{Offline: true}, device.LEDs{solid, offline, off}},
 		{"quest terminated", device.State{QuestsTerminated: 1}, device.LEDs{solid, off, solid}},
 		{"fault", device.State{Fault: "store"}, device.LEDs{solid, off, fault}},
+		{"halted on a fault", device.State{Fault: "store", Halted: true}, device.LEDs{off, off, fault}},
 		// Worst state wins on each LED.
 		{"consent beats offline", device.State{ConsentsPending: 1, Offline: true}, device.LEDs{solid, consent, off}},
 		{"fault beats terminated", device.State{Fault: "config", QuestsTerminated: 3}, device.LEDs{solid, off, fault}},

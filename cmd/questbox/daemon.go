@@ -96,6 +96,22 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	defer dev.Close()
 	st, err := openChecked(e.data)
+	if err != nil && holdable(err) {
+		// A damaged store needs a person: wait for the repair with the
+		// fault on the LEDs instead of exiting with them dark.
+		ln, lerr := listenControl(ctx, cfg.SocketPath())
+		if lerr != nil {
+			log.Warn("no control socket while waiting for the store", "err", lerr)
+		}
+		hold := newStoreHold(cfg.GPIO, e.data, dev, log, err)
+		hold.notify = func(state string) {
+			if err := sdNotify(e.getenv, state); err != nil {
+				log.Warn("systemd notify failed", "err", err)
+			}
+		}
+		hold.watchdog = e.getenv("WATCHDOG_USEC") != ""
+		st, err = hold.wait(ctx, ln)
+	}
 	if err != nil {
 		return err
 	}
