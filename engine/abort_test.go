@@ -37,3 +37,44 @@ func TestAbortedRunStillCountsItsTokens(t *testing.T) {
 		t.Errorf("tokens: got %d, want 10 (the discarded run's usage)", qq.Counters.Tokens)
 	}
 }
+
+// An abort that lands after the tick committed a dispatch but before its
+// run started: the agent is never asked, the run stays ended as aborted,
+// and the quest is free for its next node.
+func TestAbortBeforeTheRunStartsSkipsTheAgent(t *testing.T) {
+	calls := 0
+	g := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		calls++ // runs only after Tick returns; Wait orders it before the check
+		return reply(answer("dead", "this agent should not have been asked")), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"g": g}})
+	q := h.quest(func(s *QuestSpec) { s.Provider = "g"; s.Mode = ModeSolo })
+	var aborted string
+	h.e.startHook = func() {
+		qq := h.questNow(q.ID)
+		aborted = qq.Running
+		if _, err := h.e.AbortNode(aborted, "changed my mind"); err != nil {
+			t.Errorf("abort: %v", err)
+		}
+	}
+	rep, err := h.e.Tick(context.Background())
+	if err != nil || len(rep.Dispatched) != 1 || rep.Dispatched[0] != aborted {
+		t.Fatalf("tick: %+v, %v; aborted %q", rep, err, aborted)
+	}
+	h.e.startHook = nil
+	h.e.Wait()
+	if calls != 0 {
+		t.Errorf("the agent was asked %d times for an aborted node", calls)
+	}
+	n := h.node(aborted)
+	runs, err := h.e.Runs(n)
+	if err != nil || len(runs) != 1 || runs[0].Outcome != "aborted" {
+		t.Errorf("runs of the aborted node: %+v, %v, want one ended aborted", runs, err)
+	}
+	if n.Status != Aborted || h.questNow(q.ID).Running != "" {
+		t.Errorf("node %s, quest running %q; want aborted and the quest free", n.Status, h.questNow(q.ID).Running)
+	}
+	if got := h.e.InFlight(); got != 0 {
+		t.Errorf("in flight after the skipped start: %d", got)
+	}
+}

@@ -103,7 +103,7 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded
+	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped
 	inflight map[string]context.CancelFunc // node id -> cancel of its run
 	// starting counts runs a tick has dispatched (or is committing) but
 	// not yet started: their slots are taken.
@@ -113,6 +113,12 @@ type Engine struct {
 	// yet (a full disk, an I/O error); the run keeps retrying.
 	unrecorded map[string]bool
 	recordErr  error // the latest reason
+	// dropped holds runs aborted after their tick committed but before
+	// they started: start skips them.
+	dropped map[string]bool
+	// startHook runs between a tick's commit and the start of its runs
+	// (tests abort there).
+	startHook func()
 
 	// exportHook runs between an export's write and its commit (tests
 	// simulate a crash there).
@@ -157,7 +163,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		d.Limits = DefaultLimits()
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
-		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}}
+		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{}}
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if err := e.recoverInterrupted(); err != nil {
 		return nil, err
@@ -489,7 +495,10 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 	if reason == "" {
 		reason = "aborted by owner"
 	}
-	var out *Node
+	var (
+		out     *Node
+		aborted string // the run the abort ended, if the node was running
+	)
 	err := e.update(func(t *txn) error {
 		n, err := t.node(id)
 		if err != nil {
@@ -499,6 +508,10 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 		if err != nil {
 			return err
 		}
+		aborted = ""
+		if n.Status == Running && len(n.Runs) > 0 {
+			aborted = n.Runs[len(n.Runs)-1]
+		}
 		if err := t.abort(q, n, reason); err != nil {
 			return err
 		}
@@ -506,7 +519,7 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 		return nil
 	})
 	if err == nil {
-		e.cancelInflight(id)
+		e.cancelInflight(id, aborted)
 	}
 	return out, err
 }
@@ -526,9 +539,15 @@ func (t *txn) abort(q *Quest, n *Node, reason string) error {
 	return t.ledger(n, "ABORTED", nil)
 }
 
-func (e *Engine) cancelInflight(node string) {
+// cancelInflight cancels the run in flight for node. If run was dispatched
+// by a tick but has not started yet (the abort landed between the tick's
+// commit and the start), it is marked so that start never runs it.
+func (e *Engine) cancelInflight(node, run string) {
 	e.mu.Lock()
 	cancel := e.inflight[node]
+	if cancel == nil && run != "" && e.starting > 0 {
+		e.dropped[run] = true
+	}
 	e.mu.Unlock()
 	if cancel != nil {
 		cancel()

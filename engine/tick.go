@@ -173,6 +173,9 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		e.mu.Unlock()
 		return TickReport{}, err
 	}
+	if e.startHook != nil {
+		e.startHook()
+	}
 	for _, d := range ds {
 		e.start(d)
 	}
@@ -290,10 +293,17 @@ func (t *txn) newOwner(q *Quest, hyp string) (*Node, bool, error) {
 // start launches the run of a dispatch in its own goroutine, owned by the
 // engine: Shutdown waits for it.
 func (e *Engine) start(d dispatch) {
-	ctx, cancel := context.WithCancel(e.runCtx)
 	e.mu.Lock()
-	e.inflight[d.node.ID] = cancel
 	e.starting--
+	if e.dropped[d.run.ID] {
+		// Aborted before it started: the abort has ended the run.
+		delete(e.dropped, d.run.ID)
+		e.mu.Unlock()
+		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
+		return
+	}
+	ctx, cancel := context.WithCancel(e.runCtx)
+	e.inflight[d.node.ID] = cancel
 	e.mu.Unlock()
 	e.wg.Add(1)
 	go func() {
