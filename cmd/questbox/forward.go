@@ -31,9 +31,10 @@ import (
 	"time"
 )
 
-// maxRequest bounds a request read by the daemon: an answer on stdin is at
-// most a provider's output cap, far below this.
-const maxRequest = 64 << 20
+// maxRequest bounds a request read by the daemon: its stdin is at most
+// maxHypothesesInput (1 MiB, base64 in the JSON), far below this. A Pi
+// Zero has 512 MB; no request may make the daemon hold much of it.
+const maxRequest = 4 << 20
 
 // requestTimeout bounds how long the daemon waits for a whole request
 // after accepting its connection, and responseTimeout how long it waits

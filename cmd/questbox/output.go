@@ -23,25 +23,51 @@ func printJSON(w io.Writer, v any) error {
 
 func table(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
-// readInput reads name ("" or "-" is stdin), relative to the invoking
-// process's working directory.
-func (e *env) readInput(name string) ([]byte, error) {
-	if name == "" || name == "-" {
-		return io.ReadAll(e.stdin)
+// Bounds on what the CLI reads as input. An answer beyond the gate's
+// limit is a FAIL whatever follows, so only one byte more is kept; a
+// hypotheses file has no use for more than a mebibyte.
+const (
+	maxAnswerInput     = gates.MaxAnswerBytes + 1
+	maxHypothesesInput = 1 << 20
+)
+
+// readInput reads name ("" or "-" is stdin, a path is relative to the
+// invoking process's working directory), keeping at most limit bytes; total
+// is the input's whole size, counted without keeping the excess.
+func (e *env) readInput(name string, limit int64) (b []byte, total int64, err error) {
+	var r io.Reader = e.stdin
+	if name != "" && name != "-" {
+		if e.inDaemon {
+			// The client reads its files and sends them as stdin; the daemon
+			// never opens a path a request names.
+			return nil, 0, usagef("the daemon does not read files named in a request (%s); send the content as stdin", name)
+		}
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(e.cwd, name)
+		}
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, 0, usagef("%v", err)
+		}
+		defer f.Close()
+		r = f
 	}
-	if e.inDaemon {
-		// The client reads its files and sends them as stdin; the daemon
-		// never opens a path a request names.
-		return nil, usagef("the daemon does not read files named in a request (%s); send the content as stdin", name)
-	}
-	if !filepath.IsAbs(name) {
-		name = filepath.Join(e.cwd, name)
-	}
-	b, err := os.ReadFile(name)
+	b, err = io.ReadAll(io.LimitReader(r, limit))
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, 0, usagef("read %s: %v", inputName(name), err)
 	}
-	return b, nil
+	rest, err := io.Copy(io.Discard, r)
+	if err != nil {
+		return nil, 0, usagef("read %s: %v", inputName(name), err)
+	}
+	return b, int64(len(b)) + rest, nil
+}
+
+func inputName(name string) string {
+	if name == "" || name == "-" {
+		return "stdin"
+	}
+	return name
 }
 
 // factLine renders a fact without its level, which the caller shows.

@@ -28,7 +28,7 @@ func (c *scanCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request)
 	if from == "" {
 		return nil, nil
 	}
-	b, err := e.readInput(from)
+	b, err := e.hypotheses(from)
 	if err != nil {
 		return nil, err
 	}
@@ -45,7 +45,7 @@ func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
 		hyps, c.from = nil, "-"
 	}
 	if c.from != "" {
-		b, err := e.readInput(c.from)
+		b, err := e.hypotheses(c.from)
 		if err != nil {
 			return err
 		}
@@ -81,4 +81,16 @@ func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stdout, "  %s\n", oneLine(h, 100))
 	}
 	return nil
+}
+
+// hypotheses reads a hypotheses file (or stdin), refusing one too large.
+func (e *env) hypotheses(from string) ([]byte, error) {
+	b, total, err := e.readInput(from, maxHypothesesInput)
+	if err != nil {
+		return nil, err
+	}
+	if total > int64(len(b)) {
+		return nil, usagef("scan: %s is %d bytes; a hypotheses list may be at most %d (one hypothesis per line)", inputName(from), total, maxHypothesesInput)
+	}
+	return b, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates"
 )
 
 // submitCmd is `submit QUEST --node N [--in FILE|-]`. The exit code is the
@@ -26,14 +27,29 @@ func (c *submitCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.in, "in", "-", "read the answer from FILE (- is stdin)")
 }
 
-// prepare reads the answer on the client: the daemon gets it as stdin.
+// prepare reads the answer on the client: the daemon gets it as stdin,
+// cut one byte past the gate's limit, so a huge answer costs the daemon
+// nothing more than a small one (it is a FAIL either way).
 func (c *submitCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request) (func(*response) error, error) {
-	b, err := e.readInput(c.in)
+	b, total, err := e.readInput(c.in, maxAnswerInput)
 	if err != nil {
 		return nil, err
 	}
 	req.Stdin = b
-	return nil, fs.Set("in", "-")
+	after := func(resp *response) error {
+		resp.Stderr = append(resp.Stderr, cutNote(b, total)...)
+		return nil
+	}
+	return after, fs.Set("in", "-")
+}
+
+// cutNote says, when the answer was cut, how large it really was.
+func cutNote(kept []byte, total int64) string {
+	if total <= int64(len(kept)) {
+		return ""
+	}
+	return fmt.Sprintf("questbox: the answer was %d bytes; the gate reads at most %d, so only the first %d were submitted\n",
+		total, gates.MaxAnswerBytes, len(kept))
 }
 
 func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
@@ -43,7 +59,7 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.node == "" {
 		return usagef("submit needs --node N (see `questbox next %s`)", args[0])
 	}
-	raw, err := e.readInput(c.in)
+	raw, total, err := e.readInput(c.in, maxAnswerInput)
 	if err != nil {
 		return err
 	}
@@ -51,6 +67,7 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	fmt.Fprint(e.stderr, cutNote(raw, total))
 	reason := res.Reason
 	switch res.Outcome {
 	case "PASS", "FAIL", "REVIEW":
