@@ -213,8 +213,14 @@ func newControlServer(ctx context.Context, ln *net.UnixListener, log *slog.Logge
 	return s
 }
 
+// maxConns bounds the requests served at once: each may hold up to
+// maxRequest in memory. Further clients wait in the listen backlog.
+const maxConns = 8
+
 func (s *controlServer) accept() {
+	slots := make(chan struct{}, maxConns)
 	for {
+		slots <- struct{}{} // released when its handler returns (handlers are bounded by the deadlines)
 		c, err := s.ln.AcceptUnix()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
@@ -222,7 +228,10 @@ func (s *controlServer) accept() {
 			}
 			return
 		}
-		s.wg.Go(func() { s.serve(c) })
+		s.wg.Go(func() {
+			defer func() { <-slots }()
+			s.serve(c)
+		})
 	}
 }
 

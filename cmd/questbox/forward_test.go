@@ -11,6 +11,7 @@ import (
 
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,5 +167,58 @@ func TestScanDashReadsStdin(t *testing.T) {
 				t.Errorf("daemon %v: node %s has hypothesis %q", viaDaemon, n.ID, n.Hypothesis)
 			}
 		}
+	}
+}
+
+// TestControlServerServesAtMostMaxConns: more clients than maxConns wait
+// for a slot instead of each holding a request in memory at once; all are
+// answered in the end.
+func TestControlServerServesAtMostMaxConns(t *testing.T) {
+	var (
+		mu           sync.Mutex
+		active, most int
+	)
+	release := make(chan struct{})
+	s, sock := testServer(t, time.Minute, time.Minute, func(context.Context, request) response {
+		mu.Lock()
+		active++
+		most = max(most, active)
+		mu.Unlock()
+		<-release
+		mu.Lock()
+		active--
+		mu.Unlock()
+		return response{Stdout: []byte("ok")}
+	})
+	defer func() { s.close(); s.wait() }()
+	const clients = maxConns + 3
+	answers := make(chan string, clients)
+	for range clients {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		json.NewEncoder(c).Encode(request{Args: []string{"quest", "list"}})
+		c.(*net.UnixConn).CloseWrite()
+		go func() {
+			var resp response
+			json.NewDecoder(c).Decode(&resp)
+			answers <- string(resp.Stdout)
+		}()
+	}
+	waitFor(t, "maxConns handlers", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return active >= maxConns
+	})
+	close(release)
+	for range clients {
+		if got := <-answers; got != "ok" {
+			t.Errorf("a client got %q", got)
+		}
+	}
+	if most > maxConns {
+		t.Errorf("%d requests were served at once, want at most %d", most, maxConns)
 	}
 }
