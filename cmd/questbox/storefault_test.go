@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,24 +108,10 @@ func TestDaemonWaitsForARepairedStore(t *testing.T) {
 	notify := listenNotify(t, filepath.Join(data, "notify"))
 	t.Setenv("NOTIFY_SOCKET", notify.LocalAddr().String())
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var dout, derr syncBuffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"run", "--data", data, "--tick", "1h", "--gpio", "sim"}, strings.NewReader(""), &dout, &derr)
-	}()
+	d := startDaemon(t, data, "--gpio", "sim")
 	if got := readNotify(t, notify); !strings.HasPrefix(got, "READY=1\nSTATUS=waiting for the store") {
 		t.Errorf("systemd got %q, want READY with the store as status", got)
 	}
-	sock := filepath.Join(data, "questbox.sock")
-	waitFor(t, "the control socket", func() bool {
-		c, err := net.Dial("unix", sock)
-		if err == nil {
-			c.Close()
-		}
-		return err == nil
-	})
 	r := must(t, 2, "", "quest", "list", "--data", data)
 	if !strings.Contains(r.stderr, "waiting for its store") || !strings.Contains(r.stderr, "questbox salvage --data "+data) {
 		t.Errorf("a command while the store is refused said %q", r.stderr)
@@ -141,16 +126,10 @@ func TestDaemonWaitsForARepairedStore(t *testing.T) {
 	}
 	must(t, 0, "", "quest", "new", "after", "--direction", "d", "--provider", "external", "--data", data)
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("run returned %v\n%s", err, derr.String())
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("run did not stop")
+	if err := d.stop(); err != nil {
+		t.Fatalf("run returned %v\n%s", err, d.stderr.String())
 	}
-	if !strings.Contains(derr.String(), "questbox cannot use its store") {
-		t.Errorf("the daemon's log does not say why it waits:\n%s", derr.String())
+	if !strings.Contains(d.stderr.String(), "questbox cannot use its store") {
+		t.Errorf("the daemon's log does not say why it waits:\n%s", d.stderr.String())
 	}
 }
