@@ -109,10 +109,10 @@ type Engine struct {
 	// not yet started: their slots are taken.
 	starting int
 	closing  bool
-	// unrecorded holds, per run, why its result could not be committed
-	// yet (a full disk, an I/O error); the run keeps retrying.
+	// unrecorded holds the runs whose result could not be committed yet
+	// (a full disk, an I/O error); each keeps retrying.
 	unrecorded map[string]bool
-	recordErr  error // the latest reason
+	recordErr  error // the latest reason one failed
 	// dropped holds runs aborted after their tick committed but before
 	// they started: start skips them.
 	dropped map[string]bool
