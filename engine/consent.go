@@ -112,6 +112,29 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 	})
 }
 
+// consentExpired is the one rule of consent expiry: a request made at since
+// has expired at now when expiry is positive and at least that long has
+// passed.
+func consentExpired(since, now time.Time, expiry time.Duration) bool {
+	return expiry > 0 && !now.Before(since.Add(expiry))
+}
+
+// ConsentDeadline returns when r expires; false when requests never expire
+// (ConsentExpiry is 0).
+func (e *Engine) ConsentDeadline(r ConsentRequest) (time.Time, bool) {
+	if e.opt.ConsentExpiry <= 0 {
+		return time.Time{}, false
+	}
+	return r.Since.Add(e.opt.ConsentExpiry), true
+}
+
+// ConsentExpired reports whether r is past its deadline at now: the button
+// no longer offers it, and the engine sends its node back to pending at the
+// next tick or ExpireConsents.
+func (e *Engine) ConsentExpired(r ConsentRequest, now time.Time) bool {
+	return consentExpired(r.Since, now, e.opt.ConsentExpiry)
+}
+
 // ExpireConsents expires every consent request older than the configured
 // ConsentExpiry now, rather than at the next tick (the daemon calls it when
 // a request's deadline passes). It returns how many expired.
@@ -142,7 +165,7 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 		if err != nil {
 			return expired, err
 		}
-		if n.Claim == nil || t.now.Sub(n.Claim.Since) < expiry {
+		if n.Claim == nil || !consentExpired(n.Claim.Since, t.now, expiry) {
 			continue
 		}
 		q, err := t.quest(n.Quest)

@@ -119,10 +119,6 @@ type Engine struct {
 	// startHook runs between a tick's commit and the start of its runs
 	// (tests abort there).
 	startHook func()
-
-	// exportHook runs between an export's write and its commit (tests
-	// simulate a crash there).
-	exportHook func()
 }
 
 // New returns an engine on store and puts back to pending every node a

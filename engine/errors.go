@@ -17,6 +17,9 @@ var (
 	ErrCorrupt = errors.New("store is corrupt")
 	// ErrSchema is returned when the store was written by a newer questbox.
 	ErrSchema = errors.New("store schema is newer than this questbox")
+	// ErrStoreFailed is returned when the store cannot be written or read:
+	// a full disk, an I/O error, permission denied.
+	ErrStoreFailed = errors.New("store failed")
 	// ErrInvalid is returned when an argument is malformed (empty direction,
 	// unknown mode, unknown provider, ...).
 	ErrInvalid = errors.New("invalid input")

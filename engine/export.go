@@ -1,11 +1,7 @@
 package engine
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -21,13 +17,6 @@ type exportPending struct {
 	File   string `json:"file"`
 	Offset int64  `json:"offset"`
 	Upto   uint64 `json:"upto"`
-}
-
-// ExportRecord is one line of `questbox export`.
-type ExportRecord struct {
-	Quest string `json:"quest"`
-	*Node
-	Edges []Edge `json:"edges,omitempty"`
 }
 
 func (e *Engine) exportState(quest string) (exportState, error) {
@@ -47,8 +36,8 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 }
 
 // exportBatch returns the terminal nodes locked after cursor, in lock order.
-func (e *Engine) exportBatch(quest string, cursor uint64) ([]ExportRecord, uint64, error) {
-	var out []ExportRecord
+func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, uint64, error) {
+	var out []*Node
 	upto := cursor
 	err := e.store.view(func(tx *bolt.Tx) error {
 		b := subRO(tx, bLocked, quest)
@@ -62,7 +51,7 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]ExportRecord, uint6
 				return err
 			}
 			n.Claim = nil
-			out = append(out, ExportRecord{Quest: quest, Node: n})
+			out = append(out, n)
 			upto = seqOf(k)
 		}
 		return nil
@@ -70,98 +59,100 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]ExportRecord, uint6
 	return out, upto, err
 }
 
-func writeJSONL(w io.Writer, recs []ExportRecord) error {
-	enc := json.NewEncoder(w)
-	for _, r := range recs {
-		if err := enc.Encode(r); err != nil {
-			return err
-		}
-	}
-	return nil
+// ExportBatch is what an export has not acknowledged yet: the quest's
+// terminal nodes locked after its cursor, in lock order. The cursor moves
+// only when the client acknowledges the batch (ExportAck), after it has
+// the lines durably; an unacknowledged batch is sent again.
+type ExportBatch struct {
+	Quest string
+	// From and Upto are lock seqs: the batch covers (From, Upto]. An empty
+	// batch has From == Upto.
+	From, Upto uint64
+	Nodes      []*Node
+	// File and Offset journal a file export: the client cuts File to
+	// Offset, appends the lines, syncs, then acknowledges. If it dies
+	// before acknowledging, the next export to File is told the same
+	// Offset, so the file never holds a line twice.
+	File   string
+	Offset int64
 }
 
-// Export writes every terminal node of the quest not exported before as
-// JSONL to w, then advances the quest's export cursor. If the process dies
-// between the write and the cursor, those lines are written again by the
-// next export; use ExportFile for exactly-once.
-func (e *Engine) Export(quest string, w io.Writer) (int, error) {
+// ExportBegin returns the batch an export of quest should write.
+//
+// With file == "" (stdout) nothing is written to the store: the batch is
+// sent again until acknowledged, so a client that dies between writing and
+// acknowledging repeats those lines (at least once). With a file — an
+// absolute path the client writes, whose current size is size — the batch
+// is journaled with the offset it starts at (exactly once): an earlier
+// unacknowledged batch to the same file keeps its offset, so the client
+// cuts the file back before appending. A journal for another file (an
+// export interrupted there) must be finished or aborted first: that is an
+// ErrBusy naming it.
+func (e *Engine) ExportBegin(quest, file string, size int64) (ExportBatch, error) {
+	if size < 0 {
+		return ExportBatch{}, fmt.Errorf("export %s: file size %d: %w", quest, size, ErrInvalid)
+	}
 	st, err := e.exportState(quest)
 	if err != nil {
-		return 0, err
+		return ExportBatch{}, err
 	}
-	recs, upto, err := e.exportBatch(quest, st.Cursor)
-	if err != nil || len(recs) == 0 {
-		return 0, err
+	if p := st.Pending; p != nil && p.File != file {
+		return ExportBatch{}, fmt.Errorf("export %s: an interrupted export to %s must be finished first (run `questbox export %s --out %s`): %w",
+			quest, p.File, quest, p.File, ErrBusy)
 	}
-	if err := writeJSONL(w, recs); err != nil {
-		return 0, fmt.Errorf("export %s: %w", quest, err)
-	}
-	st.Cursor = upto
-	return len(recs), e.putExportState(quest, st)
-}
-
-// ExportFile appends the quest's not-yet-exported terminal nodes to path,
-// exactly once across runs and crashes: before writing it journals the
-// file's size in the store; after fsyncing the lines it advances the
-// cursor. An export that died in between is rolled back (the file is
-// truncated to the journaled size) and redone by the next call.
-func (e *Engine) ExportFile(quest, path string) (int, error) {
-	st, err := e.exportState(quest)
+	nodes, upto, err := e.exportBatch(quest, st.Cursor)
 	if err != nil {
-		return 0, err
+		return ExportBatch{}, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return 0, fmt.Errorf("export %s: %w", quest, err)
+	b := ExportBatch{Quest: quest, From: st.Cursor, Upto: upto, Nodes: nodes, File: file, Offset: size}
+	if file == "" {
+		return b, nil
 	}
-	defer f.Close()
 	if p := st.Pending; p != nil {
-		if p.File != path {
-			return 0, fmt.Errorf("export %s: an interrupted export to %s must be finished first (run export --out %s)", quest, p.File, p.File)
-		}
-		if err := f.Truncate(p.Offset); err != nil {
-			return 0, fmt.Errorf("export %s: roll back interrupted export: %w", quest, err)
-		}
-		st.Pending = nil
+		b.Offset = p.Offset
 	}
-	recs, upto, err := e.exportBatch(quest, st.Cursor)
-	if err != nil || len(recs) == 0 {
-		if err == nil && st.Pending == nil {
-			err = e.putExportState(quest, st)
-		}
-		return 0, err
+	if len(nodes) == 0 && st.Pending == nil {
+		return b, nil // nothing to write: no journal, no commit
 	}
-	off, err := f.Seek(0, io.SeekEnd)
-	if err != nil {
-		return 0, fmt.Errorf("export %s: %w", quest, err)
-	}
-	st.Pending = &exportPending{File: path, Offset: off, Upto: upto}
-	if err := e.putExportState(quest, st); err != nil {
-		return 0, err
-	}
-	if err := writeJSONL(f, recs); err != nil {
-		return 0, fmt.Errorf("export %s: write %s: %w", quest, path, err)
-	}
-	if err := f.Sync(); err != nil {
-		return 0, fmt.Errorf("export %s: sync %s: %w", quest, path, err)
-	}
-	// A file created by this export must survive a power cut too: sync its
-	// directory entry before the cursor moves past these lines.
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return 0, fmt.Errorf("export %s: sync directory of %s: %w", quest, path, err)
-	}
-	if e.exportHook != nil {
-		e.exportHook()
-	}
-	st.Cursor, st.Pending = upto, nil
-	return len(recs), e.putExportState(quest, st)
+	st.Pending = &exportPending{File: file, Offset: b.Offset, Upto: upto}
+	return b, e.putExportState(quest, st)
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
+// ExportAck acknowledges the batch (from, upto] of quest: the client has
+// its lines durably. The cursor moves to upto and a file journal is
+// cleared. Acknowledging a batch again is a no-op; acknowledging one that
+// no longer starts at the cursor (another export moved it), or not the one
+// a file export journaled last, is ErrBusy.
+func (e *Engine) ExportAck(quest string, from, upto uint64) error {
+	if upto < from {
+		return fmt.Errorf("export %s: batch (%d, %d]: %w", quest, from, upto, ErrInvalid)
+	}
+	st, err := e.exportState(quest)
 	if err != nil {
 		return err
 	}
-	defer d.Close()
-	return d.Sync()
+	switch {
+	case st.Cursor == upto && st.Pending == nil:
+		return nil
+	case st.Cursor != from, st.Pending != nil && st.Pending.Upto != upto:
+		return fmt.Errorf("export %s: the batch (%d, %d] is stale: another export moved the cursor to %d; export again: %w",
+			quest, from, upto, st.Cursor, ErrBusy)
+	}
+	st.Cursor, st.Pending = upto, nil
+	return e.putExportState(quest, st)
+}
+
+// ExportAbort drops the journal of an export to file that the client could
+// not write (it has cut the file back to the journaled offset): the cursor
+// stays, and the next export may go anywhere.
+func (e *Engine) ExportAbort(quest, file string) error {
+	st, err := e.exportState(quest)
+	if err != nil {
+		return err
+	}
+	if st.Pending == nil || st.Pending.File != file {
+		return nil
+	}
+	st.Pending = nil
+	return e.putExportState(quest, st)
 }

@@ -178,7 +178,7 @@ func TestVerifyNamesTheFirstRewrittenRecord(t *testing.T) {
 	})
 }
 
-func TestExportExactlyOnceAcrossCrash(t *testing.T) {
+func TestExportBatchIsSentAgainUntilAcknowledged(t *testing.T) {
 	h := newHarness(t, Options{})
 	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
 	res, _ := h.e.Scan(q.ID, []string{"one", "two", "three"})
@@ -187,39 +187,68 @@ func TestExportExactlyOnceAcrossCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	ids := func(b ExportBatch) []string {
+		var out []string
+		for _, n := range b.Nodes {
+			out = append(out, n.ID)
+		}
+		return out
+	}
 	submit(res.Added[0])
 	submit(res.Added[1])
-	out := filepath.Join(t.TempDir(), "export.jsonl")
-	// Crash between writing the lines and committing the cursor.
-	h.e.exportHook = func() { panic("power cut") }
-	func() {
-		defer func() { recover() }()
-		h.e.ExportFile(q.ID, out)
-	}()
-	h.e.exportHook = nil
+	const file = "/backup/export.jsonl"
+	b1, err := h.e.ExportBegin(q.ID, file, 100)
+	if err != nil || len(b1.Nodes) != 2 || b1.Offset != 100 {
+		t.Fatalf("first batch: %v %d %v, want 2 nodes at offset 100", ids(b1), b1.Offset, err)
+	}
+	// The client dies before acknowledging; the journal survives a restart.
 	h.restart()
 	submit(res.Added[2])
-	n, err := h.e.ExportFile(q.ID, out)
-	if err != nil || n != 3 {
-		t.Fatalf("export after crash: got %d, %v, want 3", n, err)
+	if _, err := h.e.ExportBegin(q.ID, "/elsewhere.jsonl", 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("export to another file while one is journaled: %v, want ErrBusy", err)
 	}
-	n, err = h.e.ExportFile(q.ID, out)
-	if err != nil || n != 0 {
-		t.Fatalf("second export: got %d, %v, want 0", n, err)
+	if _, err := h.e.ExportBegin(q.ID, "", 0); !errors.Is(err, ErrBusy) {
+		t.Fatalf("export to stdout while a file export is journaled: %v, want ErrBusy", err)
 	}
-	raw, _ := os.ReadFile(out)
-	seen := map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var r struct{ ID string }
-		if err := json.Unmarshal([]byte(line), &r); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		seen[r.ID]++
+	b2, err := h.e.ExportBegin(q.ID, file, 180)
+	if err != nil || len(b2.Nodes) != 3 || b2.Offset != 100 {
+		t.Fatalf("batch again: %v at %d, %v; want all 3 nodes at the journaled offset 100", ids(b2), b2.Offset, err)
 	}
-	for _, id := range res.Added {
-		if seen[id] != 1 {
-			t.Errorf("node %s exported %d times, want once (%v)", id, seen[id], seen)
-		}
+	if err := h.e.ExportAck(q.ID, b1.From, b1.Upto); !errors.Is(err, ErrBusy) {
+		t.Fatalf("acknowledging the older batch once a newer one is journaled: %v, want ErrBusy", err)
+	}
+	if err := h.e.ExportAck(q.ID, b2.From, b2.Upto); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.ExportAck(q.ID, b2.From, b2.Upto); err != nil {
+		t.Fatalf("acknowledging twice: %v, want a no-op", err)
+	}
+	b3, err := h.e.ExportBegin(q.ID, file, 300)
+	if err != nil || len(b3.Nodes) != 0 {
+		t.Fatalf("after the ack: %v, %v; want nothing", ids(b3), err)
+	}
+	before := h.e.store.Commits()
+	if _, err := h.e.ExportBegin(q.ID, "", 0); err != nil || h.e.store.Commits() != before {
+		t.Fatalf("an empty export committed (%d commits, %v); it must write nothing", h.e.store.Commits()-before, err)
+	}
+}
+
+func TestExportAbortDropsTheJournal(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	res, _ := h.e.Scan(q.ID, []string{"one"})
+	if _, err := h.e.Submit(context.Background(), q.ID, res.Added[0], []byte(answer("dead", "dead end found here, nothing more to do"))); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.ExportBegin(q.ID, "/full/disk.jsonl", 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.ExportAbort(q.ID, "/full/disk.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.e.ExportBegin(q.ID, "/other.jsonl", 0)
+	if err != nil || len(b.Nodes) != 1 || b.Offset != 0 {
+		t.Fatalf("after abort: %d nodes at %d, %v; want the node again at 0", len(b.Nodes), b.Offset, err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,7 +42,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 	data := dataDir(t)
 	t.Setenv("QUESTBOX_CONFIG", cfg)
 	t.Setenv("QUESTBOX_DATA", data)
-	var q engine.Quest
+	var q api.Quest
 	decode(t, must(t, 0, "", "quest", "new", "env", "--direction", "d", "--json"), &q)
 	if q.Provider != "external" || q.Limits.MaxTries != 7 {
 		t.Errorf("quest from env config: provider %q max_tries %d, want external 7", q.Provider, q.Limits.MaxTries)
@@ -78,9 +80,9 @@ func TestProviderNotOnPath(t *testing.T) {
 	must(t, 0, "", "quest", "new", "f", "--direction", "d", "--provider", "flaky", "--config", cfg, "--data", data)
 	os.Remove(agent)
 	must(t, 0, "", "tick", "--config", cfg, "--data", data)
-	var q statusView
+	var q api.Status
 	decode(t, must(t, 0, "", "status", "q1", "--json", "--config", cfg, "--data", data), &q)
-	if q.Status != engine.QuestStopped || !strings.Contains(q.Reason, agent) {
+	if q.Status != string(engine.QuestStopped) || !strings.Contains(q.Reason, agent) {
 		t.Errorf("quest on a vanished executable: %s (%s), want stopped naming %s", q.Status, q.Reason, agent)
 	}
 }

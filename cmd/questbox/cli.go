@@ -13,15 +13,16 @@ import (
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // Exit codes (SPEC §8).
 const (
-	exitOK     = 0
-	exitUsage  = 1 // usage or input error, bad config, a refused engine call
-	exitStore  = 2 // the store or the daemon is unavailable (in use, corrupt, newer schema, socket)
-	exitFail   = 3 // the verdict was FAIL
-	exitReview = 4 // the verdict was REVIEW
+	exitOK     = api.ExitOK
+	exitUsage  = api.ExitUsage  // usage or input error, bad config, a refused request
+	exitStore  = api.ExitStore  // the store or the daemon is unavailable (in use, corrupt, newer schema, socket)
+	exitFail   = api.ExitFail   // the verdict was FAIL
+	exitReview = api.ExitReview // the verdict was REVIEW
 )
 
 // exitError carries an exit code. A nil err means the command has already
@@ -45,10 +46,6 @@ func usagef(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// errUnavailable is returned when the daemon's control socket fails in the
-// middle of a request.
-var errUnavailable = errors.New("daemon unavailable")
-
 // exitCode maps an error to the exit code of SPEC §8.
 func exitCode(err error) int {
 	if err == nil {
@@ -57,12 +54,14 @@ func exitCode(err error) int {
 	if ee, ok := errors.AsType[*exitError](err); ok {
 		return ee.code
 	}
+	if ae, ok := errors.AsType[*api.Error](err); ok {
+		return api.ExitCode(ae.Code)
+	}
 	switch {
 	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
-		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, errUnavailable):
+		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed):
 		return exitStore
 	}
-	// engine.ErrInvalid, ErrLocked, ErrNotFound, ErrBusy, ErrIllegalMove,
 	// config.ErrInvalid and everything else the user can fix.
 	return exitUsage
 }
@@ -94,10 +93,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return e.exec(ctx, args)
 }
 
-// env is what a verb runs against: its I/O, the resolved configuration and,
-// for verbs that need it, the engine. The CLI builds one per invocation; the
-// daemon builds one per forwarded request, with the daemon's engine and
-// captured output.
+// env is what a verb runs against: its I/O, the resolved configuration
+// and the API client. The CLI builds one per invocation.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -112,14 +109,11 @@ type env struct {
 	data string         // resolved data directory (absolute)
 	log  *slog.Logger
 
-	eng      *engine.Engine // set once the store is open (or in the daemon)
-	wire     *wiring        // providers and catalogs built from cfg
-	box      *box           // the daemon's LEDs and button; nil outside the daemon
-	inDaemon bool           // a request forwarded over the control socket
+	door *door // the API: the daemon's socket, or in-process
 }
 
 // command is one verb's implementation. A fresh value is made per
-// invocation, so flag storage is never shared between concurrent requests.
+// invocation.
 type command interface {
 	// flags declares the verb's own flags (--data, --config and --json are
 	// declared for every verb by the dispatcher).
@@ -128,33 +122,17 @@ type command interface {
 	run(ctx context.Context, e *env, args []string) error
 }
 
-// forwarder is implemented by verbs that read or write client-side files
-// when their request goes to the daemon: prepare moves file contents into
-// the request (and rewrites the flags the daemon will see); after, if not
-// nil, handles the response before it is printed.
-type forwarder interface {
-	prepare(e *env, fs *flag.FlagSet, args []string, req *request) (after func(*response) error, err error)
-}
-
-// engineless is implemented by verbs that sometimes need no store (rules
-// without --quest): they run where they are, never forwarded.
-type engineless interface {
-	noEngine() bool
-}
-
 // verbMode says where a verb runs.
 type verbMode int
 
 const (
-	// viaEngine verbs go to the running daemon over its control socket, or
-	// open the store themselves when no daemon answers.
-	viaEngine verbMode = iota
+	// viaAPI verbs are clients of the API: the running daemon's over its
+	// control socket, or the same handlers in-process over the store when
+	// no daemon answers.
+	viaAPI verbMode = iota
 	// standalone verbs run in the invoking process and never through the
-	// daemon: run, salvage, selftest, version.
+	// API: run, salvage, selftest, version.
 	standalone
-	// viaDaemon verbs exist only in a running daemon (they need its
-	// device): without one they exit 2.
-	viaDaemon
 )
 
 // verb is one entry of the CLI's registry.
@@ -170,22 +148,22 @@ type verb struct {
 func verbs() []verb {
 	return []verb{
 		{"run", "[--tick D] [--gpio auto|sim|periph] [--listen ADDR] [--demo] [--check-config]", "run the daemon", standalone, func() command { return new(runCmd) }},
-		{"tick", "", "run exactly one tick, wait for its runs, print what happened", viaEngine, func() command { return new(tickCmd) }},
-		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]...", "create a quest; prints its id", viaEngine, func() command { return new(questNewCmd) }},
-		{"quest list", "", "list quests", viaEngine, func() command { return new(questListCmd) }},
-		{"quest show", "ID", "show a quest, its nodes and edges", viaEngine, func() command { return new(questShowCmd) }},
-		{"quest stop", "ID", "pause a quest", viaEngine, func() command { return &questStateCmd{stop: true} }},
-		{"quest resume", "ID", "resume a stopped quest", viaEngine, func() command { return &questStateCmd{} }},
-		{"quest abort-node", "NODE [--reason R]", "abort a non-terminal node", viaEngine, func() command { return new(abortNodeCmd) }},
-		{"scan", "QUEST [HYPOTHESIS...|--from FILE|-]", "seed pending nodes (duplicates skipped)", viaEngine, func() command { return new(scanCmd) }},
-		{"next", "QUEST", "print the next node's prompt (changes nothing)", viaEngine, func() command { return new(nextCmd) }},
-		{"submit", "QUEST --node N [--in FILE|-]", "submit an answer; prints the verdict (exit 3 FAIL, 4 REVIEW; DEFERRED offline: exit 0, judged again when the network is back)", viaEngine, func() command { return new(submitCmd) }},
-		{"status", "QUEST", "counts per status and remaining budget", viaEngine, func() command { return new(statusCmd) }},
-		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaEngine, func() command { return new(exportCmd) }},
-		{"rules", "[--quest Q | --gate G]", "the built-in rule kinds and a gate profile's rules (id, level, stage, edges): what the gate blocks", viaEngine, func() command { return new(rulesCmd) }},
-		{"verify", "", "check the store and the verdict ledger chain", viaEngine, func() command { return new(verifyCmd) }},
-		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaDaemon, func() command { return new(devicePressCmd) }},
-		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaDaemon, func() command { return new(deviceStatusCmd) }},
+		{"tick", "", "run exactly one tick, wait for its runs, print what happened", viaAPI, func() command { return new(tickCmd) }},
+		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]...", "create a quest; prints its id", viaAPI, func() command { return new(questNewCmd) }},
+		{"quest list", "", "list quests", viaAPI, func() command { return new(questListCmd) }},
+		{"quest show", "ID", "show a quest, its nodes and edges", viaAPI, func() command { return new(questShowCmd) }},
+		{"quest stop", "ID", "pause a quest", viaAPI, func() command { return &questStateCmd{stop: true} }},
+		{"quest resume", "ID", "resume a stopped quest", viaAPI, func() command { return &questStateCmd{} }},
+		{"quest abort-node", "NODE [--reason R]", "abort a non-terminal node", viaAPI, func() command { return new(abortNodeCmd) }},
+		{"scan", "QUEST [HYPOTHESIS...|--from FILE|-]", "seed pending nodes (duplicates skipped)", viaAPI, func() command { return new(scanCmd) }},
+		{"next", "QUEST", "print the next node's prompt (changes nothing)", viaAPI, func() command { return new(nextCmd) }},
+		{"submit", "QUEST --node N [--in FILE|-]", "submit an answer; prints the verdict (exit 3 FAIL, 4 REVIEW; DEFERRED offline: exit 0, judged again when the network is back)", viaAPI, func() command { return new(submitCmd) }},
+		{"status", "QUEST", "counts per status and remaining budget", viaAPI, func() command { return new(statusCmd) }},
+		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaAPI, func() command { return new(exportCmd) }},
+		{"rules", "[--quest Q | --gate G]", "the built-in rule kinds and a gate profile's rules (id, level, stage, edges): what the gate blocks", viaAPI, func() command { return new(rulesCmd) }},
+		{"verify", "", "check the store and the verdict ledger chain", viaAPI, func() command { return new(verifyCmd) }},
+		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaAPI, func() command { return new(devicePressCmd) }},
+		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaAPI, func() command { return new(deviceStatusCmd) }},
 		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},
 		{"salvage", "", "copy what is readable of a corrupt store into a fresh one", standalone, func() command { return new(salvageCmd) }},
 		{"version", "", "print the version", standalone, func() command { return new(versionCmd) }},
@@ -268,48 +246,15 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	if err != nil {
 		return usagef("%s: %v (see `questbox %s -h`)", v.name, err, v.name)
 	}
-	if e.inDaemon {
-		if v.mode == standalone {
-			return usagef("%s cannot be sent to a running daemon", v.name)
-		}
-		return cmd.run(ctx, e, pos)
-	}
 	if err := e.resolve(); err != nil {
 		return err
 	}
 	if v.mode == standalone {
 		return cmd.run(ctx, e, pos)
 	}
-	if el, ok := cmd.(engineless); ok && el.noEngine() {
-		return cmd.run(ctx, e, pos)
-	}
-	if done, err := e.forward(ctx, v, cmd, fs, pos); done {
-		return err
-	}
-	if v.mode == viaDaemon {
-		return errNoDaemon(v.name)
-	}
-	closeEngine, err := e.openEngine(v.name == "verify")
-	if err != nil {
-		return err
-	}
-	err = e.guard(func() error { return cmd.run(ctx, e, pos) })
-	if cerr := closeEngine(); cerr != nil && err == nil {
-		err = fmt.Errorf("close the store: %w", cerr)
-	}
-	return err
-}
-
-// guard runs fn and turns a panic — bbolt asserts on a page it cannot
-// read — into an error naming the repair commands, instead of a crash.
-func (e *env) guard(fn func() error) (err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("questbox store %s failed while reading (%v): it may be corrupt; check it with `questbox verify --data %s` and recover what is readable with `questbox salvage --data %s`: %w",
-				e.data, p, e.data, e.data, engine.ErrCorrupt)
-		}
-	}()
-	return fn()
+	e.door = &door{e: e}
+	defer e.door.close()
+	return cmd.run(ctx, e, pos)
 }
 
 // leadingFlags accepts --data and --config before the verb

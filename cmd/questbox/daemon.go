@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -18,7 +17,10 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // Demo settings used by `run --demo` (and so by `make run`).
@@ -50,135 +52,212 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("run", args); err != nil {
 		return err
 	}
-	cfg := e.cfg
+	tick, delay, err := c.apply(e.cfg)
+	if err != nil {
+		return err
+	}
+	w := newWiring(e.cfg, e.getenv, delay)
+	if c.checkConfig {
+		return c.check(e, w)
+	}
+	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo,
+		log: slog.New(slog.NewTextHandler(e.stderr, nil)), engines: newDaemonEngines()}
+	return d.run(ctx)
+}
+
+// apply lays the flags over cfg and returns the tick and the demo delay.
+func (c *runCmd) apply(cfg *config.Config) (tick, delay time.Duration, err error) {
 	if c.gpio != "" {
 		if !slices.Contains([]string{config.BackendAuto, config.BackendSim, config.BackendPeriph}, c.gpio) {
-			return usagef("run: --gpio %q is not one of auto, sim, periph", c.gpio)
+			return 0, 0, usagef("run: --gpio %q is not one of auto, sim, periph", c.gpio)
 		}
 		cfg.GPIO.Backend = c.gpio
 	}
 	if c.listen != "" {
 		cfg.Daemon.Listen = c.listen
 	}
-	tick := cfg.Daemon.Tick.Duration
-	delay := time.Duration(0)
+	tick = cfg.Daemon.Tick.Duration
 	if c.demo {
 		tick, delay = demoTick, demoDelay
 		cfg.Defaults.Provider = config.ProviderDemo
 	}
 	if c.tick != 0 {
 		if c.tick < 0 {
-			return usagef("run: --tick %s must be positive", c.tick)
+			return 0, 0, usagef("run: --tick %s must be positive", c.tick)
 		}
 		tick = c.tick
 	}
-	w := newWiring(cfg, e.getenv, delay)
-	if c.checkConfig {
-		return c.check(e, w)
+	return tick, delay, nil
+}
+
+// socketDrain is how long requests in flight may take to finish once the
+// daemon has stopped its engine.
+const socketDrain = 2 * time.Second
+
+// daemon is one `questbox run`: what it wires together.
+type daemon struct {
+	e       *env
+	cfg     *config.Config
+	wire    *wiring
+	tick    time.Duration
+	demo    bool
+	log     *slog.Logger
+	engines *daemonEngines
+
+	dev  *device.Device
+	box  *box.Box
+	st   *engine.Store
+	eng  *engine.Engine
+	sock *api.SocketServer
+}
+
+// run is the daemon, step by step. It returns when ctx ends (SIGINT,
+// SIGTERM) or the LEDs or button fail.
+func (d *daemon) run(ctx context.Context) error {
+	d.warnings()
+	// The pins first: a box whose GPIO does not fit its config fails
+	// before it takes the store's lock.
+	if err := d.openDevice(); err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	defer d.dev.Close()
+	// The LEDs chase from now on, and show a refused store.
+	// On an early return (no socket, no store) the LEDs stop too.
+	bctx, stopBox := context.WithCancel(ctx)
+	g, gctx := errgroup.WithContext(bctx)
+	g.Go(func() error { return d.deviceFailed(gctx, d.box.Run(gctx)) })
+	defer func() { stopBox(); _ = g.Wait() }()
+
+	if err := d.serveSocket(ctx); err != nil {
+		return err
+	}
+	// By the time this runs the engine has stopped (its runs had the
+	// grace period): requests still in flight get a moment to finish, and
+	// a client stalled in the middle of its request is cut off.
+	defer d.sock.Close(socketDrain)
+	if err := d.openStore(gctx); err != nil {
+		return err
+	}
+	defer d.st.Close()
+	if err := d.startEngine(); err != nil {
+		return err
+	}
+	pr := startPrinter(d.e.stdout, d.eng)
+	if d.demo {
+		if err := seedDemo(d.e.stdout, d.eng); err != nil {
+			d.log.Error("could not seed the demo quest", "err", err)
+		}
+	}
+	d.ready()
+
+	// Serve returns when ctx ends or the device failed.
+	_ = d.eng.Serve(gctx, d.tick, d.tickDone)
+	devErr := g.Wait()
+	d.stop()
+	pr.stop()
+	d.log.Info("stopped")
+	return devErr
+}
+
+// warnings logs what the configuration lets run but may not work.
+func (d *daemon) warnings() {
+	w, log := d.wire, d.log
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
 		log.Warn("provider cannot run yet; quests on it stop with this message", "provider", name, "err", w.problems[name])
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		log.Warn("provider may not work", "provider", name, "err", w.warnings[name])
 	}
-	if ws, err := strconv.ParseInt(e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && tick > time.Duration(ws)*time.Microsecond/2 {
+	if ws, err := strconv.ParseInt(d.e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && d.tick > time.Duration(ws)*time.Microsecond/2 {
 		log.Warn("the watchdog is fed after each tick that works, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
-			"tick", tick, "watchdog", time.Duration(ws)*time.Microsecond)
+			"tick", d.tick, "watchdog", time.Duration(ws)*time.Microsecond)
 	}
+}
 
-	// The pins first: a box whose GPIO does not fit its config fails
-	// before it takes the store's lock.
-	dev, err := openDevice(cfg.GPIO, log)
+func (d *daemon) openDevice() error {
+	dev, err := openDevice(d.cfg.GPIO, d.log)
 	if err != nil {
 		return err
 	}
-	defer dev.Close()
-	st, err := openChecked(e.data)
+	d.dev = dev
+	opt := box.Options{ButtonPin: buttonPin(d.cfg.GPIO.Button), Log: d.log}
+	if mirrorOnACT(d.cfg.GPIO, dev.Backend()) {
+		opt.ACT = device.NewACT(device.DefaultACTPath, nil, d.log)
+	}
+	d.box = box.New(dev, opt)
+	return nil
+}
+
+// deviceFailed turns a failure of the LEDs or the button (a pin that
+// cannot be driven) into the daemon's error: it stops the daemon.
+func (d *daemon) deviceFailed(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return nil
+	}
+	d.log.Error("the LEDs or the button failed; stopping", "err", err)
+	return &exitError{code: exitStore, err: err}
+}
+
+// serveSocket serves the API on the control socket: commands get "the
+// daemon is starting" until the engine runs, and the reason while the
+// store is refused.
+func (d *daemon) serveSocket(ctx context.Context) error {
+	ln, err := api.ListenSocket(d.cfg.SocketPath())
+	if err != nil {
+		return &exitError{code: exitStore, err: err}
+	}
+	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Box: d.box, Version: version, Log: d.log,
+		CheckProvider: d.wire.check, Internal: true})
+	d.sock = api.ServeSocket(context.WithoutCancel(ctx), ln, srv, api.DefaultPeerPolicy(), d.log)
+	return nil
+}
+
+// openStore opens the store with its full check. A damaged store (or one
+// from a newer questbox) needs a person: the daemon waits for the repair
+// with the fault on the LEDs, instead of exiting with them dark.
+func (d *daemon) openStore(ctx context.Context) error {
+	st, err := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true})
 	if err != nil && holdable(err) {
-		// A damaged store needs a person: wait for the repair with the
-		// fault on the LEDs instead of exiting with them dark.
-		ln, lerr := listenControl(ctx, cfg.SocketPath())
-		if lerr != nil {
-			log.Warn("no control socket while waiting for the store", "err", lerr)
-		}
-		hold := newStoreHold(cfg.GPIO, e.data, dev, log, err)
-		hold.notify = func(state string) {
-			if err := sdNotify(e.getenv, state); err != nil {
-				log.Warn("systemd notify failed", "err", err)
-			}
-		}
-		hold.watchdog = e.getenv("WATCHDOG_USEC") != ""
-		st, err = hold.wait(ctx, ln)
+		st, err = d.hold(ctx, err)
 	}
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	opt, err := w.options(cfg, log, st)
+	d.st = st
+	return nil
+}
+
+func (d *daemon) startEngine() error {
+	opt, err := d.wire.options(d.cfg, d.log, d.st)
 	if err != nil {
 		return err
 	}
-	eng, err := engine.New(st, opt)
+	eng, err := engine.New(d.st, opt)
 	if err != nil {
 		return err
 	}
-	w.net.recordTo(eng, log)
-	ln, err := listenControl(ctx, cfg.SocketPath())
-	if err != nil {
-		eng.Shutdown(0)
-		return err
-	}
-	bx := newBox(cfg.GPIO, dev, eng, log)
-	w.net.onChange(bx.setOnline)
-	e.eng, e.wire, e.log, e.box = eng, w, log, bx
+	d.eng = eng
+	d.wire.net.recordTo(eng, d.log)
+	d.wire.net.onChange(d.box.SetOnline)
+	d.box.Attach(eng)
+	d.engines.set(eng, nil)
+	return nil
+}
 
-	// The device runs until the daemon starts stopping; a device that
-	// fails (a pin that cannot be configured) stops the daemon too. The
-	// LEDs go dark as soon as stopping begins: a stopping daemon must not
-	// look healthy.
-	g, gctx := errgroup.WithContext(ctx)
-	bx.start(gctx, g)
+func (d *daemon) ready() {
+	d.log.Info("questbox is running", "version", version, "data", d.e.data, "socket", d.cfg.SocketPath(), "tick", d.tick,
+		"providers", d.wire.providerNames(), "demo", d.demo, "gpio", d.dev.Backend())
+	d.notify("READY=1")
+	d.box.SetReady()
+}
 
-	// Print node and verdict events readably on stdout; seeding the demo
-	// quest below is the first thing it shows.
-	pctx, stopPrinter := context.WithCancel(context.Background())
-	pr := &printer{w: e.stdout, eng: eng, next: eng.LastSeq()}
-	var pwg sync.WaitGroup
-	pwg.Go(func() { pr.loop(pctx) })
-
-	if c.demo {
-		if err := seedDemo(e); err != nil {
-			log.Error("could not seed the demo quest", "err", err)
-		}
-	}
-
-	srv := newControlServer(context.WithoutCancel(ctx), ln, log, e.handler())
-	log.Info("questbox is running", "version", version, "data", e.data, "socket", cfg.SocketPath(), "tick", tick,
-		"providers", w.providerNames(), "demo", c.demo, "gpio", dev.Backend())
-	if err := sdNotify(e.getenv, "READY=1"); err != nil {
-		log.Warn("systemd notify failed", "err", err)
-	}
-	bx.setReady()
-
-	// Serve returns when ctx ends (SIGINT, SIGTERM) or the device failed.
-	_ = eng.Serve(gctx, tick, tickDone(bx, e.getenv, log))
-	devErr := g.Wait()
-	if devErr != nil {
-		log.Error("the LEDs or the button failed; stopping", "err", devErr)
-	}
-
-	log.Info("stopping: no more dispatches; runs in flight may finish", "grace", cfg.Daemon.Grace.Duration)
-	_ = sdNotify(e.getenv, "STOPPING=1")
-	srv.close()
-	eng.Shutdown(cfg.Daemon.Grace.Duration)
-	srv.wait()
-	stopPrinter()
-	pwg.Wait()
-	pr.drain()
-	log.Info("stopped")
-	return devErr
+// stop is the shutdown after Serve returned: no more dispatches, runs in
+// flight get the grace period, unfinished nodes go back to pending.
+func (d *daemon) stop() {
+	d.log.Info("stopping: no more dispatches; runs in flight may finish", "grace", d.cfg.Daemon.Grace.Duration)
+	d.notify("STOPPING=1")
+	d.engines.set(nil, errStopping)
+	d.eng.Shutdown(d.cfg.Daemon.Grace.Duration)
 }
 
 // tickDone is Serve's onTick: the LEDs show the tick's outcome, and
@@ -186,15 +265,16 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 // is a fault on the LEDs; a tick loop that keeps failing (the store cannot
 // be written) or hangs stops feeding it, and systemd restarts the daemon,
 // which checks the store again as it opens it.
-func tickDone(bx *box, getenv func(string) string, log *slog.Logger) func(engine.TickReport, error) {
-	return func(_ engine.TickReport, err error) {
-		bx.ticked(err)
-		if err != nil {
-			return
-		}
-		if err := sdNotify(getenv, "WATCHDOG=1"); err != nil {
-			log.Warn("systemd watchdog notify failed", "err", err)
-		}
+func (d *daemon) tickDone(_ engine.TickReport, err error) {
+	d.box.Ticked(err)
+	if err == nil {
+		d.notify("WATCHDOG=1")
+	}
+}
+
+func (d *daemon) notify(state string) {
+	if err := sdNotify(d.e.getenv, state); err != nil {
+		d.log.Warn("systemd notify failed", "state", state, "err", err)
 	}
 }
 
@@ -233,37 +313,19 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	return nil
 }
 
-// handler runs forwarded CLI requests against the daemon's engine with the
-// same verb code as the CLI, capturing what they print.
-func (e *env) handler() func(context.Context, request) response {
-	return func(ctx context.Context, req request) (resp response) {
-		var out, errb bytes.Buffer
-		defer func() {
-			if p := recover(); p != nil {
-				e.log.Error("BUG: forwarded command panicked", "args", req.Args, "panic", p)
-				resp = response{Stdout: out.Bytes(), Stderr: fmt.Appendf(errb.Bytes(), "questbox: BUG: the daemon failed on this command: %v\n", p), Code: exitUsage}
-			}
-		}()
-		h := &env{stdin: bytes.NewReader(req.Stdin), stdout: &out, stderr: &errb, getenv: e.getenv, cwd: req.Cwd,
-			cfg: e.cfg, data: e.data, log: e.log, eng: e.eng, wire: e.wire, box: e.box, inDaemon: true}
-		code := report(&errb, h.exec(ctx, req.Args))
-		return response{Stdout: out.Bytes(), Stderr: errb.Bytes(), Code: code}
-	}
-}
-
 // seedDemo creates the demo quest on a store that has no quests yet.
-func seedDemo(e *env) error {
-	qs, err := e.eng.Quests()
+func seedDemo(w io.Writer, eng *engine.Engine) error {
+	qs, err := eng.Quests()
 	if err != nil || len(qs) > 0 {
 		return err
 	}
-	s := e.eng.NewQuestSpec(demoName, demoDir)
+	s := eng.NewQuestSpec(demoName, demoDir)
 	s.Mode, s.Provider = engine.ModeTeam, "demo"
-	q, err := e.eng.NewQuest(s)
+	q, err := eng.NewQuest(s)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "[demo] seeded demo quest %s %q (mode team, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
+	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
 	return nil
 }
 
@@ -273,6 +335,24 @@ type printer struct {
 	w    io.Writer
 	eng  *engine.Engine
 	next uint64 // last seq printed
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// startPrinter prints eng's events on w from now on; stop ends it after
+// printing what the shutdown committed.
+func startPrinter(w io.Writer, eng *engine.Engine) *printer {
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &printer{w: w, eng: eng, next: eng.LastSeq(), cancel: cancel}
+	p.wg.Go(func() { p.loop(ctx) })
+	return p
+}
+
+func (p *printer) stop() {
+	p.cancel()
+	p.wg.Wait()
+	p.drain()
 }
 
 func (p *printer) loop(ctx context.Context) {
@@ -301,7 +381,7 @@ func (p *printer) loop(ctx context.Context) {
 func (p *printer) print(evs []engine.Event) {
 	var b strings.Builder
 	for _, ev := range evs {
-		b.WriteString(formatEvent(ev))
+		b.WriteString(formatEvent(api.EventView(ev)))
 		b.WriteByte('\n')
 		p.next = ev.Seq
 	}

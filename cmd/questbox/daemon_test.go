@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"context"
 	"encoding/json"
 	"net"
@@ -58,8 +60,8 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	if got := readNotify(t, notify); got != "READY=1" {
 		t.Errorf("systemd got %q, want READY=1", got)
 	}
-	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("control socket mode: %v %v, want 0600", fi.Mode(), err)
+	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o660 {
+		t.Errorf("control socket mode: %v %v, want 0660", fi.Mode(), err)
 	}
 
 	d := []string{"--data", data}
@@ -67,7 +69,7 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	if strings.TrimSpace(r.stdout) != "q1" {
 		t.Fatalf("quest new through the daemon printed %q", r.stdout)
 	}
-	var qs []engine.Quest
+	var qs []api.Quest
 	decode(t, must(t, 0, "", append([]string{"quest", "list", "--json"}, d...)...), &qs)
 	if len(qs) != 1 || qs[0].Name != "fwd" {
 		t.Fatalf("quest list --json through the daemon: %+v", qs)
@@ -105,18 +107,20 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	must(t, 0, "", append([]string{"verify"}, d...)...)
 	must(t, 1, "", append([]string{"status", "q7"}, d...)...)
 
-	// The daemon never touches a path a request names.
-	for _, args := range [][]string{
-		{"export", "--out=" + filepath.Join(dir, "daemon-written"), "--", "q1"},
-		{"submit", "--node=n2", "--in=" + in, "--", "q1"},
-	} {
-		resp := rawRequest(t, sock, request{Args: args, Cwd: dir})
-		if resp.Code != exitUsage || !strings.Contains(string(resp.Stderr), "the daemon does not") {
-			t.Errorf("raw %v: code %d, stderr %q", args, resp.Code, resp.Stderr)
-		}
+	// The daemon never touches a path a request names: an export's file is
+	// the client's to open and write.
+	c := api.NewClient(api.SocketClient(sock), sock)
+	written := filepath.Join(dir, "daemon-written")
+	must(t, 0, "", append([]string{"scan", "q1", "gamma"}, d...)...)
+	must(t, 0, "", append([]string{"quest", "abort-node", "n3"}, d...)...)
+	if b, err := c.ExportBegin(context.Background(), "q1", api.ExportRequest{File: written}); err != nil || len(b.Lines) != 1 {
+		t.Errorf("raw export begin: %d lines, %v", len(b.Lines), err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "daemon-written")); err == nil {
+	if _, err := os.Stat(written); err == nil {
 		t.Error("the daemon wrote a file named in a request")
+	}
+	if err := c.ExportAbort(context.Background(), "q1", written); err != nil {
+		t.Fatal(err)
 	}
 
 	// The daemon printed the events readably.
@@ -143,27 +147,11 @@ func TestForwardingThroughDaemon(t *testing.T) {
 		t.Errorf("the control socket is still there after shutdown: %v", err)
 	}
 	// Without the daemon, the CLI opens the store itself.
-	var st statusView
+	var st api.Status
 	decode(t, must(t, 0, "", append([]string{"status", "q1", "--json"}, d...)...), &st)
-	if st.Counts[engine.Aborted] != 1 || st.Counts[engine.Pending] != 1 {
+	if st.Counts[string(engine.Aborted)] != 2 || st.Counts[string(engine.Pending)] != 1 {
 		t.Errorf("after the daemon stopped: %v", st.Counts)
 	}
-}
-
-func rawRequest(t *testing.T, sock string, req request) response {
-	t.Helper()
-	c, err := net.Dial("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	json.NewEncoder(c).Encode(req)
-	c.(*net.UnixConn).CloseWrite()
-	var resp response
-	if err := json.NewDecoder(c).Decode(&resp); err != nil {
-		t.Fatal(err)
-	}
-	return resp
 }
 
 func listenNotify(t *testing.T, path string) *net.UnixConn {
@@ -247,7 +235,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 	}
 	daemon.Wait()
 
-	var show questView
+	var show api.QuestDetail
 	if err := json.Unmarshal([]byte(qbx(0, "quest", "show", "q1", "--json")), &show); err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +243,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 		t.Fatalf("quest has %d nodes, want 1", len(show.Nodes))
 	}
 	n := show.Nodes[0]
-	if n.Status != engine.Pending || n.Tries != 0 {
+	if n.Status != string(engine.Pending) || n.Tries != 0 {
 		t.Errorf("after kill -9: node %s is %s with %d tries, want pending with 0", n.ID, n.Status, n.Tries)
 	}
 	if len(n.Attempts) == 0 || n.Attempts[len(n.Attempts)-1].Outcome != "interrupted" || n.Attempts[len(n.Attempts)-1].TryUsed {
@@ -282,7 +270,7 @@ func TestDemoSeed(t *testing.T) {
 			}
 			return err == nil
 		})
-		var qs []engine.Quest
+		var qs []api.Quest
 		decode(t, must(t, 0, "", "quest", "list", "--json", "--data", data), &qs)
 		if len(qs) != 1 || qs[0].Provider != "demo" || !strings.HasPrefix(qs[0].Name, "demo:") || qs[0].Mode != engine.ModeTeam {
 			t.Fatalf("quests after run --demo: %+v", qs)

@@ -2,27 +2,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
-
-// Bounds of `device press`.
-const (
-	maxPressHold  = time.Minute
-	maxPressTimes = 9
-	// pressTimeout bounds a press request: Press plays in simulated time
-	// and returns at once unless the daemon is stopping.
-	pressTimeout = 30 * time.Second
-)
-
-// errRealButton refuses `device press` on real pins (SPEC §5.3).
-var errRealButton = errors.New("the button is real on this box: consent from hardware stays physical")
 
 // devicePressCmd is `device press [--hold D] [--times N]`: it presses the
 // simulated button through the daemon and prints what each press did.
@@ -40,31 +27,15 @@ func (c *devicePressCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("device press", args); err != nil {
 		return err
 	}
-	if c.hold < 0 || c.hold > maxPressHold {
-		return usagef("device press: --hold %s must be between 0 and %s", c.hold, maxPressHold)
+	req := api.PressRequest{Times: c.times}
+	if c.hold != 0 {
+		req.Hold = c.hold.String()
 	}
-	if c.times < 1 || c.times > maxPressTimes {
-		return usagef("device press: --times %d must be between 1 and %d", c.times, maxPressTimes)
-	}
-	b := e.box
-	if b == nil {
-		return errNoDaemon("device press")
-	}
-	if b.dev.Backend() != device.BackendSim {
-		return &exitError{code: exitUsage, err: errRealButton}
-	}
-	pctx, cancel := context.WithTimeout(ctx, pressTimeout)
-	defer cancel()
-	stop := context.AfterFunc(b.ctx, cancel) // the device stops with the daemon
-	defer stop()
-	got, err := b.presses.play(pctx, b.dev, c.hold, c.times)
+	got, err := e.door.api(ctx).Press(ctx, req)
 	if err != nil {
-		return fmt.Errorf("device press: the daemon is stopping (%v): %w", err, errUnavailable)
+		return err
 	}
 	if e.json {
-		if got == nil {
-			got = []pressResult{}
-		}
 		return printJSON(e.stdout, got)
 	}
 	for _, r := range got {
@@ -73,79 +44,19 @@ func (c *devicePressCmd) run(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// errNoDaemon is the error of a verb that only the daemon can answer.
-func errNoDaemon(verb string) error {
-	return &exitError{code: exitStore, err: fmt.Errorf("no questbox daemon is running (%s needs `questbox run`)", verb)}
-}
-
 // deviceStatusCmd is `device status`: the LEDs, the button and the consent
 // queue, as the daemon sees them.
 type deviceStatusCmd struct{}
 
 func (c *deviceStatusCmd) flags(*flag.FlagSet) {}
 
-// deviceStatusView is the JSON of `device status`.
-type deviceStatusView struct {
-	device.Snapshot               // backend and each LED's pin, pattern and level
-	Button          buttonView    `json:"button"`
-	ACT             *actView      `json:"act_led,omitempty"`
-	State           stateView     `json:"state"`
-	Consents        []consentView `json:"consents"` // oldest first
-}
-
-type buttonView struct {
-	Pin       int  `json:"pin"` // BCM; negative when not fitted
-	Simulated bool `json:"simulated"`
-}
-
-type actView struct {
-	Path    string `json:"path"`
-	Pattern string `json:"pattern"`
-}
-
-type stateView struct {
-	Starting        bool   `json:"starting"`
-	AgentsRunning   int    `json:"agents_running"`
-	ConsentsPending int    `json:"consents_pending"`
-	Offline         bool   `json:"offline"`
-	QuestsAttention int    `json:"quests_needing_attention"` // terminated, or stopped other than by the owner
-	Fault           string `json:"fault,omitempty"`
-}
-
-type consentView struct {
-	engine.ConsentRequest
-	AgeSeconds int64 `json:"age_seconds"`
-	// Expired requests (older than gpio.consent_expiry) are listed but the
-	// button no longer offers them.
-	Expired bool `json:"expired,omitempty"`
-}
-
 func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("device status", args); err != nil {
 		return err
 	}
-	b := e.box
-	if b == nil {
-		return errNoDaemon("device status")
-	}
-	now := b.now()
-	reqs, err := b.eng.Consents()
+	v, err := e.door.api(ctx).Device(ctx)
 	if err != nil {
 		return err
-	}
-	st := b.dev.State()
-	v := deviceStatusView{
-		Snapshot: b.dev.Snapshot(),
-		Button:   buttonView{Pin: buttonPin(b.cfg.Button), Simulated: b.dev.Backend() == device.BackendSim},
-		State: stateView{Starting: st.Starting, AgentsRunning: st.AgentsRunning, ConsentsPending: st.ConsentsPending,
-			Offline: st.Offline, QuestsAttention: st.QuestsTerminated, Fault: st.Fault},
-		Consents: []consentView{},
-	}
-	if b.act != nil {
-		v.ACT = &actView{Path: b.act.Dir(), Pattern: b.act.Pattern().String()}
-	}
-	for _, r := range reqs {
-		v.Consents = append(v.Consents, consentView{ConsentRequest: r, AgeSeconds: int64(now.Sub(r.Since) / time.Second), Expired: b.isExpired(r, now)})
 	}
 	if e.json {
 		return printJSON(e.stdout, v)
@@ -160,7 +71,7 @@ func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error 
 	fmt.Fprintln(tw, "LED\tPIN\tPATTERN\tNOW")
 	for _, l := range []struct {
 		name string
-		v    device.LEDView
+		v    api.LED
 	}{{"green", v.Green}, {"amber", v.Amber}, {"red", v.Red}} {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.name, pinText(l.v.Pin), l.v.Pattern, onOff(l.v.On))
 	}
@@ -168,6 +79,9 @@ func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error 
 	fmt.Fprintf(w, "button: %s\n", pinText(v.Button.Pin))
 	if v.ACT != nil {
 		fmt.Fprintf(w, "ACT LED: mirrors the worst state, now %s (%s)\n", v.ACT.Pattern, v.ACT.Path)
+	}
+	if v.Halted != "" {
+		fmt.Fprintf(w, "halted: %s\n", v.Halted)
 	}
 	fmt.Fprintf(w, "state: %s\n", stateText(v.State))
 	if len(v.Consents) == 0 {
@@ -216,7 +130,7 @@ func onOff(on bool) string {
 	return "off"
 }
 
-func stateText(s stateView) string {
+func stateText(s api.State) string {
 	if s.Starting {
 		return "starting"
 	}

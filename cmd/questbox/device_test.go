@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"context"
 	"net"
 	"os"
@@ -15,18 +17,18 @@ import (
 	"github.com/questbox/questbox/engine"
 )
 
-// daemon is a `questbox run` started in-process by startDaemon.
-type daemon struct {
+// testDaemon is a `questbox run` started in-process by startDaemon.
+type testDaemon struct {
 	stdout, stderr *syncBuffer
 	stop           func() error // cancels run and returns its error
 }
 
 // startDaemon runs `questbox run --data data --tick 1h args...` in a
 // goroutine and returns once its control socket answers.
-func startDaemon(t *testing.T, data string, args ...string) *daemon {
+func startDaemon(t *testing.T, data string, args ...string) *testDaemon {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &daemon{stdout: new(syncBuffer), stderr: new(syncBuffer)}
+	d := &testDaemon{stdout: new(syncBuffer), stderr: new(syncBuffer)}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"run", "--data", data, "--tick", "1h"}, args...), strings.NewReader(""), d.stdout, d.stderr)
@@ -64,17 +66,17 @@ func startDaemon(t *testing.T, data string, args ...string) *daemon {
 }
 
 // deviceStatus is `device status --json`.
-func deviceStatus(t *testing.T, data string) deviceStatusView {
+func deviceStatus(t *testing.T, data string) api.Device {
 	t.Helper()
-	var v deviceStatusView
+	var v api.Device
 	decode(t, must(t, 0, "", "device", "status", "--json", "--data", data), &v)
 	return v
 }
 
 // waitBooted waits for the boot chase to end.
-func waitBooted(t *testing.T, data string) deviceStatusView {
+func waitBooted(t *testing.T, data string) api.Device {
 	t.Helper()
-	var v deviceStatusView
+	var v api.Device
 	waitFor(t, "the boot chase to end", func() bool {
 		v = deviceStatus(t, data)
 		return !v.State.Starting
@@ -82,14 +84,14 @@ func waitBooted(t *testing.T, data string) deviceStatusView {
 	return v
 }
 
-func showQuest(t *testing.T, data, id string) questView {
+func showQuest(t *testing.T, data, id string) api.QuestDetail {
 	t.Helper()
-	var v questView
+	var v api.QuestDetail
 	decode(t, must(t, 0, "", "quest", "show", id, "--json", "--data", data), &v)
 	return v
 }
 
-func nodeOf(t *testing.T, v questView, id string) *engine.Node {
+func nodeOf(t *testing.T, v api.QuestDetail, id string) api.Node {
 	t.Helper()
 	for _, n := range v.Nodes {
 		if n.ID == id {
@@ -97,7 +99,7 @@ func nodeOf(t *testing.T, v questView, id string) *engine.Node {
 		}
 	}
 	t.Fatalf("quest %s has no node %s", v.Quest.ID, id)
-	return nil
+	return api.Node{}
 }
 
 // TestConsentWithTheSimButton is the Device issue's acceptance with the sim
@@ -155,7 +157,7 @@ func TestConsentWithTheSimButton(t *testing.T) {
 		t.Errorf("device press --hold 2s printed %q", r.stdout)
 	}
 	n1 := nodeOf(t, showQuest(t, data, "q1"), "n1")
-	if n1.Status != engine.Growing && n1.Status != engine.Explored {
+	if n1.Status != string(engine.Growing) && n1.Status != string(engine.Explored) {
 		t.Errorf("after approval n1 is %s, want growing or explored", n1.Status)
 	}
 	waitFor(t, "amber to go dark", func() bool {
@@ -169,13 +171,13 @@ func TestConsentWithTheSimButton(t *testing.T) {
 		return deviceStatus(t, data).Amber.Pattern == "blink 2Hz"
 	})
 	r = must(t, 0, "", cmd("device", "press", "--times", "3", "--json")...)
-	var got []pressResult
+	var got []api.Press
 	decode(t, r, &got)
-	if want := []pressResult{{Press: "triple", Kind: "triple", Outcome: "rejected n2"}}; !reflect.DeepEqual(got, want) {
+	if want := []api.Press{{Press: "triple", Kind: "triple", Outcome: "rejected n2"}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("device press --times 3 --json = %+v, want %+v", got, want)
 	}
 	n2 := nodeOf(t, showQuest(t, data, "q1"), "n2")
-	if n2.Status != engine.Pending || n2.Tries != 1 || n2.Feedback != "rejected by human" {
+	if n2.Status != string(engine.Pending) || n2.Tries != 1 || n2.Feedback != "rejected by human" {
 		t.Errorf("after rejection n2 is %s, tries %d, feedback %q; want pending, 1, \"rejected by human\"", n2.Status, n2.Tries, n2.Feedback)
 	}
 
@@ -267,7 +269,7 @@ func TestConsentExpiry(t *testing.T) {
 	must(t, 4, answer("promising", "alpha works on all twenty sample invoices."), cmd("submit", "q1", "--node", "n1")...)
 
 	waitFor(t, "the consent to expire", func() bool {
-		return nodeOf(t, showQuest(t, data, "q1"), "n1").Status == engine.Pending
+		return nodeOf(t, showQuest(t, data, "q1"), "n1").Status == string(engine.Pending)
 	})
 	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
 	if n.Tries != 0 || n.Attempts[len(n.Attempts)-1].Outcome != "expired" {
@@ -283,37 +285,6 @@ func TestConsentExpiry(t *testing.T) {
 	}
 	if err := dm.stop(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestBoxState(t *testing.T) {
-	quest := func(s engine.QuestStatus, reason string, running int) *engine.Quest {
-		return &engine.Quest{Status: s, Reason: reason, Counts: map[engine.Status]int{engine.Running: running, engine.Exhausted: 2}}
-	}
-	for _, tc := range []struct {
-		name     string
-		qs       []*engine.Quest
-		consents int
-		inFlight int
-		fault    string
-		want     device.State
-	}{
-		{"empty", nil, 0, 0, "", device.State{}},
-		{"exhausted nodes are normal", []*engine.Quest{quest(engine.QuestActive, "", 0)}, 0, 0, "", device.State{}},
-		{"running", []*engine.Quest{quest(engine.QuestActive, "", 1), quest(engine.QuestActive, "", 1)}, 0, 1, "", device.State{AgentsRunning: 2}},
-		{"in flight beats running", []*engine.Quest{quest(engine.QuestActive, "", 0)}, 0, 1, "", device.State{AgentsRunning: 1}},
-		{"consents", nil, 3, 0, "", device.State{ConsentsPending: 3}},
-		{"terminated", []*engine.Quest{quest(engine.QuestTerminated, "max_agent_runs", 0)}, 0, 0, "", device.State{QuestsTerminated: 1}},
-		{"stopped for attention", []*engine.Quest{quest(engine.QuestStopped, "no progress: …", 0)}, 0, 0, "", device.State{QuestsTerminated: 1}},
-		{"stopped by owner", []*engine.Quest{quest(engine.QuestStopped, engine.ReasonStoppedByOwner, 0)}, 0, 0, "", device.State{}},
-		{"done", []*engine.Quest{quest(engine.QuestDone, "owner finished", 0)}, 0, 0, "", device.State{}},
-		{"fault", nil, 0, 0, "tick: disk full", device.State{Fault: "tick: disk full"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := boxState(tc.qs, tc.consents, tc.inFlight, tc.fault); got != tc.want {
-				t.Errorf("boxState = %+v, want %+v", got, tc.want)
-			}
-		})
 	}
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,9 +74,9 @@ func TestExternalAgent(t *testing.T) {
 		t.Errorf("submit of a broken answer printed:\n%s", r.stdout)
 	}
 
-	var st statusView
+	var st api.Status
 	decode(t, must(t, 0, "", cmd("status", q.ID, "--json")...), &st)
-	if st.Total != 3 || st.Counts[engine.Pending] != 2 || st.Counts[engine.Aborted] != 1 {
+	if st.Total != 3 || st.Counts[string(engine.Pending)] != 2 || st.Counts[string(engine.Aborted)] != 1 {
 		t.Errorf("status counts %v (total %d), want pending 2, aborted 1", st.Counts, st.Total)
 	}
 	if st.Remaining.AgentRuns != st.Limits.MaxAgentRuns-2 {
@@ -114,12 +116,12 @@ func TestExternalAgent(t *testing.T) {
 	// Nothing pending is not an error.
 	must(t, 0, answer("dead", "the third hypothesis does not hold either."), cmd("submit", q.ID, "--node", "n3")...)
 	r = must(t, 0, "", cmd("next", q.ID, "--json")...)
-	if strings.TrimSpace(r.stdout) != "{\n  \"node\": null\n}" || !strings.Contains(r.stderr, "nothing is pending") {
+	if strings.TrimSpace(r.stdout) != "{\n  \"node\": null,\n  \"quest\": \"q1\"\n}" || !strings.Contains(r.stderr, "nothing is pending") {
 		t.Errorf("next with nothing pending: stdout %q stderr %q", r.stdout, r.stderr)
 	}
-	var show questView
+	var show api.QuestDetail
 	decode(t, must(t, 0, "", cmd("quest", "show", q.ID, "--json")...), &show)
-	if len(show.Nodes) != 3 || show.Nodes[1].Status != engine.Exhausted || show.Nodes[1].Tries != 2 {
+	if len(show.Nodes) != 3 || show.Nodes[1].Status != string(engine.Exhausted) || show.Nodes[1].Tries != 2 {
 		t.Errorf("quest show: %d nodes, n2 %s with %d tries", len(show.Nodes), show.Nodes[1].Status, show.Nodes[1].Tries)
 	}
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"encoding/json"
 	"net"
 	"net/http"
@@ -139,7 +141,7 @@ func TestCitationGate(t *testing.T) {
 
 	// rules --json for the quest: every rule with id, level, stage,
 	// description and its edges.
-	var v rulesView
+	var v api.Rules
 	decode(t, must(t, 0, "", cmd("rules", "--quest", "q1", "--json")...), &v)
 	want := []struct {
 		id, level, stage   string
@@ -155,7 +157,7 @@ func TestCitationGate(t *testing.T) {
 	}
 	for i, w := range want {
 		r := v.Rules[i]
-		if r.ID != w.id || r.Level.String() != strings.ToUpper(w.level) && r.Level.String() != w.level || r.Stage.String() != w.stage ||
+		if r.ID != w.id || r.Level != strings.ToUpper(w.level) && r.Level != w.level || r.Stage != w.stage ||
 			r.Description == "" || !reflect.DeepEqual(r.Attacks, w.attacks) || !reflect.DeepEqual(r.Supersedes, w.supersede) {
 			t.Errorf("rule %d = %+v, want %+v", i, r, w)
 		}
@@ -182,13 +184,13 @@ func TestCitationGate(t *testing.T) {
 // no store at all.
 func TestRulesWithoutQuest(t *testing.T) {
 	data := t.TempDir()
-	var v rulesView
+	var v api.Rules
 	decode(t, must(t, 0, "", "rules", "--json", "--data", data), &v)
 	if len(v.Kinds) != len(gates.Kinds()) || v.Gate != "default" || len(v.Rules) != len(gates.DefaultCatalog().Describe()) {
 		t.Fatalf("rules --json = %+v", v)
 	}
 	for _, k := range v.Kinds {
-		if k.Name == "" || k.Description == "" || k.Params == "" {
+		if k.Kind == "" || k.Description == "" || k.Params == "" {
 			t.Errorf("kind %+v lacks a name, description or params", k)
 		}
 	}
@@ -216,7 +218,7 @@ func TestQuestGateProfile(t *testing.T) {
 	if !strings.Contains(r.stderr, `gate profile "strict" is not configured (known: cited, default)`) {
 		t.Errorf("quest new --gate strict said %q", r.stderr)
 	}
-	var q engine.Quest
+	var q api.Quest
 	decode(t, must(t, 0, "", "quest", "new", "x", "--direction", "d", "--gate", "cited", "--provider", "external", "--json", "--data", data, "--config", conf), &q)
 	if q.Gate != "cited" {
 		t.Fatalf("quest gate = %q, want cited", q.Gate)
@@ -231,8 +233,8 @@ func TestQuestGateProfile(t *testing.T) {
 	if !strings.Contains(r.stderr, `gate profile "cited" is not in the configuration (known: default)`) {
 		t.Errorf("submit on a vanished profile said %q", r.stderr)
 	}
-	decode(t, must(t, 0, "", "quest", "show", q.ID, "--json", "--data", data, "--config", bare), &struct{ Quest *engine.Quest }{&q})
-	if q.Status != engine.QuestStopped || !strings.Contains(q.Reason, `"cited"`) {
+	decode(t, must(t, 0, "", "quest", "show", q.ID, "--json", "--data", data, "--config", bare), &struct{ Quest *api.Quest }{&q})
+	if q.Status != string(engine.QuestStopped) || !strings.Contains(q.Reason, `"cited"`) {
 		t.Errorf("quest is %s (%s), want stopped naming the profile", q.Status, q.Reason)
 	}
 	if r := must(t, 1, "", "rules", "--quest", q.ID, "--data", data, "--config", bare); !strings.Contains(r.stderr, `"cited"`) {
@@ -264,7 +266,7 @@ func TestOfflineDeferral(t *testing.T) {
 		t.Errorf("offline submit printed:\n%s", r.stdout)
 	}
 	n := node(t, data, conf, "n1")
-	if n.Status != engine.Deferred || n.Tries != 0 {
+	if n.Status != string(engine.Deferred) || n.Tries != 0 {
 		t.Fatalf("n1 is %s with %d tries, want deferred with 0", n.Status, n.Tries)
 	}
 	// Stage 1 fails: FAIL even offline (no network needed to say so).
@@ -276,13 +278,13 @@ func TestOfflineDeferral(t *testing.T) {
 		t.Skipf("cannot listen on %s again: %v", addr, err)
 	}
 	sourceServer(t, l)
-	var tv tickView
+	var tv api.Tick
 	decode(t, must(t, 0, "", cmd("tick", "--json")...), &tv)
-	if !reflect.DeepEqual(tv.Report.Resumed, []string{"n1"}) || !reflect.DeepEqual(tv.Report.Dispatched, []string{"n1"}) {
-		t.Errorf("tick report %+v, want n1 resumed and dispatched", tv.Report)
+	if !reflect.DeepEqual(tv.Resumed, []string{"n1"}) || !reflect.DeepEqual(tv.Dispatched, []string{"n1"}) {
+		t.Errorf("tick report %+v, want n1 resumed and dispatched", tv)
 	}
 	n = node(t, data, conf, "n1")
-	if n.Status != engine.Aborted || n.Outcome != "PASS" || n.Tries != 0 {
+	if n.Status != string(engine.Aborted) || n.Outcome != "PASS" || n.Tries != 0 {
 		t.Errorf("after the network came back n1 is %s (%s, %d tries), want aborted (PASS, 0 tries)", n.Status, n.Outcome, n.Tries)
 	}
 
@@ -310,9 +312,9 @@ func TestOfflineDeferral(t *testing.T) {
 }
 
 // node reads one node through the CLI.
-func node(t *testing.T, data, conf, id string) *engine.Node {
+func node(t *testing.T, data, conf, id string) api.Node {
 	t.Helper()
-	var v questView
+	var v api.QuestDetail
 	decode(t, must(t, 0, "", "quest", "show", "q1", "--json", "--data", data, "--config", conf), &v)
 	for _, n := range v.Nodes {
 		if n.ID == id {
@@ -320,7 +322,7 @@ func node(t *testing.T, data, conf, id string) *engine.Node {
 		}
 	}
 	t.Fatalf("no node %s", id)
-	return nil
+	return api.Node{}
 }
 
 // engineEvents reads every event of the store in data.

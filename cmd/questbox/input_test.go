@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,7 +46,7 @@ func TestHugeAnswerIsCutAndFails(t *testing.T) {
 	v := showQuest(t, data, "q1")
 	for _, id := range []string{"n1", "n2"} {
 		n := nodeOf(t, v, id)
-		if n.Status != engine.Pending || n.Tries != 1 {
+		if n.Status != string(engine.Pending) || n.Tries != 1 {
 			t.Errorf("%s after a huge answer: %s with %d tries, want pending with 1", id, n.Status, n.Tries)
 		}
 	}
@@ -63,7 +65,7 @@ func TestHugeHypothesesFileIsRefused(t *testing.T) {
 	if !strings.Contains(r.stderr, "is 1140000 bytes; a hypotheses list may be at most 1048576") {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	var st statusView
+	var st api.Status
 	decode(t, must(t, 0, "", append([]string{"status", "q1", "--json"}, d...)...), &st)
 	if st.Total != 0 {
 		t.Errorf("the refused scan added %d nodes", st.Total)

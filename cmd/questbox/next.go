@@ -16,14 +16,14 @@ func (c *nextCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("next", args, "QUEST"); err != nil {
 		return err
 	}
-	w, err := e.eng.Next(args[0])
+	w, err := e.door.api(ctx).Next(ctx, args[0])
 	if err != nil {
 		return err
 	}
-	if w == nil {
+	if w.Node == nil {
 		fmt.Fprintf(e.stderr, "nothing is pending in quest %s\n", args[0])
 		if e.json {
-			return printJSON(e.stdout, map[string]any{"node": nil})
+			return printJSON(e.stdout, w)
 		}
 		return nil
 	}
@@ -31,6 +31,6 @@ func (c *nextCmd) run(ctx context.Context, e *env, args []string) error {
 		return printJSON(e.stdout, w)
 	}
 	fmt.Fprint(e.stdout, w.Prompt)
-	fmt.Fprintf(e.stderr, "node %s (%s, try %d); answer with `questbox submit %s --node %s < answer`\n", w.Node, w.Role, w.Attempt, w.Quest, w.Node)
+	fmt.Fprintf(e.stderr, "node %s (%s, try %d); answer with `questbox submit %s --node %s < answer`\n", *w.Node, w.Role, w.Attempt, w.Quest, *w.Node)
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // printJSON writes v as indented JSON.
@@ -37,11 +38,6 @@ const (
 func (e *env) readInput(name string, limit int64) (b []byte, total int64, err error) {
 	var r io.Reader = e.stdin
 	if name != "" && name != "-" {
-		if e.inDaemon {
-			// The client reads its files and sends them as stdin; the daemon
-			// never opens a path a request names.
-			return nil, 0, usagef("the daemon does not read files named in a request (%s); send the content as stdin", name)
-		}
 		if !filepath.IsAbs(name) {
 			name = filepath.Join(e.cwd, name)
 		}
@@ -71,8 +67,8 @@ func inputName(name string) string {
 }
 
 // factLine renders a fact without its level, which the caller shows.
-func factLine(f gates.Fact) string {
-	s := f.String()
+func factLine(f api.Fact) string {
+	s := f.Text
 	for _, p := range []string{"FAIL ", "REVIEW "} {
 		if strings.HasPrefix(s, p) {
 			return strings.TrimPrefix(s, p)
@@ -85,7 +81,7 @@ func factLine(f gates.Fact) string {
 //
 //	12:00:05 q1 n3 scout       pending → running
 //	12:00:07 q1 n3 verdict FAIL  contract @ evidence: expected …
-func formatEvent(ev engine.Event) string {
+func formatEvent(ev api.Event) string {
 	ts := ev.Time.Local().Format("15:04:05")
 	var b strings.Builder
 	switch ev.Kind {
@@ -107,7 +103,7 @@ func formatEvent(ev engine.Event) string {
 				fmt.Fprintf(&b, "  %s", factLine(f))
 				continue
 			}
-			fmt.Fprintf(&b, "\n%s%s", indent, f)
+			fmt.Fprintf(&b, "\n%s%s", indent, f.Text)
 		}
 	case engine.KindQuest:
 		from := ev.From
@@ -150,13 +146,13 @@ func dur(d time.Duration) string {
 }
 
 // writeFacts prints facts one per line, then the canonical feedback when it
-// says more than the facts do: byte for byte as the agent's next prompt has
-// it (`submit` and `quest show` both print it this way).
-func writeFacts(w io.Writer, indent string, facts []gates.Fact, feedback string) {
+// says more than the facts do (adds): byte for byte as the agent's next
+// prompt has it (`submit` and `quest show` both print it this way).
+func writeFacts(w io.Writer, indent string, facts []api.Fact, feedback string, adds bool) {
 	for _, f := range facts {
-		fmt.Fprintf(w, "  %s\n", f)
+		fmt.Fprintf(w, "  %s\n", f.Text)
 	}
-	if strings.TrimSpace(feedback) == "" || strings.TrimSpace(feedback) == strings.TrimSpace(engine.Feedback(facts)) {
+	if !adds {
 		return
 	}
 	fmt.Fprintf(w, "%sfeedback:\n%s", indent, feedback)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // questNewCmd is `quest new NAME --direction TEXT ...`.
@@ -48,46 +49,41 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	set := map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	s := e.eng.NewQuestSpec(args[0], c.direction)
+	req := api.NewQuest{Name: args[0], Direction: c.direction}
 	if set["mode"] {
-		s.Mode = c.mode
+		req.Mode = &c.mode
 	}
 	if set["roles"] {
-		s.Roles = nil
+		req.Roles = []string{}
 		for r := range strings.SplitSeq(c.roles, ",") {
 			if r = strings.TrimSpace(r); r != "" {
-				s.Roles = append(s.Roles, r)
+				req.Roles = append(req.Roles, r)
 			}
 		}
 	}
 	if set["provider"] {
-		s.Provider = c.provider
+		req.Provider = &c.provider
 	}
 	if set["gate"] {
-		s.Gate = c.gate
-	}
-	if !e.cfg.HasGate(s.Gate) {
-		return usagef("quest new: gate profile %q is not configured (known: %s)", s.Gate, strings.Join(e.cfg.GateNames(), ", "))
+		req.Gate = &c.gate
 	}
 	if set["max-agent-runs"] {
-		s.Limits.MaxAgentRuns = c.maxRuns
+		req.MaxAgentRuns = &c.maxRuns
 	}
 	if set["max-tries"] {
-		s.Limits.MaxTries = c.maxTries
+		req.MaxTries = &c.maxTries
 	}
 	if set["wall-clock"] {
-		s.Limits.WallClock = c.wallClock
+		d := c.wallClock.String()
+		req.WallClock = &d
 	}
 	if set["token-budget"] {
-		s.Limits.TokenBudget = c.tokens
+		req.TokenBudget = &c.tokens
 	}
 	if set["checkpoint"] {
-		s.Checkpoints = c.checkpoints
+		req.Checkpoints = c.checkpoints
 	}
-	if err := e.wire.check(s.Provider); err != nil {
-		return usagef("provider %q cannot run: %v", s.Provider, err)
-	}
-	q, err := e.eng.NewQuest(s)
+	q, err := e.door.api(ctx).NewQuest(ctx, req)
 	if err != nil {
 		return err
 	}
@@ -112,14 +108,11 @@ func (c *questListCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("quest list", args); err != nil {
 		return err
 	}
-	qs, err := e.eng.Quests()
+	qs, err := e.door.api(ctx).Quests(ctx)
 	if err != nil {
 		return err
 	}
 	if e.json {
-		if qs == nil {
-			qs = []*engine.Quest{}
-		}
 		return printJSON(e.stdout, qs)
 	}
 	if len(qs) == 0 {
@@ -129,12 +122,8 @@ func (c *questListCmd) run(ctx context.Context, e *env, args []string) error {
 	tw := table(e.stdout)
 	fmt.Fprintln(tw, "ID\tSTATUS\tMODE\tPROVIDER\tNODES\tRUNS\tNAME")
 	for _, q := range qs {
-		n := 0
-		for _, c := range q.Counts {
-			n += c
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\n", q.ID, q.Status, q.Mode, q.Provider, n,
-			q.Counters.AgentRuns, q.Limits.MaxAgentRuns, q.Name)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d/%d\t%s\n", q.ID, q.Status, q.Mode, q.Provider, q.Nodes,
+			q.Used.AgentRuns, q.Limits.MaxAgentRuns, q.Name)
 	}
 	return tw.Flush()
 }
@@ -144,40 +133,18 @@ type questShowCmd struct{}
 
 func (c *questShowCmd) flags(*flag.FlagSet) {}
 
-// questView is the JSON of `quest show`.
-type questView struct {
-	Quest *engine.Quest  `json:"quest"`
-	Nodes []*engine.Node `json:"nodes"`
-	Edges []engine.Edge  `json:"edges"`
-}
-
 func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("quest show", args, "ID"); err != nil {
 		return err
 	}
-	q, err := e.eng.Quest(args[0])
-	if err != nil {
-		return err
-	}
-	nodes, err := e.eng.Nodes(q.ID)
-	if err != nil {
-		return err
-	}
-	edges, err := e.eng.Edges(q.ID)
+	d, err := e.door.api(ctx).Quest(ctx, args[0])
 	if err != nil {
 		return err
 	}
 	if e.json {
-		v := questView{Quest: q, Nodes: nodes, Edges: edges}
-		if v.Nodes == nil {
-			v.Nodes = []*engine.Node{}
-		}
-		if v.Edges == nil {
-			v.Edges = []engine.Edge{}
-		}
-		return printJSON(e.stdout, v)
+		return printJSON(e.stdout, d)
 	}
-	w := e.stdout
+	q, w := d.Quest, e.stdout
 	fmt.Fprintf(w, "quest %s %q: %s", q.ID, q.Name, q.Status)
 	if q.Reason != "" {
 		fmt.Fprintf(w, " (%s)", q.Reason)
@@ -187,15 +154,15 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, ", checkpoints %s", strings.Join(q.Checkpoints, ","))
 	}
 	fmt.Fprintf(w, "\nruns %d/%d, tokens %d/%d, wall clock %s/%s, max tries %d\n\n",
-		q.Counters.AgentRuns, q.Limits.MaxAgentRuns, q.Counters.Tokens, q.Limits.TokenBudget,
-		dur(q.Counters.WallUsed), dur(q.Limits.WallClock), q.Limits.MaxTries)
-	if len(nodes) == 0 {
+		q.Used.AgentRuns, q.Limits.MaxAgentRuns, q.Used.Tokens, q.Limits.TokenBudget,
+		q.Used.WallClock, q.Limits.WallClock, q.Limits.MaxTries)
+	if len(d.Nodes) == 0 {
 		fmt.Fprintln(w, "no nodes yet")
 		return nil
 	}
 	tw := table(w)
 	fmt.Fprintln(tw, "NODE\tPARENT\tROLE\tSTATUS\tTRIES\tOUTCOME\tHYPOTHESIS")
-	for _, n := range nodes {
+	for _, n := range d.Nodes {
 		parent := n.Parent
 		if parent == "" {
 			parent = "-"
@@ -206,15 +173,15 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	for _, n := range nodes {
-		if len(n.Facts) == 0 && n.Status != engine.Running && n.Status != engine.Deferred {
+	for _, n := range d.Nodes {
+		if len(n.Facts) == 0 && n.Status != string(engine.Running) && n.Status != string(engine.Deferred) {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%s):\n", n.ID, n.Status)
-		if n.Status == engine.Deferred {
-			fmt.Fprintf(w, "  waiting for the network: %s\n", deferReason(n))
+		if n.Status == string(engine.Deferred) {
+			fmt.Fprintf(w, "  waiting for the network: %s\n", n.Waiting)
 		}
-		writeFacts(w, "  ", n.Facts, n.Feedback)
+		writeFacts(w, "  ", n.Facts, n.Feedback, n.FeedbackAdds)
 		if len(n.Attempts) > 0 {
 			a := n.Attempts[len(n.Attempts)-1]
 			fmt.Fprintf(w, "  last attempt %s: %s\n", a.At.Local().Format(time.DateTime), a.Outcome)
@@ -236,12 +203,12 @@ func (c *questStateCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs(name, args, "ID"); err != nil {
 		return err
 	}
-	var q *engine.Quest
+	var q api.Quest
 	var err error
 	if c.stop {
-		q, err = e.eng.StopQuest(args[0])
+		q, err = e.door.api(ctx).StopQuest(ctx, args[0])
 	} else {
-		q, err = e.eng.ResumeQuest(args[0])
+		q, err = e.door.api(ctx).ResumeQuest(ctx, args[0])
 	}
 	if err != nil {
 		return err
@@ -264,7 +231,7 @@ func (c *abortNodeCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("quest abort-node", args, "NODE"); err != nil {
 		return err
 	}
-	n, err := e.eng.AbortNode(args[0], c.reason)
+	n, err := e.door.api(ctx).AbortNode(ctx, args[0], c.reason)
 	if err != nil {
 		return err
 	}

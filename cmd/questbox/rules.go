@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/questbox/questbox/gates"
 )
 
 // rulesCmd is `rules [--quest Q | --gate G]`: the gate's catalog, the
@@ -20,49 +19,14 @@ func (c *rulesCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.gate, "gate", "", "the rules of this gate profile (default: the config's defaults.gate)")
 }
 
-// noEngine: only --quest needs the store.
-func (c *rulesCmd) noEngine() bool { return c.quest == "" }
-
-// rulesView is what `rules --json` prints. Kinds is present only without
-// --quest and --gate; Quest only with --quest.
-type rulesView struct {
-	Kinds []gates.KindInfo `json:"kinds,omitempty"`
-	Quest string           `json:"quest,omitempty"`
-	Gate  string           `json:"gate"`
-	Rules []gates.RuleInfo `json:"rules"`
-}
-
 func (c *rulesCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("rules", args); err != nil {
 		return err
 	}
-	if c.quest != "" && c.gate != "" {
-		return usagef("rules takes --quest or --gate, not both")
-	}
-	v := rulesView{Gate: e.cfg.Defaults.Gate}
-	switch {
-	case c.quest != "":
-		q, err := e.eng.Quest(c.quest)
-		if err != nil {
-			return err
-		}
-		v.Quest, v.Gate = q.ID, q.Gate
-		if v.Gate == "" {
-			v.Gate = "default"
-		}
-	case c.gate != "":
-		v.Gate = c.gate
-	default:
-		v.Kinds = gates.Kinds()
-	}
-	cat, err := e.cfg.Catalog(v.Gate)
+	v, err := e.door.api(ctx).Rules(ctx, c.quest, c.gate)
 	if err != nil {
-		if v.Quest != "" {
-			return fmt.Errorf("quest %s: %w", v.Quest, err)
-		}
-		return usagef("%v", err)
+		return err
 	}
-	v.Rules = cat.Describe()
 	if e.json {
 		return printJSON(e.stdout, v)
 	}
@@ -72,7 +36,7 @@ func (c *rulesCmd) run(ctx context.Context, e *env, args []string) error {
 		tw := table(w)
 		fmt.Fprintln(tw, "KIND\tSTAGE\tDESCRIPTION")
 		for _, k := range v.Kinds {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Name, k.Stage, k.Description)
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", k.Kind, k.Stage, k.Description)
 			if k.Params != "none" && k.Params != "" {
 				fmt.Fprintf(tw, "\t\tparams: %s\n", k.Params)
 			}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -39,10 +41,10 @@ func TestSalvage(t *testing.T) {
 	if !strings.Contains(r.stdout, "verify: ok") {
 		t.Errorf("the salvaged ledger does not verify:\n%s", r.stdout)
 	}
-	var st statusView
+	var st api.Status
 	decode(t, must(t, 0, "", "status", "q1", "--json", "--data", data), &st)
-	if st.Total != 300 || st.Counts[engine.Aborted] != 1 {
-		t.Errorf("after salvage: %d nodes, %d aborted; want 300, 1", st.Total, st.Counts[engine.Aborted])
+	if st.Total != 300 || st.Counts[string(engine.Aborted)] != 1 {
+		t.Errorf("after salvage: %d nodes, %d aborted; want 300, 1", st.Total, st.Counts[string(engine.Aborted)])
 	}
 	must(t, 0, "", "verify", "--data", data)
 	// The engine works on the salvaged store: the quest takes answers.

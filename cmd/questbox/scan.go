@@ -14,35 +14,13 @@ func (c *scanCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.from, "from", "", "read one hypothesis per non-empty line of FILE (- is stdin)")
 }
 
-// stdinArg reports whether args are QUEST - : the hypotheses come from
-// stdin, as with --from -.
-func stdinArg(args []string) bool { return len(args) == 2 && args[1] == "-" }
-
-// prepare reads --from (or stdin for a lone "-") on the client: the daemon
-// gets the lines as stdin.
-func (c *scanCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request) (func(*response) error, error) {
-	from := c.from
-	if from == "" && stdinArg(args) {
-		from = "-"
-	}
-	if from == "" {
-		return nil, nil
-	}
-	b, err := e.hypotheses(from)
-	if err != nil {
-		return nil, err
-	}
-	req.Stdin = b
-	return nil, fs.Set("from", "-")
-}
-
 func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
 	if len(args) == 0 {
 		return usagef("scan needs QUEST, then hypotheses as arguments or --from FILE")
 	}
 	quest, hyps := args[0], args[1:]
-	if stdinArg(args) && (c.from == "" || c.from == "-") {
-		hyps, c.from = nil, "-"
+	if len(args) == 2 && args[1] == "-" && (c.from == "" || c.from == "-") {
+		hyps, c.from = nil, "-" // QUEST - : from stdin, as --from -
 	}
 	if c.from != "" {
 		b, err := e.hypotheses(c.from)
@@ -58,15 +36,9 @@ func (c *scanCmd) run(ctx context.Context, e *env, args []string) error {
 	if len(hyps) == 0 {
 		return usagef("scan %s: no hypotheses given (arguments, or non-empty lines of --from FILE)", quest)
 	}
-	res, err := e.eng.Scan(quest, hyps)
+	res, err := e.door.api(ctx).Scan(ctx, quest, hyps)
 	if err != nil {
 		return err
-	}
-	if res.Added == nil {
-		res.Added = []string{}
-	}
-	if res.Skipped == nil {
-		res.Skipped = []string{}
 	}
 	if e.json {
 		return printJSON(e.stdout, res)

@@ -40,8 +40,7 @@ func (c *selftestCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	g.Backend = config.BackendPeriph
 	sock := e.cfg.SocketPath()
-	if conn, err := dialControl(ctx, sock); err == nil {
-		conn.Close()
+	if daemonRunning(ctx, sock) {
 		return &exitError{code: exitStore, err: fmt.Errorf("a questbox daemon is running (control socket %s) and holds the GPIO pins: stop it first (`sudo systemctl stop questbox`), then run selftest again", sock)}
 	}
 	dev, err := openDevice(g, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))

@@ -1,17 +1,11 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
 )
 
@@ -24,84 +18,10 @@ func writeGarbage(t *testing.T, data, text string) {
 	}
 }
 
-// A store that fails its check at start-up holds the daemon with red
-// blinking 4 Hz; a file that is still damaged keeps it there; once
-// salvaged, the store opens and the hold ends.
-func TestStoreHoldShowsTheFaultUntilRepaired(t *testing.T) {
-	data := t.TempDir()
-	writeGarbage(t, data, "not a bbolt file. ")
-	_, openErr := openChecked(data)
-	if !holdable(openErr) {
-		t.Fatalf("open of garbage: %v, want a holdable error", openErr)
-	}
-	dev, err := device.Open(device.Config{Backend: device.BackendSim}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	h := newStoreHold(config.Default().GPIO, data, dev, slog.New(slog.DiscardHandler), openErr)
-	h.every = 10 * time.Millisecond
-	type opened struct {
-		st  *engine.Store
-		err error
-	}
-	done := make(chan opened, 1)
-	go func() {
-		st, err := h.wait(context.Background(), nil)
-		done <- opened{st, err}
-	}()
-	waitFor(t, "red blinking 4 Hz", func() bool {
-		s := dev.Snapshot()
-		return s.Red.Pattern == "blink 4Hz" && s.Green.Pattern == "off"
-	})
-	if f := dev.State().Fault; !strings.Contains(f, "questbox salvage --data "+data) {
-		t.Errorf("fault %q does not name the salvage command", f)
-	}
-
-	// Damaged differently: still held, and the fault says what is wrong now.
-	before := h.reason()
-	writeGarbage(t, data, "still not a bbolt file! ")
-	waitFor(t, "the changed file to be checked", func() bool { return h.reason() != before })
-	if !errors.Is(h.reason(), engine.ErrCorrupt) {
-		t.Errorf("after a second bad file: %v, want ErrCorrupt", h.reason())
-	}
-
-	must(t, 0, "", "salvage", "--data", data)
-	var got opened
-	select {
-	case got = <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("the hold did not open the salvaged store")
-	}
-	if got.err != nil {
-		t.Fatalf("hold: %v", got.err)
-	}
-	if _, err := engine.New(got.st, engine.Options{}); err != nil {
-		t.Errorf("engine on the salvaged store: %v", err)
-	}
-	got.st.Close()
-}
-
-func TestStoreHoldGivesUpWithTheReason(t *testing.T) {
-	data := t.TempDir()
-	writeGarbage(t, data, "not a bbolt file. ")
-	_, err := openChecked(data)
-	dev, derr := device.Open(device.Config{Backend: device.BackendSim}, nil)
-	if derr != nil {
-		t.Fatal(derr)
-	}
-	defer dev.Close()
-	h := newStoreHold(config.Default().GPIO, data, dev, slog.New(slog.DiscardHandler), err)
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if st, err := h.wait(ctx, nil); st != nil || !errors.Is(err, engine.ErrCorrupt) {
-		t.Errorf("cancelled hold = %v, %v, want nil, ErrCorrupt", st, err)
-	}
-}
-
 // `questbox run` on a corrupt store: it reports READY with the reason to
-// systemd, answers commands with the reason (exit 2, salvage named),
-// and starts by itself once `questbox salvage` has repaired the store.
+// systemd, shows the fault (red 4 Hz, green dark), answers commands with the
+// reason (exit 2, salvage named) while `device status` still answers, and
+// starts by itself once `questbox salvage` has repaired the store.
 func TestDaemonWaitsForARepairedStore(t *testing.T) {
 	data := shortDir(t)
 	writeGarbage(t, data, "not a bbolt file. ")
@@ -116,6 +36,17 @@ func TestDaemonWaitsForARepairedStore(t *testing.T) {
 	if !strings.Contains(r.stderr, "waiting for its store") || !strings.Contains(r.stderr, "questbox salvage --data "+data) {
 		t.Errorf("a command while the store is refused said %q", r.stderr)
 	}
+	v := deviceStatus(t, data)
+	if v.Red.Pattern != "blink 4Hz" || v.Green.Pattern != "off" || !v.State.Halted {
+		t.Errorf("held: red %q green %q halted %v, want red blink 4Hz, green off, halted", v.Red.Pattern, v.Green.Pattern, v.State.Halted)
+	}
+	if !strings.Contains(v.Halted, "questbox salvage --data "+data) {
+		t.Errorf("device status says halted %q, want the salvage command", v.Halted)
+	}
+
+	// Damaged differently: still held.
+	writeGarbage(t, data, "still not a bbolt file! ")
+	must(t, 2, "", "quest", "list", "--data", data)
 
 	must(t, 0, "", "salvage", "--data", data)
 	if got := readNotify(t, notify); got != "STATUS=store opened; starting" {
@@ -125,6 +56,9 @@ func TestDaemonWaitsForARepairedStore(t *testing.T) {
 		t.Errorf("systemd got %q, want READY=1 once running", got)
 	}
 	must(t, 0, "", "quest", "new", "after", "--direction", "d", "--provider", "external", "--data", data)
+	if v := deviceStatus(t, data); v.State.Halted || v.Halted != "" {
+		t.Errorf("still halted after the repair: %+v", v.State)
+	}
 
 	if err := d.stop(); err != nil {
 		t.Fatalf("run returned %v\n%s", err, d.stderr.String())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // submitCmd is `submit QUEST --node N [--in FILE|-]`. The exit code is the
@@ -27,22 +28,6 @@ func (c *submitCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.in, "in", "-", "read the answer from FILE (- is stdin)")
 }
 
-// prepare reads the answer on the client: the daemon gets it as stdin,
-// cut one byte past the gate's limit, so a huge answer costs the daemon
-// nothing more than a small one (it is a FAIL either way).
-func (c *submitCmd) prepare(e *env, fs *flag.FlagSet, args []string, req *request) (func(*response) error, error) {
-	b, total, err := e.readInput(c.in, maxAnswerInput)
-	if err != nil {
-		return nil, err
-	}
-	req.Stdin = b
-	after := func(resp *response) error {
-		resp.Stderr = append(resp.Stderr, cutNote(b, total)...)
-		return nil
-	}
-	return after, fs.Set("in", "-")
-}
-
 // cutNote says, when the answer was cut, how large it really was.
 func cutNote(kept []byte, total int64) string {
 	if total <= int64(len(kept)) {
@@ -59,25 +44,17 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.node == "" {
 		return usagef("submit needs --node N (see `questbox next %s`)", args[0])
 	}
+	// The answer is read whole before the API is reached: a slow agent
+	// piping into submit holds neither the daemon nor the store.
 	raw, total, err := e.readInput(c.in, maxAnswerInput)
 	if err != nil {
 		return err
 	}
-	res, err := e.eng.Submit(ctx, args[0], c.node, raw)
+	res, err := e.door.api(ctx).Submit(ctx, args[0], c.node, raw)
 	if err != nil {
 		return err
 	}
 	fmt.Fprint(e.stderr, cutNote(raw, total))
-	reason := res.Reason
-	switch res.Outcome {
-	case "PASS", "FAIL", "REVIEW":
-	default:
-		// Deferred, or not judged at all (the quest was stopped: its
-		// provider or gate profile is missing): say why.
-		if q, err := e.eng.Quest(args[0]); err == nil && q.Status != engine.QuestActive {
-			return fmt.Errorf("the answer was not judged: quest %s is %s: %s: %w", q.ID, q.Status, q.Reason, engine.ErrInvalid)
-		}
-	}
 	if e.json {
 		if err := printJSON(e.stdout, res); err != nil {
 			return err
@@ -85,7 +62,7 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	} else {
 		printVerdict(e, args[0], res)
 		if res.Outcome == "DEFERRED" {
-			fmt.Fprintf(e.stdout, "deferred: %s\nno try consumed; the answer is kept and judged again at a tick once the network is back (no need to submit again)\n", reason)
+			fmt.Fprintf(e.stdout, "deferred: %s\nno try consumed; the answer is kept and judged again at a tick once the network is back (no need to submit again)\n", res.Reason)
 		}
 	}
 	switch res.Outcome {
@@ -97,34 +74,22 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-func printVerdict(e *env, quest string, res engine.SubmitResult) {
+func printVerdict(e *env, quest string, res api.Verdict) {
 	w := e.stdout
 	fmt.Fprintf(w, "%s  node %s is %s  (tries %d/%d)\n", res.Outcome, res.Node, res.Status, res.Tries, res.MaxTries)
 	if res.Verdict != "" {
 		fmt.Fprintf(w, "verdict: %s\n", res.Verdict)
 	}
-	writeFacts(w, "", res.Facts, res.Feedback)
+	writeFacts(w, "", res.Facts, res.Feedback, res.FeedbackAdds)
 	if len(res.Children) > 0 {
 		fmt.Fprintf(w, "new nodes: %s\n", strings.Join(res.Children, " "))
 	}
 	switch {
-	case res.Outcome == "FAIL" && res.Status == engine.Exhausted:
+	case res.Outcome == "FAIL" && res.Status == string(engine.Exhausted):
 		fmt.Fprintf(w, "the node used all its tries and is exhausted\n")
 	case res.Outcome == "FAIL":
 		fmt.Fprintf(w, "fix the facts above and submit again (`questbox next %s` shows them in the prompt)\n", quest)
 	case res.Outcome == "REVIEW":
 		fmt.Fprintf(w, "awaiting human consent (long press on the button approves)\n")
 	}
-}
-
-// deferReason says why n's last answer was not judged: the kept claim's
-// reason, else the last attempt's.
-func deferReason(n *engine.Node) string {
-	switch {
-	case n.Claim != nil && n.Claim.Why != "":
-		return n.Claim.Why
-	case len(n.Attempts) > 0:
-		return n.Attempts[len(n.Attempts)-1].Feedback
-	}
-	return n.Reason
 }

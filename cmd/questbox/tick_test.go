@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/questbox/questbox/ui/api"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,14 +29,14 @@ argv = ["sh", "-c", "cat > /dev/null; cat `+canned+`"]
 			t.Errorf("tick output lacks %q:\n%s", want, r.stdout)
 		}
 	}
-	var v tickView
+	var v api.Tick
 	decode(t, must(t, 0, "", append([]string{"tick", "--json"}, c...)...), &v)
-	if len(v.Report.Dispatched) != 1 {
-		t.Errorf("second tick dispatched %v, want the owner", v.Report.Dispatched)
+	if len(v.Dispatched) != 1 {
+		t.Errorf("second tick dispatched %v, want the owner", v.Dispatched)
 	}
-	var st statusView
+	var st api.Status
 	decode(t, must(t, 0, "", append([]string{"status", "q1", "--json"}, c...)...), &st)
-	if st.Counts[engine.Aborted] != 1 || st.Used.AgentRuns != 2 {
+	if st.Counts[string(engine.Aborted)] != 1 || st.Used.AgentRuns != 2 {
 		t.Errorf("after two ticks: %v, %d runs", st.Counts, st.Used.AgentRuns)
 	}
 }

@@ -62,39 +62,6 @@ func (e *env) resolve() error {
 	return nil
 }
 
-// openEngine opens the store in the data directory and an engine on it
-// (which puts back to pending any node a crash left running). The returned
-// func closes both.
-func (e *env) openEngine(check bool) (func() error, error) {
-	var st *engine.Store
-	var err error
-	if check {
-		st, err = openChecked(e.data)
-	} else {
-		st, err = engine.OpenStore(e.data, engine.StoreOptions{})
-	}
-	if err != nil {
-		return nil, err
-	}
-	w := newWiring(e.cfg, e.getenv, 0)
-	opt, err := w.options(e.cfg, e.log, st)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	eng, err := engine.New(st, opt)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	w.net.recordTo(eng, e.log)
-	e.eng, e.wire = eng, w
-	return func() error {
-		eng.Shutdown(0)
-		return st.Close()
-	}, nil
-}
-
 // wiring is what the engine is built from: providers, gate catalogs, the
 // network (resolver and probe) and the L2 judge's models.
 type wiring struct {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
+)
+
+// door is how a verb reaches the API: the running daemon's control socket
+// when one answers, else the same handlers served in-process over the
+// store (opened read-only for reads, read-write for writes). It is chosen
+// at the first call, after the verb has read its input: a slow producer
+// piping into `submit` holds neither the daemon nor the store's lock.
+type door struct {
+	e *env
+
+	client *api.Client
+	stop   func()      // stops the in-process server
+	local  *localStore // nil with a daemon
+}
+
+// api returns the client, choosing the door at the first call.
+func (d *door) api(ctx context.Context) *api.Client {
+	if d.client != nil {
+		return d.client
+	}
+	sock := d.e.cfg.SocketPath()
+	if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "unix", sock); err == nil {
+		c.Close()
+		d.client = api.NewClient(api.SocketClient(sock), "daemon on "+sock)
+		return d.client
+	}
+	d.local = &localStore{e: d.e}
+	srv := api.New(api.Options{Engines: d.local, Config: d.e.cfg, Version: version, Log: d.e.log,
+		CheckProvider: d.local.checkProvider, Internal: true})
+	hc, stop := api.InProcess(srv)
+	d.client, d.stop = api.NewClient(hc, "questbox"), stop
+	return d.client
+}
+
+// daemon reports whether the door is a running daemon.
+func (d *door) daemon() bool { return d.client != nil && d.local == nil }
+
+func (d *door) close() error {
+	if d.stop != nil {
+		d.stop()
+	}
+	if d.local != nil {
+		return d.local.close()
+	}
+	return nil
+}
+
+// localStore is api.Engines without a daemon: the store opened by this
+// process on first use, read-only while only reads were asked, reopened
+// read-write for a write.
+type localStore struct {
+	e *env
+
+	mu    sync.Mutex // guards the fields below
+	st    *engine.Store
+	eng   *engine.Engine
+	wire  *wiring
+	write bool
+}
+
+// Engine implements api.Engines.
+func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.eng != nil && (l.write || !write) {
+		return l.eng, nil
+	}
+	if err := l.closeLocked(); err != nil {
+		return nil, err
+	}
+	st, err := engine.OpenStore(l.e.data, engine.StoreOptions{})
+	if err != nil {
+		return nil, err
+	}
+	w := newWiring(l.e.cfg, l.e.getenv, 0)
+	opt, err := w.options(l.e.cfg, l.e.log, st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	eng, err := engine.New(st, opt)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	w.net.recordTo(eng, l.e.log)
+	l.st, l.eng, l.wire, l.write = st, eng, w, write
+	return eng, nil
+}
+
+func (l *localStore) checkProvider(name string) error {
+	l.mu.Lock()
+	w := l.wire
+	l.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	return w.check(name)
+}
+
+func (l *localStore) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closeLocked()
+}
+
+func (l *localStore) closeLocked() error {
+	if l.eng == nil {
+		return nil
+	}
+	l.eng.Shutdown(0)
+	err := l.st.Close()
+	l.st, l.eng, l.wire = nil, nil, nil
+	if err != nil {
+		return fmt.Errorf("close the store: %w", err)
+	}
+	return nil
+}

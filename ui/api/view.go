@@ -1,0 +1,563 @@
+package api
+
+import (
+	"strings"
+	"time"
+
+	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/device/box"
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates"
+)
+
+// The view types: what crosses the socket, the network and MQTT. Field
+// names are the documented JSON of the API; durations are given twice,
+// as whole seconds for programs and as Go duration text for people.
+
+// Quest is a quest as clients see it.
+type Quest struct {
+	ID          string         `json:"id"`
+	Name        string         `json:"name"`
+	Direction   string         `json:"direction"`
+	Status      string         `json:"status"` // active, stopped, done, terminated
+	Reason      string         `json:"reason,omitempty"`
+	Attention   bool           `json:"needs_attention"` // terminated, or stopped other than by its owner
+	Mode        string         `json:"mode"`
+	Roles       []string       `json:"roles"`
+	Provider    string         `json:"provider"`
+	Gate        string         `json:"gate"`
+	Checkpoints []string       `json:"checkpoints"`
+	Limits      Limits         `json:"limits"`
+	Used        Used           `json:"used"`
+	Remaining   Remaining      `json:"remaining"`
+	Counts      map[string]int `json:"counts"` // every node status, zeros included
+	Nodes       int            `json:"nodes"`
+	Running     string         `json:"running,omitempty"` // the node running now
+	Created     time.Time      `json:"created"`
+	Updated     time.Time      `json:"updated"`
+}
+
+// Limits are a quest's budgets and retry policy.
+type Limits struct {
+	MaxTries         int    `json:"max_tries"`
+	MaxAgentRuns     int    `json:"max_agent_runs"`
+	WallClockSeconds int64  `json:"wall_clock_seconds"`
+	WallClock        string `json:"wall_clock"`
+	TokenBudget      int    `json:"token_budget"`
+	MaxStalled       int    `json:"max_stalled"`
+	OwnerEvery       int    `json:"owner_every"`
+}
+
+// Used is what a quest has spent.
+type Used struct {
+	AgentRuns        int    `json:"agent_runs"`
+	Tokens           int    `json:"tokens"`
+	WallClockSeconds int64  `json:"wall_clock_seconds"`
+	WallClock        string `json:"wall_clock"`
+}
+
+// Remaining is what is left of each budget (never negative).
+type Remaining struct {
+	AgentRuns        int    `json:"agent_runs"`
+	Tokens           int    `json:"tokens"`
+	WallClockSeconds int64  `json:"wall_clock_seconds"`
+	WallClock        string `json:"wall_clock"`
+}
+
+// QuestDetail is a quest with its whole graph.
+type QuestDetail struct {
+	Quest Quest  `json:"quest"`
+	Nodes []Node `json:"nodes"`
+	Edges []Edge `json:"edges"`
+}
+
+// Node is one node: its claim, its verdict and its history.
+type Node struct {
+	ID            string     `json:"id"`
+	Quest         string     `json:"quest"`
+	Parent        string     `json:"parent,omitempty"`
+	Role          string     `json:"role"`
+	Hypothesis    string     `json:"hypothesis"`
+	Status        string     `json:"status"`
+	Terminal      bool       `json:"terminal"`
+	Depth         int        `json:"depth"`
+	Tries         int        `json:"tries"`
+	Verdict       string     `json:"verdict,omitempty"` // promising, dead, conclusion (once passed)
+	Evidence      string     `json:"evidence,omitempty"`
+	Citations     []Citation `json:"citations"`
+	NewDirections []string   `json:"new_directions"`
+	Outcome       string     `json:"outcome,omitempty"` // the gate's word on the last submission
+	Facts         []Fact     `json:"facts"`
+	// Feedback is the canonical feedback, byte for byte what the agent's
+	// next prompt carries.
+	Feedback string `json:"feedback,omitempty"`
+	// FeedbackAdds is true when Feedback says more than the facts listed
+	// (a root cause, what to change): clients then show it after them.
+	FeedbackAdds bool      `json:"feedback_adds"`
+	ClaimHash    string    `json:"claim_hash,omitempty"`
+	Reason       string    `json:"reason,omitempty"`
+	Waiting      string    `json:"waiting,omitempty"` // deferred: why it waits for the network
+	Attempts     []Attempt `json:"attempts"`
+	Runs         []string  `json:"runs"`
+	Created      time.Time `json:"created"`
+	Updated      time.Time `json:"updated"`
+}
+
+// Attempt is one entry of a node's attempt log.
+type Attempt struct {
+	At        time.Time `json:"at"`
+	Run       string    `json:"run,omitempty"`
+	Outcome   string    `json:"outcome"`
+	Facts     []Fact    `json:"facts"`
+	Feedback  string    `json:"feedback,omitempty"`
+	ClaimHash string    `json:"claim_hash,omitempty"`
+	TryUsed   bool      `json:"try_used"`
+	Repeats   int       `json:"repeats,omitempty"`
+}
+
+// Fact is what a rule that fired found. Text is the fact as one line, the
+// way the agent's feedback and the CLI print it.
+type Fact struct {
+	Rule     string `json:"rule"`
+	Level    string `json:"level"` // fail, review
+	Where    string `json:"where"`
+	Expected string `json:"expected"`
+	Actual   string `json:"actual"`
+	Text     string `json:"text"`
+}
+
+// Citation is a source and the words quoted from it.
+type Citation struct {
+	Source string `json:"source"`
+	Quote  string `json:"quote"`
+}
+
+// Edge links two nodes.
+type Edge struct {
+	From     string `json:"from"`
+	To       string `json:"to"`
+	Relation string `json:"relation"` // spawned, grew_to, aborted_to, proposed_from, promoted
+}
+
+// Status is `questbox status`: counts per status and what is left.
+type Status struct {
+	Quest     string         `json:"quest"`
+	Name      string         `json:"name"`
+	Status    string         `json:"status"`
+	Reason    string         `json:"reason,omitempty"`
+	Counts    map[string]int `json:"counts"`
+	Total     int            `json:"total"`
+	Running   string         `json:"running,omitempty"`
+	Used      Used           `json:"used"`
+	Limits    Limits         `json:"limits"`
+	Remaining Remaining      `json:"remaining"`
+}
+
+// Next is the prompt of the node an external agent should work on. Node is
+// "" when nothing is pending (the JSON then has "node": null).
+type Next struct {
+	Node       *string `json:"node"`
+	Quest      string  `json:"quest"`
+	Role       string  `json:"role,omitempty"`
+	Hypothesis string  `json:"hypothesis,omitempty"`
+	Attempt    int     `json:"attempt,omitempty"`
+	Prompt     string  `json:"prompt,omitempty"`
+}
+
+// Scan is what `scan` did with each hypothesis.
+type Scan struct {
+	Added   []string `json:"added"`   // new node ids
+	Skipped []string `json:"skipped"` // hypotheses the quest already had
+}
+
+// Verdict is the gate's answer to one submission. Outcome is PASS, FAIL,
+// REVIEW or DEFERRED.
+type Verdict struct {
+	Node         string   `json:"node"`
+	Outcome      string   `json:"outcome"`
+	Status       string   `json:"status"` // the node's status afterwards
+	Verdict      string   `json:"verdict,omitempty"`
+	Tries        int      `json:"tries"`
+	MaxTries     int      `json:"max_tries"`
+	Facts        []Fact   `json:"facts"`
+	Feedback     string   `json:"feedback,omitempty"`
+	FeedbackAdds bool     `json:"feedback_adds"`
+	ClaimHash    string   `json:"claim_hash"`
+	Children     []string `json:"children"`
+	Reason       string   `json:"reason,omitempty"` // why it was deferred or sent to a human
+}
+
+// Rules is a gate's catalog: the audit list of what it blocks. Kinds is
+// present only when neither a quest nor a gate was asked for.
+type Rules struct {
+	Kinds []Kind `json:"kinds,omitempty"`
+	Quest string `json:"quest,omitempty"`
+	Gate  string `json:"gate"`
+	Rules []Rule `json:"rules"`
+}
+
+// Kind is a built-in rule kind.
+type Kind struct {
+	Kind        string `json:"kind"`
+	Stage       string `json:"stage"`
+	Description string `json:"description"`
+	Params      string `json:"params"`
+}
+
+// Rule is one rule of a gate profile.
+type Rule struct {
+	ID          string   `json:"id"`
+	Level       string   `json:"level"`
+	Stage       string   `json:"stage"`
+	Kind        string   `json:"kind"`
+	Description string   `json:"description"`
+	Attacks     []string `json:"attacks"`
+	Supersedes  []string `json:"supersedes"`
+	Weight      float64  `json:"weight"`
+}
+
+// Verify is a store and ledger check that passed (one that fails is an
+// error with code store_corrupt).
+type Verify struct {
+	OK          bool   `json:"ok"`
+	Store       string `json:"store"`
+	Records     int    `json:"records"`
+	LockedNodes int    `json:"locked_nodes"`
+}
+
+// Event is one state change (SPEC §2.7).
+type Event struct {
+	Seq       uint64    `json:"seq"`
+	Time      time.Time `json:"time"`
+	Kind      string    `json:"kind"` // node, verdict, consent, quest, device
+	Quest     string    `json:"quest,omitempty"`
+	Node      string    `json:"node,omitempty"`
+	Role      string    `json:"role,omitempty"`
+	From      string    `json:"from,omitempty"`
+	To        string    `json:"to,omitempty"`
+	Outcome   string    `json:"outcome,omitempty"`
+	Facts     []Fact    `json:"facts,omitempty"`
+	Feedback  string    `json:"feedback,omitempty"`
+	RootCause string    `json:"root_cause,omitempty"`
+	ClaimHash string    `json:"claim_hash,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	Used      *Used     `json:"used,omitempty"`
+	Detail    string    `json:"detail,omitempty"`
+}
+
+// Events is a page of the event outbox. Next is the seq to ask for next
+// (the last one returned, or since when none).
+type Events struct {
+	Events []Event `json:"events"`
+	Next   uint64  `json:"next"`
+}
+
+// Tick is what one tick did, with the events it produced.
+type Tick struct {
+	Dispatched []string `json:"dispatched"`
+	Resumed    []string `json:"resumed"`
+	Finished   []string `json:"finished"`
+	Terminated []string `json:"terminated"`
+	Events     []Event  `json:"events"`
+}
+
+// Consent is a node waiting for a human.
+type Consent struct {
+	Node       string    `json:"node"`
+	Quest      string    `json:"quest"`
+	Role       string    `json:"role"`
+	Hypothesis string    `json:"hypothesis"`
+	ClaimHash  string    `json:"claim_hash"`
+	Why        string    `json:"why"`
+	Since      time.Time `json:"since"`
+	AgeSeconds int64     `json:"age_seconds"`
+	// Expired requests (older than gpio.consent_expiry) are listed until
+	// the engine sends them back to pending; the button skips them.
+	Expired bool `json:"expired,omitempty"`
+}
+
+// Health is /healthz.
+type Health struct {
+	Status  string `json:"status"` // ok, waiting (the store is refused)
+	Version string `json:"version"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Export is one batch of an export: the terminal nodes not exported yet,
+// one JSON object per line, and the token that acknowledges them.
+type Export struct {
+	Quest string `json:"quest"`
+	// Token acknowledges this batch (POST .../export/ack); "" when empty.
+	Token string `json:"token"`
+	// Lines are the JSONL lines, each ending in "\n".
+	Lines []string `json:"lines"`
+	// TruncateTo, for a file export, is the size the file must be cut to
+	// before the lines are appended: an earlier batch to it was never
+	// acknowledged and is being sent again.
+	TruncateTo *int64 `json:"truncate_to,omitempty"`
+}
+
+// ExportAck is the answer to an acknowledgement.
+type ExportAck struct {
+	Quest    string `json:"quest"`
+	Exported int    `json:"exported"`
+}
+
+// ExportRecord is one line of an export: a terminal node with its quest.
+type ExportRecord struct {
+	Quest string `json:"quest"`
+	Node
+}
+
+func facts(fs []gates.Fact) []Fact {
+	out := make([]Fact, len(fs))
+	for i, f := range fs {
+		out[i] = Fact{Rule: f.Rule, Level: f.Level.String(), Where: f.Where, Expected: f.Expected, Actual: f.Actual, Text: f.String()}
+	}
+	return out
+}
+
+// feedbackAdds reports whether feedback says more than the facts do.
+func feedbackAdds(fs []gates.Fact, feedback string) bool {
+	f := strings.TrimSpace(feedback)
+	return f != "" && f != strings.TrimSpace(engine.Feedback(fs))
+}
+
+func seconds(d time.Duration) int64 { return int64(max(0, d) / time.Second) }
+
+// durText renders a duration rounded to the second.
+func durText(d time.Duration) string { return max(0, d).Round(time.Second).String() }
+
+func limitsView(l engine.Limits) Limits {
+	return Limits{MaxTries: l.MaxTries, MaxAgentRuns: l.MaxAgentRuns, WallClockSeconds: seconds(l.WallClock),
+		WallClock: durText(l.WallClock), TokenBudget: l.TokenBudget, MaxStalled: l.MaxStalled, OwnerEvery: l.OwnerEvery}
+}
+
+func usedView(c engine.Counters) Used {
+	return Used{AgentRuns: c.AgentRuns, Tokens: c.Tokens, WallClockSeconds: seconds(c.WallUsed), WallClock: durText(c.WallUsed)}
+}
+
+func remainingView(l engine.Limits, u engine.Counters) Remaining {
+	wall := max(0, l.WallClock-u.WallUsed)
+	return Remaining{AgentRuns: max(0, l.MaxAgentRuns-u.AgentRuns), Tokens: max(0, l.TokenBudget-u.Tokens),
+		WallClockSeconds: seconds(wall), WallClock: durText(wall)}
+}
+
+func countsView(q *engine.Quest) (map[string]int, int) {
+	out := make(map[string]int, len(engine.Statuses))
+	total := 0
+	for _, s := range engine.Statuses {
+		out[string(s)] = q.Counts[s]
+		total += q.Counts[s]
+	}
+	return out, total
+}
+
+// QuestView is the view of q.
+func QuestView(q *engine.Quest) Quest {
+	counts, total := countsView(q)
+	gate := q.Gate
+	if gate == "" {
+		gate = "default"
+	}
+	return Quest{ID: q.ID, Name: q.Name, Direction: q.Direction, Status: string(q.Status), Reason: q.Reason,
+		Attention: q.NeedsAttention(), Mode: q.Mode, Roles: nonNil(q.Roles), Provider: q.Provider, Gate: gate,
+		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
+		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
+		Created: q.Created, Updated: q.Updated}
+}
+
+// NodeView is the view of n.
+func NodeView(n *engine.Node) Node {
+	v := Node{ID: n.ID, Quest: n.Quest, Parent: n.Parent, Role: n.Role, Hypothesis: n.Hypothesis, Status: string(n.Status),
+		Terminal: n.Status.Terminal(), Depth: n.Depth, Tries: n.Tries, Verdict: n.Verdict, Evidence: n.Evidence,
+		Citations: make([]Citation, len(n.Citations)), NewDirections: nonNil(n.NewDirections), Outcome: n.Outcome,
+		Facts: facts(n.Facts), Feedback: n.Feedback, FeedbackAdds: feedbackAdds(n.Facts, n.Feedback),
+		ClaimHash: n.ClaimHash, Reason: n.Reason, Attempts: make([]Attempt, len(n.Attempts)), Runs: nonNil(n.Runs),
+		Created: n.Created, Updated: n.Updated}
+	for i, c := range n.Citations {
+		v.Citations[i] = Citation{Source: c.Source, Quote: c.Quote}
+	}
+	for i, a := range n.Attempts {
+		v.Attempts[i] = Attempt{At: a.At, Run: a.Run, Outcome: a.Outcome, Facts: facts(a.Facts), Feedback: a.Feedback,
+			ClaimHash: a.ClaimHash, TryUsed: a.TryUsed, Repeats: a.Repeats}
+	}
+	if n.Status == engine.Deferred {
+		switch {
+		case n.Claim != nil && n.Claim.Why != "":
+			v.Waiting = n.Claim.Why
+		case len(n.Attempts) > 0:
+			v.Waiting = n.Attempts[len(n.Attempts)-1].Feedback
+		default:
+			v.Waiting = n.Reason
+		}
+	}
+	return v
+}
+
+func edgesView(es []engine.Edge) []Edge {
+	out := make([]Edge, len(es))
+	for i, e := range es {
+		out[i] = Edge{From: e.From, To: e.To, Relation: e.Relation}
+	}
+	return out
+}
+
+// StatusView is the status of q.
+func StatusView(q *engine.Quest) Status {
+	counts, total := countsView(q)
+	return Status{Quest: q.ID, Name: q.Name, Status: string(q.Status), Reason: q.Reason, Counts: counts, Total: total,
+		Running: q.Running, Used: usedView(q.Counters), Limits: limitsView(q.Limits), Remaining: remainingView(q.Limits, q.Counters)}
+}
+
+// VerdictView is the view of a submission's result.
+func VerdictView(r engine.SubmitResult) Verdict {
+	return Verdict{Node: r.Node, Outcome: r.Outcome, Status: string(r.Status), Verdict: r.Verdict, Tries: r.Tries,
+		MaxTries: r.MaxTries, Facts: facts(r.Facts), Feedback: r.Feedback, FeedbackAdds: feedbackAdds(r.Facts, r.Feedback),
+		ClaimHash: r.ClaimHash, Children: nonNil(r.Children), Reason: r.Reason}
+}
+
+// EventView is the view of ev.
+func EventView(ev engine.Event) Event {
+	v := Event{Seq: ev.Seq, Time: ev.Time, Kind: ev.Kind, Quest: ev.Quest, Node: ev.Node, Role: ev.Role, From: ev.From,
+		To: ev.To, Outcome: ev.Outcome, Feedback: ev.Feedback, RootCause: ev.RootCause, ClaimHash: ev.ClaimHash,
+		Reason: ev.Reason, Detail: ev.Detail}
+	if len(ev.Facts) > 0 {
+		v.Facts = facts(ev.Facts)
+	}
+	if ev.Counters != nil {
+		u := usedView(*ev.Counters)
+		v.Used = &u
+	}
+	return v
+}
+
+// EventViews is the view of evs (never nil).
+func EventViews(evs []engine.Event) []Event {
+	out := make([]Event, len(evs))
+	for i, ev := range evs {
+		out[i] = EventView(ev)
+	}
+	return out
+}
+
+// ConsentView is the view of r at now; expired says whether it is past
+// its deadline.
+func ConsentView(r engine.ConsentRequest, now time.Time, expired bool) Consent {
+	return Consent{Node: r.Node, Quest: r.Quest, Role: r.Role, Hypothesis: r.Hypothesis, ClaimHash: r.ClaimHash,
+		Why: r.Why, Since: r.Since, AgeSeconds: seconds(now.Sub(r.Since)), Expired: expired}
+}
+
+func rulesView(rs []gates.RuleInfo) []Rule {
+	out := make([]Rule, len(rs))
+	for i, r := range rs {
+		out[i] = Rule{ID: r.ID, Level: r.Level.String(), Stage: r.Stage.String(), Kind: r.Kind, Description: r.Description,
+			Attacks: nonNil(r.Attacks), Supersedes: nonNil(r.Supersedes), Weight: r.Weight}
+	}
+	return out
+}
+
+func kindsView(ks []gates.KindInfo) []Kind {
+	out := make([]Kind, len(ks))
+	for i, k := range ks {
+		out[i] = Kind{Kind: k.Name, Stage: k.Stage.String(), Description: k.Description, Params: k.Params}
+	}
+	return out
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// Device is the box as `device status` and the dashboard show it.
+type Device struct {
+	Backend string  `json:"backend"` // periph, sim
+	Green   LED     `json:"green"`
+	Amber   LED     `json:"amber"`
+	Red     LED     `json:"red"`
+	Button  Button  `json:"button"`
+	ACT     *ACT    `json:"act_led,omitempty"`
+	State   State   `json:"state"`
+	Network Network `json:"network"`
+	Broker  Broker  `json:"broker"`
+	// Halted is why the daemon runs no command: its store is refused and
+	// it waits for `questbox salvage`.
+	Halted   string    `json:"halted,omitempty"`
+	Consents []Consent `json:"consents"` // oldest first
+}
+
+// LED is one LED: its pin, its pattern and whether it is lit now.
+type LED struct {
+	Pin     int    `json:"pin"` // BCM; negative when not fitted
+	Pattern string `json:"pattern"`
+	On      bool   `json:"on"`
+}
+
+// Button is the consent button.
+type Button struct {
+	Pin       int  `json:"pin"` // BCM; negative when not fitted
+	Simulated bool `json:"simulated"`
+}
+
+// ACT is the Pi's own LED when it mirrors the worst state.
+type ACT struct {
+	Path    string `json:"path"`
+	Pattern string `json:"pattern"`
+}
+
+// State is what the LEDs report.
+type State struct {
+	Starting        bool   `json:"starting"`
+	Halted          bool   `json:"halted"`
+	AgentsRunning   int    `json:"agents_running"`
+	ConsentsPending int    `json:"consents_pending"`
+	Offline         bool   `json:"offline"`
+	QuestsAttention int    `json:"quests_needing_attention"` // terminated, or stopped other than by the owner
+	Fault           string `json:"fault,omitempty"`
+}
+
+// Network is the box's network as the probe sees it.
+type Network struct {
+	Online bool `json:"online"`
+}
+
+// Broker is the MQTT connection.
+type Broker struct {
+	Configured bool   `json:"configured"`
+	Connected  bool   `json:"connected"`
+	Error      string `json:"error,omitempty"`
+	Fault      bool   `json:"fault"` // an error a person must fix (auth, TLS, config)
+}
+
+// Press is one press of the simulated button and what it did.
+type Press struct {
+	Press   string `json:"press"` // "long (2s)"
+	Kind    string `json:"kind"`  // short, long, triple
+	Outcome string `json:"outcome"`
+}
+
+// DeviceView is the view of the box's status.
+func DeviceView(st box.Status) Device {
+	led := func(l device.LEDView) LED { return LED{Pin: l.Pin, Pattern: l.Pattern, On: l.On} }
+	s := st.State
+	v := Device{Backend: st.Snapshot.Backend, Green: led(st.Snapshot.Green), Amber: led(st.Snapshot.Amber), Red: led(st.Snapshot.Red),
+		Button: Button{Pin: st.ButtonPin, Simulated: st.Simulated},
+		State: State{Starting: s.Starting, Halted: s.Halted, AgentsRunning: s.AgentsRunning, ConsentsPending: s.ConsentsPending,
+			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, Fault: s.Fault},
+		Network: Network{Online: st.Online},
+		Broker:  Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
+		Consents: make([]Consent, len(st.Consents))}
+	if st.ACTPath != "" {
+		v.ACT = &ACT{Path: st.ACTPath, Pattern: st.ACT}
+	}
+	if st.Halted != nil {
+		v.Halted = st.Halted.Error()
+	}
+	for i, r := range st.Consents {
+		v.Consents[i] = ConsentView(r, st.Now, st.Expired[i])
+	}
+	return v
+}
