@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-
 )
 
 // rulesCmd is `rules [--quest Q | --gate G]`: the gate's catalog, the

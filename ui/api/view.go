@@ -547,8 +547,8 @@ func DeviceView(st box.Status) Device {
 		Button: Button{Pin: st.ButtonPin, Simulated: st.Simulated},
 		State: State{Starting: s.Starting, Halted: s.Halted, AgentsRunning: s.AgentsRunning, ConsentsPending: s.ConsentsPending,
 			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, Fault: s.Fault},
-		Network: Network{Online: st.Online},
-		Broker:  Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
+		Network:  Network{Online: st.Online},
+		Broker:   Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
 		Consents: make([]Consent, len(st.Consents))}
 	if st.ACTPath != "" {
 		v.ACT = &ACT{Path: st.ACTPath, Pattern: st.ACT}
