@@ -161,6 +161,11 @@ type Quest struct {
 	StallSig   string    `json:"stall_sig,omitempty"`
 	StallCount int       `json:"stall_count,omitempty"`
 	LastTick   time.Time `json:"last_tick,omitzero"`
+	// DispatchSeq is the sequence of the quest's latest run (at creation,
+	// the latest run of any quest): the tick serves quests in ascending
+	// order, so the one that waited longest goes first. A sequence, not a
+	// time, so that a clock step cannot reorder the queue.
+	DispatchSeq uint64 `json:"dispatch_seq,omitempty"`
 	// Replays are pending nodes whose kept answer waits to be judged again
 	// (see Claim.Replay), oldest first.
 	Replays []string  `json:"replays,omitempty"`

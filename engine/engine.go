@@ -321,6 +321,8 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
 		Counts: map[Status]int{}, Created: t.now}
+	// A new quest queues behind the quests dispatched before it existed.
+	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
 	t.track(q)
 	if err := t.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
 		return nil, err
@@ -623,6 +625,7 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		return Run{}, err
 	}
 	n.Runs = append(n.Runs, r.ID)
+	q.DispatchSeq = seq
 	return r, t.move(q, n, Running, "dispatched to "+provider)
 }
 

@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,9 +33,10 @@ type dispatch struct {
 }
 
 // Tick runs one round (SPEC §2.4) in a single write transaction: for each
-// active quest it applies loop control, brings deferred nodes back when the
-// network is up, and dispatches at most one node if the quest has none
-// running, up to MaxParallel runs in flight. The runs it starts proceed in
+// active quest, the one that waited longest first (see activeQuests), it
+// applies loop control, brings deferred nodes back when the network is up,
+// and dispatches at most one node if the quest has none running, up to
+// MaxParallel runs in flight. The runs it starts proceed in
 // the background; Wait waits for them.
 //
 // Wall-clock accounting: each tick adds the time since the quest's previous
@@ -72,16 +77,11 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
 			return err
 		}
-		var ids []string
-		c := t.tx.Bucket(bActive).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			ids = append(ids, string(k))
+		qs, err := t.activeQuests()
+		if err != nil {
+			return err
 		}
-		for _, id := range ids {
-			q, err := t.quest(id)
-			if err != nil {
-				return err
-			}
+		for _, q := range qs {
 			if !q.LastTick.IsZero() {
 				gap := t.now.Sub(q.LastTick)
 				if gap > 2*e.opt.Tick {
@@ -180,6 +180,42 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		e.start(d)
 	}
 	return rep, nil
+}
+
+// activeQuests loads every active quest in the order the tick serves them:
+// the one that waited longest since its last dispatch first (then the
+// oldest quest). Slots go to the front of the queue, and a quest that
+// dispatches moves to its back, so under max_parallel every quest with
+// work is dispatched within ceil(quests / max_parallel) ticks of the
+// previous dispatch (when runs end within a tick). The order comes from
+// DispatchSeq, written with the dispatch itself: fairness costs no write.
+func (t *txn) activeQuests() ([]*Quest, error) {
+	var qs []*Quest
+	c := t.tx.Bucket(bActive).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		q, err := t.quest(string(k))
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, q)
+	}
+	slices.SortFunc(qs, func(a, b *Quest) int {
+		if c := cmp.Compare(a.DispatchSeq, b.DispatchSeq); c != 0 {
+			return c
+		}
+		return compareQuestIDs(a.ID, b.ID)
+	})
+	return qs, nil
+}
+
+// compareQuestIDs orders quest ids by creation ("q9" before "q10").
+func compareQuestIDs(a, b string) int {
+	na, ea := strconv.ParseUint(strings.TrimPrefix(a, "q"), 10, 64)
+	nb, eb := strconv.ParseUint(strings.TrimPrefix(b, "q"), 10, 64)
+	if ea != nil || eb != nil {
+		return strings.Compare(a, b)
+	}
+	return cmp.Compare(na, nb)
 }
 
 // overBudget says which budget a quest has used up, or "".
