@@ -39,9 +39,9 @@ type dispatch struct {
 // MaxParallel runs in flight. The runs it starts proceed in
 // the background; Wait waits for them.
 //
-// Wall-clock accounting: each tick adds the time since the quest's previous
-// tick, capped at two ticks, so time the box was off does not count but time
-// before and after a restart does.
+// A tick that changes nothing commits nothing: quests are read without
+// being tracked, and only the ones a tick changes are written (see
+// wallclock.go for how wall-clock time passes without a write).
 func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	var rep TickReport
 	var ds []dispatch
@@ -81,18 +81,9 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		if err != nil {
 			return err
 		}
+		t.saveWallIfDue(qs)
 		for _, q := range qs {
-			if !q.LastTick.IsZero() {
-				gap := t.now.Sub(q.LastTick)
-				if gap > 2*e.opt.Tick {
-					gap = 2 * e.opt.Tick
-				}
-				if gap > 0 {
-					q.Counters.WallUsed += gap
-				}
-			}
-			q.LastTick = t.now
-			if reason := overBudget(q); reason != "" {
+			if reason := t.overBudget(q); reason != "" {
 				if q.Running != "" {
 					continue // let the run finish; terminate next tick
 				}
@@ -158,8 +149,14 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, prov: prov})
 			rep.Dispatched = append(rep.Dispatched, n.ID)
 		}
-		if err := t.pruneEvents(e.opt.EventRetention); err != nil {
+		pruned, err := t.pruneEvents(e.opt.EventRetention)
+		if err != nil {
 			return err
+		}
+		if pruned == 0 {
+			if err := t.unchanged(); err != nil {
+				return err // nothing dispatched, nothing changed
+			}
 		}
 		e.mu.Lock()
 		e.starting += len(ds)
@@ -182,7 +179,8 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	return rep, nil
 }
 
-// activeQuests loads every active quest in the order the tick serves them:
+// activeQuests reads (without tracking) every active quest in the order the
+// tick serves them:
 // the one that waited longest since its last dispatch first (then the
 // oldest quest). Slots go to the front of the queue, and a quest that
 // dispatches moves to its back, so under max_parallel every quest with
@@ -193,7 +191,7 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	var qs []*Quest
 	c := t.tx.Bucket(bActive).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		q, err := t.quest(string(k))
+		q, err := t.peek(string(k))
 		if err != nil {
 			return nil, err
 		}
@@ -218,9 +216,16 @@ func compareQuestIDs(a, b string) int {
 	return cmp.Compare(na, nb)
 }
 
-// overBudget says which budget a quest has used up, or "".
-func overBudget(q *Quest) string {
-	l, c := q.Limits, q.Counters
+// overBudget says which budget a quest has used up, or "", counting its
+// wall-clock time up to now.
+func (t *txn) overBudget(q *Quest) string {
+	c := q.Counters
+	c.WallUsed = t.wallUsed(q)
+	return overBudget(q.Limits, c)
+}
+
+// overBudget says which of the limits l the counters c have reached, or "".
+func overBudget(l Limits, c Counters) string {
 	switch {
 	case c.AgentRuns >= l.MaxAgentRuns:
 		return fmt.Sprintf("max_agent_runs reached (%d of %d)", c.AgentRuns, l.MaxAgentRuns)
@@ -451,7 +456,17 @@ func (e *Engine) Shutdown(grace time.Duration) {
 // Serve ticks at every multiple of every (aligned to the clock, e.g. on the
 // minute) until ctx ends. onTick, if set, is called after each tick (the
 // systemd watchdog is fed there).
+//
+// Active quests spend their wall_clock budget while Serve runs, and only
+// then (see wallclock.go); when ctx ends, Serve stores what they used
+// before it returns. One Serve runs at a time: a second call returns an
+// error at once.
 func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(TickReport, error)) error {
+	s, err := e.beginServing()
+	if err != nil {
+		return err
+	}
+	defer e.endServing(s)
 	for {
 		now := e.clock.Now()
 		next := now.Truncate(every).Add(every)
@@ -474,10 +489,15 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 // its network stage could not run: the kept answer is judged again, no agent
 // is asked (and no agent run is counted), even for external quests.
 func (t *txn) replay(q *Quest) (dispatch, bool, error) {
+	before := slices.Clone(q.Replays)
+	defer func() {
+		if !slices.Equal(before, q.Replays) {
+			t.track(q)
+		}
+	}()
 	for len(q.Replays) > 0 {
 		id := q.Replays[0]
 		q.Replays = q.Replays[1:]
-		t.track(q)
 		n, err := t.node(id)
 		if err != nil {
 			return dispatch{}, false, err
