@@ -503,7 +503,10 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 			return dispatch{}, false, err
 		}
 		if n.Status == Deferred && n.Claim != nil && n.Claim.Replay {
-			q.Replays = append(q.Replays, id) // still offline for this one
+			// Still offline: the tick brings deferred nodes back before
+			// it gets here when the network is up. Keep the queue as it
+			// is, so that an offline tick writes nothing.
+			q.Replays = append([]string{id}, q.Replays...)
 			return dispatch{}, false, nil
 		}
 		if n.Status != Pending || n.Claim == nil || !n.Claim.Replay {
