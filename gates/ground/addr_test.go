@@ -72,7 +72,7 @@ func TestCheckAddr(t *testing.T) {
 		{"NAT64 embedding private", "64:ff9b::192.168.0.1", true, "private-use"},
 		{"local-use NAT64", "64:ff9b:1::8.8.8.8", true, "local-use IPv4/IPv6 translation"},
 		{"discard-only", "100::1", true, "discard-only"},
-		{"IETF protocol assignments v6", "2001:0:0:1::1", true, "Teredo"},
+		{"Teredo, another address", "2001:0:0:1::1", true, "Teredo"},
 		{"IETF protocol assignments, unassigned", "2001:100::1", true, "IETF protocol assignments"},
 		{"Teredo", "2001:0:4136:e378:8000:63bf:3fff:fdd2", true, "Teredo"},
 		{"PCP anycast v6", "2001:1::1", true, "PCP"},
