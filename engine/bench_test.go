@@ -118,7 +118,7 @@ func benchStore(b *testing.B, active, nodes int) string {
 	// Seeding emitted an event per node; let the outbox settle to its
 	// retention window as a long-running box's would be.
 	for last := uint64(0); ; {
-		if err := e.update(func(t *txn) error { return t.pruneEvents(e.opt.EventRetention) }); err != nil {
+		if err := e.update(func(t *txn) error { _, err := t.pruneEvents(e.opt.EventRetention); return err }); err != nil {
 			b.Fatal(err)
 		}
 		evs, _ := e.Events(0, 1)

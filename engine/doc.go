@@ -16,7 +16,21 @@
 // back, every dispatch and the events they emit commit together, so a tick
 // costs one commit whatever the number of quests. A verdict — the gate result,
 // the node's new status, the children it spawns, its ledger record and its
-// events — is one transaction too. bbolt is never opened with NoSync.
+// events — is one transaction too. bbolt is never opened with NoSync. A tick
+// that changes nothing commits nothing: it reads quests without rewriting
+// them, and wall-clock time passes without a write (see below).
+//
+// # Budgets and fairness
+//
+// The wall_clock budget counts the time a quest is active while
+// [Engine.Serve] runs: downtime and stopped time do not count. The stored
+// count is brought up to date with every real change of the quest and at
+// least once an hour, so a crash loses at most an hour of it, in the owner's
+// favour; reports and budget checks use the current count (wallclock.go has
+// the details). Under max_parallel the tick serves the quest that waited
+// longest since its last dispatch first, so every active quest with work is
+// dispatched within ceil(quests / max_parallel) ticks when runs end within a
+// tick.
 //
 // # Events
 //

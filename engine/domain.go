@@ -128,9 +128,10 @@ func DefaultLimits() Limits {
 type Counters struct {
 	AgentRuns int `json:"agent_runs"`
 	Tokens    int `json:"tokens"`
-	// WallUsed is the time the quest has spent active while a daemon (or
-	// `questbox tick`) was ticking it. Time the box is off or the quest is
-	// stopped does not count; see Engine.Tick.
+	// WallUsed is the time the quest has spent active under a running
+	// daemon (Engine.Serve). Time the daemon is down or the quest is
+	// stopped does not count. The stored value may lag by up to an hour
+	// (see wallclock.go); Engine.Quest and Engine.Quests report it current.
 	WallUsed time.Duration `json:"wall_used"`
 }
 
@@ -158,9 +159,19 @@ type Quest struct {
 	// the tick never scans pending nodes.
 	Queued map[string]string `json:"queued,omitempty"`
 	// Stall tracks SPEC §2.5 no_progress.
-	StallSig   string    `json:"stall_sig,omitempty"`
-	StallCount int       `json:"stall_count,omitempty"`
-	LastTick   time.Time `json:"last_tick,omitzero"`
+	StallSig   string `json:"stall_sig,omitempty"`
+	StallCount int    `json:"stall_count,omitempty"`
+	// WallSession and WallMark say up to when Counters.WallUsed is counted:
+	// up to WallMark on the clock of the serving session WallSession. An
+	// active quest whose session is not the running one counts from that
+	// session's start (see wallclock.go).
+	WallSession uint64    `json:"wall_session,omitempty"`
+	WallMark    time.Time `json:"wall_mark,omitzero"`
+	// DispatchSeq is the sequence of the quest's latest run (at creation,
+	// the latest run of any quest): the tick serves quests in ascending
+	// order, so the one that waited longest goes first. A sequence, not a
+	// time, so that a clock step cannot reorder the queue.
+	DispatchSeq uint64 `json:"dispatch_seq,omitempty"`
 	// Replays are pending nodes whose kept answer waits to be judged again
 	// (see Claim.Replay), oldest first.
 	Replays []string  `json:"replays,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -81,8 +82,10 @@ type Options struct {
 	Judge Judge
 	// EventRetention is how many delivered events the outbox keeps (default 10000).
 	EventRetention int
-	// Tick is the configured tick, used to cap wall-clock accounting after a
-	// gap (default 60s).
+	// Tick is the configured tick (default 60s).
+	//
+	// Deprecated: unused. Wall-clock accounting follows Serve, whatever
+	// its interval (see wallclock.go).
 	Tick time.Duration
 	// ConsentExpiry, when positive, expires consent requests older than it
 	// at the next tick: the node goes back to pending with no try consumed
@@ -119,6 +122,10 @@ type Engine struct {
 	// startHook runs between a tick's commit and the start of its runs
 	// (tests abort there).
 	startHook func()
+
+	// sess is the running Serve's session, nil when none runs (see
+	// wallclock.go). Transactions read it once, at their start.
+	sess atomic.Pointer[session]
 }
 
 // New returns an engine on store and puts back to pending every node a
@@ -317,6 +324,9 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
 		Counts: map[Status]int{}, Created: t.now}
+	// A new quest queues behind the quests dispatched before it existed.
+	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
+	t.startWall(q)
 	t.track(q)
 	if err := t.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
 		return nil, err
@@ -345,6 +355,7 @@ func (e *Engine) Quest(id string) (*Quest, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.liveWall(q)
 	return q, nil
 }
 
@@ -357,6 +368,7 @@ func (e *Engine) Quests() ([]*Quest, error) {
 			if err := json.Unmarshal(v, q); err != nil {
 				return fmt.Errorf("decode quest %s: %w", k, err)
 			}
+			e.liveWall(q)
 			out = append(out, q)
 			return nil
 		})
@@ -430,10 +442,16 @@ func (e *Engine) Runs(n *Node) ([]Run, error) {
 	return out, err
 }
 
-// setQuestStatus changes a quest's status with an event.
+// setQuestStatus changes a quest's status with an event. Its wall clock
+// stops when it leaves active (its time so far is stored) and starts when
+// it becomes active.
 func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
 	from := q.Status
+	t.foldWall(q)
 	q.Status = to
+	if to == QuestActive && from != QuestActive {
+		t.startWall(q)
+	}
 	q.Reason = reason
 	t.track(q)
 	act := t.tx.Bucket(bActive)
@@ -450,6 +468,7 @@ func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
 }
 
 // StopQuest pauses a quest: the tick skips it; a run in flight finishes.
+// Its wall clock stops until ResumeQuest.
 func (e *Engine) StopQuest(id string) (*Quest, error) {
 	var out *Quest
 	err := e.update(func(t *txn) error {
@@ -478,7 +497,6 @@ func (e *Engine) ResumeQuest(id string) (*Quest, error) {
 			return fmt.Errorf("quest %s is %s (%s); only a stopped quest resumes: %w", id, q.Status, q.Reason, ErrInvalid)
 		}
 		q.StallSig, q.StallCount = "", 0
-		q.LastTick = time.Time{}
 		out = q
 		return t.setQuestStatus(q, QuestActive, "resumed by owner")
 	})
@@ -619,6 +637,7 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		return Run{}, err
 	}
 	n.Runs = append(n.Runs, r.ID)
+	q.DispatchSeq = seq
 	return r, t.move(q, n, Running, "dispatched to "+provider)
 }
 

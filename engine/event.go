@@ -114,12 +114,13 @@ func (e *Engine) Cursor(name string) uint64 {
 }
 
 // pruneEvents drops events older than the retention window that every
-// durable cursor has passed. Bounded per call so a tick stays cheap.
-func (t *txn) pruneEvents(retention int) error {
+// durable cursor has passed, and says how many. Bounded per call so a tick
+// stays cheap.
+func (t *txn) pruneEvents(retention int) (int, error) {
 	b := t.tx.Bucket(bEvents)
 	last := b.Sequence()
 	if retention <= 0 || last <= uint64(retention) {
-		return nil
+		return 0, nil
 	}
 	limit := last - uint64(retention)
 	cc := t.tx.Bucket(bCursors).Cursor()
@@ -132,11 +133,11 @@ func (t *txn) pruneEvents(retention int) error {
 	n := 0
 	for k, _ := c.First(); k != nil && seqOf(k) <= limit && n < 5000; k, _ = c.First() {
 		if err := c.Delete(); err != nil {
-			return err
+			return n, err
 		}
 		n++
 	}
-	return nil
+	return n, nil
 }
 
 // hub wakes subscribers after a commit. It never blocks: each subscriber has

@@ -73,3 +73,36 @@ func TestCrashDuringReplayKeepsAnswerAndCounters(t *testing.T) {
 		t.Fatalf("after recovery and a tick: got %s tries %d, want the kept answer replayed: explored, no try", n.Status, n.Tries)
 	}
 }
+
+// Kept answers waiting for the network cost nothing while the box is
+// offline: the tick leaves them queued and writes nothing.
+func TestOfflineTickWithKeptAnswersWritesNothing(t *testing.T) {
+	w := &web{pages: map[string]string{"https://example.org/a": "The answer is forty-two, said the page."}}
+	h := newHarness(t, Options{Catalog: groundCatalog, Ground: func() gates.Grounder { return w }, Online: func() bool { return w.Online(nil) }})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal; s.Mode = ModeSolo })
+	res, err := h.e.Scan(q.ID, []string{"what is the answer", "what is the question"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range res.Added {
+		if r, err := h.e.Submit(context.Background(), q.ID, id, []byte(citing("https://example.org/a", "forty-two"))); err != nil || r.Status != Deferred {
+			t.Fatalf("offline submit: got %+v, %v, want deferred", r, err)
+		}
+	}
+	before := h.store.Commits()
+	for i := 0; i < 3; i++ {
+		h.tick()
+	}
+	if got := h.store.Commits() - before; got != 0 {
+		t.Errorf("3 offline ticks with 2 kept answers committed %d times, want 0", got)
+	}
+	w.set(func(w *web) { w.online = true })
+	for i := 0; i < 2; i++ {
+		h.tick()
+	}
+	for _, id := range res.Added {
+		if n := h.node(id); n.Status != Explored {
+			t.Errorf("node %s once online: got %s, want explored (its kept answer replayed)", id, n.Status)
+		}
+	}
+}

@@ -105,7 +105,7 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 		if cur.Tries != n.Tries {
 			return fmt.Errorf("node %s changed while its answer was judged; submit again: %w", node, ErrBusy)
 		}
-		if reason := overBudget(q); reason != "" {
+		if reason := t.overBudget(q); reason != "" {
 			budget = reason
 			return t.setQuestStatus(q, QuestTerminated, reason)
 		}

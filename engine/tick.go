@@ -1,9 +1,13 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -29,14 +33,15 @@ type dispatch struct {
 }
 
 // Tick runs one round (SPEC §2.4) in a single write transaction: for each
-// active quest it applies loop control, brings deferred nodes back when the
-// network is up, and dispatches at most one node if the quest has none
-// running, up to MaxParallel runs in flight. The runs it starts proceed in
+// active quest, the one that waited longest first (see activeQuests), it
+// applies loop control, brings deferred nodes back when the network is up,
+// and dispatches at most one node if the quest has none running, up to
+// MaxParallel runs in flight. The runs it starts proceed in
 // the background; Wait waits for them.
 //
-// Wall-clock accounting: each tick adds the time since the quest's previous
-// tick, capped at two ticks, so time the box was off does not count but time
-// before and after a restart does.
+// A tick that changes nothing commits nothing: quests are read without
+// being tracked, and only the ones a tick changes are written (see
+// wallclock.go for how wall-clock time passes without a write).
 func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	var rep TickReport
 	var ds []dispatch
@@ -72,27 +77,13 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
 			return err
 		}
-		var ids []string
-		c := t.tx.Bucket(bActive).Cursor()
-		for k, _ := c.First(); k != nil; k, _ = c.Next() {
-			ids = append(ids, string(k))
+		qs, err := t.activeQuests()
+		if err != nil {
+			return err
 		}
-		for _, id := range ids {
-			q, err := t.quest(id)
-			if err != nil {
-				return err
-			}
-			if !q.LastTick.IsZero() {
-				gap := t.now.Sub(q.LastTick)
-				if gap > 2*e.opt.Tick {
-					gap = 2 * e.opt.Tick
-				}
-				if gap > 0 {
-					q.Counters.WallUsed += gap
-				}
-			}
-			q.LastTick = t.now
-			if reason := overBudget(q); reason != "" {
+		t.saveWallIfDue(qs)
+		for _, q := range qs {
+			if reason := t.overBudget(q); reason != "" {
 				if q.Running != "" {
 					continue // let the run finish; terminate next tick
 				}
@@ -158,8 +149,14 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, prov: prov})
 			rep.Dispatched = append(rep.Dispatched, n.ID)
 		}
-		if err := t.pruneEvents(e.opt.EventRetention); err != nil {
+		pruned, err := t.pruneEvents(e.opt.EventRetention)
+		if err != nil {
 			return err
+		}
+		if pruned == 0 {
+			if err := t.unchanged(); err != nil {
+				return err // nothing dispatched, nothing changed
+			}
 		}
 		e.mu.Lock()
 		e.starting += len(ds)
@@ -182,9 +179,53 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	return rep, nil
 }
 
-// overBudget says which budget a quest has used up, or "".
-func overBudget(q *Quest) string {
-	l, c := q.Limits, q.Counters
+// activeQuests reads (without tracking) every active quest in the order the
+// tick serves them:
+// the one that waited longest since its last dispatch first (then the
+// oldest quest). Slots go to the front of the queue, and a quest that
+// dispatches moves to its back, so under max_parallel every quest with
+// work is dispatched within ceil(quests / max_parallel) ticks of the
+// previous dispatch (when runs end within a tick). The order comes from
+// DispatchSeq, written with the dispatch itself: fairness costs no write.
+func (t *txn) activeQuests() ([]*Quest, error) {
+	var qs []*Quest
+	c := t.tx.Bucket(bActive).Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		q, err := t.peek(string(k))
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, q)
+	}
+	slices.SortFunc(qs, func(a, b *Quest) int {
+		if c := cmp.Compare(a.DispatchSeq, b.DispatchSeq); c != 0 {
+			return c
+		}
+		return compareQuestIDs(a.ID, b.ID)
+	})
+	return qs, nil
+}
+
+// compareQuestIDs orders quest ids by creation ("q9" before "q10").
+func compareQuestIDs(a, b string) int {
+	na, ea := strconv.ParseUint(strings.TrimPrefix(a, "q"), 10, 64)
+	nb, eb := strconv.ParseUint(strings.TrimPrefix(b, "q"), 10, 64)
+	if ea != nil || eb != nil {
+		return strings.Compare(a, b)
+	}
+	return cmp.Compare(na, nb)
+}
+
+// overBudget says which budget a quest has used up, or "", counting its
+// wall-clock time up to now.
+func (t *txn) overBudget(q *Quest) string {
+	c := q.Counters
+	c.WallUsed = t.wallUsed(q)
+	return overBudget(q.Limits, c)
+}
+
+// overBudget says which of the limits l the counters c have reached, or "".
+func overBudget(l Limits, c Counters) string {
 	switch {
 	case c.AgentRuns >= l.MaxAgentRuns:
 		return fmt.Sprintf("max_agent_runs reached (%d of %d)", c.AgentRuns, l.MaxAgentRuns)
@@ -415,7 +456,17 @@ func (e *Engine) Shutdown(grace time.Duration) {
 // Serve ticks at every multiple of every (aligned to the clock, e.g. on the
 // minute) until ctx ends. onTick, if set, is called after each tick (the
 // systemd watchdog is fed there).
+//
+// Active quests spend their wall_clock budget while Serve runs, and only
+// then (see wallclock.go); when ctx ends, Serve stores what they used
+// before it returns. One Serve runs at a time: a second call returns an
+// error at once.
 func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(TickReport, error)) error {
+	s, err := e.beginServing()
+	if err != nil {
+		return err
+	}
+	defer e.endServing(s)
 	for {
 		now := e.clock.Now()
 		next := now.Truncate(every).Add(every)
@@ -438,16 +489,24 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 // its network stage could not run: the kept answer is judged again, no agent
 // is asked (and no agent run is counted), even for external quests.
 func (t *txn) replay(q *Quest) (dispatch, bool, error) {
+	before := slices.Clone(q.Replays)
+	defer func() {
+		if !slices.Equal(before, q.Replays) {
+			t.track(q)
+		}
+	}()
 	for len(q.Replays) > 0 {
 		id := q.Replays[0]
 		q.Replays = q.Replays[1:]
-		t.track(q)
 		n, err := t.node(id)
 		if err != nil {
 			return dispatch{}, false, err
 		}
 		if n.Status == Deferred && n.Claim != nil && n.Claim.Replay {
-			q.Replays = append(q.Replays, id) // still offline for this one
+			// Still offline: the tick brings deferred nodes back before
+			// it gets here when the network is up. Keep the queue as it
+			// is, so that an offline tick writes nothing.
+			q.Replays = append([]string{id}, q.Replays...)
 			return dispatch{}, false, nil
 		}
 		if n.Status != Pending || n.Claim == nil || !n.Claim.Replay {

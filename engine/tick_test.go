@@ -178,34 +178,6 @@ func TestBudgets(t *testing.T) {
 			t.Errorf("got %d runs, %s %q; want 3 runs (1200 tokens) then terminated", runs, qq.Status, qq.Reason)
 		}
 	})
-	t.Run("wall clock across restart", func(t *testing.T) {
-		h := newHarness(t, Options{Providers: map[string]Provider{"p": funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
-			return reply("not an answer"), nil
-		})}, Tick: time.Minute})
-		q := h.quest(func(s *QuestSpec) {
-			s.Provider = ProviderExternal
-			s.Limits.WallClock = 10 * time.Minute
-		})
-		for i := 0; i < 6; i++ { // 5 minutes counted
-			h.tick()
-		}
-		if got := h.questNow(q.ID).Counters.WallUsed; got != 5*time.Minute {
-			t.Fatalf("wall used before restart: got %s, want 5m", got)
-		}
-		h.restart()
-		h.clock.Advance(3 * time.Hour) // the box was off: at most two ticks count
-		h.tick()
-		if got := h.questNow(q.ID).Counters.WallUsed; got != 7*time.Minute {
-			t.Fatalf("wall used after restart: got %s, want 7m", got)
-		}
-		for i := 0; i < 4; i++ {
-			h.tick()
-		}
-		qq := h.questNow(q.ID)
-		if qq.Status != QuestTerminated || !strings.Contains(qq.Reason, "wall_clock") {
-			t.Errorf("got %s %q (used %s), want terminated by wall_clock", qq.Status, qq.Reason, qq.Counters.WallUsed)
-		}
-	})
 }
 
 func TestNoProgressStopsQuest(t *testing.T) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -13,40 +14,83 @@ import (
 )
 
 // txn is one write transaction of the engine: it caches the quests it
-// touched, saves them at the end, and collects the events it emitted.
+// read, saves the ones it tracked at the end, and collects the events it
+// emitted.
 type txn struct {
 	e      *Engine
 	tx     *bolt.Tx
 	now    time.Time
-	quests map[string]*Quest
-	order  []string
-	last   uint64 // highest event seq written
+	quests map[string]*Quest // every quest read, by id
+	saved  map[string]bool   // the quests to save at the end
+	order  []string          // the quests to save, in order
+	last   uint64            // highest event seq written
+	// sess is the serving session, nil when none runs; snow is now on
+	// its clock (see wallclock.go).
+	sess *session
+	snow time.Time
 }
 
+// errUnchanged ends a transaction that wrote nothing without a commit.
+var errUnchanged = errors.New("nothing to write")
+
 // update runs fn in one write transaction (one commit, one fsync pair) and
-// wakes event subscribers after it committed.
+// wakes event subscribers after it committed. fn returns t.unchanged() to
+// end a transaction that wrote nothing without committing it: no page is
+// written and no fsync is spent.
 func (e *Engine) update(fn func(t *txn) error) error {
 	var last uint64
 	err := e.store.update(func(tx *bolt.Tx) error {
-		t := &txn{e: e, tx: tx, now: e.clock.Now().UTC(), quests: map[string]*Quest{}}
+		now := e.clock.Now()
+		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
+		if t.sess != nil {
+			t.snow = t.sess.at(now)
+		}
 		if err := fn(t); err != nil {
 			return err
 		}
 		for _, id := range t.order {
-			if err := putJSON(tx.Bucket(bQuests), []byte(id), t.quests[id]); err != nil {
+			q := t.quests[id]
+			t.foldWall(q)
+			if err := putJSON(tx.Bucket(bQuests), []byte(id), q); err != nil {
 				return err
 			}
 		}
 		last = t.last
 		return nil
 	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
 	if err == nil && last > 0 {
 		e.hub.publish(last)
 	}
 	return err
 }
 
+// unchanged returns errUnchanged when the transaction has saved no quest
+// and emitted no event, nil otherwise. Every change the engine makes
+// touches a quest or emits an event, except those a caller counts itself.
+func (t *txn) unchanged() error {
+	if len(t.order) == 0 && t.last == 0 {
+		return errUnchanged
+	}
+	return nil
+}
+
+// quest reads a quest and tracks it: it is saved at the end.
 func (t *txn) quest(id string) (*Quest, error) {
+	q, err := t.peek(id)
+	if err != nil {
+		return nil, err
+	}
+	t.track(q)
+	return q, nil
+}
+
+// peek reads a quest without tracking it: it is saved only if something
+// tracks it later. The tick peeks, so that a quest it does not change is
+// not written.
+func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
@@ -61,17 +105,24 @@ func (t *txn) quest(id string) (*Quest, error) {
 	if q.Counts == nil {
 		q.Counts = map[Status]int{}
 	}
-	t.track(q)
+	t.quests[id] = q
 	return q, nil
 }
 
-// track registers a quest to be saved at commit.
+// track registers a changed quest to be saved at commit.
 func (t *txn) track(q *Quest) {
-	if _, ok := t.quests[q.ID]; !ok {
+	t.keep(q)
+	q.Updated = t.now
+}
+
+// keep registers a quest to be saved at commit without marking it updated:
+// only its bookkeeping (the wall clock) changed.
+func (t *txn) keep(q *Quest) {
+	if !t.saved[q.ID] {
+		t.saved[q.ID] = true
 		t.order = append(t.order, q.ID)
 	}
 	t.quests[q.ID] = q
-	q.Updated = t.now
 }
 
 func (t *txn) node(id string) (*Node, error) {

@@ -6,9 +6,11 @@
 //
 //   - [Resolver] answers HTTP(S) bodies, MX records and TCP reachability;
 //     [Net] is the real one (net/http and net.Resolver, bounded bodies,
-//     timeouts on everything, bounded redirects, private addresses refused
-//     unless allowed). [Runner] runs programmatic checks; [Exec] is the real
-//     one (os/exec, bounded output, a timeout per request).
+//     timeouts on everything, bounded redirects, and every address that is
+//     not globally reachable per the IANA special-purpose registries refused
+//     at dial time unless allowed; see addr.go). [Runner] runs programmatic
+//     checks; [Exec] is the real one (os/exec, bounded output, a timeout per
+//     request).
 //   - A [Snapshot] belongs to one evaluation: it implements [gates.Grounder],
 //     resolves each distinct request (by [gates.Request.Key]) at most once
 //     however many rules and goroutines ask, and is safe for concurrent use.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -28,10 +29,15 @@ type NetConfig struct {
 	// MaxRedirects is the most redirects followed (default 5); more is an
 	// answer ("too many redirects"), not a transport error.
 	MaxRedirects int
-	// AllowPrivate lets requests reach loopback, private, link-local and
-	// unspecified addresses. Off by default, so that a cited URL cannot make
-	// the box probe its own network or the dashboard (SSRF). Tests against
-	// 127.0.0.1 turn it on.
+	// AllowPrivate lets requests reach addresses that are not globally
+	// reachable: loopback, private, shared (100.64.0.0/10), link-local,
+	// documentation, benchmarking, reserved and every other non-global
+	// block of the IANA special-purpose registries (see checkAddr). Off by
+	// default, so that a cited URL cannot make the box probe its own
+	// network, its tailnet or the dashboard (SSRF). The check runs at dial
+	// time on each resolved address, so a public name that resolves (or
+	// re-resolves, DNS rebinding) to a refused address is refused too.
+	// Tests against 127.0.0.1 turn it on.
 	AllowPrivate bool
 	// UserAgent is sent with every fetch (default "questbox-ground").
 	UserAgent string
@@ -46,9 +52,6 @@ type Net struct {
 	dialer *net.Dialer
 	client *http.Client
 }
-
-// errBlocked is returned (as an answer) for a private destination.
-var errBlocked = errors.New("destination address is private or local, and ground does not fetch those")
 
 // errRedirects is returned (as an answer) after MaxRedirects redirects.
 var errRedirects = errors.New("too many redirects")
@@ -96,19 +99,16 @@ func NewNet(cfg NetConfig) *Net {
 	return n
 }
 
-// refusePrivate is the dialer's Control: it runs on the resolved address,
-// so a public name that resolves to a private address is refused too.
+// refusePrivate is the dialer's Control: it runs on the resolved address
+// of every connection attempt (each address Happy Eyeballs tries, each
+// redirect), so neither a public name resolving to a refused address nor a
+// DNS answer that changes between checks gets through.
 func refusePrivate(network, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
+	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
-		return err
-	}
-	ip := net.ParseIP(host)
-	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() ||
-		ip.IsLinkLocalMulticast() || ip.IsUnspecified() || ip.IsMulticast() {
 		return fmt.Errorf("%s: %w", address, errBlocked)
 	}
-	return nil
+	return checkAddr(ap.Addr())
 }
 
 // FetchURL implements [Resolver]. Only http and https URLs are fetched.
