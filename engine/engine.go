@@ -82,11 +82,6 @@ type Options struct {
 	Judge Judge
 	// EventRetention is how many delivered events the outbox keeps (default 10000).
 	EventRetention int
-	// Tick is the configured tick (default 60s).
-	//
-	// Deprecated: unused. Wall-clock accounting follows Serve, whatever
-	// its interval (see wallclock.go).
-	Tick time.Duration
 	// ConsentExpiry, when positive, expires consent requests older than it
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
@@ -142,9 +137,6 @@ func New(store *Store, opt Options) (*Engine, error) {
 	}
 	if opt.EventRetention <= 0 {
 		opt.EventRetention = 10000
-	}
-	if opt.Tick <= 0 {
-		opt.Tick = time.Minute
 	}
 	if opt.Catalog == nil {
 		opt.Catalog = func(*Quest) (*gates.Catalog, error) { return gates.DefaultCatalog(), nil }

@@ -215,7 +215,6 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		Online:         w.net.engineOnline(),
 		Ground:         w.net.grounder,
 		EventRetention: cfg.Daemon.EventRetention,
-		Tick:           cfg.Daemon.Tick.Duration,
 		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
 	}
 	if j != nil {
