@@ -208,7 +208,7 @@ func (d *daemon) serveSocket(ctx context.Context) error {
 	}
 	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Box: d.box, Version: version, Log: d.log,
 		CheckProvider: d.wire.check, Internal: true})
-	d.sock = api.ServeSocket(context.WithoutCancel(ctx), ln, srv, api.DefaultPeerPolicy(), d.log)
+	d.sock = api.ServeSocket(context.WithoutCancel(ctx), ln, srv, api.SocketConfig{Policy: api.DefaultPeerPolicy(), Log: d.log})
 	return nil
 }
 

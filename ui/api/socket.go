@@ -157,12 +157,25 @@ type SocketServer struct {
 	done chan struct{} // closed when Serve has returned
 }
 
+// SocketConfig configures ServeSocket.
+type SocketConfig struct {
+	Policy PeerPolicy
+	// HeaderTimeout bounds how long a connection may stay silent
+	// (default HeaderTimeout).
+	HeaderTimeout time.Duration
+	Log           *slog.Logger
+}
+
 // ServeSocket starts serving h on ln until Close. base is the context
 // handlers get (it should outlive a daemon's signal context, so requests
 // in flight finish while the daemon stops).
-func ServeSocket(base context.Context, ln *net.UnixListener, h http.Handler, policy PeerPolicy, log *slog.Logger) *SocketServer {
+func ServeSocket(base context.Context, ln *net.UnixListener, h http.Handler, cfg SocketConfig) *SocketServer {
+	log, policy := cfg.Log, cfg.Policy
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.HeaderTimeout <= 0 {
+		cfg.HeaderTimeout = HeaderTimeout
 	}
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := r.Context().Value(peerKey{}).(Peer)
@@ -176,7 +189,7 @@ func ServeSocket(base context.Context, ln *net.UnixListener, h http.Handler, pol
 	})
 	s := &SocketServer{ln: ln, log: log, done: make(chan struct{}), srv: &http.Server{
 		Handler:           guarded,
-		ReadHeaderTimeout: HeaderTimeout,
+		ReadHeaderTimeout: cfg.HeaderTimeout,
 		ReadTimeout:       BodyTimeout,
 		WriteTimeout:      WriteTimeout,
 		IdleTimeout:       IdleTimeout,
