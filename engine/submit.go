@@ -124,6 +124,13 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 	if err == nil && budget != "" {
 		return SubmitResult{}, fmt.Errorf("quest %s is now terminated: %s; the answer was not recorded: %w", quest, budget, ErrInvalid)
 	}
+	if err == nil && !judged(out.Outcome) {
+		// Not judged at all: the quest stopped (its provider or gate
+		// profile is missing). Say why instead of an empty verdict.
+		if q, qerr := e.Quest(quest); qerr == nil && q.Status != QuestActive {
+			return SubmitResult{}, fmt.Errorf("the answer was not judged: quest %s is %s: %s: %w", q.ID, q.Status, q.Reason, ErrInvalid)
+		}
+	}
 	return out, err
 }
 
@@ -141,4 +148,13 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is %s; only a pending node takes a submission: %w", n.ID, n.Status, ErrBusy)
 	}
 	return nil
+}
+
+// judged reports whether outcome is a gate's word on an answer.
+func judged(outcome string) bool {
+	switch outcome {
+	case "PASS", "FAIL", "REVIEW", "DEFERRED":
+		return true
+	}
+	return false
 }
