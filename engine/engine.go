@@ -66,11 +66,13 @@ type Options struct {
 	// MaxParallel bounds runs in flight across quests (default 2).
 	MaxParallel int
 	Defaults    QuestDefaults
-	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog).
+	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog
+	// for the "default" profile, an error for any other).
 	Catalog func(q *Quest) (*gates.Catalog, error)
 	// GateNames lists the gate profiles Catalog serves; NewQuest refuses a
-	// quest naming any other, listing these. nil means only "default"
-	// (DefaultGate). It is called at every NewQuest.
+	// quest naming any other, listing these. It is called at every
+	// NewQuest. nil: NewQuest asks Catalog instead, with the new quest
+	// before it has an id, and refuses the quest with Catalog's error.
 	GateNames func() []string
 	// Online reports whether the network is up; nil means always online.
 	// While it is false, deferred nodes stay deferred.
@@ -149,7 +151,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		opt.Tick = time.Minute
 	}
 	if opt.Catalog == nil {
-		opt.Catalog = func(*Quest) (*gates.Catalog, error) { return gates.DefaultCatalog(), nil }
+		opt.Catalog = builtinCatalog
 	}
 	d := &opt.Defaults
 	if d.Mode == "" {
@@ -257,7 +259,7 @@ func (e *Engine) HasProvider(name string) bool {
 // The spec is refused (ErrInvalid, every problem listed) when it could
 // never run: an empty name or direction, a mode whose roles cannot make
 // progress ([CheckRoles]), a checkpoint that is not a role, a gate profile
-// not in Options.GateNames, a provider that is not configured or whose
+// that is not configured (Options.GateNames), a provider that is not configured or whose
 // [ProviderChecker] says it cannot run, a negative budget.
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.validateSpec(&s); err != nil {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/questbox/questbox/gates"
 )
 
 // ProviderChecker is an optional interface of a [Provider]: Check reports
@@ -18,7 +20,7 @@ type ProviderChecker interface {
 }
 
 // DefaultGate is the gate profile of a quest that names none, and the only
-// one an engine without Options.GateNames knows.
+// one the default Options.Catalog serves (gates.DefaultCatalog).
 const DefaultGate = "default"
 
 var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
@@ -74,14 +76,33 @@ func workerRole(roles []string) string {
 	return roles[0]
 }
 
-// gateNames lists the gate profiles a new quest may name, sorted.
-func (e *Engine) gateNames() []string {
+// checkGate says why a new quest cannot use the gate profile of s, or "".
+// With Options.GateNames the profile must be one of them; without, the
+// profile must have a catalog (Options.Catalog, asked with the quest as it
+// would be stored, before it has an id).
+func (e *Engine) checkGate(s *QuestSpec) string {
 	if e.opt.GateNames == nil {
-		return []string{DefaultGate}
+		q := &Quest{Name: s.Name, Direction: s.Direction, Mode: s.Mode, Roles: s.Roles, Provider: s.Provider,
+			Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits}
+		if _, err := e.opt.Catalog(q); err != nil {
+			return fmt.Sprintf("gate profile %q: %v", s.Gate, err)
+		}
+		return ""
 	}
 	names := slices.Clone(e.opt.GateNames())
 	slices.Sort(names)
-	return names
+	if !slices.Contains(names, s.Gate) {
+		return fmt.Sprintf("gate profile %q is not configured (known: %s)", s.Gate, strings.Join(names, ", "))
+	}
+	return ""
+}
+
+// builtinCatalog is the default Options.Catalog: the built-in profile only.
+func builtinCatalog(q *Quest) (*gates.Catalog, error) {
+	if q != nil && q.Gate != "" && q.Gate != DefaultGate {
+		return nil, fmt.Errorf("gate profile %q is not configured (known: %s)", q.Gate, DefaultGate)
+	}
+	return gates.DefaultCatalog(), nil
 }
 
 // validateSpec checks everything about a new quest at once: its text, its
@@ -127,8 +148,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		checked[c] = true
 	}
 
-	if names := e.gateNames(); !slices.Contains(names, s.Gate) {
-		add("gate profile %q is not configured (known: %s)", s.Gate, strings.Join(names, ", "))
+	if why := e.checkGate(s); why != "" {
+		add("%s", why)
 	}
 
 	if !e.HasProvider(s.Provider) {

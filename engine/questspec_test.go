@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/gates"
 )
 
 // checked is a provider that says whether it can run.
@@ -150,19 +151,43 @@ func TestNewQuestRefuses(t *testing.T) {
 	}
 }
 
-// TestNewQuestGateWithoutNames pins the default of Options.GateNames: only
-// the built-in profile.
+// TestNewQuestGateWithoutNames pins what NewQuest does without
+// Options.GateNames: it asks Catalog, the default one serving only the
+// built-in profile.
 func TestNewQuestGateWithoutNames(t *testing.T) {
-	h := newHarness(t, Options{})
-	s := h.e.NewQuestSpec("n", "d")
-	s.Provider = ProviderExternal
-	s.Gate = ""
-	if q, err := h.e.NewQuest(s); err != nil || q.Gate != DefaultGate {
-		t.Fatalf("empty gate: got %v, %v, want the default profile", q, err)
+	research := func(q *Quest) (*gates.Catalog, error) {
+		if q.Gate != "research" && q.Gate != DefaultGate {
+			return nil, fmt.Errorf("no profile %q here", q.Gate)
+		}
+		return gates.DefaultCatalog(), nil
 	}
-	s.Gate = "research"
-	if _, err := h.e.NewQuest(s); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "(known: default)") {
-		t.Errorf("got %v, want ErrInvalid naming the default profile", err)
+	for _, tc := range []struct {
+		name    string
+		catalog func(*Quest) (*gates.Catalog, error)
+		gate    string
+		want    string // "" accepted, else a substring of the error
+	}{
+		{"default catalog, no gate", nil, "", ""},
+		{"default catalog, default gate", nil, DefaultGate, ""},
+		{"default catalog, other gate", nil, "research", `gate profile "research": gate profile "research" is not configured (known: default)`},
+		{"own catalog, its gate", research, "research", ""},
+		{"own catalog, unknown gate", research, "strict", `gate profile "strict": no profile "strict" here`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Options{Catalog: tc.catalog})
+			s := h.e.NewQuestSpec("n", "d")
+			s.Provider, s.Gate = ProviderExternal, tc.gate
+			q, err := h.e.NewQuest(s)
+			if tc.want == "" {
+				if err != nil || q.Gate == "" {
+					t.Fatalf("got %v, %v, want a quest with a gate profile", q, err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("got %v, want ErrInvalid containing %q", err, tc.want)
+			}
+		})
 	}
 }
 
