@@ -163,7 +163,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 		{"unknown rule key inline, second rule", "gates.g.rules = [" + contract + `, { id = "x", kind = "contract", levl = "fail" }]` + "\n",
 			[]string{`unknown key gates.g.rules[1].levl (did you mean gates.g.rules[1].level?)`}},
 		{"rule field of the wrong type", "gates.g.rules = [{ id = 1, kind = \"contract\", level = \"fail\", attacks = \"x\" }]\n",
-			[]string{`gates.g.rules[0].attacks: "x" is a string, want an array`, `gates.g.rules[0].id: 1 is an integer, want a string`}},
+			[]string{`gates.g.rules[0].id: 1 is an integer, want a string`, `gates.g.rules[0].attacks: "x" is a string, want an array`}},
 		{"rule not a table", "gates.g.rules = [\"contract\"]\n",
 			[]string{`gates.g.rules[0]: "contract" is a string, want a table`}},
 		{"rules not an array", "[gates.g]\nrules = \"contract\"\n",
@@ -247,7 +247,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 				if e.Key == "" {
 					t.Errorf("error %q names no key", e)
 				}
-				got = append(got, strings.TrimPrefix(e.Error(), "questbox.toml: "))
+				got = append(got, e.Msg)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("errors:\n got %q\nwant %q", got, tc.want)

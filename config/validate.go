@@ -38,6 +38,11 @@ const maxSocketPath = 107
 // each an [*Error] wrapping [ErrInvalid] and naming its key; nil if c is
 // usable. It does not touch the file system or the network.
 func (c *Config) Validate() error {
+	return errors.Join(c.validate()...)
+}
+
+// validate is Validate, the problems one by one.
+func (c *Config) validate() []error {
 	p := &problems{file: c.Path}
 	c.validateDaemon(p)
 	c.validateDefaults(p)
@@ -47,7 +52,7 @@ func (c *Config) Validate() error {
 	c.Network.validate(p)
 	c.GPIO.validate(p)
 	c.MQTT.validate(p)
-	return errors.Join(p.errs...)
+	return p.errs
 }
 
 // problems collects validation errors for one file.
