@@ -150,6 +150,21 @@ func (f *file) expand(k toml.Key) []path {
 	return out
 }
 
+// isSet reports whether the file writes key (as an [*Error] names it):
+// md.IsDefined, or for a key inside an element of an array of tables,
+// which IsDefined cannot reach, whether that element has it.
+func (f *file) isSet(key string) bool {
+	p, ok := parseKey(key)
+	if !ok {
+		return false
+	}
+	if !p.indexed() {
+		return f.md.IsDefined(p.key()...)
+	}
+	_, ok = f.value(p)
+	return ok
+}
+
 // decodeEach decodes every key of the file on its own over the defaults: a
 // table as an empty one, an element of an array of tables as an empty table
 // in an array of one, any other value as itself. A key that decoding leaves

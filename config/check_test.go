@@ -65,6 +65,8 @@ func TestErrorPositions(t *testing.T) {
 			[]string{`q.toml:3:50: gates.g.rules[1].weight: "x" is a string, want a number`}},
 		{"validation: the value", "[daemon]\n\nmax_parallel = 0\n",
 			[]string{"q.toml:3:16: daemon.max_parallel: 0 is below the minimum 1"}},
+		{"missing key: its table's header", providersTOML + "\n[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\", model = \"m\" }\ntemplate = \"v1\"\ncanaries = 2\n",
+			[]string{"q.toml:10: judge.canary_threshold: missing; how many canaries a judge may miss before its batch escalates (0 up to judge.canaries - 1), e.g. canary_threshold = 0"}},
 		{"missing key of a table only dotted keys make: their first line", "\njudge.light = { provider = \"llm\", model = \"m\" }\njudge.heavy = { provider = \"cli\", model = \"m\" }\njudge.canaries = 2\njudge.canary_threshold = 0\n" + providersTOML,
 			[]string{`q.toml:2: judge.template: missing; use "v1"`}},
 		{"missing provider key: the provider's header", "[providers.x]\ntype = \"openai\"\nbase_url = \"http://h/v1\"\n",

@@ -8,10 +8,11 @@
 // /etc/questbox/questbox.toml). Loading is fail-closed: [Load] and [Parse] start
 // from [Default], lay the file over it, and then [Config.Validate] the result.
 // Any problem — a TOML syntax error, an unknown key, a value of the wrong type or
-// outside its range, a reference to a provider or role that does not exist — is
-// an error that names the file, the line, the full dotted key and the offending
-// value, and every problem in the file is reported at once, not only the first.
-// All such errors wrap [ErrInvalid]; each one is an [*Error].
+// outside its range, a required key an optional table leaves out, a reference to
+// a provider or role that does not exist — is an error that names the file, the
+// line, the full dotted key and the offending value, and every problem in the
+// file is reported at once, not only the first. All such errors wrap [ErrInvalid]; each
+// one is an [*Error].
 //
 // The toml package decides what is a key and what is of the wrong type
 // (toml.MetaData.Undecoded, its decode errors); a schema derived once from the

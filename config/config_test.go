@@ -460,6 +460,13 @@ func TestParseErrors(t *testing.T) {
 		// Validation: providers.
 		{"provider without type", "[providers.llm]\nmodel = \"m\"\n",
 			[]string{`providers.llm.type: missing; use command or openai`}},
+		{"provider with empty type", "[providers.llm]\ntype = \"\"\n",
+			[]string{`providers.llm.type: "" is not one of command, openai`}},
+		{"command with empty argv", "[providers.agent]\ntype = \"command\"\nargv = []\n",
+			[]string{`providers.agent.argv: empty; a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`}},
+		{"openai with empty base_url and model", "[providers.llm]\ntype = \"openai\"\nbase_url = \"\"\nmodel = \" \"\n",
+			[]string{`providers.llm.base_url: "" is not an http:// or https:// URL`,
+				`providers.llm.model: empty; an openai provider needs the model name`}},
 		{"provider bad type", "[providers.llm]\ntype = \"claude\"\n",
 			[]string{`providers.llm.type: "claude" is not one of command, openai`}},
 		{"command without argv", "[providers.agent]\ntype = \"command\"\n",
@@ -521,6 +528,10 @@ func TestParseErrors(t *testing.T) {
 			[]string{`mqtt.topic_prefix: "a/#" is not a topic prefix (non-empty, no + or #, no leading or trailing /)`}},
 		{"consent without commands", "[mqtt]\ncommands_consent = true\n",
 			[]string{`mqtt.commands_consent: needs mqtt.commands = true`}},
+		{"connection settings without a broker", "[mqtt]\nusername = \"qb\"\npassword_file = \"/p\"\n",
+			[]string{`mqtt.broker: missing, but mqtt.username is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings`}},
+		{"tls settings with an empty broker", "[mqtt]\nbroker = \"\"\nca_file = \"/ca.pem\"\n",
+			[]string{`mqtt.broker: empty, but mqtt.ca_file is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings`}},
 
 		// Everything at once: all validation errors, in section order.
 		{"all validation errors reported", `

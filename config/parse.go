@@ -29,8 +29,9 @@ func Load(path string) (*Config, error) {
 // Parse reports, all at once and in file order: TOML syntax errors
 // (file:line:col), unknown keys (file:line, the full dotted key and a
 // suggestion), values of the wrong type or format (file:line:col); then,
-// if there were none, every problem [Config.Validate] finds, each with the
-// line of its key, or of the table the key belongs in.
+// if there were none, every problem [Config.Validate] finds, including the
+// required keys an optional table leaves out, each with the line of its
+// key, or of the table the key belongs in.
 func Parse(data []byte, name string) (*Config, error) {
 	f := &file{name: name, data: data}
 	if _, err := toml.Decode(string(data), &f.tree); err != nil {
@@ -58,7 +59,7 @@ func Parse(data []byte, name string) (*Config, error) {
 		cfg.Providers[pname] = p
 	}
 
-	if errs := cfg.validate(); len(errs) > 0 {
+	if errs := cfg.validate(f.isSet); len(errs) > 0 {
 		return nil, errors.Join(f.place(errs)...)
 	}
 	return cfg, nil
