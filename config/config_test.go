@@ -455,7 +455,11 @@ func TestParseErrors(t *testing.T) {
 		{"role twice", "[defaults]\nroles = [\"owner\", \"owner\"]\n",
 			[]string{`defaults.roles: "owner" is listed twice`}},
 		{"team without owner", "[defaults]\nroles = [\"scout\"]\n",
-			[]string{`defaults.roles: team mode needs the owner role (it promotes proposals); add "owner" or set defaults.mode = "solo"`}},
+			[]string{`defaults.roles: mode team needs the owner role: only the owner promotes the workers' proposals, so nothing would run after the first node (roles: scout); add owner, or use mode solo`}},
+		{"team with only owner", "[defaults]\nroles = [\"owner\"]\n",
+			[]string{`defaults.roles: mode team needs a role that can work besides owner (e.g. scout or poc): the owner decides, it never does the work (roles: owner)`}},
+		{"solo with only owner", "[defaults]\nmode = \"solo\"\nroles = [\"owner\"]\n",
+			[]string{`defaults.roles: mode solo needs a role that can work (e.g. scout or poc): owner is only dispatched in team mode (roles: owner)`}},
 
 		// Validation: providers.
 		{"provider without type", "[providers.llm]\nmodel = \"m\"\n",

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates/judge"
 )
 
@@ -168,17 +169,24 @@ func (c *Config) validateDefaults(p *problems) {
 		p.add("defaults.roles", "empty; a quest needs at least one role")
 	}
 	seen := map[string]bool{}
+	named := true // every role listed once, with a good name
 	for _, r := range d.Roles {
 		switch {
 		case !idPattern.MatchString(r):
 			p.add("defaults.roles", "%q must match [a-z0-9_-]+", r)
+			named = false
 		case seen[r]:
 			p.add("defaults.roles", "%q is listed twice", r)
+			named = false
 		}
 		seen[r] = true
 	}
-	if d.Mode == ModeTeam && len(d.Roles) > 0 && !seen["owner"] {
-		p.add("defaults.roles", "team mode needs the owner role (it promotes proposals); add \"owner\" or set defaults.mode = \"solo\"")
+	if oneOf(d.Mode, ModeTeam, ModeSolo) && len(d.Roles) > 0 && named {
+		// The engine's own rule, so that no default can make every new
+		// quest fail.
+		if err := engine.CheckRoles(d.Mode, d.Roles); err != nil {
+			p.add("defaults.roles", "%v", err)
+		}
 	}
 	checked := map[string]bool{}
 	for _, r := range d.Checkpoints {
