@@ -69,6 +69,8 @@ func TestErrorPositions(t *testing.T) {
 			[]string{"q.toml:10: judge.canary_threshold: missing; how many canaries a judge may miss before its batch escalates (0 up to judge.canaries - 1), e.g. canary_threshold = 0"}},
 		{"missing key of a table only dotted keys make: their first line", "\njudge.light = { provider = \"llm\", model = \"m\" }\njudge.heavy = { provider = \"cli\", model = \"m\" }\njudge.canaries = 2\njudge.canary_threshold = 0\n" + providersTOML,
 			[]string{`q.toml:2: judge.template: missing; use "v1"`}},
+		{"unknown array of tables: its first element, once", "# x\n" + strings.Repeat("[[x]]\ny = 1\n", 200),
+			[]string{"q.toml:2: unknown key x"}},
 		{"missing provider key: the provider's header", "[providers.x]\ntype = \"openai\"\nbase_url = \"http://h/v1\"\n",
 			[]string{"q.toml:1: providers.x.model: missing; an openai provider needs the model name"}},
 		{"quoted names", "[providers.\"My LLM\"]\ntype = \"command\"\nargv = [\"a\"]\n",

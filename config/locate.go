@@ -161,6 +161,7 @@ func (l *locator) headers(arr path) []int {
 	for loc, n := l, -1; ; {
 		prim, ok := loc.lookup(arr.key())
 		if !ok {
+			offs = nil
 			break
 		}
 		var elems []map[string]toml.Primitive
