@@ -8,10 +8,17 @@
 // /etc/questbox/questbox.toml). Loading is fail-closed: [Load] and [Parse] start
 // from [Default], lay the file over it, and then [Config.Validate] the result.
 // Any problem — a TOML syntax error, an unknown key, a value of the wrong type or
-// outside its range, a reference to a provider or role that does not exist — is
-// an error that names the file, the full dotted key and the offending value, and
-// every problem in the file is reported at once, not only the first. All such
-// errors wrap [ErrInvalid]; each one is an [*Error].
+// outside its range, a required key an optional table leaves out, a reference to
+// a provider or role that does not exist, quest defaults no quest could make
+// progress with (engine.CheckRoles) — is an error that names the file, the line,
+// the full dotted key and the offending value, and every problem in the file is
+// reported at once, not only the first. All such errors wrap [ErrInvalid]; each
+// one is an [*Error].
+//
+// The toml package decides what is a key and what is of the wrong type
+// (toml.MetaData.Undecoded, its decode errors); a schema derived once from the
+// toml tags, by encoding a sample Config, words the messages. No code here
+// walks the Config struct.
 //
 // A Config is a plain value: it does no I/O after loading and is safe to read
 // from many goroutines as long as nobody writes to it.
@@ -144,8 +151,9 @@ type QuestDefaults struct {
 	// row (§2.5). Default 3.
 	MaxStalled int `toml:"max_stalled"`
 	// Roles are the roles a quest uses. Default scout, poc, strategist, owner.
-	// A team-mode default must include "owner": without it nobody promotes
-	// proposals and every team quest would stall.
+	// They must let a quest of Mode make progress, by the engine's own rule
+	// (engine.CheckRoles): team needs owner (nobody else promotes
+	// proposals) and a role besides it, solo a role other than owner.
 	Roles []string `toml:"roles"`
 	// Checkpoints are roles whose passed nodes also need human consent (L3).
 	// Each must be one of Roles. Default none.

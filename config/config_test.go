@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/BurntSushi/toml"
 )
 
 // problemsOf flattens a joined error into its *Error parts, failing the test
@@ -163,21 +161,21 @@ func TestExampleFileDocumentsEveryKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := string(data)
-	walkSchema(configType, nil, func(k toml.Key) {
+	for _, k := range knownKeys().keys {
 		leaf := k[len(k)-1]
 		if len(k) == 1 {
 			if !strings.Contains(text, "["+leaf) {
 				t.Errorf("table [%s] is not documented in %s", leaf, exampleFile)
 			}
-			return
+			continue
 		}
-		if leaf == "NAME" {
-			return
+		if leaf == anyName {
+			continue
 		}
 		if !regexp.MustCompile(`(?m)^#?\s*` + leaf + `\b`).MatchString(text) {
 			t.Errorf("key %s is not documented in %s", strings.Join(k, "."), exampleFile)
 		}
-	})
+	}
 }
 
 func TestParseValid(t *testing.T) {
@@ -313,6 +311,16 @@ commands_consent = true
 				t.Errorf("mqtt = %+v, client id %q", c.MQTT, c.MQTTClientID())
 			}
 		}},
+		{"mqtt table without a broker is off", `
+[mqtt]
+topic_prefix = "qb"
+discovery = false
+commands = true
+`, func(t *testing.T, c *Config) {
+			if c.MQTT.Enabled() || c.MQTT.TopicPrefix != "qb" {
+				t.Errorf("mqtt = %+v, want off with topic_prefix qb", c.MQTT)
+			}
+		}},
 		{"inline tables and dotted keys", `
 daemon.tick = "2s"
 providers.x = { type = "command", argv = ["x"] }
@@ -364,6 +372,10 @@ func TestParseErrors(t *testing.T) {
 			[]string{`daemon.tick: "5 minutes" is not a duration (use 90s, 5m, 24h)`}},
 		{"duration as integer", "[daemon]\ngrace = 30\n",
 			[]string{`daemon.grace: 30 is not a duration (use 90s, 5m, 24h); write it as a string, e.g. "30s"`}},
+		{"duration as a table", "[daemon.grace]\n",
+			[]string{`daemon.grace: a table is not a duration (use 90s, 5m, 24h)`}},
+		{"size as a float", "[network]\nmax_body = 1.5\n",
+			[]string{`network.max_body: 1.5 is not a size (use 1MiB, 512KiB, 50MB or a number of bytes)`}},
 		{"bad size", "[providers.x]\ntype = \"command\"\nargv = [\"x\"]\noutput_cap = \"lots\"\n",
 			[]string{`providers.x.output_cap: "lots" is not a size (use 1MiB, 512KiB, 50MB or a number of bytes)`}},
 		{"negative size", "[providers.x]\ntype = \"command\"\nargv = [\"x\"]\noutput_cap = -1\n",
@@ -443,11 +455,22 @@ func TestParseErrors(t *testing.T) {
 		{"role twice", "[defaults]\nroles = [\"owner\", \"owner\"]\n",
 			[]string{`defaults.roles: "owner" is listed twice`}},
 		{"team without owner", "[defaults]\nroles = [\"scout\"]\n",
-			[]string{`defaults.roles: team mode needs the owner role (it promotes proposals); add "owner" or set defaults.mode = "solo"`}},
+			[]string{`defaults.roles: mode team needs the owner role: only the owner promotes the workers' proposals, so nothing would run after the first node (roles: scout); add owner, or use mode solo`}},
+		{"team with only owner", "[defaults]\nroles = [\"owner\"]\n",
+			[]string{`defaults.roles: mode team needs a role that can work besides owner (e.g. scout or poc): the owner decides, it never does the work (roles: owner)`}},
+		{"solo with only owner", "[defaults]\nmode = \"solo\"\nroles = [\"owner\"]\n",
+			[]string{`defaults.roles: mode solo needs a role that can work (e.g. scout or poc): owner is only dispatched in team mode (roles: owner)`}},
 
 		// Validation: providers.
 		{"provider without type", "[providers.llm]\nmodel = \"m\"\n",
 			[]string{`providers.llm.type: missing; use command or openai`}},
+		{"provider with empty type", "[providers.llm]\ntype = \"\"\n",
+			[]string{`providers.llm.type: "" is not one of command, openai`}},
+		{"command with empty argv", "[providers.agent]\ntype = \"command\"\nargv = []\n",
+			[]string{`providers.agent.argv: empty; a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`}},
+		{"openai with empty base_url and model", "[providers.llm]\ntype = \"openai\"\nbase_url = \"\"\nmodel = \" \"\n",
+			[]string{`providers.llm.base_url: "" is not an http:// or https:// URL`,
+				`providers.llm.model: empty; an openai provider needs the model name`}},
 		{"provider bad type", "[providers.llm]\ntype = \"claude\"\n",
 			[]string{`providers.llm.type: "claude" is not one of command, openai`}},
 		{"command without argv", "[providers.agent]\ntype = \"command\"\n",
@@ -509,6 +532,10 @@ func TestParseErrors(t *testing.T) {
 			[]string{`mqtt.topic_prefix: "a/#" is not a topic prefix (non-empty, no + or #, no leading or trailing /)`}},
 		{"consent without commands", "[mqtt]\ncommands_consent = true\n",
 			[]string{`mqtt.commands_consent: needs mqtt.commands = true`}},
+		{"connection settings without a broker", "[mqtt]\nusername = \"qb\"\npassword_file = \"/p\"\n",
+			[]string{`mqtt.broker: missing, but mqtt.username is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings`}},
+		{"tls settings with an empty broker", "[mqtt]\nbroker = \"\"\nca_file = \"/ca.pem\"\n",
+			[]string{`mqtt.broker: empty, but mqtt.ca_file is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings`}},
 
 		// Everything at once: all validation errors, in section order.
 		{"all validation errors reported", `
@@ -548,7 +575,7 @@ red = 17
 				if e.Key == "" {
 					t.Errorf("error %q names no key", e)
 				}
-				got = append(got, strings.TrimPrefix(e.Error(), "questbox.toml: "))
+				got = append(got, e.Msg)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("errors:\n got %q\nwant %q", got, tc.want)
@@ -635,7 +662,7 @@ func TestLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Load(bad)
-	if want := bad + ": unknown key daemon.tik (did you mean daemon.tick?)"; err == nil || err.Error() != want {
+	if want := bad + ":2: unknown key daemon.tik (did you mean daemon.tick?)"; err == nil || err.Error() != want {
 		t.Errorf("Load(bad) = %v, want %q", err, want)
 	}
 }

@@ -12,10 +12,17 @@ import (
 // reach them all.
 type Error struct {
 	File string // file name; "" for a Config not loaded from a file
-	Line int    // 1-based line, 0 when unknown (only syntax errors carry one)
-	Col  int    // 1-based column, 0 when unknown
-	Key  string // full dotted key, e.g. "providers.llm.type"; "" when none applies
-	Msg  string // what is wrong, already naming the key and the value
+	// Line is the 1-based line of the problem: of the key, or for a key the
+	// file leaves out, of the table it belongs in; 0 when unknown (always,
+	// for a Config that was not parsed from a file).
+	Line int
+	// Col is the 1-based column (in characters): where a syntax error
+	// starts, or where toml places a bad value (the value of a "key =
+	// value" line, the key inside an inline table). 0 for problems with a
+	// key itself (unknown, missing) and for tables.
+	Col int
+	Key string // full dotted key, e.g. "providers.llm.type" or "gates.g.rules[1].level"; "" when none applies
+	Msg string // what is wrong, already naming the key and the value
 }
 
 // Error formats the problem as "file:line:col: msg", leaving out what is unknown.

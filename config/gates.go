@@ -69,12 +69,34 @@ func (c *Config) validateGates(p *problems) {
 		}
 		rules := c.Gates[name].Rules
 		if len(rules) == 0 {
-			p.add(base+".rules", "empty; a gate profile needs at least one rule (kinds: %s)", strings.Join(kindNames(), ", "))
+			what := "empty"
+			if !p.set(base+".rules", false) {
+				what = "missing"
+			}
+			p.add(base+".rules", "%s; a gate profile needs at least one rule (kinds: %s)", what, strings.Join(kindNames(), ", "))
 			continue
 		}
 		before := len(p.errs)
 		ids := map[string]int{}
 		for i, r := range rules {
+			at := fmt.Sprintf("%s.rules[%d]", base, i)
+			missing := false
+			for _, k := range []struct {
+				key, why string
+				set      bool
+			}{
+				{"id", "every rule needs an id: verdicts, facts and edges name it", r.ID != ""},
+				{"kind", "one of " + strings.Join(kindNames(), ", "), r.Kind != ""},
+				{"level", `"fail" or "review"`, r.Level != ""},
+			} {
+				if !p.set(at+"."+k.key, k.set) {
+					p.add(at+"."+k.key, "missing; %s", k.why)
+					missing = true
+				}
+			}
+			if missing {
+				continue
+			}
 			if j, dup := ids[r.ID]; dup && r.ID != "" {
 				p.add(fmt.Sprintf("%s.rules[%d].id", base, i), "%q is already the id of rules[%d]; each rule needs its own id", r.ID, j)
 				continue

@@ -163,7 +163,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 		{"unknown rule key inline, second rule", "gates.g.rules = [" + contract + `, { id = "x", kind = "contract", levl = "fail" }]` + "\n",
 			[]string{`unknown key gates.g.rules[1].levl (did you mean gates.g.rules[1].level?)`}},
 		{"rule field of the wrong type", "gates.g.rules = [{ id = 1, kind = \"contract\", level = \"fail\", attacks = \"x\" }]\n",
-			[]string{`gates.g.rules[0].attacks: "x" is a string, want an array`, `gates.g.rules[0].id: 1 is an integer, want a string`}},
+			[]string{`gates.g.rules[0].id: 1 is an integer, want a string`, `gates.g.rules[0].attacks: "x" is a string, want an array`}},
 		{"rule not a table", "gates.g.rules = [\"contract\"]\n",
 			[]string{`gates.g.rules[0]: "contract" is a string, want a table`}},
 		{"rules not an array", "[gates.g]\nrules = \"contract\"\n",
@@ -177,7 +177,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 		{"empty profile", "[gates.g]\nrules = []\n",
 			[]string{`gates.g.rules: empty; a gate profile needs at least one rule (kinds: contract, evidence-length, fresh-directions, citations-present, citation-quote, url-resolves, mx-resolves, program, dates, regex, limits)`}},
 		{"profile without rules", "[gates.g]\n",
-			[]string{`gates.g.rules: empty; a gate profile needs at least one rule (kinds: contract, evidence-length, fresh-directions, citations-present, citation-quote, url-resolves, mx-resolves, program, dates, regex, limits)`}},
+			[]string{`gates.g.rules: missing; a gate profile needs at least one rule (kinds: contract, evidence-length, fresh-directions, citations-present, citation-quote, url-resolves, mx-resolves, program, dates, regex, limits)`}},
 		{"bad profile name", "[gates.\"Strict Gate\"]\nrules = [" + contract + "]\n",
 			[]string{`gates."Strict Gate": profile name "Strict Gate" must match [a-z0-9_-]+`}},
 		{"unknown kind", "gates.g.rules = [" + contract + `, { id = "q", kind = "quote", level = "fail" }]` + "\n",
@@ -189,7 +189,12 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 		{"unknown parameter", "gates.g.rules = [{ id = \"l\", kind = \"evidence-length\", level = \"fail\", params = { max = 10, maxx = 5 } }]\n",
 			[]string{`gates.g.rules[0]: rule "l" (evidence-length): unknown parameter(s) maxx: invalid rule configuration`}},
 		{"missing id", "gates.g.rules = [{ kind = \"contract\", level = \"fail\" }]\n",
+			[]string{`gates.g.rules[0].id: missing; every rule needs an id: verdicts, facts and edges name it`}},
+		{"empty id", "gates.g.rules = [{ id = \"\", kind = \"contract\", level = \"fail\" }]\n",
 			[]string{`gates.g.rules[0]: rule #0 has id "": invalid rule`}},
+		{"missing kind and level, second rule", "[[gates.g.rules]]\nid = \"c\"\nkind = \"contract\"\nlevel = \"fail\"\n[[gates.g.rules]]\nid = \"d\"\n",
+			[]string{`gates.g.rules[1].kind: missing; one of contract, evidence-length, fresh-directions, citations-present, citation-quote, url-resolves, mx-resolves, program, dates, regex, limits`,
+				`gates.g.rules[1].level: missing; "fail" or "review"`}},
 		{"duplicate id", "gates.g.rules = [" + contract + ", " + contract + "]\n",
 			[]string{`gates.g.rules[1].id: "contract" is already the id of rules[0]; each rule needs its own id`}},
 		{"edge to an unknown rule", "gates.g.rules = [{ id = \"c\", kind = \"contract\", level = \"fail\", supersedes = [\"quotes\"] }]\n",
@@ -207,7 +212,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 			[]string{`defaults.gate: "strict" is not a gate profile (default)`}},
 
 		// judge.
-		{"judge incomplete", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\" }\ntemplate = \"v1\"\ncanaries = 1\n",
+		{"judge incomplete", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\" }\ntemplate = \"v1\"\ncanaries = 1\ncanary_threshold = 0\n",
 			[]string{`judge.heavy.model: missing; the model name is part of the judge's cache fingerprint`}},
 		{"judge empty table", "[judge]\n",
 			[]string{`judge.light.provider: missing; name a provider configured under [providers]`,
@@ -215,8 +220,20 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 				`judge.heavy.provider: missing; name a provider configured under [providers]`,
 				`judge.heavy.model: missing; the model name is part of the judge's cache fingerprint`,
 				`judge.template: missing; use "v1"`,
-				`judge.canaries: 0 is below the minimum 1`}},
-		{"judge provider not configured", providersTOML + "[judge]\nlight = { provider = \"demo\", model = \"m\" }\nheavy = { provider = \"gpt\", model = \"m\" }\ntemplate = \"v1\"\ncanaries = 1\n",
+				`judge.canaries: missing; how many known-bad pairs to mix into every batch of fresh work (at least 1), e.g. canaries = 2`,
+				`judge.canary_threshold: missing; how many canaries a judge may miss before its batch escalates (0 up to judge.canaries - 1), e.g. canary_threshold = 0`}},
+		{"judge without canary_threshold", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\", model = \"m\" }\ntemplate = \"v1\"\ncanaries = 2\n",
+			[]string{`judge.canary_threshold: missing; how many canaries a judge may miss before its batch escalates (0 up to judge.canaries - 1), e.g. canary_threshold = 0`}},
+		{"judge without canaries", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\", model = \"m\" }\ntemplate = \"v1\"\ncanary_threshold = 0\n",
+			[]string{`judge.canaries: missing; how many known-bad pairs to mix into every batch of fresh work (at least 1), e.g. canaries = 2`}},
+		{"judge with empty strings", providersTOML + "[judge]\nlight = { provider = \"\", model = \"m\" }\nheavy = { provider = \"cli\", model = \" \" }\ntemplate = \"\"\ncanaries = 1\ncanary_threshold = 0\n",
+			[]string{`judge.light.provider: empty; name a provider configured under [providers]`,
+				`judge.heavy.model: empty; the model name is part of the judge's cache fingerprint`,
+				`judge.template: empty; use "v1"`}},
+		{"judge without a tier", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\ntemplate = \"v1\"\ncanaries = 1\ncanary_threshold = 0\n",
+			[]string{`judge.heavy.provider: missing; name a provider configured under [providers]`,
+				`judge.heavy.model: missing; the model name is part of the judge's cache fingerprint`}},
+		{"judge provider not configured", providersTOML + "[judge]\nlight = { provider = \"demo\", model = \"m\" }\nheavy = { provider = \"gpt\", model = \"m\" }\ntemplate = \"v1\"\ncanaries = 1\ncanary_threshold = 0\n",
 			[]string{`judge.light.provider: "demo" is not a configured provider (configured: cli, llm); demo and external cannot judge`,
 				`judge.heavy.provider: "gpt" is not a configured provider (configured: cli, llm); demo and external cannot judge`}},
 		{"judge bad template and threshold", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\", model = \"m\" }\ntemplate = \"v9\"\ncanaries = 2\ncanary_threshold = 2\n",
@@ -247,7 +264,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 				if e.Key == "" {
 					t.Errorf("error %q names no key", e)
 				}
-				got = append(got, strings.TrimPrefix(e.Error(), "questbox.toml: "))
+				got = append(got, e.Msg)
 			}
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("errors:\n got %q\nwant %q", got, tc.want)

@@ -25,6 +25,20 @@ func (d *Duration) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// UnmarshalTOML takes a duration string. Any other TOML value is refused
+// with a message that says how to write it ("write it as a string, e.g.
+// "30s"" for the integer 30); the toml decoder prefers this method to
+// UnmarshalText, which would see 30 only as the text "30".
+func (d *Duration) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		return d.UnmarshalText([]byte(v))
+	case int64:
+		return fmt.Errorf("%d is not a duration %s; write it as a string, e.g. \"%ds\"", v, durationHint, v)
+	}
+	return fmt.Errorf("%s is not a duration %s", literal(v), durationHint)
+}
+
 // MarshalText writes the shortest exact form of d: "60s" is "1m", "86400s" is
 // "24h", "1m30s" stays "1m30s". It round-trips through UnmarshalText.
 func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
@@ -118,6 +132,21 @@ func parseSize(text string) (Size, bool) {
 		return 0, false
 	}
 	return Size(n) * mult, true
+}
+
+// UnmarshalTOML takes a string (see UnmarshalText) or a number of bytes.
+func (s *Size) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		return s.UnmarshalText([]byte(v))
+	case int64:
+		if v < 0 {
+			return fmt.Errorf("%d is negative", v)
+		}
+		*s = Size(v)
+		return nil
+	}
+	return fmt.Errorf("%s is not a size %s", literal(v), sizeHint)
 }
 
 // MarshalText writes s with the largest unit that divides it exactly

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates/judge"
 )
 
@@ -37,8 +38,19 @@ const maxSocketPath = 107
 // Validate checks every value of c and returns all problems found, joined,
 // each an [*Error] wrapping [ErrInvalid] and naming its key; nil if c is
 // usable. It does not touch the file system or the network.
+//
+// The required keys of an optional table (every key of [judge], a
+// provider's type and what its type needs, a rule's id, kind and level)
+// are missing when they are zero; [Parse] knows better, from the file, and
+// also refuses a canary_threshold of 0 that the file leaves out.
 func (c *Config) Validate() error {
-	p := &problems{file: c.Path}
+	return errors.Join(c.validate(nil)...)
+}
+
+// validate is Validate; isSet, when not nil, reports whether the file
+// writes a key (as errors name it).
+func (c *Config) validate(isSet func(key string) bool) []error {
+	p := &problems{file: c.Path, isSet: isSet}
 	c.validateDaemon(p)
 	c.validateDefaults(p)
 	c.validateProviders(p)
@@ -47,13 +59,23 @@ func (c *Config) Validate() error {
 	c.Network.validate(p)
 	c.GPIO.validate(p)
 	c.MQTT.validate(p)
-	return errors.Join(p.errs...)
+	return p.errs
 }
 
 // problems collects validation errors for one file.
 type problems struct {
-	file string
-	errs []error
+	file  string
+	errs  []error
+	isSet func(key string) bool // nil for a Config not parsed from a file
+}
+
+// set reports whether key is written in the file; for a Config not parsed
+// from a file, whether its value is not the zero value (nonZero).
+func (p *problems) set(key string, nonZero bool) bool {
+	if p.isSet == nil {
+		return nonZero
+	}
+	return p.isSet(key)
 }
 
 func (p *problems) add(key, format string, args ...any) {
@@ -147,17 +169,24 @@ func (c *Config) validateDefaults(p *problems) {
 		p.add("defaults.roles", "empty; a quest needs at least one role")
 	}
 	seen := map[string]bool{}
+	named := true // every role listed once, with a good name
 	for _, r := range d.Roles {
 		switch {
 		case !idPattern.MatchString(r):
 			p.add("defaults.roles", "%q must match [a-z0-9_-]+", r)
+			named = false
 		case seen[r]:
 			p.add("defaults.roles", "%q is listed twice", r)
+			named = false
 		}
 		seen[r] = true
 	}
-	if d.Mode == ModeTeam && len(d.Roles) > 0 && !seen["owner"] {
-		p.add("defaults.roles", "team mode needs the owner role (it promotes proposals); add \"owner\" or set defaults.mode = \"solo\"")
+	if oneOf(d.Mode, ModeTeam, ModeSolo) && len(d.Roles) > 0 && named {
+		// The engine's own rule, so that no default can make every new
+		// quest fail.
+		if err := engine.CheckRoles(d.Mode, d.Roles); err != nil {
+			p.add("defaults.roles", "%v", err)
+		}
 	}
 	checked := map[string]bool{}
 	for _, r := range d.Checkpoints {
@@ -182,11 +211,17 @@ func (c *Config) validateProviders(p *problems) {
 		case !idPattern.MatchString(name):
 			p.add(base, "provider name %q must match [a-z0-9_-]+", name)
 		}
-		switch pr.Type {
-		case TypeCommand:
-			if len(pr.Argv) == 0 {
-				p.add(key("argv"), "missing; a command provider needs the command to run, e.g. argv = [\"/usr/local/bin/agent\", \"--quiet\"]")
-			} else if pr.Argv[0] == "" {
+		switch {
+		case !p.set(key("type"), pr.Type != ""):
+			p.add(key("type"), "missing; use command or openai")
+		case pr.Type == TypeCommand:
+			const argv = `a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`
+			switch {
+			case !p.set(key("argv"), len(pr.Argv) > 0):
+				p.add(key("argv"), "missing; "+argv)
+			case len(pr.Argv) == 0:
+				p.add(key("argv"), "empty; "+argv)
+			case pr.Argv[0] == "":
 				p.add(key("argv"), "the program (first element) is empty")
 			}
 			for _, e := range pr.Env {
@@ -205,14 +240,17 @@ func (c *Config) validateProviders(p *problems) {
 					p.add(key(f.name), "only applies to openai providers, and this one is type = \"command\"")
 				}
 			}
-		case TypeOpenAI:
-			if pr.BaseURL == "" {
+		case pr.Type == TypeOpenAI:
+			if !p.set(key("base_url"), pr.BaseURL != "") {
 				p.add(key("base_url"), "missing; an openai provider needs the endpoint, e.g. base_url = \"http://127.0.0.1:8081/v1\"")
 			} else if u, err := url.Parse(pr.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 				p.add(key("base_url"), "%q is not an http:// or https:// URL", pr.BaseURL)
 			}
-			if pr.Model == "" {
+			switch {
+			case !p.set(key("model"), pr.Model != ""):
 				p.add(key("model"), "missing; an openai provider needs the model name")
+			case strings.TrimSpace(pr.Model) == "":
+				p.add(key("model"), "empty; an openai provider needs the model name")
 			}
 			if pr.APIKeyEnv != "" && !envPattern.MatchString(pr.APIKeyEnv) {
 				p.add(key("api_key_env"), "%q is not an environment variable name (it names the variable, not the key)", pr.APIKeyEnv)
@@ -228,8 +266,6 @@ func (c *Config) validateProviders(p *problems) {
 					p.add(key(f.name), "only applies to command providers, and this one is type = \"openai\"")
 				}
 			}
-		case "":
-			p.add(key("type"), "missing; use command or openai")
 		default:
 			p.add(key("type"), "%q is not one of command, openai", pr.Type)
 		}
@@ -279,11 +315,13 @@ func (g *GPIO) validate(p *problems) {
 	p.durationAtLeast("gpio.consent_expiry", g.ConsentExpiry, 0)
 }
 
-// validateJudge checks a [judge] table: every key present, the providers
-// configured ones (command or openai; the demo and external providers
-// cannot judge), the template known and the canary numbers consistent.
-// judge.Config.Validate runs last as a backstop, so that the judge package's
-// own rules and this check can never disagree in the permissive direction.
+// validateJudge checks a [judge] table: every key present (a [judge] that
+// leaves one out is refused naming it, whatever its zero value would
+// mean), the providers configured ones (command or openai; the demo and
+// external providers cannot judge), the template known and the canary
+// numbers consistent. judge.Config.Validate runs last as a backstop, so
+// that the judge package's own rules and this check can never disagree in
+// the permissive direction.
 func (c *Config) validateJudge(p *problems) {
 	j := c.Judge
 	if j == nil {
@@ -294,9 +332,12 @@ func (c *Config) validateJudge(p *problems) {
 		key  string
 		tier judge.TierConfig
 	}{{"judge.light", j.Light}, {"judge.heavy", j.Heavy}} {
-		switch {
-		case strings.TrimSpace(t.tier.Provider) == "":
-			p.add(t.key+".provider", "missing; name a provider configured under [providers]")
+		const name = "name a provider configured under [providers]"
+		switch prov := strings.TrimSpace(t.tier.Provider); {
+		case !p.set(t.key+".provider", prov != ""):
+			p.add(t.key+".provider", "missing; "+name)
+		case prov == "":
+			p.add(t.key+".provider", "empty; "+name)
 		case !c.isConfiguredProvider(t.tier.Provider):
 			configured := "none configured"
 			if len(c.Providers) > 0 {
@@ -304,17 +345,35 @@ func (c *Config) validateJudge(p *problems) {
 			}
 			p.add(t.key+".provider", "%q is not a configured provider (%s); demo and external cannot judge", t.tier.Provider, configured)
 		}
-		if strings.TrimSpace(t.tier.Model) == "" {
-			p.add(t.key+".model", "missing; the model name is part of the judge's cache fingerprint")
+		const model = "the model name is part of the judge's cache fingerprint"
+		switch m := strings.TrimSpace(t.tier.Model); {
+		case !p.set(t.key+".model", m != ""):
+			p.add(t.key+".model", "missing; "+model)
+		case m == "":
+			p.add(t.key+".model", "empty; "+model)
 		}
 	}
-	if strings.TrimSpace(j.Template) == "" {
+	switch {
+	case !p.set("judge.template", strings.TrimSpace(j.Template) != ""):
 		p.add("judge.template", "missing; use \"v1\"")
-	} else if _, err := judge.TemplateByVersion(j.Template); err != nil {
-		p.add("judge.template", "%q is not a known prompt template (known: v1)", j.Template)
+	case strings.TrimSpace(j.Template) == "":
+		p.add("judge.template", "empty; use \"v1\"")
+	default:
+		if _, err := judge.TemplateByVersion(j.Template); err != nil {
+			p.add("judge.template", "%q is not a known prompt template (known: v1)", j.Template)
+		}
 	}
-	p.atLeast("judge.canaries", j.Canaries, 1)
-	if j.Canaries >= 1 && (j.CanaryThreshold < 0 || j.CanaryThreshold >= j.Canaries) {
+	canaries := p.set("judge.canaries", j.Canaries != 0)
+	if canaries {
+		p.atLeast("judge.canaries", j.Canaries, 1)
+	} else {
+		p.add("judge.canaries", "missing; how many known-bad pairs to mix into every batch of fresh work (at least 1), e.g. canaries = 2")
+	}
+	// 0 is a fine threshold, so only the file can tell it is missing.
+	switch {
+	case !p.set("judge.canary_threshold", true):
+		p.add("judge.canary_threshold", "missing; how many canaries a judge may miss before its batch escalates (0 up to judge.canaries - 1), e.g. canary_threshold = 0")
+	case canaries && j.Canaries >= 1 && (j.CanaryThreshold < 0 || j.CanaryThreshold >= j.Canaries):
 		p.add("judge.canary_threshold", "%d must be at least 0 and below judge.canaries (%d)", j.CanaryThreshold, j.Canaries)
 	}
 	if len(p.errs) == before {
@@ -345,6 +404,29 @@ func (n *Network) validate(p *problems) {
 }
 
 func (m *MQTT) validate(p *problems) {
+	// MQTT is off without a broker, which the default file relies on: its
+	// [mqtt] table sets topics and discovery, and leaves the broker out.
+	// But a setting that only serves a connection means the owner wants
+	// one, and staying off without a word would hide the mistake.
+	if m.Broker == "" {
+		for _, s := range []struct {
+			key string
+			set bool
+		}{
+			{"mqtt.client_id", m.ClientID != ""}, {"mqtt.username", m.Username != ""},
+			{"mqtt.password_file", m.PasswordFile != ""}, {"mqtt.ca_file", m.CAFile != ""},
+			{"mqtt.cert_file", m.CertFile != ""}, {"mqtt.key_file", m.KeyFile != ""},
+		} {
+			if s.set {
+				what := "missing"
+				if p.set("mqtt.broker", false) {
+					what = "empty"
+				}
+				p.add("mqtt.broker", "%s, but %s is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings", what, s.key)
+				break
+			}
+		}
+	}
 	if m.Broker != "" {
 		u, err := url.Parse(m.Broker)
 		if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +19,9 @@ import (
 )
 
 // Provider turns a prompt into an answer. Implementations must be safe for
-// concurrent Run calls and must return promptly when ctx ends.
+// concurrent Run calls and must return promptly when ctx ends. A provider
+// that can tell in advance that it cannot run also implements
+// [ProviderChecker].
 type Provider interface {
 	Run(ctx context.Context, req agent.Request) (agent.Reply, error)
 }
@@ -66,8 +67,14 @@ type Options struct {
 	// MaxParallel bounds runs in flight across quests (default 2).
 	MaxParallel int
 	Defaults    QuestDefaults
-	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog).
+	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog
+	// for the "default" profile, an error for any other).
 	Catalog func(q *Quest) (*gates.Catalog, error)
+	// GateNames lists the gate profiles Catalog serves; NewQuest refuses a
+	// quest naming any other, listing these. It is called at every
+	// NewQuest. nil: NewQuest asks Catalog instead, with the new quest
+	// before it has an id, and refuses the quest with Catalog's error.
+	GateNames func() []string
 	// Online reports whether the network is up; nil means always online.
 	// While it is false, deferred nodes stay deferred.
 	Online func() bool
@@ -139,7 +146,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		opt.EventRetention = 10000
 	}
 	if opt.Catalog == nil {
-		opt.Catalog = func(*Quest) (*gates.Catalog, error) { return gates.DefaultCatalog(), nil }
+		opt.Catalog = builtinCatalog
 	}
 	d := &opt.Defaults
 	if d.Mode == "" {
@@ -149,7 +156,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		d.Provider = "demo"
 	}
 	if d.Gate == "" {
-		d.Gate = "default"
+		d.Gate = DefaultGate
 	}
 	if len(d.Roles) == 0 {
 		d.Roles = []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}
@@ -234,70 +241,24 @@ func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits}
 }
 
-var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
-
 // HasProvider reports whether name is a provider this engine can use.
 func (e *Engine) HasProvider(name string) bool {
 	_, ok := e.providers[name]
 	return ok || name == ProviderExternal
 }
 
-func (e *Engine) validateSpec(s *QuestSpec) error {
-	var probs []string
-	s.Name = strings.TrimSpace(s.Name)
-	s.Direction = strings.TrimSpace(s.Direction)
-	if s.Name == "" {
-		probs = append(probs, "name is empty")
-	}
-	if s.Direction == "" {
-		probs = append(probs, "direction is empty")
-	}
-	if s.Mode != ModeTeam && s.Mode != ModeSolo {
-		probs = append(probs, fmt.Sprintf("mode %q is not one of team, solo", s.Mode))
-	}
-	if !e.HasProvider(s.Provider) {
-		names := []string{ProviderExternal}
-		for n := range e.providers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		probs = append(probs, fmt.Sprintf("provider %q is not configured (known: %s)", s.Provider, strings.Join(names, ", ")))
-	}
-	if len(s.Roles) == 0 {
-		probs = append(probs, "roles is empty")
-	}
-	for _, r := range s.Roles {
-		if !roleRE.MatchString(r) {
-			probs = append(probs, fmt.Sprintf("role %q is not a lower-case name", r))
-		}
-	}
-	for _, c := range s.Checkpoints {
-		if !slices.Contains(s.Roles, c) {
-			probs = append(probs, fmt.Sprintf("checkpoint %q is not one of the quest's roles (%s)", c, strings.Join(s.Roles, ",")))
-		}
-	}
-	l := s.Limits
-	if l.MaxTries < 1 {
-		probs = append(probs, fmt.Sprintf("max_tries %d must be at least 1", l.MaxTries))
-	}
-	if l.MaxAgentRuns < 0 || l.TokenBudget < 0 || l.WallClock < 0 || l.MaxStalled < 0 || l.OwnerEvery < 0 {
-		probs = append(probs, "budgets must not be negative")
-	}
-	if len(probs) > 0 {
-		return fmt.Errorf("quest: %s: %w", strings.Join(probs, "; "), ErrInvalid)
-	}
-	return nil
-}
-
 // NewQuest creates an active quest. Unless its provider is external, it
 // gets a root scout node whose hypothesis is the direction; external quests
 // start empty and are seeded with Scan.
+//
+// The spec is refused (ErrInvalid, every problem listed) when it could
+// never run: an empty name or direction, a mode whose roles cannot make
+// progress ([CheckRoles]), a checkpoint that is not a role, a gate profile
+// that is not configured (Options.GateNames), a provider that is not configured or whose
+// [ProviderChecker] says it cannot run, a negative budget.
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.validateSpec(&s); err != nil {
 		return nil, err
-	}
-	if s.Gate == "" {
-		s.Gate = "default"
 	}
 	var out *Quest
 	err := e.update(func(t *txn) error {
@@ -581,7 +542,7 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 		}
 		role := RoleScout
 		if !slices.Contains(q.Roles, role) {
-			role = q.Roles[0]
+			role = workerRole(q.Roles)
 		}
 		for _, h := range hyps {
 			if strings.TrimSpace(h) == "" {

@@ -206,8 +206,7 @@ func (d *daemon) serveSocket(ctx context.Context) error {
 	if err != nil {
 		return &exitError{code: exitStore, err: err}
 	}
-	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Box: d.box, Version: version, Log: d.log,
-		CheckProvider: d.wire.check, Internal: true})
+	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Box: d.box, Version: version, Log: d.log, Internal: true})
 	d.sock = api.ServeSocket(context.WithoutCancel(ctx), ln, srv, api.SocketConfig{Policy: api.DefaultPeerPolicy(), Log: d.log})
 	return nil
 }

@@ -36,8 +36,7 @@ func (d *door) api(ctx context.Context) *api.Client {
 		return d.client
 	}
 	d.local = &localStore{e: d.e}
-	srv := api.New(api.Options{Engines: d.local, Config: d.e.cfg, Version: version, Log: d.e.log,
-		CheckProvider: d.local.checkProvider, Internal: true})
+	srv := api.New(api.Options{Engines: d.local, Config: d.e.cfg, Version: version, Log: d.e.log, Internal: true})
 	hc, stop := api.InProcess(srv)
 	d.client, d.stop = api.NewClient(hc, "questbox"), stop
 	return d.client
@@ -65,7 +64,6 @@ type localStore struct {
 	mu    sync.Mutex // guards the fields below
 	st    *engine.Store
 	eng   *engine.Engine
-	wire  *wiring
 	write bool
 }
 
@@ -95,18 +93,8 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 		return nil, err
 	}
 	w.net.recordTo(eng, l.e.log)
-	l.st, l.eng, l.wire, l.write = st, eng, w, write
+	l.st, l.eng, l.write = st, eng, write
 	return eng, nil
-}
-
-func (l *localStore) checkProvider(name string) error {
-	l.mu.Lock()
-	w := l.wire
-	l.mu.Unlock()
-	if w == nil {
-		return nil
-	}
-	return w.check(name)
 }
 
 func (l *localStore) close() error {
@@ -121,7 +109,7 @@ func (l *localStore) closeLocked() error {
 	}
 	l.eng.Shutdown(0)
 	err := l.st.Close()
-	l.st, l.eng, l.wire = nil, nil, nil
+	l.st, l.eng = nil, nil
 	if err != nil {
 		return fmt.Errorf("close the store: %w", err)
 	}

@@ -98,7 +98,7 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 			cc := agent.CommandConfig{Name: name, Argv: p.Argv, Timeout: p.Timeout.Duration,
 				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir}
 			lc := &lazyCommand{cfg: cc}
-			if err := lc.check(); err != nil {
+			if err := lc.Check(); err != nil {
 				w.problems[name] = err
 				if !errors.Is(err, agent.ErrNotFound) {
 					continue // misconfigured: the engine stops its quests as "not configured"
@@ -130,19 +130,6 @@ func openAIConfig(name string, p config.Provider, getenv func(string) string) ag
 		oc.APIKey = getenv(p.APIKeyEnv)
 	}
 	return oc
-}
-
-// check reports why provider name cannot run now, or nil. Command
-// providers are looked up again, so a program installed since start-up is
-// found.
-func (w *wiring) check(name string) error {
-	if lc, ok := w.providers[name].(*lazyCommand); ok {
-		return lc.check()
-	}
-	if _, ok := w.providers[name]; ok {
-		return nil
-	}
-	return w.problems[name]
 }
 
 // catalogs are the gate catalogs of the configured profiles, each loaded
@@ -212,6 +199,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 				TokenBudget: d.TokenBudget, MaxStalled: d.MaxStalled, OwnerEvery: d.OwnerEvery},
 		},
 		Catalog:        w.gates.quest,
+		GateNames:      cfg.GateNames,
 		Online:         w.net.engineOnline(),
 		Ground:         w.net.grounder,
 		EventRetention: cfg.Daemon.EventRetention,
@@ -247,7 +235,9 @@ func (l *lazyCommand) get() (*agent.Command, error) {
 	return c, nil
 }
 
-func (l *lazyCommand) check() error {
+// Check implements engine.ProviderChecker: the executable is looked up
+// again, so a program installed since start-up is found.
+func (l *lazyCommand) Check() error {
 	_, err := l.get()
 	return err
 }

@@ -95,6 +95,14 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 // Name returns the provider's name.
 func (c *Command) Name() string { return c.cfg.Name }
 
+// Check reports whether the executable can be found now: nil, or an error
+// wrapping ErrNotFound that names it. The engine calls it before creating
+// a quest on this provider (engine.ProviderChecker).
+func (c *Command) Check() error {
+	_, err := c.resolve()
+	return err
+}
+
 // resolve finds the executable for argv[0]. It runs at every Run as well as
 // in NewCommand, because PATH and the file system change under a daemon.
 func (c *Command) resolve() (string, error) {

@@ -302,8 +302,14 @@ func TestCommandNotFoundAtRun(t *testing.T) {
 	if _, err := c.Run(context.Background(), Request{}); err != nil {
 		t.Fatalf("Run before removal: %v", err)
 	}
+	if err := c.Check(); err != nil {
+		t.Fatalf("Check before removal: %v", err)
+	}
 	if err := os.Remove(agent); err != nil {
 		t.Fatal(err)
+	}
+	if err := c.Check(); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "questbox-test-agent") {
+		t.Errorf("Check after removal: got %v, want ErrNotFound naming the executable", err)
 	}
 	_, err := c.Run(context.Background(), Request{})
 	if !errors.Is(err, ErrNotFound) {

@@ -52,8 +52,6 @@ type Options struct {
 	Box *box.Box
 	// Version is reported by /healthz.
 	Version string
-	// CheckProvider says why a provider cannot run now (nil: it can).
-	CheckProvider func(name string) error
 	Log           *slog.Logger
 	// Internal sends the message of an unexpected (internal) error to the
 	// client. The control socket and the in-process door set it; the
@@ -262,14 +260,6 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	}
 	if req.Checkpoints != nil {
 		spec.Checkpoints = req.Checkpoints
-	}
-	if cfg := s.opt.Config; cfg != nil && !cfg.HasGate(spec.Gate) {
-		return errorf(CodeInvalid, "quest new: gate profile %q is not configured (known: %s)", spec.Gate, strings.Join(cfg.GateNames(), ", "))
-	}
-	if s.opt.CheckProvider != nil {
-		if err := s.opt.CheckProvider(spec.Provider); err != nil {
-			return errorf(CodeInvalid, "provider %q cannot run: %v", spec.Provider, err)
-		}
 	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {

@@ -1,0 +1,179 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/questbox/questbox/gates"
+)
+
+// ProviderChecker is an optional interface of a [Provider]: Check reports
+// why the provider cannot run at all right now (a command provider whose
+// executable is missing, for example), or nil. [Engine.NewQuest] calls it
+// and refuses the quest with its message; it must be quick and may be
+// called concurrently with Run. *agent.Command implements it.
+type ProviderChecker interface {
+	Check() error
+}
+
+// DefaultGate is the gate profile of a quest that names none, and the only
+// one the default Options.Catalog serves (gates.DefaultCatalog).
+const DefaultGate = "default"
+
+var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+
+// CheckRoles reports why a quest of mode with roles could never make
+// progress, or nil. It is the one place that rule lives: NewQuest applies
+// it to every spec, and the configuration applies it to its defaults.
+//
+// What each mode dispatches (SPEC §2.4) decides what it needs:
+//   - team: the workers' new directions become proposals that only an owner
+//     node promotes, so the roles must include owner, and at least one
+//     other role to do the work the owner hands out;
+//   - solo: no owner is ever dispatched, so at least one role other than
+//     owner (scout, poc, strategist or a role of the quest's own).
+//
+// Any role other than owner is a worker: it answers with the worker output
+// contract. The error is a sentence for a person, naming the mode and the
+// roles; NewQuest wraps it in [ErrInvalid].
+func CheckRoles(mode string, roles []string) error {
+	if mode != ModeTeam && mode != ModeSolo {
+		return fmt.Errorf("mode %q is not one of team, solo", mode)
+	}
+	if len(roles) == 0 {
+		return errors.New("roles is empty: a quest needs at least one role")
+	}
+	owner := slices.Contains(roles, RoleOwner)
+	worker := slices.ContainsFunc(roles, func(r string) bool { return r != RoleOwner })
+	list := strings.Join(roles, ",")
+	switch {
+	case mode == ModeTeam && !owner:
+		return fmt.Errorf("mode team needs the owner role: only the owner promotes the workers' proposals, so nothing would run after the first node (roles: %s); add owner, or use mode solo", list)
+	case mode == ModeTeam && !worker:
+		return fmt.Errorf("mode team needs a role that can work besides owner (e.g. scout or poc): the owner decides, it never does the work (roles: %s)", list)
+	case !worker:
+		return fmt.Errorf("mode solo needs a role that can work (e.g. scout or poc): owner is only dispatched in team mode (roles: %s)", list)
+	}
+	return nil
+}
+
+// workerRole is the role of the nodes a quest's workers grow or propose
+// (and that Scan seeds when the quest has no scout): poc if the quest has
+// it, else its first role other than owner. Only a quest stored before
+// CheckRoles existed can lack one; it gets its first role.
+func workerRole(roles []string) string {
+	if slices.Contains(roles, RolePOC) {
+		return RolePOC
+	}
+	for _, r := range roles {
+		if r != RoleOwner {
+			return r
+		}
+	}
+	return roles[0]
+}
+
+// checkGate says why a new quest cannot use the gate profile of s, or "".
+// With Options.GateNames the profile must be one of them; without, the
+// profile must have a catalog (Options.Catalog, asked with the quest as it
+// would be stored, before it has an id).
+func (e *Engine) checkGate(s *QuestSpec) string {
+	if e.opt.GateNames == nil {
+		q := &Quest{Name: s.Name, Direction: s.Direction, Mode: s.Mode, Roles: s.Roles, Provider: s.Provider,
+			Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits}
+		if _, err := e.opt.Catalog(q); err != nil {
+			return fmt.Sprintf("gate profile %q: %v", s.Gate, err)
+		}
+		return ""
+	}
+	names := slices.Clone(e.opt.GateNames())
+	slices.Sort(names)
+	if !slices.Contains(names, s.Gate) {
+		return fmt.Sprintf("gate profile %q is not configured (known: %s)", s.Gate, strings.Join(names, ", "))
+	}
+	return ""
+}
+
+// builtinCatalog is the default Options.Catalog: the built-in profile only.
+func builtinCatalog(q *Quest) (*gates.Catalog, error) {
+	if q != nil && q.Gate != "" && q.Gate != DefaultGate {
+		return nil, fmt.Errorf("gate profile %q is not configured (known: %s)", q.Gate, DefaultGate)
+	}
+	return gates.DefaultCatalog(), nil
+}
+
+// validateSpec checks everything about a new quest at once: its text, its
+// mode and roles (CheckRoles), its checkpoints, its gate profile, its
+// provider (configured, and runnable if it can tell) and its limits. The
+// error lists every problem and wraps ErrInvalid.
+func (e *Engine) validateSpec(s *QuestSpec) error {
+	var probs []string
+	add := func(format string, args ...any) { probs = append(probs, fmt.Sprintf(format, args...)) }
+	s.Name = strings.TrimSpace(s.Name)
+	s.Direction = strings.TrimSpace(s.Direction)
+	if s.Gate == "" {
+		s.Gate = DefaultGate
+	}
+	if s.Name == "" {
+		add("name is empty")
+	}
+	if s.Direction == "" {
+		add("direction is empty")
+	}
+
+	seen := map[string]bool{}
+	for _, r := range s.Roles {
+		switch {
+		case !roleRE.MatchString(r):
+			add("role %q is not a lower-case name", r)
+		case seen[r]:
+			add("role %q is listed twice", r)
+		}
+		seen[r] = true
+	}
+	if err := CheckRoles(s.Mode, s.Roles); err != nil {
+		add("%v", err)
+	}
+	checked := map[string]bool{}
+	for _, c := range s.Checkpoints {
+		switch {
+		case !seen[c]:
+			add("checkpoint %q is not one of the quest's roles (%s)", c, strings.Join(s.Roles, ","))
+		case checked[c]:
+			add("checkpoint %q is listed twice", c)
+		}
+		checked[c] = true
+	}
+
+	if why := e.checkGate(s); why != "" {
+		add("%s", why)
+	}
+
+	if !e.HasProvider(s.Provider) {
+		names := []string{ProviderExternal}
+		for n := range e.providers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		add("provider %q is not configured (known: %s)", s.Provider, strings.Join(names, ", "))
+	} else if c, ok := e.providers[s.Provider].(ProviderChecker); ok {
+		if err := c.Check(); err != nil {
+			add("provider %q cannot run: %v", s.Provider, err)
+		}
+	}
+
+	l := s.Limits
+	if l.MaxTries < 1 {
+		add("max_tries %d must be at least 1", l.MaxTries)
+	}
+	if l.MaxAgentRuns < 0 || l.TokenBudget < 0 || l.WallClock < 0 || l.MaxStalled < 0 || l.OwnerEvery < 0 {
+		add("budgets must not be negative")
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("quest: %s: %w", strings.Join(probs, "; "), ErrInvalid)
+	}
+	return nil
+}
