@@ -12,6 +12,8 @@ import (
 	"golang.org/x/sync/errgroup"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
+
+	"github.com/questbox/questbox/clock"
 )
 
 // Backends accepted by Config.Backend.
@@ -52,8 +54,8 @@ type Config struct {
 	// Button timing; zero takes the defaults (50 ms, 2 s, 400 ms).
 	Debounce, LongPress, MultiPressGap time.Duration
 	// Clock is the time source; nil is the wall clock. Tests pass a
-	// devicetest.Clock.
-	Clock Clock
+	// clocktest.Clock.
+	Clock clock.Clock
 }
 
 // pinRole names a pin for error messages and Snapshot.
@@ -94,7 +96,7 @@ func (c Config) withDefaults() (Config, error) {
 		seen[p.num] = p.role
 	}
 	if c.Clock == nil {
-		c.Clock = RealClock{}
+		c.Clock = clock.Real{}
 	}
 	return c, nil
 }
