@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"periph.io/x/conn/v3/gpio"
-	"periph.io/x/conn/v3/gpio/gpiotest"
 
 	"github.com/questbox/questbox/clock"
 )
@@ -208,13 +207,13 @@ func newDevice(backend string, cfg Config, log *slog.Logger, leds [numLEDs]gpio.
 	return d
 }
 
-// newSim returns a simulated device: periph's gpiotest pins for the LEDs and a
-// button pressed only through Press.
+// newSim returns a simulated device: simPins for the LEDs and a button pressed
+// only through Press.
 func newSim(cfg Config, log *slog.Logger) *Device {
 	var leds [numLEDs]gpio.PinOut
 	for i, p := range cfg.pins()[:numLEDs] {
 		if p.num >= 0 {
-			leds[i] = &gpiotest.Pin{N: pinName(p.num), Num: p.num}
+			leds[i] = newSimPin(p.num)
 		}
 	}
 	return newDevice(BackendSim, cfg, log, leds, nil, cfg.Button >= 0)
