@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/questbox/questbox/clock"
 )
 
 // DefaultACTPath is the Raspberry Pi's own activity LED in sysfs.
@@ -30,7 +32,7 @@ const DefaultACTPath = "/sys/class/leds/ACT"
 // Set and Pattern are safe for concurrent use and never block.
 type ACT struct {
 	dir   string
-	clock Clock
+	clock clock.Clock
 	log   *slog.Logger
 	wake  chan struct{}      // capacity 1: "pattern changed", coalesced
 	syncc chan chan struct{} // test hook: run one pass, then acknowledge
@@ -42,12 +44,12 @@ type ACT struct {
 
 // NewACT returns a mirror on the sysfs LED directory dir ("" is
 // DefaultACTPath), showing PatternOff until Set. Call Run.
-func NewACT(dir string, clk Clock, log *slog.Logger) *ACT {
+func NewACT(dir string, clk clock.Clock, log *slog.Logger) *ACT {
 	if dir == "" {
 		dir = DefaultACTPath
 	}
 	if clk == nil {
-		clk = RealClock{}
+		clk = clock.Real{}
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

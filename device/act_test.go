@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/device/devicetest"
 )
 
 // fakeLED is a sysfs LED directory in a temp dir, as the kernel lays it out.
@@ -40,7 +40,7 @@ func readAttr(t *testing.T, dir, name string) string {
 
 func TestACTMirrorsAPattern(t *testing.T) {
 	dir := fakeLED(t, "none [mmc0] timer heartbeat", "255")
-	clk := devicetest.NewClock(t0)
+	clk := clocktest.NewClock(t0)
 	a := device.NewACT(dir, clk, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -92,7 +92,7 @@ func TestACTMirrorsAPattern(t *testing.T) {
 
 func TestACTMissingLEDWarnsAndCarriesOn(t *testing.T) {
 	var logs bytes.Buffer
-	a := device.NewACT(filepath.Join(t.TempDir(), "no-such-led"), devicetest.NewClock(t0), slog.New(slog.NewTextHandler(&logs, nil)))
+	a := device.NewACT(filepath.Join(t.TempDir(), "no-such-led"), clocktest.NewClock(t0), slog.New(slog.NewTextHandler(&logs, nil)))
 	a.Set(device.PatternFault) // never blocks, even with nobody running
 	if err := a.Run(context.Background()); err != nil {
 		t.Fatalf("Run = %v, want nil", err)
@@ -104,7 +104,7 @@ func TestACTMissingLEDWarnsAndCarriesOn(t *testing.T) {
 
 func TestACTDefaultBrightness(t *testing.T) {
 	dir := fakeLED(t, "[none] mmc0", "")
-	a := device.NewACT(dir, devicetest.NewClock(t0), nil)
+	a := device.NewACT(dir, clocktest.NewClock(t0), nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()

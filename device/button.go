@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"periph.io/x/conn/v3/gpio"
+
+	"github.com/questbox/questbox/clock"
 )
 
 // DefaultEdgePoll is how long Button waits on the pin before checking its context
@@ -33,7 +35,7 @@ type ButtonConfig struct {
 type Button struct {
 	pin   gpio.PinIn // nil: simulated, edges arrive only through Play
 	cfg   ButtonConfig
-	clock Clock
+	clock clock.Clock
 	poll  time.Duration
 
 	samples chan sample        // pin reader and Play → Run
@@ -62,7 +64,7 @@ type step struct {
 }
 
 // NewButton returns a Button reading pin (nil for a simulated button). Call Run.
-func NewButton(pin gpio.PinIn, cfg ButtonConfig, clk Clock) *Button {
+func NewButton(pin gpio.PinIn, cfg ButtonConfig, clk clock.Clock) *Button {
 	return &Button{
 		pin:     pin,
 		cfg:     cfg,

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/device/devicetest"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 )
@@ -15,7 +15,7 @@ import (
 // buttonRig runs a Button on a gpiotest pin with a fake clock.
 type buttonRig struct {
 	t       *testing.T
-	clk     *devicetest.Clock
+	clk     *clocktest.Clock
 	pin     *gpiotest.Pin
 	b       *device.Button
 	presses chan device.Press
@@ -27,7 +27,7 @@ func newButtonRig(t *testing.T, cfg device.ButtonConfig) *buttonRig {
 	t.Helper()
 	r := &buttonRig{
 		t:       t,
-		clk:     devicetest.NewClock(t0),
+		clk:     clocktest.NewClock(t0),
 		pin:     &gpiotest.Pin{N: "GPIO23", Num: 23, EdgesChan: make(chan gpio.Level)},
 		presses: make(chan device.Press, 16),
 		downs:   make(chan time.Time, 16),

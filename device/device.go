@@ -11,7 +11,8 @@ import (
 
 	"golang.org/x/sync/errgroup"
 	"periph.io/x/conn/v3/gpio"
-	"periph.io/x/conn/v3/gpio/gpiotest"
+
+	"github.com/questbox/questbox/clock"
 )
 
 // Backends accepted by Config.Backend.
@@ -52,8 +53,8 @@ type Config struct {
 	// Button timing; zero takes the defaults (50 ms, 2 s, 400 ms).
 	Debounce, LongPress, MultiPressGap time.Duration
 	// Clock is the time source; nil is the wall clock. Tests pass a
-	// devicetest.Clock.
-	Clock Clock
+	// clocktest.Clock.
+	Clock clock.Clock
 }
 
 // pinRole names a pin for error messages and Snapshot.
@@ -94,7 +95,7 @@ func (c Config) withDefaults() (Config, error) {
 		seen[p.num] = p.role
 	}
 	if c.Clock == nil {
-		c.Clock = RealClock{}
+		c.Clock = clock.Real{}
 	}
 	return c, nil
 }
@@ -206,13 +207,13 @@ func newDevice(backend string, cfg Config, log *slog.Logger, leds [numLEDs]gpio.
 	return d
 }
 
-// newSim returns a simulated device: periph's gpiotest pins for the LEDs and a
-// button pressed only through Press.
+// newSim returns a simulated device: simPins for the LEDs and a button pressed
+// only through Press.
 func newSim(cfg Config, log *slog.Logger) *Device {
 	var leds [numLEDs]gpio.PinOut
 	for i, p := range cfg.pins()[:numLEDs] {
 		if p.num >= 0 {
-			leds[i] = &gpiotest.Pin{N: pinName(p.num), Num: p.num}
+			leds[i] = newSimPin(p.num)
 		}
 	}
 	return newDevice(BackendSim, cfg, log, leds, nil, cfg.Button >= 0)

@@ -12,8 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/device/devicetest"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 )
@@ -76,7 +77,7 @@ func TestOpenConfigErrors(t *testing.T) {
 
 // simRig runs a sim device with a fake clock and a fake consent queue.
 type simRig struct {
-	clk     *devicetest.Clock
+	clk     *clocktest.Clock
 	dev     *device.Device
 	q       *fakeQueue
 	reports chan string
@@ -84,7 +85,7 @@ type simRig struct {
 
 func newSimRig(t *testing.T, q *fakeQueue) *simRig {
 	t.Helper()
-	r := &simRig{clk: devicetest.NewClock(t0), q: q, reports: make(chan string, 16)}
+	r := &simRig{clk: clocktest.NewClock(t0), q: q, reports: make(chan string, 16)}
 	var err error
 	r.dev, err = device.Open(device.Config{Backend: "sim", Clock: r.clk}, nil)
 	if err != nil {
@@ -209,7 +210,7 @@ func TestRunTwiceIsBusy(t *testing.T) {
 
 // hwRig is a Device built as the periph backend would, on gpiotest pins.
 type hwRig struct {
-	clk     *devicetest.Clock
+	clk     *clocktest.Clock
 	dev     *device.Device
 	button  *gpiotest.Pin
 	leds    [3]*gpiotest.Pin
@@ -220,7 +221,7 @@ type hwRig struct {
 func newHWDevice(t *testing.T) *hwRig {
 	t.Helper()
 	r := &hwRig{
-		clk:     devicetest.NewClock(t0),
+		clk:     clocktest.NewClock(t0),
 		button:  &gpiotest.Pin{N: "GPIO23", Num: 23, EdgesChan: make(chan gpio.Level)},
 		edges:   make(chan struct{}, 64),
 		reports: make(chan string, 16),
@@ -313,7 +314,7 @@ func TestEchoOnPress(t *testing.T) {
 }
 
 func TestSelftestSim(t *testing.T) {
-	clk := devicetest.NewClock(t0)
+	clk := clocktest.NewClock(t0)
 	dev, err := device.Open(device.Config{Backend: "sim", Clock: clk, Amber: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -350,7 +351,7 @@ button: saw a long press (1 press(es), last held 2s)
 }
 
 func TestSelftestNoPress(t *testing.T) {
-	clk := devicetest.NewClock(t0)
+	clk := clocktest.NewClock(t0)
 	dev, err := device.Open(device.Config{Backend: "sim", Clock: clk}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -370,12 +371,12 @@ func TestSelftestNoPress(t *testing.T) {
 
 // countingClock counts the timers created on a fake clock.
 type countingClock struct {
-	*devicetest.Clock
+	*clocktest.Clock
 	mu      sync.Mutex
 	created int
 }
 
-func (c *countingClock) NewTimer(d time.Duration) device.Timer {
+func (c *countingClock) NewTimer(d time.Duration) clock.Timer {
 	c.mu.Lock()
 	c.created++
 	c.mu.Unlock()
@@ -392,7 +393,7 @@ func (c *countingClock) timers() int {
 // wait for "one timer armed" (Selftest's) would otherwise advance the clock
 // before the timer they mean exists, and hang.
 func TestIdleRunArmsNoTimer(t *testing.T) {
-	clk := &countingClock{Clock: devicetest.NewClock(t0)}
+	clk := &countingClock{Clock: clocktest.NewClock(t0)}
 	dev, err := device.Open(device.Config{Backend: "sim", Clock: clk}, nil)
 	if err != nil {
 		t.Fatal(err)

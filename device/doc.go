@@ -13,7 +13,7 @@
 //   - [Open] picks a backend (periph, sim or auto) and returns a [Device] that wires
 //     the above together; [Device.Run] owns every goroutine and stops with its context.
 //
-// Time is always injected through [Clock]; package devicetest has a fake one.
+// Time is always injected through a [clock.Clock]; package clocktest has a fake one.
 // Hardware is probed only inside [Open] with the periph backend (host.Init is never
 // called at package init).
 package device

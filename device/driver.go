@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"periph.io/x/conn/v3/gpio"
+
+	"github.com/questbox/questbox/clock"
 )
 
 // LED positions, also the index a chase uses.
@@ -48,7 +50,7 @@ type DriverConfig struct {
 // until the next level change of any LED (solid and off patterns need no wake-ups
 // at all).
 type Driver struct {
-	clock Clock
+	clock clock.Clock
 	pins  [numLEDs]gpio.PinOut
 	cfg   DriverConfig
 	wake  chan struct{}      // capacity 1: "patterns changed", coalesced
@@ -73,7 +75,7 @@ type span struct {
 }
 
 // NewDriver returns a Driver with every LED off. Call Run to drive the pins.
-func NewDriver(cfg DriverConfig, clk Clock) *Driver {
+func NewDriver(cfg DriverConfig, clk clock.Clock) *Driver {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}

@@ -6,15 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/device/devicetest"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 )
 
 type driverRig struct {
 	t     *testing.T
-	clk   *devicetest.Clock
+	clk   *clocktest.Clock
 	pins  [3]*gpiotest.Pin
 	d     *device.Driver
 	low   bool
@@ -23,7 +23,7 @@ type driverRig struct {
 
 func newDriverRig(t *testing.T, activeLow bool) *driverRig {
 	t.Helper()
-	r := &driverRig{t: t, clk: devicetest.NewClock(t0), low: activeLow, start: t0}
+	r := &driverRig{t: t, clk: clocktest.NewClock(t0), low: activeLow, start: t0}
 	for i, n := range []int{17, 27, 22} {
 		r.pins[i] = &gpiotest.Pin{N: "GPIO", Num: n}
 	}

@@ -56,3 +56,12 @@ func (a *ACT) Sync() {
 	a.syncc <- ack
 	<-ack
 }
+
+// SimPin is the simulator's LED pin.
+type SimPin = simPin
+
+// NewSimPin exposes newSimPin.
+func NewSimPin(bcm int) *SimPin { return newSimPin(bcm) }
+
+// LEDPins returns d's LED pins, green, amber, red (nil: not fitted).
+func LEDPins(d *Device) [numLEDs]gpio.PinOut { return d.leds }

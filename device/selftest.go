@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/questbox/questbox/clock"
 )
 
 // Selftest timings: how long each LED is lit, and how long to wait for a press.
@@ -64,7 +66,7 @@ func selftest(ctx context.Context, dev *Device, out io.Writer, presses <-chan Pr
 		[]*Pattern{&l.Green, &l.Amber, &l.Red}[i].Kind = Solid
 		dev.driver.Set(l)
 		fmt.Fprintf(out, "%s on %s (BCM %d): lit for %s\n", p.role, pinName(p.num), p.num, SelftestLEDTime)
-		if err := sleep(ctx, clk, SelftestLEDTime); err != nil {
+		if err := clock.Sleep(ctx, clk, SelftestLEDTime); err != nil {
 			return err
 		}
 	}

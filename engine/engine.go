@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
@@ -36,18 +37,6 @@ type Judge interface {
 // agent pulls work with Next and answers with Submit.
 const ProviderExternal = "external"
 
-// Clock is the engine's source of time. Tests pass a fake one.
-type Clock interface {
-	Now() time.Time
-	// After waits for d, like time.After.
-	After(d time.Duration) <-chan time.Time
-}
-
-type systemClock struct{}
-
-func (systemClock) Now() time.Time                         { return time.Now() }
-func (systemClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
-
 // QuestDefaults fill what `quest new` leaves out.
 type QuestDefaults struct {
 	Mode        string
@@ -60,7 +49,7 @@ type QuestDefaults struct {
 
 // Options configure an Engine. Zero values get the documented defaults.
 type Options struct {
-	Clock Clock        // default: the system clock
+	Clock clock.Clock  // default: clock.Real; tests pass a clocktest.Clock
 	Log   *slog.Logger // default: discard
 	// Providers by name. "external" is always available and needs no entry.
 	Providers map[string]Provider
@@ -98,7 +87,7 @@ type Options struct {
 // Engine runs quests on a Store. It is safe for concurrent use.
 type Engine struct {
 	store     *Store
-	clock     Clock
+	clock     clock.Clock
 	log       *slog.Logger
 	providers map[string]Provider
 	opt       Options
@@ -134,7 +123,7 @@ type Engine struct {
 // crash or power cut left running (SPEC §2.4).
 func New(store *Store, opt Options) (*Engine, error) {
 	if opt.Clock == nil {
-		opt.Clock = systemClock{}
+		opt.Clock = clock.Real{}
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)

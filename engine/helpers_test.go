@@ -5,75 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates/consent"
 )
-
-// fakeClock is a manual clock: After channels fire when Advance passes them.
-type fakeClock struct {
-	mu      sync.Mutex // guards now, waiters
-	cond    sync.Cond  // broadcast when a waiter is added
-	now     time.Time
-	waiters []fakeWaiter
-}
-
-type fakeWaiter struct {
-	at time.Time
-	ch chan time.Time
-}
-
-func newFakeClock() *fakeClock {
-	c := &fakeClock{now: time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)}
-	c.cond.L = &c.mu
-	return c
-}
-
-// blockUntil returns once at least n After calls are waiting.
-func (c *fakeClock) blockUntil(n int) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for len(c.waiters) < n {
-		c.cond.Wait()
-	}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) After(d time.Duration) <-chan time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ch := make(chan time.Time, 1)
-	if d <= 0 {
-		ch <- c.now
-		return ch
-	}
-	c.waiters = append(c.waiters, fakeWaiter{c.now.Add(d), ch})
-	c.cond.Broadcast()
-	return ch
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-	keep := c.waiters[:0]
-	for _, w := range c.waiters {
-		if !w.at.After(c.now) {
-			w.ch <- c.now
-		} else {
-			keep = append(keep, w)
-		}
-	}
-	c.waiters = keep
-}
 
 // funcProvider is a provider whose answers a test scripts.
 type funcProvider func(ctx context.Context, req agent.Request) (agent.Reply, error)
@@ -118,13 +56,13 @@ type harness struct {
 	dir   string
 	store *Store
 	e     *Engine
-	clock *fakeClock
+	clock *clocktest.Clock
 	opt   Options
 }
 
 func newHarness(t testing.TB, opt Options) *harness {
 	t.Helper()
-	h := &harness{t: t, dir: t.TempDir(), clock: newFakeClock(), opt: opt}
+	h := &harness{t: t, dir: t.TempDir(), clock: clocktest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)), opt: opt}
 	h.open()
 	t.Cleanup(h.close)
 	return h

@@ -62,7 +62,7 @@ func TestRunResultRetriedWhileDiskFull(t *testing.T) {
 	disk.set(true)
 	close(release)
 	<-disk.refused // first attempt
-	h.clock.blockUntil(1)
+	h.clock.BlockUntil(1)
 	if n, err := h.e.Unrecorded(); n != 1 || !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("Unrecorded() = %d, %v, want 1, ENOSPC", n, err)
 	}
@@ -71,7 +71,7 @@ func TestRunResultRetriedWhileDiskFull(t *testing.T) {
 	}
 	h.clock.Advance(recordRetryFirst) // second attempt, still full
 	<-disk.refused
-	h.clock.blockUntil(1)
+	h.clock.BlockUntil(1)
 	disk.set(false)
 	h.clock.Advance(2 * recordRetryFirst) // backoff doubled
 	h.e.Wait()
@@ -92,7 +92,7 @@ func TestUnrecordedResultAfterShutdownIsInterrupted(t *testing.T) {
 	disk.set(true)
 	close(release)
 	<-disk.refused
-	h.clock.blockUntil(1)
+	h.clock.BlockUntil(1)
 	h.e.Shutdown(0) // cancels the retry
 	if n, _ := h.e.Unrecorded(); n != 0 {
 		t.Errorf("after Shutdown, Unrecorded() = %d, want 0", n)

@@ -13,6 +13,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
+	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
 )
 
@@ -391,11 +392,9 @@ func (e *Engine) record(d dispatch, res result) {
 		}
 		e.markUnrecorded(d.run.ID, err)
 		e.log.Error("run result could not be recorded; retrying", "node", d.node.ID, "run", d.run.ID, "retry_in", wait, "err", err)
-		select {
-		case <-e.runCtx.Done():
+		if clock.Sleep(e.runCtx, e.clock, wait) != nil {
 			e.log.Error("gave up recording a run result: its node goes back to pending at the next start-up", "node", d.node.ID, "run", d.run.ID)
 			return
-		case <-e.clock.After(wait):
 		}
 		wait = min(2*wait, recordRetryMax)
 	}
@@ -443,10 +442,12 @@ func (e *Engine) Shutdown(grace time.Duration) {
 	done := make(chan struct{})
 	go func() { e.wg.Wait(); close(done) }()
 	if grace > 0 {
+		t := e.clock.NewTimer(grace)
+		defer t.Stop()
 		select {
 		case <-done:
 			return
-		case <-e.clock.After(grace):
+		case <-t.C():
 		}
 	}
 	e.cancelRun()
@@ -470,10 +471,8 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 	for {
 		now := e.clock.Now()
 		next := now.Truncate(every).Add(every)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-e.clock.After(next.Sub(now)):
+		if clock.Sleep(ctx, e.clock, next.Sub(now)) != nil {
+			return nil // ctx ended
 		}
 		rep, err := e.Tick(ctx)
 		if onTick != nil {

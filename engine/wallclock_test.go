@@ -36,7 +36,7 @@ func (h *harness) serve() *daemon {
 	go func() {
 		d.done <- h.e.Serve(ctx, time.Minute, func(rep TickReport, err error) { d.ticks <- tickResult{rep, err} })
 	}()
-	h.clock.blockUntil(1)
+	h.clock.BlockUntil(1)
 	h.t.Cleanup(d.stop)
 	return d
 }
@@ -51,7 +51,7 @@ func (d *daemon) step() TickReport {
 		d.h.t.Fatalf("tick: %v", r.err)
 	}
 	d.h.e.Wait()
-	d.h.clock.blockUntil(1)
+	d.h.clock.BlockUntil(1)
 	return r.rep
 }
 
@@ -72,14 +72,8 @@ func (d *daemon) stop() {
 	if err := <-d.done; err != nil {
 		d.h.t.Errorf("serve: %v", err)
 	}
-	d.h.clock.forget() // the tick Serve was waiting for never comes
-}
-
-// forget drops every waiter: their owner has gone.
-func (c *fakeClock) forget() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.waiters = nil
+	// Serve stopped the timer of the tick it was waiting for: the next
+	// serve's BlockUntil waits for a timer of its own.
 }
 
 // stored is the quest as its record is on disk, without the time not

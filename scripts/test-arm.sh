@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# test-arm.sh — run the engine, gates and device tests as the Pi runs them: compiled
+# test-arm.sh — run the clock, engine, gates and device tests as the Pi runs them: compiled
 # for arm64 (Pi 3/4/5, Zero 2 W) and armv6 (Pi Zero/1), executed under
 # qemu-user (no binfmt needed: the qemu binaries are invoked directly).
 #
-#   scripts/test-arm.sh [PACKAGE_PATTERN...]     default ./engine/... ./gates/... ./device/...
+#   scripts/test-arm.sh [PACKAGE_PATTERN...]     default ./clock/... ./engine/... ./gates/... ./device/...
 #
 # Installs qemu-user-static through deps.sh when missing. Without qemu it
 # fails when CI=true and skips with a warning elsewhere.
@@ -18,7 +18,7 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 log() { printf 'test-arm: %s\n' "$*" >&2; }
 
-((${#@} > 0)) || set -- ./engine/... ./gates/... ./device/...
+((${#@} > 0)) || set -- ./clock/... ./engine/... ./gates/... ./device/...
 
 scripts/deps.sh qemu-user-static
 for q in qemu-aarch64-static qemu-arm-static; do

@@ -24,6 +24,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates/consent"
@@ -54,8 +55,9 @@ type Options struct {
 	// fitted).
 	ButtonPin int
 	Log       *slog.Logger
-	// Now is the clock (default time.Now).
-	Now func() time.Time
+	// Clock is the time source (default clock.Real): the boot chase, the
+	// consent deadlines and the retries after a store failure wait on it.
+	Clock clock.Clock
 }
 
 // Broker is the MQTT connection as the box shows it.
@@ -75,7 +77,7 @@ type Box struct {
 	dev     *device.Device
 	act     *device.ACT
 	log     *slog.Logger
-	now     func() time.Time
+	clock   clock.Clock
 	pin     int
 	started time.Time
 	presses pressLog
@@ -101,10 +103,10 @@ func New(dev *device.Device, opt Options) *Box {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	if opt.Now == nil {
-		opt.Now = time.Now
+	if opt.Clock == nil {
+		opt.Clock = clock.Real{}
 	}
-	return &Box{dev: dev, act: opt.ACT, log: opt.Log, now: opt.Now, pin: opt.ButtonPin, started: opt.Now(),
+	return &Box{dev: dev, act: opt.ACT, log: opt.Log, clock: opt.Clock, pin: opt.ButtonPin, started: opt.Clock.Now(),
 		poke: make(chan struct{}, 1), attached: make(chan struct{})}
 }
 
@@ -233,10 +235,7 @@ func (b *Box) follow(ctx context.Context, eng *engine.Engine) {
 			continue
 		}
 		if failed {
-			select {
-			case <-ctx.Done():
-			case <-time.After(storeRetry):
-			}
+			_ = clock.Sleep(ctx, b.clock, storeRetry) // ctx ending is checked by the caller
 			// Try again: the next read sets the fault again if the store
 			// is still failing.
 			b.mu.Lock()
@@ -252,7 +251,7 @@ func (b *Box) follow(ctx context.Context, eng *engine.Engine) {
 // an event, a tick or the next deadline of its own (end of the boot chase,
 // a consent expiring): an idle box costs nothing here.
 func (b *Box) loop(ctx context.Context) {
-	var timer *time.Timer
+	var timer clock.Timer
 	var fire <-chan time.Time
 	defer func() {
 		if timer != nil {
@@ -266,8 +265,8 @@ func (b *Box) loop(ctx context.Context) {
 		}
 		fire = nil
 		if !next.IsZero() {
-			timer = time.NewTimer(max(0, next.Sub(b.now())))
-			fire = timer.C
+			timer = b.clock.NewTimer(max(0, next.Sub(b.clock.Now())))
+			fire = timer.C()
 		}
 		select {
 		case <-ctx.Done():
@@ -282,7 +281,7 @@ func (b *Box) loop(ctx context.Context) {
 // deadline, and returns when it must run again by itself (zero: only when
 // woken).
 func (b *Box) update() (next time.Time) {
-	now := b.now()
+	now := b.clock.Now()
 	st, live, expired := b.state(now)
 	b.dev.SetState(st)
 	if b.act != nil {
@@ -394,7 +393,7 @@ func (q consentQueue) Pending() ([]device.ConsentRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := q.b.now()
+	now := q.b.clock.Now()
 	var out []device.ConsentRequest
 	for _, r := range all {
 		if !eng.ConsentExpired(r, now) {

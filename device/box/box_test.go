@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
 )
@@ -146,8 +147,7 @@ func TestExpiredConsentsLeaveTheQueue(t *testing.T) {
 	if p, _ := (consentQueue{b}).Pending(); len(p) != 1 {
 		t.Fatalf("pending before expiry: %v, want 1", p)
 	}
-	later := time.Now().Add(2 * time.Hour)
-	b.now = func() time.Time { return later }
+	b.clock = clocktest.NewClock(time.Now().Add(2 * time.Hour)) // later
 	if p, _ := (consentQueue{b}).Pending(); len(p) != 0 {
 		t.Errorf("pending after expiry: %v, want none", p)
 	}

@@ -39,7 +39,7 @@ type Status struct {
 
 // Status returns the box's state now.
 func (b *Box) Status() (Status, error) {
-	now := b.now()
+	now := b.clock.Now()
 	b.mu.Lock()
 	st := Status{ButtonPin: b.pin, Simulated: b.dev.Backend() == device.BackendSim, Halted: b.halt,
 		Online: !b.offline, Broker: b.broker, Now: now}

@@ -1,18 +1,20 @@
-// Package devicetest provides test doubles for package device: a fake [Clock]
-// that tests advance explicitly instead of sleeping.
-package devicetest
+// Package clocktest provides a fake [clock.Clock] that tests advance
+// explicitly instead of sleeping, and wait on until the code under test has
+// armed its timers.
+package clocktest
 
 import (
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/clock"
 )
 
-// Clock is a fake device.Clock. Time moves only when Advance is called; timers
+// Clock is a fake clock.Clock. Time moves only when Advance is called; timers
 // whose deadline is reached fire (in deadline order) during Advance, each sending
-// its deadline on its buffered channel before Advance returns.
+// its deadline on its buffered channel before Advance returns. Its timers follow
+// the Go 1.23 Stop and Reset semantics of clock.Timer.
 //
 // Safe for concurrent use. mu guards now, timers and the condition.
 type Clock struct {
@@ -29,17 +31,18 @@ func NewClock(start time.Time) *Clock {
 	return c
 }
 
-var _ device.Clock = (*Clock)(nil)
+var _ clock.Clock = (*Clock)(nil)
 
-// Now implements device.Clock.
+// Now implements clock.Clock.
 func (c *Clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// NewTimer implements device.Clock. A timer with d <= 0 fires immediately.
-func (c *Clock) NewTimer(d time.Duration) device.Timer {
+// NewTimer implements clock.Clock. A timer with d <= 0 fires immediately and
+// is never armed.
+func (c *Clock) NewTimer(d time.Duration) clock.Timer {
 	t := &timer{c: c, ch: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t
@@ -75,6 +78,8 @@ func (c *Clock) Timers() int {
 
 // BlockUntil blocks until at least n timers are armed: a test calls it to know
 // that the code under test is now waiting on the clock, before advancing it.
+// Code that stops its timers when it stops waiting (as clock.Sleep does) keeps
+// the count exact.
 func (c *Clock) BlockUntil(n int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

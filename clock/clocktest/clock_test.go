@@ -1,16 +1,19 @@
-package devicetest_test
+package clocktest_test
 
 import (
+	"context"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/device/devicetest"
+	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/clock/clocktest"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func TestClockFiresTimersInOrder(t *testing.T) {
-	c := devicetest.NewClock(t0)
+	c := clocktest.NewClock(t0)
 	a := c.NewTimer(2 * time.Second)
 	b := c.NewTimer(time.Second)
 	if n := c.Timers(); n != 2 {
@@ -41,7 +44,7 @@ func TestClockFiresTimersInOrder(t *testing.T) {
 }
 
 func TestClockStopAndReset(t *testing.T) {
-	c := devicetest.NewClock(t0)
+	c := clocktest.NewClock(t0)
 	tm := c.NewTimer(time.Second)
 	if !tm.Stop() {
 		t.Error("Stop of an armed timer = false, want true")
@@ -69,7 +72,7 @@ func TestClockStopAndReset(t *testing.T) {
 }
 
 func TestClockBlockUntil(t *testing.T) {
-	c := devicetest.NewClock(t0)
+	c := clocktest.NewClock(t0)
 	done := make(chan struct{})
 	go func() {
 		c.BlockUntil(1)
@@ -77,4 +80,38 @@ func TestClockBlockUntil(t *testing.T) {
 	}()
 	c.NewTimer(time.Second)
 	<-done
+}
+
+// Many goroutines sleeping on one clock while a test advances it: each
+// wakes once its deadline passes, and the clock is race-free.
+func TestClockConcurrentSleepers(t *testing.T) {
+	c := clocktest.NewClock(t0)
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- clock.Sleep(context.Background(), c, time.Duration(i+1)*time.Second)
+		}()
+	}
+	c.BlockUntil(n)
+	for range n {
+		_ = c.Now()
+		c.Advance(time.Second)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Errorf("Sleep = %v, want nil", err)
+		}
+	}
+	if got := c.Now(); !got.Equal(t0.Add(n * time.Second)) {
+		t.Errorf("Now() = %v, want t0+%ds", got, n)
+	}
+	if k := c.Timers(); k != 0 {
+		t.Errorf("Timers() = %d after every sleeper woke, want 0", k)
+	}
 }
