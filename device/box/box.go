@@ -83,6 +83,8 @@ type Box struct {
 	presses pressLog
 	poke    chan struct{} // capacity 1: "recompute the state", coalesced
 
+	showMu sync.Mutex // serialises show
+
 	attachOnce sync.Once
 	attached   chan struct{} // closed by the first Attach
 
@@ -282,11 +284,7 @@ func (b *Box) loop(ctx context.Context) {
 // woken).
 func (b *Box) update() (next time.Time) {
 	now := b.clock.Now()
-	st, live, expired := b.state(now)
-	b.dev.SetState(st)
-	if b.act != nil {
-		b.act.Set(device.Worst(st))
-	}
+	st, live, expired := b.show(now)
 	eng := b.engine()
 	if expired > 0 && eng != nil {
 		// The engine sends them back to pending with a consent "expired"
@@ -309,6 +307,20 @@ func (b *Box) update() (next time.Time) {
 		}
 	}
 	return next
+}
+
+// show computes the state at now and puts it on the LEDs. Computing and
+// showing happen under showMu, so a state computed earlier never replaces
+// one computed later.
+func (b *Box) show(now time.Time) (st device.State, live []engine.ConsentRequest, expired int) {
+	b.showMu.Lock()
+	defer b.showMu.Unlock()
+	st, live, expired = b.state(now)
+	b.dev.SetState(st)
+	if b.act != nil {
+		b.act.Set(device.Worst(st))
+	}
+	return st, live, expired
 }
 
 // state is the box's state now, with the live (unexpired) consent

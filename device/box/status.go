@@ -37,7 +37,7 @@ type Status struct {
 	Now      time.Time
 }
 
-// Status returns the box's state now.
+// Status returns the box's state now (and shows it on the LEDs).
 func (b *Box) Status() (Status, error) {
 	now := b.clock.Now()
 	b.mu.Lock()
@@ -45,7 +45,11 @@ func (b *Box) Status() (Status, error) {
 		Online: !b.offline, Broker: b.broker, Now: now}
 	eng := b.eng
 	b.mu.Unlock()
-	st.Snapshot, st.State = b.dev.Snapshot(), b.dev.State()
+	// The state as of now, not as the loop last showed it: a change just
+	// reported (a tick, the network) is in the answer.
+	st.State, _, _ = b.show(now)
+	b.wake() // the loop recomputes its deadlines
+	st.Snapshot = b.dev.Snapshot()
 	if b.act != nil {
 		st.ACTPath, st.ACT = b.act.Dir(), b.act.Pattern().String()
 	}
