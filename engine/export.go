@@ -43,6 +43,9 @@ func (e *Engine) exportState(quest string) (exportState, error) {
 }
 
 func (e *Engine) putExportState(quest string, st exportState) error {
+	if err := e.writable(); err != nil {
+		return err
+	}
 	return e.store.update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bExports), []byte(quest), st) })
 }
 
@@ -85,6 +88,9 @@ func writeJSONL(w io.Writer, recs []ExportRecord) error {
 // between the write and the cursor, those lines are written again by the
 // next export; use ExportFile for exactly-once.
 func (e *Engine) Export(quest string, w io.Writer) (int, error) {
+	if err := e.writable(); err != nil {
+		return 0, err // it moves the cursor: refuse before writing a line
+	}
 	st, err := e.exportState(quest)
 	if err != nil {
 		return 0, err
@@ -106,6 +112,9 @@ func (e *Engine) Export(quest string, w io.Writer) (int, error) {
 // cursor. An export that died in between is rolled back (the file is
 // truncated to the journaled size) and redone by the next call.
 func (e *Engine) ExportFile(quest, path string) (int, error) {
+	if err := e.writable(); err != nil {
+		return 0, err
+	}
 	st, err := e.exportState(quest)
 	if err != nil {
 		return 0, err

@@ -39,6 +39,9 @@ type dispatch struct {
 // before and after a restart does.
 func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	var rep TickReport
+	if err := e.writable(); err != nil {
+		return rep, err
+	}
 	var ds []dispatch
 	e.mu.Lock()
 	if e.closing {

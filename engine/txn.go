@@ -26,6 +26,9 @@ type txn struct {
 // update runs fn in one write transaction (one commit, one fsync pair) and
 // wakes event subscribers after it committed.
 func (e *Engine) update(fn func(t *txn) error) error {
+	if err := e.writable(); err != nil {
+		return err
+	}
 	var last uint64
 	err := e.store.update(func(tx *bolt.Tx) error {
 		t := &txn{e: e, tx: tx, now: e.clock.Now().UTC(), quests: map[string]*Quest{}}
@@ -44,6 +47,14 @@ func (e *Engine) update(fn func(t *txn) error) error {
 		e.hub.publish(last)
 	}
 	return err
+}
+
+// writable returns ErrReadOnly from a read-only engine.
+func (e *Engine) writable() error {
+	if e.readOnly {
+		return fmt.Errorf("questbox store %s is open read-only here: a writing command opens it for writing: %w", e.store.path, ErrReadOnly)
+	}
+	return nil
 }
 
 func (t *txn) quest(id string) (*Quest, error) {
