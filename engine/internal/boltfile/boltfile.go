@@ -261,6 +261,9 @@ func (f *File) ReadPage(id uint64) (*Page, error) {
 		return nil, err
 	}
 	if h.ID != id {
+		if h.ID >= f.Pages() {
+			return nil, fmt.Errorf("page %d: garbage (its header is not a page header)", id)
+		}
 		return nil, fmt.Errorf("page %d: garbage (its header says page %d)", id, h.ID)
 	}
 	if !validFlags(h.Flags) {
