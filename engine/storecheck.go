@@ -33,8 +33,10 @@ type walker struct {
 	hwm uint64
 	// free is the set of pages the freelist lists (nil: unknown).
 	free map[uint64]bool
-	// seen holds every page reached so far (overflow pages included).
+	// seen holds every page reached so far (overflow pages included);
+	// pages in outer (nil: none) count as reached too.
 	seen     map[uint64]bool
+	outer    map[uint64]bool
 	problems []string
 	pastEOF  []uint64 // pages the tree names that the file does not hold
 	pages    int      // pages in use, overflow included
@@ -142,7 +144,7 @@ func (w *walker) tree(path []string, id uint64, lo, hi []byte) {
 	case id < 2 || id >= w.hwm:
 		w.damage(path, id, lo, hi, fmt.Errorf("%s names page %d, outside the store's %d pages", bucketName(path), id, w.hwm))
 		return
-	case w.seen[id]:
+	case w.seen[id] || w.outer[id]:
 		w.damage(path, id, lo, hi, fmt.Errorf("%s names page %d, which is already used elsewhere", bucketName(path), id))
 		return
 	}
