@@ -320,6 +320,9 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 // gets a root scout node whose hypothesis is the direction; external quests
 // start empty and are seeded with Scan.
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
+	if err := e.writable(); err != nil {
+		return nil, err
+	}
 	if err := e.validateSpec(&s); err != nil {
 		return nil, err
 	}
