@@ -223,7 +223,7 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 			}
 		}
 	}
-	note("rebuilt the per-quest indexes, counts and active set from %d nodes of %d quests", len(nodes), len(quests))
+	note("rebuilt the per-quest indexes, counts and active set (nodes: %d, quests: %d)", len(nodes), len(quests))
 
 	// Sequences of the buckets keyed by sequence.
 	var maxRun uint64
