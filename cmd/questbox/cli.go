@@ -19,7 +19,7 @@ import (
 const (
 	exitOK     = 0
 	exitUsage  = 1 // usage or input error, bad config, a refused engine call
-	exitStore  = 2 // the store or the daemon is unavailable (in use, corrupt, newer schema, socket)
+	exitStore  = 2 // the store or the daemon is unavailable (in use, corrupt, newer schema, full disk, I/O error, socket)
 	exitFail   = 3 // the verdict was FAIL
 	exitReview = 4 // the verdict was REVIEW
 )
@@ -59,7 +59,8 @@ func exitCode(err error) int {
 	}
 	switch {
 	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
-		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, errUnavailable):
+		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed), errors.Is(err, engine.ErrReadOnly),
+		errors.Is(err, errUnavailable):
 		return exitStore
 	}
 	// engine.ErrInvalid, ErrLocked, ErrNotFound, ErrBusy, ErrIllegalMove,

@@ -95,7 +95,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	defer dev.Close()
-	st, err := openChecked(e.data)
+	st, err := engine.OpenStore(e.data, engine.StoreOptions{Check: true})
 	if err != nil && holdable(err) {
 		// A damaged store needs a person: wait for the repair with the
 		// fault on the LEDs instead of exiting with them dark.

@@ -132,7 +132,7 @@ func (h *storeHold) wait(ctx context.Context, ln *net.UnixListener) (*engine.Sto
 		if sameFile(seen, fi) {
 			continue
 		}
-		st, err := openChecked(h.data)
+		st, err := engine.OpenStore(h.data, engine.StoreOptions{Check: true})
 		if err == nil {
 			h.sd("STATUS=store opened; starting")
 			h.log.Info("the store opens again; starting", "data", h.data)

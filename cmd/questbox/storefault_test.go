@@ -30,7 +30,7 @@ func writeGarbage(t *testing.T, data, text string) {
 func TestStoreHoldShowsTheFaultUntilRepaired(t *testing.T) {
 	data := t.TempDir()
 	writeGarbage(t, data, "not a bbolt file. ")
-	_, openErr := openChecked(data)
+	_, openErr := engine.OpenStore(data, engine.StoreOptions{Check: true})
 	if !holdable(openErr) {
 		t.Fatalf("open of garbage: %v, want a holdable error", openErr)
 	}
@@ -85,7 +85,7 @@ func TestStoreHoldShowsTheFaultUntilRepaired(t *testing.T) {
 func TestStoreHoldGivesUpWithTheReason(t *testing.T) {
 	data := t.TempDir()
 	writeGarbage(t, data, "not a bbolt file. ")
-	_, err := openChecked(data)
+	_, err := engine.OpenStore(data, engine.StoreOptions{Check: true})
 	dev, derr := device.Open(device.Config{Backend: device.BackendSim}, nil)
 	if derr != nil {
 		t.Fatal(derr)

@@ -21,9 +21,12 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) error {
 		return fmt.Errorf("verify %s: %w", e.eng.Store().Path(), err)
 	}
 	if e.json {
-		return printJSON(e.stdout, map[string]any{"ok": true, "store": e.eng.Store().Path(), "records": rep.Records, "locked_nodes": rep.Locked})
+		return printJSON(e.stdout, map[string]any{"ok": true, "store": e.eng.Store().Path(), "records": rep.Records, "locked_nodes": rep.Locked, "notes": rep.Notes})
 	}
 	fmt.Fprintf(e.stdout, "ok: store %s is consistent; %d ledger records chain correctly and match %d locked nodes\n",
 		e.eng.Store().Path(), rep.Records, rep.Locked)
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
+	}
 	return nil
 }

@@ -69,7 +69,7 @@ func (e *env) openEngine(check bool) (func() error, error) {
 	var st *engine.Store
 	var err error
 	if check {
-		st, err = openChecked(e.data)
+		st, err = engine.OpenStore(e.data, engine.StoreOptions{Check: true})
 	} else {
 		st, err = engine.OpenStore(e.data, engine.StoreOptions{})
 	}
