@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -396,31 +397,47 @@ func TestRewrittenLockedNodeFailsVerify(t *testing.T) {
 	}
 }
 
-// Salvage writes nothing where it fails: the temporary file is removed
-// and the damaged store is left in place.
+// Salvage leaves nothing behind where it fails, at whatever step: the
+// temporary file is removed and the damaged store stays in place, as it was.
 func TestSalvageLeavesNoPartialFile(t *testing.T) {
-	dir := copyStore(t, buildStore(t))
-	damageFile(t, dir, func(f *storetest.File) error {
-		root, _ := f.BucketRoot("nodes")
-		return f.Garbage(root)
-	})
-	before, _ := os.ReadFile(filepath.Join(dir, StoreFile))
-	// A directory where the salvaged store's temporary file goes makes
-	// its creation fail after the damaged store was read.
-	if err := os.Mkdir(filepath.Join(dir, StoreFile+".salvage"), 0o700); err != nil {
-		t.Fatal(err)
+	base := buildStore(t)
+	for _, at := range []string{"written", "verified", "linked"} {
+		t.Run(at, func(t *testing.T) {
+			dir := copyStore(t, base)
+			damageFile(t, dir, func(f *storetest.File) error {
+				root, _ := f.BucketRoot("nodes")
+				return f.Garbage(root)
+			})
+			before, _ := os.ReadFile(filepath.Join(dir, StoreFile))
+			reached := false
+			_, err := salvage(dir, time.Now(), func(step string) error {
+				if step == at {
+					reached = true
+					return syscall.EIO
+				}
+				return nil
+			})
+			if !reached || !errors.Is(err, syscall.EIO) {
+				t.Fatalf("salvage failing after %q: %v (step reached: %v)", at, err, reached)
+			}
+			after, _ := os.ReadFile(filepath.Join(dir, StoreFile))
+			if !bytes.Equal(before, after) {
+				t.Error("a failed salvage changed the store")
+			}
+			if m, _ := filepath.Glob(filepath.Join(dir, StoreFile+".*")); len(m) > 0 {
+				t.Errorf("a failed salvage left %v", m)
+			}
+		})
 	}
-	if err := os.WriteFile(filepath.Join(dir, StoreFile+".salvage", "x"), nil, 0o600); err != nil {
-		t.Fatal(err)
+	// An old temporary file from a salvage that was killed is replaced.
+	dir := copyStore(t, base)
+	damageFile(t, dir, func(f *storetest.File) error { return f.GarbageMeta(0) })
+	damageFile(t, dir, func(f *storetest.File) error { return f.GarbageMeta(1) })
+	os.WriteFile(filepath.Join(dir, StoreFile+".salvage"), []byte("half a file"), 0o600)
+	if rep, err := Salvage(dir, time.Now()); err != nil || rep.Verify != "ok" {
+		t.Fatalf("salvage over an old temporary file: %+v, %v", rep, err)
 	}
-	if _, err := Salvage(dir, time.Now()); !errors.Is(err, ErrStoreFailed) {
-		t.Fatalf("salvage into a blocked temporary path: %v, want ErrStoreFailed", err)
-	}
-	after, _ := os.ReadFile(filepath.Join(dir, StoreFile))
-	if !bytes.Equal(before, after) {
-		t.Error("a failed salvage changed the store")
-	}
-	if m, _ := filepath.Glob(filepath.Join(dir, StoreFile+".corrupt-*")); len(m) > 0 {
-		t.Errorf("a failed salvage left %v", m)
+	if _, err := os.Stat(filepath.Join(dir, StoreFile+".salvage")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the temporary file is still there: %v", err)
 	}
 }

@@ -73,7 +73,20 @@ type SalvageReport struct {
 // when another process holds the store; an error wrapping fs.ErrNotExist
 // when there is no store; ErrStoreFailed when the directory cannot be
 // written.
-func Salvage(dir string, now time.Time) (SalvageReport, error) {
+func Salvage(dir string, now time.Time) (SalvageReport, error) { return salvage(dir, now, nil) }
+
+// salvage is Salvage; fail, when set (tests), is asked after each step
+// that leaves something on disk, and its error stops salvage there.
+func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
+	step := func(name string) error {
+		if fail == nil {
+			return nil
+		}
+		if err := fail(name); err != nil {
+			return fmt.Errorf("salvage: %s: %w", name, err)
+		}
+		return nil
+	}
 	path := filepath.Join(dir, StoreFile)
 	rep := SalvageReport{Store: path, Lost: []string{}}
 	if _, err := os.Stat(path); err != nil {
@@ -109,6 +122,9 @@ func Salvage(dir string, now time.Time) (SalvageReport, error) {
 	if err != nil {
 		return rep, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
 	}
+	if err := stillThere(path, fi); err != nil {
+		return rep, err
+	}
 	var got *salvaged
 	if bf, err := boltfile.Open(f, fi.Size()); err != nil {
 		rep.Damage = []string{err.Error()}
@@ -136,6 +152,9 @@ func Salvage(dir string, now time.Time) (SalvageReport, error) {
 	if err := writeSalvage(tmp, got, now, &rep); err != nil {
 		return rep, err
 	}
+	if err := step("written"); err != nil {
+		return rep, err
+	}
 	// Open the result as the daemon would: full check, migrations, then
 	// verify it, all before it replaces anything.
 	ns, err := openStore(dir, tmp, StoreOptions{Check: true})
@@ -154,6 +173,9 @@ func Salvage(dir string, now time.Time) (SalvageReport, error) {
 	if err := syncFile(tmp); err != nil {
 		return rep, fmt.Errorf("salvage: sync %s: %w: %w", tmp, ErrStoreFailed, err)
 	}
+	if err := step("verified"); err != nil {
+		return rep, err
+	}
 
 	rep.Moved = fmt.Sprintf("%s.corrupt-%s", path, now.UTC().Format("20060102T150405Z"))
 	for i := 2; ; i++ {
@@ -162,18 +184,38 @@ func Salvage(dir string, now time.Time) (SalvageReport, error) {
 		}
 		rep.Moved = fmt.Sprintf("%s.corrupt-%s-%d", path, now.UTC().Format("20060102T150405Z"), i)
 	}
+	if err := stillThere(path, fi); err != nil {
+		return rep, err
+	}
 	if err := os.Link(path, rep.Moved); err != nil {
 		return rep, fmt.Errorf("salvage: keep the damaged store as %s: %w: %w", rep.Moved, ErrStoreFailed, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(rep.Moved)
-		return rep, fmt.Errorf("salvage: install the salvaged store: %w: %w", ErrStoreFailed, err)
+	err = step("linked")
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			err = fmt.Errorf("salvage: install the salvaged store: %w: %w", ErrStoreFailed, err)
+		}
+	}
+	if err != nil {
+		os.Remove(rep.Moved) // the damaged store is still questbox.db
+		rep.Moved = ""
+		return rep, err
 	}
 	installed = true
 	if err := syncDir(dir); err != nil {
 		return rep, fmt.Errorf("salvage: sync %s (the salvaged store is in place): %w: %w", dir, ErrStoreFailed, err)
 	}
 	return rep, nil
+}
+
+// stillThere checks that path is still the file salvage locked and read:
+// a salvage that ran meanwhile has replaced it.
+func stillThere(path string, fi os.FileInfo) error {
+	now, err := os.Stat(path)
+	if err != nil || !os.SameFile(now, fi) {
+		return fmt.Errorf("salvage: %s was replaced while salvage waited for it (another salvage?); run salvage again: %w", path, ErrInUse)
+	}
+	return nil
 }
 
 func syncFile(path string) error {

@@ -446,9 +446,20 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return fmt.Errorf("questbox store %s: write failed: %w: %w", s.path, ErrStoreFailed, err)
 }
 
-// view runs fn in a read transaction.
+// view runs fn in a read transaction. An error of fn is returned as it
+// is; a transaction that cannot begin (a closed store) is ErrStoreFailed.
 func (s *Store) view(fn func(tx *bolt.Tx) error) error {
-	return s.guard(func() error { return s.db.View(fn) })
+	var fnErr error
+	err := s.guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			fnErr = fn(tx)
+			return fnErr
+		})
+	})
+	if err == nil || fnErr != nil || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("questbox store %s: read failed: %w: %w", s.path, ErrStoreFailed, err)
 }
 
 // guard runs fn, turning a panic or a memory fault while bbolt reads the
