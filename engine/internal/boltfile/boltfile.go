@@ -353,7 +353,7 @@ func (p *Page) FreeIDs() ([]uint64, error) {
 		}
 		idx, n = 1, int64(ord.Uint64(p.Buf[HeaderSize:]))
 	}
-	if n < 0 || HeaderSize+(idx+n)*8 > int64(len(p.Buf)) {
+	if n < 0 || n > int64(len(p.Buf))/8 || HeaderSize+(idx+n)*8 > int64(len(p.Buf)) {
 		return nil, fmt.Errorf("freelist page %d: %d ids do not fit in its %d bytes", p.ID, n, len(p.Buf))
 	}
 	ids := make([]uint64, n)

@@ -168,6 +168,11 @@ func TestGarbagePagesAreErrors(t *testing.T) {
 	if _, err := p.Elems(); err == nil {
 		t.Error("leaf whose elements do not fit: no error")
 	}
+	fl := &Page{ID: 9, Flags: FlagFreelist, Count: 0xFFFF, Buf: make([]byte, 4096)}
+	ord.PutUint64(fl.Buf[HeaderSize:], 1<<62) // a count whose size in bytes overflows
+	if _, err := fl.FreeIDs(); err == nil {
+		t.Error("freelist with an impossible count: no error")
+	}
 	if _, err := ParseBucket([]byte{1, 2, 3}); err == nil {
 		t.Error("short bucket header: no error")
 	}
