@@ -269,7 +269,7 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 			ClaimHash string `json:"claim_hash"`
 		}
 		if err := json.Unmarshal(raw, &n); err != nil {
-			c.problem("node record %s does not decode (%v): it was rewritten or damaged", nodeID(seqOf(k)), err)
+			c.problem("node record %s does not decode (%v): it was rewritten or damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err)
 			present[nodeID(seqOf(k))] = true
 			continue
 		}

@@ -37,6 +37,9 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 	if err := createBuckets(tx); err != nil {
 		return out, err
 	}
+	if err := dropInvalid(tx, &out); err != nil {
+		return out, err
+	}
 
 	// Nodes, in creation order.
 	nb := tx.Bucket(bNodes)
@@ -258,6 +261,75 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 		return out, err
 	}
 	return out, recordLoss(tx, now, byID, &out)
+}
+
+// jsonBuckets are the buckets whose values are JSON records, each read
+// on its own by the engine (a nested bucket of bEdges per quest).
+var jsonBuckets = [][]byte{bNodes, bQuests, bEvents, bLedger, bRuns, bExports, bJudge, bEdges}
+
+// forInvalid calls fn with every record of a JSON bucket that is not
+// valid JSON: a value damaged inside a sound page.
+func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) error) error {
+	var walk func(b *bolt.Bucket, name string) error
+	walk = func(b *bolt.Bucket, name string) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				if nb := b.Bucket(k); nb != nil {
+					return walk(nb, name+"/"+string(k))
+				}
+				return nil
+			}
+			if !json.Valid(v) {
+				return fn(b, name, k)
+			}
+			return nil
+		})
+	}
+	for _, name := range jsonBuckets {
+		if b := tx.Bucket(name); b != nil {
+			if err := walk(b, string(name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// invalidRecords names every record of the JSON buckets that does not
+// decode.
+func invalidRecords(tx *bolt.Tx) []string {
+	var out []string
+	_ = forInvalid(tx, func(_ *bolt.Bucket, name string, k []byte) error {
+		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (not valid JSON)", name, showKey(k)))
+		return nil
+	})
+	return out
+}
+
+// dropInvalid deletes the records invalidRecords names: no read of the
+// engine can use them, and the damaged file keeps them. A dropped ledger
+// record becomes a recorded gap (recordLoss), a dropped node a lost one.
+func dropInvalid(tx *bolt.Tx, out *[]string) error {
+	type rec struct {
+		b    *bolt.Bucket
+		name string
+		k    []byte
+	}
+	var bad []rec
+	err := forInvalid(tx, func(b *bolt.Bucket, name string, k []byte) error {
+		bad = append(bad, rec{b, name, slices.Clone(k)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range bad {
+		if err := r.b.Delete(r.k); err != nil {
+			return err
+		}
+		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, showKey(r.k)))
+	}
+	return nil
 }
 
 // idNumber is n of an id "<prefix>n", or 0.

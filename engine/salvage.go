@@ -94,16 +94,27 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 	}
 	st, err := OpenStore(dir, StoreOptions{Check: true})
 	if err == nil {
-		defer st.Close()
-		rep.Healthy, rep.Notes = true, st.Notes()
-		if _, err := st.Verify(); err != nil {
-			rep.Verify = err.Error()
-		} else {
-			rep.Verify = "ok"
+		// Sound pages can still hold records damaged inside (bit rot):
+		// those are salvaged too; anything else is left alone.
+		var bad []string
+		err = st.view(func(tx *bolt.Tx) error {
+			bad = invalidRecords(tx)
+			return nil
+		})
+		if err == nil && len(bad) == 0 {
+			defer st.Close()
+			rep.Healthy, rep.Notes = true, st.Notes()
+			if _, err := st.Verify(); err != nil {
+				rep.Verify = err.Error()
+			} else {
+				rep.Verify = "ok"
+			}
+			return rep, nil
 		}
-		return rep, nil
+		st.Close()
+		rep.Damage = bad
 	}
-	if !errors.Is(err, ErrCorrupt) {
+	if err != nil && !errors.Is(err, ErrCorrupt) {
 		return rep, fmt.Errorf("salvage: %w", err) // in use, newer schema, permissions: salvage would not help
 	}
 
@@ -127,14 +138,14 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 	}
 	var got *salvaged
 	if bf, err := boltfile.Open(f, fi.Size()); err != nil {
-		rep.Damage = []string{err.Error()}
+		rep.Damage = append(rep.Damage, err.Error())
 		rep.Lost = append(rep.Lost, fmt.Sprintf("everything: %v", err))
 		got = &salvaged{root: newSBucket()}
 	} else {
 		if c, err := checkFile(bf); err != nil {
-			rep.Damage = []string{err.Error()}
+			rep.Damage = append(rep.Damage, err.Error())
 		} else {
-			rep.Damage, rep.Notes = c.problems, c.notes
+			rep.Damage, rep.Notes = append(rep.Damage, c.problems...), c.notes
 		}
 		got = readSalvage(bf, &rep)
 	}
