@@ -453,7 +453,7 @@ func TestRandomDamageNeverPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for seed := range uint64(25) {
+	for seed := range uint64(12) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
 			r := rand.New(rand.NewPCG(seed, 7))
 			dir := t.TempDir()

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates/judge"
 )
 
@@ -218,5 +221,31 @@ func TestReadOnlyOpenOfMissingStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, StoreFile)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a read-only open created the store: %v", err)
+	}
+}
+
+// One damaged meta page, read-only: the store is read from the good one,
+// nothing is rewritten, and verify says what it found.
+func TestReadOnlyWithADamagedMetaPage(t *testing.T) {
+	f := buildReadOnlyFixture(t)
+	var damaged int
+	damageFile(t, f.dir, func(sf *storetest.File) error {
+		damaged = 1 - sf.MetaPage
+		return sf.GarbageMeta(damaged)
+	})
+	path := filepath.Join(f.dir, StoreFile)
+	before, _ := os.ReadFile(path)
+	s, err := OpenStore(f.dir, StoreOptions{ReadOnly: true, Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := s.Verify()
+	s.Close()
+	notes := strings.Join(rep.Notes, "\n")
+	if err != nil || !strings.Contains(notes, fmt.Sprintf("meta page %d is damaged", damaged)) || strings.Count(notes, "is damaged") != 1 {
+		t.Errorf("verify: %v, notes %q; want ok, naming the damaged meta page once", err, rep.Notes)
+	}
+	if after, _ := os.ReadFile(path); !bytes.Equal(before, after) {
+		t.Error("a read-only open rewrote the damaged meta page")
 	}
 }
