@@ -57,7 +57,10 @@ type SalvageReport struct {
 // garbage leaf loses only its own records. The pages below a damaged
 // branch page are found again among the pages that are neither reachable
 // nor free, and their records are put back where the key ranges say they
-// belong. It then rebuilds what the engine derives from the records (the
+// belong; without a sound freelist to tell live pages from stale ones (a
+// file cut short, both meta pages damaged), the unreachable leaf pages are
+// searched for questbox's own records instead (see deepScan). Records
+// damaged inside a sound page (not valid JSON) are dropped. It then rebuilds what the engine derives from the records (the
 // per-quest indexes, the quests' counts, bucket sequences), and appends a
 // SALVAGED record to the verdict ledger naming the ledger records and the
 // locked nodes that were lost, so that the result verifies while the loss
@@ -69,7 +72,9 @@ type SalvageReport struct {
 // directory is fsynced. On any error the temporary file is removed and
 // the store is left as it was.
 //
-// A store that passes its check is left alone (Healthy). Errors: ErrInUse
+// A store whose pages pass the full check and whose records all decode is
+// left alone (Healthy): a record rewritten by hand is the ledger's to
+// report, not salvage's to hide. Errors: ErrInUse
 // when another process holds the store; an error wrapping fs.ErrNotExist
 // when there is no store; ErrStoreFailed when the directory cannot be
 // written.
