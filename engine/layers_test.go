@@ -38,3 +38,24 @@ func TestDependenciesPointInward(t *testing.T) {
 		}
 	}
 }
+
+// TestOnlyTheEngineImportsBbolt pins that the store has one room: no
+// package outside engine imports bbolt, its tests included (they damage
+// store files through engine/storetest).
+func TestOnlyTheEngineImportsBbolt(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}} {{join .TestImports \" \"}} {{join .XTestImports \" \"}}", "./../...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for line := range strings.Lines(string(out)) {
+		pkg, imports, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		if strings.HasPrefix(pkg, "github.com/questbox/questbox/engine") {
+			continue
+		}
+		for _, imp := range strings.Fields(imports) {
+			if strings.HasPrefix(imp, "go.etcd.io/bbolt") {
+				t.Errorf("%s imports %s: store code belongs in engine", pkg, imp)
+			}
+		}
+	}
+}
