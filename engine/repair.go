@@ -26,7 +26,12 @@ var indexBuckets = [][]byte{bPending, bProposed, bDeferred, bQNodes, bHyps, bLoc
 // restores a lost schema version and ledger head; and it appends a
 // SALVAGED ledger record naming the ledger records and the locked nodes
 // that were lost. It returns one line per thing it did.
-func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
+//
+// seqKnown says whether salvage read a top-level bucket's header (its
+// sequence): where it did not, the bucket's last records may have been
+// lost unseen, and sequences are raised past every id referenced anywhere
+// so that no new node, quest or run takes the id of a lost one.
+func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
 	var out []string
 	note := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	for _, b := range allBuckets {
@@ -65,10 +70,13 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 			return out, err
 		}
 	}
+	refs := referenced(tx, nodes)
+	maxNode := refs['n']
 	if len(nodes) > 0 {
-		if err := raiseSeq(nb, nodes[len(nodes)-1].Order, &out); err != nil {
-			return out, err
-		}
+		maxNode = max(maxNode, nodes[len(nodes)-1].Order)
+	}
+	if err := raiseSeq(nb, maxNode, &out); err != nil {
+		return out, err
 	}
 
 	// Quests; a lost one gets a placeholder its nodes can live in.
@@ -111,7 +119,7 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 			q.Roles = append(q.Roles, n.Role)
 		}
 	}
-	if err := raiseSeq(qb, maxQuest, &out); err != nil {
+	if err := raiseSeq(qb, max(maxQuest, refs['q']), &out); err != nil {
 		return out, err
 	}
 
@@ -234,7 +242,7 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 		maxRun = max(maxRun, idNumber(string(k), 'r'))
 		return nil
 	})
-	if err := raiseSeq(tx.Bucket(bRuns), maxRun, &out); err != nil {
+	if err := raiseSeq(tx.Bucket(bRuns), max(maxRun, refs['r']), &out); err != nil {
 		return out, err
 	}
 	for _, name := range [][]byte{bEvents, bLedger} {
@@ -260,7 +268,7 @@ func rebuild(tx *bolt.Tx, now time.Time) ([]string, error) {
 	if err := restoreSchema(tx, &out); err != nil {
 		return out, err
 	}
-	return out, recordLoss(tx, now, byID, &out)
+	return out, recordLoss(tx, now, byID, !seqKnown(bLedger), &out)
 }
 
 // jsonBuckets are the buckets whose values are JSON records, each read
@@ -332,6 +340,49 @@ func dropInvalid(tx *bolt.Tx, out *[]string) error {
 	return nil
 }
 
+// referenced returns, per id prefix (n, q, r), the highest id number any
+// record refers to: nodes (their quest, parent and runs), runs, events,
+// ledger records and edges.
+func referenced(tx *bolt.Tx, nodes []*Node) map[byte]uint64 {
+	out := map[byte]uint64{}
+	see := func(ids ...string) {
+		for _, id := range ids {
+			if id != "" {
+				out[id[0]] = max(out[id[0]], idNumber(id, id[0]))
+			}
+		}
+	}
+	for _, n := range nodes {
+		see(n.Quest, n.Parent)
+		see(n.Runs...)
+	}
+	var ref struct {
+		ID    string `json:"id"`
+		Quest string `json:"quest"`
+		Node  string `json:"node"`
+		From  string `json:"from"`
+		To    string `json:"to"`
+	}
+	scan := func(b *bolt.Bucket) {
+		_ = b.ForEach(func(_, v []byte) error {
+			ref.ID, ref.Quest, ref.Node, ref.From, ref.To = "", "", "", "", ""
+			if v != nil && json.Unmarshal(v, &ref) == nil {
+				see(ref.ID, ref.Quest, ref.Node, ref.From, ref.To)
+			}
+			return nil
+		})
+	}
+	for _, name := range [][]byte{bRuns, bEvents, bLedger} {
+		scan(tx.Bucket(name))
+	}
+	_ = tx.Bucket(bEdges).ForEachBucket(func(q []byte) error {
+		see(string(q))
+		scan(tx.Bucket(bEdges).Bucket(q))
+		return nil
+	})
+	return out
+}
+
 // idNumber is n of an id "<prefix>n", or 0.
 func idNumber(id string, prefix byte) uint64 {
 	if len(id) < 2 || id[0] != prefix {
@@ -376,7 +427,11 @@ func restoreSchema(tx *bolt.Tx, out *[]string) error {
 // recordLoss appends a SALVAGED record to the ledger when ledger records
 // or locked nodes were lost, so that Verify can tell store damage, on
 // record, from tampering. A lost ledger head is set to the last record.
-func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, out *[]string) error {
+//
+// tailUnknown says the ledger's own sequence was lost: records after the
+// last one found may have been lost without a trace, so a locked node
+// whose record is missing is counted as lost too.
+func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown bool, out *[]string) error {
 	lb := tx.Bucket(bLedger)
 	var (
 		lost     [][2]uint64
@@ -409,7 +464,7 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, out *[]strin
 	var unproven []string
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[id]
-		if !n.Status.Terminal() || len(lost) == 0 {
+		if !n.Status.Terminal() || (len(lost) == 0 && !tailUnknown) {
 			continue
 		}
 		if r, ok := last[id]; !ok || r.Status != n.Status || r.ClaimHash != n.ClaimHash {
@@ -422,6 +477,9 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, out *[]strin
 		}
 	}
 	slices.Sort(unproven)
+	if tailUnknown {
+		*out = append(*out, "the ledger's sequence was lost: records after the last one found may be lost too")
+	}
 	meta := tx.Bucket(bMeta)
 	if meta.Get(kLedgerHead) == nil && lastHash != "" {
 		if err := meta.Put(kLedgerHead, []byte(lastHash)); err != nil {

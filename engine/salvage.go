@@ -458,8 +458,10 @@ func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, r
 		var fits []*spot
 		for _, s := range spots {
 			inRange := (s.lo == nil || bytes.Compare(t.min, s.lo) >= 0) && (s.hi == nil || bytes.Compare(t.max, s.hi) < 0)
-			// The root bucket holds buckets only, never records.
-			if inRange && (len(s.path) > 0 || len(t.rec.keys) == 0) {
+			// Nothing is placed in the root bucket: a subtree of bucket
+			// headers alone is as likely a bucket of per-quest buckets
+			// as the root (the search for records handles a lost root).
+			if inRange && len(s.path) > 0 {
 				fits = append(fits, s)
 			}
 		}
@@ -700,7 +702,10 @@ func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport) 
 		if len(got.root.keys) > 0 {
 			rep.Lost = append(rep.Lost, fmt.Sprintf("%d records found outside any bucket: not copied", len(got.root.keys)))
 		}
-		rebuilt, err := rebuild(tx, now)
+		rebuilt, err := rebuild(tx, now, func(b []byte) bool {
+			sb := got.root.subs[string(b)]
+			return sb != nil && sb.hasSeq
+		})
 		rep.Rebuilt = append(rep.Rebuilt, rebuilt...)
 		return err
 	})
