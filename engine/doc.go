@@ -32,6 +32,22 @@
 // dispatched within ceil(quests / max_parallel) ticks when runs end within a
 // tick.
 //
+// # The store
+//
+// [OpenStore] checks a file before bbolt maps it, reading it page by page
+// with ordinary reads (internal/boltfile): an empty or cut-short file, a
+// garbage page, a damaged freelist is [ErrCorrupt] naming the damage and the
+// salvage command, never a panic or a fault. Only a path with no file is a
+// new store. One damaged meta page is the mark of a commit cut short: the
+// store opens from the other one and rewrites it. A read-only open takes
+// the shared lock and writes nothing; with [Options.ReadOnly] the engine
+// writes nothing either (no recovery of interrupted runs, [ErrReadOnly] from
+// every write). A write that cannot be committed is [ErrStoreFailed].
+//
+// [Engine.Verify] checks every page and the whole verdict ledger on one
+// consistent snapshot while writers go on, and lists every problem.
+// [Salvage] rebuilds a damaged store from every record it can still read.
+//
 // # Events
 //
 // Every state change appends an [Event] to the outbox bucket in the same

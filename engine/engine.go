@@ -78,6 +78,12 @@ type Options struct {
 	Judge Judge
 	// EventRetention is how many delivered events the outbox keeps (default 10000).
 	EventRetention int
+	// ReadOnly makes an engine that only reads: New does not put back
+	// nodes a crash left running (that recovery is a write; the daemon and
+	// the next writing command do it), and every method that writes
+	// returns ErrReadOnly before it changes anything. An engine on a store
+	// opened read-only is read-only whatever this says.
+	ReadOnly bool
 	// ConsentExpiry, when positive, expires consent requests older than it
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
@@ -86,7 +92,9 @@ type Options struct {
 
 // Engine runs quests on a Store. It is safe for concurrent use.
 type Engine struct {
-	store     *Store
+	store *Store
+	// readOnly: every write returns ErrReadOnly (Options.ReadOnly).
+	readOnly  bool
 	clock     clock.Clock
 	log       *slog.Logger
 	providers map[string]Provider
@@ -120,7 +128,8 @@ type Engine struct {
 }
 
 // New returns an engine on store and puts back to pending every node a
-// crash or power cut left running (SPEC §2.4).
+// crash or power cut left running (SPEC §2.4), unless it is read-only
+// (Options.ReadOnly). It commits only when there is such a node.
 func New(store *Store, opt Options) (*Engine, error) {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real{}
@@ -155,9 +164,12 @@ func New(store *Store, opt Options) (*Engine, error) {
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
 		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{}}
+	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
-	if err := e.recoverInterrupted(); err != nil {
-		return nil, err
+	if !e.readOnly {
+		if err := e.recoverInterrupted(); err != nil {
+			return nil, err
+		}
 	}
 	return e, nil
 }
@@ -169,8 +181,18 @@ func (e *Engine) Store() *Store { return e.store }
 func (e *Engine) Now() time.Time { return e.clock.Now() }
 
 // recoverInterrupted puts nodes left running back to pending with an
-// "interrupted" attempt and no try consumed.
+// "interrupted" attempt and no try consumed. With none left running it
+// writes nothing.
 func (e *Engine) recoverInterrupted() error {
+	left := false
+	err := e.store.view(func(tx *bolt.Tx) error {
+		k, _ := tx.Bucket(bRunning).Cursor().First()
+		left = k != nil
+		return nil
+	})
+	if err != nil || !left {
+		return err
+	}
 	return e.update(func(t *txn) error {
 		type pair struct{ node, run string }
 		var left []pair
@@ -246,6 +268,9 @@ func (e *Engine) HasProvider(name string) bool {
 // that is not configured (Options.GateNames), a provider that is not configured or whose
 // [ProviderChecker] says it cannot run, a negative budget.
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
+	if err := e.writable(); err != nil {
+		return nil, err
+	}
 	if err := e.validateSpec(&s); err != nil {
 		return nil, err
 	}

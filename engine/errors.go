@@ -18,8 +18,15 @@ var (
 	// ErrSchema is returned when the store was written by a newer questbox.
 	ErrSchema = errors.New("store schema is newer than this questbox")
 	// ErrStoreFailed is returned when the store cannot be written or read:
-	// a full disk, an I/O error, permission denied.
-	ErrStoreFailed = errors.New("store failed")
+	// a full disk, an I/O error, permission denied, a read-only file
+	// system. Nothing of the failed transaction was committed; the store
+	// on disk is as it was before it. Clients report it as "store
+	// unavailable" (exit code 2).
+	ErrStoreFailed = errors.New("store unavailable")
+	// ErrReadOnly is returned when a write is asked of a store or an engine
+	// opened read-only, and when a read-only open finds a store that needs
+	// a write first (an upgrade to this questbox's schema).
+	ErrReadOnly = errors.New("store is open read-only")
 	// ErrInvalid is returned when an argument is malformed (empty direction,
 	// unknown mode, unknown provider, ...).
 	ErrInvalid = errors.New("invalid input")

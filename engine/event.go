@@ -98,6 +98,9 @@ func (e *Engine) LastSeq() uint64 {
 // durable cursor, so a consumer that acknowledges only after its peer did
 // (the MQTT broker's PUBACK) loses nothing across outages and reboots.
 func (e *Engine) AckEvents(name string, seq uint64) error {
+	if err := e.writable(); err != nil {
+		return err
+	}
 	return e.store.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bCursors).Put([]byte(name), u64(seq))
 	})

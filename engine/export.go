@@ -32,6 +32,9 @@ func (e *Engine) exportState(quest string) (exportState, error) {
 }
 
 func (e *Engine) putExportState(quest string, st exportState) error {
+	if err := e.writable(); err != nil {
+		return err
+	}
 	return e.store.update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bExports), []byte(quest), st) })
 }
 
@@ -92,6 +95,9 @@ func (e *Engine) ExportBegin(quest, file string, size int64) (ExportBatch, error
 	if size < 0 {
 		return ExportBatch{}, fmt.Errorf("export %s: file size %d: %w", quest, size, ErrInvalid)
 	}
+	if err := e.writable(); err != nil && file != "" {
+		return ExportBatch{}, err // a file export journals its batch
+	}
 	st, err := e.exportState(quest)
 	if err != nil {
 		return ExportBatch{}, err
@@ -127,6 +133,9 @@ func (e *Engine) ExportAck(quest string, from, upto uint64) error {
 	if upto < from {
 		return fmt.Errorf("export %s: batch (%d, %d]: %w", quest, from, upto, ErrInvalid)
 	}
+	if err := e.writable(); err != nil {
+		return err
+	}
 	st, err := e.exportState(quest)
 	if err != nil {
 		return err
@@ -146,6 +155,9 @@ func (e *Engine) ExportAck(quest string, from, upto uint64) error {
 // not write (it has cut the file back to the journaled offset): the cursor
 // stays, and the next export may go anywhere.
 func (e *Engine) ExportAbort(quest, file string) error {
+	if err := e.writable(); err != nil {
+		return err
+	}
 	st, err := e.exportState(quest)
 	if err != nil {
 		return err

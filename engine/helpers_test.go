@@ -205,3 +205,8 @@ func button(t testing.TB, claimHash string) consent.Consent {
 	}
 	return c
 }
+
+// newFakeClock is a fake clock at a fixed start.
+func newFakeClock() *clocktest.Clock {
+	return clocktest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
+}

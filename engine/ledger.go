@@ -6,29 +6,52 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/questbox/questbox/engine/internal/boltfile"
 	"github.com/questbox/questbox/gates"
 )
 
 // LedgerRecord is one verdict in the hash-chained ledger. Hash is
 // sha256(Prev || JSON of the record with Hash empty); Prev is the Hash of the
 // record before (empty for the first). Rewriting any locked verdict breaks
-// the chain or the match between a terminal node and its last record.
+// the chain or the match between a terminal node and its last record; the
+// record that locks a node also carries a hash of the node's whole stored
+// record, so rewriting any byte of a locked node breaks that match too.
 type LedgerRecord struct {
 	Seq       uint64       `json:"seq"`
 	Prev      string       `json:"prev"`
 	Time      time.Time    `json:"time"`
 	Quest     string       `json:"quest"`
 	Node      string       `json:"node"`
-	Outcome   string       `json:"outcome"` // PASS, FAIL, REVIEW, CONSENT, REJECTED, ABORTED
+	Outcome   string       `json:"outcome"` // PASS, FAIL, REVIEW, CONSENT, REJECTED, ABORTED, EXPIRED, SALVAGED
 	Status    Status       `json:"status"`  // node status after this verdict
 	ClaimHash string       `json:"claim_hash,omitempty"`
 	Facts     []gates.Fact `json:"facts,omitempty"`
-	Hash      string       `json:"hash"`
+	// NodeHash, on the record that moves a node to a terminal status, is
+	// the hex sha256 of the node's stored record (its exact bytes:
+	// hypothesis, answer and evidence, verdict, citations, new directions,
+	// facts, feedback, attempts and consents, status) as it was locked.
+	// Any later change to a byte of that record is found by Verify.
+	NodeHash string `json:"node_hash,omitempty"`
+	// Lost and Unproven are set on a SALVAGED record only, which `questbox
+	// salvage` appends when store damage destroyed part of the ledger or
+	// locked nodes: Lost are the ranges of ledger seqs that were lost (the
+	// chain is broken exactly there), Unproven the locked nodes whose
+	// record or whose proof was lost. Verify reports them as such instead of
+	// as tampering.
+	Lost     [][2]uint64 `json:"lost,omitempty"`
+	Unproven []string    `json:"unproven,omitempty"`
+	Hash     string      `json:"hash"`
 }
+
+// OutcomeSalvaged is the outcome of the ledger record salvage appends.
+const OutcomeSalvaged = "SALVAGED"
 
 func (r LedgerRecord) digest() string {
 	r.Hash = ""
@@ -42,16 +65,37 @@ func (r LedgerRecord) digest() string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// ledger appends a verdict for n (in its current status) to the chain.
+// nodeHash is the hash a ledger record binds of a node's stored record.
+func nodeHash(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// ledger appends a verdict for n (in its current status) to the chain. A
+// terminal n must have been saved in this transaction already (move does):
+// the record binds the hash of exactly what is stored.
 func (t *txn) ledger(n *Node, outcome string, facts []gates.Fact) error {
-	b := appendOnly(t.tx.Bucket(bLedger))
-	meta := t.tx.Bucket(bMeta)
+	r := LedgerRecord{Time: t.now, Quest: n.Quest, Node: n.ID,
+		Outcome: outcome, Status: n.Status, ClaimHash: n.ClaimHash, Facts: facts}
+	if n.Status.Terminal() {
+		raw := t.tx.Bucket(bNodes).Get(u64(n.Order))
+		if raw == nil {
+			return fmt.Errorf("BUG: locked node %s was not saved before its ledger record", n.ID)
+		}
+		r.NodeHash = nodeHash(raw)
+	}
+	return appendLedger(t.tx, r)
+}
+
+// appendLedger chains r after the ledger's head and stores it.
+func appendLedger(tx *bolt.Tx, r LedgerRecord) error {
+	b := appendOnly(tx.Bucket(bLedger))
+	meta := tx.Bucket(bMeta)
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
 	}
-	r := LedgerRecord{Seq: seq, Prev: string(meta.Get(kLedgerHead)), Time: t.now, Quest: n.Quest, Node: n.ID,
-		Outcome: outcome, Status: n.Status, ClaimHash: n.ClaimHash, Facts: facts}
+	r.Seq, r.Prev = seq, string(meta.Get(kLedgerHead))
 	r.Hash = r.digest()
 	if err := putJSON(b, u64(seq), r); err != nil {
 		return err
@@ -67,61 +111,286 @@ var ErrLedgerBroken = errors.New("verdict ledger is broken")
 type VerifyReport struct {
 	Records int `json:"records"`
 	Locked  int `json:"locked_nodes"`
+	// Pages and Keys are the pages in use and the records in them.
+	Pages int `json:"pages"`
+	Keys  int `json:"keys"`
+	// Schema is the store's schema version.
+	Schema uint64 `json:"schema"`
+	// Notes are findings that are not damage: a meta page rewritten at
+	// open, losses a salvage recorded, an old schema read as it is.
+	Notes []string `json:"notes,omitempty"`
+	// Problems lists every problem found, page-level and ledger, each
+	// naming the page, record or node; empty when the store is sound.
+	Problems []string `json:"problems,omitempty"`
 }
 
-// Verify checks the store's pages and the whole verdict ledger: every
-// record's hash and link, and that every terminal node still has the status
-// and claim hash of its last ledger record. The error names the first
-// broken record.
-func (e *Engine) Verify() (VerifyReport, error) {
-	var rep VerifyReport
-	if err := e.store.Check(); err != nil {
-		return rep, fmt.Errorf("questbox store %s: %v: %w", e.store.path, err, ErrCorrupt)
-	}
-	err := e.store.view(func(tx *bolt.Tx) error {
-		last := map[string]LedgerRecord{}
-		prev := ""
-		c := tx.Bucket(bLedger).Cursor()
-		for k, v := c.First(); k != nil; k, v = c.Next() {
-			var r LedgerRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return fmt.Errorf("ledger record %d does not decode (%v): %w", seqOf(k), err, ErrLedgerBroken)
-			}
-			if r.Seq != seqOf(k) {
-				return fmt.Errorf("ledger record %d claims seq %d: %w", seqOf(k), r.Seq, ErrLedgerBroken)
-			}
-			if r.Prev != prev {
-				return fmt.Errorf("ledger record %d (node %s): link to previous record broken: %w", r.Seq, r.Node, ErrLedgerBroken)
-			}
-			if got := r.digest(); got != r.Hash {
-				return fmt.Errorf("ledger record %d (node %s): hash mismatch, the record was rewritten: %w", r.Seq, r.Node, ErrLedgerBroken)
-			}
-			prev = r.Hash
-			last[r.Node] = r
-			rep.Records++
+// Verify checks the store's pages (Store.Check) and the whole verdict
+// ledger: every record's hash and link; that every locked node has the
+// status and claim hash of its last ledger record and, from schema 2, the
+// very bytes that record hashed; that no node left a status the ledger
+// locked; and that no node is terminal without the ledger having locked
+// it. It reports every problem found, not only the first.
+//
+// It is correct while the engine writes: both checks read one consistent
+// snapshot (a read transaction, see Store.snapshot) instead of pausing the
+// writers for the duration — they are held off only for the moment it
+// takes to read the meta pages. The page check reads the file, not bbolt's
+// memory map, so a damaged page is a named problem, never a crash.
+//
+// Errors: ErrCorrupt for page-level damage (the ledger is not read then:
+// salvage first); ErrLedgerBroken for ledger problems. The report's
+// Problems lists them all either way.
+func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
+
+// Verify is Engine.Verify on the store alone.
+func (s *Store) Verify() (VerifyReport, error) {
+	rep := VerifyReport{Schema: s.schema, Notes: s.Notes()}
+	err := s.snapshot(func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error {
+		walkMeta(f, &c)
+		rep.Pages, rep.Keys = c.pages, c.keys
+		if c.damagedMeta >= 0 && !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("meta page %d ", c.damagedMeta)) }) {
+			rep.Notes = append(rep.Notes, c.notes...) // not yet said at open
 		}
-		if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != prev {
-			return fmt.Errorf("ledger head does not match the last record (records were removed): %w", ErrLedgerBroken)
+		if len(c.problems) > 0 {
+			rep.Problems = c.problems
+			rep.Notes = append(rep.Notes, "the verdict ledger was not checked: the store's pages are damaged")
+			return corrupt(s.dir, s.path, c.problems...)
 		}
-		return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-			return tx.Bucket(bLocked).Bucket(q).ForEach(func(_, id []byte) error {
-				n, err := readNode(tx, string(id))
-				if err != nil {
-					return fmt.Errorf("locked node %s: %v: %w", id, err, ErrLedgerBroken)
-				}
-				r, ok := last[n.ID]
-				switch {
-				case !ok:
-					return fmt.Errorf("locked node %s (%s) has no ledger record: %w", n.ID, n.Status, ErrLedgerBroken)
-				case r.Status != n.Status:
-					return fmt.Errorf("locked node %s is %s but ledger record %d says %s: %w", n.ID, n.Status, r.Seq, r.Status, ErrLedgerBroken)
-				case r.ClaimHash != n.ClaimHash:
-					return fmt.Errorf("locked node %s: claim hash differs from ledger record %d: %w", n.ID, r.Seq, ErrLedgerBroken)
-				}
-				rep.Locked++
-				return nil
-			})
-		})
+		lc := checkLedger(tx, s.schema)
+		rep.Records, rep.Locked = lc.records, lc.locked
+		rep.Notes = append(rep.Notes, lc.notes...)
+		if len(lc.problems) > 0 {
+			rep.Problems = lc.problems
+			return fmt.Errorf("questbox store %s: %s: %w", s.path, strings.Join(lc.problems, "; "), ErrLedgerBroken)
+		}
+		return nil
 	})
 	return rep, err
+}
+
+// lastRecord is what the ledger check keeps of a node's last record.
+type lastRecord struct {
+	seq       uint64
+	status    Status
+	claimHash string
+	nodeHash  string
+}
+
+// ledgerCheck is what checkLedger found.
+type ledgerCheck struct {
+	records, locked int
+	problems, notes []string
+	// last is each node's last record.
+	last map[string]lastRecord
+}
+
+func (c *ledgerCheck) problem(format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf(format, args...))
+}
+
+// checkLedger checks the ledger and the locked nodes in tx under the rules
+// of schema (before schema 2, records carry no node hash).
+func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
+	c := ledgerCheck{last: map[string]lastRecord{}}
+	type brk struct{ seq, after uint64 }
+	var (
+		breaks   []brk // links that do not match the record before
+		lost     [][2]uint64
+		unproven = map[string]bool{}
+		prev     = ""
+		prevSeq  uint64
+		unknown  bool // the record before does not decode: its hash is unknown
+	)
+	cur := tx.Bucket(bLedger).Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		seq := seqOf(k)
+		var r LedgerRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			c.problem("ledger record %d does not decode (%v)", seq, err)
+			unknown, prevSeq = true, seq
+			continue
+		}
+		if r.Seq != seq {
+			c.problem("ledger record %d claims seq %d", seq, r.Seq)
+		}
+		if !unknown && r.Prev != prev {
+			breaks = append(breaks, brk{seq, prevSeq})
+		}
+		sound := r.digest() == r.Hash
+		if !sound {
+			c.problem("ledger record %d (node %s): hash mismatch, the record was rewritten", seq, r.Node)
+		}
+		if r.Outcome == OutcomeSalvaged && sound {
+			lost = append(lost, r.Lost...)
+			for _, id := range r.Unproven {
+				unproven[id] = true
+			}
+			c.notes = append(c.notes, fmt.Sprintf("salvage (ledger record %d, %s) recorded store damage: %s", seq, r.Time.Format(time.RFC3339), salvageLoss(r)))
+		}
+		prev, prevSeq, unknown = r.Hash, seq, false
+		if r.Node != "" {
+			c.last[r.Node] = lastRecord{seq: seq, status: r.Status, claimHash: r.ClaimHash, nodeHash: r.NodeHash}
+		}
+		c.records++
+	}
+	covered := func(from, to uint64) bool { // every seq in [from, to] was recorded lost
+		for s := from; s <= to; s++ {
+			if !slices.ContainsFunc(lost, func(g [2]uint64) bool { return g[0] <= s && s <= g[1] }) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, b := range breaks {
+		if b.seq > b.after+1 && covered(b.after+1, b.seq-1) {
+			continue // the records in between were lost, and salvage said so
+		}
+		c.problem("ledger record %d: link to previous record broken", b.seq)
+	}
+	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != prev && !unknown {
+		c.problem("ledger head does not match the last record (records were removed)")
+	}
+
+	// Every node: a terminal one must match its last record; none may
+	// have left a status the ledger locked.
+	locked := map[string]string{} // node -> quest, from the locked index
+	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
+		return tx.Bucket(bLocked).Bucket(q).ForEach(func(_, id []byte) error {
+			locked[string(id)] = string(q)
+			return nil
+		})
+	})
+	present := map[string]bool{}
+	nc := tx.Bucket(bNodes).Cursor()
+	for k, raw := nc.First(); k != nil; k, raw = nc.Next() {
+		var n struct {
+			ID        string `json:"id"`
+			Status    Status `json:"status"`
+			ClaimHash string `json:"claim_hash"`
+		}
+		if err := json.Unmarshal(raw, &n); err != nil {
+			c.problem("node record %s does not decode (%v): it was rewritten or damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err)
+			present[nodeID(seqOf(k))] = true
+			continue
+		}
+		present[n.ID] = true
+		r, has := c.last[n.ID]
+		if !n.Status.Terminal() {
+			if has && r.status.Terminal() {
+				c.problem("node %s is %s, but ledger record %d locked it as %s", n.ID, n.Status, r.seq, r.status)
+			}
+			continue
+		}
+		if unproven[n.ID] {
+			c.locked++
+			continue
+		}
+		switch {
+		case !has:
+			c.problem("locked node %s (%s) has no ledger record", n.ID, n.Status)
+		case r.status != n.Status:
+			c.problem("locked node %s is %s but ledger record %d says %s", n.ID, n.Status, r.seq, r.status)
+		case r.claimHash != n.ClaimHash:
+			c.problem("locked node %s: claim hash differs from ledger record %d", n.ID, r.seq)
+		case schema >= 2 && r.nodeHash == "":
+			c.problem("locked node %s: ledger record %d carries no hash of the node", n.ID, r.seq)
+		case r.nodeHash != "" && r.nodeHash != nodeHash(raw):
+			c.problem("locked node %s was rewritten after it locked: its stored record does not match the hash in ledger record %d", n.ID, r.seq)
+		}
+		if _, ok := locked[n.ID]; !ok {
+			c.problem("locked node %s is missing from its quest's locked index", n.ID)
+		}
+		c.locked++
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.last)) {
+		if r := c.last[id]; r.status.Terminal() && !present[id] && !unproven[id] {
+			c.problem("locked node %s (ledger record %d) is missing from the store", id, r.seq)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(locked)) {
+		if !present[id] && !unproven[id] {
+			c.problem("the locked index of quest %s names node %s, which is missing from the store", locked[id], id)
+		}
+	}
+	if schema < 2 {
+		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
+	}
+	return c
+}
+
+// salvageLoss describes what a SALVAGED record says was lost.
+func salvageLoss(r LedgerRecord) string {
+	var parts []string
+	if len(r.Lost) > 0 {
+		var rs []string
+		for _, g := range r.Lost {
+			if g[0] == g[1] {
+				rs = append(rs, fmt.Sprint(g[0]))
+			} else {
+				rs = append(rs, fmt.Sprintf("%d-%d", g[0], g[1]))
+			}
+		}
+		parts = append(parts, "ledger records "+strings.Join(rs, ", ")+" were lost")
+	}
+	if len(r.Unproven) > 0 {
+		parts = append(parts, "locked nodes "+strings.Join(r.Unproven, ", ")+" can no longer be proven (their record or their ledger record was lost)")
+	}
+	if len(parts) == 0 {
+		return "no ledger record or locked node was lost"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// sealLedger is the migration to schema 2: it binds every locked node into
+// the ledger by the hash of its stored record. Records written before
+// schema 2 carry no such hash, so it is added to each locked node's last
+// record and the ledger is chained again from there.
+//
+// The migration trusts the store as it is at upgrade time: a node
+// rewritten before the upgrade is sealed as rewritten. It first checks the
+// ledger under the old rules (chain, status and claim hash of every locked
+// node); if that finds a problem it seals nothing, so Verify keeps
+// reporting the break instead of the upgrade hiding it.
+func sealLedger(tx *bolt.Tx) error {
+	c := checkLedger(tx, 1)
+	if len(c.problems) > 0 {
+		return nil
+	}
+	return reseal(tx, c.last)
+}
+
+// reseal sets NodeHash on the last record of every locked node that lacks
+// it and chains the ledger again from the first record it changed.
+func reseal(tx *bolt.Tx, last map[string]lastRecord) error {
+	lb, nodes := appendOnly(tx.Bucket(bLedger)), tx.Bucket(bNodes)
+	var keys [][]byte
+	_ = lb.ForEach(func(k, _ []byte) error {
+		keys = append(keys, slices.Clone(k))
+		return nil
+	})
+	prev, changed := "", false
+	for _, k := range keys {
+		var r LedgerRecord
+		if _, err := getJSON(lb, k, &r); err != nil {
+			return err
+		}
+		if l, ok := last[r.Node]; ok && l.seq == r.Seq && r.Status.Terminal() && r.NodeHash == "" {
+			key, err := nodeKey(r.Node)
+			if err != nil {
+				return err
+			}
+			if raw := nodes.Get(key); raw != nil {
+				r.NodeHash, changed = nodeHash(raw), true
+			}
+		}
+		if changed {
+			r.Prev = prev
+			r.Hash = r.digest()
+			if err := putJSON(lb, k, r); err != nil {
+				return err
+			}
+		}
+		prev = r.Hash
+	}
+	return tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev))
 }

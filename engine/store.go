@@ -5,20 +5,24 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/questbox/questbox/engine/internal/boltfile"
 )
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = "questbox.db"
@@ -53,33 +57,55 @@ var (
 )
 
 // migrations[i] upgrades a store from schema i to i+1. Schema 0 is an empty
-// file; migration 0 creates every bucket.
+// file; migration 0 creates every bucket; migration 1 seals every locked
+// node into the verdict ledger (see sealLedger).
 var migrations = []func(tx *bolt.Tx) error{
-	func(tx *bolt.Tx) error {
-		for _, b := range allBuckets {
-			if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-				return err
-			}
-		}
-		return nil
-	},
+	createBuckets,
+	sealLedger,
 }
 
-// StoreOptions tune Open.
+func createBuckets(tx *bolt.Tx) error {
+	for _, b := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// StoreOptions tune OpenStore.
 type StoreOptions struct {
 	// LockTimeout bounds the wait for another process's lock. Default 3s.
 	LockTimeout time.Duration
-	// Check runs the full page-level integrity check at open. The daemon
-	// and `verify` set it; short CLI commands rely on bbolt's meta-page
-	// checksums, which are always verified.
+	// Check walks every page of the file at open (see Store.Check). The
+	// daemon, verify and salvage set it. Without it an open still checks
+	// what bbolt reads blindly at open — the meta pages, the file's
+	// length, the freelist and the root page — so no open ever faults.
 	Check bool
+	// ReadOnly opens the file read-only under a shared lock: any number of
+	// read-only opens at once, no writer meanwhile, and nothing written —
+	// no migration, no repair, no recovery. Every write returns
+	// ErrReadOnly. A store of schema 1 is read as it is (only its ledger
+	// lacks node hashes, which Verify then says); a store that needs
+	// buckets created is refused with ErrReadOnly.
+	ReadOnly bool
 }
 
 // Store is the bbolt file on the SD card. It is safe for concurrent use.
 type Store struct {
-	db   *bolt.DB
-	dir  string
-	path string
+	db *bolt.DB
+	// fd is the file bbolt opened (through openStore's hook); bbolt
+	// closes it.
+	fd       *os.File
+	dir      string
+	path     string
+	readOnly bool
+	// schema is the file's schema version: SchemaVersion, or an older one
+	// a read-only open reads as it is.
+	schema uint64
+	// notes are what the open found and did that the owner should know
+	// (a damaged meta page and its repair, an old schema read as is).
+	notes []string
 	// commits counts write transactions committed; each is one bbolt
 	// commit (data pages, then meta page, each followed by fdatasync).
 	commits atomic.Uint64
@@ -88,36 +114,80 @@ type Store struct {
 	writeFault func() error
 }
 
-// OpenStore opens (creating if needed) the store in dir.
+// OpenStore opens the store in dir, creating it only where no file exists:
+// an existing file that is empty, cut short or damaged is corrupt, never a
+// new store. A new store is built in a temporary file and linked into
+// place, so a crash while creating it never leaves an empty questbox.db.
+//
+// A store whose one meta page is damaged while the other is good opens
+// from the good one, as bbolt does after a commit cut short by a power
+// loss; a writable open rewrites the damaged page at once (one commit) and
+// Notes says so. A writable open migrates an older schema forward.
 //
 // Errors: ErrInUse when another process holds the file past the lock
-// timeout; ErrCorrupt when the file fails its checks — the message names the
-// salvage command; ErrSchema when a newer questbox wrote it.
+// timeout; ErrCorrupt when the file fails its checks — the message names
+// the damage and the salvage command; ErrSchema when a newer questbox
+// wrote it; ErrReadOnly when a read-only open finds a store that needs an
+// upgrade first; ErrStoreFailed when the file or its directory cannot be
+// read or created (permission denied, an I/O error, a read-only file
+// system). A read-only open of a missing store returns an error wrapping
+// fs.ErrNotExist.
 func OpenStore(dir string, opt StoreOptions) (*Store, error) {
+	return openStore(dir, filepath.Join(dir, StoreFile), opt)
+}
+
+func openStore(dir, path string, opt StoreOptions) (*Store, error) {
 	if opt.LockTimeout <= 0 {
 		opt.LockTimeout = 3 * time.Second
 	}
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, fmt.Errorf("questbox store %s: %w", dir, err)
+	if !opt.ReadOnly {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return nil, fmt.Errorf("questbox store %s: %w: %w", dir, ErrStoreFailed, err)
+		}
+		if err := createStore(dir, path); err != nil {
+			return nil, err
+		}
 	}
-	path := filepath.Join(dir, StoreFile)
-	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, FreelistType: bolt.FreelistMapType})
+	// bbolt opens the file through this hook: it is opened and locked
+	// here, and checked before bbolt reads or maps any of it.
+	var (
+		held *os.File
+		fc   fileCheck
+	)
+	hook := func(string, int, os.FileMode) (*os.File, error) {
+		f, err := openLocked(dir, path, opt)
+		if err != nil {
+			return nil, err
+		}
+		if fc, err = inspect(dir, path, f, opt.Check); err != nil {
+			f.Close()
+			return nil, err
+		}
+		held = f
+		return f, nil
+	}
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly, FreelistType: bolt.FreelistMapType, OpenFile: hook},
+		func() {
+			if held != nil {
+				held.Close()
+			}
+		})
 	if err != nil {
 		switch {
+		case errors.Is(err, ErrInUse), errors.Is(err, ErrCorrupt), errors.Is(err, ErrStoreFailed), errors.Is(err, fs.ErrNotExist):
+			return nil, err
 		case errors.Is(err, berrors.ErrTimeout):
-			return nil, fmt.Errorf("questbox store %s is in use by another process (is `questbox run` running? the CLI reaches a running daemon through its control socket): %w", dir, ErrInUse)
-		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch),
-			// A file cut short (bbolt has no typed error for it).
-			strings.Contains(err.Error(), "file size too small"):
-			return nil, corrupt(dir, path, err)
+			return nil, inUse(dir)
+		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+			return nil, corrupt(dir, path, err.Error())
 		}
-		return nil, fmt.Errorf("questbox store %s: %w", path, err)
+		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
 	}
-	s := &Store{db: db, dir: dir, path: path}
-	if opt.Check {
-		if err := s.Check(); err != nil {
+	s := &Store{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes}
+	if fc.damagedMeta >= 0 && !opt.ReadOnly {
+		if err := s.repairMeta(fc); err != nil {
 			db.Close()
-			return nil, corrupt(dir, path, err)
+			return nil, err
 		}
 	}
 	if err := s.migrate(); err != nil {
@@ -127,44 +197,199 @@ func OpenStore(dir string, opt StoreOptions) (*Store, error) {
 	return s, nil
 }
 
-func corrupt(dir, path string, cause error) error {
-	return fmt.Errorf("questbox store %s is corrupt (%v): questbox refuses to run on it; move it aside and recover what is readable with `questbox salvage --data %s`: %w", path, cause, dir, ErrCorrupt)
-}
-
-func (s *Store) migrate() error {
-	// Most opens need no write at all: don't spend an fsync on them.
-	current := false
-	_ = s.db.View(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bMeta)
-		if m == nil || len(m.Get(kSchema)) != 8 || binary.BigEndian.Uint64(m.Get(kSchema)) != SchemaVersion {
-			return nil
-		}
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
-				return nil
+// createStore creates a new, empty store at path unless a file is there:
+// bbolt initialises it in a temporary file, the buckets are created, and
+// the file is hard-linked into place (which fails if another process
+// created one meanwhile: then that one is used).
+func createStore(dir, path string) error {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return nil // there is a file (or an error the open will report)
+	}
+	tmp, err := os.CreateTemp(dir, StoreFile+".new-*")
+	if err != nil {
+		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
+	}
+	name := tmp.Name()
+	tmp.Close()
+	defer os.Remove(name)
+	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, m := range migrations {
+			if err := m(tx); err != nil {
+				return err
 			}
 		}
-		current = true
-		return nil
+		return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion))
 	})
-	if current {
-		return nil
+	if cerr := db.Close(); err == nil {
+		err = cerr
 	}
-	return s.update(func(tx *bolt.Tx) error {
-		var v uint64
+	if err != nil {
+		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
+	}
+	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("questbox store %s: create (the data directory must support hard links): %w: %w", path, ErrStoreFailed, err)
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("questbox store %s: create: sync %s: %w: %w", path, dir, ErrStoreFailed, err)
+	}
+	return nil
+}
+
+// openLocked opens the existing store file and takes its lock: exclusive
+// for a writer, shared for a read-only open.
+func openLocked(dir, path string, opt StoreOptions) (*os.File, error) {
+	flag := os.O_RDWR
+	if opt.ReadOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := os.OpenFile(path, flag, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("questbox store %s does not exist yet (`questbox run` or a writing command creates it): %w", path, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
+	}
+	if err := lockFile(f, !opt.ReadOnly, opt.LockTimeout); err != nil {
+		f.Close()
+		if errors.Is(err, errLockTimeout) {
+			return nil, inUse(dir)
+		}
+		return nil, fmt.Errorf("questbox store %s: lock: %w: %w", path, ErrStoreFailed, err)
+	}
+	return f, nil
+}
+
+var errLockTimeout = errors.New("lock timeout")
+
+func inUse(dir string) error {
+	return fmt.Errorf("questbox store %s is in use by another process (is `questbox run` running? the CLI reaches a running daemon through its control socket): %w", dir, ErrInUse)
+}
+
+// inspect checks the locked file f before bbolt reads it: the whole page
+// tree when full is set, else what bbolt reads at open.
+func inspect(dir, path string, f *os.File, full bool) (fileCheck, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return fileCheck{}, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
+	}
+	if fi.Size() == 0 {
+		return fileCheck{}, corrupt(dir, path, "the file is empty (0 bytes); only a missing file is a new store")
+	}
+	bf, err := boltfile.Open(f, fi.Size())
+	if err != nil {
+		return fileCheck{}, corrupt(dir, path, err.Error())
+	}
+	check := checkQuick
+	if full {
+		check = checkFile
+	}
+	c, err := check(bf)
+	if err != nil {
+		return c, corrupt(dir, path, err.Error())
+	}
+	if len(c.problems) > 0 {
+		return c, corrupt(dir, path, c.problems...)
+	}
+	return c, nil
+}
+
+// corrupt is ErrCorrupt for the store at path, naming every problem found
+// and the salvage command.
+func corrupt(dir, path string, problems ...string) error {
+	return fmt.Errorf("questbox store %s is corrupt (%s): questbox refuses to run on it; move it aside and recover what is readable with `questbox salvage --data %s`: %w", path, strings.Join(problems, "; "), dir, ErrCorrupt)
+}
+
+// repairMeta rewrites the damaged meta page of a store opened from its
+// other one: bbolt writes the meta page of transaction t to page t%2, so
+// the next commit lands on the damaged page.
+func (s *Store) repairMeta(fc fileCheck) error {
+	if err := s.update(func(*bolt.Tx) error { return nil }); err != nil {
+		return fmt.Errorf("questbox store %s: rewrite damaged meta page %d: %w", s.path, fc.damagedMeta, err)
+	}
+	what := "has been rewritten"
+	bf, err := s.file()
+	if err != nil {
+		return err
+	}
+	if bf.MetaErr[fc.damagedMeta] != nil {
+		what = "could not be rewritten: " + bf.MetaErr[fc.damagedMeta].Error()
+	}
+	s.notes = []string{fmt.Sprintf("meta page %d was damaged (%v); the store was opened from meta page %d, and the damaged page %s", fc.damagedMeta, fc.metaErr, fc.metaPage, what)}
+	return nil
+}
+
+// file returns the store's file for boltfile reads. It reads through the
+// very descriptor bbolt uses (with pread, which moves no file offset).
+func (s *Store) file() (*boltfile.File, error) {
+	fi, err := s.fd.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("questbox store %s: %w: %w", s.path, ErrStoreFailed, err)
+	}
+	bf, err := boltfile.Open(s.fd, fi.Size())
+	if err != nil {
+		return nil, corrupt(s.dir, s.path, err.Error())
+	}
+	return bf, nil
+}
+
+// Notes says what the open found and did that the owner should know: a
+// damaged meta page and its repair, an old schema read as it is.
+func (s *Store) Notes() []string { return slices.Clone(s.notes) }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.readOnly }
+
+// schemaState reads the file's schema version and whether every bucket
+// exists.
+func (s *Store) schemaState() (v uint64, complete bool, err error) {
+	err = s.view(func(tx *bolt.Tx) error {
 		if m := tx.Bucket(bMeta); m != nil {
 			if b := m.Get(kSchema); len(b) == 8 {
 				v = binary.BigEndian.Uint64(b)
 			} else if b != nil {
-				return corrupt(s.dir, s.path, fmt.Errorf("schema key has %d bytes", len(b)))
+				return corrupt(s.dir, s.path, fmt.Sprintf("the schema key has %d bytes", len(b)))
 			}
 		}
-		if v > SchemaVersion {
-			return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, SchemaVersion, ErrSchema)
+		complete = true
+		for _, b := range allBuckets {
+			if tx.Bucket(b) == nil {
+				complete = false
+			}
 		}
+		return nil
+	})
+	return v, complete, err
+}
+
+func (s *Store) migrate() error {
+	// Most opens need no write at all: don't spend an fsync on them.
+	v, complete, err := s.schemaState()
+	if err != nil {
+		return err
+	}
+	switch {
+	case v > SchemaVersion:
+		return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, SchemaVersion, ErrSchema)
+	case v == SchemaVersion && complete:
+		s.schema = v
+		return nil
+	case s.readOnly && v == 1 && complete:
+		// Schema 2 only adds node hashes to the ledger: reading schema 1
+		// as it is is harmless, and Verify says what it could not check.
+		s.schema = v
+		s.notes = append(s.notes, fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion))
+		return nil
+	case s.readOnly:
+		return fmt.Errorf("questbox store %s has schema v%d and needs an upgrade to v%d, which writes to it: run `questbox run` or a writing command first: %w", s.path, v, SchemaVersion, ErrReadOnly)
+	}
+	err = s.update(func(tx *bolt.Tx) error {
 		if v == SchemaVersion {
 			// Re-create any bucket a salvage could not bring over.
-			return migrations[0](tx)
+			return createBuckets(tx)
 		}
 		for ; v < SchemaVersion; v++ {
 			if err := migrations[v](tx); err != nil {
@@ -173,38 +398,11 @@ func (s *Store) migrate() error {
 		}
 		return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion))
 	})
-}
-
-// Check reads every bucket, key and value of the store, then runs bbolt's
-// page-level consistency check. The walk runs in the calling goroutine
-// under recover (and with faults turned into panics), so a garbage page is
-// an error here rather than a crash inside bbolt's checker goroutine.
-func (s *Store) Check() (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("reading the store failed: %v", r)
-		}
-	}()
-	err = s.db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(_ []byte, b *bolt.Bucket) error {
-			walkBucket(b)
-			return nil
-		})
-	})
 	if err != nil {
 		return err
 	}
-	return s.db.View(func(tx *bolt.Tx) error {
-		var errs []error
-		for e := range tx.Check() {
-			errs = append(errs, e)
-			if len(errs) == 10 {
-				break
-			}
-		}
-		return errors.Join(errs...)
-	})
+	s.schema = SchemaVersion
+	return nil
 }
 
 // Close closes the file.
@@ -219,20 +417,70 @@ func (s *Store) Path() string { return s.path }
 // Commits is the number of write transactions committed since open.
 func (s *Store) Commits() uint64 { return s.commits.Load() }
 
+// update runs fn in one write transaction. An error of fn is returned as
+// it is; a transaction that cannot begin or commit (a full disk, an I/O
+// error, a closed store) is ErrStoreFailed.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+	if s.readOnly {
+		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.path, ErrReadOnly)
+	}
 	if s.writeFault != nil {
 		if err := s.writeFault(); err != nil {
-			return err
+			return fmt.Errorf("questbox store %s: write failed: %w: %w", s.path, ErrStoreFailed, err)
 		}
 	}
-	err := s.db.Update(fn)
-	if err == nil {
+	var fnErr error
+	err := s.guard(func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			fnErr = fn(tx)
+			return fnErr
+		})
+	})
+	switch {
+	case err == nil:
 		s.commits.Add(1)
+		return nil
+	case fnErr != nil || errors.Is(err, ErrCorrupt):
+		return err
 	}
-	return err
+	return fmt.Errorf("questbox store %s: write failed: %w: %w", s.path, ErrStoreFailed, err)
 }
 
-func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+// view runs fn in a read transaction. An error of fn is returned as it
+// is; a transaction that cannot begin (a closed store) is ErrStoreFailed.
+func (s *Store) view(fn func(tx *bolt.Tx) error) error {
+	var fnErr error
+	err := s.guard(func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			fnErr = fn(tx)
+			return fnErr
+		})
+	})
+	if err == nil || fnErr != nil || errors.Is(err, ErrCorrupt) {
+		return err
+	}
+	return fmt.Errorf("questbox store %s: read failed: %w: %w", s.path, ErrStoreFailed, err)
+}
+
+// guard runs fn, turning a panic or a memory fault while bbolt reads the
+// file (a page damaged after the open's check) into ErrCorrupt instead of
+// a crash. bbolt rolls the transaction back as the panic unwinds. A
+// "BUG:" panic of our own is a broken invariant and is not caught.
+func (s *Store) guard(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		if msg := fmt.Sprint(p); strings.HasPrefix(msg, "BUG:") {
+			panic(p)
+		}
+		err = fmt.Errorf("questbox store %s failed while reading (%v): it may be damaged; check it with `questbox verify --data %s` and recover what is readable with `questbox salvage --data %s`: %w",
+			s.path, p, s.dir, s.dir, ErrCorrupt)
+	}()
+	return fn()
+}
 
 func u64(v uint64) []byte {
 	b := make([]byte, 8)
@@ -288,25 +536,27 @@ func appendOnly(b *bolt.Bucket) *bolt.Bucket {
 	return b
 }
 
-// walkBucket reads every key and value of b and of its nested buckets.
-func walkBucket(b *bolt.Bucket) {
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if v == nil {
-			if nb := b.Bucket(k); nb != nil {
-				walkBucket(nb)
-			}
-		}
-	}
-}
-
-// openBolt is bolt.Open under recover: a garbage file can trip bbolt's
-// assertions while it reads the meta pages.
-func openBolt(path string, opt *bolt.Options) (db *bolt.DB, err error) {
+// openBolt is bolt.Open under recover: should a damaged file still trip
+// one of bbolt's assertions while it opens, the error names it and
+// release closes the file bbolt was given (bbolt's own cleanup did not run).
+func openBolt(path string, opt *bolt.Options, release func()) (db *bolt.DB, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
+			release()
 			db, err = nil, fmt.Errorf("%w: %v", berrors.ErrInvalid, r)
 		}
 	}()
 	return bolt.Open(path, 0o600, opt)
+}
+
+// syncDir fsyncs a directory, so that an entry created or renamed in it
+// survives a power cut.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

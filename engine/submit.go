@@ -75,6 +75,9 @@ type SubmitResult struct {
 // dispatched and judged exactly as a spawned agent's answer would be, and
 // recorded in one transaction.
 func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (SubmitResult, error) {
+	if err := e.writable(); err != nil {
+		return SubmitResult{}, err // before the gate runs: nothing could be recorded
+	}
 	q, err := e.Quest(quest)
 	if err != nil {
 		return SubmitResult{}, err

@@ -45,6 +45,9 @@ type dispatch struct {
 // wallclock.go for how wall-clock time passes without a write).
 func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	var rep TickReport
+	if err := e.writable(); err != nil {
+		return rep, err
+	}
 	var ds []dispatch
 	e.mu.Lock()
 	if e.closing {

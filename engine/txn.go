@@ -38,6 +38,9 @@ var errUnchanged = errors.New("nothing to write")
 // end a transaction that wrote nothing without committing it: no page is
 // written and no fsync is spent.
 func (e *Engine) update(fn func(t *txn) error) error {
+	if err := e.writable(); err != nil {
+		return err
+	}
 	var last uint64
 	err := e.store.update(func(tx *bolt.Tx) error {
 		now := e.clock.Now()
@@ -73,6 +76,14 @@ func (e *Engine) update(fn func(t *txn) error) error {
 func (t *txn) unchanged() error {
 	if len(t.order) == 0 && t.last == 0 {
 		return errUnchanged
+	}
+	return nil
+}
+
+// writable returns ErrReadOnly from a read-only engine.
+func (e *Engine) writable() error {
+	if e.readOnly {
+		return fmt.Errorf("questbox store %s is open read-only here: a writing command opens it for writing: %w", e.store.path, ErrReadOnly)
 	}
 	return nil
 }

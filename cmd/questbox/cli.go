@@ -59,7 +59,7 @@ func exitCode(err error) int {
 	}
 	switch {
 	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
-		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed):
+		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed), errors.Is(err, engine.ErrReadOnly):
 		return exitStore
 	}
 	// config.ErrInvalid and everything else the user can fix.

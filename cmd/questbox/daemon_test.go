@@ -235,12 +235,19 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 	}
 	daemon.Wait()
 
+	// A read changes nothing, not even to recover: the node still shows
+	// the run the crash interrupted.
 	var show api.QuestDetail
 	if err := json.Unmarshal([]byte(qbx(0, "quest", "show", "q1", "--json")), &show); err != nil {
 		t.Fatal(err)
 	}
-	if len(show.Nodes) != 1 {
-		t.Fatalf("quest has %d nodes, want 1", len(show.Nodes))
+	if len(show.Nodes) != 1 || show.Nodes[0].Status != string(engine.Running) {
+		t.Fatalf("read after kill -9: %+v, want the one node still running", show.Nodes)
+	}
+	// The next writing command (or daemon) puts it back to pending.
+	qbx(0, "scan", "q1", "a second hypothesis")
+	if err := json.Unmarshal([]byte(qbx(0, "quest", "show", "q1", "--json")), &show); err != nil {
+		t.Fatal(err)
 	}
 	n := show.Nodes[0]
 	if n.Status != string(engine.Pending) || n.Tries != 0 {

@@ -77,7 +77,7 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 	if err := l.closeLocked(); err != nil {
 		return nil, err
 	}
-	st, err := engine.OpenStore(l.e.data, engine.StoreOptions{})
+	st, err := engine.OpenStore(l.e.data, engine.StoreOptions{ReadOnly: !write})
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +87,7 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 		st.Close()
 		return nil, err
 	}
+	opt.ReadOnly = !write
 	eng, err := engine.New(st, opt)
 	if err != nil {
 		st.Close()

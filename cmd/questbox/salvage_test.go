@@ -4,14 +4,12 @@ import (
 	"github.com/questbox/questbox/ui/api"
 
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // TestSalvage breaks one page of a real store (the root of the event
@@ -59,26 +57,16 @@ func TestSalvage(t *testing.T) {
 // garbage.
 func corruptBucketRoot(t *testing.T, path, bucket string) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var root uint64
-	db.View(func(tx *bolt.Tx) error {
-		root = uint64(tx.Bucket([]byte(bucket)).Root())
-		return nil
-	})
-	size := db.Info().PageSize
-	db.Close()
-	if root == 0 {
-		t.Fatalf("bucket %s is inline; no page to break", bucket)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	f, err := storetest.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := f.WriteAt([]byte(strings.Repeat("\xde\xad\xbe\xef", size/4)), int64(root)*int64(size)); err != nil {
+	root, err := f.BucketRoot(bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Garbage(root); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -25,5 +25,8 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "ok: store %s is consistent; %d ledger records chain correctly and match %d locked nodes\n",
 		v.Store, v.Records, v.LockedNodes)
+	for _, n := range v.Notes {
+		fmt.Fprintf(e.stdout, "note: %s\n", n)
+	}
 	return nil
 }

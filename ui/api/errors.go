@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 
 	"github.com/questbox/questbox/config"
@@ -15,7 +16,8 @@ const (
 	// CodeInvalid: the request is malformed or names something that cannot
 	// be (an empty direction, an unknown mode, a bad flag value). HTTP 400.
 	CodeInvalid = "invalid"
-	// CodeNotFound: the quest or node does not exist. HTTP 404.
+	// CodeNotFound: the quest or node does not exist, or no store exists
+	// yet (a read without a daemon creates none). HTTP 404.
 	CodeNotFound = "not_found"
 	// CodeConflict: the request is well formed but the state refuses it (a
 	// locked node, an illegal move, a busy node, a stale consent, a real
@@ -108,7 +110,7 @@ func classify(err error) *Error {
 	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
 		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed):
 		code = CodeUnavailable
-	case errors.Is(err, engine.ErrNotFound):
+	case errors.Is(err, engine.ErrNotFound), errors.Is(err, fs.ErrNotExist):
 		code = CodeNotFound
 	case errors.Is(err, engine.ErrLocked), errors.Is(err, engine.ErrIllegalMove), errors.Is(err, engine.ErrBusy),
 		errors.Is(err, engine.ErrStaleConsent):

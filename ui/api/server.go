@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -52,7 +53,7 @@ type Options struct {
 	Box *box.Box
 	// Version is reported by /healthz.
 	Version string
-	Log           *slog.Logger
+	Log     *slog.Logger
 	// Internal sends the message of an unexpected (internal) error to the
 	// client. The control socket and the in-process door set it; the
 	// network door does not, and logs it instead.
@@ -81,7 +82,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.health)
-	m.HandleFunc("GET /api/quests", s.read(s.questList))
+	m.HandleFunc("GET /api/quests", s.questList)
 	m.HandleFunc("POST /api/quests", s.write(s.questNew))
 	m.HandleFunc("GET /api/quests/{id}", s.read(s.questShow))
 	m.HandleFunc("POST /api/quests/{id}/stop", s.write(s.questStop))
@@ -196,16 +197,27 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h)
 }
 
-func (s *Server) questList(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
-	qs, err := eng.Quests()
-	if err != nil {
-		return err
-	}
-	out := make([]Quest, len(qs))
-	for i, q := range qs {
-		out[i] = QuestView(q)
-	}
-	return ok(w, out)
+// questList lists the quests; where no store exists yet (a fresh box, no
+// daemon) that is an empty list, and nothing is created.
+func (s *Server) questList(w http.ResponseWriter, r *http.Request) {
+	s.guard(w, r, func() error {
+		eng, err := s.opt.Engines.Engine(r.Context(), false)
+		if errors.Is(err, fs.ErrNotExist) {
+			return ok(w, []Quest{})
+		}
+		if err != nil {
+			return err
+		}
+		qs, err := eng.Quests()
+		if err != nil {
+			return err
+		}
+		out := make([]Quest, len(qs))
+		for i, q := range qs {
+			out[i] = QuestView(q)
+		}
+		return ok(w, out)
+	})
 }
 
 // NewQuest is the request of POST /api/quests. Fields left out take the
@@ -511,7 +523,8 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", path, err)
 	}
-	return ok(w, Verify{OK: true, Store: path, Records: rep.Records, LockedNodes: rep.Locked})
+	return ok(w, Verify{OK: true, Store: path, Schema: int(rep.Schema), Pages: rep.Pages, Records: rep.Records, LockedNodes: rep.Locked,
+		Notes: nonNil(rep.Notes)})
 }
 
 // events returns the events after ?since=SEQ (default 0), at most ?limit=

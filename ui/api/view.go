@@ -219,10 +219,13 @@ type Rule struct {
 // Verify is a store and ledger check that passed (one that fails is an
 // error with code store_corrupt).
 type Verify struct {
-	OK          bool   `json:"ok"`
-	Store       string `json:"store"`
-	Records     int    `json:"records"`
-	LockedNodes int    `json:"locked_nodes"`
+	OK          bool     `json:"ok"`
+	Store       string   `json:"store"`
+	Schema      int      `json:"schema"`
+	Pages       int      `json:"pages"`
+	Records     int      `json:"records"`
+	LockedNodes int      `json:"locked_nodes"`
+	Notes       []string `json:"notes"` // what is worth knowing but not wrong (a store not sealed yet, a recorded salvage)
 }
 
 // Event is one state change (SPEC §2.7).

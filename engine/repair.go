@@ -1,0 +1,499 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// indexBuckets are the buckets the engine keeps in step with the nodes:
+// everything in them can be derived again from the nodes and quests.
+var indexBuckets = [][]byte{bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bRunning, bConsent, bActive}
+
+// rebuild derives again, inside tx, what the engine keeps in step with the
+// records a salvage copied, so that the store works and verifies although
+// records were lost: it drops node records that do not decode; it rebuilds
+// every per-quest index, each quest's counts, running node and queued
+// roles, and the set of active quests from the nodes; it gives a quest
+// record that was lost a stopped placeholder; it raises every bucket
+// sequence above the keys present (new ids must never reuse one); it
+// restores a lost schema version and ledger head; and it appends a
+// SALVAGED ledger record naming the ledger records and the locked nodes
+// that were lost. It returns one line per thing it did.
+//
+// seqKnown says whether salvage read a top-level bucket's header (its
+// sequence): where it did not, the bucket's last records may have been
+// lost unseen, and sequences are raised past every id referenced anywhere
+// so that no new node, quest or run takes the id of a lost one.
+func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
+	var out []string
+	note := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
+	for _, b := range allBuckets {
+		if tx.Bucket(b) == nil {
+			note("bucket %s was lost: created empty", b)
+		}
+	}
+	if err := createBuckets(tx); err != nil {
+		return out, err
+	}
+	if err := dropInvalid(tx, &out); err != nil {
+		return out, err
+	}
+
+	// Nodes, in creation order.
+	nb := tx.Bucket(bNodes)
+	var (
+		nodes []*Node
+		drop  [][]byte
+	)
+	err := nb.ForEach(func(k, v []byte) error {
+		n := new(Node)
+		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
+			note("node record %s does not decode as node %s (%v): dropped", showKey(k), nodeID(seqOf(k)), err)
+			drop = append(drop, slices.Clone(k))
+			return nil
+		}
+		nodes = append(nodes, n)
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	for _, k := range drop {
+		if err := nb.Delete(k); err != nil {
+			return out, err
+		}
+	}
+	refs := referenced(tx, nodes)
+	maxNode := refs['n']
+	if len(nodes) > 0 {
+		maxNode = max(maxNode, nodes[len(nodes)-1].Order)
+	}
+	if err := raiseSeq(nb, maxNode, &out); err != nil {
+		return out, err
+	}
+
+	// Quests; a lost one gets a placeholder its nodes can live in.
+	qb := tx.Bucket(bQuests)
+	quests := map[string]*Quest{}
+	var maxQuest uint64
+	var badQuests [][]byte
+	err = qb.ForEach(func(k, v []byte) error {
+		q := new(Quest)
+		if err := json.Unmarshal(v, q); err != nil || q.ID != string(k) {
+			note("quest record %s does not decode (%v): dropped", showKey(k), err)
+			badQuests = append(badQuests, slices.Clone(k))
+			return nil
+		}
+		quests[q.ID] = q
+		maxQuest = max(maxQuest, idNumber(q.ID, 'q'))
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+	for _, k := range badQuests {
+		if err := qb.Delete(k); err != nil {
+			return out, err
+		}
+	}
+	for _, n := range nodes {
+		if quests[n.Quest] != nil {
+			continue
+		}
+		q := &Quest{ID: n.Quest, Name: "salvaged " + n.Quest, Direction: "(lost to store damage)", Status: QuestStopped,
+			Reason: "its record was lost to store damage; `questbox salvage` recreated it from its nodes: check it before `questbox quest resume " + n.Quest + "`",
+			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: DefaultLimits(), Created: n.Created, Updated: now}
+		quests[q.ID] = q
+		maxQuest = max(maxQuest, idNumber(q.ID, 'q'))
+		note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
+	}
+	for _, n := range nodes {
+		if q := quests[n.Quest]; !slices.Contains(q.Roles, n.Role) && q.Name == "salvaged "+q.ID {
+			q.Roles = append(q.Roles, n.Role)
+		}
+	}
+	if err := raiseSeq(qb, max(maxQuest, refs['q']), &out); err != nil {
+		return out, err
+	}
+
+	// What must survive the indexes being dropped: each quest's lock
+	// sequence, which export cursors count on.
+	lockSeq := map[string]uint64{}
+	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
+		lockSeq[string(q)] = tx.Bucket(bLocked).Bucket(q).Sequence()
+		return nil
+	})
+	_ = tx.Bucket(bExports).ForEach(func(k, v []byte) error {
+		var st exportState
+		if json.Unmarshal(v, &st) == nil {
+			lockSeq[string(k)] = max(lockSeq[string(k)], st.Cursor)
+			if st.Pending != nil {
+				lockSeq[string(k)] = max(lockSeq[string(k)], st.Pending.Upto)
+			}
+		}
+		return nil
+	})
+	for _, name := range indexBuckets {
+		if err := tx.DeleteBucket(name); err != nil {
+			return out, err
+		}
+		if _, err := tx.CreateBucket(name); err != nil {
+			return out, err
+		}
+	}
+	for _, q := range quests {
+		q.Counts, q.Running, q.Queued = map[Status]int{}, "", nil
+	}
+	byID := map[string]*Node{}
+	for _, n := range nodes {
+		byID[n.ID] = n
+		q := quests[n.Quest]
+		q.Counts[n.Status]++
+		key := u64(n.Order)
+		put := func(parent []byte, k, v []byte) error {
+			b, err := sub(tx, parent, q.ID)
+			if err != nil {
+				return err
+			}
+			return b.Put(k, v)
+		}
+		if err := put(bQNodes, key, []byte(n.ID)); err != nil {
+			return out, err
+		}
+		hb, err := sub(tx, bHyps, q.ID)
+		if err != nil {
+			return out, err
+		}
+		if hk := hypKey(n.Hypothesis); hb.Get(hk) == nil {
+			if err := hb.Put(hk, []byte(n.ID)); err != nil {
+				return out, err
+			}
+		}
+		if idx := indexFor(n.Status); idx != nil {
+			if err := put(idx, key, []byte(n.ID)); err != nil {
+				return out, err
+			}
+		}
+		switch {
+		case n.Status == Running:
+			run := ""
+			if len(n.Runs) > 0 {
+				run = n.Runs[len(n.Runs)-1]
+			}
+			if err := tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
+				return out, err
+			}
+			q.Running = n.ID
+		case n.Status == AwaitingConsent:
+			if err := tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+				return out, err
+			}
+		case n.Status.Terminal():
+			if n.LockSeq == 0 {
+				note("locked node %s has no lock sequence: not in its quest's export order", n.ID)
+				break
+			}
+			if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
+				return out, err
+			}
+			lockSeq[q.ID] = max(lockSeq[q.ID], n.LockSeq)
+		}
+		trackQueued(q, n, n.Status)
+	}
+	for qid, seq := range lockSeq {
+		if quests[qid] == nil {
+			continue
+		}
+		b, err := sub(tx, bLocked, qid)
+		if err != nil {
+			return out, err
+		}
+		if err := b.SetSequence(seq); err != nil {
+			return out, err
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(quests)) {
+		q := quests[id]
+		q.Replays = slices.DeleteFunc(q.Replays, func(id string) bool {
+			n := byID[id]
+			return n == nil || n.Claim == nil || !n.Claim.Replay
+		})
+		if err := putJSON(qb, []byte(q.ID), q); err != nil {
+			return out, err
+		}
+		if q.Status == QuestActive {
+			if err := tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+				return out, err
+			}
+		}
+	}
+	note("rebuilt the per-quest indexes, counts and active set (nodes: %d, quests: %d)", len(nodes), len(quests))
+
+	// Sequences of the buckets keyed by sequence.
+	var maxRun uint64
+	_ = tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
+		maxRun = max(maxRun, idNumber(string(k), 'r'))
+		return nil
+	})
+	if err := raiseSeq(tx.Bucket(bRuns), max(maxRun, refs['r']), &out); err != nil {
+		return out, err
+	}
+	for _, name := range [][]byte{bEvents, bLedger} {
+		b := tx.Bucket(name)
+		if k, _ := b.Cursor().Last(); k != nil {
+			if err := raiseSeq(b, seqOf(k), &out); err != nil {
+				return out, err
+			}
+		}
+	}
+	eb := tx.Bucket(bEdges)
+	err = eb.ForEachBucket(func(q []byte) error {
+		b := eb.Bucket(q)
+		if k, _ := b.Cursor().Last(); k != nil {
+			return raiseSeq(b, seqOf(k), &out)
+		}
+		return nil
+	})
+	if err != nil {
+		return out, err
+	}
+
+	if err := restoreSchema(tx, &out); err != nil {
+		return out, err
+	}
+	return out, recordLoss(tx, now, byID, !seqKnown(bLedger), &out)
+}
+
+// jsonBuckets are the buckets whose values are JSON records, each read
+// on its own by the engine (a nested bucket of bEdges per quest).
+var jsonBuckets = [][]byte{bNodes, bQuests, bEvents, bLedger, bRuns, bExports, bJudge, bEdges}
+
+// forInvalid calls fn with every record of a JSON bucket that is not
+// valid JSON: a value damaged inside a sound page.
+func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) error) error {
+	var walk func(b *bolt.Bucket, name string) error
+	walk = func(b *bolt.Bucket, name string) error {
+		return b.ForEach(func(k, v []byte) error {
+			if v == nil {
+				if nb := b.Bucket(k); nb != nil {
+					return walk(nb, name+"/"+string(k))
+				}
+				return nil
+			}
+			if !json.Valid(v) {
+				return fn(b, name, k)
+			}
+			return nil
+		})
+	}
+	for _, name := range jsonBuckets {
+		if b := tx.Bucket(name); b != nil {
+			if err := walk(b, string(name)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// invalidRecords names every record of the JSON buckets that does not
+// decode.
+func invalidRecords(tx *bolt.Tx) []string {
+	var out []string
+	_ = forInvalid(tx, func(_ *bolt.Bucket, name string, k []byte) error {
+		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (not valid JSON)", name, showKey(k)))
+		return nil
+	})
+	return out
+}
+
+// dropInvalid deletes the records invalidRecords names: no read of the
+// engine can use them, and the damaged file keeps them. A dropped ledger
+// record becomes a recorded gap (recordLoss), a dropped node a lost one.
+func dropInvalid(tx *bolt.Tx, out *[]string) error {
+	type rec struct {
+		b    *bolt.Bucket
+		name string
+		k    []byte
+	}
+	var bad []rec
+	err := forInvalid(tx, func(b *bolt.Bucket, name string, k []byte) error {
+		bad = append(bad, rec{b, name, slices.Clone(k)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range bad {
+		if err := r.b.Delete(r.k); err != nil {
+			return err
+		}
+		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, showKey(r.k)))
+	}
+	return nil
+}
+
+// referenced returns, per id prefix (n, q, r), the highest id number any
+// record refers to: nodes (their quest, parent and runs), runs, events,
+// ledger records and edges.
+func referenced(tx *bolt.Tx, nodes []*Node) map[byte]uint64 {
+	out := map[byte]uint64{}
+	see := func(ids ...string) {
+		for _, id := range ids {
+			if id != "" {
+				out[id[0]] = max(out[id[0]], idNumber(id, id[0]))
+			}
+		}
+	}
+	for _, n := range nodes {
+		see(n.Quest, n.Parent)
+		see(n.Runs...)
+	}
+	var ref struct {
+		ID    string `json:"id"`
+		Quest string `json:"quest"`
+		Node  string `json:"node"`
+		From  string `json:"from"`
+		To    string `json:"to"`
+	}
+	scan := func(b *bolt.Bucket) {
+		_ = b.ForEach(func(_, v []byte) error {
+			ref.ID, ref.Quest, ref.Node, ref.From, ref.To = "", "", "", "", ""
+			if v != nil && json.Unmarshal(v, &ref) == nil {
+				see(ref.ID, ref.Quest, ref.Node, ref.From, ref.To)
+			}
+			return nil
+		})
+	}
+	for _, name := range [][]byte{bRuns, bEvents, bLedger} {
+		scan(tx.Bucket(name))
+	}
+	_ = tx.Bucket(bEdges).ForEachBucket(func(q []byte) error {
+		see(string(q))
+		scan(tx.Bucket(bEdges).Bucket(q))
+		return nil
+	})
+	return out
+}
+
+// idNumber is n of an id "<prefix>n", or 0.
+func idNumber(id string, prefix byte) uint64 {
+	if len(id) < 2 || id[0] != prefix {
+		return 0
+	}
+	v, _ := strconv.ParseUint(id[1:], 10, 64)
+	return v
+}
+
+// raiseSeq makes b's sequence at least atLeast: a bucket header lost with
+// a damaged page would otherwise hand out ids already taken.
+func raiseSeq(b *bolt.Bucket, atLeast uint64, out *[]string) error {
+	if b.Sequence() >= atLeast {
+		return nil
+	}
+	*out = append(*out, fmt.Sprintf("a bucket sequence was behind its keys (%d < %d): raised", b.Sequence(), atLeast))
+	return b.SetSequence(atLeast)
+}
+
+// restoreSchema puts back a lost schema version: 2 if a ledger record
+// carries a node hash or there is nothing to seal, else 1 (migration 1 to
+// 2 then seals the ledger at the next open).
+func restoreSchema(tx *bolt.Tx, out *[]string) error {
+	m := tx.Bucket(bMeta)
+	if m.Get(kSchema) != nil {
+		return nil
+	}
+	v := uint64(SchemaVersion)
+	if k, _ := tx.Bucket(bLedger).Cursor().First(); k != nil {
+		v = 1
+		_ = tx.Bucket(bLedger).ForEach(func(_, raw []byte) error {
+			if bytes.Contains(raw, []byte(`"node_hash":`)) {
+				v = SchemaVersion
+			}
+			return nil
+		})
+	}
+	*out = append(*out, fmt.Sprintf("the schema version was lost: set to v%d", v))
+	return m.Put(kSchema, u64(v))
+}
+
+// recordLoss appends a SALVAGED record to the ledger when ledger records
+// or locked nodes were lost, so that Verify can tell store damage, on
+// record, from tampering. A lost ledger head is set to the last record.
+//
+// tailUnknown says the ledger's own sequence was lost: records after the
+// last one found may have been lost without a trace, so a locked node
+// whose record is missing is counted as lost too.
+func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown bool, out *[]string) error {
+	lb := tx.Bucket(bLedger)
+	var (
+		lost     [][2]uint64
+		next     = uint64(1)
+		lastHash string
+		last     = map[string]LedgerRecord{}
+	)
+	gap := func(from, to uint64) {
+		if from <= to {
+			lost = append(lost, [2]uint64{from, to})
+		}
+	}
+	err := lb.ForEach(func(k, v []byte) error {
+		seq := seqOf(k)
+		gap(next, seq-1)
+		next = seq + 1
+		var r LedgerRecord
+		if json.Unmarshal(v, &r) == nil {
+			lastHash = r.Hash
+			if r.Node != "" {
+				last[r.Node] = r
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	gap(next, lb.Sequence())
+	var unproven []string
+	for _, id := range slices.Sorted(maps.Keys(nodes)) {
+		n := nodes[id]
+		if !n.Status.Terminal() || (len(lost) == 0 && !tailUnknown) {
+			continue
+		}
+		if r, ok := last[id]; !ok || r.Status != n.Status || r.ClaimHash != n.ClaimHash {
+			unproven = append(unproven, id) // its locking record was lost
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(last)) {
+		if last[id].Status.Terminal() && nodes[id] == nil {
+			unproven = append(unproven, id) // the node itself was lost
+		}
+	}
+	slices.Sort(unproven)
+	if tailUnknown {
+		*out = append(*out, "the ledger's sequence was lost: records after the last one found may be lost too")
+	}
+	meta := tx.Bucket(bMeta)
+	if meta.Get(kLedgerHead) == nil && lastHash != "" {
+		if err := meta.Put(kLedgerHead, []byte(lastHash)); err != nil {
+			return err
+		}
+		*out = append(*out, "the ledger head was lost: set to the last ledger record")
+	}
+	if len(lost) == 0 && len(unproven) == 0 {
+		return nil
+	}
+	r := LedgerRecord{Time: now.UTC(), Outcome: OutcomeSalvaged, Lost: lost, Unproven: unproven}
+	if err := appendLedger(tx, r); err != nil {
+		return err
+	}
+	*out = append(*out, "the verdict ledger records the loss: "+salvageLoss(r))
+	return nil
+}

@@ -1,0 +1,749 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/internal/boltfile"
+)
+
+// SalvageReport says what Salvage did.
+type SalvageReport struct {
+	// Store is the store file.
+	Store string `json:"store"`
+	// Healthy is set when the store passed its check: Salvage changed
+	// nothing then (but a damaged meta page the open rewrote; see Notes).
+	Healthy bool `json:"healthy"`
+	// Damage is what the check found: why the store was salvaged.
+	Damage []string `json:"damage,omitempty"`
+	// Moved is where the damaged file now is (questbox.db.corrupt-<UTC time>).
+	Moved string `json:"corrupt_file,omitempty"`
+	// Buckets and Keys count what was copied into the new store.
+	Buckets int `json:"buckets"`
+	Keys    int `json:"keys"`
+	// Lost lists what could not be copied: each damaged page with the
+	// bucket and key range it held, and what was recovered beneath it.
+	Lost []string `json:"lost"`
+	// Rebuilt lists what Salvage derived again from the records it
+	// copied: indexes, counts, sequences, placeholders, the ledger's
+	// record of the loss.
+	Rebuilt []string `json:"rebuilt,omitempty"`
+	// Notes are findings that are not damage.
+	Notes []string `json:"notes,omitempty"`
+	// Verify is "ok", or why the salvaged store does not verify (the
+	// verdict ledger can prove nothing about what was lost unrecorded).
+	Verify string `json:"verify"`
+}
+
+// Salvage recovers every readable record of the damaged store in dir
+// into a new store that replaces it; the damaged file is kept beside it as
+// questbox.db.corrupt-<now in UTC>.
+//
+// It reads the damaged file page by page (internal/boltfile), not through
+// bbolt: it walks the tree from the newest valid meta page (or, with both
+// meta pages damaged, from the newest root page it can find), takes every
+// record of every readable leaf, and skips each damaged page alone, so a
+// garbage leaf loses only its own records. The pages below a damaged
+// branch page are found again among the pages that are neither reachable
+// nor free, and their records are put back where the key ranges say they
+// belong; without a sound freelist to tell live pages from stale ones (a
+// file cut short, both meta pages damaged), the unreachable leaf pages are
+// searched for questbox's own records instead (see deepScan). Records
+// damaged inside a sound page (not valid JSON) are dropped. It then rebuilds what the engine derives from the records (the
+// per-quest indexes, the quests' counts, bucket sequences), and appends a
+// SALVAGED record to the verdict ledger naming the ledger records and the
+// locked nodes that were lost, so that the result verifies while the loss
+// stays on record.
+//
+// The result is written to a temporary file, fsynced, checked and
+// verified, and only then renamed over questbox.db (the damaged file is
+// hard-linked aside first, so questbox.db never goes missing), and the
+// directory is fsynced. On any error the temporary file is removed and
+// the store is left as it was.
+//
+// A store whose pages pass the full check and whose records all decode is
+// left alone (Healthy): a record rewritten by hand is the ledger's to
+// report, not salvage's to hide. Errors: ErrInUse
+// when another process holds the store; an error wrapping fs.ErrNotExist
+// when there is no store; ErrStoreFailed when the directory cannot be
+// written.
+func Salvage(dir string, now time.Time) (SalvageReport, error) { return salvage(dir, now, nil) }
+
+// salvage is Salvage; fail, when set (tests), is asked after each step
+// that leaves something on disk, and its error stops salvage there.
+func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
+	step := func(name string) error {
+		if fail == nil {
+			return nil
+		}
+		if err := fail(name); err != nil {
+			return fmt.Errorf("salvage: %s: %w", name, err)
+		}
+		return nil
+	}
+	path := filepath.Join(dir, StoreFile)
+	rep := SalvageReport{Store: path, Lost: []string{}}
+	if _, err := os.Stat(path); err != nil {
+		return rep, fmt.Errorf("salvage: questbox store %s: %w", path, err)
+	}
+	st, err := OpenStore(dir, StoreOptions{Check: true})
+	if err == nil {
+		// Sound pages can still hold records damaged inside (bit rot):
+		// those are salvaged too; anything else is left alone.
+		var bad []string
+		err = st.view(func(tx *bolt.Tx) error {
+			bad = invalidRecords(tx)
+			return nil
+		})
+		if err == nil && len(bad) == 0 {
+			defer st.Close()
+			rep.Healthy, rep.Notes = true, st.Notes()
+			if _, err := st.Verify(); err != nil {
+				rep.Verify = err.Error()
+			} else {
+				rep.Verify = "ok"
+			}
+			return rep, nil
+		}
+		st.Close()
+		rep.Damage = bad
+	}
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		return rep, fmt.Errorf("salvage: %w", err) // in use, newer schema, permissions: salvage would not help
+	}
+
+	f, err := os.Open(path)
+	if err != nil {
+		return rep, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
+	}
+	defer f.Close()
+	if err := lockFile(f, true, 3*time.Second); err != nil {
+		if errors.Is(err, errLockTimeout) {
+			return rep, fmt.Errorf("salvage: %w", inUse(dir))
+		}
+		return rep, fmt.Errorf("salvage: lock %s: %w: %w", path, ErrStoreFailed, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return rep, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
+	}
+	if err := stillThere(path, fi); err != nil {
+		return rep, err
+	}
+	var got *salvaged
+	if bf, err := boltfile.Open(f, fi.Size()); err != nil {
+		rep.Damage = append(rep.Damage, err.Error())
+		rep.Lost = append(rep.Lost, fmt.Sprintf("everything: %v", err))
+		got = &salvaged{root: newSBucket()}
+	} else {
+		if c, err := checkFile(bf); err != nil {
+			rep.Damage = append(rep.Damage, err.Error())
+		} else {
+			rep.Damage, rep.Notes = append(rep.Damage, c.problems...), c.notes
+		}
+		got = readSalvage(bf, &rep)
+	}
+
+	tmp := path + ".salvage"
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return rep, fmt.Errorf("salvage: remove an old %s: %w: %w", tmp, ErrStoreFailed, err)
+	}
+	installed := false
+	defer func() {
+		if !installed {
+			os.Remove(tmp)
+		}
+	}()
+	if err := writeSalvage(tmp, got, now, &rep); err != nil {
+		return rep, err
+	}
+	if err := step("written"); err != nil {
+		return rep, err
+	}
+	// Open the result as the daemon would: full check, migrations, then
+	// verify it, all before it replaces anything.
+	ns, err := openStore(dir, tmp, StoreOptions{Check: true})
+	if err != nil {
+		return rep, fmt.Errorf("salvage: the salvaged store does not open: %w", err)
+	}
+	vrep, verr := ns.Verify()
+	if cerr := ns.Close(); cerr != nil {
+		return rep, fmt.Errorf("salvage: close %s: %w: %w", tmp, ErrStoreFailed, cerr)
+	}
+	rep.Notes = append(rep.Notes, vrep.Notes...)
+	rep.Verify = "ok"
+	if verr != nil {
+		rep.Verify = verr.Error()
+	}
+	if err := syncFile(tmp); err != nil {
+		return rep, fmt.Errorf("salvage: sync %s: %w: %w", tmp, ErrStoreFailed, err)
+	}
+	if err := step("verified"); err != nil {
+		return rep, err
+	}
+
+	rep.Moved = fmt.Sprintf("%s.corrupt-%s", path, now.UTC().Format("20060102T150405Z"))
+	for i := 2; ; i++ {
+		if _, err := os.Lstat(rep.Moved); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		rep.Moved = fmt.Sprintf("%s.corrupt-%s-%d", path, now.UTC().Format("20060102T150405Z"), i)
+	}
+	if err := stillThere(path, fi); err != nil {
+		return rep, err
+	}
+	if err := os.Link(path, rep.Moved); err != nil {
+		return rep, fmt.Errorf("salvage: keep the damaged store as %s: %w: %w", rep.Moved, ErrStoreFailed, err)
+	}
+	err = step("linked")
+	if err == nil {
+		if err = os.Rename(tmp, path); err != nil {
+			err = fmt.Errorf("salvage: install the salvaged store: %w: %w", ErrStoreFailed, err)
+		}
+	}
+	if err != nil {
+		os.Remove(rep.Moved) // the damaged store is still questbox.db
+		rep.Moved = ""
+		return rep, err
+	}
+	installed = true
+	if err := syncDir(dir); err != nil {
+		return rep, fmt.Errorf("salvage: sync %s (the salvaged store is in place): %w: %w", dir, ErrStoreFailed, err)
+	}
+	return rep, nil
+}
+
+// stillThere checks that path is still the file salvage locked and read:
+// a salvage that ran meanwhile has replaced it.
+func stillThere(path string, fi os.FileInfo) error {
+	now, err := os.Stat(path)
+	if err != nil || !os.SameFile(now, fi) {
+		return fmt.Errorf("salvage: %s was replaced while salvage waited for it (another salvage?); run salvage again: %w", path, ErrInUse)
+	}
+	return nil
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return f.Sync()
+}
+
+// sbucket is a bucket as salvage read it.
+type sbucket struct {
+	seq    uint64
+	hasSeq bool
+	keys   map[string][]byte
+	subs   map[string]*sbucket
+}
+
+func newSBucket() *sbucket {
+	return &sbucket{keys: map[string][]byte{}, subs: map[string]*sbucket{}}
+}
+
+func (b *sbucket) at(path []string) *sbucket {
+	for _, name := range path {
+		s := b.subs[name]
+		if s == nil {
+			s = newSBucket()
+			b.subs[name] = s
+		}
+		b = s
+	}
+	return b
+}
+
+// salvaged is what salvage read from the damaged file.
+type salvaged struct {
+	root *sbucket
+}
+
+// spot is a damaged page: the bucket and key range it held.
+type spot struct {
+	path      []string
+	page      uint64
+	lo, hi    []byte
+	err       error
+	recovered int // records found again below it
+	orphans   int // pages found again below it
+}
+
+// readSalvage reads every record it can from f.
+func readSalvage(f *boltfile.File, rep *SalvageReport) *salvaged {
+	got := &salvaged{root: newSBucket()}
+	var spots []*spot
+	m, _, err := f.Current()
+	trustFree := err == nil
+	hwm := m.HWM
+	if err != nil {
+		root, n := findRoot(f)
+		if root == 0 {
+			rep.Lost = append(rep.Lost, fmt.Sprintf("everything: %v, and no root page could be found among the file's %d pages", err, f.Pages()))
+			return got
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%v: read from page %d, the newest of %d root pages found in the file", err, root, n))
+		m = boltfile.Meta{Root: root}
+		hwm = f.Pages()
+	}
+	w := newWalker(f, hwm)
+	w.onRecord = func(path []string, k, v []byte) { got.root.at(path).keys[string(k)] = bytes.Clone(v) }
+	w.onBucket = func(path []string, seq uint64) {
+		b := got.root.at(path)
+		b.seq, b.hasSeq = seq, true
+	}
+	w.onDamage = func(path []string, id uint64, lo, hi []byte, err error) {
+		got.root.at(path)
+		spots = append(spots, &spot{path: slices.Clone(path), page: id, lo: lo, hi: hi, err: err})
+	}
+	if trustFree {
+		w.readFreelist(m)
+		trustFree = w.free != nil || m.Freelist == boltfile.NoFreelist
+	}
+	w.tree(nil, m.Root, nil, nil)
+	if len(spots) > 0 && trustFree && m.Freelist != boltfile.NoFreelist {
+		recoverOrphans(f, w, got, spots, rep)
+	}
+	deep := ""
+	if slices.ContainsFunc(spots, func(s *spot) bool { return s.orphans == 0 }) {
+		deep = deepScan(f, w, got, rep)
+	}
+	for _, s := range spots {
+		msg := fmt.Sprintf("%s: %v", bucketName(s.path), s.err)
+		if s.lo != nil || s.hi != nil {
+			msg += fmt.Sprintf(" (keys from %s to %s)", keyOrEnd(s.lo, "the start"), keyOrEnd(s.hi, "the end"))
+		}
+		if s.orphans > 0 {
+			msg += fmt.Sprintf("; %d records below it were recovered from %d pages found again", s.recovered, s.orphans)
+		} else if deep != "" {
+			msg += "; its records are lost but for what the search below found"
+		} else {
+			msg += "; its records are lost"
+		}
+		rep.Lost = append(rep.Lost, msg)
+	}
+	if deep != "" {
+		rep.Lost = append(rep.Lost, deep)
+	}
+	return got
+}
+
+func keyOrEnd(k []byte, end string) string {
+	if k == nil {
+		return end
+	}
+	return showKey(k)
+}
+
+// findRoot looks for the store's root page when both meta pages are
+// damaged: a leaf page of bucket headers only, naming questbox's nodes and
+// meta buckets. Copy-on-write leaves older roots behind in free pages; the
+// newest has the highest bucket sequences (every change bumps one), so
+// that one is taken. It returns 0 when there is none, and how many there
+// were.
+func findRoot(f *boltfile.File) (uint64, int) {
+	var best, bestScore uint64
+	n := 0
+	for id := uint64(2); id < f.Pages(); id++ {
+		h, err := f.Header(id)
+		if err != nil || h.ID != id || h.Flags != boltfile.FlagLeaf {
+			continue
+		}
+		p, err := f.ReadPage(id)
+		if err != nil {
+			continue
+		}
+		elems, err := p.Elems()
+		if err != nil || len(elems) == 0 {
+			continue
+		}
+		var score uint64
+		names := map[string]bool{}
+		ok := true
+		for _, e := range elems {
+			bh, err := boltfile.ParseBucket(e.Value)
+			if !e.Bucket || err != nil {
+				ok = false
+				break
+			}
+			score += bh.Sequence
+			names[string(e.Key)] = true
+		}
+		if !ok || !names[string(bNodes)] || !names[string(bMeta)] {
+			continue
+		}
+		n++
+		if best == 0 || score > bestScore || (score == bestScore && id > best) {
+			best, bestScore = id, score
+		}
+	}
+	return best, n
+}
+
+// recoverOrphans finds the pages that are neither reachable nor free —
+// with a sound freelist, exactly the pages below damaged ones — and puts
+// each orphan subtree's records back into the damaged spot whose bucket
+// and key range take it, when exactly one does.
+func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, rep *SalvageReport) {
+	orphans := map[uint64]*boltfile.Page{}
+	for id := uint64(2); id < w.hwm; id++ {
+		if w.seen[id] || w.free[id] {
+			continue
+		}
+		if p, err := f.ReadPage(id); err == nil && (p.Flags == boltfile.FlagBranch || p.Flags == boltfile.FlagLeaf) {
+			if _, err := p.Elems(); err == nil {
+				orphans[id] = p
+			}
+		}
+	}
+	child := map[uint64]bool{}
+	for _, p := range orphans {
+		if p.Flags == boltfile.FlagBranch {
+			elems, _ := p.Elems()
+			for _, e := range elems {
+				child[e.Child] = true
+			}
+		}
+	}
+	type tree struct {
+		min, max []byte
+		rec      *sbucket
+		pages    map[uint64]bool
+		sp       *spot
+	}
+	var (
+		trees           []*tree
+		unplaced, stray int
+	)
+	for _, id := range slices.Sorted(maps.Keys(orphans)) {
+		if child[id] {
+			continue
+		}
+		t := &tree{rec: newSBucket()}
+		ow := newWalker(f, w.hwm)
+		ow.outer, ow.free = w.seen, w.free
+		var keys [][]byte
+		ow.onRecord = func(path []string, k, v []byte) {
+			t.rec.at(path).keys[string(k)] = bytes.Clone(v)
+			if len(path) == 0 {
+				keys = append(keys, k)
+			}
+		}
+		ow.onBucket = func(path []string, seq uint64) {
+			b := t.rec.at(path)
+			b.seq, b.hasSeq = seq, true
+			if len(path) == 1 {
+				keys = append(keys, []byte(path[0]))
+			}
+		}
+		ow.tree(nil, id, nil, nil)
+		t.pages = ow.seen
+		if len(keys) == 0 {
+			continue
+		}
+		t.min, t.max = slices.MinFunc(keys, bytes.Compare), slices.MaxFunc(keys, bytes.Compare)
+		var fits []*spot
+		for _, s := range spots {
+			inRange := (s.lo == nil || bytes.Compare(t.min, s.lo) >= 0) && (s.hi == nil || bytes.Compare(t.max, s.hi) < 0)
+			// Nothing is placed in the root bucket: a subtree of bucket
+			// headers alone is as likely a bucket of per-quest buckets
+			// as the root (the search for records handles a lost root).
+			if inRange && len(s.path) > 0 {
+				fits = append(fits, s)
+			}
+		}
+		if len(fits) != 1 {
+			unplaced++
+			stray += len(t.pages)
+			continue
+		}
+		t.sp = fits[0]
+		trees = append(trees, t)
+	}
+	// Two subtrees for one spot must not overlap: that would be an older
+	// copy of the same records.
+	for _, s := range spots {
+		var mine []*tree
+		for _, t := range trees {
+			if t.sp == s {
+				mine = append(mine, t)
+			}
+		}
+		slices.SortFunc(mine, func(a, b *tree) int { return bytes.Compare(a.min, b.min) })
+		overlap := false
+		for i := 1; i < len(mine); i++ {
+			if bytes.Compare(mine[i].min, mine[i-1].max) <= 0 {
+				overlap = true
+			}
+		}
+		if overlap {
+			for _, t := range mine {
+				unplaced++
+				stray += len(t.pages)
+			}
+			continue
+		}
+		for _, t := range mine {
+			s.recovered += merge(got.root.at(s.path), t.rec)
+			s.orphans += len(t.pages)
+			maps.Copy(w.seen, t.pages)
+		}
+	}
+	if unplaced > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d unreachable subtrees (%d pages) fit no single damaged page (or overlap one another): not placed by key range", unplaced, stray))
+	}
+}
+
+// probe recognises a record of one of questbox's buckets by its key and
+// value alone, and says which of two copies of it is the newer.
+type probe struct {
+	bucket []byte
+	match  func(k, v []byte) bool
+	newer  func(a, b []byte) bool // nil: records never change once written
+}
+
+var probes = []probe{
+	{bLedger, func(k, v []byte) bool {
+		var r struct {
+			Seq  uint64  `json:"seq"`
+			Prev *string `json:"prev"`
+			Hash string  `json:"hash"`
+		}
+		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && r.Prev != nil && len(r.Hash) == 64
+	}, nil},
+	{bEvents, func(k, v []byte) bool {
+		var ev struct {
+			Seq  uint64 `json:"seq"`
+			Kind string `json:"kind"`
+		}
+		return len(k) == 8 && json.Unmarshal(v, &ev) == nil && ev.Seq == seqOf(k) && ev.Kind != ""
+	}, nil},
+	{bNodes, func(k, v []byte) bool {
+		var n struct {
+			ID    string `json:"id"`
+			Order uint64 `json:"order"`
+			Quest string `json:"quest"`
+		}
+		return len(k) == 8 && json.Unmarshal(v, &n) == nil && n.Order == seqOf(k) && n.ID == nodeID(n.Order) && n.Quest != ""
+	}, func(a, b []byte) bool {
+		// A node only moves forward: later saves, more attempts, locked.
+		var x, y struct {
+			Updated  time.Time         `json:"updated"`
+			Attempts []json.RawMessage `json:"attempts"`
+			Status   Status            `json:"status"`
+		}
+		json.Unmarshal(a, &x)
+		json.Unmarshal(b, &y)
+		if !x.Updated.Equal(y.Updated) {
+			return x.Updated.After(y.Updated)
+		}
+		if len(x.Attempts) != len(y.Attempts) {
+			return len(x.Attempts) > len(y.Attempts)
+		}
+		return x.Status.Terminal() && !y.Status.Terminal()
+	}},
+	{bQuests, func(k, v []byte) bool {
+		var q struct {
+			ID        string `json:"id"`
+			Direction string `json:"direction"`
+		}
+		return json.Unmarshal(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
+	}, func(a, b []byte) bool {
+		var x, y struct {
+			Updated time.Time `json:"updated"`
+		}
+		json.Unmarshal(a, &x)
+		json.Unmarshal(b, &y)
+		return x.Updated.After(y.Updated)
+	}},
+	{bRuns, func(k, v []byte) bool {
+		var r struct {
+			ID   string `json:"id"`
+			Node string `json:"node"`
+		}
+		return json.Unmarshal(v, &r) == nil && r.ID == string(k) && idNumber(r.ID, 'r') > 0 && r.Node != ""
+	}, func(a, b []byte) bool {
+		var x, y struct {
+			Ended time.Time `json:"ended"`
+		}
+		json.Unmarshal(a, &x)
+		json.Unmarshal(b, &y)
+		return x.Ended.After(y.Ended)
+	}},
+}
+
+// deepScan is the last resort when records sit below damaged pages that
+// no sound freelist lets us place (a file cut short, both meta pages
+// damaged, a damaged freelist): it reads every leaf page the walk did not
+// reach and takes the records of questbox's main buckets — nodes, quests,
+// runs, events, ledger — recognised by their key and value, where the
+// walk found none under that key. Such pages may be stale copies
+// (copy-on-write leaves old versions in free pages), so of several copies
+// the newest wins (nodes and quests by their update time, runs by their
+// end); ledger records and events never change once written. A record
+// whose live page was lost may thus come back in an older version; the
+// report says how many records came from this scan.
+func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport) string {
+	found := map[string]map[string][]byte{}
+	pages := 0
+	last := min(w.hwm, f.Pages())
+	for id := uint64(2); id < last; id++ {
+		if w.seen[id] || w.free[id] {
+			continue
+		}
+		h, err := f.Header(id)
+		if err != nil || h.ID != id || h.Flags != boltfile.FlagLeaf {
+			continue
+		}
+		p, err := f.ReadPage(id)
+		if err != nil {
+			continue
+		}
+		elems, err := p.Elems()
+		if err != nil {
+			continue
+		}
+		used := false
+		for _, e := range elems {
+			if e.Bucket {
+				continue
+			}
+			for _, pr := range probes {
+				if !pr.match(e.Key, e.Value) {
+					continue
+				}
+				b := found[string(pr.bucket)]
+				if b == nil {
+					b = map[string][]byte{}
+					found[string(pr.bucket)] = b
+				}
+				if old, ok := b[string(e.Key)]; !ok || (pr.newer != nil && pr.newer(e.Value, old)) {
+					b[string(e.Key)] = bytes.Clone(e.Value)
+				}
+				used = true
+				break
+			}
+		}
+		if used {
+			pages++
+		}
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(found)) {
+		dst := got.root.at([]string{name})
+		n := 0
+		for k, v := range found[name] {
+			if _, ok := dst.keys[k]; !ok {
+				dst.keys[k] = v
+				n++
+			}
+		}
+		if n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, name))
+		}
+	}
+	if len(parts) == 0 {
+		rep.Notes = append(rep.Notes, "no further record was found on the pages the walk could not reach")
+		return ""
+	}
+	return fmt.Sprintf("records below the damaged pages were searched for on the %d unreachable pages that hold some: recovered %s records; where the newest copy of a record was lost, an older one may have come back (edges, indexes and other buckets are not recognised this way; the indexes are rebuilt)", pages, strings.Join(parts, ", "))
+}
+
+// merge adds src's records and nested buckets to dst and counts the
+// records added.
+func merge(dst, src *sbucket) int {
+	n := 0
+	for k, v := range src.keys {
+		if _, ok := dst.keys[k]; !ok {
+			dst.keys[k] = v
+			n++
+		}
+	}
+	for name, s := range src.subs {
+		d := dst.at([]string{name})
+		if s.hasSeq && (!d.hasSeq || s.seq > d.seq) {
+			d.seq, d.hasSeq = s.seq, true
+		}
+		n += merge(d, s)
+	}
+	return n
+}
+
+// writeSalvage writes what was read into a new bbolt file at tmp, and
+// rebuilds what the engine derives from it, in one transaction.
+func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport) error {
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	if err != nil {
+		return fmt.Errorf("salvage: create %s: %w: %w", tmp, ErrStoreFailed, err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for _, name := range slices.Sorted(maps.Keys(got.root.subs)) {
+			b, err := tx.CreateBucketIfNotExists([]byte(name))
+			if err != nil {
+				return err
+			}
+			if err := copyInto(b, got.root.subs[name], rep); err != nil {
+				return fmt.Errorf("bucket %s: %w", name, err)
+			}
+		}
+		if len(got.root.keys) > 0 {
+			rep.Lost = append(rep.Lost, fmt.Sprintf("%d records found outside any bucket: not copied", len(got.root.keys)))
+		}
+		rebuilt, err := rebuild(tx, now, func(b []byte) bool {
+			sb := got.root.subs[string(b)]
+			return sb != nil && sb.hasSeq
+		})
+		rep.Rebuilt = append(rep.Rebuilt, rebuilt...)
+		return err
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("salvage: write %s: %w", tmp, err)
+	}
+	return nil
+}
+
+// copyInto writes src into the bucket b, nested buckets included.
+func copyInto(b *bolt.Bucket, src *sbucket, rep *SalvageReport) error {
+	b.FillPercent = 0.9
+	rep.Buckets++
+	if src.hasSeq {
+		if err := b.SetSequence(src.seq); err != nil {
+			return err
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(src.keys)) {
+		if src.subs[k] != nil {
+			continue // a bucket of that name wins; its value was a stale copy
+		}
+		if err := b.Put([]byte(k), src.keys[k]); err != nil {
+			return err
+		}
+		rep.Keys++
+	}
+	for _, name := range slices.Sorted(maps.Keys(src.subs)) {
+		nb, err := b.CreateBucketIfNotExists([]byte(name))
+		if err != nil {
+			return err
+		}
+		if err := copyInto(nb, src.subs[name], rep); err != nil {
+			return fmt.Errorf("%s: %w", strings.TrimSpace(name), err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,11 @@
+//go:build !unix
+
+package engine
+
+import (
+	"os"
+	"time"
+)
+
+// lockFile leaves locking to bbolt where flock does not exist.
+func lockFile(f *os.File, exclusive bool, timeout time.Duration) error { return nil }

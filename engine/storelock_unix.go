@@ -1,0 +1,34 @@
+//go:build unix
+
+package engine
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// lockRetry is how often a wait for another process's lock tries again.
+const lockRetry = 50 * time.Millisecond
+
+// lockFile takes bbolt's advisory lock on f: exclusive for a writer,
+// shared for readers. It gives up with errLockTimeout after timeout. bbolt
+// takes the same flock on the same open file again, which succeeds at once.
+func lockFile(f *os.File, exclusive bool, timeout time.Duration) error {
+	how := syscall.LOCK_SH
+	if exclusive {
+		how = syscall.LOCK_EX
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errLockTimeout
+		}
+		time.Sleep(lockRetry)
+	}
+}

@@ -1,0 +1,308 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/storetest"
+)
+
+// Verify runs in a loop while writers commit without pause: it must never
+// report a healthy store as damaged, nor crash (run with -race).
+func TestVerifyWhileWritersCommit(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal; s.Mode = ModeSolo; s.Limits.MaxStalled = 0 })
+	var (
+		commits atomic.Int64
+		stop    = make(chan struct{})
+		wg      sync.WaitGroup
+		werr    = make(chan error, 2)
+	)
+	write := func(fn func(i int) error) {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := fn(i); err != nil {
+					werr <- err
+					return
+				}
+				commits.Add(1)
+			}
+		})
+	}
+	// Nodes are created and locked (pages split, freed and reused)...
+	write(func(i int) error {
+		res, err := h.e.Scan(q.ID, []string{fmt.Sprintf("hypothesis %d %s", i, strings.Repeat("padding ", 40))})
+		if err != nil {
+			return err
+		}
+		_, err = h.e.Submit(context.Background(), q.ID, res.Added[0], []byte(answer("dead", fmt.Sprintf("dead end number %d, checked", i))))
+		return err
+	})
+	// ...while the event outbox grows.
+	write(func(i int) error { return h.e.RecordDevice("press", strings.Repeat("x", i%500)) })
+
+	overlapped := 0
+	for i := 0; i < 40; i++ {
+		before := commits.Load()
+		rep, err := h.e.Verify()
+		if err != nil {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("verify %d under load: %v (problems: %q)", i, err, rep.Problems)
+		}
+		if commits.Load() > before {
+			overlapped++
+		}
+	}
+	close(stop)
+	wg.Wait()
+	select {
+	case err := <-werr:
+		t.Fatalf("writer: %v", err)
+	default:
+	}
+	if overlapped == 0 {
+		t.Fatal("no verify overlapped a commit: the test proved nothing")
+	}
+	t.Logf("%d commits; %d of 40 verifies overlapped commits", commits.Load(), overlapped)
+}
+
+// downgrade rewrites a schema-2 store as schema 1 wrote it: no node hashes
+// in the ledger.
+func downgrade(t *testing.T, dir string) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b, prev := tx.Bucket(bLedger), ""
+		var keys [][]byte
+		b.ForEach(func(k, _ []byte) error { keys = append(keys, k); return nil })
+		for _, k := range keys {
+			var r LedgerRecord
+			if _, err := getJSON(b, k, &r); err != nil {
+				return err
+			}
+			r.NodeHash, r.Prev = "", prev
+			r.Hash = r.digest()
+			prev = r.Hash
+			if err := putJSON(b, k, r); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev)); err != nil {
+			return err
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(1))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A schema-1 store: read-only it is read as it is; the first writing open
+// seals its locked nodes, after which a rewritten node is found.
+func TestMigrationSealsLockedNodes(t *testing.T) {
+	base := buildStore(t)
+	downgrade(t, base)
+
+	dir := copyStore(t, base)
+	ro, err := OpenStore(dir, StoreOptions{ReadOnly: true, Check: true})
+	if err != nil {
+		t.Fatalf("read-only open of schema 1: %v", err)
+	}
+	rep, err := ro.Verify()
+	ro.Close()
+	if err != nil || rep.Schema != 1 || !strings.Contains(strings.Join(rep.Notes, "\n"), "schema v1") {
+		t.Fatalf("read-only verify of schema 1: %+v, %v; want ok, noting schema v1", rep, err)
+	}
+
+	s, err := OpenStore(dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err = s.Verify()
+	if err != nil || rep.Schema != SchemaVersion || rep.Locked != 40 {
+		t.Fatalf("verify after the upgrade: %+v, %v; want ok with 40 locked nodes", rep, err)
+	}
+	seq, n := lockedNode(t, nodeRecords2(t, s))
+	s.Close()
+	damageFile(t, dir, func(f *storetest.File) error {
+		return f.Rewrite(storetest.Seq(seq), []byte("dead end"), []byte("dead End"), "nodes")
+	})
+	s, err = OpenStore(dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "locked node "+n.ID+" was rewritten") {
+		t.Errorf("a node rewritten after the upgrade: %v; want ErrLedgerBroken naming %s", err, n.ID)
+	}
+}
+
+// A schema-1 ledger that is already broken is not sealed: the upgrade
+// must not launder the break.
+func TestMigrationDoesNotSealABrokenLedger(t *testing.T) {
+	dir := buildStore(t)
+	downgrade(t, dir)
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		var r LedgerRecord
+		getJSON(tx.Bucket(bLedger), u64(3), &r)
+		r.Outcome = "FAIL" // rewritten without re-hashing
+		raw, _ := json.Marshal(r)
+		return tx.Bucket(bLedger).Put(u64(3), raw)
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenStore(dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := s.Verify()
+	if !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "ledger record 3 ") || !strings.Contains(err.Error(), "carries no hash of the node") {
+		t.Errorf("broken schema-1 ledger after the upgrade: %v; want record 3 named and unsealed nodes", err)
+	}
+	if len(rep.Problems) < 2 {
+		t.Errorf("verify listed %d problems, want every one (record 3 and each unsealed node)", len(rep.Problems))
+	}
+}
+
+func nodeRecords2(t *testing.T, s *Store) map[uint64][]byte {
+	t.Helper()
+	out := map[uint64][]byte{}
+	err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+			out[seqOf(k)] = append([]byte(nil), v...)
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// Ledger records lost to a damaged page are recorded by salvage: the
+// result verifies and says what was lost; a record removed by hand, with
+// no such record, is a broken link.
+func TestSalvageRecordsLostLedgerRecords(t *testing.T) {
+	base := buildStore(t)
+	dir := copyStore(t, base)
+	damageFile(t, dir, func(f *storetest.File) error {
+		leaf, err := f.LeafOf(storetest.Seq(10), "ledger")
+		if err != nil {
+			return err
+		}
+		return f.Garbage(leaf)
+	})
+	rep, err := Salvage(dir, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verify != "ok" || !strings.Contains(strings.Join(rep.Rebuilt, "\n"), "ledger records") {
+		t.Fatalf("salvage of a ledger page: verify %q, rebuilt %q", rep.Verify, rep.Rebuilt)
+	}
+	s, err := OpenStore(dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vrep, err := s.Verify()
+	s.Close()
+	if err != nil || !strings.Contains(strings.Join(vrep.Notes, "\n"), "were lost") {
+		t.Errorf("verify after salvage: %+v, %v; want ok, noting the lost records", vrep, err)
+	}
+
+	dir = copyStore(t, base)
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bLedger).Delete(u64(10)) })
+	db.Close()
+	s, err = OpenStore(dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "ledger record 11: link to previous record broken") {
+		t.Errorf("a ledger record removed by hand: %v, want the broken link at 11", err)
+	}
+}
+
+// Write failures are ErrStoreFailed, with the cause kept; so is a store
+// that cannot be opened or created.
+func TestStoreFailures(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.store.writeFault = func() error { return syscall.ENOSPC }
+	_, err := h.e.NewQuest(QuestSpec{Name: "n", Direction: "d", Mode: ModeSolo, Roles: []string{RoleScout}, Provider: ProviderExternal, Limits: DefaultLimits()})
+	if !errors.Is(err, ErrStoreFailed) || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("a full disk: %v, want ErrStoreFailed wrapping ENOSPC", err)
+	}
+	h.store.writeFault = nil
+
+	notDir := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(notDir, nil, 0o600)
+	if _, err := OpenStore(filepath.Join(notDir, "data"), StoreOptions{}); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("a data directory that cannot be created: %v, want ErrStoreFailed", err)
+	}
+	dirStore := t.TempDir()
+	os.Mkdir(filepath.Join(dirStore, StoreFile), 0o700)
+	if _, err := OpenStore(dirStore, StoreOptions{}); !errors.Is(err, ErrStoreFailed) {
+		t.Errorf("a store file that cannot be opened: %v, want ErrStoreFailed", err)
+	}
+	if os.Geteuid() != 0 { // root reads and writes whatever the mode says
+		locked := t.TempDir()
+		mustOpenStore(t, locked).Close()
+		os.Chmod(filepath.Join(locked, StoreFile), 0)
+		if _, err := OpenStore(locked, StoreOptions{}); !errors.Is(err, ErrStoreFailed) || !errors.Is(err, os.ErrPermission) {
+			t.Errorf("permission denied: %v, want ErrStoreFailed", err)
+		}
+	}
+}
+
+// An empty file is corrupt, never a new store; only a missing file is.
+func TestEmptyFileIsNotANewStore(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, StoreFile), nil, 0o600)
+	if _, err := OpenStore(dir, StoreOptions{}); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "empty") {
+		t.Errorf("empty file: %v, want ErrCorrupt", err)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, StoreFile)); fi.Size() != 0 {
+		t.Errorf("the open wrote %d bytes into the empty file", fi.Size())
+	}
+	fresh := t.TempDir()
+	s, err := OpenStore(fresh, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if m, _ := filepath.Glob(filepath.Join(fresh, "*.new-*")); len(m) > 0 {
+		t.Errorf("creating a store left %v", m)
+	}
+}
