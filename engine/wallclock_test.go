@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -257,8 +258,11 @@ func TestWallClockSavedHourlyWhenIdle(t *testing.T) {
 	// A power cut now: the store as it is on disk, the daemon gone
 	// without saving. The next daemon goes on from the hourly save.
 	dir := t.TempDir()
-	err := h.store.view(func(tx *bolt.Tx) error { return tx.CopyFile(filepath.Join(dir, StoreFile), 0o600) })
+	raw, err := os.ReadFile(filepath.Join(h.dir, StoreFile))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, StoreFile), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d.stop()
