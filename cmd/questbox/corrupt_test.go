@@ -9,6 +9,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/storetest"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // corruptionFixture is a store with a quest of 300 nodes, two of them
@@ -173,5 +174,52 @@ func TestOneGoodMetaPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		must(t, 0, "", "verify", "--data", data)
+	}
+}
+
+// TestVerifyWhileTheDaemonWrites: verify in a loop against a daemon that
+// ticks every 50 ms with the demo agent while another client keeps
+// scanning: never a false report, never a crash.
+func TestVerifyWhileTheDaemonWrites(t *testing.T) {
+	data := shortDir(t)
+	d := startDaemon(t, data, "--tick", "50ms", "--gpio", "sim")
+	must(t, 0, "", "quest", "new", "busy", "--direction", "keep writing", "--provider", "demo", "--max-agent-runs", "100000", "--data", data)
+	must(t, 0, "", "quest", "new", "ext", "--direction", "scanned", "--provider", "external", "--data", data)
+	stop := make(chan struct{})
+	done := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				done <- n
+				return
+			default:
+			}
+			qb(t, "", "scan", "q2", fmt.Sprintf("hypothesis %d", n), "--data", data)
+			n++
+		}
+	}()
+	// Verify until the daemon has committed several runs meanwhile (and at
+	// least 25 times).
+	runs := func() int {
+		var st api.Status
+		decode(t, must(t, 0, "", "status", "q1", "--json", "--data", data), &st)
+		return st.Used.AgentRuns
+	}
+	i := 0
+	waitFor(t, "five agent runs while verify loops", func() bool {
+		if r := qb(t, "", "verify", "--data", data); r.code != 0 {
+			t.Fatalf("verify %d while the daemon writes: exit %d: %s", i, r.code, r.stderr)
+		}
+		i++
+		return i >= 25 && runs() >= 5
+	})
+	close(stop)
+	if n := <-done; n == 0 {
+		t.Error("no scan ran while verify looped")
+	}
+	if err := d.stop(); err != nil {
+		t.Fatalf("the daemon stopped with %v", err)
 	}
 }

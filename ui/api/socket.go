@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -39,12 +40,15 @@ const (
 var ErrSocketTaken = errors.New("another questbox daemon answers on the control socket")
 
 // ListenSocket listens on the control socket at path, mode 0660 (owner and
-// group). A socket file left behind by a crash is removed, but only after a
+// group), creating its directory (0750) if it is missing. A socket file left behind by a crash is removed, but only after a
 // dial to it failed: a live daemon's socket is never taken over, and a path
 // that is not a socket is never removed.
 func ListenSocket(path string) (*net.UnixListener, error) {
 	if len(path) > MaxSocketPath {
 		return nil, fmt.Errorf("control socket path %s is %d bytes, unix sockets allow at most %d: set daemon.socket to a shorter path", path, len(path), MaxSocketPath)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("control socket: %w", err)
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != os.ModeSocket {
