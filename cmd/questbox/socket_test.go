@@ -111,3 +111,17 @@ func TestScanDashReadsStdin(t *testing.T) {
 		}
 	}
 }
+
+// TestRunOnAFreshDataDirectory: `questbox run --data DIR` where DIR does
+// not exist yet creates it, listens and takes commands.
+func TestRunOnAFreshDataDirectory(t *testing.T) {
+	data := filepath.Join(shortDir(t), "new", "box")
+	d := startDaemon(t, data)
+	must(t, 0, "", "quest", "new", "x", "--direction", "fresh", "--provider", "external", "--data", data)
+	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o750 {
+		t.Errorf("data directory: %v %v, want created with 0750", fi.Mode(), err)
+	}
+	if err := d.stop(); err != nil {
+		t.Fatal(err)
+	}
+}
