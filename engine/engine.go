@@ -82,6 +82,11 @@ type Options struct {
 	Judge Judge
 	// EventRetention is how many delivered events the outbox keeps (default 10000).
 	EventRetention int
+	// OutboxMax bounds the events a durable consumer (MQTT) may leave
+	// undelivered; past it the oldest node, quest and device events are
+	// dropped, never verdict or consent events (see outbox.go). 0 means no
+	// bound; a bound below EventRetention is raised to it.
+	OutboxMax int
 	// ConsentExpiry, when positive, expires consent requests older than it
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
@@ -137,6 +142,9 @@ func New(store *Store, opt Options) (*Engine, error) {
 	}
 	if opt.EventRetention <= 0 {
 		opt.EventRetention = 10000
+	}
+	if opt.OutboxMax > 0 && opt.OutboxMax < opt.EventRetention {
+		opt.OutboxMax = opt.EventRetention
 	}
 	if opt.Catalog == nil {
 		opt.Catalog = func(*Quest) (*gates.Catalog, error) { return gates.DefaultCatalog(), nil }

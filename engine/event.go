@@ -71,6 +71,9 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 		if k != nil && seqOf(k) > since+1 && since > 0 {
 			return fmt.Errorf("events %d..%d: %w", since+1, seqOf(k)-1, ErrEventsPruned)
 		}
+		if trim := trimmedThrough(tx); since > 0 && since < trim {
+			return fmt.Errorf("events after %d: the outbox bound dropped some up to %d: %w", since, trim, ErrEventsPruned)
+		}
 		for ; k != nil && len(out) < limit; k, v = c.Next() {
 			var ev Event
 			if err := json.Unmarshal(v, &ev); err != nil {
@@ -114,9 +117,20 @@ func (e *Engine) Cursor(name string) uint64 {
 }
 
 // pruneEvents drops events older than the retention window that every
-// durable cursor has passed, and says how many. Bounded per call so a tick
-// stays cheap.
+// durable cursor has passed, applies the outbox bound (outbox.go), and says
+// how many records it changed. Bounded per call so a tick stays cheap.
 func (t *txn) pruneEvents(retention int) (int, error) {
+	trimmed, err := t.trimOutbox(t.e.opt.OutboxMax)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.pruneRetention(retention)
+	return n + trimmed, err
+}
+
+// pruneRetention drops events older than the retention window that every
+// durable cursor has passed.
+func (t *txn) pruneRetention(retention int) (int, error) {
 	b := t.tx.Bucket(bEvents)
 	last := b.Sequence()
 	if retention <= 0 || last <= uint64(retention) {
