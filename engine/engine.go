@@ -641,8 +641,9 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	return r, t.move(q, n, Running, "dispatched to "+provider)
 }
 
-// RecordDevice appends a device event (button press, network or broker up
-// and down) to the outbox.
+// RecordDevice appends a free-form device event to the outbox.
+//
+// Deprecated: use RecordDeviceEvent, whose events are typed.
 func (e *Engine) RecordDevice(outcome, detail string) error {
 	return e.update(func(t *txn) error {
 		return t.emit(Event{Kind: KindDevice, Outcome: outcome, Detail: detail})

@@ -43,6 +43,9 @@ type Event struct {
 	Reason    string       `json:"reason,omitempty"`
 	Counters  *Counters    `json:"counters,omitempty"`
 	Detail    string       `json:"detail,omitempty"`
+	// Device is what a device event says (kind device; nil in events
+	// recorded before device events were typed).
+	Device *DeviceEvent `json:"device,omitempty"`
 }
 
 // emit appends ev to the outbox inside the transaction.
