@@ -46,7 +46,7 @@ func (c *Config) Validate() error {
 	c.validateJudge(p)
 	c.Network.validate(p)
 	c.GPIO.validate(p)
-	c.MQTT.validate(p)
+	c.MQTT.validate(p, c.Daemon.EventRetention)
 	return errors.Join(p.errs...)
 }
 
@@ -344,15 +344,39 @@ func (n *Network) validate(p *problems) {
 	}
 }
 
-func (m *MQTT) validate(p *problems) {
+// tlsSchemes are the broker URL schemes that speak TLS.
+var tlsSchemes = []string{"ssl", "tls", "mqtts", "wss"}
+
+func (m *MQTT) validate(p *problems, retention int) {
+	scheme := ""
 	if m.Broker != "" {
 		u, err := url.Parse(m.Broker)
 		if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
 			p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
+		} else {
+			scheme = u.Scheme
+			if u.User != nil {
+				p.add("mqtt.broker", "%q carries credentials; use mqtt.username and mqtt.password_file", u.Redacted())
+			}
 		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		p.add("mqtt.cert_file", "cert_file and key_file go together; set both or neither")
+	}
+	if scheme != "" && !slices.Contains(tlsSchemes, scheme) {
+		for _, t := range []struct{ key, v string }{
+			{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}, {"mqtt.server_name", m.ServerName},
+		} {
+			if t.v != "" {
+				p.add(t.key, "is set, but mqtt.broker %q does not use TLS (use ssl://, mqtts:// or wss://)", m.Broker)
+			}
+		}
+	}
+	if m.Password != "" && m.PasswordFile != "" {
+		p.add("mqtt.password", "set password or password_file, not both")
+	}
+	if (m.Password != "" || m.PasswordFile != "") && m.Username == "" {
+		p.add("mqtt.username", "is empty, but a password is set (MQTT 3.1.1 sends a password only with a user name)")
 	}
 	for _, t := range []struct{ key, v string }{
 		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
@@ -364,6 +388,10 @@ func (m *MQTT) validate(p *problems) {
 	if m.CommandsConsent && !m.Commands {
 		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
 	}
+	if m.OutboxMax < retention {
+		p.add("mqtt.outbox_max", "%d must be at least daemon.event_retention (%d): the bound drops only events older than the retention window", m.OutboxMax, retention)
+	}
+	p.durationAtLeast("mqtt.reconnect_max", m.ReconnectMax, time.Second)
 }
 
 func sortedKeys[V any](m map[string]V) []string {
