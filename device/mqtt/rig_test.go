@@ -236,14 +236,43 @@ func inOrderOnce(t *testing.T, seqs []uint64) []uint64 {
 
 // syncBuffer is a log sink safe for concurrent writes.
 type syncBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
+	mu     sync.Mutex // guards buf, notify
+	buf    bytes.Buffer
+	notify chan struct{} // closed and replaced at each write
 }
 
 func (b *syncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.notify != nil {
+		close(b.notify)
+		b.notify = nil
+	}
 	return b.buf.Write(p)
+}
+
+// waitFor waits until the log holds s (slog's quoting undone).
+func (b *syncBuffer) waitFor(t *testing.T, s string) {
+	t.Helper()
+	deadline := time.NewTimer(mosquittotest.WaitTimeout)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		text := strings.ReplaceAll(b.buf.String(), `\"`, `"`)
+		if b.notify == nil {
+			b.notify = make(chan struct{})
+		}
+		notify := b.notify
+		b.mu.Unlock()
+		if strings.Contains(text, s) {
+			return
+		}
+		select {
+		case <-notify:
+		case <-deadline.C:
+			t.Fatalf("the log never said %q:\n%s", s, text)
+		}
+	}
 }
 
 func (b *syncBuffer) String() string {

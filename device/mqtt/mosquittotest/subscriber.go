@@ -139,3 +139,32 @@ func summary(msgs []Message) string {
 	}
 	return b.String()
 }
+
+// Publish publishes one message at QoS 1 (anonymously, or as user) and
+// waits for the broker's PUBACK.
+func (b *Broker) Publish(t testing.TB, topic, payload string, retained bool) {
+	t.Helper()
+	b.PublishAs(t, "", "", topic, payload, retained)
+}
+
+// PublishAs is Publish with a user name and password.
+func (b *Broker) PublishAs(t testing.TB, user, pass, topic, payload string, retained bool) {
+	t.Helper()
+	o := paho.NewClientOptions().AddBroker(b.URL()).SetClientID(fmt.Sprintf("test-pub-%d", time.Now().UnixNano())).
+		SetUsername(user).SetPassword(pass).SetAutoReconnect(false)
+	if b.CA != nil {
+		cfg, err := b.clientTLS()
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.SetTLSConfig(cfg)
+	}
+	c := paho.NewClient(o)
+	if tok := c.Connect(); !tok.WaitTimeout(WaitTimeout) || tok.Error() != nil {
+		t.Fatalf("publisher connect: %v", tok.Error())
+	}
+	defer c.Disconnect(250)
+	if tok := c.Publish(topic, 1, retained, payload); !tok.WaitTimeout(WaitTimeout) || tok.Error() != nil {
+		t.Fatalf("publish %s: %v", topic, tok.Error())
+	}
+}
