@@ -109,6 +109,8 @@ type daemon struct {
 	st   *engine.Store
 	eng  *engine.Engine
 	sock *api.SocketServer
+	// stopMQTT publishes "offline" and disconnects (mqtt.go).
+	stopMQTT func()
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
@@ -142,6 +144,7 @@ func (d *daemon) run(ctx context.Context) error {
 	if err := d.startEngine(); err != nil {
 		return err
 	}
+	d.startMQTT()
 	pr := startPrinter(d.e.stdout, d.eng)
 	if d.demo {
 		if err := seedDemo(d.e.stdout, d.eng); err != nil {
@@ -258,6 +261,7 @@ func (d *daemon) stop() {
 	d.notify("STOPPING=1")
 	d.engines.set(nil, errStopping)
 	d.eng.Shutdown(d.cfg.Daemon.Grace.Duration)
+	d.stopMQTT()
 }
 
 // tickDone is Serve's onTick: the LEDs show the tick's outcome, and
