@@ -256,6 +256,18 @@ func TestTLSWithPasswordAndClientCertificate(t *testing.T) {
 	r.waitState("connected over TLS", connected)
 }
 
+func TestWebSocketBroker(t *testing.T) {
+	r := newRig(t, mosquittotest.Options{WebSocket: true})
+	sub := r.broker.Subscribe(t, base+"/#")
+	r.opt.Broker = r.broker.WSURL()
+	r.start(nil)
+	r.waitState("connected over a websocket", connected)
+	sub.WaitFor("online and the broker_up event", func(msgs []mosquittotest.Message) bool {
+		m, ok := mosquittotest.Last(msgs, base+"/event/device")
+		return ok && strings.Contains(m.Payload, `"what":"broker_up"`)
+	})
+}
+
 func TestAcksAreBatched(t *testing.T) {
 	r := newRig(t, mosquittotest.Options{})
 	sub := r.broker.Subscribe(t, base+"/event/#")

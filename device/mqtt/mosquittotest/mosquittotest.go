@@ -39,6 +39,8 @@ type Options struct {
 	// RequireClientCert makes the broker ask for a client certificate
 	// signed by the CA (needs TLS).
 	RequireClientCert bool
+	// WebSocket adds a plain websocket listener (see WSURL).
+	WebSocket bool
 }
 
 // Broker is a running mosquitto.
@@ -47,6 +49,7 @@ type Broker struct {
 	dir  string
 	conf string
 	port int
+	ws   int // the websocket listener's port, 0 for none
 	// CA is the generated certificate authority (TLS only).
 	CA *CA
 
@@ -128,6 +131,12 @@ func Start(t testing.TB, opt Options) *Broker {
 			conf.WriteString("require_certificate true\n")
 		}
 	}
+	if opt.WebSocket {
+		// After the main listener: mosquitto 2.0.11 refuses to start with
+		// websocket listeners alone.
+		b.ws = freePort(t)
+		fmt.Fprintf(&conf, "listener %d 127.0.0.1\nprotocol websockets\n", b.ws)
+	}
 	b.conf = filepath.Join(b.dir, "mosquitto.conf")
 	if err := os.WriteFile(b.conf, conf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
@@ -170,6 +179,9 @@ func (b *Broker) URL() string {
 	}
 	return "tcp://" + b.Addr()
 }
+
+// WSURL is the websocket listener's URL (Options.WebSocket).
+func (b *Broker) WSURL() string { return "ws://127.0.0.1:" + strconv.Itoa(b.ws) + "/mqtt" }
 
 func (b *Broker) start() {
 	b.t.Helper()
