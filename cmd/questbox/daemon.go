@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -299,6 +300,11 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	}
 	if w.judgeErr != nil {
 		errs = append(errs, fmt.Errorf("%s: %v", src, w.judgeErr))
+	}
+	if e.cfg.MQTT.Enabled() {
+		if _, err := mqttOptions(e.cfg, os.Hostname); err != nil { // the password and TLS files
+			errs = append(errs, fmt.Errorf("%s: %v", src, err))
+		}
 	}
 	if len(errs) > 0 {
 		return &exitError{code: exitUsage, err: errors.Join(errs...)}

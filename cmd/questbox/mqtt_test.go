@@ -207,3 +207,13 @@ func TestMQTTOptions(t *testing.T) {
 		}
 	}
 }
+
+func TestMQTTCheckConfigReadsTheFiles(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "questbox.toml")
+	os.WriteFile(cfg, []byte(fmt.Sprintf("[mqtt]\nbroker = \"ssl://broker:8883\"\nca_file = %q\n", filepath.Join(dir, "missing-ca.pem"))), 0o644)
+	r := must(t, 1, "", "run", "--check-config", "--config", cfg, "--data", dir)
+	if !strings.Contains(r.stderr, "mqtt.ca_file:") {
+		t.Errorf("check-config does not name mqtt.ca_file:\n%s", r.stderr)
+	}
+}
