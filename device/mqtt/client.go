@@ -109,7 +109,7 @@ type Client struct {
 
 	published, acked, commits, connects, sent atomic.Uint64
 
-	mu      sync.Mutex // guards state, lastErr
+	mu      sync.Mutex // guards state, lastErr, down
 	state   box.Broker
 	lastErr string // the last error logged, so each is logged once
 	down    bool   // a broker_down event was recorded and no broker_up since

@@ -170,3 +170,34 @@ func TestConsentOverMQTTBoundToTheClaim(t *testing.T) {
 		t.Errorf("no consent granted by mqtt for %s", req.Node)
 	}
 }
+
+// FuzzParseCommand: any topic and payload from the broker either parse
+// into a well-formed command or are refused as malformed; none panics.
+func FuzzParseCommand(f *testing.F) {
+	f.Add("quest/q1/stop", "")
+	f.Add("quest/q1/resume", "{}")
+	f.Add("consent/n3/approve", `{"claim_hash":"`+hash+`"}`)
+	f.Add("consent/n3/reject", `{"claim_hash":1}`)
+	f.Add("quest/../stop", "\x00")
+	f.Fuzz(func(t *testing.T, rest, payload string) {
+		cmd, err := parseCommand(rest, []byte(payload))
+		if err != nil {
+			if !errors.Is(err, errMalformed) {
+				t.Fatalf("error %v is not errMalformed", err)
+			}
+			return
+		}
+		if !idRE.MatchString(cmd.id) || len(payload) > maxCommandPayload {
+			t.Fatalf("accepted %+v from %q %q", cmd, rest, payload)
+		}
+		switch cmd.what + "/" + cmd.verb {
+		case "quest/stop", "quest/resume":
+		case "consent/approve", "consent/reject":
+			if cmd.claimHash == "" {
+				t.Fatalf("consent without a claim hash from %q", payload)
+			}
+		default:
+			t.Fatalf("accepted an unknown command %+v", cmd)
+		}
+	})
+}
