@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -65,7 +66,7 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 		}
 		return c.Put([]byte(name), u64(tx.Bucket(bEvents).Sequence()))
 	})
-	if err != nil && err != errUnchanged {
+	if err != nil && !errors.Is(err, errUnchanged) {
 		return nil, fmt.Errorf("outbox %s: %w", name, err)
 	}
 	return &Outbox{e: e, name: name, sub: e.Subscribe(0)}, nil
@@ -75,13 +76,17 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 // longer holds events in the outbox (the daemon calls it for MQTT when MQTT
 // is turned off). Removing a consumer that does not exist does nothing.
 func (e *Engine) RemoveConsumer(name string) error {
-	return e.store.update(func(tx *bolt.Tx) error {
+	err := e.store.update(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bCursors)
 		if c.Get([]byte(name)) == nil {
-			return errUnchanged
+			return errUnchanged // nothing to write: no commit
 		}
 		return c.Delete([]byte(name))
 	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
 }
 
 // Name is the consumer's name.

@@ -90,6 +90,10 @@ func TestRetentionKeepsWhatAConsumerHasNotAcked(t *testing.T) {
 	if err := h.e.RemoveConsumer("mqtt"); err != nil {
 		t.Fatal(err)
 	}
+	commits := h.store.Commits()
+	if err := h.e.RemoveConsumer("mqtt"); err != nil || h.store.Commits() != commits {
+		t.Fatalf("removing a consumer that is gone: %v, %d commits; want nil and none", err, h.store.Commits()-commits)
+	}
 	h.tick()
 	evs, _ = o.Read(0, 1000)
 	if len(evs) > 110 {
