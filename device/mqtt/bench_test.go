@@ -147,7 +147,7 @@ func BenchmarkChangeToSubscriber(b *testing.B) {
 	sink := seqSink(b, r.broker, 2*changes)
 	c, stop := r.client(b)
 	defer stop()
-	for c.State().Connected == false || c.Stats().Acked == 0 {
+	for !c.State().Connected || c.Stats().Acked == 0 {
 		time.Sleep(time.Millisecond) // connected, and its broker_up event through
 	}
 	for len(sink) > 0 {
