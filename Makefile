@@ -7,8 +7,9 @@ endif
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 60s
 BENCH_ARGS ?=
-# Debian packages the tests need, installed by scripts/deps.sh when missing.
-TEST_DEBS ?=
+# Debian packages the tests need, installed by scripts/deps.sh when missing
+# (mosquitto: the MQTT tests run a real broker on a loopback port).
+TEST_DEBS ?= mosquitto
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 

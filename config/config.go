@@ -273,33 +273,54 @@ type GPIO struct {
 
 // MQTT is the box's optional MQTT presence (§5.4). It is off while Broker is "".
 type MQTT struct {
-	// Broker is the broker URL: tcp://host:1883, ssl://host:8883 (also
-	// mqtt://, mqtts://, tls://, ws://, wss://). "" (default) disables MQTT.
+	// Broker is the broker URL: tcp://host:1883, ssl://host:8883 (TLS; also
+	// mqtts://, tls://), ws://host:9001 or wss:// (websocket), mqtt://
+	// (plain). The protocol is MQTT 3.1.1. "" (default) disables MQTT.
 	Broker string `toml:"broker"`
-	// ClientID defaults to "questbox-<device_id>" when "".
+	// ClientID defaults to "questbox-<device_id>" when "". Two boxes with
+	// one client id knock each other off the broker.
 	ClientID string `toml:"client_id"`
 	Username string `toml:"username"`
-	// PasswordFile holds the password (trailing newline ignored); keep it out
-	// of the config file, which is world-readable on most systems.
+	// Password is the password in the config file itself. Prefer
+	// PasswordFile: the config file is world-readable on most systems. Set
+	// at most one of them.
+	Password string `toml:"password"`
+	// PasswordFile holds the password (trailing newline ignored); keep it
+	// readable by the questbox user only.
 	PasswordFile string `toml:"password_file"`
-	// CAFile, CertFile and KeyFile configure TLS: a custom CA and a client
-	// certificate. CertFile and KeyFile go together.
-	CAFile   string `toml:"ca_file"`
-	CertFile string `toml:"cert_file"`
-	KeyFile  string `toml:"key_file"`
-	// TopicPrefix is the first topic level; topics are
-	// <topic_prefix>/<device_id>/... Default "questbox".
+	// CAFile, CertFile and KeyFile configure TLS: a custom CA (PEM) instead
+	// of the system's, and a client certificate with its key (PEM, both or
+	// neither). ServerName is the name the broker's certificate must carry
+	// when it differs from the broker URL's host. They need a TLS broker URL
+	// (ssl://, mqtts://, tls:// or wss://).
+	CAFile     string `toml:"ca_file"`
+	CertFile   string `toml:"cert_file"`
+	KeyFile    string `toml:"key_file"`
+	ServerName string `toml:"server_name"`
+	// TopicPrefix is the first topic level; the base topic is
+	// <topic_prefix>/<device_id> (see [Config.MQTTBase]). Default "questbox".
 	TopicPrefix string `toml:"topic_prefix"`
-	// Discovery publishes Home Assistant discovery. Default true.
+	// Discovery publishes Home Assistant discovery. Default true; false
+	// removes the entities this box published before.
 	Discovery bool `toml:"discovery"`
 	// DiscoveryPrefix is Home Assistant's discovery prefix. Default "homeassistant".
 	DiscoveryPrefix string `toml:"discovery_prefix"`
 	// Commands enables <base>/cmd/... (stop/resume a quest). Default false.
 	// Retained commands are never acted on.
 	Commands bool `toml:"commands"`
-	// CommandsConsent lets MQTT commands grant consent. Default false: consent
-	// stays physical. Requires Commands.
+	// CommandsConsent lets MQTT commands grant consent (an L3 consent from
+	// source "mqtt", bound to the claim hash the command names). Default
+	// false: consent stays physical. Requires Commands.
 	CommandsConsent bool `toml:"commands_consent"`
+	// OutboxMax bounds the events that wait for the broker (an outage).
+	// Past it the oldest undelivered node, quest and device events are
+	// dropped — the retained quest state and summary still carry their
+	// latest word — and verdict and consent events are kept whatever it
+	// costs. Default 100000; at least daemon.event_retention.
+	OutboxMax int `toml:"outbox_max"`
+	// ReconnectMax caps the back-off between connection attempts (it
+	// starts at 1s and doubles). Default 30s; at least 1s.
+	ReconnectMax Duration `toml:"reconnect_max"`
 }
 
 // Enabled reports whether MQTT is configured.
@@ -354,6 +375,8 @@ func Default() *Config {
 			TopicPrefix:     "questbox",
 			Discovery:       true,
 			DiscoveryPrefix: "homeassistant",
+			OutboxMax:       100000,
+			ReconnectMax:    Duration{30 * time.Second},
 		},
 	}
 }
@@ -414,6 +437,11 @@ func (c *Config) HasProvider(name string) bool {
 	}
 	_, ok := c.Providers[name]
 	return ok
+}
+
+// MQTTBase is the base topic: <mqtt.topic_prefix>/<daemon.device_id>.
+func (c *Config) MQTTBase() string {
+	return c.MQTT.TopicPrefix + "/" + c.Daemon.DeviceID
 }
 
 // MQTTClientID is MQTT.ClientID, or "questbox-<device_id>" when that is "".

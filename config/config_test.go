@@ -300,7 +300,7 @@ consent_expiry = "1h"
 [daemon]
 device_id = "pi"
 [mqtt]
-broker = "tcp://127.0.0.1:1883"
+broker = "ssl://127.0.0.1:8883"
 username = "qb"
 cert_file = "/c.pem"
 key_file = "/c.key"
@@ -536,6 +536,19 @@ func TestParseErrors(t *testing.T) {
 			[]string{`mqtt.broker: missing, but mqtt.username is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings`}},
 		{"tls settings with an empty broker", "[mqtt]\nbroker = \"\"\nca_file = \"/ca.pem\"\n",
 			[]string{`mqtt.broker: empty, but mqtt.ca_file is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings`}},
+		{"tls files on a plain broker", "[mqtt]\nbroker = \"tcp://b:1883\"\nca_file = \"/ca.pem\"\nserver_name = \"b.lan\"\n",
+			[]string{`mqtt.ca_file: is set, but mqtt.broker "tcp://b:1883" does not use TLS (use ssl://, mqtts:// or wss://)`,
+				`mqtt.server_name: is set, but mqtt.broker "tcp://b:1883" does not use TLS (use ssl://, mqtts:// or wss://)`}},
+		{"password twice", "[mqtt]\nbroker = \"tcp://b:1883\"\nusername = \"u\"\npassword = \"p\"\npassword_file = \"/p\"\n",
+			[]string{`mqtt.password: set password or password_file, not both`}},
+		{"password without user", "[mqtt]\nbroker = \"tcp://b:1883\"\npassword = \"p\"\n",
+			[]string{`mqtt.username: is empty, but a password is set (MQTT 3.1.1 sends a password only with a user name)`}},
+		{"credentials in the broker url", "[mqtt]\nbroker = \"tcp://u:secret@b:1883\"\n",
+			[]string{`mqtt.broker: "tcp://u:xxxxx@b:1883" carries credentials; use mqtt.username and mqtt.password_file`}},
+		{"outbox below retention", "[mqtt]\noutbox_max = 50\n",
+			[]string{`mqtt.outbox_max: 50 must be at least daemon.event_retention (10000): the bound drops only events older than the retention window`}},
+		{"reconnect too fast", "[mqtt]\nreconnect_max = \"10ms\"\n",
+			[]string{`mqtt.reconnect_max: 10ms is below the minimum 1s`}},
 
 		// Everything at once: all validation errors, in section order.
 		{"all validation errors reported", `

@@ -58,7 +58,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.validateJudge(p)
 	c.Network.validate(p)
 	c.GPIO.validate(p)
-	c.MQTT.validate(p)
+	c.MQTT.validate(p, c.Daemon.EventRetention)
 	return p.errs
 }
 
@@ -403,7 +403,10 @@ func (n *Network) validate(p *problems) {
 	}
 }
 
-func (m *MQTT) validate(p *problems) {
+// tlsSchemes are the broker URL schemes that speak TLS.
+var tlsSchemes = []string{"ssl", "tls", "mqtts", "wss"}
+
+func (m *MQTT) validate(p *problems, retention int) {
 	// MQTT is off without a broker, which the default file relies on: its
 	// [mqtt] table sets topics and discovery, and leaves the broker out.
 	// But a setting that only serves a connection means the owner wants
@@ -427,14 +430,35 @@ func (m *MQTT) validate(p *problems) {
 			}
 		}
 	}
+	scheme := ""
 	if m.Broker != "" {
 		u, err := url.Parse(m.Broker)
 		if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
 			p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
+		} else {
+			scheme = u.Scheme
+			if u.User != nil {
+				p.add("mqtt.broker", "%q carries credentials; use mqtt.username and mqtt.password_file", u.Redacted())
+			}
 		}
 	}
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		p.add("mqtt.cert_file", "cert_file and key_file go together; set both or neither")
+	}
+	if scheme != "" && !slices.Contains(tlsSchemes, scheme) {
+		for _, t := range []struct{ key, v string }{
+			{"mqtt.ca_file", m.CAFile}, {"mqtt.cert_file", m.CertFile}, {"mqtt.key_file", m.KeyFile}, {"mqtt.server_name", m.ServerName},
+		} {
+			if t.v != "" {
+				p.add(t.key, "is set, but mqtt.broker %q does not use TLS (use ssl://, mqtts:// or wss://)", m.Broker)
+			}
+		}
+	}
+	if m.Password != "" && m.PasswordFile != "" {
+		p.add("mqtt.password", "set password or password_file, not both")
+	}
+	if (m.Password != "" || m.PasswordFile != "") && m.Username == "" {
+		p.add("mqtt.username", "is empty, but a password is set (MQTT 3.1.1 sends a password only with a user name)")
 	}
 	for _, t := range []struct{ key, v string }{
 		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
@@ -446,6 +470,10 @@ func (m *MQTT) validate(p *problems) {
 	if m.CommandsConsent && !m.Commands {
 		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
 	}
+	if m.OutboxMax < retention {
+		p.add("mqtt.outbox_max", "%d must be at least daemon.event_retention (%d): the bound drops only events older than the retention window", m.OutboxMax, retention)
+	}
+	p.durationAtLeast("mqtt.reconnect_max", m.ReconnectMax, time.Second)
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -84,6 +84,11 @@ type Options struct {
 	// returns ErrReadOnly before it changes anything. An engine on a store
 	// opened read-only is read-only whatever this says.
 	ReadOnly bool
+	// OutboxMax bounds the events a durable consumer (MQTT) may leave
+	// undelivered; past it the oldest node, quest and device events are
+	// dropped, never verdict or consent events (see outbox.go). 0 means no
+	// bound; a bound below EventRetention is raised to it.
+	OutboxMax int
 	// ConsentExpiry, when positive, expires consent requests older than it
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
@@ -142,6 +147,9 @@ func New(store *Store, opt Options) (*Engine, error) {
 	}
 	if opt.EventRetention <= 0 {
 		opt.EventRetention = 10000
+	}
+	if opt.OutboxMax > 0 && opt.OutboxMax < opt.EventRetention {
+		opt.OutboxMax = opt.EventRetention
 	}
 	if opt.Catalog == nil {
 		opt.Catalog = builtinCatalog
@@ -608,8 +616,9 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	return r, t.move(q, n, Running, "dispatched to "+provider)
 }
 
-// RecordDevice appends a device event (button press, network or broker up
-// and down) to the outbox.
+// RecordDevice appends a free-form device event to the outbox.
+//
+// Deprecated: use RecordDeviceEvent, whose events are typed.
 func (e *Engine) RecordDevice(outcome, detail string) error {
 	return e.update(func(t *txn) error {
 		return t.emit(Event{Kind: KindDevice, Outcome: outcome, Detail: detail})

@@ -43,6 +43,9 @@ type Event struct {
 	Reason    string       `json:"reason,omitempty"`
 	Counters  *Counters    `json:"counters,omitempty"`
 	Detail    string       `json:"detail,omitempty"`
+	// Device is what a device event says (kind device; nil in events
+	// recorded before device events were typed).
+	Device *DeviceEvent `json:"device,omitempty"`
 }
 
 // emit appends ev to the outbox inside the transaction.
@@ -70,6 +73,9 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 		k, v := c.Seek(u64(since + 1))
 		if k != nil && seqOf(k) > since+1 && since > 0 {
 			return fmt.Errorf("events %d..%d: %w", since+1, seqOf(k)-1, ErrEventsPruned)
+		}
+		if trim := trimmedThrough(tx); since > 0 && since < trim {
+			return fmt.Errorf("events after %d: the outbox bound dropped some up to %d: %w", since, trim, ErrEventsPruned)
 		}
 		for ; k != nil && len(out) < limit; k, v = c.Next() {
 			var ev Event
@@ -117,9 +123,20 @@ func (e *Engine) Cursor(name string) uint64 {
 }
 
 // pruneEvents drops events older than the retention window that every
-// durable cursor has passed, and says how many. Bounded per call so a tick
-// stays cheap.
+// durable cursor has passed, applies the outbox bound (outbox.go), and says
+// how many records it changed. Bounded per call so a tick stays cheap.
 func (t *txn) pruneEvents(retention int) (int, error) {
+	trimmed, err := t.trimOutbox(t.e.opt.OutboxMax)
+	if err != nil {
+		return 0, err
+	}
+	n, err := t.pruneRetention(retention)
+	return n + trimmed, err
+}
+
+// pruneRetention drops events older than the retention window that every
+// durable cursor has passed.
+func (t *txn) pruneRetention(retention int) (int, error) {
 	b := t.tx.Bucket(bEvents)
 	last := b.Sequence()
 	if retention <= 0 || last <= uint64(retention) {

@@ -61,7 +61,7 @@
 //     or lower an L1 verdict.
 //   - L3 consent lives in package gates/consent. A consent.Consent can only
 //     be made from a sealed consent.Source (the physical button, or an
-//     authenticated dashboard session the owner enabled), names the
+//     authenticated dashboard session or MQTT consent the owner enabled), names the
 //     [ClaimHash] it was shown, and is rejected for any other hash. It can
 //     approve a REVIEW, never a FAIL. Neither this package nor gates/judge
 //     imports gates/consent.

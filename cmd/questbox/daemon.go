@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -109,6 +110,8 @@ type daemon struct {
 	st   *engine.Store
 	eng  *engine.Engine
 	sock *api.SocketServer
+	// stopMQTT publishes "offline" and disconnects (mqtt.go).
+	stopMQTT func()
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
@@ -142,6 +145,7 @@ func (d *daemon) run(ctx context.Context) error {
 	if err := d.startEngine(); err != nil {
 		return err
 	}
+	d.startMQTT()
 	pr := startPrinter(d.e.stdout, d.eng)
 	if d.demo {
 		if err := seedDemo(d.e.stdout, d.eng); err != nil {
@@ -239,11 +243,13 @@ func (d *daemon) startEngine() error {
 	d.wire.net.recordTo(eng, d.log)
 	d.wire.net.onChange(d.box.SetOnline)
 	d.box.Attach(eng)
-	d.engines.set(eng, nil)
 	return nil
 }
 
+// ready opens the API to commands (they waited while the daemon started)
+// and tells systemd.
 func (d *daemon) ready() {
+	d.engines.set(d.eng, nil)
 	d.log.Info("questbox is running", "version", version, "data", d.e.data, "socket", d.cfg.SocketPath(), "tick", d.tick,
 		"providers", d.wire.providerNames(), "demo", d.demo, "gpio", d.dev.Backend())
 	d.notify("READY=1")
@@ -257,6 +263,7 @@ func (d *daemon) stop() {
 	d.notify("STOPPING=1")
 	d.engines.set(nil, errStopping)
 	d.eng.Shutdown(d.cfg.Daemon.Grace.Duration)
+	d.stopMQTT()
 }
 
 // tickDone is Serve's onTick: the LEDs show the tick's outcome, and
@@ -294,6 +301,11 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	}
 	if w.judgeErr != nil {
 		errs = append(errs, fmt.Errorf("%s: %v", src, w.judgeErr))
+	}
+	if e.cfg.MQTT.Enabled() {
+		if _, err := mqttOptions(e.cfg, os.Hostname); err != nil { // the password and TLS files
+			errs = append(errs, fmt.Errorf("%s: %v", src, err))
+		}
 	}
 	if len(errs) > 0 {
 		return &exitError{code: exitUsage, err: errors.Join(errs...)}

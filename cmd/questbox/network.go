@@ -109,11 +109,11 @@ func (n *network) recordTo(eng *engine.Engine, log *slog.Logger) {
 		if wasFirst && online {
 			return
 		}
-		outcome := "network_up"
+		outcome := engine.DeviceNetworkUp
 		if !online {
-			outcome = "network_down"
+			outcome = engine.DeviceNetworkDown
 		}
-		if err := eng.RecordDevice(outcome, n.target); err != nil {
+		if err := eng.RecordDeviceEvent(engine.DeviceEvent{What: outcome, Target: n.target}); err != nil {
 			log.Error("could not record the network change", "outcome", outcome, "err", err)
 		}
 	})

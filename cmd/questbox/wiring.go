@@ -205,6 +205,9 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		EventRetention: cfg.Daemon.EventRetention,
 		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
 	}
+	if cfg.MQTT.Enabled() {
+		opt.OutboxMax = cfg.MQTT.OutboxMax // the bound of the events that wait for the broker
+	}
 	if j != nil {
 		opt.Judge = j // a nil *judge.Judge in the interface would not be nil
 	}

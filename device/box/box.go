@@ -386,7 +386,7 @@ func (b *Box) pressed(p device.Press, outcome string) {
 	if eng == nil {
 		return
 	}
-	if err := eng.RecordDevice("press", p.Kind.String()+" "+outcome); err != nil {
+	if err := eng.RecordDeviceEvent(engine.DeviceEvent{What: engine.DevicePress, Press: p.Kind.String(), Result: outcome}); err != nil {
 		b.log.Error("could not record the button press", "press", p.String(), "outcome", outcome, "err", err)
 	}
 }

@@ -5,9 +5,10 @@
 //
 // A [Consent] can only be made by [New] from a [Source], and Source is a
 // sealed interface: its unexported method means that only this package's
-// [Button] (the physical consent button) and [Dashboard] (an authenticated
+// [Button] (the physical consent button), [Dashboard] (an authenticated
 // dashboard session, and only when the owner has enabled dashboard consent)
-// implement it. A Consent's fields are unexported, and its zero value
+// and [MQTT] (a consent command from the owner's MQTT broker, only when the
+// owner has enabled MQTT consent) implement it. A Consent's fields are unexported, and its zero value
 // consents to nothing.
 //
 // A Consent names exactly one claim hash ([gates.ClaimHash] of the answer as
@@ -46,8 +47,8 @@ var (
 	ErrNotReviewable = errors.New("only a REVIEW verdict can be approved")
 )
 
-// Source is where a consent came from. It is sealed: only [Button] and
-// [Dashboard] implement it.
+// Source is where a consent came from. It is sealed: only [Button],
+// [Dashboard] and [MQTT] implement it.
 type Source interface {
 	// Via names the source for the ledger, e.g. "button" or "dashboard:alice".
 	Via() string
@@ -86,6 +87,31 @@ func (d Dashboard) Via() string { return "dashboard:" + d.user }
 func (d Dashboard) check() error {
 	if d.user == "" {
 		return fmt.Errorf("consent: a dashboard source not made by NewDashboard: %w", ErrNoConsent)
+	}
+	return nil
+}
+
+// MQTT is a consent command received over MQTT (the owner's broker, which
+// authenticated the sender). Make one with [NewMQTT]; the zero value cannot
+// consent.
+type MQTT struct{ enabled bool }
+
+// NewMQTT returns the MQTT source. It fails with [ErrNoConsent] unless the
+// owner enabled MQTT consent: consent is physical unless the owner says
+// otherwise.
+func NewMQTT(enabled bool) (MQTT, error) {
+	if !enabled {
+		return MQTT{}, fmt.Errorf("consent: MQTT consent is not enabled by the owner: %w", ErrNoConsent)
+	}
+	return MQTT{enabled: true}, nil
+}
+
+// Via returns "mqtt".
+func (MQTT) Via() string { return "mqtt" }
+
+func (m MQTT) check() error {
+	if !m.enabled {
+		return fmt.Errorf("consent: an MQTT source not made by NewMQTT: %w", ErrNoConsent)
 	}
 	return nil
 }

@@ -34,7 +34,9 @@ func TestNew(t *testing.T) {
 	}{
 		{"button", Button{}, shown, nil, "button"},
 		{"dashboard", mustDashboard(t), shown, nil, "dashboard:alice"},
+		{"mqtt", mustMQTT(t), shown, nil, "mqtt"},
 		{"nil source", nil, shown, ErrNoConsent, ""},
+		{"zero mqtt", MQTT{}, shown, ErrNoConsent, ""},
 		{"zero dashboard", Dashboard{}, shown, ErrNoConsent, ""},
 		{"empty hash", Button{}, "", ErrBadClaimHash, ""},
 		{"upper-case hash", Button{}, strings.ToUpper(shown), ErrBadClaimHash, ""},
@@ -50,6 +52,21 @@ func TestNew(t *testing.T) {
 				t.Errorf("got via %q, want %q", got, tt.wantVia)
 			}
 		})
+	}
+}
+
+func mustMQTT(t *testing.T) MQTT {
+	t.Helper()
+	m, err := NewMQTT(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func TestNewMQTTDisabled(t *testing.T) {
+	if _, err := NewMQTT(false); !errors.Is(err, ErrNoConsent) {
+		t.Errorf("got %v, want ErrNoConsent", err)
 	}
 }
 

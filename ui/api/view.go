@@ -246,6 +246,8 @@ type Event struct {
 	Reason    string    `json:"reason,omitempty"`
 	Used      *Used     `json:"used,omitempty"`
 	Detail    string    `json:"detail,omitempty"`
+	// Device is what a device event says (kind device).
+	Device *DeviceEvent `json:"device,omitempty"`
 }
 
 // Events is a page of the event outbox. Next is the seq to ask for next
@@ -431,6 +433,10 @@ func EventView(ev engine.Event) Event {
 	if ev.Counters != nil {
 		u := usedView(*ev.Counters)
 		v.Used = &u
+	}
+	if ev.Device != nil {
+		d := deviceEventView(*ev.Device)
+		v.Device = &d
 	}
 	return v
 }

@@ -1,0 +1,211 @@
+package mqtt
+
+import (
+	"encoding/json"
+	"net/url"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/questbox/questbox/device/mqtt/mosquittotest"
+	"github.com/questbox/questbox/ui/api"
+)
+
+// haKeys are the discovery keys Home Assistant's MQTT platforms accept
+// for each component (a subset: those a box may use). An unknown key makes
+// Home Assistant refuse the entity.
+var haKeys = map[string][]string{
+	"common": {"name", "unique_id", "device", "origin", "availability_topic", "payload_available", "payload_not_available",
+		"state_topic", "value_template", "icon", "entity_category", "object_id", "json_attributes_topic", "json_attributes_template"},
+	"sensor":        {"state_class", "unit_of_measurement", "device_class", "expire_after", "force_update", "suggested_display_precision"},
+	"binary_sensor": {"payload_on", "payload_off", "device_class", "expire_after", "force_update", "off_delay"},
+	"event":         {"event_types", "device_class"},
+}
+
+var (
+	discoveryTopicRE = regexp.MustCompile(`^homeassistant/(sensor|binary_sensor|event)/([a-zA-Z0-9_-]+)/([a-zA-Z0-9_-]+)/config$`)
+	templateFieldRE  = regexp.MustCompile(`value_json\.([a-z_]+)`)
+)
+
+// validateDiscovery checks discovery configs the way Home Assistant
+// reads them: topic shape, known keys only, a unique id each, a complete
+// device block, availability, a state topic of this box, sensor templates
+// that read fields the summary has, event types for events.
+func validateDiscovery(t *testing.T, configs map[string]string) {
+	t.Helper()
+	var sum map[string]any
+	if err := json.Unmarshal(mustJSON(api.Summary{}), &sum); err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]string{}
+	for topic, payload := range configs {
+		m := discoveryTopicRE.FindStringSubmatch(topic)
+		if m == nil {
+			t.Errorf("%s is not <prefix>/<component>/<node_id>/<object_id>/config", topic)
+			continue
+		}
+		component, node := m[1], m[2]
+		var cfg map[string]any
+		if err := json.Unmarshal([]byte(payload), &cfg); err != nil {
+			t.Errorf("%s: not JSON: %v", topic, err)
+			continue
+		}
+		for k := range cfg {
+			if !slices.Contains(haKeys["common"], k) && !slices.Contains(haKeys[component], k) {
+				t.Errorf("%s: key %q is not one Home Assistant accepts for a %s", topic, k, component)
+			}
+		}
+		str := func(k string) string { s, _ := cfg[k].(string); return s }
+		if str("name") == "" {
+			t.Errorf("%s: no name", topic)
+		}
+		uid := str("unique_id")
+		if uid == "" || !strings.HasPrefix(uid, node+"_") {
+			t.Errorf("%s: unique_id %q must be set and start with the node id %s", topic, uid, node)
+		}
+		if other, dup := ids[uid]; dup {
+			t.Errorf("unique_id %q on both %s and %s", uid, topic, other)
+		}
+		ids[uid] = topic
+		dev, _ := cfg["device"].(map[string]any)
+		idents, _ := dev["identifiers"].([]any)
+		if len(idents) == 0 || idents[0] != node {
+			t.Errorf("%s: device identifiers %v, want [%s]", topic, dev["identifiers"], node)
+		}
+		for _, k := range []string{"name", "manufacturer", "model", "sw_version"} {
+			if s, _ := dev[k].(string); s == "" {
+				t.Errorf("%s: device block without %s", topic, k)
+			}
+		}
+		if u, err := url.Parse(dev["configuration_url"].(string)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			t.Errorf("%s: configuration_url %v is not an http(s) URL", topic, dev["configuration_url"])
+		}
+		if str("availability_topic") != base+"/status" || str("payload_available") != "online" || str("payload_not_available") != "offline" {
+			t.Errorf("%s: availability %q %q/%q, want %s online/offline", topic, str("availability_topic"), str("payload_available"), str("payload_not_available"), base+"/status")
+		}
+		st := str("state_topic")
+		if !strings.HasPrefix(st, base+"/") {
+			t.Errorf("%s: state_topic %q is not this box's", topic, st)
+		}
+		switch component {
+		case "sensor", "binary_sensor":
+			if st != base+"/summary" {
+				t.Errorf("%s: state_topic %q, want the summary", topic, st)
+			}
+			for _, f := range templateFieldRE.FindAllStringSubmatch(str("value_template"), -1) {
+				if _, ok := sum[f[1]]; !ok {
+					t.Errorf("%s: template reads %s, which the summary does not have", topic, f[1])
+				}
+			}
+			if component == "binary_sensor" && (str("payload_on") != "ON" || str("payload_off") != "OFF") {
+				t.Errorf("%s: payload_on/off %q/%q", topic, str("payload_on"), str("payload_off"))
+			}
+		case "event":
+			types, _ := cfg["event_types"].([]any)
+			if len(types) == 0 {
+				t.Errorf("%s: an event entity needs event_types", topic)
+			}
+			if !strings.HasPrefix(st, base+"/event/") {
+				t.Errorf("%s: state_topic %q is not an event topic", topic, st)
+			}
+		}
+	}
+}
+
+// configs returns the newest non-empty discovery configs of this box.
+func configs(msgs []mosquittotest.Message) map[string]string {
+	out := map[string]string{}
+	for _, m := range msgs {
+		if strings.HasSuffix(m.Topic, "/config") && strings.Contains(m.Topic, "/questbox_"+testDevice+"/") {
+			if m.Payload == "" {
+				delete(out, m.Topic)
+			} else {
+				out[m.Topic] = m.Payload
+			}
+		}
+	}
+	return out
+}
+
+func countConfigs(msgs []mosquittotest.Message) int {
+	n := 0
+	for _, m := range msgs {
+		if strings.HasSuffix(m.Topic, "/config") && m.Payload != "" {
+			n++
+		}
+	}
+	return n
+}
+
+func TestDiscoveryAnnouncesValidatesAndCleansUp(t *testing.T) {
+	r := newRig(t, mosquittotest.Options{})
+	node := "questbox_" + testDevice
+	stale := "homeassistant/sensor/" + node + "/old_sensor/config"
+	// Left behind by an earlier firmware, and by a store since replaced.
+	r.broker.Publish(t, stale, `{"name":"old"}`, true)
+	r.broker.Publish(t, base+"/quest/q999/state", `{"id":"q999"}`, true)
+	sub := r.broker.Subscribe(t, "homeassistant/#")
+	qsub := r.broker.Subscribe(t, base+"/quest/#")
+	c := r.start(nil)
+	want := c.Entities()
+	msgs := sub.WaitFor("every entity announced and the stale one removed", func(msgs []mosquittotest.Message) bool {
+		got := configs(msgs)
+		_, old := got[stale]
+		return len(got) == len(want) && !old
+	})
+	got := configs(msgs)
+	validateDiscovery(t, got)
+	var components []string
+	for _, e := range want {
+		components = append(components, e.Component+"/"+e.Object)
+		if _, ok := got[e.Topic("homeassistant", node)]; !ok {
+			t.Errorf("entity %s/%s not announced", e.Component, e.Object)
+		}
+	}
+	for _, w := range []string{"sensor/active_quests", "sensor/pending_consents", "sensor/agent_runs", "binary_sensor/awaiting_consent",
+		"binary_sensor/network", "event/verdict", "event/button"} {
+		if !slices.Contains(components, w) {
+			t.Errorf("no %s entity (have %v)", w, components)
+		}
+	}
+	qsub.WaitFor("the stale quest state removed", func(msgs []mosquittotest.Message) bool {
+		m, ok := mosquittotest.Last(msgs, base+"/quest/q999/state")
+		return ok && m.Payload == ""
+	})
+	// Home Assistant restarts: its birth message makes the box announce again.
+	n := countConfigs(sub.Messages())
+	r.broker.Publish(t, "homeassistant/status", "online", false)
+	sub.WaitFor("announced again after the birth message", func(msgs []mosquittotest.Message) bool {
+		return countConfigs(msgs) >= n+len(want)
+	})
+}
+
+func TestDiscoveryOffRemovesTheEntities(t *testing.T) {
+	r := newRig(t, mosquittotest.Options{})
+	sub := r.broker.Subscribe(t, "homeassistant/#")
+	r.start(nil)
+	sub.WaitFor("announced", func(msgs []mosquittotest.Message) bool { return len(configs(msgs)) > 0 })
+	r.stop()
+	r.start(func(o *Options) { o.Discovery = false })
+	sub.WaitFor("every entity removed", func(msgs []mosquittotest.Message) bool { return len(configs(msgs)) == 0 })
+}
+
+// TestEntitiesAreStable pins the unique ids: Home Assistant keys its
+// entities (names, areas, automations) by them.
+func TestEntitiesAreStable(t *testing.T) {
+	c, err := New(nil, Options{Broker: "tcp://b:1883", Base: "questbox/pi", DeviceID: "pi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range c.Entities() {
+		got = append(got, e.Config["unique_id"].(string))
+	}
+	want := []string{"questbox_pi_active_quests", "questbox_pi_pending_consents", "questbox_pi_agent_runs", "questbox_pi_agents_running",
+		"questbox_pi_awaiting_consent", "questbox_pi_network", "questbox_pi_verdict", "questbox_pi_button"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unique ids %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,201 @@
+package engine
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The outbox as durable consumers (MQTT) see it.
+//
+// A durable consumer has a cursor in the store: the seq up to which it
+// has delivered every event to its peer. Retention never prunes an event a
+// cursor has not passed, so a consumer that acknowledges only after its peer
+// did (the broker's PUBACK) loses nothing across outages and reboots.
+//
+// The bound. While a consumer's peer is away the outbox grows. With
+// Options.OutboxMax set, once more than OutboxMax events are newer than
+// the lowest cursor, the tick drops the oldest undelivered events of the
+// kinds whose latest state is also published as state (node, quest,
+// device: see Droppable) — never a verdict or a consent event, which stay
+// until delivered whatever it costs. Only events older than the retention
+// window are ever dropped (OutboxMax is at least EventRetention), so a
+// dashboard replaying the retention window sees no hole; a reader asking
+// for events before the newest dropped one gets ErrEventsPruned, as if they
+// had been pruned. A durable consumer reads past the holes with
+// Outbox.Read: its peer sees a gap in seq.
+
+// kOutboxTrimmed is the meta key of the newest seq the outbox bound dropped.
+var kOutboxTrimmed = []byte("outbox_trimmed")
+
+// trimBatch bounds the events one tick looks at for the outbox bound, so a
+// tick stays cheap however large the backlog is.
+const trimBatch = 5000
+
+// Droppable reports whether the outbox bound may drop undelivered events
+// of kind: node, quest and device events may go (the quest state and the
+// device summary carry their latest word); verdict and consent events never
+// do.
+func Droppable(kind string) bool {
+	return kind == KindNode || kind == KindQuest || kind == KindDevice
+}
+
+// Outbox is one durable consumer of the event outbox. Read and Ack may be
+// called from one goroutine at a time; Notify's channel may be read from
+// any.
+type Outbox struct {
+	e    *Engine
+	name string
+	sub  *Subscription // for its wake-ups only
+}
+
+// OpenOutbox returns the durable consumer name. A consumer that does not
+// exist yet starts at the newest event (one commit, the first time only):
+// turning MQTT on does not replay history, but from then on nothing is
+// lost, even before the first connection.
+func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
+	if name == "" {
+		return nil, fmt.Errorf("outbox: empty consumer name: %w", ErrInvalid)
+	}
+	err := e.store.update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bCursors)
+		if c.Get([]byte(name)) != nil {
+			return errUnchanged
+		}
+		return c.Put([]byte(name), u64(tx.Bucket(bEvents).Sequence()))
+	})
+	if err != nil && !errors.Is(err, errUnchanged) {
+		return nil, fmt.Errorf("outbox %s: %w", name, err)
+	}
+	return &Outbox{e: e, name: name, sub: e.Subscribe(0)}, nil
+}
+
+// RemoveConsumer forgets the durable consumer name, so its cursor no
+// longer holds events in the outbox (the daemon calls it for MQTT when MQTT
+// is turned off). Removing a consumer that does not exist does nothing.
+func (e *Engine) RemoveConsumer(name string) error {
+	err := e.store.update(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bCursors)
+		if c.Get([]byte(name)) == nil {
+			return errUnchanged // nothing to write: no commit
+		}
+		return c.Delete([]byte(name))
+	})
+	if errors.Is(err, errUnchanged) {
+		return nil
+	}
+	return err
+}
+
+// Name is the consumer's name.
+func (o *Outbox) Name() string { return o.name }
+
+// Acked is the seq up to which the consumer has acknowledged every event.
+func (o *Outbox) Acked() uint64 { return o.e.Cursor(o.name) }
+
+// Ack records that every event up to seq was delivered: one commit. Call
+// it for a batch, not for each event (SD cards wear out).
+func (o *Outbox) Ack(seq uint64) error { return o.e.AckEvents(o.name, seq) }
+
+// Last is the seq of the newest event.
+func (o *Outbox) Last() uint64 { return o.e.LastSeq() }
+
+// Notify returns a channel that receives a value after each commit that
+// added events (coalesced: one value may stand for many commits). Check
+// with Read after it fires; it never blocks the engine.
+func (o *Outbox) Notify() <-chan struct{} { return o.sub.wake }
+
+// Read returns up to limit events with Seq > since, oldest first. Unlike
+// Engine.Events it does not fail over events the outbox bound dropped: it
+// skips them, and the caller sees the gap in Seq.
+func (o *Outbox) Read(since uint64, limit int) ([]Event, error) {
+	if limit <= 0 {
+		limit = 500
+	}
+	var out []Event
+	err := o.e.store.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bEvents).Cursor()
+		for k, v := c.Seek(u64(since + 1)); k != nil && len(out) < limit; k, v = c.Next() {
+			var ev Event
+			if err := json.Unmarshal(v, &ev); err != nil {
+				return fmt.Errorf("decode event %d: %w", seqOf(k), err)
+			}
+			out = append(out, ev)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Close stops the wake-ups.
+func (o *Outbox) Close() { o.sub.Close() }
+
+// trimmedThrough is the newest seq the outbox bound dropped (0: none).
+func trimmedThrough(tx *bolt.Tx) uint64 {
+	return seqOf(tx.Bucket(bMeta).Get(kOutboxTrimmed))
+}
+
+// trimOutbox applies the outbox bound (see the top of this file): it
+// drops droppable events that no cursor passed and that are more than bound
+// behind the newest, oldest first, at most trimBatch looked at per call.
+// It returns how many records it changed (0: it wrote nothing).
+func (t *txn) trimOutbox(bound int) (int, error) {
+	if bound <= 0 {
+		return 0, nil
+	}
+	b := t.tx.Bucket(bEvents)
+	last := b.Sequence()
+	if last <= uint64(bound) {
+		return 0, nil
+	}
+	limit := last - uint64(bound) // events up to here are past the bound
+	low, any := last, false
+	cc := t.tx.Bucket(bCursors).Cursor()
+	for k, v := cc.First(); k != nil; k, v = cc.Next() {
+		low, any = min(low, seqOf(v)), true
+	}
+	if !any || low >= limit {
+		return 0, nil // no consumer is behind the bound (retention prunes the rest)
+	}
+	done := trimmedThrough(t.tx)
+	from := max(low, done)
+	if from >= limit {
+		return 0, nil
+	}
+	var drop [][]byte
+	upto := from
+	c := b.Cursor()
+	looked := 0
+	for k, v := c.Seek(u64(from + 1)); k != nil && seqOf(k) <= limit && looked < trimBatch; k, v = c.Next() {
+		looked++
+		upto = seqOf(k)
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := json.Unmarshal(v, &head); err != nil {
+			return 0, fmt.Errorf("decode event %d: %w", seqOf(k), err)
+		}
+		if Droppable(head.Kind) {
+			drop = append(drop, append([]byte(nil), k...))
+		}
+	}
+	for _, k := range drop {
+		if err := b.Delete(k); err != nil {
+			return 0, err
+		}
+	}
+	changed := len(drop)
+	if upto > done {
+		if err := t.tx.Bucket(bMeta).Put(kOutboxTrimmed, u64(upto)); err != nil {
+			return 0, err
+		}
+		changed++
+	}
+	if len(drop) > 0 {
+		t.e.log.Warn("outbox bound reached: dropped undelivered node/quest/device events (verdict and consent events are kept)",
+			"dropped", len(drop), "through_seq", upto, "outbox_max", bound, "lowest_cursor", low)
+	}
+	return changed, nil
+}

@@ -1,0 +1,178 @@
+package engine
+
+import (
+	"errors"
+	"testing"
+)
+
+// emitN appends n events of kind in one transaction.
+func emitN(t *testing.T, e *Engine, kind string, n int) {
+	t.Helper()
+	err := e.update(func(tx *txn) error {
+		for range n {
+			if err := tx.emit(Event{Kind: kind, Outcome: "test"}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("emit: %v", err)
+	}
+}
+
+func TestOpenOutboxStartsAtTheNewestEventOnce(t *testing.T) {
+	h := newHarness(t, Options{})
+	emitN(t, h.e, KindDevice, 5)
+	o, err := h.e.OpenOutbox("mqtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	if got := o.Acked(); got != 5 {
+		t.Fatalf("a new consumer starts at %d, want 5 (the newest event)", got)
+	}
+	emitN(t, h.e, KindNode, 3)
+	if err := o.Ack(6); err != nil {
+		t.Fatal(err)
+	}
+	h.restart()
+	o2, err := h.e.OpenOutbox("mqtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o2.Close()
+	if got := o2.Acked(); got != 6 {
+		t.Fatalf("reopened consumer at %d, want 6 (its durable cursor)", got)
+	}
+	evs, err := o2.Read(o2.Acked(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 2 || evs[0].Seq != 7 || evs[1].Seq != 8 {
+		t.Fatalf("read %v, want seqs 7 and 8", seqs(evs))
+	}
+}
+
+func TestOutboxNotifyAfterCommit(t *testing.T) {
+	h := newHarness(t, Options{})
+	o, err := h.e.OpenOutbox("mqtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	emitN(t, h.e, KindDevice, 1)
+	<-o.Notify() // the commit woke it; a lost wake-up hangs the test
+	evs, err := o.Read(0, 0)
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("read %v, %v; want one event", seqs(evs), err)
+	}
+}
+
+func TestRetentionKeepsWhatAConsumerHasNotAcked(t *testing.T) {
+	h := newHarness(t, Options{EventRetention: 100})
+	h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal }) // an idle box does not tick at all
+	o, err := h.e.OpenOutbox("mqtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	emitN(t, h.e, KindNode, 300)
+	h.tick()
+	start := o.Acked()
+	evs, err := o.Read(0, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) < 300 || evs[0].Seq != start+1 {
+		t.Fatalf("after a tick the outbox starts at %d with %d events; want every unacknowledged one", evs[0].Seq, len(evs))
+	}
+	if err := h.e.RemoveConsumer("mqtt"); err != nil {
+		t.Fatal(err)
+	}
+	commits := h.store.Commits()
+	if err := h.e.RemoveConsumer("mqtt"); err != nil || h.store.Commits() != commits {
+		t.Fatalf("removing a consumer that is gone: %v, %d commits; want nil and none", err, h.store.Commits()-commits)
+	}
+	h.tick()
+	evs, _ = o.Read(0, 1000)
+	if len(evs) > 110 {
+		t.Fatalf("after the consumer was removed %d events are kept, want about the retention (100)", len(evs))
+	}
+}
+
+func TestOutboxBoundDropsOnlyNodeQuestDeviceEvents(t *testing.T) {
+	h := newHarness(t, Options{EventRetention: 100, OutboxMax: 150})
+	h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal }) // an idle box does not tick at all
+	o, err := h.e.OpenOutbox("mqtt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	// 400 events while the peer is away: node, verdict, consent, quest,
+	// device in turn.
+	kinds := []string{KindNode, KindVerdict, KindConsent, KindQuest, KindDevice}
+	for range 80 {
+		for _, k := range kinds {
+			emitN(t, h.e, k, 1)
+		}
+	}
+	h.tick() // the tick may add events of its own; the bound counts from the newest
+	last := h.e.LastSeq()
+	evs, err := o.Read(0, 10000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bound := last - 150
+	var verdicts, consents int
+	prev := uint64(0)
+	for _, ev := range evs {
+		if ev.Seq <= prev {
+			t.Fatalf("read out of order: %d after %d", ev.Seq, prev)
+		}
+		prev = ev.Seq
+		if ev.Seq <= bound && Droppable(ev.Kind) {
+			t.Errorf("event %d (%s) is past the bound (%d) and was not dropped", ev.Seq, ev.Kind, bound)
+		}
+		switch ev.Kind {
+		case KindVerdict:
+			verdicts++
+		case KindConsent:
+			consents++
+		}
+	}
+	if verdicts != 80 || consents != 80 {
+		t.Fatalf("kept %d verdict and %d consent events, want all 80 of each", verdicts, consents)
+	}
+	// A reader of the retention window sees no hole; one asking for
+	// events before the dropped ones learns they are gone.
+	if _, err := h.e.Events(last-100, 0); err != nil {
+		t.Fatalf("events in the retention window: %v", err)
+	}
+	if _, err := h.e.Events(10, 0); !errors.Is(err, ErrEventsPruned) {
+		t.Fatalf("events before the dropped ones: got %v, want ErrEventsPruned", err)
+	}
+	// A second tick with nothing new to drop writes nothing more.
+	before := h.e.LastSeq()
+	h.tick()
+	if got := h.e.LastSeq(); got != before {
+		t.Fatalf("idle tick emitted events: %d -> %d", before, got)
+	}
+	// Once delivered, retention prunes as usual.
+	if err := o.Ack(last); err != nil {
+		t.Fatal(err)
+	}
+	h.tick()
+	evs, _ = o.Read(0, 10000)
+	if len(evs) > 110 {
+		t.Fatalf("after the ack %d events are kept, want about the retention (100)", len(evs))
+	}
+}
+
+func seqs(evs []Event) []uint64 {
+	out := make([]uint64, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Seq
+	}
+	return out
+}
