@@ -15,13 +15,13 @@ import (
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	allowed := map[string][]string{
-		"clock/...":  {"clock"},
-		"engine/...": {"engine", "gates", "clock"},
-		"gates/...":  {"gates"},
-		"config/...": {"config", "engine", "gates", "clock"},
-		"device":     {"device", "clock"},
-		"device/box": {"device", "engine", "gates", "clock"},
-		"ui/...":     {"ui", "device", "engine", "gates", "config", "clock"},
+		"clock/...":       {"clock"},
+		"engine/...":      {"engine", "gates", "clock"},
+		"gates/...":       {"gates"},
+		"config/...":      {"config", "engine", "gates", "clock"},
+		"device":          {"device", "clock"},
+		"device/box":      {"device", "engine", "gates", "clock"},
+		"ui/...":          {"ui", "device", "engine", "gates", "config", "clock"},
 		"device/mqtt/...": {"device", "engine", "gates", "ui", "config", "clock"},
 	}
 	for pattern, may := range allowed {
