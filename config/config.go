@@ -92,6 +92,8 @@ type Config struct {
 	Network Network       `toml:"network"`
 	GPIO    GPIO          `toml:"gpio"`
 	MQTT    MQTT          `toml:"mqtt"`
+	// Dashboard is the web dashboard on Daemon.Listen (see dashboard.go).
+	Dashboard Dashboard `toml:"dashboard"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -347,6 +349,7 @@ func Default() *Config {
 			Discovery:       true,
 			DiscoveryPrefix: "homeassistant",
 		},
+		Dashboard: defaultDashboard(),
 	}
 }
 

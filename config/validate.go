@@ -47,6 +47,7 @@ func (c *Config) Validate() error {
 	c.Network.validate(p)
 	c.GPIO.validate(p)
 	c.MQTT.validate(p)
+	c.Dashboard.validate(p)
 	return errors.Join(p.errs...)
 }
 
