@@ -118,3 +118,10 @@ func classify(err error) *Error {
 	}
 	return &Error{Code: code, Message: err.Error()}
 }
+
+// WriteError sends an error in the API's one shape with its HTTP status.
+// Doors in front of the API (the dashboard's authentication) use it so
+// that a refused request looks like any other API error.
+func WriteError(w http.ResponseWriter, code, message string) {
+	writeJSON(w, HTTPStatus(code), errorBody{Error: &Error{Code: code, Message: message}})
+}
