@@ -28,6 +28,9 @@ const (
 	// CodeForbidden: this peer may not do that (another uid on the socket,
 	// a missing CSRF token, a foreign Origin). HTTP 403.
 	CodeForbidden = "forbidden"
+	// CodeTooMany: too many failed attempts (logins); the Retry-After
+	// header says when to try again. HTTP 429.
+	CodeTooMany = "too_many_requests"
 	// CodeUnavailable: the store or the daemon cannot serve: in use by
 	// another process, corrupt, written by a newer questbox, refusing
 	// writes (a full disk), the daemon waiting for a repair or stopping, or
@@ -67,6 +70,8 @@ func HTTPStatus(code string) int {
 		return http.StatusUnauthorized
 	case CodeForbidden:
 		return http.StatusForbidden
+	case CodeTooMany:
+		return http.StatusTooManyRequests
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
 	}
