@@ -159,8 +159,11 @@ func (f *fixture) quest(checkpoints []string, hyps ...string) *engine.Quest {
 	return q
 }
 
-func answer(verdict, evidence string) []byte {
-	b, _ := json.Marshal(map[string]any{"verdict": verdict, "evidence": evidence, "citations": []any{}, "new_directions": []string{}})
+func answer(verdict, evidence string, dirs ...string) []byte {
+	if dirs == nil {
+		dirs = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{"verdict": verdict, "evidence": evidence, "citations": []any{}, "new_directions": dirs})
 	return []byte("Findings.\n```json\n" + string(b) + "\n```\n")
 }
 

@@ -29,8 +29,13 @@ function h(tag, attrs, ...kids) {
     if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
     else el.setAttribute(k, v === true ? '' : v);
   }
-  for (const k of kids.flat()) if (k != null && k !== false) el.append(k instanceof Node ? k : String(k));
+  for (const k of kids.flat(Infinity)) if (k != null && k !== false) el.append(k instanceof Node ? k : String(k));
   return el;
+}
+
+// fill replaces el's children, skipping null and false as h does.
+function fill(el, ...kids) {
+  el.replaceChildren(...kids.flat(Infinity).filter((k) => k != null && k !== false));
 }
 
 async function call(method, path, body) {
@@ -257,7 +262,7 @@ function fillQuest(card, id) {
   const graph = h('details', {open, ontoggle: (e) => st.open.set(id, e.target.open)},
     h('summary', null, 'Graph (' + q.nodes + ' nodes)'),
     d ? [renderGraph(d), legend(), nodeTable(d)] : h('p', {class: 'muted'}, 'Loading the graph…'));
-  card.replaceChildren(
+  fill(card, 
     h('header', null,
       h('h3', null, q.name),
       h('span', {class: 'badge ' + q.status, 'data-quest-status': id}, q.status),
@@ -418,7 +423,7 @@ function renderDevice() {
   const body = $('device-body');
   if (!d) { body.replaceChildren(h('p', {class: 'muted'}, 'No daemon state yet.')); return; }
   const s = d.state;
-  body.replaceChildren(
+  fill(body,
     h('div', {class: 'leds big', role: 'img', 'aria-label': leds.getAttribute('aria-label')},
       names.map((n) => h('span', {class: 'led ' + n, 'data-pattern': d[n].pattern, title: n + ': ' + d[n].pattern}))),
     h('dl', null,

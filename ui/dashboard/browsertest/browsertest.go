@@ -103,7 +103,7 @@ func ArtifactDir(t *testing.T) string {
 // its path.
 func Screenshot(t *testing.T, ctx context.Context, name string) string {
 	t.Helper()
-	png, err := chromedp.Run(Timeout(t, ctx), chromedp.FullScreenshot(90))
+	png, err := chromedp.Run(Timeout(t, ctx), chromedp.FullScreenshot(100))
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
@@ -121,8 +121,9 @@ func Screenshot(t *testing.T, ctx context.Context, name string) string {
 func WaitFor(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
 	if _, err := chromedp.Run(Timeout(t, ctx), chromedp.Poll[chromedp.Void](js, chromedp.WithPollingTimeout(90*time.Second))); err != nil {
+		t.Errorf("waiting for %s (%s): %v", what, js, err)
 		Screenshot(t, ctx, "failed-waiting")
-		t.Fatalf("waiting for %s (%s): %v", what, js, err)
+		t.FailNow()
 	}
 }
 
