@@ -22,6 +22,9 @@ type TickReport struct {
 	Terminated []string `json:"terminated"` // quests stopped by a budget
 	Finished   []string `json:"finished"`   // quests marked done
 	Resumed    []string `json:"resumed"`    // deferred nodes back to pending
+	// Took is how long the tick's own work took (agent runs proceed after
+	// it), as Serve measured it; 0 from Tick itself.
+	Took time.Duration `json:"-"`
 }
 
 type dispatch struct {
@@ -475,7 +478,11 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 			return nil
 		case <-e.clock.After(next.Sub(now)):
 		}
+		// Real time, not the engine's clock: this measures the work (for
+		// the tick duration metric), it decides nothing.
+		start := time.Now()
 		rep, err := e.Tick(ctx)
+		rep.Took = time.Since(start)
 		if onTick != nil {
 			onTick(rep, err)
 		}
