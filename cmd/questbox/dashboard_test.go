@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -133,4 +138,88 @@ func showFacts(t *testing.T, show, node string) (facts []string, feedback string
 		}
 	}
 	return facts, ""
+}
+
+var urlLine = regexp.MustCompile(`dashboard: (http://127\.0\.0\.1:\d+/)`)
+
+// TestPasswordVerb: `questbox password` with a daemon running (which
+// notices: the old password and every session stop working) and without.
+func TestPasswordVerb(t *testing.T) {
+	data := shortDir(t)
+	dm := startDaemon(t, data)
+	var url string
+	waitFor(t, "the dashboard URL", func() bool {
+		m := urlLine.FindStringSubmatch(dm.stdout.String())
+		if m != nil {
+			url = m[1]
+		}
+		return m != nil
+	})
+	old := passwordLog.FindStringSubmatch(dm.stderr.String())
+	if old == nil {
+		t.Fatalf("no generated password in the log:\n%s", dm.stderr.String())
+	}
+	login := func(pw string) (int, []*http.Cookie) {
+		t.Helper()
+		body, _ := json.Marshal(map[string]string{"password": pw})
+		resp, err := http.Post(url+"login", "application/json", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Cookies()
+	}
+	get := func(cookies []*http.Cookie) int {
+		t.Helper()
+		req, _ := http.NewRequest("GET", url+"api/quests", nil)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	code, session := login(old[1])
+	if code != http.StatusOK || get(session) != http.StatusOK {
+		t.Fatalf("login with the generated password: %d", code)
+	}
+	r := must(t, 0, "a-password-of-my-own\n", "password", "--stdin", "--data", data)
+	if strings.Contains(r.stdout, "a-password-of-my-own") || !strings.Contains(r.stdout, "every dashboard session has ended") {
+		t.Errorf("password --stdin printed %q", r.stdout)
+	}
+	if got := get(session); got != http.StatusUnauthorized {
+		t.Errorf("a session from before the reset: %d, want 401", got)
+	}
+	if code, _ := login(old[1]); code != http.StatusUnauthorized {
+		t.Errorf("the old password after the reset: %d, want 401", code)
+	}
+	if code, _ := login("a-password-of-my-own"); code != http.StatusOK {
+		t.Errorf("the new password: %d", code)
+	}
+	if strings.Count(dm.stderr.String(), "dashboard password generated") != 1 {
+		t.Errorf("the password was generated more than once:\n%s", dm.stderr.String())
+	}
+	if err := dm.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// Without a daemon: a generated one, printed once, in a 0600 file.
+	r = must(t, 0, "", "password", "--data", data)
+	m := regexp.MustCompile(`new dashboard password: (\S+)\n`).FindStringSubmatch(r.stdout)
+	if m == nil || len(m[1]) != 19 {
+		t.Fatalf("password printed %q", r.stdout)
+	}
+	fi, err := os.Stat(filepath.Join(data, "dashboard.password"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("password file: %v %v, want mode 0600", fi, err)
+	}
+	must(t, 1, "short\n", "password", "--stdin", "--data", data)
+	dm = startDaemon(t, data)
+	waitFor(t, "the dashboard URL", func() bool { return urlLine.MatchString(dm.stdout.String()) })
+	if strings.Contains(dm.stderr.String(), "dashboard password generated") {
+		t.Error("a daemon generated a password although one was set")
+	}
 }
