@@ -47,6 +47,8 @@ const (
 	maxCatchUp = 500
 	// logEvents is how many recent events a new page gets for its log.
 	logEvents = 50
+	// maxFrameEvents ends a coalescing window early.
+	maxFrameEvents = 1000
 )
 
 // hub fans the engine's events out to the websocket clients.
@@ -120,6 +122,7 @@ func (h *hub) follow(ctx context.Context) {
 			}
 			continue
 		}
+		evs = h.gather(ctx, sub, evs)
 		if m := h.s.opt.Metrics; m != nil {
 			m.ObserveEvents(evs)
 		}
@@ -133,6 +136,28 @@ func (h *hub) follow(ctx context.Context) {
 		}
 		h.broadcast(frame, evs[len(evs)-1].Seq)
 	}
+}
+
+// gather adds to evs the events committed within Coalesce after them: a
+// burst (a tick's dispatches and the results that follow it) becomes one
+// frame per client instead of one per commit. Each frame costs a write per
+// client, so this is what keeps a hundred clients from costing the box
+// more than a few writes per tick; the price is at most Coalesce of delay.
+func (h *hub) gather(ctx context.Context, sub *engine.Subscription, evs []engine.Event) []engine.Event {
+	d := h.s.opt.Coalesce
+	if d <= 0 {
+		return evs
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	for len(evs) < maxFrameEvents {
+		more, err := sub.Next(wctx)
+		if err != nil {
+			return evs // the window closed (or the store failed: the next Next says so)
+		}
+		evs = append(evs, more...)
+	}
+	return evs
 }
 
 // broadcast queues frame to every client without waiting; seq, if not 0,

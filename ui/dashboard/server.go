@@ -45,6 +45,9 @@ type Options struct {
 	WriteTimeout time.Duration // default 10s: a frame not written by then drops the client
 	SendQueue    int           // frames queued per client (default 64); a client that falls further behind is dropped
 	DevicePoll   time.Duration // default 1s: how often the LED mirror is refreshed while clients are connected
+	// Coalesce gathers the events committed this soon after one into the
+	// same frame (default 10ms; negative: none). See hub.gather.
+	Coalesce time.Duration
 }
 
 // Server is the dashboard: the page, the API behind its authentication,
@@ -83,6 +86,9 @@ func New(opt Options) (*Server, error) {
 	}
 	if opt.DevicePoll <= 0 {
 		opt.DevicePoll = time.Second
+	}
+	if opt.Coalesce == 0 {
+		opt.Coalesce = 10 * time.Millisecond
 	}
 	if opt.Config.MaxClients <= 0 {
 		opt.Config.MaxClients = config.Default().Dashboard.MaxClients
