@@ -128,8 +128,11 @@ function onFrame(f) {
     for (const id of [...st.details.keys()]) if (!st.quests.has(id)) st.details.delete(id);
     st.consents = f.consents;
     st.device = f.device;
+    // A seq lower than the last one seen: another store (a salvage, a new
+    // data directory). Its events are new, whatever their numbers.
+    if (f.seq < st.seq) st.events = [];
     addEvents(f.events);
-    st.seq = Math.max(st.seq, f.seq);
+    st.seq = f.seq;
     renderAll();
     for (const id of st.quests.keys()) refetch(id);
     if (st.quests.size === 0) firstRender();
