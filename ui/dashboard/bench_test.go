@@ -107,6 +107,9 @@ func BenchmarkTickWithClients(b *testing.B) {
 			}
 			b.StopTimer()
 			b.ReportMetric(float64(tick.Microseconds())/float64(b.N)/1000, "tick-ms/op")
+			srv.hub.mu.Lock()
+			b.ReportMetric(float64(srv.hub.frames)/float64(b.N), "frames/op")
+			srv.hub.mu.Unlock()
 			cancel()
 			<-served
 			readers.Wait()

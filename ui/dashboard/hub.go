@@ -61,6 +61,7 @@ type hub struct {
 	seq     uint64 // the last seq sent to the clients
 	device  []byte // the last device JSON sent
 	closed  bool
+	frames  int // event frames broadcast (for the benchmark)
 }
 
 func newHub(s *Server) *hub {
@@ -94,6 +95,7 @@ func (h *hub) follow(ctx context.Context) {
 	sub := eng.Subscribe(h.seq)
 	h.mu.Unlock()
 	defer func() { sub.Close() }()
+	var sent time.Time // when the last frame went out
 	for {
 		evs, err := sub.Next(ctx)
 		if ctx.Err() != nil {
@@ -122,7 +124,7 @@ func (h *hub) follow(ctx context.Context) {
 			}
 			continue
 		}
-		evs = h.gather(ctx, sub, evs)
+		evs = h.gather(ctx, sub, evs, sent)
 		if m := h.s.opt.Metrics; m != nil {
 			m.ObserveEvents(evs)
 		}
@@ -135,20 +137,22 @@ func (h *hub) follow(ctx context.Context) {
 			continue
 		}
 		h.broadcast(frame, evs[len(evs)-1].Seq)
+		sent = time.Now()
 	}
 }
 
-// gather adds to evs the events committed within Coalesce after them: a
-// burst (a tick's dispatches and the results that follow it) becomes one
-// frame per client instead of one per commit. Each frame costs a write per
-// client, so this is what keeps a hundred clients from costing the box
-// more than a few writes per tick; the price is at most Coalesce of delay.
-func (h *hub) gather(ctx context.Context, sub *engine.Subscription, evs []engine.Event) []engine.Event {
-	d := h.s.opt.Coalesce
-	if d <= 0 {
+// gather holds back events that come within Coalesce of the last frame
+// sent, adding every event committed until then: a burst (a tick's
+// dispatches and the results that follow) becomes a few frames per client
+// instead of one per commit, while a change after a quiet spell goes out
+// at once. Each frame costs a write per client, so this is what keeps a
+// hundred clients from costing the box more than a few writes per tick.
+func (h *hub) gather(ctx context.Context, sub *engine.Subscription, evs []engine.Event, last time.Time) []engine.Event {
+	wait := time.Until(last.Add(h.s.opt.Coalesce))
+	if h.s.opt.Coalesce <= 0 || wait <= 0 {
 		return evs
 	}
-	wctx, cancel := context.WithTimeout(ctx, d)
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for len(evs) < maxFrameEvents {
 		more, err := sub.Next(wctx)
@@ -172,6 +176,7 @@ func (h *hub) broadcast(frame []byte, seq uint64) {
 	defer h.mu.Unlock()
 	if seq != 0 {
 		h.seq = seq
+		h.frames++
 	}
 	for c := range h.clients {
 		if !c.queue(pm) {

@@ -45,8 +45,8 @@ type Options struct {
 	WriteTimeout time.Duration // default 10s: a frame not written by then drops the client
 	SendQueue    int           // frames queued per client (default 64); a client that falls further behind is dropped
 	DevicePoll   time.Duration // default 1s: how often the LED mirror is refreshed while clients are connected
-	// Coalesce gathers the events committed this soon after one into the
-	// same frame (default 10ms; negative: none). See hub.gather.
+	// Coalesce is the shortest time between two frames of events while
+	// they keep coming (default 10ms; negative: none). See hub.gather.
 	Coalesce time.Duration
 }
 

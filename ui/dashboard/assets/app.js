@@ -146,7 +146,7 @@ function onFrame(f) {
       if (ev.quest) touched.add(ev.quest);
       if (ev.kind === 'consent' || (ev.kind === 'node' && (ev.to === 'awaiting_consent' || ev.from === 'awaiting_consent'))) consents = true;
     }
-    for (const id of touched) refetch(id);
+    for (const id of touched) stale(id);
     if (consents) refetchConsents();
     renderEvents();
   } else if (f.type === 'device') {
@@ -171,6 +171,16 @@ function patchNode(id, status) {
     g.dataset.status = status;
   }
   for (const td of document.querySelectorAll('[data-node-status="' + CSS.escape(id) + '"]')) td.textContent = status;
+}
+
+// refetch brings a quest's card and graph up to date. Events mark it
+// stale; it is fetched at most every REFETCH ms (the status a node event
+// carries is on the page already, through patchNode), so a burst of events
+// costs one fetch and one render, not one per event.
+const REFETCH = 250;
+const soon = new Map(); // quest id -> timer
+function stale(id) {
+  if (!soon.has(id)) soon.set(id, setTimeout(() => { soon.delete(id); refetch(id); }, REFETCH));
 }
 
 const inflight = new Map(); // quest id -> true while fetching, 'again' if more events came
