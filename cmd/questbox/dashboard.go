@@ -7,6 +7,7 @@ import (
 	"net"
 	"strconv"
 
+	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard"
@@ -94,9 +95,9 @@ func (d *daemon) serveDashboard() {
 	d.dash.metrics = m
 	d.dash.stop = func() { cancel(); <-done }
 	url := dashboardURL(ln.Addr())
-	read := "password"
-	if cfg.Dashboard.Read != "password" {
-		read = "public reading"
+	read := "log in with the dashboard password"
+	if cfg.Dashboard.Read == config.ReadPublic {
+		read = "reading is public; changes need the dashboard password"
 	}
 	fmt.Fprintf(d.e.stdout, "dashboard: %s (%s; metrics on %smetrics)\n", url, read, url)
 	d.log.Info("dashboard listening", "url", url, "read", cfg.Dashboard.Read, "consent", cfg.Dashboard.Consent)

@@ -53,7 +53,8 @@ const (
 
 // hub fans the engine's events out to the websocket clients.
 type hub struct {
-	s *Server
+	s       *Server
+	devWake chan struct{} // capacity 1: "look at the box now", coalesced
 
 	mu      sync.Mutex // guards the fields below
 	clients map[*client]struct{}
@@ -65,7 +66,7 @@ type hub struct {
 }
 
 func newHub(s *Server) *hub {
-	return &hub{s: s, clients: map[*client]struct{}{}, seq: s.opt.Engine.LastSeq()}
+	return &hub{s: s, devWake: make(chan struct{}, 1), clients: map[*client]struct{}{}, seq: s.opt.Engine.LastSeq()}
 }
 
 func (h *hub) count() int {
@@ -138,6 +139,10 @@ func (h *hub) follow(ctx context.Context) {
 		}
 		h.broadcast(frame, evs[len(evs)-1].Seq)
 		sent = time.Now()
+		select { // the LEDs follow the events: look at the box now
+		case h.devWake <- struct{}{}:
+		default:
+		}
 	}
 }
 
@@ -199,6 +204,7 @@ func (h *hub) pollDevice(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-h.devWake:
 		}
 		if h.count() == 0 {
 			continue
