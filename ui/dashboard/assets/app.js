@@ -18,6 +18,7 @@ const st = {
   events: [],         // newest last, at most 100
   open: new Map(),    // quest id -> graph <details> open?
   first: false,       // first render done
+  pressed: '',        // what the last press of the virtual button did
   ws: null, backoff: 500,
 };
 
@@ -453,12 +454,13 @@ function renderDevice() {
       h('button', {type: 'button', 'data-press': 'short', onclick: () => press({times: 1})}, 'Press'),
       h('button', {type: 'button', 'data-press': 'long', onclick: () => press({hold: '2s', times: 1})}, 'Hold 2 s (approve)'),
       h('button', {type: 'button', 'data-press': 'triple', class: 'danger', onclick: () => press({times: 3})}, 'Press 3× (reject)')) : null,
-    h('p', {id: 'press-result', class: 'hint', role: 'status'}));
+    h('p', {id: 'press-result', class: 'hint', role: 'status'}, st.pressed));
 }
 
 async function press(req) {
   const v = await act('POST', '/api/device/press', req);
-  if (v) $('press-result').textContent = v.map((p) => p.press + ': ' + p.outcome).join('; ');
+  // Kept in the state: the box's section is redrawn whenever the box changes.
+  if (v) { st.pressed = v.map((p) => p.press + ': ' + p.outcome).join('; '); $('press-result').textContent = st.pressed; }
 }
 
 // ---- events ----
