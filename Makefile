@@ -7,9 +7,12 @@ endif
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 60s
 BENCH_ARGS ?=
-# Debian packages the tests need, installed by scripts/deps.sh when missing
-# (mosquitto: the MQTT tests run a real broker on a loopback port).
-TEST_DEBS ?= mosquitto
+# Debian packages the tests need, installed by scripts/deps.sh when missing:
+# mosquitto (the MQTT tests run a real broker on a loopback port) and
+# chromium (the dashboard's browser tests; they fail under CI=true without it).
+TEST_DEBS ?= mosquitto chromium
+# Where browser tests save their screenshots.
+ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 
@@ -23,11 +26,12 @@ help: ## list the targets
 run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
 	$(GO) build -o bin/questbox ./cmd/questbox
 	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; ./bin/questbox --data ./data quest list (in another terminal) talks to it"
+	@echo "questbox: the dashboard's URL follows; on first start its password is in the log line 'dashboard password generated'"
 	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 
-test: ## install missing test deps (scripts/deps.sh), then go test -race ./...
+test: ## install missing test deps (scripts/deps.sh), then go test -race ./... (screenshots in artifacts/)
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
-	$(GO) test -race -count=1 ./...
+	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 ./...
 
 check: fmt-check vet ## gofmt, go vet, go test -race, and the cross builds
 	$(GO) test -race ./...
@@ -59,5 +63,5 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
 	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
 
-clean: ## remove build output (dist/); ./data from `make run` is kept
-	rm -rf dist bin
+clean: ## remove build output (dist/) and test artifacts; ./data from `make run` is kept
+	rm -rf dist bin artifacts

@@ -23,6 +23,9 @@ type TickReport struct {
 	Terminated []string `json:"terminated"` // quests stopped by a budget
 	Finished   []string `json:"finished"`   // quests marked done
 	Resumed    []string `json:"resumed"`    // deferred nodes back to pending
+	// Took is how long the tick's own work took (agent runs proceed after
+	// it), as Serve measured it; 0 from Tick itself.
+	Took time.Duration `json:"-"`
 }
 
 type dispatch struct {
@@ -477,7 +480,11 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 		if clock.Sleep(ctx, e.clock, next.Sub(now)) != nil {
 			return nil // ctx ended
 		}
+		// Real time, not the engine's clock: this measures the work (for
+		// the tick duration metric), it decides nothing.
+		start := time.Now()
 		rep, err := e.Tick(ctx)
+		rep.Took = time.Since(start)
 		if onTick != nil {
 			onTick(rep, err)
 		}

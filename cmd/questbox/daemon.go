@@ -112,6 +112,7 @@ type daemon struct {
 	sock *api.SocketServer
 	// stopMQTT publishes "offline" and disconnects (mqtt.go).
 	stopMQTT func()
+	dash     *dashboardRun
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
@@ -152,6 +153,9 @@ func (d *daemon) run(ctx context.Context) error {
 			d.log.Error("could not seed the demo quest", "err", err)
 		}
 	}
+	d.serveDashboard()
+	// Stopped after the engine: the pages see its last events.
+	defer d.dash.stop()
 	d.ready()
 
 	// Serve returns when ctx ends or the device failed.
@@ -271,8 +275,9 @@ func (d *daemon) stop() {
 // is a fault on the LEDs; a tick loop that keeps failing (the store cannot
 // be written) or hangs stops feeding it, and systemd restarts the daemon,
 // which checks the store again as it opens it.
-func (d *daemon) tickDone(_ engine.TickReport, err error) {
+func (d *daemon) tickDone(rep engine.TickReport, err error) {
 	d.box.Ticked(err)
+	d.dash.ticked(rep, err)
 	if err == nil {
 		d.notify("WATCHDOG=1")
 	}
