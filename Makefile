@@ -14,7 +14,7 @@ TEST_DEBS ?= mosquitto
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test check fmt-check vet cross test-arm bench fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -58,6 +58,11 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 
 fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
 	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
+
+SOAK_KILLS ?= 300
+soak: ## crash loop: SOAK_KILLS (300) SIGKILLs of a real daemon with MQTT, every invariant checked after each restart (minutes)
+	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
+	SOAK_KILLS=$(SOAK_KILLS) $(GO) test -tags soak -run '^TestSoak$$' -v -count=1 -timeout 30m ./bench/soak
 
 clean: ## remove build output (dist/); ./data from `make run` is kept
 	rm -rf dist bin
