@@ -5,7 +5,10 @@ ifeq ($(origin VERSION),undefined)
 VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 endif
 LDFLAGS  := -s -w -X main.version=$(VERSION)
-FUZZTIME ?= 60s
+FUZZTIME ?= 30s
+# Every fuzz target, as package:Target; make fuzz runs each for FUZZTIME.
+FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseOwnerAnswer ./gates/judge:FuzzParse \
+	./config:FuzzParse ./config:FuzzSizeText ./device/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing
 # (mosquitto: the MQTT tests run a real broker on a loopback port).
@@ -56,8 +59,10 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 	@for p in $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./bench/... 2>/dev/null); do \
 		echo "$(GO) run $$p $(BENCH_ARGS)"; $(GO) run $$p $(BENCH_ARGS) || exit 1; done
 
-fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
-	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
+fuzz: ## every fuzz target (agent and owner answers, judge output, config, MQTT commands, API bodies) for FUZZTIME (30s) each
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "$(GO) test -run '^$$' -fuzz '^$$fn$$' -fuzztime $(FUZZTIME) $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; done
 
 SOAK_KILLS ?= 300
 soak: ## crash loop: SOAK_KILLS (300) SIGKILLs of a real daemon with MQTT, every invariant checked after each restart (minutes)
