@@ -51,7 +51,7 @@ dist/questbox-linux-armv7: GOENV := GOARCH=arm GOARM=7
 $(addprefix dist/questbox-linux-,$(CROSS)):
 	CGO_ENABLED=0 GOOS=linux $(GOENV) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/questbox
 
-test-arm: ## clock, engine, gates and device tests built for arm64 and armv6, run under qemu-user
+test-arm: ## the whole unit test suite built for arm64 and armv6, run under qemu-user (minutes)
 	GO=$(GO) scripts/test-arm.sh
 
 bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to each)
