@@ -177,6 +177,7 @@ func TestPowerLossCopies(t *testing.T) {
 			}
 		case 1, 2:
 			liar["refused, salvage failed (store left as it was)"]++
+			t.Logf("lying card %d: salvage exited %d: %s", i, s.code, strings.TrimSpace(s.stderr))
 		default:
 			t.Fatalf("lying card %d: salvage exited %d: %s%s", i, s.code, s.stdout, s.stderr)
 		}
