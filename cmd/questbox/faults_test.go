@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -167,4 +168,42 @@ func lastSeq(t *testing.T, data string) uint64 {
 		}
 		since = page.Events[len(page.Events)-1].Seq
 	}
+}
+
+// TestAgentFloodingStdout: an agent that writes 64 MiB to stdout is cut at
+// its output_cap, the try FAILs with a fact naming the cap, and the flood
+// is drained, not kept: this process allocates far less than the flood.
+func TestAgentFloodingStdout(t *testing.T) {
+	data := dataDir(t)
+	conf := filepath.Join(t.TempDir(), "questbox.toml")
+	os.WriteFile(conf, []byte(`[providers.flood]
+type = "command"
+argv = ["/bin/sh", "-c", "cat >/dev/null; head -c 67108864 /dev/zero | tr '\\0' 'x'"]
+env = ["PATH"]
+timeout = "5m"
+output_cap = "64KiB"
+[network]
+probe = ""
+`), 0o644)
+	d := []string{"--config", conf, "--data", data}
+	must(t, 0, "", append([]string{"quest", "new", "flood", "--direction", "drown the box", "--provider", "flood", "--mode", "solo", "--roles", "scout,poc,strategist"}, d...)...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	must(t, 0, "", append([]string{"tick"}, d...)...)
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 32<<20 {
+		t.Errorf("a tick with a 64 MiB flood allocated %d MiB: the output is kept, not capped", grew>>20)
+	}
+	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
+	if n.Status != "pending" || n.Tries != 1 || n.Outcome != "FAIL" {
+		t.Fatalf("after the flood: node %s, %d tries, outcome %q; want pending after one FAIL", n.Status, n.Tries, n.Outcome)
+	}
+	var capped bool
+	for _, f := range n.Facts {
+		capped = capped || strings.Contains(f.Text, "exceeded the cap of 65536 bytes")
+	}
+	if !capped {
+		t.Errorf("no fact names the cap: %+v", n.Facts)
+	}
+	must(t, 0, "", append([]string{"verify"}, d...)...)
 }
