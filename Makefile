@@ -17,7 +17,7 @@ TEST_DEBS ?= mosquitto
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test check fmt-check vet cross test-arm bench fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test check fmt-check vet cross test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -58,6 +58,9 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	@for p in $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./bench/... 2>/dev/null); do \
 		echo "$(GO) run $$p $(BENCH_ARGS)"; $(GO) run $$p $(BENCH_ARGS) || exit 1; done
+
+bench-arm: ## the tick and scale benchmarks as arm64 and armv6 binaries under qemu-user (relative only, not Pi numbers; minutes)
+	GO=$(GO) scripts/bench-arm.sh
 
 fuzz: ## every fuzz target (agent and owner answers, judge output, config, MQTT commands, API bodies) for FUZZTIME (30s) each
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
