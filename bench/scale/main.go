@@ -21,8 +21,9 @@
 //     1000h so it never ticks by itself); the time is the client's, with
 //     the socket round trip and the JSON of the tick's events.
 //   - bytes written: write_bytes of /proc/PID/io over those ticks.
-//   - start to ready: exec to the first answer of GET /healthz (the store's
-//     full integrity check is part of it), then VmRSS, RssAnon, RssFile.
+//   - start to ready: exec to the first answer of GET /api/quests, which
+//     needs the opened store (the store's start-up check is part of it),
+//     then VmRSS, RssAnon, RssFile.
 //
 // -qemu runs the daemon under qemu-user (e.g. "qemu-aarch64-static" with
 // -bin dist/questbox-linux-arm64): a relative measure of Pi-class cost, not
@@ -193,8 +194,10 @@ func start(bin, qemu, cfg, data string) (*daemon, time.Duration, error) {
 			return nil, 0, fmt.Errorf("the daemon exited: %v (see %s)", err, logf.Name())
 		default:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		_, err := d.client.Health(ctx)
+		// Ready: a request that needs the store answers (the control
+		// socket answers earlier, while the store is opened and checked).
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err := d.client.Quests(ctx)
 		cancel()
 		if err == nil {
 			return d, time.Since(t0), nil

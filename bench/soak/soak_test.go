@@ -195,6 +195,18 @@ discovery = false
 		t.Fatal(err)
 	}
 	t.Cleanup(s.killOrphans)
+	// A failed check stops the test with the daemon running: end it.
+	t.Cleanup(func() {
+		if s.exited == nil {
+			return
+		}
+		select {
+		case <-s.exited:
+		default:
+			s.daemon.Process.Signal(syscall.SIGKILL)
+			<-s.exited
+		}
+	})
 	return s
 }
 
