@@ -36,6 +36,8 @@ import (
 //     agent logged for a node are at most the runs the store recorded for
 //     it, and every run but the one in flight has an attempt in the node's
 //     log (an interrupted one if the kill cut it short);
+//   - the event seqs that reached the MQTT subscriber so far are 1..max,
+//     with no hole (duplicates aside);
 //   - `questbox export Q --out FILE` (one file per quest: each quest has its
 //     own journal, so quests cannot share a file) exits 0, the file holds no
 //     node twice, only terminal nodes, and every node that was terminal
@@ -99,7 +101,11 @@ type soak struct {
 	terminal map[string][]byte // node id -> its JSON when first seen terminal
 	cache    map[string]cached // quest id -> its nodes at the last look
 	lastExp  map[string]int    // quest id -> nodes in its export file
-	quests   int               // quests created
+
+	mqttSeen map[uint64]bool // event seqs the subscriber has had
+	mqttMax  uint64
+	mqttRead int // messages of the subscriber already looked at
+	quests   int // quests created
 
 	n counts
 }
@@ -115,7 +121,7 @@ type counts struct {
 }
 
 func newSoak(t *testing.T, seed uint64) *soak {
-	s := &soak{t: t, r: rand.New(rand.NewPCG(seed, seed^0x5eed)), terminal: map[string][]byte{}, cache: map[string]cached{}, lastExp: map[string]int{}}
+	s := &soak{t: t, r: rand.New(rand.NewPCG(seed, seed^0x5eed)), terminal: map[string][]byte{}, cache: map[string]cached{}, lastExp: map[string]int{}, mqttSeen: map[uint64]bool{}}
 	s.n.outcomes = map[string]int{}
 	// Short paths: the control socket's path must fit a sockaddr_un.
 	dir, err := os.MkdirTemp("", "soak")
@@ -538,6 +544,22 @@ func (s *soak) check(full bool) {
 			}
 		}
 		s.lastExp[id] = len(got)
+	}
+	// MQTT so far: the publisher sends in seq order from its cursor, so
+	// whatever has arrived is 1..max with no hole, duplicates aside.
+	msgs := s.sub.Messages()
+	for _, m := range msgs[s.mqttRead:] {
+		seq, _ := seqOf(s.t, m)
+		s.mqttSeen[seq] = true
+		s.mqttMax = max(s.mqttMax, seq)
+	}
+	s.mqttRead = len(msgs)
+	if uint64(len(s.mqttSeen)) != s.mqttMax {
+		for seq := uint64(1); seq <= s.mqttMax; seq++ {
+			if !s.mqttSeen[seq] {
+				s.fatalf("MQTT has seqs up to %d but not %d", s.mqttMax, seq)
+			}
+		}
 	}
 	s.n.checked++
 }
