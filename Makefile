@@ -11,8 +11,9 @@ FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseOwnerAnswer ./gates/jud
 	./config:FuzzParse ./config:FuzzSizeText ./device/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing
-# (mosquitto: the MQTT tests run a real broker on a loopback port).
-TEST_DEBS ?= mosquitto
+# (mosquitto: the MQTT tests run a real broker on a loopback port; iproute2:
+# the network-namespace fault test runs the daemon under `ip netns exec`).
+TEST_DEBS ?= mosquitto iproute2
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 
