@@ -5,19 +5,24 @@ ifeq ($(origin VERSION),undefined)
 VERSION  := $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 endif
 LDFLAGS  := -s -w -X main.version=$(VERSION)
-FUZZTIME ?= 60s
+FUZZTIME ?= 30s
+# Every fuzz target, as package:Target; make fuzz runs each for FUZZTIME.
+FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseOwnerAnswer ./gates/judge:FuzzParse \
+	./config:FuzzParse ./config:FuzzSizeText ./device/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing:
-# mosquitto (the MQTT tests run a real broker on a loopback port) and
-# chromium (the dashboard's browser tests; they fail under CI=true without it).
-TEST_DEBS ?= mosquitto chromium
+# mosquitto (the MQTT tests run a real broker on a loopback port), chromium
+# (the dashboard's browser tests; they fail under CI=true without it) and
+# iproute2 (the network-namespace fault test runs the daemon under
+# `ip netns exec`).
+TEST_DEBS ?= mosquitto chromium iproute2
 # Where browser tests save their screenshots.
 ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test check fmt-check vet cross test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -52,7 +57,7 @@ dist/questbox-linux-armv7: GOENV := GOARCH=arm GOARM=7
 $(addprefix dist/questbox-linux-,$(CROSS)):
 	CGO_ENABLED=0 GOOS=linux $(GOENV) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/questbox
 
-test-arm: ## clock, engine, gates and device tests built for arm64 and armv6, run under qemu-user
+test-arm: ## the whole unit test suite built for arm64 and armv6, run under qemu-user (minutes)
 	GO=$(GO) scripts/test-arm.sh
 
 bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to each)
@@ -60,8 +65,18 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 	@for p in $$($(GO) list -f '{{if eq .Name "main"}}{{.ImportPath}}{{end}}' ./bench/... 2>/dev/null); do \
 		echo "$(GO) run $$p $(BENCH_ARGS)"; $(GO) run $$p $(BENCH_ARGS) || exit 1; done
 
-fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
-	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
+bench-arm: ## the tick and scale benchmarks as arm64 and armv6 binaries under qemu-user (relative only, not Pi numbers; minutes)
+	GO=$(GO) scripts/bench-arm.sh
+
+fuzz: ## every fuzz target (agent and owner answers, judge output, config, MQTT commands, API bodies) for FUZZTIME (30s) each
+	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "$(GO) test -run '^$$' -fuzz '^$$fn$$' -fuzztime $(FUZZTIME) $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; done
+
+SOAK_KILLS ?= 300
+soak: ## crash loop: SOAK_KILLS (300) SIGKILLs of a real daemon with MQTT, every invariant checked after each restart (minutes)
+	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
+	SOAK_KILLS=$(SOAK_KILLS) $(GO) test -tags soak -run '^TestSoak$$' -v -count=1 -timeout 30m ./bench/soak
 
 clean: ## remove build output (dist/) and test artifacts; ./data from `make run` is kept
 	rm -rf dist bin artifacts

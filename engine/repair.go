@@ -66,7 +66,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 		return out, err
 	}
 	for _, k := range drop {
-		if err := nb.Delete(k); err != nil {
+		if err := dropKey(nb, k); err != nil {
 			return out, err
 		}
 	}
@@ -99,7 +99,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 		return out, err
 	}
 	for _, k := range badQuests {
-		if err := qb.Delete(k); err != nil {
+		if err := dropKey(qb, k); err != nil {
 			return out, err
 		}
 	}
@@ -312,6 +312,17 @@ func invalidRecords(tx *bolt.Tx) []string {
 		return nil
 	})
 	return out
+}
+
+// dropKey deletes k from b, a record or, where damage left a nested bucket
+// among the records (ForEach gives it a nil value, which does not decode),
+// that bucket: bolt's Delete refuses a bucket with ErrIncompatibleValue,
+// which made a whole salvage fail.
+func dropKey(b *bolt.Bucket, k []byte) error {
+	if b.Bucket(k) != nil {
+		return b.DeleteBucket(k)
+	}
+	return b.Delete(k)
 }
 
 // dropInvalid deletes the records invalidRecords names: no read of the

@@ -121,7 +121,13 @@ func TestCorruptionThroughTheCLI(t *testing.T) {
 			}
 			// The daemon holds with the reason instead of dying.
 			d := startDaemon(t, data, "--gpio", "sim")
-			v := deviceStatus(t, data)
+			// The socket answers while the daemon checks the store; it holds
+			// once the check has failed (slow under qemu, as on a Pi).
+			var v api.Device
+			waitFor(t, "the daemon to hold", func() bool {
+				v = deviceStatus(t, data)
+				return v.State.Halted
+			})
 			if !v.State.Halted || !strings.Contains(v.Halted, "questbox salvage --data "+data) {
 				t.Errorf("run on the damaged store: halted %v (%q), want halted naming salvage", v.State.Halted, v.Halted)
 			}

@@ -114,6 +114,7 @@ func TestBrokerOutageLosesNothing(t *testing.T) {
 	if downs == 0 || ups < 2 {
 		t.Errorf("want broker_down and two broker_up device events, got %d down, %d up", downs, ups)
 	}
+	waitAcked(t, c, last)
 	r.stop() // commits the cursor
 	if got := r.eng.Cursor(Consumer); got < last {
 		t.Errorf("cursor %d after a clean stop, want at least %d", got, last)
@@ -282,6 +283,7 @@ func TestAcksAreBatched(t *testing.T) {
 	}
 	last := r.eng.LastSeq()
 	inOrderOnce(t, waitSeqs(t, sub, start, last))
+	waitAcked(t, c, last)
 	r.stop()
 	s := c.Stats()
 	events := last - start

@@ -1,0 +1,805 @@
+//go:build soak
+
+package soak
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/device/mqtt/mosquittotest"
+	"github.com/questbox/questbox/ui/api"
+)
+
+// TestSoak is the crash loop. Each cycle starts `questbox run --tick
+// 200ms`, waits until it answers, checks every invariant, lets it work for a
+// random moment (or kills it during an export, or while it starts), and
+// SIGKILLs it. After every restart:
+//
+//   - `questbox verify` exits 0 (pages and the hash-chained ledger);
+//   - no terminal node changed: each terminal node's JSON equals what it was
+//     the first time it was seen terminal, and it is still there;
+//   - no node ran twice without a recorded run: the agent invocations the
+//     agent logged for a node are at most the runs the store recorded for
+//     it, and every run but the one in flight has an attempt in the node's
+//     log (an interrupted one if the kill cut it short);
+//   - the event seqs that reached the MQTT subscriber so far are 1..max,
+//     with no hole (duplicates aside);
+//   - `questbox export Q --out FILE` (one file per quest: each quest has its
+//     own journal, so quests cannot share a file) exits 0, the file holds no
+//     node twice, only terminal nodes, and every node that was terminal
+//     before the export.
+//
+// At the end the daemon runs without kills until it is quiet, and every
+// event seq from 1 to the last one must have reached the MQTT subscriber
+// (duplicates allowed, de-duplicated by seq, with equal payloads). The
+// outbox bound (engine/outbox.go) may drop node, quest and device events
+// only past outbox_max undelivered events; the soak stays far below it, so
+// any gap fails the test.
+//
+// SOAK_KILLS (default 300) sets the number of SIGKILLs; SOAK_SEED the seed.
+func TestSoak(t *testing.T) {
+	kills := envInt(t, "SOAK_KILLS", 300)
+	seed := uint64(envInt(t, "SOAK_SEED", int(time.Now().UnixNano()%1e9)))
+	t.Logf("soak: %d kills, SOAK_SEED=%d", kills, seed)
+	s := newSoak(t, seed)
+	s.loop(kills)
+	s.finish()
+}
+
+func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == agentArg {
+		os.Exit(agentMain(os.Args[2]))
+	}
+	os.Exit(m.Run())
+}
+
+func envInt(t *testing.T, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		t.Fatalf("%s=%q: want a number", name, v)
+	}
+	return n
+}
+
+// activeQuests is how many quests the soak keeps active.
+const activeQuests = 3
+
+type soak struct {
+	t      *testing.T
+	r      *rand.Rand
+	bin    string // the questbox binary
+	dir    string // the agent's log, the config, the exports
+	data   string
+	cfg    string
+	logf   *os.File // every daemon's output, appended
+	sock   string
+	client *api.Client
+	broker *mosquittotest.Broker
+	sub    *mosquittotest.Subscriber
+
+	daemon *exec.Cmd
+	exited chan struct{}
+
+	terminal map[string][]byte // node id -> its JSON when first seen terminal
+	cache    map[string]cached // quest id -> its nodes at the last look
+	lastExp  map[string]int    // quest id -> nodes in its export file
+
+	mqttSeen map[uint64]bool // event seqs the subscriber has had
+	mqttMax  uint64
+	mqttRead int // messages of the subscriber already looked at
+	quests   int // quests created
+
+	n counts
+}
+
+// counts are what the soak reports.
+type counts struct {
+	kills, startupKills, exportKills, restarts, checked, verifies, exports int
+	questReads                                                             int
+	questsCreated, questsFinished                                          int
+	invocations                                                            int
+	outcomes                                                               map[string]int
+	interrupted                                                            int
+}
+
+func newSoak(t *testing.T, seed uint64) *soak {
+	s := &soak{t: t, r: rand.New(rand.NewPCG(seed, seed^0x5eed)), terminal: map[string][]byte{}, cache: map[string]cached{}, lastExp: map[string]int{}, mqttSeen: map[uint64]bool{}}
+	s.n.outcomes = map[string]int{}
+	// Short paths: the control socket's path must fit a sockaddr_un.
+	dir, err := os.MkdirTemp("", "soak")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("soak: data kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	s.dir, s.data = dir, filepath.Join(dir, "data")
+	s.sock = filepath.Join(s.data, "questbox.sock")
+	s.client = api.NewClient(api.SocketClient(s.sock), s.sock)
+	if err := os.MkdirAll(filepath.Join(dir, "export"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s.bin = buildQuestbox(t, dir)
+	s.logf, err = os.Create(filepath.Join(dir, "daemon.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.logf.Close() })
+
+	s.broker = mosquittotest.Start(t, mosquittotest.Options{})
+	s.sub = s.broker.Subscribe(t, "questbox/soak/event/#")
+
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.cfg = filepath.Join(dir, "questbox.toml")
+	conf := fmt.Sprintf(`[daemon]
+device_id = "soak"
+max_parallel = 3
+grace = "1s"
+
+[defaults]
+mode = "solo"
+provider = "soak"
+roles = ["scout", "poc", "strategist"]
+gate = "soak"
+max_agent_runs = 40
+max_tries = 3
+
+[providers.soak]
+type = "command"
+argv = [%q, %q, %q]
+env = []
+timeout = "1s"
+output_cap = "64KiB"
+
+[gates.soak]
+rules = [
+  { id = "contract", kind = "contract", level = "fail" },
+  { id = "evidence", kind = "evidence-length", level = "fail", params = { min = 20, max = 20000 } },
+  { id = "fresh", kind = "fresh-directions", level = "fail" },
+  { id = "cites", kind = "citations-present", level = "fail" },
+  { id = "review", kind = "regex", level = "review", params = { field = "evidence", pattern = %q, mode = "must_not_match" } },
+]
+
+[network]
+probe = ""
+
+[gpio]
+backend = "sim"
+consent_expiry = "2s"
+
+[mqtt]
+broker = %q
+reconnect_max = "1s"
+discovery = false
+`, self, agentArg, dir, reviewMark, s.broker.URL())
+	if err := os.WriteFile(s.cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.killOrphans)
+	// A failed check stops the test with the daemon running: end it.
+	t.Cleanup(func() {
+		if s.exited == nil {
+			return
+		}
+		select {
+		case <-s.exited:
+		default:
+			s.daemon.Process.Signal(syscall.SIGKILL)
+			<-s.exited
+		}
+	})
+	return s
+}
+
+// buildQuestbox builds cmd/questbox from this module into dir.
+func buildQuestbox(t *testing.T, dir string) string {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	bin := filepath.Join(dir, "questbox")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/questbox")
+	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// start execs the daemon; it does not wait for it to be ready.
+func (s *soak) start() {
+	s.t.Helper()
+	fmt.Fprintf(s.logf, "=== soak: start (kills so far %d)\n", s.n.kills)
+	s.daemon = exec.Command(s.bin, "run", "--config", s.cfg, "--data", s.data, "--tick", "200ms")
+	s.daemon.Stdout, s.daemon.Stderr = s.logf, s.logf
+	if err := s.daemon.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.exited = make(chan struct{})
+	go func(c *exec.Cmd, done chan struct{}) { c.Wait(); close(done) }(s.daemon, s.exited)
+	s.n.restarts++
+}
+
+// ready polls the daemon's API until it answers. The bound only turns a
+// wedged daemon into a failure.
+func (s *soak) ready() {
+	s.t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case <-s.exited:
+			s.fatalf("the daemon exited before it was ready: %v", s.daemon.ProcessState)
+		default:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_, err := s.client.Health(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.fatalf("the daemon did not answer within a minute: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// kill SIGKILLs the daemon and reaps it.
+func (s *soak) kill() {
+	s.t.Helper()
+	if err := s.daemon.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		s.t.Fatal(err)
+	}
+	<-s.exited
+	if ws, ok := s.daemon.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
+		s.fatalf("the daemon had exited by itself before the kill: %v", s.daemon.ProcessState)
+	}
+	s.n.kills++
+	fmt.Fprintf(s.logf, "=== soak: SIGKILL %d\n", s.n.kills)
+}
+
+func (s *soak) fatalf(format string, args ...any) {
+	s.t.Helper()
+	s.logf.Sync()
+	b, _ := os.ReadFile(s.logf.Name())
+	if len(b) > 8000 {
+		b = b[len(b)-8000:]
+	}
+	s.t.Fatalf("after %d kills: %s\ndaemon log tail:\n%s", s.n.kills, fmt.Sprintf(format, args...), b)
+}
+
+func (s *soak) sleep(max time.Duration) {
+	time.Sleep(time.Duration(s.r.Int64N(int64(max) + 1)))
+}
+
+// loop is the crash loop: n kills.
+func (s *soak) loop(n int) {
+	began := time.Now()
+	for s.n.kills < n {
+		s.start()
+		if s.n.restarts > 1 && s.r.IntN(8) == 0 {
+			// Kill it while it starts: opening the store, recovering the
+			// runs the last kill interrupted.
+			s.sleep(60 * time.Millisecond)
+			s.kill()
+			s.n.startupKills++
+			continue
+		}
+		s.ready()
+		s.check(s.n.checked%fullEvery == 0)
+		s.keepQuests()
+		if s.r.IntN(4) == 0 && s.quests > 0 {
+			s.killDuringExport()
+		} else {
+			s.sleep(700 * time.Millisecond)
+			s.kill()
+		}
+		if s.n.kills%50 == 0 {
+			_, runs := s.invocations()
+			s.t.Logf("soak: %d kills, %d checked restarts, %d agent runs, %d quests, %d terminal nodes, %d MQTT messages, %v",
+				s.n.kills, s.n.checked, len(runs), s.quests, len(s.terminal), len(s.sub.Messages()), time.Since(began).Round(time.Second))
+		}
+	}
+}
+
+// killDuringExport starts an export and kills the daemon at a random
+// moment of it.
+func (s *soak) killDuringExport() {
+	q := fmt.Sprintf("q%d", 1+s.r.IntN(s.quests))
+	cmd := exec.Command(s.bin, "export", q, "--out", s.exportFile(q), "--config", s.cfg, "--data", s.data)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.sleep(25 * time.Millisecond)
+	s.kill()
+	cmd.Wait() // exit 0 or 2: either is fine, the next export repairs the file
+	s.n.exportKills++
+}
+
+func (s *soak) exportFile(q string) string { return filepath.Join(s.dir, "export", q+".jsonl") }
+
+// cli runs the questbox binary and returns its exit code and output.
+func (s *soak) cli(args ...string) (int, string) {
+	cmd := exec.Command(s.bin, append(args, "--config", s.cfg, "--data", s.data)...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode(), string(out)
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return 0, string(out)
+}
+
+// keepQuests creates quests until activeQuests are active.
+func (s *soak) keepQuests() {
+	qs := s.quest()
+	active := 0
+	for _, q := range qs {
+		if q.Status == "active" {
+			active++
+		}
+	}
+	for ; active < activeQuests; active++ {
+		name := fmt.Sprintf("soak %d", s.quests+1)
+		code, out := s.cli("quest", "new", name, "--direction", "survive "+name+" through kill -9", "--json")
+		if code != 0 {
+			s.fatalf("quest new: exit %d: %s", code, out)
+		}
+		s.quests++
+		s.n.questsCreated++
+	}
+}
+
+func (s *soak) quest() []api.Quest {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	qs, err := s.client.Quests(ctx)
+	if err != nil {
+		s.fatalf("quest list: %v", err)
+	}
+	return qs
+}
+
+// snapshot is every node of every quest, by id. To keep a cycle's cost
+// flat as finished quests pile up, a quest that is not active and whose
+// record has not changed since the last look is taken from the last look,
+// except at every fullEvery-th check, which reads everything.
+func (s *soak) snapshot(full bool) map[string]api.Node {
+	s.t.Helper()
+	nodes := map[string]api.Node{}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, q := range s.quest() {
+		c, ok := s.cache[q.ID]
+		if full || !ok || q.Status == "active" || !c.updated.Equal(q.Updated) {
+			d, err := s.client.Quest(ctx, q.ID)
+			if err != nil {
+				s.fatalf("quest show %s: %v", q.ID, err)
+			}
+			c = cached{updated: q.Updated, nodes: d.Nodes}
+			s.cache[q.ID] = c
+			s.n.questReads++
+		}
+		for _, n := range c.nodes {
+			nodes[n.ID] = n
+		}
+	}
+	return nodes
+}
+
+// fullEvery is how often a check reads every quest and exports every one.
+const fullEvery = 10
+
+type cached struct {
+	updated time.Time
+	nodes   []api.Node
+}
+
+// invocations reads the agent's log: runs per node.
+func (s *soak) invocations() (map[string]int, []string) {
+	s.t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.dir, "invocations.log"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		s.t.Fatal(err)
+	}
+	per := map[string]int{}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) != 3 {
+			continue // the last line may be in the middle of its write
+		}
+		per[f[0]]++
+		lines = append(lines, l)
+	}
+	return per, lines
+}
+
+// check runs every per-restart invariant against the running daemon; a
+// full check reads and exports every quest (see snapshot).
+func (s *soak) check(full bool) {
+	s.t.Helper()
+	// The agent's log first, then the store: every invocation read here
+	// started before the snapshot, so its run is in the snapshot.
+	inv, _ := s.invocations()
+	nodes := s.snapshot(full)
+	terminalIn := map[string]int{}
+	for _, n := range nodes {
+		if n.Terminal {
+			terminalIn[n.Quest]++
+		}
+	}
+
+	if code, out := s.cli("verify"); code != 0 {
+		s.fatalf("questbox verify: exit %d:\n%s", code, out)
+	}
+	s.n.verifies++
+
+	for id, old := range s.terminal {
+		n, ok := nodes[id]
+		if !ok {
+			s.fatalf("terminal node %s is gone", id)
+		}
+		if b, _ := json.Marshal(n); !bytes.Equal(b, old) {
+			s.fatalf("terminal node %s changed:\nwas %s\nnow %s", id, old, b)
+		}
+	}
+	for id, n := range nodes {
+		if n.Terminal {
+			if _, ok := s.terminal[id]; !ok {
+				s.terminal[id], _ = json.Marshal(n)
+			}
+		}
+		if inv[id] > len(n.Runs) {
+			s.fatalf("node %s: the agent ran %d times, the store records %d runs: %+v", id, inv[id], len(n.Runs), n)
+		}
+		// Every run but the one in flight ended in an attempt. Identical
+		// attempts that use no try are merged into one (Repeats counts
+		// the others, Run names the latest), so a run missing from the
+		// log must be one of those repeats.
+		attempted, repeats := map[string]bool{}, 0
+		for _, a := range n.Attempts {
+			attempted[a.Run] = true
+			repeats += a.Repeats
+		}
+		var unlogged []string
+		for i, r := range n.Runs {
+			inFlight := i == len(n.Runs)-1 && n.Status == "running"
+			if !attempted[r] && !inFlight {
+				unlogged = append(unlogged, r)
+			}
+		}
+		if len(unlogged) > repeats {
+			s.fatalf("node %s (%s): runs %v have no attempt in its log (%d repeats): %+v", id, n.Status, unlogged, repeats, n.Attempts)
+		}
+	}
+	for id, k := range inv {
+		if id == unknownNode {
+			continue // the kill cut the prompt short: counted, not attributed
+		}
+		if _, ok := nodes[id]; !ok {
+			s.fatalf("the agent ran node %s %d times, and the store has no such node", id, k)
+		}
+	}
+
+	// Export into one file per quest, then check the file: every quest at
+	// a full check; else those with nodes locked since their last export,
+	// and one other at random (a second export must add nothing).
+	other := fmt.Sprintf("q%d", 1+s.r.IntN(max(s.quests, 1)))
+	for q := 1; q <= s.quests; q++ {
+		id := fmt.Sprintf("q%d", q)
+		if !full && id != other && terminalIn[id] == s.lastExp[id] {
+			continue
+		}
+		if code, out := s.cli("export", id, "--out", s.exportFile(id)); code != 0 {
+			s.fatalf("export %s: exit %d: %s", id, code, out)
+		}
+		s.n.exports++
+		got := s.exported(id)
+		for nid, k := range got {
+			if k != 1 {
+				s.fatalf("export of %s has node %s %d times", id, nid, k)
+			}
+			if n, ok := nodes[nid]; ok && !n.Terminal {
+				// Locked after the snapshot? It must be terminal now.
+				if now := s.node(nid); !now.Terminal {
+					s.fatalf("export of %s has node %s, which is %s", id, nid, now.Status)
+				}
+			}
+		}
+		for nid, n := range nodes {
+			if n.Quest == id && n.Terminal && got[nid] == 0 {
+				s.fatalf("export of %s skipped terminal node %s", id, nid)
+			}
+		}
+		s.lastExp[id] = len(got)
+	}
+	// MQTT so far: the publisher sends in seq order from its cursor, so
+	// whatever has arrived is 1..max with no hole, duplicates aside.
+	msgs := s.sub.Messages()
+	for _, m := range msgs[s.mqttRead:] {
+		seq, _ := seqOf(s.t, m)
+		s.mqttSeen[seq] = true
+		s.mqttMax = max(s.mqttMax, seq)
+	}
+	s.mqttRead = len(msgs)
+	if uint64(len(s.mqttSeen)) != s.mqttMax {
+		for seq := uint64(1); seq <= s.mqttMax; seq++ {
+			if !s.mqttSeen[seq] {
+				s.fatalf("MQTT has seqs up to %d but not %d", s.mqttMax, seq)
+			}
+		}
+	}
+	s.n.checked++
+}
+
+func (s *soak) node(id string) api.Node {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	n, err := s.client.Node(ctx, id)
+	if err != nil {
+		s.fatalf("node %s: %v", id, err)
+	}
+	return n
+}
+
+// exported counts the node ids in quest q's export file.
+func (s *soak) exported(q string) map[string]int {
+	s.t.Helper()
+	got := map[string]int{}
+	f, err := os.Open(s.exportFile(q))
+	if errors.Is(err, os.ErrNotExist) {
+		return got
+	}
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	for sc.Scan() {
+		var n struct {
+			ID string `json:"id"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &n); err != nil || n.ID == "" {
+			s.fatalf("export of %s: a line that is not a node (%v): %.200q", q, err, sc.Text())
+		}
+		got[n.ID]++
+	}
+	if err := sc.Err(); err != nil {
+		s.t.Fatal(err)
+	}
+	return got
+}
+
+// finish lets one daemon run to quiet, then checks the outbox reached MQTT
+// and prints the counts.
+func (s *soak) finish() {
+	s.t.Helper()
+	s.start()
+	s.ready()
+	s.check(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	// Quiet: stop every active quest, so nothing is dispatched any more,
+	// and wait for the runs in flight (a hang ends at the 1s timeout).
+	for _, q := range s.quest() {
+		if q.Status == "active" {
+			if _, err := s.client.StopQuest(ctx, q.ID); err != nil {
+				s.fatalf("quest stop %s: %v", q.ID, err)
+			}
+		}
+	}
+	var last uint64
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		running := 0
+		for _, q := range s.quest() {
+			if q.Running != "" {
+				running++
+			}
+		}
+		last = s.lastSeq(ctx)
+		if running == 0 && last > 0 && s.maxSeenSeq() >= last {
+			break
+		}
+		if time.Now().After(deadline) {
+			s.fatalf("not quiet after 2 minutes: %d runs in flight, last seq %d, MQTT has up to %d", running, last, s.maxSeenSeq())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	s.check(true) // the last runs' verdicts exported too
+	if err := s.daemon.Process.Signal(syscall.SIGTERM); err != nil {
+		s.t.Fatal(err)
+	}
+	<-s.exited
+	if !s.daemon.ProcessState.Success() {
+		s.fatalf("the daemon's clean stop: %v", s.daemon.ProcessState)
+	}
+	if code, out := s.cli("verify"); code != 0 {
+		s.fatalf("questbox verify after the clean stop: exit %d:\n%s", code, out)
+	}
+
+	// Every terminal node exactly once, in its quest's file.
+	exported := 0
+	for q := 1; q <= s.quests; q++ {
+		id := fmt.Sprintf("q%d", q)
+		for nid, k := range s.exported(id) {
+			if k != 1 {
+				s.fatalf("final export of %s has %s %d times", id, nid, k)
+			}
+			if _, ok := s.terminal[nid]; !ok {
+				s.fatalf("final export of %s has %s, which never was terminal", id, nid)
+			}
+			exported++
+		}
+	}
+	if exported != len(s.terminal) {
+		s.fatalf("exported %d nodes, %d are terminal", exported, len(s.terminal))
+	}
+
+	// MQTT: seqs 1..last, each at least once, duplicates identical.
+	msgs := s.sub.Messages()
+	bySeq := map[uint64]string{}
+	dups, kinds := 0, map[string]int{}
+	for _, m := range msgs {
+		seq, kind := seqOf(s.t, m)
+		if prev, ok := bySeq[seq]; ok {
+			dups++
+			if prev != m.Payload {
+				s.fatalf("seq %d arrived twice with different payloads:\n%s\n%s", seq, prev, m.Payload)
+			}
+			continue
+		}
+		bySeq[seq] = m.Payload
+		kinds[kind]++
+	}
+	var missing []uint64
+	for seq := uint64(1); seq <= last; seq++ {
+		if _, ok := bySeq[seq]; !ok {
+			missing = append(missing, seq)
+		}
+	}
+	if len(missing) > 0 {
+		s.fatalf("%d of %d event seqs never reached MQTT (the outbox bound was not reached, so none may be dropped): first %v",
+			len(missing), last, missing[:min(len(missing), 20)])
+	}
+
+	// The counts.
+	inv, lines := s.invocations()
+	for _, l := range lines {
+		s.n.outcomes[strings.Fields(l)[2]]++
+	}
+	s.n.invocations = len(lines)
+	nodes := s.snapshotFromStore()
+	status := map[string]int{}
+	for _, n := range nodes {
+		status[n.Status]++
+		for _, a := range n.Attempts {
+			if a.Outcome == "interrupted" {
+				s.n.interrupted++
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "SOAK RESULT: %d SIGKILLs survived (%d while starting, %d during an export, %d at a random moment while ticking)\n",
+		s.n.kills, s.n.startupKills, s.n.exportKills, s.n.kills-s.n.startupKills-s.n.exportKills)
+	fmt.Fprintf(&b, "  restarts %d, restarts checked %d, verify runs %d (all exit 0), exports %d, quest reads %d\n", s.n.restarts, s.n.checked, s.n.verifies, s.n.exports, s.n.questReads)
+	fmt.Fprintf(&b, "  quests %d; nodes %d by status %s\n", s.quests, len(nodes), fmtMap(status))
+	fmt.Fprintf(&b, "  agent runs %d by outcome %s; interrupted attempts recorded %d; agents whose prompt the kill cut short %d\n",
+		s.n.invocations, fmtMap(s.n.outcomes), s.n.interrupted, inv[unknownNode])
+	fmt.Fprintf(&b, "  terminal nodes %d, never changed; exported %d, each exactly once\n", len(s.terminal), exported)
+	fmt.Fprintf(&b, "  events: last seq %d; MQTT messages %d, %d duplicates, %d distinct seqs, no gap; by kind %s\n",
+		last, len(msgs), dups, len(bySeq), fmtMap(kinds))
+	s.t.Log("\n" + b.String())
+	fmt.Print(b.String())
+}
+
+// snapshotFromStore reads the nodes with the CLI, the daemon stopped.
+func (s *soak) snapshotFromStore() []api.Node {
+	var all []api.Node
+	for q := 1; q <= s.quests; q++ {
+		code, out := s.cli("quest", "show", fmt.Sprintf("q%d", q), "--json")
+		if code != 0 {
+			s.fatalf("quest show: exit %d: %s", code, out)
+		}
+		var d api.QuestDetail
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			s.t.Fatal(err)
+		}
+		all = append(all, d.Nodes...)
+	}
+	return all
+}
+
+func (s *soak) lastSeq(ctx context.Context) uint64 {
+	since := s.maxSeenSeq()
+	for {
+		page, err := s.client.Events(ctx, since, 1000)
+		if err != nil {
+			s.fatalf("events since %d: %v", since, err)
+		}
+		if len(page.Events) == 0 {
+			return since
+		}
+		since = page.Events[len(page.Events)-1].Seq
+	}
+}
+
+func (s *soak) maxSeenSeq() uint64 {
+	var m uint64
+	for _, msg := range s.sub.Messages() {
+		seq, _ := seqOf(s.t, msg)
+		m = max(m, seq)
+	}
+	return m
+}
+
+func seqOf(t *testing.T, m mosquittotest.Message) (uint64, string) {
+	var ev api.Event
+	if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil || ev.Seq == 0 {
+		t.Fatalf("%s: not an event (%v): %s", m.Topic, err, m.Payload)
+	}
+	return ev.Seq, ev.Kind
+}
+
+func fmtMap(m map[string]int) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%d", k, m[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// killOrphans ends agents a SIGKILL of the daemon left behind (they run
+// in their own process groups; a hanging one ends by itself after
+// agentHang anyway).
+func (s *soak) killOrphans() {
+	_, lines := s.invocations()
+	for _, l := range lines {
+		pid, err := strconv.Atoi(strings.Fields(l)[1])
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err == nil && bytes.Contains(cmdline, []byte(agentArg)) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
