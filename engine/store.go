@@ -109,6 +109,11 @@ type Store struct {
 	// commits counts write transactions committed; each is one bbolt
 	// commit (data pages, then meta page, each followed by fdatasync).
 	commits atomic.Uint64
+	// grows counts commits that grew the file: bbolt then truncates it
+	// to the new size and fsyncs it once more before the data pages.
+	grows atomic.Uint64
+	// size is the file's size after the last commit (for grows).
+	size atomic.Int64
 	// writeFault, when set (tests), is asked before each write
 	// transaction; an error fails it as a full disk would.
 	writeFault func() error
@@ -184,6 +189,11 @@ func openStore(dir, path string, opt StoreOptions) (*Store, error) {
 		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
 	}
 	s := &Store{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes}
+	if held != nil {
+		if fi, err := held.Stat(); err == nil {
+			s.size.Store(fi.Size())
+		}
+	}
 	if fc.damagedMeta >= 0 && !opt.ReadOnly {
 		if err := s.repairMeta(fc); err != nil {
 			db.Close()
@@ -417,6 +427,24 @@ func (s *Store) Path() string { return s.path }
 // Commits is the number of write transactions committed since open.
 func (s *Store) Commits() uint64 { return s.commits.Load() }
 
+// Syncs is the number of fdatasync and fsync calls the commits since open
+// made: bbolt syncs after the data pages and after the meta page of every
+// commit, and once more when a commit grows the file.
+func (s *Store) Syncs() uint64 { return 2*s.commits.Load() + s.grows.Load() }
+
+// committed counts a commit, and whether it grew the file.
+func (s *Store) committed() {
+	s.commits.Add(1)
+	if s.fd == nil {
+		return
+	}
+	if fi, err := s.fd.Stat(); err == nil {
+		if old := s.size.Swap(fi.Size()); old != 0 && fi.Size() > old {
+			s.grows.Add(1)
+		}
+	}
+}
+
 // update runs fn in one write transaction. An error of fn is returned as
 // it is; a transaction that cannot begin or commit (a full disk, an I/O
 // error, a closed store) is ErrStoreFailed.
@@ -438,7 +466,7 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	})
 	switch {
 	case err == nil:
-		s.commits.Add(1)
+		s.committed()
 		return nil
 	case fnErr != nil || errors.Is(err, ErrCorrupt):
 		return err
