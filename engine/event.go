@@ -107,9 +107,9 @@ func (e *Engine) AckEvents(name string, seq uint64) error {
 	if err := e.writable(); err != nil {
 		return err
 	}
-	return e.store.update(func(tx *bolt.Tx) error {
+	return e.store.batch(func(tx *bolt.Tx) error {
 		return tx.Bucket(bCursors).Put([]byte(name), u64(seq))
-	})
+	}, nil)
 }
 
 // Cursor returns the acknowledged seq of a durable consumer (0 if none).

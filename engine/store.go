@@ -117,6 +117,10 @@ type Store struct {
 	// writeFault, when set (tests), is asked before each write
 	// transaction; an error fails it as a full disk would.
 	writeFault func() error
+	// group commits the writes that arrive together (commit.go).
+	group group
+	// linger replaces groupLinger when set (tests).
+	linger time.Duration
 }
 
 // OpenStore opens the store in dir, creating it only where no file exists:
@@ -189,6 +193,7 @@ func openStore(dir, path string, opt StoreOptions) (*Store, error) {
 		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
 	}
 	s := &Store{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes}
+	s.group.kick = make(chan struct{}, 1)
 	if held != nil {
 		if fi, err := held.Stat(); err == nil {
 			s.size.Store(fi.Size())

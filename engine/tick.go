@@ -356,6 +356,9 @@ func (e *Engine) start(d dispatch) {
 		defer cancel()
 		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
 		reply, err := d.prov.Run(ctx, d.req)
+		// The answer's write is on its way: a group commit gathering the
+		// results that come back together waits for it (commit.go).
+		tk := e.store.expect()
 		res := e.judge(ctx, &d.quest, &d.node, reply, err)
 		res.replay = d.run.Provider == "replay"
 		// The slot frees before the verdict commits; the quest itself stays
@@ -363,7 +366,7 @@ func (e *Engine) start(d dispatch) {
 		e.mu.Lock()
 		delete(e.inflight, d.node.ID)
 		e.mu.Unlock()
-		e.record(d, res)
+		e.record(d, res, tk)
 	}()
 }
 
@@ -373,17 +376,20 @@ const (
 	recordRetryMax   = time.Minute
 )
 
-// record commits a run's result, retrying with backoff while the store
-// refuses the write (a full SD card, an I/O error): the answer is kept in
+// record commits a run's result, through the group commit (so results
+// that come back together share one commit), retrying with backoff while
+// the store refuses the write (a full SD card, an I/O error): the answer is kept in
 // memory meanwhile, and Unrecorded reports it so the box can show a fault.
 // The node stays running, so nothing dispatches it again. Only Shutdown's
 // cancellation gives up; the node then goes back to pending at the next
 // start-up with an interrupted attempt.
-func (e *Engine) record(d dispatch, res result) {
+func (e *Engine) record(d dispatch, res result, tk *ticket) {
 	defer e.markUnrecorded(d.run.ID, nil)
+	defer tk.settle()
 	wait := recordRetryFirst
 	for {
-		err := e.complete(d.node.ID, d.run.ID, res)
+		err := e.complete(d.node.ID, d.run.ID, res, tk)
+		tk = nil // a retry is not announced
 		if err == nil {
 			return
 		}

@@ -33,16 +33,32 @@ type txn struct {
 // errUnchanged ends a transaction that wrote nothing without a commit.
 var errUnchanged = errors.New("nothing to write")
 
-// update runs fn in one write transaction (one commit, one fsync pair) and
-// wakes event subscribers after it committed. fn returns t.unchanged() to
-// end a transaction that wrote nothing without committing it: no page is
-// written and no fsync is spent.
+// update runs fn in one write transaction of its own (one commit, one
+// fsync pair) and wakes event subscribers after it committed. fn returns
+// t.unchanged() to end a transaction that wrote nothing without committing
+// it: no page is written and no fsync is spent.
 func (e *Engine) update(fn func(t *txn) error) error {
+	return e.write(fn, false, nil)
+}
+
+// batch is update through the group commit (commit.go): fn shares a
+// transaction with the writes that arrive at the same time, and batch
+// returns once that transaction is committed. fn may run more than once,
+// so it must reset whatever it sets outside the transaction at its start;
+// it returns t.unchanged() only when it wrote nothing. tk is the write's
+// announcement (Store.expect), or nil.
+func (e *Engine) batch(fn func(t *txn) error, tk *ticket) error {
+	return e.write(fn, true, tk)
+}
+
+func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 	if err := e.writable(); err != nil {
+		tk.settle()
 		return err
 	}
 	var last uint64
-	err := e.store.update(func(tx *bolt.Tx) error {
+	run := func(tx *bolt.Tx) error {
+		last = 0
 		now := e.clock.Now()
 		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
 		if t.sess != nil {
@@ -60,7 +76,13 @@ func (e *Engine) update(fn func(t *txn) error) error {
 		}
 		last = t.last
 		return nil
-	})
+	}
+	var err error
+	if grouped {
+		err = e.store.batch(run, tk)
+	} else {
+		err = e.store.update(run)
+	}
 	if errors.Is(err, errUnchanged) {
 		return nil
 	}
