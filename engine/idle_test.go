@@ -26,9 +26,12 @@ func writeBytes() (int64, bool) {
 
 // A box with 10 idle quests (each with a pending node waiting for an
 // outside agent) serving a whole day at the 60 s tick commits only the 24
-// hourly saves of their wall clock, and writes well under 1 MB to the disk
-// (SPEC §3: SD cards wear out). bench/idle measures the same from outside,
-// on the daemon, tick by tick.
+// hourly saves of their wall clock, and writes under 1 MB to the disk
+// (SPEC §3: SD cards wear out). What bbolt writes is counted from its own
+// statistics (the pages each commit writes, and the meta page), which are
+// deterministic; the kernel's count for the process (/proc/self/io, which
+// other tests' leftovers in this process can add to) is logged beside it.
+// bench/idle measures the daemon from outside, tick by tick.
 func TestIdleDayWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,440 ticks")
@@ -42,18 +45,20 @@ func TestIdleDayWrites(t *testing.T) {
 	}
 	d := h.serve()
 	before := h.store.Commits()
-	w0, ok := writeBytes()
+	st0 := h.store.db.Stats()
+	w0, _ := writeBytes()
 	d.steps(24 * 60)
 	w1, _ := writeBytes()
+	st1 := h.store.db.Stats()
 	commits := h.store.Commits() - before
 	if commits != 24 {
 		t.Errorf("a day of 1,440 idle ticks committed %d times, want 24 (the hourly saves)", commits)
 	}
-	if ok {
-		wrote := w1 - w0
-		t.Logf("a day of 10 idle quests: %d commits, %d bytes written (%d per hourly save)", commits, wrote, wrote/int64(max(commits, 1)))
-		if wrote > 1<<20 {
-			t.Errorf("a day of 10 idle quests wrote %d bytes, want at most 1 MiB", wrote)
-		}
+	// Each commit writes the pages it allocated, then one meta page.
+	pages := st1.TxStats.GetPageAlloc() - st0.TxStats.GetPageAlloc()
+	wrote := pages + int64(commits)*int64(h.store.db.Info().PageSize)
+	t.Logf("a day of 10 idle quests: %d commits writing %d bytes (%d per hourly save); the kernel counted %d bytes for the process", commits, wrote, wrote/int64(max(commits, 1)), w1-w0)
+	if wrote > 1_000_000 {
+		t.Errorf("a day of 10 idle quests wrote %d bytes, want at most 1 MB", wrote)
 	}
 }
