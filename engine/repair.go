@@ -59,6 +59,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
+		overlayRunning(tx, n) // a running node's record may still say pending
 		nodes = append(nodes, n)
 		return nil
 	})

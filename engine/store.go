@@ -22,7 +22,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = "questbox.db"
@@ -58,10 +58,15 @@ var (
 
 // migrations[i] upgrades a store from schema i to i+1. Schema 0 is an empty
 // file; migration 0 creates every bucket; migration 1 seals every locked
-// node into the verdict ledger (see sealLedger).
+// node into the verdict ledger (see sealLedger); migration 2 changes no
+// byte: from schema 3 a running node's record may still say pending, the
+// running index saying that it runs (see overlayRunning), which a
+// questbox that knows only schema 2 would misread — the version keeps it
+// from opening the store.
 var migrations = []func(tx *bolt.Tx) error{
 	createBuckets,
 	sealLedger,
+	func(*bolt.Tx) error { return nil },
 }
 
 func createBuckets(tx *bolt.Tx) error {
@@ -390,6 +395,11 @@ func (s *Store) migrate() error {
 	case v > SchemaVersion:
 		return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, SchemaVersion, ErrSchema)
 	case v == SchemaVersion && complete:
+		s.schema = v
+		return nil
+	case s.readOnly && v == 2 && complete:
+		// Schema 3 changes no byte (migrations): a schema 2 store reads
+		// as it is.
 		s.schema = v
 		return nil
 	case s.readOnly && v == 1 && complete:

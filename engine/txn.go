@@ -175,7 +175,34 @@ func readNode(tx *bolt.Tx, id string) (*Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
+	overlayRunning(tx, n)
 	return n, nil
+}
+
+// overlayRunning lays the running index over a node record read from the
+// store. From schema 3 a dispatch does not rewrite the node's record: the
+// record keeps the status it was dispatched from (pending) and the
+// running index (node -> run) says that it runs, with which run. So a
+// tick that dispatches a node per quest dirties no page of the nodes
+// bucket, however many nodes the store holds; the record is written when
+// the run ends (its verdict, an interruption), as it was before. Every
+// reader of node records goes through here (readNode, and rebuild).
+func overlayRunning(tx *bolt.Tx, n *Node) {
+	if n.Status != Pending {
+		return
+	}
+	rb := tx.Bucket(bRunning)
+	if rb == nil {
+		return
+	}
+	run := rb.Get([]byte(n.ID))
+	if run == nil {
+		return
+	}
+	n.Status = Running
+	if r := string(run); r != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r) {
+		n.Runs = append(n.Runs, r)
+	}
 }
 
 func (t *txn) saveNode(n *Node) error {
@@ -280,8 +307,12 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 	q.Counts[to]++
 	n.Status = to
 	t.track(q)
-	if err := t.saveNode(n); err != nil {
-		return err
+	if to != Running {
+		// A dispatch leaves the record as it is: the running index says
+		// the node runs (overlayRunning).
+		if err := t.saveNode(n); err != nil {
+			return err
+		}
 	}
 	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
 }
