@@ -319,9 +319,11 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 
 // Quest returns one quest.
 func (e *Engine) Quest(id string) (*Quest, error) {
-	q := new(Quest)
+	var q *Quest
 	err := e.store.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bQuests), []byte(id), q)
+		var ok bool
+		var err error
+		q, ok, err = getQuest(tx.Bucket(bQuests), id)
 		if err == nil && !ok {
 			err = fmt.Errorf("quest %s: %w", id, ErrNotFound)
 		}
@@ -340,7 +342,7 @@ func (e *Engine) Quests() ([]*Quest, error) {
 	err := e.store.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
 			q := new(Quest)
-			if err := json.Unmarshal(v, q); err != nil {
+			if err := decodeQuest(v, q); err != nil {
 				return fmt.Errorf("decode quest %s: %w", k, err)
 			}
 			e.liveWall(q)

@@ -22,7 +22,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = "questbox.db"
@@ -62,11 +62,13 @@ var (
 // byte: from schema 3 a running node's record may still say pending, the
 // running index saying that it runs (see overlayRunning), which a
 // questbox that knows only schema 2 would misread — the version keeps it
-// from opening the store.
+// from opening the store; migration 3 rewrites the quest records in their
+// binary form (see questcodec.go).
 var migrations = []func(tx *bolt.Tx) error{
 	createBuckets,
 	sealLedger,
 	func(*bolt.Tx) error { return nil },
+	encodeQuests,
 }
 
 func createBuckets(tx *bolt.Tx) error {
@@ -397,9 +399,10 @@ func (s *Store) migrate() error {
 	case v == SchemaVersion && complete:
 		s.schema = v
 		return nil
-	case s.readOnly && v == 2 && complete:
-		// Schema 3 changes no byte (migrations): a schema 2 store reads
-		// as it is.
+	case s.readOnly && (v == 2 || v == 3) && complete:
+		// Schemas 3 and 4 change no record this build cannot read as it
+		// is (quests in JSON read as well as in their binary form; a
+		// schema 2 store has no running node whose record says pending).
 		s.schema = v
 		return nil
 	case s.readOnly && v == 1 && complete:

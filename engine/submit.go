@@ -26,8 +26,7 @@ type Work struct {
 func (e *Engine) Next(quest string) (*Work, error) {
 	var w *Work
 	err := e.store.view(func(tx *bolt.Tx) error {
-		q := new(Quest)
-		ok, err := getJSON(tx.Bucket(bQuests), []byte(quest), q)
+		q, ok, err := getQuest(tx.Bucket(bQuests), quest)
 		if err != nil {
 			return err
 		}

@@ -70,7 +70,7 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		for _, id := range t.order {
 			q := t.quests[id]
 			t.foldWall(q)
-			if err := putJSON(tx.Bucket(bQuests), []byte(id), q); err != nil {
+			if err := putQuest(tx.Bucket(bQuests), q); err != nil {
 				return err
 			}
 		}
@@ -127,8 +127,7 @@ func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
-	q := new(Quest)
-	ok, err := getJSON(t.tx.Bucket(bQuests), []byte(id), q)
+	q, ok, err := getQuest(t.tx.Bucket(bQuests), id)
 	if err != nil {
 		return nil, err
 	}
