@@ -241,8 +241,13 @@ func overBudget(l Limits, c Counters) string {
 	return ""
 }
 
-// undefer moves a quest's deferred nodes back to pending.
+// undefer moves a quest's deferred nodes back to pending. The quest's
+// counts say whether it has any, so the index is not looked at for the
+// quests (nearly all, on most ticks) that have none.
 func (t *txn) undefer(q *Quest) ([]string, error) {
+	if q.Counts[Deferred] == 0 {
+		return nil, nil
+	}
 	var ids []string
 	b := subRO(t.tx, bDeferred, q.ID)
 	if b == nil {
@@ -277,7 +282,9 @@ func total(q *Quest) int {
 }
 
 // pick chooses the node to dispatch for a quest with nothing running, per
-// its mode. done is non-empty when the quest has finished its work.
+// its mode. done is non-empty when the quest has finished its work. A
+// node it reads is read for its dispatch only (nodeHead): it must not be
+// saved.
 func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 	if total(q) == 0 {
 		return nil, "", nil // an external quest waiting for `scan`
@@ -287,14 +294,14 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 			return nil, "no work left: every node is explored, growing, aborted or exhausted", nil
 		}
 		if id := first(t.tx, bPending, q.ID); id != "" {
-			n, err = t.node(id)
+			n, err = t.nodeHead(id)
 		}
 		return n, "", err
 	}
 	// Team: the owner runs when proposals have accumulated or nothing is
 	// pending; otherwise the oldest pending worker.
 	if id := t.pendingOwner(q); id != "" {
-		n, err = t.node(id)
+		n, err = t.nodeHead(id)
 		return n, "", err
 	}
 	every := q.Limits.OwnerEvery
@@ -320,7 +327,7 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 		}
 	}
 	if id := first(t.tx, bPending, q.ID); id != "" {
-		n, err = t.node(id)
+		n, err = t.nodeHead(id)
 	}
 	return n, "", err
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -178,6 +179,46 @@ func readNode(tx *bolt.Tx, id string) (*Node, error) {
 	return n, nil
 }
 
+// nodeHead is what a dispatch needs of a node's record: its request and
+// its run, not its attempt log or its answer, which decoding would cost
+// most of the time of reading the node (the tick dispatches one per
+// quest).
+type nodeHead struct {
+	ID         string `json:"id"`
+	Quest      string `json:"quest"`
+	Parent     string `json:"parent"`
+	Role       string `json:"role"`
+	Hypothesis string `json:"hypothesis"`
+	Status     Status `json:"status"`
+	Depth      int    `json:"depth"`
+	Order      uint64 `json:"order"`
+	Tries      int    `json:"tries"`
+	Feedback   string `json:"feedback"`
+}
+
+// nodeHead reads node id for its dispatch (pick): a Node with the fields
+// of nodeHead only, marked so that saving it is a bug. A dispatch moves it
+// to running, which does not write its record (overlayRunning); the run's
+// end reads it whole.
+func (t *txn) nodeHead(id string) (*Node, error) {
+	key, err := nodeKey(id)
+	if err != nil {
+		return nil, err
+	}
+	raw := t.tx.Bucket(bNodes).Get(key)
+	if raw == nil {
+		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	var h nodeHead
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
+	}
+	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
+		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true}
+	overlayRunning(t.tx, n)
+	return n, nil
+}
+
 // overlayRunning lays the running index over a node record read from the
 // store. From schema 3 a dispatch does not rewrite the node's record: the
 // record keeps the status it was dispatched from (pending) and the
@@ -205,6 +246,9 @@ func overlayRunning(tx *bolt.Tx, n *Node) {
 }
 
 func (t *txn) saveNode(n *Node) error {
+	if n.head {
+		panic("BUG: saving node " + n.ID + ", which was read for its dispatch only")
+	}
 	n.Updated = t.now
 	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
 }
