@@ -210,8 +210,11 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
 	var h nodeHead
-	if err := json.Unmarshal(raw, &h); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", key, err)
+	if !scanNodeHead(raw, &h) {
+		h = nodeHead{}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", key, err)
+		}
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true}
