@@ -599,7 +599,7 @@ func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
 		return err
 	}
 	r.Ended, r.Outcome, r.Tokens, r.Error = t.now, outcome, tokens, msg
-	return putJSON(b, []byte(id), r)
+	return b.Put([]byte(id), appendRun(make([]byte, 0, 192), &r))
 }
 
 // newRun records a dispatch of n and moves it to running.
@@ -610,7 +610,7 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		return Run{}, err
 	}
 	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Provider: provider, Attempt: n.Tries + 1, Started: t.now}
-	if err := putJSON(b, []byte(r.ID), r); err != nil {
+	if err := b.Put([]byte(r.ID), appendRun(make([]byte, 0, 192), &r)); err != nil {
 		return Run{}, err
 	}
 	n.Runs = append(n.Runs, r.ID)

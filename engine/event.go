@@ -58,7 +58,11 @@ func (t *txn) emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	return putJSON(b, u64(seq), ev)
+	raw, err := appendEvent(make([]byte, 0, 256), &ev)
+	if err != nil {
+		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
+	}
+	return b.Put(u64(seq), raw)
 }
 
 // Events returns up to limit events with Seq > since, oldest first. It
