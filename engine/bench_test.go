@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -207,12 +208,14 @@ func benchmarkTick(b *testing.B, active, nodes int) {
 	s, e := benchEngine(b, active, nodes, p)
 	ctx := context.Background()
 	var commits, syncs uint64
+	var cpu time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		release := p.arm()
-		c0, s0 := s.Commits(), s.Syncs()
+		c0, s0, t0 := s.Commits(), s.Syncs(), cpuTime()
 		rep, err := e.Tick(ctx)
+		cpu += cpuTime() - t0
 		b.StopTimer()
 		commits, syncs = commits+s.Commits()-c0, syncs+s.Syncs()-s0
 		if err != nil {
@@ -226,6 +229,7 @@ func benchmarkTick(b *testing.B, active, nodes int) {
 		benchReset(b, e)
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/tick")
 	b.ReportMetric(float64(commits)/float64(b.N), "commits/tick")
 	b.ReportMetric(float64(syncs)/float64(b.N), "syncs/tick")
 	b.ReportMetric(float64(active), "dispatched/tick")
@@ -257,15 +261,17 @@ func BenchmarkCycle(b *testing.B) {
 			s, e := benchEngine(b, c.active, c.nodes, failing)
 			ctx := context.Background()
 			var commits, syncs uint64
+			var cpu time.Duration
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				c0, s0 := s.Commits(), s.Syncs()
+				c0, s0, t0 := s.Commits(), s.Syncs(), cpuTime()
 				rep, err := e.Tick(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
 				e.Wait()
+				cpu += cpuTime() - t0
 				b.StopTimer()
 				commits, syncs = commits+s.Commits()-c0, syncs+s.Syncs()-s0
 				if len(rep.Dispatched) != c.active {
@@ -274,6 +280,7 @@ func BenchmarkCycle(b *testing.B) {
 				benchReset(b, e)
 				b.StartTimer()
 			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/cycle")
 			b.ReportMetric(float64(commits)/float64(b.N), "commits/cycle")
 			b.ReportMetric(float64(syncs)/float64(b.N), "syncs/cycle")
 		})
