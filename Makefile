@@ -8,13 +8,14 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 60s
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing
-# (mosquitto: the MQTT tests run a real broker on a loopback port).
-TEST_DEBS ?= mosquitto
+# (mosquitto: the MQTT tests run a real broker on a loopback port; systemd:
+# systemd-analyze checks the units).
+TEST_DEBS ?= mosquitto systemd
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test verify-units check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -25,9 +26,13 @@ run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in .
 	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; ./bin/questbox --data ./data quest list (in another terminal) talks to it"
 	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 
-test: ## install missing test deps (scripts/deps.sh), then go test -race ./...
+test: ## install missing test deps (scripts/deps.sh), go test -race ./..., then verify-units
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
 	$(GO) test -race -count=1 ./...
+	scripts/verify-units.sh
+
+verify-units: ## systemd-analyze verify and security on the units in systemd/ (and the image's)
+	scripts/verify-units.sh
 
 check: fmt-check vet ## gofmt, go vet, go test -race, and the cross builds
 	$(GO) test -race ./...
