@@ -15,7 +15,7 @@ TEST_DEBS ?= mosquitto systemd
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test verify-units check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test verify-units deb deb-test image image-test check fmt-check vet cross test-arm bench fuzz clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -63,6 +63,24 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 
 fuzz: ## fuzz the worker-answer parser for FUZZTIME (60s)
 	$(GO) test -run '^$$' -fuzz FuzzParseAnswer -fuzztime $(FUZZTIME) ./gates
+
+dist/questbox.toml: systemd/questbox.toml
+	@mkdir -p dist
+	sed 's|^#socket = "/run/questbox/questbox.sock"$$|socket = "/run/questbox/questbox.sock"|' $< >$@
+	@grep -q '^socket = "/run/questbox/questbox.sock"$$' $@ || { echo "$<: no #socket line to set"; rm -f $@; exit 1; }
+
+deb: dist/questbox-linux-arm64 dist/questbox-linux-armv6 dist/questbox.toml ## dist/questbox_<version>_arm64.deb and _armhf.deb
+	image/deb.sh arm64 armhf
+
+deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, remove and purge it in a scratch Debian root
+	image/deb.sh amd64
+	image/deb-test.sh
+
+image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached; first build ~15 min)
+	image/build.sh
+
+image-test: image ## boot the image twice under qemu-system-aarch64 -M virt (ready, /healthz, a quest survives, clean poweroff); minutes
+	image/test.sh
 
 clean: ## remove build output (dist/); ./data from `make run` is kept
 	rm -rf dist bin
