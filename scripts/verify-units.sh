@@ -40,6 +40,10 @@ for u in systemd/*.service image/rootfs/etc/systemd/system/*.service; do
 	cp "$u" "$root/etc/systemd/system/"
 	units+=("/etc/systemd/system/$(basename "$u")")
 done
+# The image's drop-ins (questbox.service.d/) apply on top.
+for dropin in image/rootfs/etc/systemd/system/*.d; do
+	[[ -d $dropin ]] && cp -r "$dropin" "$root/etc/systemd/system/"
+done
 # The image's units run its scripts: stand-ins, as for questbox.
 for s in image/rootfs/usr/lib/questbox/*; do
 	[[ -e $s ]] || continue
