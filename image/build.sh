@@ -9,7 +9,7 @@
 #   1  QBBOOT  FAT32  256 MiB  /boot/firmware: Pi firmware, kernel, initrd,
 #                              config.txt, cmdline.txt and the box's settings
 #                              files (questbox-README.txt)
-#   2  QBROOT  ext4            /: Debian bookworm, questbox, its units
+#   2  QBROOT  ext4     2 GiB  /: Debian bookworm, questbox, its units
 #   3  QBDATA  ext4   128 MiB  /var/lib/questbox: the store; grown to the end
 #                              of the card at first boot; a reflash of
 #                              partitions 1-2 only keeps it
@@ -33,6 +33,10 @@ BIN=${BIN:-dist/questbox-linux-arm64}
 CONF=${CONF:-dist/questbox.toml}
 OUT=${OUT:-dist/questbox-arm64.img}
 BOOT_MIB=256
+# Fixed, so that the data partition starts at the same place in every
+# build: writing only the first FIRST+BOOT+ROOT MiB of a new image keeps
+# the data (README, "Updating"). Unused blocks cost nothing in the .xz.
+ROOT_MIB=2048
 DATA_MIB=128
 FIRST_MIB=4 # the first partition starts here (SD erase-block aligned)
 
@@ -98,7 +102,7 @@ find "$fw" -mindepth 1 -delete
 
 # --- partitions 2 and 3 --------------------------------------------------
 used=$(du -sm "$root" | cut -f1)
-ROOT_MIB=$(((used * 13 / 10 + 300 + 63) / 64 * 64)) # 30% and 300 MiB to spare (kernel updates, apt)
+((used * 10 < ROOT_MIB * 7)) || die "the root file system ($used MiB) leaves less than 30% of its $ROOT_MIB MiB partition free"
 rootimg=$work/root.img
 mke2fs -q -t ext4 -L QBROOT -d "$root" -E root_owner=0:0 "$rootimg" "${ROOT_MIB}M"
 dataimg=$work/data.img
@@ -121,7 +125,6 @@ dd if="$boot" of="$OUT" bs=1M seek=$FIRST_MIB conv=notrunc,sparse status=none
 dd if="$rootimg" of="$OUT" bs=1M seek=$((FIRST_MIB + BOOT_MIB)) conv=notrunc,sparse status=none
 dd if="$dataimg" of="$OUT" bs=1M seek=$((FIRST_MIB + BOOT_MIB + ROOT_MIB)) conv=notrunc,sparse status=none
 log "$OUT: ${total} MiB (boot $BOOT_MIB, root $ROOT_MIB with $used used, data $DATA_MIB), system partitions end at $((FIRST_MIB + BOOT_MIB + ROOT_MIB)) MiB"
-echo $((FIRST_MIB + BOOT_MIB + ROOT_MIB)) >"$OUT.system-mib"
 
 xz -T2 -6 --keep --force "$OUT"
 (cd "$(dirname "$OUT")" && sha256sum "$(basename "$OUT").xz" >"$(basename "$OUT").xz.sha256")
