@@ -53,6 +53,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("run", args); err != nil {
 		return err
 	}
+	fileKeys := configKeys(e.cfg) // before the flags: SIGHUP compares files
 	tick, delay, err := c.apply(e.cfg)
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.checkConfig {
 		return c.check(e, w)
 	}
-	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo,
+	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
 		log: slog.New(slog.NewTextHandler(e.stderr, nil)), engines: newDaemonEngines()}
 	return d.run(ctx)
 }
@@ -104,6 +105,9 @@ type daemon struct {
 	demo    bool
 	log     *slog.Logger
 	engines *daemonEngines
+	// fileKeys is the config file as read at start-up, before the flags,
+	// for SIGHUP to compare with (reload.go).
+	fileKeys map[string]string
 
 	dev  *device.Device
 	box  *box.Box
@@ -118,6 +122,7 @@ type daemon struct {
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
 // SIGTERM) or the LEDs or button fail.
 func (d *daemon) run(ctx context.Context) error {
+	defer d.watchReload(ctx)()
 	d.warnings()
 	// The pins first: a box whose GPIO does not fit its config fails
 	// before it takes the store's lock.
