@@ -22,6 +22,7 @@
 #
 # Environment: BIN (dist/questbox-linux-arm64), CONF (dist/questbox.toml),
 # OUT (dist/questbox-arm64.img), KEEP_RAW=1 keeps the uncompressed .img,
+# XZ_LEVEL (-6; -1 for quick local iterations),
 # QUESTBOX_IMAGE_CACHE and REFRESH (see rootfs.sh).
 set -euo pipefail
 
@@ -63,6 +64,7 @@ tar --numeric-owner -xpf "$tarball" -C "$root"
 
 # --- questbox and the image's own files ---------------------------------
 cp -a image/rootfs/. "$root/"
+install -m 0644 image/base/etc/fstab "$root/etc/fstab" # also in the cached tree (its initramfs checks /)
 chown -R 0:0 "$root/etc/systemd" "$root/usr/lib/questbox" "$root/etc/avahi/services" "$root/etc/ssh/sshd_config.d"
 install -m 0755 "$BIN" "$root/usr/bin/questbox"
 install -m 0644 systemd/questbox.service "$root/usr/lib/systemd/system/questbox.service"
@@ -126,7 +128,7 @@ dd if="$rootimg" of="$OUT" bs=1M seek=$((FIRST_MIB + BOOT_MIB)) conv=notrunc,spa
 dd if="$dataimg" of="$OUT" bs=1M seek=$((FIRST_MIB + BOOT_MIB + ROOT_MIB)) conv=notrunc,sparse status=none
 log "$OUT: ${total} MiB (boot $BOOT_MIB, root $ROOT_MIB with $used used, data $DATA_MIB), system partitions end at $((FIRST_MIB + BOOT_MIB + ROOT_MIB)) MiB"
 
-xz -T2 -6 --keep --force "$OUT"
+xz -T2 "${XZ_LEVEL:--6}" --keep --force "$OUT"
 (cd "$(dirname "$OUT")" && sha256sum "$(basename "$OUT").xz" >"$(basename "$OUT").xz.sha256")
 [[ -n ${KEEP_RAW:-} ]] || rm -f "$OUT"
 log "$OUT.xz: $(du -h "$OUT.xz" | cut -f1) in $(($(date +%s) - start))s (rootfs from the cache)"

@@ -65,7 +65,9 @@ log "building $tarball (about 15 minutes under emulation)"
 start=$(date +%s)
 tmp=$CACHE/.building-$key.tar # mmdebstrap picks the format by the extension
 # essential-hook: the initramfs settings must be there before the kernel
-# package runs update-initramfs (MODULES=list: a minute instead of fifteen).
+# package runs update-initramfs (MODULES=list: a minute instead of fifteen),
+# and so must fstab (the initramfs then carries e2fsck and checks the root
+# file system before it mounts it).
 # customize-hook: the questbox user and group, the Pi's boot files written
 # again with the image's settings, no ssh host keys (each box makes its
 # own), first-boot machine id, and no apt lists.
@@ -76,6 +78,7 @@ mmdebstrap --mode=auto --arch=arm64 --variant=minbase \
 	--dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/locale/*' \
 	--essential-hook='mkdir -p "$1/etc/initramfs-tools"' \
 	--essential-hook='sync-in image/base/etc/initramfs-tools /etc/initramfs-tools' \
+	--essential-hook='upload image/base/etc/fstab /etc/fstab' \
 	--customize-hook='sync-in image/base/etc/default /etc/default' \
 	--customize-hook='chroot "$1" sh -ec "
 		addgroup --system gpio

@@ -81,34 +81,42 @@ ssh_() {
 		-o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null root@127.0.0.1 "$@"
 }
 
-# boot N: starts QEMU, waits for questbox's READY on the console (systemd
-# prints "Started questbox.service" when READY=1 arrives) and for ssh.
+# boot N: starts QEMU, waits for ssh, then for questbox.service to be
+# active: with Type=notify that is questbox's READY=1. (The serial console's
+# "Started questbox.service" line is not reliable: systemd's progress
+# spinner overwrites it when the boot is slow.) ready is the time from the
+# kernel's start to READY (systemd's own timestamp); ready_wall the time
+# from QEMU's start to the test seeing it.
 boot() {
-	local n=$1 console=$work/console-$1.log t0
+	local n=$1 console=$work/console-$1.log t0 state
 	: >"$console"
-	t0=$(date +%s.%N)
+	t0=$(date +%s)
 	qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 2 -m 1024 -no-reboot \
 		-display none -monitor none -serial "file:$console" \
 		-kernel "$work/vmlinuz" -initrd "$work/initrd" \
 		-append "root=LABEL=QBROOT rw console=ttyAMA0 net.ifnames=0 fsck.repair=yes" \
 		-drive "file=$disk,if=none,format=raw,id=hd,cache=unsafe" -device virtio-blk-pci,drive=hd \
 		-netdev "user,id=net,restrict=on,hostfwd=tcp:127.0.0.1:$sshport-:22,hostfwd=tcp:127.0.0.1:$httpport-:8080" \
-		-device virtio-net-pci,netdev=net \
+		-device virtio-net-pci,netdev=net,romfile= \
 		-device virtio-rng-pci &
 	qpid=$!
 	local deadline=$(($(date +%s) + BOOT_TIMEOUT))
-	until grep -q 'Started .*questbox.service' "$console"; do
-		kill -0 "$qpid" 2>/dev/null || fail "boot $n: QEMU exited before questbox was ready (see $console)"
-		grep -q 'Failed to start .*questbox.service' "$console" && fail "boot $n: questbox.service failed to start (see $console)"
-		(($(date +%s) < deadline)) || fail "boot $n: questbox not ready within ${BOOT_TIMEOUT}s (see $console)"
-		sleep 2
-	done
-	ready=$(awk -v now="$(date +%s.%N)" -v t0="$t0" 'BEGIN { print now - t0 }')
-	ok "boot $n: questbox READY $(printf '%.0f' "$ready")s after QEMU started"
 	until ssh_ true 2>/dev/null; do
+		kill -0 "$qpid" 2>/dev/null || fail "boot $n: QEMU exited (see $console)"
 		(($(date +%s) < deadline)) || fail "boot $n: no ssh within ${BOOT_TIMEOUT}s (see $console)"
-		sleep 3
+		sleep 5
 	done
+	while :; do
+		state=$(ssh_ systemctl is-active questbox.service || true)
+		[[ $state == active ]] && break
+		[[ $state == failed ]] && fail "boot $n: questbox.service failed: $(ssh_ journalctl -b -u questbox -o cat | tail -20)"
+		(($(date +%s) < deadline)) || fail "boot $n: questbox not ready within ${BOOT_TIMEOUT}s ($state; see $console)"
+		sleep 5
+	done
+	ready_wall=$(($(date +%s) - t0))
+	ready=$(ssh_ systemctl show -p ActiveEnterTimestampMonotonic --value questbox.service)
+	ready=$((ready / 1000000))
+	ok "boot $n: questbox READY ${ready}s after the kernel started (${ready_wall}s after QEMU started, seen over ssh)"
 }
 
 # poweroff N: a clean poweroff through systemd; QEMU exits when it is done.
@@ -139,7 +147,7 @@ healthz() {
 
 # --- boot 1 ---------------------------------------------------------------
 boot 1
-ready1=$ready
+ready1=$ready wall1=$ready_wall
 [[ $(ssh_ systemctl is-active questbox.service) == active ]] || fail "boot 1: questbox.service is not active"
 user=$(ssh_ ps -o user= -C questbox | head -1)
 [[ $user == questbox ]] || fail "boot 1: the daemon runs as '$user', want questbox"
@@ -164,7 +172,7 @@ poweroff 1
 
 # --- boot 2 ---------------------------------------------------------------
 boot 2
-ready2=$ready
+ready2=$ready wall2=$ready_wall
 ssh_ questbox quest list | grep -q image-test || fail "boot 2: the quest from boot 1 is gone: $(ssh_ questbox quest list)"
 ok "boot 2: quest $q from boot 1 is there"
 ssh_ systemctl stop questbox.service
@@ -188,7 +196,7 @@ poweroff 2
 xz_mib=$(($(stat -c %s "$xz_img") / 1024 / 1024))
 {
 	echo "image: $xz_img $xz_mib MiB compressed, $image_mib MiB raw"
-	printf 'boot to questbox READY: first boot %.0f s, second boot %.0f s\n' "$ready1" "$ready2"
+	echo "kernel start to questbox READY: first boot ${ready1}s, second boot ${ready2}s (QEMU start to READY seen over ssh: ${wall1}s, ${wall2}s)"
 	echo "machine: qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 2 -m 1024, TCG (no KVM) on $(nproc) host cores"
 } | tee dist/image-test.txt >&2
 echo "image-test: $passed passed, $failed failed"
