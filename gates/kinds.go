@@ -177,20 +177,40 @@ const (
 // fieldVal is one value of a named field, with where it is.
 type fieldVal struct {
 	where, text string
-	low         *string // text with ASCII letters lowered, once asked
+	memo        *textMemo // what regex rules derive from text, once (nil: not shared)
 }
 
-// lowered is the text with its ASCII letters lowered, computed once per
-// value (values come from fieldValuesMemo, shared by the rules of one
-// evaluation).
+// textMemo holds what the regex rules of one evaluation derive from a
+// value's text, computed once for all of them.
+type textMemo struct {
+	lowered       string // the text with its ASCII letters lowered
+	odd           bool   // hasOddFold(text)
+	done, doneOdd bool
+}
+
+// lowered is the text with its ASCII letters lowered.
 func (v fieldVal) lowered() string {
-	if v.low == nil {
+	if v.memo == nil {
 		return asciiLower(v.text)
 	}
-	if *v.low == "" && v.text != "" {
-		*v.low = asciiLower(v.text)
+	if !v.memo.done {
+		v.memo.lowered, v.memo.done = asciiLower(v.text), true
 	}
-	return *v.low
+	return v.memo.lowered
+}
+
+// usable reports whether the prefilter p is exact on this value.
+func (v fieldVal) usable(p prefilter) bool {
+	if !p.ks {
+		return true
+	}
+	if v.memo == nil {
+		return p.usable(v.text)
+	}
+	if !v.memo.doneOdd {
+		v.memo.odd, v.memo.doneOdd = hasOddFold(v.text), true
+	}
+	return !v.memo.odd
 }
 
 // fieldValuesMemo is fieldValues through the evaluation's memo: the
@@ -205,7 +225,7 @@ func fieldValuesMemo(in Input, field string) ([]fieldVal, bool) {
 	}
 	vals, ok := fieldValues(in, field)
 	for i := range vals {
-		vals[i].low = new(string)
+		vals[i].memo = new(textMemo)
 	}
 	if in.memo.fields == nil {
 		in.memo.fields = map[string]memoField{}
@@ -618,7 +638,12 @@ func (r RegexCheck) Check(in Input) []Fact {
 	var facts []Fact
 	for _, v := range vals {
 		var m []int
-		if !r.hasPre || r.pre.mayMatch(v.text, v.lowered()) {
+		switch {
+		case !r.hasPre || !v.usable(r.pre):
+			m = r.re.FindStringIndex(v.text)
+		case r.pre.whole:
+			m = r.pre.match(v.text, v.lowered())
+		case r.pre.mayMatch(v.text, v.lowered()):
 			m = r.re.FindStringIndex(v.text)
 		}
 		switch {
