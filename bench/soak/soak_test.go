@@ -114,7 +114,6 @@ type soak struct {
 type counts struct {
 	kills, startupKills, exportKills, restarts, checked, verifies, exports int
 	questReads                                                             int
-	questsCreated, questsFinished                                          int
 	invocations                                                            int
 	outcomes                                                               map[string]int
 	interrupted                                                            int
@@ -376,7 +375,6 @@ func (s *soak) keepQuests() {
 			s.fatalf("quest new: exit %d: %s", code, out)
 		}
 		s.quests++
-		s.n.questsCreated++
 	}
 }
 
