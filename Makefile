@@ -10,15 +10,19 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseOwnerAnswer ./gates/judge:FuzzParse \
 	./config:FuzzParse ./config:FuzzSizeText ./device/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
 BENCH_ARGS ?=
-# Debian packages the tests need, installed by scripts/deps.sh when missing
-# (mosquitto: the MQTT tests run a real broker on a loopback port; iproute2:
-# the network-namespace fault test runs the daemon under `ip netns exec`).
-TEST_DEBS ?= mosquitto iproute2
+# Debian packages the tests need, installed by scripts/deps.sh when missing:
+# mosquitto (the MQTT tests run a real broker on a loopback port), chromium
+# (the dashboard's browser tests; they fail under CI=true without it),
+# iproute2 (the network-namespace fault test runs the daemon under
+# `ip netns exec`) and systemd (systemd-analyze checks the units).
+TEST_DEBS ?= mosquitto chromium iproute2 systemd
+# Where browser tests save their screenshots.
+ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test check fmt-check vet cross test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test verify-units deb deb-test image image-test check fmt-check vet cross test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -27,11 +31,16 @@ help: ## list the targets
 run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
 	$(GO) build -o bin/questbox ./cmd/questbox
 	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; ./bin/questbox --data ./data quest list (in another terminal) talks to it"
+	@echo "questbox: the dashboard's URL follows; on first start its password is in the log line 'dashboard password generated'"
 	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 
-test: ## install missing test deps (scripts/deps.sh), then go test -race ./...
+test: ## install missing test deps (scripts/deps.sh), go test -race ./... (screenshots in artifacts/), then verify-units
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
-	$(GO) test -race -count=1 ./...
+	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 ./...
+	scripts/verify-units.sh
+
+verify-units: ## systemd-analyze verify and security on the units in systemd/ (and the image's)
+	scripts/verify-units.sh
 
 check: fmt-check vet ## gofmt, go vet, go test -race, and the cross builds
 	$(GO) test -race ./...
@@ -73,5 +82,24 @@ soak: ## crash loop: SOAK_KILLS (300) SIGKILLs of a real daemon with MQTT, every
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
 	SOAK_KILLS=$(SOAK_KILLS) $(GO) test -tags soak -run '^TestSoak$$' -v -count=1 -timeout 30m ./bench/soak
 
-clean: ## remove build output (dist/); ./data from `make run` is kept
-	rm -rf dist bin
+
+dist/questbox.toml: systemd/questbox.toml
+	@mkdir -p dist
+	sed 's|^#socket = "/run/questbox/questbox.sock"$$|socket = "/run/questbox/questbox.sock"|' $< >$@
+	@grep -q '^socket = "/run/questbox/questbox.sock"$$' $@ || { echo "$<: no #socket line to set"; rm -f $@; exit 1; }
+
+deb: dist/questbox-linux-arm64 dist/questbox-linux-armv6 dist/questbox.toml ## dist/questbox_<version>_arm64.deb and _armhf.deb
+	image/deb.sh arm64 armhf
+
+deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, remove and purge it in a scratch Debian root
+	image/deb.sh amd64
+	image/deb-test.sh
+
+image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached; first build ~15 min)
+	image/build.sh
+
+image-test: image ## boot the image twice under qemu-system-aarch64 -M virt (ready, /healthz, a quest survives, clean poweroff); minutes
+	image/test.sh
+
+clean: ## remove build output (dist/) and test artifacts; ./data from `make run` is kept
+	rm -rf dist bin artifacts

@@ -99,6 +99,8 @@ type Config struct {
 	Network Network       `toml:"network"`
 	GPIO    GPIO          `toml:"gpio"`
 	MQTT    MQTT          `toml:"mqtt"`
+	// Dashboard is the web dashboard on Daemon.Listen (see dashboard.go).
+	Dashboard Dashboard `toml:"dashboard"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -378,6 +380,7 @@ func Default() *Config {
 			OutboxMax:       100000,
 			ReconnectMax:    Duration{30 * time.Second},
 		},
+		Dashboard: defaultDashboard(),
 	}
 }
 

@@ -59,6 +59,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.Network.validate(p)
 	c.GPIO.validate(p)
 	c.MQTT.validate(p, c.Daemon.EventRetention)
+	c.Dashboard.validate(p)
 	return p.errs
 }
 

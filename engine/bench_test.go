@@ -6,15 +6,21 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/questbox/questbox/engine/agent"
 )
 
-// The tick benchmarks measure the tick's own work (loop control, bringing a
-// deferred node back, one dispatch per quest, one commit) with every agent
-// answering at once with "provider unreachable": the node goes deferred and
-// the next tick brings it back, so the store is in the same state at every
-// iteration. Agent time and the completions are outside the timer.
+// The tick benchmarks measure the tick's own work (loop control, one
+// dispatch per active quest, the events, one commit) at any -benchtime:
+// after each measured tick, with the timer stopped, every agent answers
+// "unreachable", and a reset transaction puts the deferred nodes back to
+// pending and trims what the cycle added to them (a run id, an attempt),
+// so every iteration dispatches the same nodes from the same state.
+//
+// BenchmarkCycle measures the whole cycle instead: the tick and every
+// result coming back and being judged and recorded, with the commits and
+// syncs it costs.
 
 var (
 	benchMu   sync.Mutex
@@ -81,6 +87,7 @@ func benchStore(b *testing.B, active, nodes int) string {
 	spec.Provider, spec.Mode = "p", ModeSolo
 	spec.Limits.MaxAgentRuns, spec.Limits.TokenBudget = 1<<30, 1<<30
 	spec.Limits.WallClock = 1 << 62
+	spec.Limits.MaxTries, spec.Limits.MaxStalled = 1<<30, 0 // the cycle FAILs forever
 	locked := nodes - active
 	const batch = 5000
 	made := 0
@@ -132,45 +139,150 @@ func benchStore(b *testing.B, active, nodes int) string {
 	return dir
 }
 
-func benchmarkTick(b *testing.B, active, nodes int) {
+// benchReset puts every deferred node of the active quests back to
+// pending and trims each active quest's nodes to their state at seeding
+// (no runs kept but the last, no attempts, no deferrals), and prunes the
+// events the reset itself emitted: the next tick finds the store as the
+// previous one did. It runs with the timer stopped.
+func benchReset(b *testing.B, e *Engine) {
+	b.Helper()
+	err := e.update(func(t *txn) error {
+		qs, err := t.activeQuests()
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			var ids []string
+			for _, idx := range [][]byte{bDeferred, bPending} {
+				if sb := subRO(t.tx, idx, q.ID); sb != nil {
+					_ = sb.ForEach(func(_, v []byte) error { ids = append(ids, string(v)); return nil })
+				}
+			}
+			for _, id := range ids {
+				n, err := t.node(id)
+				if err != nil {
+					return err
+				}
+				n.Deferrals, n.Attempts, n.Tries, n.Claim = 0, nil, 0, nil
+				n.Outcome, n.Facts, n.Feedback, n.ClaimHash = "", nil, "", ""
+				if len(n.Runs) > 1 {
+					n.Runs = n.Runs[len(n.Runs)-1:]
+				}
+				if n.Status == Deferred {
+					if err := t.move(q, n, Pending, "bench reset"); err != nil {
+						return err
+					}
+				} else if err := t.saveNode(n); err != nil {
+					return err
+				}
+			}
+			q.Replays = nil
+			t.track(q)
+		}
+		_, err = t.pruneEvents(e.opt.EventRetention)
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// benchEngine opens the seeded store of the configuration with provider p.
+func benchEngine(b *testing.B, active, nodes int, p Provider) (*Store, *Engine) {
 	dir := benchStore(b, active, nodes)
 	s, err := OpenStore(dir, StoreOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer s.Close()
-	p := &held{}
+	b.Cleanup(func() { s.Close() })
 	e, err := New(s, Options{Providers: map[string]Provider{"p": p}, MaxParallel: active})
 	if err != nil {
 		b.Fatal(err)
 	}
+	benchReset(b, e)
+	return s, e
+}
+
+func benchmarkTick(b *testing.B, active, nodes int) {
+	p := &held{}
+	s, e := benchEngine(b, active, nodes, p)
 	ctx := context.Background()
-	commits := uint64(0)
+	var commits, syncs uint64
+	var cpu time.Duration
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		release := p.arm()
-		before := s.Commits()
+		c0, s0, t0 := s.Commits(), s.Syncs(), cpuTime()
 		rep, err := e.Tick(ctx)
-		commits += s.Commits() - before
+		cpu += cpuTime() - t0
+		b.StopTimer()
+		commits, syncs = commits+s.Commits()-c0, syncs+s.Syncs()-s0
 		if err != nil {
 			b.Fatal(err)
 		}
 		if len(rep.Dispatched) != active {
-			b.Fatalf("dispatched %d, want %d", len(rep.Dispatched), active)
+			b.Fatalf("iteration %d dispatched %d, want %d", i, len(rep.Dispatched), active)
 		}
-		b.StopTimer()
 		close(release)
 		e.Wait()
+		benchReset(b, e)
 		b.StartTimer()
 	}
+	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/tick")
 	b.ReportMetric(float64(commits)/float64(b.N), "commits/tick")
+	b.ReportMetric(float64(syncs)/float64(b.N), "syncs/tick")
+	b.ReportMetric(float64(active), "dispatched/tick")
 }
 
 func BenchmarkTick(b *testing.B) {
-	for _, c := range []struct{ active, nodes int }{
-		{10, 10_000}, {10, 100_000}, {1000, 10_000}, {1000, 100_000},
-	} {
+	for _, c := range benchConfigs {
 		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) { benchmarkTick(b, c.active, c.nodes) })
+	}
+}
+
+var benchConfigs = []struct{ active, nodes int }{
+	{10, 10_000}, {10, 100_000}, {1000, 10_000}, {1000, 100_000},
+}
+
+// failing answers at once with an answer that breaks the output contract:
+// the gate runs, the node FAILs a try and goes back to pending.
+var failing = funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+	return agent.Reply{Output: []byte("I looked into " + req.Node + " but have no JSON for you."), Tokens: 1, TokensReported: true}, nil
+})
+
+// BenchmarkCycle is the whole cycle of a tick: it dispatches one node per
+// active quest, every agent answers at once, and each answer is judged
+// and recorded. It reports the commits and syncs (fdatasync, and fsync
+// when the file grows) the cycle cost, the tick's commit included.
+func BenchmarkCycle(b *testing.B) {
+	for _, c := range benchConfigs {
+		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) {
+			s, e := benchEngine(b, c.active, c.nodes, failing)
+			ctx := context.Background()
+			var commits, syncs uint64
+			var cpu time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c0, s0, t0 := s.Commits(), s.Syncs(), cpuTime()
+				rep, err := e.Tick(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				e.Wait()
+				cpu += cpuTime() - t0
+				b.StopTimer()
+				commits, syncs = commits+s.Commits()-c0, syncs+s.Syncs()-s0
+				if len(rep.Dispatched) != c.active {
+					b.Fatalf("iteration %d dispatched %d, want %d", i, len(rep.Dispatched), c.active)
+				}
+				benchReset(b, e)
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/cycle")
+			b.ReportMetric(float64(commits)/float64(b.N), "commits/cycle")
+			b.ReportMetric(float64(syncs)/float64(b.N), "syncs/cycle")
+		})
 	}
 }

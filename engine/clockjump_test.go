@@ -105,9 +105,10 @@ func TestTicksSurviveClockJumps(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var stored Quest
+			var stored *Quest
 			if err := st.view(func(tx *bolt.Tx) error {
-				_, err := getJSON(tx.Bucket(bQuests), []byte(q.ID), &stored)
+				var err error
+				stored, _, err = getQuest(tx.Bucket(bQuests), q.ID)
 				return err
 			}); err != nil {
 				t.Fatal(err)

@@ -79,7 +79,7 @@ func (t *txn) consentTarget(node string, c consent.Consent) (*Quest, *Node, erro
 // for any other claim is ErrStaleConsent.
 func (e *Engine) Approve(node string, c consent.Consent) error {
 	by := c.Via()
-	return e.update(func(t *txn) error {
+	return e.batch(func(t *txn) error {
 		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
@@ -90,13 +90,13 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 			return err
 		}
 		return t.pass(q, n, c.Answ, c.Owner, "CONSENT")
-	})
+	}, nil)
 }
 
 // Reject refuses the claim: a FAIL try with the fact "rejected by human".
 func (e *Engine) Reject(node string, c consent.Consent) error {
 	by, claimHash := c.Via(), c.ClaimHash()
-	return e.update(func(t *txn) error {
+	return e.batch(func(t *txn) error {
 		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
@@ -109,7 +109,7 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 			return err
 		}
 		return t.failTry(q, n, "REJECTED")
-	})
+	}, nil)
 }
 
 // consentExpired is the one rule of consent expiry: a request made at since

@@ -53,12 +53,13 @@ func (d DeviceEvent) check() error {
 }
 
 // RecordDeviceEvent appends a device event (button press, network or
-// broker up and down) to the outbox: one commit.
+// broker up and down) to the outbox: one commit, shared with the writes
+// that arrive at the same time.
 func (e *Engine) RecordDeviceEvent(d DeviceEvent) error {
 	if err := d.check(); err != nil {
 		return err
 	}
-	return e.update(func(t *txn) error {
+	return e.batch(func(t *txn) error {
 		return t.emit(Event{Kind: KindDevice, Outcome: d.What, Detail: d.summary(), Device: &d})
-	})
+	}, nil)
 }

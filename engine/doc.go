@@ -16,7 +16,14 @@
 // back, every dispatch and the events they emit commit together, so a tick
 // costs one commit whatever the number of quests. A verdict — the gate result,
 // the node's new status, the children it spawns, its ledger record and its
-// events — is one transaction too. bbolt is never opened with NoSync. A tick
+// events — is one transaction too, and the verdicts, submits, consents and
+// device events that arrive together share one commit (group commit, see
+// commit.go): a tick whose agents all answer at once costs its own commit
+// and a few for the results, not one per result. A dispatch writes its run,
+// the running index, the quest and the event, but not the node's record
+// (readers lay the running index over it, see overlayRunning): a tick
+// dirties no page of the nodes bucket however many nodes the store holds. Every write is committed
+// before its caller returns. bbolt is never opened with NoSync. A tick
 // that changes nothing commits nothing: it reads quests without rewriting
 // them, and wall-clock time passes without a write (see below).
 //
@@ -63,5 +70,5 @@
 // # Concurrency
 //
 // An Engine is safe for concurrent use. Tick may run while earlier runs are
-// still in flight; their completions commit independently.
+// still in flight; their completions commit in groups of their own.
 package engine

@@ -273,6 +273,10 @@ type Node struct {
 	LockSeq uint64    `json:"lock_seq,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+
+	// head marks a node read for its dispatch only (readNodeHead): it
+	// lacks its attempt log and its answer, and must never be saved.
+	head bool
 }
 
 // Edge links two nodes of a quest (SPEC §2.3).

@@ -319,9 +319,11 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 
 // Quest returns one quest.
 func (e *Engine) Quest(id string) (*Quest, error) {
-	q := new(Quest)
+	var q *Quest
 	err := e.store.view(func(tx *bolt.Tx) error {
-		ok, err := getJSON(tx.Bucket(bQuests), []byte(id), q)
+		var ok bool
+		var err error
+		q, ok, err = getQuest(tx.Bucket(bQuests), id)
 		if err == nil && !ok {
 			err = fmt.Errorf("quest %s: %w", id, ErrNotFound)
 		}
@@ -340,7 +342,7 @@ func (e *Engine) Quests() ([]*Quest, error) {
 	err := e.store.view(func(tx *bolt.Tx) error {
 		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
 			q := new(Quest)
-			if err := json.Unmarshal(v, q); err != nil {
+			if err := decodeQuest(v, q); err != nil {
 				return fmt.Errorf("decode quest %s: %w", k, err)
 			}
 			e.liveWall(q)
@@ -597,7 +599,7 @@ func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
 		return err
 	}
 	r.Ended, r.Outcome, r.Tokens, r.Error = t.now, outcome, tokens, msg
-	return putJSON(b, []byte(id), r)
+	return b.Put([]byte(id), appendRun(make([]byte, 0, 192), &r))
 }
 
 // newRun records a dispatch of n and moves it to running.
@@ -608,7 +610,7 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		return Run{}, err
 	}
 	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Provider: provider, Attempt: n.Tries + 1, Started: t.now}
-	if err := putJSON(b, []byte(r.ID), r); err != nil {
+	if err := b.Put([]byte(r.ID), appendRun(make([]byte, 0, 192), &r)); err != nil {
 		return Run{}, err
 	}
 	n.Runs = append(n.Runs, r.ID)

@@ -58,7 +58,11 @@ func (t *txn) emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	return putJSON(b, u64(seq), ev)
+	raw, err := appendEvent(make([]byte, 0, 256), &ev)
+	if err != nil {
+		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
+	}
+	return b.Put(u64(seq), raw)
 }
 
 // Events returns up to limit events with Seq > since, oldest first. It
@@ -107,9 +111,9 @@ func (e *Engine) AckEvents(name string, seq uint64) error {
 	if err := e.writable(); err != nil {
 		return err
 	}
-	return e.store.update(func(tx *bolt.Tx) error {
+	return e.store.batch(func(tx *bolt.Tx) error {
 		return tx.Bucket(bCursors).Put([]byte(name), u64(seq))
-	})
+	}, nil)
 }
 
 // Cursor returns the acknowledged seq of a durable consumer (0 if none).

@@ -59,6 +59,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
+		overlayRunning(tx, n) // a running node's record may still say pending
 		nodes = append(nodes, n)
 		return nil
 	})
@@ -86,7 +87,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 	var badQuests [][]byte
 	err = qb.ForEach(func(k, v []byte) error {
 		q := new(Quest)
-		if err := json.Unmarshal(v, q); err != nil || q.ID != string(k) {
+		if err := decodeQuest(v, q); err != nil || q.ID != string(k) {
 			note("quest record %s does not decode (%v): dropped", showKey(k), err)
 			badQuests = append(badQuests, slices.Clone(k))
 			return nil
@@ -225,7 +226,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 			n := byID[id]
 			return n == nil || n.Claim == nil || !n.Claim.Replay
 		})
-		if err := putJSON(qb, []byte(q.ID), q); err != nil {
+		if err := putQuest(qb, q); err != nil {
 			return out, err
 		}
 		if q.Status == QuestActive {
@@ -271,8 +272,9 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 	return out, recordLoss(tx, now, byID, !seqKnown(bLedger), &out)
 }
 
-// jsonBuckets are the buckets whose values are JSON records, each read
-// on its own by the engine (a nested bucket of bEdges per quest).
+// jsonBuckets are the buckets whose values are records the engine reads
+// one by one (a nested bucket of bEdges per quest): JSON, but for the
+// quests' binary form (questcodec.go).
 var jsonBuckets = [][]byte{bNodes, bQuests, bEvents, bLedger, bRuns, bExports, bJudge, bEdges}
 
 // forInvalid calls fn with every record of a JSON bucket that is not
@@ -287,7 +289,11 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 				}
 				return nil
 			}
-			if !json.Valid(v) {
+			valid := json.Valid(v)
+			if name == string(bQuests) {
+				valid = decodeQuest(v, new(Quest)) == nil
+			}
+			if !valid {
 				return fn(b, name, k)
 			}
 			return nil

@@ -556,17 +556,12 @@ var probes = []probe{
 		return x.Status.Terminal() && !y.Status.Terminal()
 	}},
 	{bQuests, func(k, v []byte) bool {
-		var q struct {
-			ID        string `json:"id"`
-			Direction string `json:"direction"`
-		}
-		return json.Unmarshal(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
+		var q Quest
+		return decodeQuest(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
 	}, func(a, b []byte) bool {
-		var x, y struct {
-			Updated time.Time `json:"updated"`
-		}
-		json.Unmarshal(a, &x)
-		json.Unmarshal(b, &y)
+		var x, y Quest
+		decodeQuest(a, &x)
+		decodeQuest(b, &y)
 		return x.Updated.After(y.Updated)
 	}},
 	{bRuns, func(k, v []byte) bool {

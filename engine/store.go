@@ -22,7 +22,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 2
+const SchemaVersion = 4
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = "questbox.db"
@@ -58,10 +58,17 @@ var (
 
 // migrations[i] upgrades a store from schema i to i+1. Schema 0 is an empty
 // file; migration 0 creates every bucket; migration 1 seals every locked
-// node into the verdict ledger (see sealLedger).
+// node into the verdict ledger (see sealLedger); migration 2 changes no
+// byte: from schema 3 a running node's record may still say pending, the
+// running index saying that it runs (see overlayRunning), which a
+// questbox that knows only schema 2 would misread — the version keeps it
+// from opening the store; migration 3 rewrites the quest records in their
+// binary form (see questcodec.go).
 var migrations = []func(tx *bolt.Tx) error{
 	createBuckets,
 	sealLedger,
+	func(*bolt.Tx) error { return nil },
+	encodeQuests,
 }
 
 func createBuckets(tx *bolt.Tx) error {
@@ -109,9 +116,18 @@ type Store struct {
 	// commits counts write transactions committed; each is one bbolt
 	// commit (data pages, then meta page, each followed by fdatasync).
 	commits atomic.Uint64
+	// grows counts commits that grew the file: bbolt then truncates it
+	// to the new size and fsyncs it once more before the data pages.
+	grows atomic.Uint64
+	// size is the file's size after the last commit (for grows).
+	size atomic.Int64
 	// writeFault, when set (tests), is asked before each write
 	// transaction; an error fails it as a full disk would.
 	writeFault func() error
+	// group commits the writes that arrive together (commit.go).
+	group group
+	// linger replaces groupLinger when set (tests).
+	linger time.Duration
 }
 
 // OpenStore opens the store in dir, creating it only where no file exists:
@@ -184,6 +200,12 @@ func openStore(dir, path string, opt StoreOptions) (*Store, error) {
 		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
 	}
 	s := &Store{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes}
+	s.group.kick = make(chan struct{}, 1)
+	if held != nil {
+		if fi, err := held.Stat(); err == nil {
+			s.size.Store(fi.Size())
+		}
+	}
 	if fc.damagedMeta >= 0 && !opt.ReadOnly {
 		if err := s.repairMeta(fc); err != nil {
 			db.Close()
@@ -377,6 +399,12 @@ func (s *Store) migrate() error {
 	case v == SchemaVersion && complete:
 		s.schema = v
 		return nil
+	case s.readOnly && (v == 2 || v == 3) && complete:
+		// Schemas 3 and 4 change no record this build cannot read as it
+		// is (quests in JSON read as well as in their binary form; a
+		// schema 2 store has no running node whose record says pending).
+		s.schema = v
+		return nil
 	case s.readOnly && v == 1 && complete:
 		// Schema 2 only adds node hashes to the ledger: reading schema 1
 		// as it is is harmless, and Verify says what it could not check.
@@ -417,6 +445,24 @@ func (s *Store) Path() string { return s.path }
 // Commits is the number of write transactions committed since open.
 func (s *Store) Commits() uint64 { return s.commits.Load() }
 
+// Syncs is the number of fdatasync and fsync calls the commits since open
+// made: bbolt syncs after the data pages and after the meta page of every
+// commit, and once more when a commit grows the file.
+func (s *Store) Syncs() uint64 { return 2*s.commits.Load() + s.grows.Load() }
+
+// committed counts a commit, and whether it grew the file.
+func (s *Store) committed() {
+	s.commits.Add(1)
+	if s.fd == nil {
+		return
+	}
+	if fi, err := s.fd.Stat(); err == nil {
+		if old := s.size.Swap(fi.Size()); old != 0 && fi.Size() > old {
+			s.grows.Add(1)
+		}
+	}
+}
+
 // update runs fn in one write transaction. An error of fn is returned as
 // it is; a transaction that cannot begin or commit (a full disk, an I/O
 // error, a closed store) is ErrStoreFailed.
@@ -438,7 +484,7 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	})
 	switch {
 	case err == nil:
-		s.commits.Add(1)
+		s.committed()
 		return nil
 	case fnErr != nil || errors.Is(err, ErrCorrupt):
 		return err

@@ -275,8 +275,10 @@ func TestOneCommitPerTickWhateverTheQuestCount(t *testing.T) {
 		before = h.store.Commits()
 		close(release)
 		h.e.Wait()
-		if got := h.store.Commits() - before; got != uint64(quests) {
-			t.Errorf("%d quests: finishing the runs committed %d times, want one per run", quests, got)
+		// The results share commits (group commit): at most one each,
+		// and for many results far fewer (commit_test.go pins that).
+		if got := h.store.Commits() - before; got < 1 || got > uint64(quests) {
+			t.Errorf("%d quests: finishing the runs committed %d times, want between 1 and %d", quests, got, quests)
 		}
 	}
 }

@@ -26,8 +26,7 @@ type Work struct {
 func (e *Engine) Next(quest string) (*Work, error) {
 	var w *Work
 	err := e.store.view(func(tx *bolt.Tx) error {
-		q := new(Quest)
-		ok, err := getJSON(tx.Bucket(bQuests), []byte(quest), q)
+		q, ok, err := getQuest(tx.Bucket(bQuests), quest)
 		if err != nil {
 			return err
 		}
@@ -73,7 +72,8 @@ type SubmitResult struct {
 
 // Submit is an external agent's answer for a pending node: it is
 // dispatched and judged exactly as a spawned agent's answer would be, and
-// recorded in one transaction.
+// recorded in one transaction (through the group commit: submits that
+// arrive together share it). It returns once the verdict is committed.
 func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (SubmitResult, error) {
 	if err := e.writable(); err != nil {
 		return SubmitResult{}, err // before the gate runs: nothing could be recorded
@@ -89,10 +89,14 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 	if err := submittable(q, n); err != nil {
 		return SubmitResult{}, err
 	}
+	// Announced before it is judged: submits arriving together share a
+	// commit (commit.go).
+	tk := e.store.expect()
+	defer tk.settle()
 	res := e.judge(ctx, q, n, agent.Reply{Output: raw, Tokens: agent.EstimateTokens("", raw)}, nil)
 	var out SubmitResult
 	budget := ""
-	err = e.update(func(t *txn) error {
+	err = e.batch(func(t *txn) error {
 		budget = ""
 		q, err := t.quest(quest)
 		if err != nil {
@@ -123,7 +127,7 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 		out = SubmitResult{Node: cur.ID, Outcome: res.outcome(), Status: cur.Status, Verdict: cur.Verdict, Tries: cur.Tries,
 			MaxTries: q.Limits.MaxTries, Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}
 		return nil
-	})
+	}, tk)
 	if err == nil && budget != "" {
 		return SubmitResult{}, fmt.Errorf("quest %s is now terminated: %s; the answer was not recorded: %w", quest, budget, ErrInvalid)
 	}

@@ -23,6 +23,9 @@ type TickReport struct {
 	Terminated []string `json:"terminated"` // quests stopped by a budget
 	Finished   []string `json:"finished"`   // quests marked done
 	Resumed    []string `json:"resumed"`    // deferred nodes back to pending
+	// Took is how long the tick's own work took (agent runs proceed after
+	// it), as Serve measured it; 0 from Tick itself.
+	Took time.Duration `json:"-"`
 }
 
 type dispatch struct {
@@ -241,8 +244,13 @@ func overBudget(l Limits, c Counters) string {
 	return ""
 }
 
-// undefer moves a quest's deferred nodes back to pending.
+// undefer moves a quest's deferred nodes back to pending. The quest's
+// counts say whether it has any, so the index is not looked at for the
+// quests (nearly all, on most ticks) that have none.
 func (t *txn) undefer(q *Quest) ([]string, error) {
+	if q.Counts[Deferred] == 0 {
+		return nil, nil
+	}
 	var ids []string
 	b := subRO(t.tx, bDeferred, q.ID)
 	if b == nil {
@@ -277,7 +285,9 @@ func total(q *Quest) int {
 }
 
 // pick chooses the node to dispatch for a quest with nothing running, per
-// its mode. done is non-empty when the quest has finished its work.
+// its mode. done is non-empty when the quest has finished its work. A
+// node it reads is read for its dispatch only (nodeHead): it must not be
+// saved.
 func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 	if total(q) == 0 {
 		return nil, "", nil // an external quest waiting for `scan`
@@ -287,14 +297,14 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 			return nil, "no work left: every node is explored, growing, aborted or exhausted", nil
 		}
 		if id := first(t.tx, bPending, q.ID); id != "" {
-			n, err = t.node(id)
+			n, err = t.nodeHead(id)
 		}
 		return n, "", err
 	}
 	// Team: the owner runs when proposals have accumulated or nothing is
 	// pending; otherwise the oldest pending worker.
 	if id := t.pendingOwner(q); id != "" {
-		n, err = t.node(id)
+		n, err = t.nodeHead(id)
 		return n, "", err
 	}
 	every := q.Limits.OwnerEvery
@@ -320,7 +330,7 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 		}
 	}
 	if id := first(t.tx, bPending, q.ID); id != "" {
-		n, err = t.node(id)
+		n, err = t.nodeHead(id)
 	}
 	return n, "", err
 }
@@ -356,6 +366,9 @@ func (e *Engine) start(d dispatch) {
 		defer cancel()
 		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
 		reply, err := d.prov.Run(ctx, d.req)
+		// The answer's write is on its way: a group commit gathering the
+		// results that come back together waits for it (commit.go).
+		tk := e.store.expect()
 		res := e.judge(ctx, &d.quest, &d.node, reply, err)
 		res.replay = d.run.Provider == "replay"
 		// The slot frees before the verdict commits; the quest itself stays
@@ -363,7 +376,7 @@ func (e *Engine) start(d dispatch) {
 		e.mu.Lock()
 		delete(e.inflight, d.node.ID)
 		e.mu.Unlock()
-		e.record(d, res)
+		e.record(d, res, tk)
 	}()
 }
 
@@ -373,17 +386,20 @@ const (
 	recordRetryMax   = time.Minute
 )
 
-// record commits a run's result, retrying with backoff while the store
-// refuses the write (a full SD card, an I/O error): the answer is kept in
+// record commits a run's result, through the group commit (so results
+// that come back together share one commit), retrying with backoff while
+// the store refuses the write (a full SD card, an I/O error): the answer is kept in
 // memory meanwhile, and Unrecorded reports it so the box can show a fault.
 // The node stays running, so nothing dispatches it again. Only Shutdown's
 // cancellation gives up; the node then goes back to pending at the next
 // start-up with an interrupted attempt.
-func (e *Engine) record(d dispatch, res result) {
+func (e *Engine) record(d dispatch, res result, tk *ticket) {
 	defer e.markUnrecorded(d.run.ID, nil)
+	defer tk.settle()
 	wait := recordRetryFirst
 	for {
-		err := e.complete(d.node.ID, d.run.ID, res)
+		err := e.complete(d.node.ID, d.run.ID, res, tk)
+		tk = nil // a retry is not announced
 		if err == nil {
 			return
 		}
@@ -477,7 +493,11 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 		if clock.Sleep(ctx, e.clock, next.Sub(now)) != nil {
 			return nil // ctx ended
 		}
+		// Real time, not the engine's clock: this measures the work (for
+		// the tick duration metric), it decides nothing.
+		start := time.Now()
 		rep, err := e.Tick(ctx)
+		rep.Took = time.Since(start)
 		if onTick != nil {
 			onTick(rep, err)
 		}

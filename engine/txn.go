@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -33,16 +34,32 @@ type txn struct {
 // errUnchanged ends a transaction that wrote nothing without a commit.
 var errUnchanged = errors.New("nothing to write")
 
-// update runs fn in one write transaction (one commit, one fsync pair) and
-// wakes event subscribers after it committed. fn returns t.unchanged() to
-// end a transaction that wrote nothing without committing it: no page is
-// written and no fsync is spent.
+// update runs fn in one write transaction of its own (one commit, one
+// fsync pair) and wakes event subscribers after it committed. fn returns
+// t.unchanged() to end a transaction that wrote nothing without committing
+// it: no page is written and no fsync is spent.
 func (e *Engine) update(fn func(t *txn) error) error {
+	return e.write(fn, false, nil)
+}
+
+// batch is update through the group commit (commit.go): fn shares a
+// transaction with the writes that arrive at the same time, and batch
+// returns once that transaction is committed. fn may run more than once,
+// so it must reset whatever it sets outside the transaction at its start;
+// it returns t.unchanged() only when it wrote nothing. tk is the write's
+// announcement (Store.expect), or nil.
+func (e *Engine) batch(fn func(t *txn) error, tk *ticket) error {
+	return e.write(fn, true, tk)
+}
+
+func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 	if err := e.writable(); err != nil {
+		tk.settle()
 		return err
 	}
 	var last uint64
-	err := e.store.update(func(tx *bolt.Tx) error {
+	run := func(tx *bolt.Tx) error {
+		last = 0
 		now := e.clock.Now()
 		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
 		if t.sess != nil {
@@ -54,13 +71,19 @@ func (e *Engine) update(fn func(t *txn) error) error {
 		for _, id := range t.order {
 			q := t.quests[id]
 			t.foldWall(q)
-			if err := putJSON(tx.Bucket(bQuests), []byte(id), q); err != nil {
+			if err := putQuest(tx.Bucket(bQuests), q); err != nil {
 				return err
 			}
 		}
 		last = t.last
 		return nil
-	})
+	}
+	var err error
+	if grouped {
+		err = e.store.batch(run, tk)
+	} else {
+		err = e.store.update(run)
+	}
 	if errors.Is(err, errUnchanged) {
 		return nil
 	}
@@ -105,8 +128,7 @@ func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
-	q := new(Quest)
-	ok, err := getJSON(t.tx.Bucket(bQuests), []byte(id), q)
+	q, ok, err := getQuest(t.tx.Bucket(bQuests), id)
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +175,83 @@ func readNode(tx *bolt.Tx, id string) (*Node, error) {
 	if !ok {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
+	overlayRunning(tx, n)
 	return n, nil
 }
 
+// nodeHead is what a dispatch needs of a node's record: its request and
+// its run, not its attempt log or its answer, which decoding would cost
+// most of the time of reading the node (the tick dispatches one per
+// quest).
+type nodeHead struct {
+	ID         string `json:"id"`
+	Quest      string `json:"quest"`
+	Parent     string `json:"parent"`
+	Role       string `json:"role"`
+	Hypothesis string `json:"hypothesis"`
+	Status     Status `json:"status"`
+	Depth      int    `json:"depth"`
+	Order      uint64 `json:"order"`
+	Tries      int    `json:"tries"`
+	Feedback   string `json:"feedback"`
+}
+
+// nodeHead reads node id for its dispatch (pick): a Node with the fields
+// of nodeHead only, marked so that saving it is a bug. A dispatch moves it
+// to running, which does not write its record (overlayRunning); the run's
+// end reads it whole.
+func (t *txn) nodeHead(id string) (*Node, error) {
+	key, err := nodeKey(id)
+	if err != nil {
+		return nil, err
+	}
+	raw := t.tx.Bucket(bNodes).Get(key)
+	if raw == nil {
+		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	var h nodeHead
+	if !scanNodeHead(raw, &h) {
+		h = nodeHead{}
+		if err := json.Unmarshal(raw, &h); err != nil {
+			return nil, fmt.Errorf("decode %s: %w", key, err)
+		}
+	}
+	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
+		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true}
+	overlayRunning(t.tx, n)
+	return n, nil
+}
+
+// overlayRunning lays the running index over a node record read from the
+// store. From schema 3 a dispatch does not rewrite the node's record: the
+// record keeps the status it was dispatched from (pending) and the
+// running index (node -> run) says that it runs, with which run. So a
+// tick that dispatches a node per quest dirties no page of the nodes
+// bucket, however many nodes the store holds; the record is written when
+// the run ends (its verdict, an interruption), as it was before. Every
+// reader of node records goes through here (readNode, and rebuild).
+func overlayRunning(tx *bolt.Tx, n *Node) {
+	if n.Status != Pending {
+		return
+	}
+	rb := tx.Bucket(bRunning)
+	if rb == nil {
+		return
+	}
+	run := rb.Get([]byte(n.ID))
+	if run == nil {
+		return
+	}
+	n.Status = Running
+	if r := string(run); r != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r) {
+		n.Runs = append(n.Runs, r)
+	}
+}
+
 func (t *txn) saveNode(n *Node) error {
+	if n.head {
+		panic("BUG: saving node " + n.ID + ", which was read for its dispatch only")
+	}
 	n.Updated = t.now
 	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
 }
@@ -258,8 +353,12 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 	q.Counts[to]++
 	n.Status = to
 	t.track(q)
-	if err := t.saveNode(n); err != nil {
-		return err
+	if to != Running {
+		// A dispatch leaves the record as it is: the running index says
+		// the node runs (overlayRunning).
+		if err := t.saveNode(n); err != nil {
+			return err
+		}
 	}
 	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
 }

@@ -222,14 +222,15 @@ func (e *Engine) ancestors(n *Node) ([]string, error) {
 	return out, err
 }
 
-// complete records the result of a spawned run in one transaction. A node
-// that is no longer running this run (aborted meanwhile) keeps its status;
-// the run is recorded as discarded.
-func (e *Engine) complete(nodeID, runID string, res result) error {
+// complete records the result of a spawned run in one transaction, shared
+// with the results committed at the same time (group commit). A node that
+// is no longer running this run (aborted meanwhile) keeps its status; the
+// run is recorded as discarded. tk is the write's announcement, or nil.
+func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 	e.mu.Lock()
 	closing := e.closing
 	e.mu.Unlock()
-	return e.update(func(t *txn) error {
+	return e.batch(func(t *txn) error {
 		n, err := t.node(nodeID)
 		if err != nil {
 			return err
@@ -254,7 +255,7 @@ func (e *Engine) complete(nodeID, runID string, res result) error {
 			res.why = "the daemon is shutting down; no try consumed"
 		}
 		return t.apply(q, n, runID, res)
-	})
+	}, tk)
 }
 
 // apply moves a running node according to its result.

@@ -81,9 +81,10 @@ func (d *daemon) stop() {
 // saved yet: what a crash would leave.
 func (h *harness) stored(id string) *Quest {
 	h.t.Helper()
-	q := new(Quest)
+	var q *Quest
 	err := h.store.view(func(tx *bolt.Tx) error {
-		_, err := getJSON(tx.Bucket(bQuests), []byte(id), q)
+		var err error
+		q, _, err = getQuest(tx.Bucket(bQuests), id)
 		return err
 	})
 	if err != nil {

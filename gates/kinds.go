@@ -175,13 +175,56 @@ const (
 )
 
 // fieldVal is one value of a named field, with where it is.
-type fieldVal struct{ where, text string }
+type fieldVal struct {
+	where, text string
+	low         *string // text with ASCII letters lowered, once asked
+}
+
+// lowered is the text with its ASCII letters lowered, computed once per
+// value (values come from fieldValuesMemo, shared by the rules of one
+// evaluation).
+func (v fieldVal) lowered() string {
+	if v.low == nil {
+		return asciiLower(v.text)
+	}
+	if *v.low == "" && v.text != "" {
+		*v.low = asciiLower(v.text)
+	}
+	return *v.low
+}
+
+// fieldValuesMemo is fieldValues through the evaluation's memo: the
+// rules reading the same field share its values (and their lowered
+// forms) instead of each building them.
+func fieldValuesMemo(in Input, field string) ([]fieldVal, bool) {
+	if in.memo == nil {
+		return fieldValues(in, field)
+	}
+	if fv, ok := in.memo.fields[field]; ok {
+		return fv.vals, fv.ok
+	}
+	vals, ok := fieldValues(in, field)
+	for i := range vals {
+		vals[i].low = new(string)
+	}
+	if in.memo.fields == nil {
+		in.memo.fields = map[string]memoField{}
+	}
+	in.memo.fields[field] = memoField{vals, ok}
+	return vals, ok
+}
+
+// memoField is one field's values in a parseMemo.
+type memoField struct {
+	vals []fieldVal
+	ok   bool
+}
 
 // fieldValues returns the values of field in the submission. ok is false
 // when the contract does not hold (except for "raw").
 func fieldValues(in Input, field string) (vals []fieldVal, ok bool) {
 	if field == "raw" {
-		return []fieldVal{{"answer", string(in.Raw)}}, true
+		return []fieldVal{{where: "answer", text: string(in.Raw)}}, true
 	}
 	p, ok := parse(in)
 	if !ok {
@@ -190,11 +233,11 @@ func fieldValues(in Input, field string) (vals []fieldVal, ok bool) {
 	if p.owner != nil {
 		switch field {
 		case "evidence":
-			return []fieldVal{{"evidence", p.owner.Evidence}}, true
+			return []fieldVal{{where: "evidence", text: p.owner.Evidence}}, true
 		case "new_directions":
 			for i, a := range p.owner.Actions {
 				if a.Action == ActionSpawn {
-					vals = append(vals, fieldVal{path(index("actions", i), "hypothesis"), a.Hypothesis})
+					vals = append(vals, fieldVal{where: path(index("actions", i), "hypothesis"), text: a.Hypothesis})
 				}
 			}
 		}
@@ -203,20 +246,20 @@ func fieldValues(in Input, field string) (vals []fieldVal, ok bool) {
 	a := p.answer
 	switch field {
 	case "evidence":
-		vals = []fieldVal{{"evidence", a.Evidence}}
+		vals = []fieldVal{{where: "evidence", text: a.Evidence}}
 	case "verdict":
-		vals = []fieldVal{{"verdict", a.Verdict}}
+		vals = []fieldVal{{where: "verdict", text: a.Verdict}}
 	case "citations.source", "citations.quote":
 		for i, c := range a.Citations {
 			if field == "citations.source" {
-				vals = append(vals, fieldVal{path(index("citations", i), "source"), c.Source})
+				vals = append(vals, fieldVal{where: path(index("citations", i), "source"), text: c.Source})
 			} else {
-				vals = append(vals, fieldVal{path(index("citations", i), "quote"), c.Quote})
+				vals = append(vals, fieldVal{where: path(index("citations", i), "quote"), text: c.Quote})
 			}
 		}
 	case "new_directions":
 		for i, d := range a.NewDirections {
-			vals = append(vals, fieldVal{index("new_directions", i), d})
+			vals = append(vals, fieldVal{where: index("new_directions", i), text: d})
 		}
 	}
 	return vals, true
@@ -528,6 +571,8 @@ type RegexCheck struct {
 	field     string
 	re        *regexp.Regexp
 	mustMatch bool
+	pre       prefilter // a literal every match contains (prefilter.go)
+	hasPre    bool
 }
 
 // Regex returns a regex rule; the pattern must compile.
@@ -536,7 +581,8 @@ func Regex(field, pattern string, mustMatch bool) (RegexCheck, error) {
 	if err != nil {
 		return RegexCheck{}, fmt.Errorf("parameter pattern: %v: %w", err, ErrInvalidConfig)
 	}
-	return RegexCheck{field: field, re: re, mustMatch: mustMatch}, nil
+	pre, ok := literalOf(pattern)
+	return RegexCheck{field: field, re: re, mustMatch: mustMatch, pre: pre, hasPre: ok}, nil
 }
 
 func (RegexCheck) ID() string   { return RuleRegex }
@@ -565,13 +611,16 @@ func (r RegexCheck) Check(in Input) []Fact {
 	if r.re == nil {
 		return []Fact{{Rule: RuleRegex, Level: Fail, Where: "rule", Expected: "a valid configuration", Actual: "no pattern"}}
 	}
-	vals, ok := fieldValues(in, r.field)
+	vals, ok := fieldValuesMemo(in, r.field)
 	if !ok {
 		return nil
 	}
 	var facts []Fact
 	for _, v := range vals {
-		m := r.re.FindStringIndex(v.text)
+		var m []int
+		if !r.hasPre || r.pre.mayMatch(v.text, v.lowered()) {
+			m = r.re.FindStringIndex(v.text)
+		}
 		switch {
 		case r.mustMatch && m == nil:
 			facts = append(facts, Fact{Rule: RuleRegex, Level: Fail, Where: v.where,

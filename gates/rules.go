@@ -41,6 +41,8 @@ type parseMemo struct {
 	done  bool
 	p     parsed
 	facts []Fact
+	// fields holds the values of each field a rule read (kinds.go).
+	fields map[string]memoField
 }
 
 // parseFacts parses in.Raw for in.Role, through in.memo when there is one.
@@ -64,7 +66,7 @@ func parseFacts(in Input) (parsed, []Fact) {
 		}
 	}
 	if in.memo != nil {
-		*in.memo = parseMemo{done: true, p: p, facts: facts}
+		in.memo.done, in.memo.p, in.memo.facts = true, p, facts
 	}
 	return p, facts
 }

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -228,6 +229,32 @@ func TestNormalizeText(t *testing.T) {
 	for _, tt := range tests {
 		if got := NormalizeText(tt.in); got != tt.want {
 			t.Errorf("NormalizeText(%q): got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// The literal prefilter of a regex rule never changes its facts: for
+// patterns with and without a usable literal, case-folded or not, the
+// rule fires exactly when the regular expression matches.
+func TestRegexPrefilterAgreesWithTheRegex(t *testing.T) {
+	patterns := []string{`(?i)\bguaranteed`, `(?i)\bTODO`, `91%`, `(?i)as an AI`, `(?i)\bkelvin`, `(?i)\bsure`,
+		`^(promising|dead|conclusion)$`, `(?i)café`, `x+y`, `(lorem)\s+ipsum`}
+	texts := []string{"", "GUARANTEED results", "it is guaranteedly", "todo: later", "We scored 91% here", "91 %",
+		"As An Ai model", "\u212Aelvin scale", "ſure thing", "promising", "CAFÉ", "xxxy", "lorem  ipsum", "\xff guaranteed"}
+	for _, p := range patterns {
+		for _, mustMatch := range []bool{true, false} {
+			r, err := Regex("raw", p, mustMatch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			re := regexp.MustCompile(p)
+			for _, text := range texts {
+				got := len(r.Check(Input{Raw: []byte(text)})) > 0
+				want := re.MatchString(text) != mustMatch
+				if got != want {
+					t.Errorf("pattern %q (must match %v) on %q: fired %v, want %v", p, mustMatch, text, got, want)
+				}
+			}
 		}
 	}
 }

@@ -9,6 +9,9 @@
 # prints what it installs and nothing else when all is there, so it is cheap to
 # run before every `make test`.
 #
+# `make test` names chromium (Debian's, for the dashboard's browser tests):
+# never a browser build downloaded by a test tool.
+#
 # Runs as root directly, otherwise through sudo. On a machine without apt-get
 # (or without root and sudo) it lists what is missing and fails when CI=true;
 # elsewhere it warns and carries on, so tests that need the package can skip.

@@ -165,6 +165,7 @@ func verbs() []verb {
 		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaAPI, func() command { return new(devicePressCmd) }},
 		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaAPI, func() command { return new(deviceStatusCmd) }},
 		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},
+		{"password", "[--stdin]", "set a new dashboard password (generated and printed, or read from stdin); ends every session", standalone, func() command { return new(passwordCmd) }},
 		{"salvage", "", "copy what is readable of a corrupt store into a fresh one", standalone, func() command { return new(salvageCmd) }},
 		{"version", "", "print the version", standalone, func() command { return new(versionCmd) }},
 	}

@@ -53,6 +53,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("run", args); err != nil {
 		return err
 	}
+	fileKeys := configKeys(e.cfg) // before the flags: SIGHUP compares files
 	tick, delay, err := c.apply(e.cfg)
 	if err != nil {
 		return err
@@ -61,7 +62,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.checkConfig {
 		return c.check(e, w)
 	}
-	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo,
+	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
 		log: slog.New(slog.NewTextHandler(e.stderr, nil)), engines: newDaemonEngines()}
 	return d.run(ctx)
 }
@@ -104,6 +105,9 @@ type daemon struct {
 	demo    bool
 	log     *slog.Logger
 	engines *daemonEngines
+	// fileKeys is the config file as read at start-up, before the flags,
+	// for SIGHUP to compare with (reload.go).
+	fileKeys map[string]string
 
 	dev  *device.Device
 	box  *box.Box
@@ -112,11 +116,13 @@ type daemon struct {
 	sock *api.SocketServer
 	// stopMQTT publishes "offline" and disconnects (mqtt.go).
 	stopMQTT func()
+	dash     *dashboardRun
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
 // SIGTERM) or the LEDs or button fail.
 func (d *daemon) run(ctx context.Context) error {
+	defer d.watchReload(ctx)()
 	d.warnings()
 	// The pins first: a box whose GPIO does not fit its config fails
 	// before it takes the store's lock.
@@ -152,6 +158,9 @@ func (d *daemon) run(ctx context.Context) error {
 			d.log.Error("could not seed the demo quest", "err", err)
 		}
 	}
+	d.serveDashboard()
+	// Stopped after the engine: the pages see its last events.
+	defer d.dash.stop()
 	d.ready()
 
 	// Serve returns when ctx ends or the device failed.
@@ -271,8 +280,9 @@ func (d *daemon) stop() {
 // is a fault on the LEDs; a tick loop that keeps failing (the store cannot
 // be written) or hangs stops feeding it, and systemd restarts the daemon,
 // which checks the store again as it opens it.
-func (d *daemon) tickDone(_ engine.TickReport, err error) {
+func (d *daemon) tickDone(rep engine.TickReport, err error) {
 	d.box.Ticked(err)
+	d.dash.ticked(rep, err)
 	if err == nil {
 		d.notify("WATCHDOG=1")
 	}

@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	conf := filepath.Join(dir, "questbox.toml")
-	if err := os.WriteFile(conf, []byte("[network]\nprobe = \"\"\n"), 0o644); err != nil {
+	// Nor a fixed port: every daemon's dashboard listens on a free one.
+	if err := os.WriteFile(conf, []byte("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\n"), 0o644); err != nil {
 		panic(err)
 	}
 	os.Setenv("QUESTBOX_CONFIG", conf)

@@ -26,6 +26,20 @@ import (
 // config.DefaultPath means the built-in defaults; a file named explicitly
 // must exist.
 func (e *env) resolve() error {
+	cfg, err := e.loadConfig()
+	if err != nil {
+		return err
+	}
+	e.cfg, e.data = cfg, cfg.Daemon.Data
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
+	return nil
+}
+
+// loadConfig loads the configuration as resolve describes, with
+// Daemon.Data resolved. The daemon calls it again on SIGHUP (reload.go).
+func (e *env) loadConfig() (*config.Config, error) {
 	path, explicit := e.configFlag, true
 	if path == "" {
 		path = e.getenv("QUESTBOX_CONFIG")
@@ -42,7 +56,7 @@ func (e *env) resolve() error {
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 		cfg = config.Default()
 	default:
-		return err
+		return nil, err
 	}
 	data := e.dataFlag
 	if data == "" {
@@ -55,11 +69,7 @@ func (e *env) resolve() error {
 		data = filepath.Join(e.cwd, data)
 	}
 	cfg.Daemon.Data = data
-	e.cfg, e.data = cfg, data
-	if e.log == nil {
-		e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	}
-	return nil
+	return cfg, nil
 }
 
 // wiring is what the engine is built from: providers, gate catalogs, the

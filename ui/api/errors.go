@@ -30,6 +30,9 @@ const (
 	// CodeForbidden: this peer may not do that (another uid on the socket,
 	// a missing CSRF token, a foreign Origin). HTTP 403.
 	CodeForbidden = "forbidden"
+	// CodeTooMany: too many failed attempts (logins); the Retry-After
+	// header says when to try again. HTTP 429.
+	CodeTooMany = "too_many_requests"
 	// CodeUnavailable: the store or the daemon cannot serve: in use by
 	// another process, corrupt, written by a newer questbox, refusing
 	// writes (a full disk), the daemon waiting for a repair or stopping, or
@@ -69,6 +72,8 @@ func HTTPStatus(code string) int {
 		return http.StatusUnauthorized
 	case CodeForbidden:
 		return http.StatusForbidden
+	case CodeTooMany:
+		return http.StatusTooManyRequests
 	case CodeUnavailable:
 		return http.StatusServiceUnavailable
 	}
@@ -119,4 +124,11 @@ func classify(err error) *Error {
 		code = CodeInvalid
 	}
 	return &Error{Code: code, Message: err.Error()}
+}
+
+// WriteError sends an error in the API's one shape with its HTTP status.
+// Doors in front of the API (the dashboard's authentication) use it so
+// that a refused request looks like any other API error.
+func WriteError(w http.ResponseWriter, code, message string) {
+	writeJSON(w, HTTPStatus(code), errorBody{Error: &Error{Code: code, Message: message}})
 }

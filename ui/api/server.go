@@ -54,6 +54,10 @@ type Options struct {
 	// Version is reported by /healthz.
 	Version string
 	Log     *slog.Logger
+	// Consent, if set, lets this door approve and reject consent requests
+	// (L3) with the source it returns; nil refuses them (403). Only the
+	// dashboard sets it, and only when the owner enabled dashboard consent.
+	Consent ConsentSource
 	// Internal sends the message of an unexpected (internal) error to the
 	// client. The control socket and the in-process door set it; the
 	// network door does not, and logs it instead.
@@ -100,6 +104,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/verify", s.read(s.verify))
 	m.HandleFunc("GET /api/events", s.read(s.events))
 	m.HandleFunc("GET /api/consents", s.read(s.consents))
+	m.HandleFunc("POST /api/consents/{node}/approve", s.write(s.consentApprove))
+	m.HandleFunc("POST /api/consents/{node}/reject", s.write(s.consentReject))
 	m.HandleFunc("POST /api/tick", s.write(s.tick))
 	m.HandleFunc("GET /api/device", s.device)
 	m.HandleFunc("POST /api/device/press", s.press)

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/device/mqtt"
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/dashboard"
+	"github.com/questbox/questbox/ui/metrics"
+)
+
+// dashboardRun is the dashboard of a running daemon.
+type dashboardRun struct {
+	metrics *metrics.Metrics // nil without a dashboard
+	stop    func()           // stops serving and waits (never nil)
+}
+
+// ticked feeds a tick to the metrics.
+func (r *dashboardRun) ticked(rep engine.TickReport, err error) {
+	if r != nil && r.metrics != nil {
+		r.metrics.ObserveTick(rep.Took, err)
+	}
+}
+
+// serveDashboard serves the dashboard, its API and /metrics on
+// daemon.listen, once the engine runs. A dashboard that cannot start (the
+// port is taken) is logged and the daemon runs on without it: the quests,
+// the LEDs and the button do not depend on it.
+func (d *daemon) serveDashboard() {
+	d.dash = &dashboardRun{stop: func() {}}
+	cfg := d.cfg
+	if !cfg.Dashboard.Enabled {
+		d.log.Info("dashboard disabled (dashboard.enabled = false)")
+		return
+	}
+	pwfile := cfg.DashboardPasswordFile()
+	pw, err := dashboard.EnsurePassword(pwfile)
+	if err != nil {
+		d.log.Error("dashboard not started: no password file", "file", pwfile, "err", err)
+		return
+	}
+	if pw != "" {
+		d.log.Warn("dashboard password generated; it is shown only this once (`questbox password` sets a new one)",
+			"password", pw, "file", pwfile)
+	}
+	eng, st := d.eng, d.st
+	m := metrics.New(metrics.Sources{
+		ConsentsPending: func() (int, error) {
+			cs, err := eng.Consents()
+			return len(cs), err
+		},
+		OutboxDepth: func() uint64 {
+			if !cfg.MQTT.Enabled() {
+				return 0
+			}
+			return eng.LastSeq() - min(eng.LastSeq(), eng.Cursor(mqtt.Consumer))
+		},
+		StorePath: st.Path(),
+		Commits:   st.Commits,
+		MQTTConnected: func() (configured, connected bool) {
+			s, _ := d.box.Status()
+			return s.Broker.Configured, s.Broker.Connected
+		},
+	})
+	srv, err := dashboard.New(dashboard.Options{
+		API:    api.Options{Engines: d.engines, Config: cfg, Box: d.box, Version: version, Log: d.log},
+		Engine: eng, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
+	if err != nil {
+		d.log.Error("dashboard not started", "err", err)
+		return
+	}
+	ln, err := net.Listen("tcp", cfg.Daemon.Listen)
+	if err != nil {
+		d.log.Error("dashboard not started: cannot listen; set daemon.listen or run --listen", "listen", cfg.Daemon.Listen, "err", err)
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(ctx, ln); err != nil && !errors.Is(err, net.ErrClosed) {
+			d.log.Error("dashboard stopped", "err", err)
+		}
+	}()
+	d.dash.metrics = m
+	d.dash.stop = func() { cancel(); <-done }
+	url := localURL(ln.Addr())
+	read := "log in with the dashboard password"
+	if cfg.Dashboard.Read == config.ReadPublic {
+		read = "reading is public; changes need the dashboard password"
+	}
+	fmt.Fprintf(d.e.stdout, "dashboard: %s (%s; metrics on %smetrics)\n", url, read, url)
+	d.log.Info("dashboard listening", "url", url, "read", cfg.Dashboard.Read, "consent", cfg.Dashboard.Consent)
+}
+
+// localURL is how to open the dashboard from this box: an address
+// that listens everywhere is shown as the loopback one.
+func localURL(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok {
+		return "http://" + a.String() + "/"
+	}
+	host := ta.IP.String()
+	switch {
+	case ta.IP.IsUnspecified() && ta.IP.To4() != nil:
+		host = "127.0.0.1"
+	case ta.IP.IsUnspecified():
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(ta.Port)) + "/"
+}

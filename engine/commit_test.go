@@ -1,0 +1,343 @@
+package engine
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// The whole cycle of a tick whose agents all answer at once costs a
+// handful of commits, not one per result: the tick's commit and the
+// group commits of the results.
+func TestCycleOfManyResultsCostsFewCommits(t *testing.T) {
+	const quests = 300
+	release := make(chan struct{})
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		<-release
+		return reply("no JSON in this answer for " + req.Node), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: quests})
+	ids := h.bulk(quests, 0, func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
+	before := h.store.Commits()
+	rep, err := h.e.Tick(context.Background())
+	if err != nil || len(rep.Dispatched) != quests {
+		t.Fatalf("tick: dispatched %d, %v; want %d", len(rep.Dispatched), err, quests)
+	}
+	close(release)
+	h.e.Wait()
+	commits := h.store.Commits() - before
+	// One for the tick; the results arrive within a few ms of each other
+	// and are announced while they are judged. The bound leaves room for
+	// a loaded machine, and is still far below one commit per result.
+	if commits > quests/20 {
+		t.Errorf("a cycle of %d results committed %d times, want far fewer than %d (at most %d)", quests, commits, quests, quests/20)
+	}
+	t.Logf("%d results: %d commits, the tick's included", quests, commits)
+	for _, id := range ids {
+		q := h.questNow(id)
+		if q.Running != "" || q.Counts[Pending] != 1 || q.Counters.AgentRuns != 1 {
+			t.Fatalf("quest %s after the cycle: running %q, counts %v, runs %d; want its node back to pending after one FAIL", id, q.Running, q.Counts, q.Counters.AgentRuns)
+		}
+	}
+}
+
+// groupRig queues calls on a store whose leader waits (for as long as it
+// takes) for an announced write: every call below lands in one batch.
+type groupRig struct {
+	t  *testing.T
+	s  *Store
+	tk *ticket
+	wg sync.WaitGroup
+	mu sync.Mutex
+	// errs holds each call's error by name.
+	errs map[string]error
+}
+
+func newGroupRig(t *testing.T) *groupRig {
+	s := mustOpenStore(t, "")
+	t.Cleanup(func() { s.Close() })
+	s.linger = time.Hour
+	return &groupRig{t: t, s: s, tk: s.expect(), errs: map[string]error{}}
+}
+
+// queue starts a batch call named name and waits until it is queued.
+func (r *groupRig) queue(name string, fn func(*bolt.Tx) error) {
+	r.s.group.mu.Lock()
+	n := len(r.s.group.queue)
+	r.s.group.mu.Unlock()
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		err := r.s.batch(fn, nil)
+		r.mu.Lock()
+		r.errs[name] = err
+		r.mu.Unlock()
+	}()
+	for {
+		r.s.group.mu.Lock()
+		queued := len(r.s.group.queue) > n
+		r.s.group.mu.Unlock()
+		if queued {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// last queues the announced write and waits for every call.
+func (r *groupRig) last(name string, fn func(*bolt.Tx) error) {
+	err := r.s.batch(fn, r.tk)
+	r.wg.Wait()
+	r.errs[name] = err
+}
+
+func put(key, value string) func(*bolt.Tx) error {
+	return func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte(key), []byte(value)) }
+}
+
+func (r *groupRig) get(key string) string {
+	var v string
+	_ = r.s.view(func(tx *bolt.Tx) error { v = string(tx.Bucket(bMeta).Get([]byte(key))); return nil })
+	return v
+}
+
+func TestGroupCommitSharesOneCommit(t *testing.T) {
+	r := newGroupRig(t)
+	before := r.s.Commits()
+	for i := range 9 {
+		r.queue(fmt.Sprint("w", i), put(fmt.Sprint("k", i), "v"))
+	}
+	r.last("w9", put("k9", "v"))
+	if got := r.s.Commits() - before; got != 1 {
+		t.Errorf("10 writes queued together committed %d times, want 1", got)
+	}
+	for i := range 10 {
+		if err := r.errs[fmt.Sprint("w", i)]; err != nil {
+			t.Errorf("write %d: %v", i, err)
+		}
+		if got := r.get(fmt.Sprint("k", i)); got != "v" {
+			t.Errorf("k%d = %q after the commit, want v", i, got)
+		}
+	}
+}
+
+// A write that fails after writing part of its change does not leak that
+// part into the batch: the batch is rolled back and run again without it,
+// and its own caller gets its error from a run of its own.
+func TestGroupCommitFailedWriteRunsAlone(t *testing.T) {
+	r := newGroupRig(t)
+	errBad := errors.New("bad write")
+	var mu sync.Mutex
+	runs := map[string]int{}
+	counted := func(name string, fn func(*bolt.Tx) error) func(*bolt.Tx) error {
+		return func(tx *bolt.Tx) error {
+			mu.Lock()
+			runs[name]++
+			mu.Unlock()
+			return fn(tx)
+		}
+	}
+	before := r.s.Commits()
+	r.queue("a", counted("a", put("a", "1")))
+	r.queue("bad", counted("bad", func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bMeta).Put([]byte("half"), []byte("written")); err != nil {
+			return err
+		}
+		return errBad
+	}))
+	r.last("b", counted("b", put("b", "2")))
+	if !errors.Is(r.errs["bad"], errBad) {
+		t.Errorf("failing write: got %v, want its own error", r.errs["bad"])
+	}
+	if r.errs["a"] != nil || r.errs["b"] != nil {
+		t.Errorf("the other writes: %v, %v; want nil", r.errs["a"], r.errs["b"])
+	}
+	if r.get("a") != "1" || r.get("b") != "2" || r.get("half") != "" {
+		t.Errorf("after the batch: a=%q b=%q half=%q, want 1, 2 and nothing of the failed write", r.get("a"), r.get("b"), r.get("half"))
+	}
+	// "a" ran before the failure, was rolled back and ran again; "bad"
+	// ran in the batch and once alone.
+	if runs["a"] != 2 || runs["bad"] != 2 || runs["b"] != 1 {
+		t.Errorf("runs %v, want a:2 bad:2 b:1", runs)
+	}
+	if got := r.s.Commits() - before; got != 1 {
+		t.Errorf("committed %d times, want 1 (the failed write commits nothing)", got)
+	}
+}
+
+// A write that has nothing to write (errUnchanged) does not spoil the
+// batch it is in, and a batch of such writes commits nothing.
+func TestGroupCommitUnchangedWrites(t *testing.T) {
+	r := newGroupRig(t)
+	unchanged := func(*bolt.Tx) error { return errUnchanged }
+	before := r.s.Commits()
+	r.queue("u1", unchanged)
+	r.queue("a", put("a", "1"))
+	r.last("u2", unchanged)
+	if !errors.Is(r.errs["u1"], errUnchanged) || !errors.Is(r.errs["u2"], errUnchanged) || r.errs["a"] != nil {
+		t.Errorf("errors %v, want errUnchanged for u1 and u2, nil for a", r.errs)
+	}
+	if got := r.s.Commits() - before; got != 1 || r.get("a") != "1" {
+		t.Errorf("committed %d times, a=%q; want 1 commit holding a", got, r.get("a"))
+	}
+
+	r = newGroupRig(t)
+	before = r.s.Commits()
+	r.queue("u1", unchanged)
+	r.last("u2", unchanged)
+	if got := r.s.Commits() - before; got != 0 {
+		t.Errorf("a batch of writes with nothing to write committed %d times, want 0", got)
+	}
+}
+
+// A commit that fails (a full disk) fails every write in it with
+// ErrStoreFailed, and leaves none of them behind.
+func TestGroupCommitFailedCommitFailsEveryWrite(t *testing.T) {
+	r := newGroupRig(t)
+	r.s.writeFault = func() error { return syscall.ENOSPC }
+	r.queue("a", put("a", "1"))
+	r.last("b", put("b", "2"))
+	for _, name := range []string{"a", "b"} {
+		if err := r.errs[name]; !errors.Is(err, ErrStoreFailed) || !errors.Is(err, syscall.ENOSPC) {
+			t.Errorf("write %s on a full disk: got %v, want ErrStoreFailed wrapping ENOSPC", name, err)
+		}
+	}
+	r.s.writeFault = nil
+	if r.get("a") != "" || r.get("b") != "" {
+		t.Errorf("after the failed commit: a=%q b=%q, want nothing", r.get("a"), r.get("b"))
+	}
+}
+
+// crashChild is set in the subprocess of TestAcknowledgedSubmitsSurviveSIGKILL.
+const crashChild = "QUESTBOX_ENGINE_CRASH_CHILD"
+
+// Every submit acknowledged through the group commit survives a SIGKILL
+// of the process at a random moment: the child submits from many
+// goroutines at once and prints each acknowledgement after Submit
+// returned; the parent kills it with SIGKILL mid-stream, reopens the
+// store and finds every acknowledged verdict.
+func TestAcknowledgedSubmitsSurviveSIGKILL(t *testing.T) {
+	if dir := os.Getenv(crashChild); dir != "" {
+		crashChildMain(t, dir)
+		return
+	}
+	if testing.Short() {
+		t.Skip("runs a subprocess")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestAcknowledgedSubmitsSurviveSIGKILL$", "-test.count=1")
+	cmd.Env = append(os.Environ(), crashChild+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]int{} // node -> tries acknowledged
+	sc := bufio.NewScanner(out)
+	n := 0
+	for sc.Scan() && n < 150 {
+		f := strings.Fields(sc.Text())
+		if len(f) != 3 || f[0] != "ack" {
+			continue
+		}
+		tries, _ := strconv.Atoi(f[2])
+		acked[f[1]] = max(acked[f[1]], tries)
+		n++
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// What the child acknowledged after we stopped reading is not
+	// counted: it may or may not have been printed before the kill.
+	_ = cmd.Wait()
+	if n < 150 {
+		t.Fatalf("the child acknowledged %d submits before it stopped, want 150:\n%s", n, stderr.String())
+	}
+	s := mustOpenStore(t, dir)
+	defer s.Close()
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, tries := range acked {
+		nd, err := e.Node(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nd.Tries < tries {
+			t.Errorf("node %s has %d tries after SIGKILL, but %d were acknowledged", id, nd.Tries, tries)
+		}
+	}
+	if _, err := e.Verify(); err != nil {
+		t.Errorf("verify after SIGKILL: %v", err)
+	}
+	t.Logf("%d acknowledged submits on %d nodes survived SIGKILL", n, len(acked))
+}
+
+// crashChildMain submits failing answers from many goroutines until it
+// is killed, printing an acknowledgement after each Submit returned.
+func crashChildMain(t *testing.T, dir string) {
+	s, err := OpenStore(dir, StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const quests = 40
+	var ws []*Work
+	for i := range quests {
+		spec := e.NewQuestSpec(fmt.Sprint("crash ", i), fmt.Sprint("crash direction ", i))
+		spec.Provider, spec.Limits.MaxTries, spec.Limits.MaxStalled = ProviderExternal, 1<<20, 0
+		spec.Limits.MaxAgentRuns = 1 << 20
+		q, err := e.NewQuest(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Scan(q.ID, []string{"survive a crash"}); err != nil {
+			t.Fatal(err)
+		}
+		w, err := e.Next(q.ID)
+		if err != nil || w == nil {
+			t.Fatalf("next: %v, %v", w, err)
+		}
+		ws = append(ws, w)
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				r, err := e.Submit(context.Background(), w.Quest, w.Node, []byte("no JSON here"))
+				if err != nil {
+					fmt.Fprintln(os.Stderr, "submit:", err)
+					os.Exit(1)
+				}
+				mu.Lock()
+				fmt.Fprintf(os.Stdout, "ack %s %d\n", w.Node, r.Tries)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}

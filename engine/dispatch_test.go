@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/storetest"
+)
+
+// rawNode is a node's record as it is stored.
+func (h *harness) rawNode(id string) []byte {
+	h.t.Helper()
+	var raw []byte
+	err := h.store.view(func(tx *bolt.Tx) error {
+		raw = bytes.Clone(tx.Bucket(bNodes).Get(mustKey(id)))
+		return nil
+	})
+	if err != nil || raw == nil {
+		h.t.Fatalf("node %s: %v", id, err)
+	}
+	return raw
+}
+
+// A dispatch does not rewrite the node's record (so a tick dirties no
+// page of the nodes bucket): the running index says the node runs, and
+// every reader sees it running with its run; the record is written when
+// the run ends, with the run once in its list.
+func TestDispatchLeavesTheNodeRecordAsItIs(t *testing.T) {
+	release := make(chan struct{})
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		<-release
+		return reply("no JSON in this answer"), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 3})
+	ids := h.bulk(3, 0, func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
+	var nodes []string
+	for _, q := range ids {
+		nodes = append(nodes, h.nodesByStatus(q)[Pending][0])
+	}
+	before := map[string][]byte{}
+	for _, id := range nodes {
+		before[id] = h.rawNode(id)
+	}
+	rep, err := h.e.Tick(context.Background())
+	if err != nil || len(rep.Dispatched) != 3 {
+		t.Fatalf("tick: %v, %v", rep, err)
+	}
+	for _, id := range nodes {
+		if !bytes.Equal(h.rawNode(id), before[id]) {
+			t.Errorf("node %s: the dispatch rewrote its record", id)
+		}
+		n := h.node(id)
+		if n.Status != Running || len(n.Runs) != 1 {
+			t.Errorf("node %s after the dispatch: %s with runs %v, want running with its run", id, n.Status, n.Runs)
+		}
+	}
+	if got := h.nodesByStatus(ids[0])[Running]; len(got) != 1 {
+		t.Errorf("quest %s lists running nodes %v, want one", ids[0], got)
+	}
+	close(release)
+	h.e.Wait()
+	for _, id := range nodes {
+		n := h.node(id)
+		if n.Status != Pending || n.Tries != 1 || len(n.Runs) != 1 || slices.Compact(slices.Clone(n.Runs))[0] != n.Runs[0] {
+			t.Errorf("node %s after its FAIL: %s, %d tries, runs %v; want pending, 1 try, its one run", id, n.Status, n.Tries, n.Runs)
+		}
+		if bytes.Equal(h.rawNode(id), before[id]) {
+			t.Errorf("node %s: its result was not written", id)
+		}
+	}
+	// The next dispatch and result add the second run, once.
+	release = make(chan struct{})
+	close(release)
+	h.tick()
+	if n := h.node(nodes[0]); len(n.Runs) != 2 || n.Runs[0] == n.Runs[1] {
+		t.Errorf("after a second run: runs %v, want two", n.Runs)
+	}
+}
+
+// A store cut off while a node runs (its record still says pending)
+// salvages with the node running, and the next open puts it back to
+// pending with an interrupted attempt, as for any crash.
+func TestSalvageKeepsARunningNodeRunning(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, Options{Providers: map[string]Provider{"g": g}})
+	h.quest(func(s *QuestSpec) { s.Provider = "g"; s.Mode = ModeSolo })
+	// Enough records that the events bucket has pages of its own.
+	h.bulk(1, 200, func(s *QuestSpec) { s.Provider = ProviderExternal })
+	if _, err := h.e.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	node := <-g.started
+	raw, err := os.ReadFile(filepath.Join(h.dir, StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, StoreFile), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g.ch(node) <- reply(answer("dead", "the original box goes on"))
+	// Damage elsewhere (an events page), so that salvage rebuilds the
+	// indexes from the node records.
+	f, err := storetest.Open(filepath.Join(dir, StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.LeafOf(storetest.Seq(1), string(bEvents))
+	if err == nil {
+		err = f.Garbage(page)
+	}
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Salvage(dir, time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
+	if err != nil || rep.Healthy {
+		t.Fatalf("salvage: %+v, %v; want a rebuilt store", rep, err)
+	}
+	h2 := &harness{t: t, dir: dir, clock: newFakeClock(), opt: Options{}}
+	h2.open()
+	t.Cleanup(h2.close)
+	n := h2.node(node)
+	if n.Status != Pending || n.Tries != 0 || len(n.Attempts) == 0 || n.Attempts[len(n.Attempts)-1].Outcome != "interrupted" {
+		t.Fatalf("salvaged running node after the next open: %s, %d tries, attempts %+v; want pending, no try, an interrupted attempt", n.Status, n.Tries, n.Attempts)
+	}
+}

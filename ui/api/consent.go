@@ -1,0 +1,74 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates/consent"
+)
+
+// ConsentDecision is the request of POST /api/consents/{node}/approve and
+// POST /api/consents/{node}/reject: the claim hash of the request as it was
+// shown to the human. A consent for any other hash is void (409): the
+// claim changed after they looked.
+type ConsentDecision struct {
+	ClaimHash string `json:"claim_hash"`
+}
+
+// ConsentSource makes the L3 consent source for a request that approves or
+// rejects a consent (an authenticated dashboard session). It returns an
+// error wrapping consent.ErrNoConsent when the request may not consent.
+type ConsentSource func(r *http.Request) (consent.Source, error)
+
+func (s *Server) consentApprove(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
+	return s.decide(w, r, eng, (*engine.Engine).Approve)
+}
+
+func (s *Server) consentReject(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
+	return s.decide(w, r, eng, (*engine.Engine).Reject)
+}
+
+// decide applies a human's decision from this door. Without
+// Options.Consent (the control socket, the CLI) it is refused: consent is
+// physical unless the owner enabled dashboard consent (SPEC §4.3).
+func (s *Server) decide(w http.ResponseWriter, r *http.Request, eng *engine.Engine, fn func(*engine.Engine, string, consent.Consent) error) error {
+	if s.opt.Consent == nil {
+		return errorf(CodeForbidden, "consent is given on the box's button; this door cannot give it")
+	}
+	var req ConsentDecision
+	if err := decode(w, r, maxBody, &req); err != nil {
+		return err
+	}
+	src, err := s.opt.Consent(r)
+	if err != nil {
+		return errorf(CodeForbidden, "%v", err)
+	}
+	c, err := consent.New(src, req.ClaimHash)
+	switch {
+	case errors.Is(err, consent.ErrBadClaimHash):
+		return errorf(CodeInvalid, "claim_hash %q is not the SHA-256 of a claim (64 lower-case hex digits)", req.ClaimHash)
+	case err != nil:
+		return errorf(CodeForbidden, "%v", err)
+	}
+	node := r.PathValue("node")
+	if err := fn(eng, node, c); err != nil {
+		return err
+	}
+	n, err := eng.Node(node)
+	if err != nil {
+		return err
+	}
+	return ok(w, NodeView(n))
+}
+
+// Approve approves the consent request of node for the claim hash shown.
+func (c *Client) Approve(ctx context.Context, node, claimHash string) (n Node, err error) {
+	return n, c.post(ctx, p("/api/consents/%s/approve", node), ConsentDecision{ClaimHash: claimHash}, &n)
+}
+
+// Reject rejects the consent request of node for the claim hash shown.
+func (c *Client) Reject(ctx context.Context, node, claimHash string) (n Node, err error) {
+	return n, c.post(ctx, p("/api/consents/%s/reject", node), ConsentDecision{ClaimHash: claimHash}, &n)
+}

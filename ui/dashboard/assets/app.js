@@ -1,0 +1,495 @@
+// questbox dashboard: a client of the daemon's API (/api/...) and its
+// websocket (/ws). No framework: the DOM is built with h() and text nodes,
+// so nothing from the box is ever parsed as HTML.
+'use strict';
+(() => {
+const $ = (id) => document.getElementById(id);
+const SVG = 'http://www.w3.org/2000/svg';
+const STATUSES = ['proposed', 'pending', 'running', 'awaiting_consent', 'deferred', 'passed', 'explored', 'growing', 'aborted', 'exhausted'];
+const RELATIONS = ['spawned', 'grew_to', 'proposed_from', 'promoted', 'aborted_to'];
+
+const st = {
+  session: null,      // GET /session
+  seq: 0,             // last event seq seen
+  quests: new Map(),  // id -> api.Quest
+  details: new Map(), // id -> api.QuestDetail
+  consents: [],       // [api.Consent]
+  device: null,       // api.Device
+  events: [],         // newest last, at most 100
+  open: new Map(),    // quest id -> graph <details> open?
+  first: false,       // first render done
+  pressed: '',        // what the last press of the virtual button did
+  ws: null, backoff: 500,
+};
+
+// h builds an element: h('p', {class: 'x', onclick: f}, 'text', child...).
+function h(tag, attrs, ...kids) {
+  const el = tag.startsWith('svg:') ? document.createElementNS(SVG, tag.slice(4)) : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === false || v == null) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : v);
+  }
+  for (const k of kids.flat(Infinity)) if (k != null && k !== false) el.append(k instanceof Node ? k : String(k));
+  return el;
+}
+
+// fill replaces el's children, skipping null and false as h does.
+function fill(el, ...kids) {
+  el.replaceChildren(...kids.flat(Infinity).filter((k) => k != null && k !== false));
+}
+
+async function call(method, path, body) {
+  const opt = {method, headers: {}, credentials: 'same-origin'};
+  if (body !== undefined) { opt.headers['Content-Type'] = 'application/json'; opt.body = JSON.stringify(body); }
+  if (method !== 'GET' && st.session && st.session.csrf) opt.headers['X-CSRF-Token'] = st.session.csrf;
+  const r = await fetch(path, opt);
+  const v = await r.json().catch(() => ({}));
+  if (!r.ok) {
+    const e = new Error((v.error && v.error.message) || r.status + ' ' + r.statusText);
+    e.status = r.status;
+    throw e;
+  }
+  return v;
+}
+
+function showError(msg) { const e = $('error'); e.textContent = msg || ''; e.hidden = !msg; }
+
+// act runs a change and reports a refusal; the websocket brings the result.
+async function act(method, path, body) {
+  try { showError(''); return await call(method, path, body); } catch (e) {
+    if (e.status === 401) { await refreshSession(); }
+    showError(e.message);
+  }
+}
+
+// ---- session and login ----
+
+async function refreshSession() {
+  st.session = await call('GET', '/session');
+  const s = st.session;
+  // Logged out: log in to read, or (public reading) to make changes.
+  $('login').hidden = s.logged_in;
+  $('login-h').textContent = s.can_read ? 'Log in to make changes' : 'Log in';
+  $('logout').hidden = !s.logged_in;
+  return s;
+}
+
+$('login-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  $('login-error').textContent = '';
+  try {
+    st.session = await call('POST', '/login', {password: $('password').value});
+    $('password').value = '';
+    await refreshSession();
+    renderAll();
+    connect();
+  } catch (e) { $('login-error').textContent = e.message; }
+});
+
+$('logout').addEventListener('click', async () => {
+  await act('POST', '/logout');
+  await refreshSession();
+  if (!st.session.can_read) { if (st.ws) st.ws.close(); clearState(); }
+  renderAll();
+});
+
+const loggedIn = () => !!(st.session && st.session.logged_in);
+
+function clearState() {
+  st.quests.clear(); st.details.clear(); st.consents = []; st.device = null; st.events = [];
+}
+
+// ---- live: the websocket ----
+
+function setConn(state, text) { const c = $('conn'); c.dataset.state = state; c.textContent = text; }
+
+function connect() {
+  if (st.ws && st.ws.readyState <= 1) return;
+  const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host + '/ws?since=' + st.seq;
+  const ws = new WebSocket(url);
+  st.ws = ws;
+  ws.onopen = () => { st.backoff = 500; };
+  ws.onmessage = (m) => { st.backoff = 500; onFrame(JSON.parse(m.data)); };
+  ws.onclose = async () => {
+    if (st.ws !== ws) return;
+    setConn('reconnecting', 'reconnecting…');
+    let s = null;
+    try { s = await refreshSession(); } catch (e) { /* the daemon is away */ }
+    if (s && !s.can_read) { setConn('offline', 'logged out'); clearState(); renderAll(); return; }
+    setTimeout(connect, st.backoff);
+    st.backoff = Math.min(st.backoff * 2, 5000);
+  };
+}
+
+function onFrame(f) {
+  if (f.type === 'snapshot') {
+    setConn('live', 'live');
+    st.quests = new Map(f.quests.map((q) => [q.id, q]));
+    for (const id of [...st.details.keys()]) if (!st.quests.has(id)) st.details.delete(id);
+    st.consents = f.consents;
+    st.device = f.device;
+    // A seq lower than the last one seen: another store (a salvage, a new
+    // data directory). Its events are new, whatever their numbers.
+    if (f.seq < st.seq) st.events = [];
+    addEvents(f.events);
+    st.seq = f.seq;
+    renderAll();
+    for (const id of st.quests.keys()) refetch(id);
+    if (st.quests.size === 0) firstRender();
+  } else if (f.type === 'events') {
+    addEvents(f.events);
+    const touched = new Set();
+    let consents = false;
+    for (const ev of f.events) {
+      if (ev.seq > st.seq) st.seq = ev.seq;
+      if (ev.kind === 'node' && ev.node) patchNode(ev.node, ev.to);
+      if (ev.quest) touched.add(ev.quest);
+      if (ev.kind === 'consent' || (ev.kind === 'node' && (ev.to === 'awaiting_consent' || ev.from === 'awaiting_consent'))) consents = true;
+    }
+    for (const id of touched) stale(id);
+    if (consents) refetchConsents();
+    renderEvents();
+  } else if (f.type === 'device') {
+    st.device = f.device;
+    renderDevice();
+  }
+}
+
+function addEvents(evs) {
+  for (const ev of evs || []) {
+    if (st.events.length && ev.seq <= st.events[st.events.length - 1].seq) continue;
+    st.events.push(ev);
+  }
+  if (st.events.length > 100) st.events.splice(0, st.events.length - 100);
+}
+
+// patchNode shows a node's new status at once, before its quest is fetched.
+function patchNode(id, status) {
+  if (!status) return;
+  for (const g of document.querySelectorAll('[data-node="' + CSS.escape(id) + '"]')) {
+    g.setAttribute('class', 'node ' + status);
+    g.dataset.status = status;
+  }
+  for (const td of document.querySelectorAll('[data-node-status="' + CSS.escape(id) + '"]')) td.textContent = status;
+}
+
+// refetch brings a quest's card and graph up to date. Events mark it
+// stale; it is fetched at most every REFETCH ms (the status a node event
+// carries is on the page already, through patchNode), so a burst of events
+// costs one fetch and one render, not one per event.
+const REFETCH = 250;
+const soon = new Map(); // quest id -> timer
+function stale(id) {
+  if (!soon.has(id)) soon.set(id, setTimeout(() => { soon.delete(id); refetch(id); }, REFETCH));
+}
+
+const inflight = new Map(); // quest id -> true while fetching, 'again' if more events came
+async function refetch(id) {
+  if (inflight.has(id)) { inflight.set(id, 'again'); return; }
+  inflight.set(id, true);
+  try {
+    const d = await call('GET', '/api/quests/' + encodeURIComponent(id));
+    st.details.set(id, d);
+    st.quests.set(id, d.quest);
+    renderQuest(id);
+  } catch (e) {
+    if (e.status === 404) { st.quests.delete(id); st.details.delete(id); renderQuests(); }
+  } finally {
+    const again = inflight.get(id) === 'again';
+    inflight.delete(id);
+    if (again) refetch(id);
+    else if (!st.first && [...st.quests.keys()].every((q) => st.details.has(q))) firstRender();
+  }
+}
+
+let consentsBusy = false;
+async function refetchConsents() {
+  if (consentsBusy) return;
+  consentsBusy = true;
+  try { st.consents = await call('GET', '/api/consents'); renderConsents(); renderQuests(); } catch (e) { /* next event retries */ }
+  consentsBusy = false;
+}
+
+function firstRender() {
+  if (st.first) return;
+  st.first = true;
+  document.body.dataset.ready = 'true';
+  if (performance.mark) performance.mark('qb-first-render');
+}
+
+// ---- rendering ----
+
+function renderAll() { renderConsents(); renderQuests(); renderDevice(); renderEvents(); }
+
+function renderConsents() {
+  const list = $('consent-list');
+  list.replaceChildren(...st.consents.map((c) => h('li', {'data-consent': c.node},
+    h('div', null, h('strong', null, c.node), ' (', c.role, ') of quest ', c.quest, c.expired ? ' — expired' : ''),
+    h('div', null, c.hypothesis),
+    h('div', {class: 'hint'}, c.why),
+    h('div', {class: 'hint'}, 'claim ', h('code', null, c.claim_hash.slice(0, 12)), ' · waiting ', dur(c.age_seconds)),
+    h('div', {class: 'actions'},
+      st.session && st.session.consent && loggedIn() ? [
+        h('button', {type: 'button', onclick: () => act('POST', '/api/consents/' + enc(c.node) + '/approve', {claim_hash: c.claim_hash})}, 'Approve'),
+        h('button', {type: 'button', class: 'danger', onclick: () => act('POST', '/api/consents/' + enc(c.node) + '/reject', {claim_hash: c.claim_hash})}, 'Reject'),
+      ] : h('span', {class: 'hint'}, st.device && st.device.button.simulated ? 'Hold the button 2 s to approve, press it 3 times to reject (virtual button below).' :
+        'Hold the box\'s button 2 s to approve, press it 3 times to reject.')))));
+  $('consents').hidden = st.consents.length === 0;
+}
+
+const enc = encodeURIComponent;
+
+function dur(s) {
+  s = Math.max(0, Math.round(s));
+  const hh = Math.floor(s / 3600), mm = Math.floor(s % 3600 / 60), ss = s % 60;
+  return (hh ? hh + 'h' : '') + (hh || mm ? mm + 'm' : '') + ss + 's';
+}
+
+function renderQuests() {
+  const root = $('quests');
+  if (st.quests.size === 0) {
+    root.replaceChildren(h('p', {class: 'muted'}, st.session && st.session.can_read ? 'No quests yet. Create one on the box: questbox quest new NAME --direction TEXT' : 'Log in to see the quests.'));
+    return;
+  }
+  const have = new Set();
+  for (const id of st.quests.keys()) {
+    have.add(id);
+    let card = document.getElementById('quest-' + id);
+    if (!card) { card = h('article', {class: 'card', id: 'quest-' + id, 'data-quest': id}); root.append(card); }
+    fillQuest(card, id);
+  }
+  for (const el of [...root.children]) if (!el.dataset.quest || !have.has(el.dataset.quest)) el.remove();
+}
+
+function renderQuest(id) {
+  const card = document.getElementById('quest-' + id);
+  if (!card) { renderQuests(); return; }
+  fillQuest(card, id);
+}
+
+function fillQuest(card, id) {
+  const q = st.quests.get(id), d = st.details.get(id);
+  const pending = st.consents.filter((c) => c.quest === id).length;
+  const counts = STATUSES.filter((s) => q.counts[s]).map((s) => q.counts[s] + ' ' + s.replace('_', ' '));
+  const open = st.open.has(id) ? st.open.get(id) : true;
+  const graph = h('details', {open, ontoggle: (e) => st.open.set(id, e.target.open)},
+    h('summary', null, 'Graph (' + q.nodes + ' nodes)'),
+    d ? [renderGraph(d), legend(), nodeTable(d)] : h('p', {class: 'muted'}, 'Loading the graph…'));
+  fill(card, 
+    h('header', null,
+      h('h3', null, q.name),
+      h('span', {class: 'badge ' + q.status, 'data-quest-status': id}, q.status),
+      h('span', {class: 'muted'}, q.id + ' · ' + q.mode + ' · ' + q.provider + (q.provider === 'demo' ? ' (demo: canned answers, no real agent)' : ''))),
+    q.reason ? h('p', {class: q.needs_attention ? 'error' : 'muted'}, q.reason) : null,
+    h('p', {class: 'muted'}, q.direction),
+    h('div', {class: 'facts-row'},
+      h('span', null, 'runs ', q.used.agent_runs, '/', q.limits.max_agent_runs),
+      h('span', null, 'tokens ', q.used.tokens, '/', q.limits.token_budget),
+      h('span', null, 'wall clock ', q.used.wall_clock, '/', q.limits.wall_clock),
+      h('span', null, 'remaining: ', q.remaining.agent_runs, ' runs, ', q.remaining.wall_clock),
+      h('span', {class: pending ? 'error' : ''}, pending, ' pending consent', pending === 1 ? '' : 's')),
+    h('div', {class: 'counts'}, counts.join(' · ') || 'no nodes yet', q.running ? ' · running ' + q.running : ''),
+    loggedIn() ? h('div', {class: 'actions'},
+      q.status === 'active' ? h('button', {type: 'button', onclick: () => act('POST', '/api/quests/' + enc(id) + '/stop')}, 'Stop') : null,
+      q.status === 'stopped' ? h('button', {type: 'button', onclick: () => act('POST', '/api/quests/' + enc(id) + '/resume')}, 'Resume') : null) : null,
+    graph);
+}
+
+// layout places nodes as a layered tree: depth down, leaves left to right
+// in id order, each parent centred over its children.
+function layout(d) {
+  const byId = new Map(d.nodes.map((n) => [n.id, n]));
+  const kids = new Map();
+  const roots = [];
+  const num = (id) => parseInt(id.replace(/\D/g, ''), 10) || 0;
+  for (const n of [...d.nodes].sort((a, b) => num(a.id) - num(b.id))) {
+    if (n.parent && byId.has(n.parent)) {
+      if (!kids.has(n.parent)) kids.set(n.parent, []);
+      kids.get(n.parent).push(n);
+    } else roots.push(n);
+  }
+  const pos = new Map();
+  let next = 0, maxDepth = 0;
+  const place = (n, depth) => {
+    maxDepth = Math.max(maxDepth, depth);
+    const ch = kids.get(n.id) || [];
+    let x;
+    if (ch.length === 0) x = next++;
+    else { const xs = ch.map((c) => place(c, depth + 1)); x = (xs[0] + xs[xs.length - 1]) / 2; }
+    pos.set(n.id, {x, y: depth});
+    return x;
+  };
+  for (const r of roots) place(r, 0);
+  return {pos, width: Math.max(next, 1), depth: maxDepth + 1};
+}
+
+function renderGraph(d) {
+  const {pos, width, depth} = layout(d);
+  const DX = 46, DY = 62, R = 14, PAD = 24;
+  const W = width * DX + PAD, H = depth * DY + PAD;
+  const at = (id) => { const p = pos.get(id); return {x: PAD / 2 + DX / 2 + p.x * DX, y: PAD / 2 + R + 8 + p.y * DY}; };
+  const svg = h('svg:svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+    'aria-label': 'Graph of quest ' + d.quest.id + ': ' + d.nodes.length + ' nodes', 'data-graph': d.quest.id});
+  const edged = new Set();
+  for (const e of d.edges) {
+    if (!pos.has(e.from) || !pos.has(e.to)) continue;
+    edged.add(e.from + '>' + e.to);
+    svg.append(edge(at(e.from), at(e.to), e.relation, R));
+  }
+  for (const n of d.nodes) if (n.parent && pos.has(n.parent) && !edged.has(n.parent + '>' + n.id)) svg.append(edge(at(n.parent), at(n.id), 'spawned', R));
+  for (const n of d.nodes) {
+    const p = at(n.id);
+    const g = h('svg:g', {class: 'node ' + n.status, 'data-node': n.id, 'data-status': n.status, tabindex: 0, role: 'button',
+      'aria-label': n.id + ' ' + n.role + ', ' + n.status.replace('_', ' ') + ': ' + n.hypothesis,
+      onclick: () => openNode(n.id), onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); openNode(n.id); } }},
+    h('svg:title', null, n.id + ' ' + n.role + ' (' + n.status + '): ' + n.hypothesis),
+    h('svg:circle', {cx: p.x, cy: p.y, r: R}),
+    h('svg:text', {x: p.x, y: p.y}, n.id));
+    if (n.role === 'owner') {
+      const x = p.x, y = p.y - R - 2;
+      g.append(h('svg:path', {class: 'crown', d: 'M' + (x - 8) + ' ' + y + 'l2-8 3 5 3-7 3 7 3-5 2 8z', 'aria-hidden': 'true'}));
+    }
+    svg.append(g);
+  }
+  return h('div', {class: 'graph'}, svg);
+}
+
+function edge(a, b, rel, R) {
+  const y1 = a.y + R, y2 = b.y - R, my = (y1 + y2) / 2;
+  return h('svg:path', {class: 'edge ' + rel, d: 'M' + a.x + ' ' + y1 + 'C' + a.x + ' ' + my + ' ' + b.x + ' ' + my + ' ' + b.x + ' ' + y2,
+    'data-relation': rel});
+}
+
+function legend() {
+  return h('div', {class: 'legend', 'aria-hidden': 'true'},
+    STATUSES.map((s) => h('span', null, h('span', {class: 'sw s-' + s}), s.replace('_', ' '))),
+    h('span', null, '♛ owner'),
+    h('span', null, 'edges: solid spawned, thick grew to, dashed proposed from, dotted promoted, dash-dot aborted to'));
+}
+
+function nodeTable(d) {
+  return h('details', null, h('summary', null, 'Nodes as a table'),
+    h('table', null,
+      h('thead', null, h('tr', null, ['Node', 'Role', 'Status', 'Tries', 'Outcome', 'Hypothesis'].map((t) => h('th', {scope: 'col'}, t)))),
+      h('tbody', null, d.nodes.map((n) => h('tr', null,
+        h('td', null, h('button', {type: 'button', onclick: () => openNode(n.id)}, n.id)),
+        h('td', null, n.role), h('td', {'data-node-status': n.id}, n.status),
+        h('td', null, n.tries + '/' + d.quest.limits.max_tries), h('td', null, n.outcome || ''),
+        h('td', {class: 'hyp'}, n.hypothesis))))));
+}
+
+// ---- node detail ----
+
+let shown = null; // node id in the dialog
+async function openNode(id) {
+  shown = id;
+  const dlg = $('node');
+  $('node-h').textContent = 'Node ' + id;
+  $('node-body').replaceChildren(h('p', {class: 'muted'}, 'Loading…'));
+  if (!dlg.open) dlg.showModal();
+  try {
+    const n = await call('GET', '/api/nodes/' + enc(id));
+    if (shown === id) $('node-body').replaceChildren(nodeDetail(n));
+  } catch (e) { $('node-body').replaceChildren(h('p', {class: 'error'}, e.message)); }
+}
+$('node').addEventListener('close', () => { shown = null; });
+
+// facts renders facts one per line and the feedback after them when it
+// says more: byte for byte what `questbox quest show` prints and the agent
+// got in its next prompt.
+function facts(list, feedback, adds) {
+  return [list.length ? h('ul', {class: 'facts'}, list.map((f) => h('li', null, h('pre', {class: 'fact', 'data-level': f.level}, f.text)))) : null,
+    adds && feedback ? [h('div', {class: 'hint'}, 'feedback:'), h('pre', {class: 'feedback'}, feedback)] : null];
+}
+
+function nodeDetail(n) {
+  const row = (k, v) => v === '' || v == null ? null : [h('dt', null, k), h('dd', null, v)];
+  return h('div', {'data-detail': n.id},
+    h('dl', null,
+      row('quest', n.quest), row('role', n.role), row('status', n.status), row('parent', n.parent), row('tries', String(n.tries)),
+      row('outcome', n.outcome), row('verdict', n.verdict), row('claim hash', n.claim_hash ? h('code', null, n.claim_hash) : ''),
+      row('waiting', n.waiting), row('reason', n.reason)),
+    h('h3', null, 'Hypothesis'), h('pre', {class: 'hypothesis'}, n.hypothesis),
+    n.evidence ? [h('h3', null, 'Evidence'), h('pre', {class: 'evidence'}, n.evidence)] : null,
+    n.citations.length ? [h('h3', null, 'Citations'), h('ul', null, n.citations.map((c) => h('li', null, h('code', null, c.source), ': “', c.quote, '”')))] : null,
+    n.new_directions.length ? [h('h3', null, 'New directions'), h('ul', null, n.new_directions.map((t) => h('li', null, t)))] : null,
+    n.facts.length || (n.feedback_adds && n.feedback) ? [h('h3', null, 'Facts'), h('div', {class: 'node-facts'}, facts(n.facts, n.feedback, n.feedback_adds))] : null,
+    n.attempts.length ? [h('h3', null, 'Attempts'), h('ol', {class: 'attempts'}, n.attempts.map((a) => h('li', null,
+      h('div', null, new Date(a.at).toLocaleString(), ' · ', a.outcome, a.run ? ' · run ' + a.run : '', a.try_used ? ' · try used' : '', a.repeats ? ' · ×' + (a.repeats + 1) : ''),
+      facts(a.facts, a.feedback, a.facts.length === 0 || a.feedback !== n.feedback)))) ] : null,
+    n.runs.length ? [h('h3', null, 'Runs'), h('p', null, n.runs.join(', '))] : null,
+    loggedIn() && !n.terminal ? h('div', {class: 'actions'}, h('button', {type: 'button', class: 'danger', onclick: async () => {
+      if (!confirm('Abort ' + n.id + '? An aborted node is never dispatched again.')) return;
+      const v = await act('POST', '/api/nodes/' + enc(n.id) + '/abort', {reason: 'aborted from the dashboard'});
+      if (v) $('node-body').replaceChildren(nodeDetail(v));
+    }}, 'Abort node')) : null);
+}
+
+// ---- the box ----
+
+function renderDevice() {
+  const d = st.device;
+  const leds = $('leds');
+  const names = ['green', 'amber', 'red'];
+  leds.querySelectorAll('.led').forEach((el, i) => { el.dataset.pattern = d ? d[names[i]].pattern : 'off'; });
+  leds.setAttribute('aria-label', 'LEDs: ' + (d ? names.map((n) => n + ' ' + d[n].pattern).join(', ') : 'unknown'));
+  const body = $('device-body');
+  if (!d) { body.replaceChildren(h('p', {class: 'muted'}, 'No daemon state yet.')); return; }
+  const s = d.state;
+  fill(body,
+    h('div', {class: 'leds big', role: 'img', 'aria-label': leds.getAttribute('aria-label')},
+      names.map((n) => h('span', {class: 'led ' + n, 'data-pattern': d[n].pattern, title: n + ': ' + d[n].pattern}))),
+    h('dl', null,
+      h('dt', null, 'LEDs'), h('dd', null, names.map((n) => n + ' ' + d[n].pattern).join(' · ')),
+      h('dt', null, 'backend'), h('dd', null, d.backend + (d.button.simulated ? ' (simulated LEDs and button)' : '')),
+      h('dt', null, 'network'), h('dd', {'data-network': d.network.online ? 'online' : 'offline'}, d.network.online ? 'online' : 'offline'),
+      h('dt', null, 'MQTT'), h('dd', null, !d.broker.configured ? 'not configured' : d.broker.connected ? 'connected' : 'disconnected' + (d.broker.error ? ': ' + d.broker.error : '')),
+      h('dt', null, 'agents running'), h('dd', null, String(s.agents_running)),
+      h('dt', null, 'consents pending'), h('dd', null, String(s.consents_pending)),
+      s.quests_needing_attention ? [h('dt', null, 'need attention'), h('dd', {class: 'error'}, String(s.quests_needing_attention) + ' quest(s)')] : null,
+      s.fault ? [h('dt', null, 'fault'), h('dd', {class: 'error'}, s.fault)] : null,
+      d.halted ? [h('dt', null, 'halted'), h('dd', {class: 'error'}, d.halted)] : null),
+    d.button.simulated && loggedIn() ? h('div', {class: 'actions', 'aria-label': 'Virtual button'},
+      h('button', {type: 'button', 'data-press': 'short', onclick: () => press({times: 1})}, 'Press'),
+      h('button', {type: 'button', 'data-press': 'long', onclick: () => press({hold: '2s', times: 1})}, 'Hold 2 s (approve)'),
+      h('button', {type: 'button', 'data-press': 'triple', class: 'danger', onclick: () => press({times: 3})}, 'Press 3× (reject)')) : null,
+    h('p', {id: 'press-result', class: 'hint', role: 'status'}, st.pressed));
+}
+
+async function press(req) {
+  const v = await act('POST', '/api/device/press', req);
+  // Kept in the state: the box's section is redrawn whenever the box changes.
+  if (v) { st.pressed = v.map((p) => p.press + ': ' + p.outcome).join('; '); $('press-result').textContent = st.pressed; }
+}
+
+// ---- events ----
+
+function eventText(ev) {
+  const t = new Date(ev.time).toLocaleTimeString();
+  switch (ev.kind) {
+    case 'node': return t + ' ' + ev.quest + ' ' + ev.node + ' ' + (ev.role || '') + ' ' + (ev.from || 'new') + ' → ' + ev.to + (ev.reason ? '  (' + ev.reason + ')' : '');
+    case 'verdict': return t + ' ' + ev.quest + ' ' + ev.node + ' verdict ' + ev.outcome + (ev.facts ? '  ' + ev.facts.map((f) => f.text).join('; ') : '');
+    case 'quest': return t + ' ' + ev.quest + ' quest ' + (ev.from || 'new') + ' → ' + ev.to + (ev.reason ? '  (' + ev.reason + ')' : '');
+    case 'consent': return t + ' ' + ev.quest + ' ' + ev.node + ' consent ' + ev.outcome + (ev.reason ? '  (' + ev.reason + ')' : '');
+    default: return t + ' ' + ev.kind + ' ' + ev.outcome + (ev.detail ? '  ' + ev.detail : '');
+  }
+}
+
+function renderEvents() {
+  $('events').replaceChildren(...st.events.slice().reverse().map((ev) => h('li', {'data-seq': ev.seq}, eventText(ev))));
+}
+
+// ---- start ----
+
+(async () => {
+  try {
+    const s = await refreshSession();
+    renderAll();
+    if (s.can_read) connect(); else setConn('offline', 'log in');
+  } catch (e) {
+    setConn('reconnecting', 'the box does not answer');
+    setTimeout(() => location.reload(), 5000);
+  }
+})();
+})();

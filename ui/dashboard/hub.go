@@ -1,0 +1,347 @@
+package dashboard
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
+)
+
+// The websocket protocol (GET /ws?since=SEQ), server to page only. Every
+// frame is a JSON object whose "type" says what it carries; the rest are
+// the API's own view types, never a second shape of them:
+//
+//	{"type": "snapshot", "seq": S, "quests": [api.Quest], "consents": [api.Consent],
+//	 "device": api.Device or null, "events": [api.Event]}
+//	{"type": "events", "events": [api.Event]}   // every event after S, in order, once
+//	{"type": "device", "device": api.Device}    // the LEDs or the box changed
+//
+// The snapshot is the first frame. Its quests, consents and device are what
+// GET /api/quests, /api/consents and /api/device answer at that moment; its
+// events are those after the page's since (the ones it missed while it was
+// away: at most maxCatchUp), or, for a new page, the last few for its log.
+// Events after S follow in "events" frames. A page that reconnects asks with
+// since = the last seq it saw, so it never misses nor repeats one.
+//
+// # Slow clients
+//
+// The engine is never slowed by the websocket: one subscription reads the
+// outbox for all clients (the engine wakes it without blocking), and each
+// frame is encoded once and queued to every client without waiting. A
+// client whose queue is full (SendQueue frames behind) or whose socket does
+// not take a frame within WriteTimeout is disconnected, not skipped: its
+// page reconnects and resyncs from its last seq, so it loses nothing,
+// whereas dropping frames would leave it showing a state that never was.
+
+const (
+	// maxCatchUp bounds the events a snapshot carries for a returning page;
+	// a page away for longer relies on the snapshot's state.
+	maxCatchUp = 500
+	// logEvents is how many recent events a new page gets for its log.
+	logEvents = 50
+	// maxFrameEvents ends a coalescing window early.
+	maxFrameEvents = 1000
+)
+
+// hub fans the engine's events out to the websocket clients.
+type hub struct {
+	s       *Server
+	devWake chan struct{} // capacity 1: "look at the box now", coalesced
+
+	mu      sync.Mutex // guards the fields below
+	clients map[*client]struct{}
+	joining int    // clients admitted but not yet in clients
+	seq     uint64 // the last seq sent to the clients
+	device  []byte // the last device JSON sent
+	closed  bool
+	frames  int // event frames broadcast (for the benchmark)
+}
+
+func newHub(s *Server) *hub {
+	return &hub{s: s, devWake: make(chan struct{}, 1), clients: map[*client]struct{}{}, seq: s.opt.Engine.LastSeq()}
+}
+
+func (h *hub) count() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// run follows the engine's events until ctx ends, then closes every client.
+func (h *hub) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	wg.Go(func() { h.pollDevice(ctx) })
+	h.follow(ctx)
+	wg.Wait()
+	h.mu.Lock()
+	h.closed = true
+	for c := range h.clients {
+		c.kick(websocket.CloseGoingAway, "the daemon is stopping; reconnecting")
+	}
+	h.clients = map[*client]struct{}{}
+	h.mu.Unlock()
+}
+
+func (h *hub) follow(ctx context.Context) {
+	eng := h.s.opt.Engine
+	h.mu.Lock()
+	sub := eng.Subscribe(h.seq)
+	h.mu.Unlock()
+	defer func() { sub.Close() }()
+	var sent time.Time // when the last frame went out
+	for {
+		evs, err := sub.Next(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if errors.Is(err, engine.ErrEventsPruned) {
+			// Events went before the hub read them (a burst larger than
+			// the retention): every page resyncs from a snapshot.
+			sub.Close()
+			h.mu.Lock()
+			h.seq = eng.LastSeq()
+			sub = eng.Subscribe(h.seq)
+			for c := range h.clients {
+				c.kick(websocket.CloseTryAgainLater, "events were pruned; resyncing")
+				delete(h.clients, c)
+			}
+			h.mu.Unlock()
+			continue
+		}
+		if err != nil {
+			h.s.opt.Log.Error("dashboard: reading events failed; retrying", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		evs = h.gather(ctx, sub, evs, sent)
+		if m := h.s.opt.Metrics; m != nil {
+			m.ObserveEvents(evs)
+		}
+		frame, err := json.Marshal(struct {
+			Type   string      `json:"type"`
+			Events []api.Event `json:"events"`
+		}{"events", api.EventViews(evs)})
+		if err != nil {
+			h.s.opt.Log.Error("BUG: dashboard: cannot encode events", "err", err)
+			continue
+		}
+		h.broadcast(frame, evs[len(evs)-1].Seq)
+		sent = time.Now()
+		select { // the LEDs follow the events: look at the box now
+		case h.devWake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// gather holds back events that come within Coalesce of the last frame
+// sent, adding every event committed until then: a burst (a tick's
+// dispatches and the results that follow) becomes a few frames per client
+// instead of one per commit, while a change after a quiet spell goes out
+// at once. Each frame costs a write per client, so this is what keeps a
+// hundred clients from costing the box more than a few writes per tick.
+func (h *hub) gather(ctx context.Context, sub *engine.Subscription, evs []engine.Event, last time.Time) []engine.Event {
+	wait := time.Until(last.Add(h.s.opt.Coalesce))
+	if h.s.opt.Coalesce <= 0 || wait <= 0 {
+		return evs
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for len(evs) < maxFrameEvents {
+		more, err := sub.Next(wctx)
+		if err != nil {
+			return evs // the window closed (or the store failed: the next Next says so)
+		}
+		evs = append(evs, more...)
+	}
+	return evs
+}
+
+// broadcast queues frame to every client without waiting; seq, if not 0,
+// is the last event it carries.
+func (h *hub) broadcast(frame []byte, seq uint64) {
+	pm, err := websocket.NewPreparedMessage(websocket.TextMessage, frame)
+	if err != nil {
+		h.s.opt.Log.Error("BUG: dashboard: cannot prepare a frame", "err", err)
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if seq != 0 {
+		h.seq = seq
+		h.frames++
+	}
+	for c := range h.clients {
+		if !c.queue(pm) {
+			delete(h.clients, c)
+		}
+	}
+}
+
+// pollDevice sends the box's state when it changes, while anyone watches:
+// the LEDs change with the events, but also with the network, the broker,
+// the end of the boot chase and faults, which are not all events.
+func (h *hub) pollDevice(ctx context.Context) {
+	if h.s.opt.Box == nil {
+		return
+	}
+	t := time.NewTicker(h.s.opt.DevicePoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-h.devWake:
+		}
+		if h.count() == 0 {
+			continue
+		}
+		dev := h.s.apiGet("/api/device")
+		h.mu.Lock()
+		same := dev == nil || bytes.Equal(dev, h.device)
+		if !same {
+			h.device = dev
+		}
+		h.mu.Unlock()
+		if same {
+			continue
+		}
+		frame, err := json.Marshal(struct {
+			Type   string          `json:"type"`
+			Device json.RawMessage `json:"device"`
+		}{"device", dev})
+		if err == nil {
+			h.broadcast(frame, 0)
+		}
+	}
+}
+
+// admit reserves a place for a new client; false when the hub is full or
+// closed.
+func (h *hub) admit() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed || len(h.clients)+h.joining >= h.s.opt.Config.MaxClients {
+		return false
+	}
+	h.joining++
+	return true
+}
+
+// join adds c (admitted before) and returns the seq its snapshot must
+// start after: every later event is queued to c.
+func (h *hub) join(c *client) (seq uint64, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.joining--
+	if h.closed {
+		return 0, false
+	}
+	h.clients[c] = struct{}{}
+	return h.seq, true
+}
+
+// unadmit gives back a place admit reserved for a client that never joined.
+func (h *hub) unadmit() {
+	h.mu.Lock()
+	h.joining--
+	h.mu.Unlock()
+}
+
+func (h *hub) leave(c *client) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	h.mu.Unlock()
+}
+
+// snapshot is the first frame for a client that joined at seq and last
+// saw since (0: a new page).
+func (h *hub) snapshot(seq, since uint64) ([]byte, error) {
+	eng := h.s.opt.Engine
+	var evs []engine.Event
+	var err error
+	switch {
+	case since > 0 && since < seq && seq-since <= maxCatchUp:
+		evs, err = eng.Events(since, int(seq-since))
+	case since == 0 && seq > 0:
+		evs, err = eng.Events(max(logEvents, seq)-logEvents, logEvents)
+	}
+	if err != nil && !errors.Is(err, engine.ErrEventsPruned) {
+		return nil, err
+	}
+	var kept []engine.Event
+	for _, ev := range evs {
+		if ev.Seq <= seq {
+			kept = append(kept, ev)
+		}
+	}
+	quests, consents := h.s.apiGet("/api/quests"), h.s.apiGet("/api/consents")
+	if quests == nil || consents == nil {
+		return nil, errors.New("the API cannot answer now")
+	}
+	dev := h.s.apiGet("/api/device")
+	return json.Marshal(struct {
+		Type     string          `json:"type"`
+		Seq      uint64          `json:"seq"`
+		Quests   json.RawMessage `json:"quests"`
+		Consents json.RawMessage `json:"consents"`
+		Device   json.RawMessage `json:"device"`
+		Events   []api.Event     `json:"events"`
+	}{"snapshot", seq, quests, consents, orNull(dev), api.EventViews(kept)})
+}
+
+func orNull(b []byte) json.RawMessage {
+	if b == nil {
+		return json.RawMessage("null")
+	}
+	return b
+}
+
+// apiGet asks the dashboard's own API for path, as any client would, and
+// returns the JSON body of a 200 answer (nil otherwise): the websocket's
+// frames carry exactly what the API serves.
+func (s *Server) apiGet(path string) []byte {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, path, nil)
+	if err != nil {
+		return nil
+	}
+	w := &recorder{header: http.Header{}}
+	s.api.ServeHTTP(w, req)
+	if w.status != http.StatusOK && w.status != 0 {
+		return nil
+	}
+	return bytes.TrimSpace(w.body.Bytes())
+}
+
+// recorder is the ResponseWriter of apiGet.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}

@@ -1,0 +1,183 @@
+package dashboard
+
+import (
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/questbox/questbox/config"
+)
+
+// TestWebsocket: a snapshot first, then every event once and in order; a
+// page that comes back with since gets exactly what it missed.
+func TestWebsocket(t *testing.T) {
+	f := start(t, setup{})
+	f.quest(nil, "alpha", "beta")
+	b := f.browser()
+	b.login(testPassword)
+	c, _, err := b.dial(0, f.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	snap := read(t, c)
+	if snap.Type != "snapshot" || len(snap.Quests) != 1 || snap.Quests[0].ID != "q1" || snap.Quests[0].Counts["pending"] != 2 ||
+		snap.Seq > f.eng.LastSeq() || snap.Consents == nil || snap.Device != nil {
+		t.Fatalf("snapshot: %+v", snap)
+	}
+	if n := len(snap.Events); n > 0 && snap.Events[n-1].Seq != snap.Seq {
+		t.Errorf("a new page's log ends at %d, the snapshot at %d", snap.Events[n-1].Seq, snap.Seq)
+	}
+	// The events the hub had not sent yet when the page came follow it.
+	seen := snap.Seq
+	for seen < f.eng.LastSeq() {
+		fr := until(t, c, "the events after the snapshot", func(fr frame) bool { return fr.Type == "events" })
+		if fr.Events[0].Seq != seen+1 {
+			t.Fatalf("after seq %d came %+v", seen, fr.Events)
+		}
+		seen = fr.Events[len(fr.Events)-1].Seq
+	}
+
+	// An event appears without asking.
+	if _, err := f.eng.AbortNode("n2", "from the test"); err != nil {
+		t.Fatal(err)
+	}
+	ev := until(t, c, "n2 aborted", func(fr frame) bool {
+		return fr.Type == "events" && len(fr.Events) > 0 && fr.Events[0].Node == "n2"
+	})
+	if e := ev.Events[0]; e.Kind != "node" || e.To != "aborted" || e.Seq != seen+1 {
+		t.Errorf("event %+v, want n2 → aborted with seq %d", e, seen+1)
+	}
+	last := ev.Events[len(ev.Events)-1].Seq
+	c.Close()
+
+	// Away: two changes. Back with since: exactly those.
+	f.quest(nil, "gamma")
+	missed := f.eng.LastSeq()
+	c2, _, err := b.dial(last, f.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	snap = read(t, c2)
+	if snap.Type != "snapshot" || len(snap.Quests) != 2 || snap.Seq > missed {
+		t.Fatalf("snapshot after a reconnect: %+v", snap)
+	}
+	// What it missed: in the snapshot, and (if the hub had not sent them
+	// yet when the page came back) in the frames that follow.
+	got := snap.Events
+	for len(got) == 0 || got[len(got)-1].Seq < missed {
+		got = append(got, until(t, c2, "the missed events", func(fr frame) bool { return fr.Type == "events" }).Events...)
+	}
+	for i, ev := range got {
+		if ev.Seq != last+1+uint64(i) {
+			t.Fatalf("events after a reconnect: %+v, want %d..%d once each", got, last+1, missed)
+		}
+	}
+}
+
+// TestWebsocketOrigin: a page of another site cannot open it, nor can
+// anyone who may not read.
+func TestWebsocketOrigin(t *testing.T) {
+	f := start(t, setup{cfg: config.Dashboard{Origins: []string{"https://questbox.example.org"}}})
+	b := f.browser()
+	b.login(testPassword)
+	for _, origin := range []string{"http://evil.example", "null", "http://127.0.0.1.evil.example"} {
+		_, resp, err := b.dial(0, origin)
+		if !errors.Is(err, websocket.ErrBadHandshake) || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("Origin %s: %v %v, want 403", origin, err, resp)
+		}
+	}
+	for _, origin := range []string{f.origin, "https://questbox.example.org", ""} {
+		c, _, err := b.dial(0, origin)
+		if err != nil {
+			t.Errorf("Origin %q: %v", origin, err)
+			continue
+		}
+		c.Close()
+	}
+	if _, resp, err := f.browser().dial(0, f.origin); err == nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without a session: %v %v, want 401", err, resp)
+	}
+}
+
+// TestWebsocketLimits: max_clients, and the daemon stopping says so.
+func TestWebsocketLimits(t *testing.T) {
+	f := start(t, setup{cfg: config.Dashboard{Read: config.ReadPublic, MaxClients: 2}})
+	b := f.browser()
+	var conns []*websocket.Conn
+	for range 2 {
+		c, _, err := b.dial(0, f.origin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read(t, c)
+		conns = append(conns, c)
+	}
+	if _, resp, err := b.dial(0, f.origin); err == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("third client: %v %v, want 503", err, resp)
+	}
+	f.stop()
+	for _, c := range conns {
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		_, _, err := c.ReadMessage()
+		if !websocket.IsCloseError(err, websocket.CloseGoingAway) {
+			t.Errorf("after the daemon stopped: %v, want close 1001", err)
+		}
+	}
+}
+
+// TestSlowClient: a client whose queue is full is disconnected at once,
+// and the broadcast that found it full did not wait for it.
+func TestSlowClient(t *testing.T) {
+	f := start(t, setup{tweak: func(o *Options) { o.SendQueue = 2 }})
+	slow := &client{send: make(chan *websocket.PreparedMessage, 2), done: make(chan struct{})}
+	fast := &client{send: make(chan *websocket.PreparedMessage, 100), done: make(chan struct{})}
+	h := f.srv.hub
+	for _, c := range []*client{slow, fast} {
+		if !h.admit() {
+			t.Fatal("not admitted")
+		}
+		h.join(c)
+	}
+	for i := range 3 {
+		h.broadcast([]byte(`{"type":"events","events":[]}`), uint64(100+i))
+	}
+	select {
+	case <-slow.done:
+	default:
+		t.Fatal("the slow client was not disconnected")
+	}
+	if slow.reason.code != websocket.CloseTryAgainLater {
+		t.Errorf("close code %d, want %d", slow.reason.code, websocket.CloseTryAgainLater)
+	}
+	if len(fast.send) != 3 || h.count() != 1 {
+		t.Errorf("fast client got %d frames; %d clients left", len(fast.send), h.count())
+	}
+}
+
+// TestLEDMirror: with the sim backend the snapshot carries the box, and
+// a change of the LEDs is pushed.
+func TestLEDMirror(t *testing.T) {
+	f := start(t, setup{sim: true, cfg: config.Dashboard{Read: config.ReadPublic}, tweak: func(o *Options) { o.DevicePoll = 20 * time.Millisecond }})
+	c, _, err := f.browser().dial(0, f.origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	snap := read(t, c)
+	if snap.Device == nil || snap.Device.Backend != "sim" || !snap.Device.Button.Simulated {
+		t.Fatalf("snapshot device: %+v", snap.Device)
+	}
+	f.quest([]string{"scout"}, "alpha")
+	f.submit("q1", "n1", answer("promising", "alpha reads all twenty sample invoices."))
+	fr := until(t, c, "amber blinking", func(fr frame) bool {
+		return fr.Type == "device" && fr.Device.Amber.Pattern == "blink 2Hz"
+	})
+	if len(fr.Device.Consents) != 1 || fr.Device.Consents[0].Node != "n1" {
+		t.Errorf("device consents: %+v", fr.Device.Consents)
+	}
+}

@@ -1,0 +1,189 @@
+// Package metrics is the daemon's Prometheus exposition (/metrics on the
+// dashboard's address): what the tick costs, what it dispatches, the
+// verdicts by outcome, the consent queue, the event outbox, the MQTT
+// connection, the store's size and commits, and the process (memory,
+// CPU, bytes written to storage).
+//
+// It is built on github.com/VictoriaMetrics/metrics, a small, well-kept
+// library that writes the Prometheus text format: it adds a few hundred
+// kilobytes to the Pi's binary where the official client adds several
+// megabytes. Each Metrics has its own set; nothing is registered globally.
+//
+// Counters fed by the event stream (dispatches, verdicts, consents) count
+// from the daemon's start, as Prometheus counters do; gauges read their
+// source at each scrape, so they cannot drift from the store.
+package metrics
+
+import (
+	"io"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	vm "github.com/VictoriaMetrics/metrics"
+
+	"github.com/questbox/questbox/engine"
+)
+
+// Sources are read at each scrape. A nil source leaves its metric out.
+// Each must be safe for concurrent use and quick: a scrape reads them all.
+type Sources struct {
+	// ConsentsPending is the number of nodes awaiting a human.
+	ConsentsPending func() (int, error)
+	// OutboxDepth is the number of committed events not yet delivered to
+	// the slowest durable consumer (MQTT).
+	OutboxDepth func() uint64
+	// StorePath is the bbolt file whose size is reported.
+	StorePath string
+	// Commits is the store's write transactions since the daemon started.
+	Commits func() uint64
+	// MQTTConnected reports the broker connection; when nil, the value of
+	// SetMQTTConnected is reported instead.
+	MQTTConnected func() (configured, connected bool)
+	// Clients is the number of open dashboard websockets.
+	Clients func() int
+}
+
+// Verdict outcomes that have their own series; any other is counted as
+// "other", so a bug cannot grow the label set without bound.
+var verdictOutcomes = []string{"PASS", "FAIL", "REVIEW", "DEFERRED"}
+
+// Consent outcomes that have their own series.
+var consentOutcomes = []string{"requested", "granted", "rejected", "expired"}
+
+// tickBuckets are the upper bounds of the tick duration histogram: a tick
+// takes milliseconds (SPEC §9), a slow SD card tens of them.
+var tickBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
+
+// Metrics is the daemon's metrics. Its methods are safe for concurrent use.
+type Metrics struct {
+	set        *vm.Set
+	tick       *vm.PrometheusHistogram
+	ticks      *vm.Counter
+	tickErrors *vm.Counter
+	dispatches *vm.Counter
+	verdicts   map[string]*vm.Counter // by outcome, "other" included
+	consents   map[string]*vm.Counter // by outcome, "other" included
+
+	mqtt atomic.Int32 // SetMQTTConnected: -1 unknown (left out), 0, 1
+}
+
+// New returns the metrics over src.
+func New(src Sources) *Metrics {
+	s := vm.NewSet()
+	m := &Metrics{set: s,
+		tick:       s.NewPrometheusHistogramExt("questbox_tick_duration_seconds", tickBuckets),
+		ticks:      s.NewCounter("questbox_ticks_total"),
+		tickErrors: s.NewCounter("questbox_tick_errors_total"),
+		dispatches: s.NewCounter("questbox_dispatches_total"),
+		verdicts:   map[string]*vm.Counter{},
+		consents:   map[string]*vm.Counter{},
+	}
+	m.mqtt.Store(-1)
+	for _, o := range append(verdictOutcomes, "other") {
+		m.verdicts[o] = s.NewCounter(`questbox_verdicts_total{outcome="` + o + `"}`)
+	}
+	for _, o := range append(consentOutcomes, "other") {
+		m.consents[o] = s.NewCounter(`questbox_consents_total{outcome="` + o + `"}`)
+	}
+	if f := src.ConsentsPending; f != nil {
+		s.NewGauge("questbox_consents_pending", func() float64 {
+			n, _ := f()
+			return float64(n)
+		})
+	}
+	if f := src.OutboxDepth; f != nil {
+		s.NewGauge("questbox_outbox_depth", func() float64 { return float64(f()) })
+	}
+	if p := src.StorePath; p != "" {
+		s.NewGauge("questbox_store_size_bytes", func() float64 {
+			fi, err := os.Stat(p)
+			if err != nil {
+				return 0
+			}
+			return float64(fi.Size())
+		})
+	}
+	if f := src.Clients; f != nil {
+		s.NewGauge("questbox_dashboard_clients", func() float64 { return float64(f()) })
+	}
+	s.RegisterMetricsWriter(func(w io.Writer) {
+		if f := src.Commits; f != nil {
+			vm.WriteCounterUint64(w, "questbox_store_commits_total", f())
+		}
+		configured, connected := false, false
+		if f := src.MQTTConnected; f != nil {
+			configured, connected = f()
+		} else if v := m.mqtt.Load(); v >= 0 {
+			configured, connected = true, v == 1
+		}
+		vm.WriteGaugeUint64(w, "questbox_mqtt_configured", b2u(configured))
+		vm.WriteGaugeUint64(w, "questbox_mqtt_connected", b2u(connected))
+	})
+	return m
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetMQTTConnected records the MQTT connection for questbox_mqtt_connected
+// when Sources.MQTTConnected is nil. It does not block.
+func (m *Metrics) SetMQTTConnected(connected bool) {
+	m.mqtt.Store(int32(b2u(connected)))
+}
+
+// ObserveTick records one tick: how long its own work took (agent time
+// excluded: runs proceed after the tick) and whether it failed.
+func (m *Metrics) ObserveTick(took time.Duration, err error) {
+	m.ticks.Inc()
+	if err != nil {
+		m.tickErrors.Inc()
+	}
+	m.tick.Update(took.Seconds())
+}
+
+// ObserveEvents counts dispatches (nodes moving to running), verdicts and
+// consent decisions among committed events. Each event must be observed
+// once.
+func (m *Metrics) ObserveEvents(evs []engine.Event) {
+	for _, ev := range evs {
+		switch ev.Kind {
+		case engine.KindNode:
+			if ev.To == string(engine.Running) {
+				m.dispatches.Inc()
+			}
+		case engine.KindVerdict:
+			m.count(m.verdicts, ev.Outcome)
+		case engine.KindConsent:
+			m.count(m.consents, ev.Outcome)
+		}
+	}
+}
+
+func (m *Metrics) count(by map[string]*vm.Counter, outcome string) {
+	c, ok := by[outcome]
+	if !ok {
+		c = by["other"]
+	}
+	c.Inc()
+}
+
+// WritePrometheus writes every metric in the Prometheus text format, with
+// the process's own (memory, CPU, file descriptors, bytes written to
+// storage as process_io_storage_written_bytes_total) after questbox's.
+func (m *Metrics) WritePrometheus(w io.Writer) {
+	m.set.WritePrometheus(w)
+	vm.WriteProcessMetrics(w)
+}
+
+// ServeHTTP serves the metrics.
+func (m *Metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	m.WritePrometheus(w)
+}

@@ -1,0 +1,109 @@
+package metrics
+
+import (
+	"bufio"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/engine"
+)
+
+// scrape returns the exposition as name{labels} -> value text.
+func scrape(t *testing.T, h http.Handler) map[string]string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("Content-Type %q", ct)
+	}
+	out := map[string]string{}
+	sc := bufio.NewScanner(rec.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		if i < 0 {
+			t.Fatalf("not exposition format: %q", line)
+		}
+		out[line[:i]] = line[i+1:]
+	}
+	return out
+}
+
+func TestMetrics(t *testing.T) {
+	store := filepath.Join(t.TempDir(), "questbox.db")
+	os.WriteFile(store, make([]byte, 32768), 0o600)
+	commits := uint64(7)
+	m := New(Sources{
+		ConsentsPending: func() (int, error) { return 2, nil },
+		OutboxDepth:     func() uint64 { return 5 },
+		StorePath:       store,
+		Commits:         func() uint64 { return commits },
+		Clients:         func() int { return 3 },
+	})
+	m.ObserveTick(3*time.Millisecond, nil)
+	m.ObserveTick(40*time.Millisecond, errors.New("disk full"))
+	m.ObserveEvents([]engine.Event{
+		{Kind: engine.KindNode, From: "pending", To: "running"},
+		{Kind: engine.KindNode, From: "running", To: "pending"},
+		{Kind: engine.KindVerdict, Outcome: "FAIL"},
+		{Kind: engine.KindVerdict, Outcome: "PASS"},
+		{Kind: engine.KindVerdict, Outcome: "PASS"},
+		{Kind: engine.KindVerdict, Outcome: "surprise"},
+		{Kind: engine.KindConsent, Outcome: "granted"},
+		{Kind: engine.KindNode, From: "pending", To: "running"},
+	})
+	got := scrape(t, m)
+	for name, want := range map[string]string{
+		"questbox_ticks_total":                              "2",
+		"questbox_tick_errors_total":                        "1",
+		"questbox_tick_duration_seconds_count":              "2",
+		`questbox_tick_duration_seconds_bucket{le="0.005"}`: "1",
+		`questbox_tick_duration_seconds_bucket{le="0.05"}`:  "2",
+		"questbox_dispatches_total":                         "2",
+		`questbox_verdicts_total{outcome="PASS"}`:           "2",
+		`questbox_verdicts_total{outcome="FAIL"}`:           "1",
+		`questbox_verdicts_total{outcome="REVIEW"}`:         "0",
+		`questbox_verdicts_total{outcome="other"}`:          "1",
+		`questbox_consents_total{outcome="granted"}`:        "1",
+		"questbox_consents_pending":                         "2",
+		"questbox_outbox_depth":                             "5",
+		"questbox_store_size_bytes":                         "32768",
+		"questbox_store_commits_total":                      "7",
+		"questbox_dashboard_clients":                        "3",
+		"questbox_mqtt_configured":                          "0",
+		"questbox_mqtt_connected":                           "0",
+	} {
+		if got[name] != want {
+			t.Errorf("%s = %q, want %s", name, got[name], want)
+		}
+	}
+	for _, name := range []string{"process_resident_memory_bytes", "go_goroutines"} {
+		if _, ok := got[name]; !ok {
+			t.Errorf("%s missing", name)
+		}
+	}
+
+	// The MQTT client's setter, when no source reads the connection.
+	m.SetMQTTConnected(true)
+	commits = 9
+	got = scrape(t, m)
+	if got["questbox_mqtt_configured"] != "1" || got["questbox_mqtt_connected"] != "1" || got["questbox_store_commits_total"] != "9" {
+		t.Errorf("after SetMQTTConnected(true): configured %s connected %s commits %s", got["questbox_mqtt_configured"],
+			got["questbox_mqtt_connected"], got["questbox_store_commits_total"])
+	}
+	// A source, when given, wins.
+	m2 := New(Sources{MQTTConnected: func() (bool, bool) { return true, false }})
+	m2.SetMQTTConnected(true)
+	if got := scrape(t, m2); got["questbox_mqtt_configured"] != "1" || got["questbox_mqtt_connected"] != "0" {
+		t.Errorf("with a source: %v", got)
+	}
+}
