@@ -14,6 +14,7 @@
 #    armv6, built with go test -c and run under qemu;
 # 2. bench/scale (a whole daemon from outside) with dist/questbox-linux-arm64
 #    and -armv6 under qemu; the harness itself runs natively.
+# Both run natively first, so that the ratios come from one moment.
 #
 # Environment: GO (default go), SCALE_CONFIGS, SCALE_TICKS, TICK_BENCH.
 set -euo pipefail
@@ -30,6 +31,13 @@ make --no-print-directory dist/questbox-linux-arm64 dist/questbox-linux-armv6 >&
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
+
+# The same benchmarks natively first, on the same host at the same moment:
+# the ratios are the measure.
+log "native: engine benchmarks ($TICK_BENCH)"
+"$GO" test -run '^$' -bench "$TICK_BENCH" -benchtime 5x -benchmem ./engine
+log "native: bench/scale $CONFIGS"
+"$GO" run ./bench/scale -configs "$CONFIGS" -ticks "$TICKS"
 
 for target in "arm64 qemu-aarch64-static" "armv6 qemu-arm-static -cpu arm1176"; do
 	read -r arch qemu <<<"$target"
