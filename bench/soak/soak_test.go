@@ -250,8 +250,8 @@ func (s *soak) start() {
 // wedged daemon into a failure.
 //
 // One refusal is tolerated and counted: right after a SIGKILL the control
-// socket can still accept a connection for a moment (seen twice in some
-// thousand kills, with the dashboard's daemon), and the new daemon exits 2
+// socket can still accept a connection for a moment (seen three times in
+// about a thousand kills, with the dashboard merged), and the new daemon exits 2
 // with "another questbox daemon answers on the control socket", as the
 // README documents for a second daemon; systemd would start it again, and
 // so does the soak, once that socket stops answering.
