@@ -26,7 +26,7 @@ CROSS    := amd64 arm64 armv6 armv7
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
 	$(GO) build -o bin/questbox ./cmd/questbox
@@ -34,10 +34,10 @@ run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in .
 	@echo "questbox: the dashboard's URL follows; on first start its password is in the log line 'dashboard password generated'"
 	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 
-test: ## install missing test deps (scripts/deps.sh), go test -race ./... (screenshots in artifacts/), then verify-units
+test: ## install missing test deps (scripts/deps.sh), verify-units, then go test -race ./... (screenshots in artifacts/)
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
-	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 ./...
 	scripts/verify-units.sh
+	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 ./...
 
 verify-units: ## systemd-analyze verify and security on the units in systemd/ (and the image's)
 	scripts/verify-units.sh
@@ -95,7 +95,7 @@ deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; i
 	image/deb.sh amd64
 	image/deb-test.sh
 
-image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached; first build ~15 min)
+image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached: first build ~30 min, then ~4)
 	image/build.sh
 
 image-test: image ## boot the image twice under qemu-system-aarch64 -M virt (ready, /healthz, a quest survives, clean poweroff); minutes

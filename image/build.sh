@@ -22,7 +22,7 @@
 #
 # Environment: BIN (dist/questbox-linux-arm64), CONF (dist/questbox.toml),
 # OUT (dist/questbox-arm64.img), KEEP_RAW=1 keeps the uncompressed .img,
-# XZ_LEVEL (-6; -1 for quick local iterations),
+# XZ_LEVEL (-3: a minute or two; -9 is a few MiB smaller and much slower),
 # QUESTBOX_IMAGE_CACHE and REFRESH (see rootfs.sh).
 set -euo pipefail
 
@@ -95,6 +95,12 @@ fw=$root/boot/firmware
 ls "$fw"/vmlinuz-* "$fw"/initrd.img-* "$fw"/config.txt "$fw"/cmdline.txt "$fw"/start4.elf >/dev/null ||
 	die "the cached root file system has no Pi boot files in /boot/firmware: REFRESH=1 make image"
 cp image/boot/* "$fw/"
+# The root file system is mounted read-only first (ro comes after the
+# hook's rw, and the last one wins), so that systemd-fsck-root checks it
+# before systemd remounts it read-write; /etc/default/raspi-extra-cmdline
+# (image/rootfs/) keeps it so when a kernel update writes cmdline.txt again.
+sed -i 's/ quiet$/ ro quiet/' "$fw/cmdline.txt"
+grep -q ' rw .* ro quiet$' "$fw/cmdline.txt" || die "cmdline.txt is not what raspi-firmware writes: $(cat "$fw/cmdline.txt")"
 cp "$root/etc/questbox/questbox.toml" "$fw/questbox.toml.example"
 boot=$work/boot.img
 mkfs.vfat -F 32 -n QBBOOT -C "$boot" $((BOOT_MIB * 1024)) >/dev/null
@@ -128,7 +134,7 @@ dd if="$rootimg" of="$OUT" bs=1M seek=$((FIRST_MIB + BOOT_MIB)) conv=notrunc,spa
 dd if="$dataimg" of="$OUT" bs=1M seek=$((FIRST_MIB + BOOT_MIB + ROOT_MIB)) conv=notrunc,sparse status=none
 log "$OUT: ${total} MiB (boot $BOOT_MIB, root $ROOT_MIB with $used used, data $DATA_MIB), system partitions end at $((FIRST_MIB + BOOT_MIB + ROOT_MIB)) MiB"
 
-xz -T2 "${XZ_LEVEL:--6}" --keep --force "$OUT"
+xz -T2 "${XZ_LEVEL:--3}" --keep --force "$OUT"
 (cd "$(dirname "$OUT")" && sha256sum "$(basename "$OUT").xz" >"$(basename "$OUT").xz.sha256")
 [[ -n ${KEEP_RAW:-} ]] || rm -f "$OUT"
 log "$OUT.xz: $(du -h "$OUT.xz" | cut -f1) in $(($(date +%s) - start))s (rootfs from the cache)"

@@ -28,7 +28,8 @@ SUITE=${SUITE:-bookworm}
 CACHE=${QUESTBOX_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/questbox-image}
 mkdir -p "$CACHE"
 
-key=$( (echo "$SUITE"; cat image/rootfs.sh image/packages.txt; cd image/base && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-16)
+# Comments do not count: rewording one does not rebuild the tree.
+key=$( (echo "$SUITE"; grep -hv '^[[:space:]]*#' image/rootfs.sh image/packages.txt; cd image/base && find . -type f | LC_ALL=C sort | xargs sha256sum) | sha256sum | cut -c1-16)
 tarball=$CACHE/rootfs-$SUITE-arm64-$key.tar
 if [[ -s $tarball && -z ${REFRESH:-} ]]; then
 	log "cached: $tarball"
@@ -65,9 +66,11 @@ log "building $tarball (about 15 minutes under emulation)"
 start=$(date +%s)
 tmp=$CACHE/.building-$key.tar # mmdebstrap picks the format by the extension
 # essential-hook: the initramfs settings must be there before the kernel
-# package runs update-initramfs (MODULES=list: a minute instead of fifteen),
-# and so must fstab (the initramfs then carries e2fsck and checks the root
-# file system before it mounts it).
+# package runs update-initramfs (MODULES=list: a minute instead of fifteen);
+# fstab too, for the tools that read it. (The initramfs does not check the
+# root file system: its fsck hook probes the real device, absent here. The
+# kernel command line says ro instead, and systemd-fsck-root checks it
+# before systemd remounts it read-write; see image/build.sh.)
 # customize-hook: the questbox user and group, the Pi's boot files written
 # again with the image's settings, no ssh host keys (each box makes its
 # own), first-boot machine id, and no apt lists.

@@ -94,7 +94,7 @@ boot() {
 	qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 2 -m 1024 -no-reboot \
 		-display none -monitor none -serial "file:$console" \
 		-kernel "$work/vmlinuz" -initrd "$work/initrd" \
-		-append "root=LABEL=QBROOT rw console=ttyAMA0 net.ifnames=0 fsck.repair=yes" \
+		-append "root=LABEL=QBROOT ro console=ttyAMA0 net.ifnames=0 fsck.repair=yes" \
 		-drive "file=$disk,if=none,format=raw,id=hd,cache=unsafe" -device virtio-blk-pci,drive=hd \
 		-netdev "user,id=net,restrict=on,hostfwd=tcp:127.0.0.1:$sshport-:22,hostfwd=tcp:127.0.0.1:$httpport-:8080" \
 		-device virtio-net-pci,netdev=net,romfile= \
@@ -137,9 +137,9 @@ poweroff() {
 healthz() {
 	local n=$1 h
 	if h=$(curl -sf --max-time 20 "http://127.0.0.1:$httpport/healthz"); then
-		ok "boot $n: /healthz through the port forward: $h"
+		ok "boot $n: /healthz through the port forward: $(tr -d ' \n' <<<"$h")"
 	elif h=$(ssh_ curl -sf --max-time 20 --unix-socket /run/questbox/questbox.sock http://questbox/healthz); then
-		ok "boot $n: /healthz over the control socket (nothing serves :8080 in this build): $h"
+		ok "boot $n: /healthz over the control socket (nothing serves :8080 in this build): $(tr -d ' \n' <<<"$h")"
 	else
 		fail "boot $n: /healthz answered neither on :8080 nor on the control socket"
 	fi
