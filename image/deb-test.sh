@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deb-test.sh — install, upgrade, remove and purge the questbox .deb in a
+# deb-test.sh — install, reinstall, remove and purge the questbox .deb in a
 # scratch Debian root, as dpkg on a real system would, and check each step.
 #
 #   image/deb-test.sh [DEB]     default: the newest dist/questbox_*_amd64.deb

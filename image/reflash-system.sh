@@ -29,8 +29,8 @@ want=$(p3start "$mbr")
 [[ -n $want ]] || die "$img has no third partition"
 have=$(p3start "$dev")
 [[ $have == "$want" ]] || die "$dev's third partition starts at sector ${have:-none}, the image's at $want: not a questbox card of this layout; flash the whole image instead"
-part=$(lsblk -lnpo NAME "$dev" 2>/dev/null | sed -n 4p)
 if [[ -b $dev ]]; then
+	part=$(lsblk -lnpo NAME "$dev" | sed -n 4p)
 	[[ $(blkid -s LABEL -o value "$part" 2>/dev/null) == QBDATA ]] || die "$part is not labelled QBDATA"
 	grep -q "^$dev" /proc/mounts && die "$dev has mounted partitions: unmount them first"
 fi
