@@ -40,9 +40,10 @@ const (
 var ErrSocketTaken = errors.New("another questbox daemon answers on the control socket")
 
 // ListenSocket listens on the control socket at path, mode 0660 (owner and
-// group), creating its directory (0750) if it is missing. A socket file left behind by a crash is removed, but only after a
-// dial to it failed: a live daemon's socket is never taken over, and a path
-// that is not a socket is never removed.
+// group), creating its directory (0750) if it is missing. A socket file
+// left behind by a crash is removed, but only when no daemon answers on it
+// (an HTTP answer, not just a connect): a live daemon's socket is never
+// taken over, and a path that is not a socket is never removed.
 func ListenSocket(path string) (*net.UnixListener, error) {
 	if len(path) > MaxSocketPath {
 		return nil, fmt.Errorf("control socket path %s is %d bytes, unix sockets allow at most %d: set daemon.socket to a shorter path", path, len(path), MaxSocketPath)
@@ -54,8 +55,7 @@ func ListenSocket(path string) (*net.UnixListener, error) {
 		if fi.Mode().Type() != os.ModeSocket {
 			return nil, fmt.Errorf("control socket %s: the path exists and is not a socket: set daemon.socket to another path", path)
 		}
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
+		if answers(path) {
 			return nil, fmt.Errorf("control socket %s: %w", path, ErrSocketTaken)
 		}
 		if err := os.Remove(path); err != nil {
@@ -75,6 +75,22 @@ func ListenSocket(path string) (*net.UnixListener, error) {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
 	return ln, nil
+}
+
+// answers reports whether a daemon answers on the socket at path. A
+// connect alone proves nothing: a socket left by a killed daemon can still
+// accept into its backlog for a moment (a child holding the descriptor),
+// so only an HTTP answer counts.
+func answers(path string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_, err := NewClient(SocketClient(path), path).Health(ctx)
+	if err == nil {
+		return true
+	}
+	// Another questbox that refuses this uid still answers: taken.
+	e, ok := err.(*Error)
+	return ok && e.Code == CodeForbidden
 }
 
 // Peer is the process at the other end of a control socket connection, as

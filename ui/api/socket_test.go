@@ -199,3 +199,27 @@ func TestAnotherUIDIsRefused(t *testing.T) {
 		t.Errorf("a member of the socket's group got %q (%v), want 200", out, err)
 	}
 }
+
+// TestStaleSocketThatStillAcceptsIsReplaced: a socket whose listener is
+// still open but serves nothing (a killed daemon's descriptor held for a
+// moment by a child) accepts a connect; a new daemon must take it over
+// instead of refusing to start.
+func TestStaleSocketThatStillAcceptsIsReplaced(t *testing.T) {
+	dir, err := os.MkdirTemp("", "qbapi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "questbox.sock")
+	stale, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	defer stale.Close() // never accepts: connects sit in the backlog
+	ln, err := ListenSocket(sock)
+	if err != nil {
+		t.Fatalf("listen over a stale socket that still accepts: %v", err)
+	}
+	ln.Close()
+}
