@@ -179,14 +179,8 @@ func readNotify(t *testing.T, c *net.UnixConn) string {
 // the node comes back pending with an interrupted attempt, no try used,
 // and the ledger verifies.
 func TestCrash(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	bin := buildQuestbox(t)
 	dir := shortDir(t)
-	bin := filepath.Join(t.TempDir(), "questbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	data := filepath.Join(dir, "data")
 	started := filepath.Join(dir, "started")
 	cfg := filepath.Join(dir, "questbox.toml")
@@ -194,23 +188,7 @@ func TestCrash(t *testing.T) {
 type = "command"
 argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 `), 0o644)
-	qbx := func(want int, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append(args, "--config", cfg, "--data", data)...)
-		var errb strings.Builder
-		cmd.Stderr = &errb
-		out, err := cmd.Output()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != want {
-			t.Fatalf("questbox %v: exit %d, want %d\n%s%s", args, code, want, out, errb.String())
-		}
-		return string(out)
-	}
+	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
 
 	daemon := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")

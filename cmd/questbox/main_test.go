@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 	os.Setenv("QUESTBOX_CONFIG", conf)
 	code := m.Run()
 	os.RemoveAll(dir)
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 	os.Exit(code)
 }
 

@@ -127,16 +127,10 @@ func TestMQTTWrongPasswordIsAFaultAndTheDaemonKeepsTicking(t *testing.T) {
 }
 
 func TestMQTTLastWillWhenTheDaemonIsKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
 	dir := shortDir(t)
 	cfg := mqttConfig(t, dir, b, "secret")
-	bin := filepath.Join(t.TempDir(), "questbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildQuestbox(t)
 	sub := b.SubscribeAs(t, "questbox/cmdbox/status", "qb", "secret")
 	data := filepath.Join(dir, "data")
 	if err := os.Mkdir(data, 0o700); err != nil {

@@ -33,9 +33,6 @@ import (
 //
 // Needs root and iproute2 (CI has both); skipped otherwise (failed on CI).
 func TestNetnsNoRouteThenDNSFailure(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	ns := needNetns(t)
 
 	// The namespace's network, served from this process: sockets made on a
@@ -63,12 +60,7 @@ func TestNetnsNoRouteThenDNSFailure(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	dir := shortDir(t)
-	bin := filepath.Join(dir, "questbox")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildQuestbox(t)
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "questbox.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`[network]

@@ -19,19 +19,6 @@ import (
 	"github.com/questbox/questbox/ui/api"
 )
 
-// buildQuestbox builds the binary for the tests that signal a real process.
-func buildQuestbox(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "questbox")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // procDaemon is a `questbox run` in its own process, logging to a file.
 type procDaemon struct {
 	cmd  *exec.Cmd
@@ -104,23 +91,7 @@ probe = ""
 type = "command"
 argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 `), 0o644)
-	qbx := func(want int, args ...string) string {
-		t.Helper()
-		cmd := exec.Command(bin, append(args, "--config", cfg, "--data", data)...)
-		var errb strings.Builder
-		cmd.Stderr = &errb
-		out, err := cmd.Output()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		if code != want {
-			t.Fatalf("questbox %v: exit %d, want %d\n%s%s", args, code, want, out, errb.String())
-		}
-		return string(out)
-	}
+	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
 
 	d := startProc(t, bin, "--config", cfg, "--data", data, "--tick", "1s")
