@@ -1,8 +1,8 @@
 package main
 
 import (
-	"encoding/binary"
 	"fmt"
+	"github.com/questbox/questbox/gates/ground/dnstest"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -12,7 +12,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 
@@ -37,8 +36,8 @@ func TestNetnsNoRouteThenDNSFailure(t *testing.T) {
 
 	// The namespace's network, served from this process: sockets made on a
 	// thread inside the namespace stay in it.
-	dns := &fakeDNS{name: "site.test."}
-	dns.mode.Store(dnsServfail)
+	dns := &dnstest.Server{Name: "site.test."}
+	dns.SetServfail(true)
 	var httpLn net.Listener
 	inNetns(t, ns, func() {
 		var err error
@@ -50,7 +49,7 @@ func TestNetnsNoRouteThenDNSFailure(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { pc.Close() })
-		go dns.serve(pc)
+		go dns.Serve(pc)
 	})
 	port := httpLn.Addr().(*net.TCPAddr).Port
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -110,14 +109,14 @@ rules = [
 	if !strings.HasPrefix(r.stdout, "DEFERRED") {
 		t.Fatalf("offline submit printed %q, want DEFERRED", r.stdout)
 	}
-	if dns.queries.Load() != 0 {
-		t.Errorf("offline: %d DNS queries, want none", dns.queries.Load())
+	if dns.Queries() != 0 {
+		t.Errorf("offline: %d DNS queries, want none", dns.Queries())
 	}
 
 	// The route is back, DNS is not: the name cannot be resolved.
 	ipNetns(t, ns, "link", "set", "lo", "up")
 	waitFor(t, "online again and a DNS query", func() bool {
-		return deviceStatus(t, data).Network.Online && dns.queries.Load() > 0
+		return deviceStatus(t, data).Network.Online && dns.Queries() > 0
 	})
 	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
 	waitFor(t, "the DNS failure recorded", func() bool {
@@ -129,7 +128,7 @@ rules = [
 	}
 
 	// DNS answers: the kept answer is judged again, by itself.
-	dns.mode.Store(dnsAnswer)
+	dns.SetServfail(false)
 	waitFor(t, "the node to be locked", func() bool {
 		n = nodeOf(t, showQuest(t, data, "q1"), "n1")
 		return n.Terminal
@@ -143,7 +142,7 @@ rules = [
 		t.Errorf("%d agent runs, want 1: the submit (the replays are not agent runs)", st.Used.AgentRuns)
 	}
 	must(t, 0, "", append([]string{"verify"}, d...)...)
-	t.Logf("DNS queries answered: %d (servfail until the switch)", dns.queries.Load())
+	t.Logf("DNS queries answered: %d (servfail until the switch)", dns.Queries())
 }
 
 // needNetns creates a network namespace with a resolv.conf of its own and
@@ -211,68 +210,4 @@ func inNetns(t *testing.T, ns string, f func()) {
 	if t.Failed() {
 		t.FailNow()
 	}
-}
-
-const (
-	dnsServfail = iota // every query: SERVFAIL
-	dnsAnswer          // name's A record is 127.0.0.1; anything else: no data
-)
-
-// fakeDNS is a minimal DNS server for one name over UDP.
-type fakeDNS struct {
-	name    string // fully qualified, lower case
-	mode    atomic.Int32
-	queries atomic.Int64
-}
-
-func (s *fakeDNS) serve(pc net.PacketConn) {
-	buf := make([]byte, 1500)
-	for {
-		n, from, err := pc.ReadFrom(buf)
-		if err != nil {
-			return
-		}
-		if resp := s.answer(buf[:n]); resp != nil {
-			pc.WriteTo(resp, from)
-		}
-	}
-}
-
-// answer builds the reply to query q, or nil for a packet it cannot read.
-func (s *fakeDNS) answer(q []byte) []byte {
-	if len(q) < 12 || binary.BigEndian.Uint16(q[4:]) != 1 {
-		return nil
-	}
-	// The question: labels, then type and class.
-	i, name := 12, ""
-	for i < len(q) && q[i] != 0 {
-		l := int(q[i])
-		if i+1+l > len(q) {
-			return nil
-		}
-		name += strings.ToLower(string(q[i+1:i+1+l])) + "."
-		i += 1 + l
-	}
-	if i+5 > len(q) {
-		return nil
-	}
-	qtype := binary.BigEndian.Uint16(q[i+1:])
-	end := i + 5
-	s.queries.Add(1)
-	resp := append([]byte(nil), q[:end]...)
-	resp[2] = 0x80 | q[2]&0x01 // QR, keep RD
-	resp[3] = 0x80             // RA, RCODE 0
-	binary.BigEndian.PutUint16(resp[6:], 0)
-	binary.BigEndian.PutUint16(resp[8:], 0)
-	binary.BigEndian.PutUint16(resp[10:], 0)
-	switch {
-	case s.mode.Load() == dnsServfail:
-		resp[3] |= 2
-	case name != s.name:
-		resp[3] |= 3 // NXDOMAIN
-	case qtype == 1: // A
-		binary.BigEndian.PutUint16(resp[6:], 1)
-		resp = append(resp, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 5, 0, 4, 127, 0, 0, 1)
-	}
-	return resp
 }
