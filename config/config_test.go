@@ -451,7 +451,11 @@ func TestParseErrors(t *testing.T) {
 		{"no roles", "[defaults]\nroles = []\n",
 			[]string{`defaults.roles: empty; a quest needs at least one role`}},
 		{"bad role name", "[defaults]\nroles = [\"owner\", \"Big Boss\"]\n",
-			[]string{`defaults.roles: "Big Boss" must match [a-z0-9_-]+`}},
+			[]string{`defaults.roles: role "Big Boss" is not a lower-case name (a letter, then letters, digits, _ or -)`}},
+		// The engine refuses a role that starts with a digit; a default
+		// naming one would make every new quest fail.
+		{"role starting with a digit", "[defaults]\nroles = [\"owner\", \"2nd\"]\n",
+			[]string{`defaults.roles: role "2nd" is not a lower-case name (a letter, then letters, digits, _ or -)`}},
 		{"role twice", "[defaults]\nroles = [\"owner\", \"owner\"]\n",
 			[]string{`defaults.roles: "owner" is listed twice`}},
 		{"team without owner", "[defaults]\nroles = [\"scout\"]\n",

@@ -19,7 +19,7 @@ import (
 )
 
 var (
-	// idPattern is what device ids, provider names and roles look like: they
+	// idPattern is what device ids and provider names look like: they
 	// end up in MQTT topics, URLs and file names.
 	idPattern = regexp.MustCompile(`^[a-z0-9_-]+$`)
 	// envPattern is a portable environment variable name.
@@ -173,8 +173,8 @@ func (c *Config) validateDefaults(p *problems) {
 	named := true // every role listed once, with a good name
 	for _, r := range d.Roles {
 		switch {
-		case !idPattern.MatchString(r):
-			p.add("defaults.roles", "%q must match [a-z0-9_-]+", r)
+		case engine.CheckRoleName(r) != nil:
+			p.add("defaults.roles", "%v", engine.CheckRoleName(r))
 			named = false
 		case seen[r]:
 			p.add("defaults.roles", "%q is listed twice", r)

@@ -25,6 +25,17 @@ const DefaultGate = "default"
 
 var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
 
+// CheckRoleName reports why r cannot name a role, or nil: a role is a
+// lower-case letter followed by letters, digits, _ or -, because it ends up
+// in MQTT topics, URLs and file names. The configuration's defaults and
+// NewQuest share it, so no default can name a role every quest refuses.
+func CheckRoleName(r string) error {
+	if !roleRE.MatchString(r) {
+		return fmt.Errorf("role %q is not a lower-case name (a letter, then letters, digits, _ or -)", r)
+	}
+	return nil
+}
+
 // CheckRoles reports why a quest of mode with roles could never make
 // progress, or nil. It is the one place that rule lives: NewQuest applies
 // it to every spec, and the configuration applies it to its defaults.
@@ -127,8 +138,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 	seen := map[string]bool{}
 	for _, r := range s.Roles {
 		switch {
-		case !roleRE.MatchString(r):
-			add("role %q is not a lower-case name", r)
+		case CheckRoleName(r) != nil:
+			add("%v", CheckRoleName(r))
 		case seen[r]:
 			add("role %q is listed twice", r)
 		}
