@@ -261,6 +261,17 @@ func (h *hub) unadmit() {
 	h.mu.Unlock()
 }
 
+// logout ends every socket opened with the session id.
+func (h *hub) logout(id []byte) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		if c.session != nil && bytes.Equal(c.session, id) {
+			c.kick(closeLoggedOut, "logged out")
+		}
+	}
+}
+
 func (h *hub) leave(c *client) {
 	h.mu.Lock()
 	delete(h.clients, c)

@@ -307,6 +307,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	}
 	if sess := s.auth.session(r); sess != nil {
 		s.auth.revoke(sess)
+		s.hub.logout(sess.id)
 	}
 	http.SetCookie(w, cookie(r, "", -1))
 	writeJSON(w, s.sessionView(nil))

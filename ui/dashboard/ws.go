@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"sync"
@@ -16,11 +17,20 @@ import (
 type client struct {
 	conn *websocket.Conn
 	send chan *websocket.PreparedMessage
+	// req is the upgrade request: its cookie or password is asked again
+	// at every ping, so a socket ends with the right to read it came with
+	// (a logout elsewhere, a new password, an expired session).
+	req     *http.Request
+	session []byte // the session id it was opened with, or nil
 
 	once   sync.Once
 	done   chan struct{} // closed by kick
 	reason closeReason   // set once, before done closes
 }
+
+// closeLoggedOut ends a socket whose reader may no longer read (an
+// application code: the page asks /session and shows the login).
+const closeLoggedOut = 4001
 
 type closeReason struct {
 	code int
@@ -84,7 +94,13 @@ func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 		s.hub.unadmit()
 		return // Upgrade has answered
 	}
-	c := &client{conn: conn, send: make(chan *websocket.PreparedMessage, s.opt.SendQueue), done: make(chan struct{})}
+	c := &client{conn: conn, send: make(chan *websocket.PreparedMessage, s.opt.SendQueue), done: make(chan struct{}),
+		// Without the handler's cancel: the request's context may end
+		// with the hijack, and the checks must outlive it.
+		req: r.Clone(context.WithoutCancel(r.Context()))}
+	if sess := s.auth.session(r); sess != nil {
+		c.session = sess.id
+	}
 	seq, ok := s.hub.join(c)
 	if !ok {
 		conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "the daemon is stopping"), time.Now().Add(time.Second))
@@ -156,6 +172,10 @@ func (s *Server) write(c *client, snap []byte) {
 				return
 			}
 		case <-ping.C:
+			if !s.canRead(c.req) {
+				c.kick(closeLoggedOut, "logged out: log in again")
+				continue
+			}
 			if err := c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(s.opt.WriteTimeout)); err != nil {
 				fail(err)
 				return

@@ -1,12 +1,15 @@
 package dashboard
 
 import (
+	"encoding/base64"
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/questbox/questbox/config"
 )
@@ -179,5 +182,124 @@ func TestLEDMirror(t *testing.T) {
 	})
 	if len(fr.Device.Consents) != 1 || fr.Device.Consents[0].Node != "n1" {
 		t.Errorf("device consents: %+v", fr.Device.Consents)
+	}
+}
+
+// TestWebsocketEndsWithTheRightToRead: a socket lives no longer than the
+// session or password it was opened with. A logout ends every socket of
+// that session at once (another tab of the same browser too) and no
+// other; a new password, an expired session or Basic auth with the old
+// password end theirs at the next ping.
+func TestWebsocketEndsWithTheRightToRead(t *testing.T) {
+	t.Run("logout", func(t *testing.T) {
+		// Pings an hour apart: only the logout itself can end the sockets.
+		f := start(t, setup{tweak: func(o *Options) { o.PingInterval = time.Hour }})
+		f.quest(nil, "alpha")
+		a, other := f.browser(), f.browser()
+		a.login(testPassword)
+		other.login(testPassword)
+		tab1, tab2, kept := openTab(t, f, a), openTab(t, f, a), openTab(t, f, other)
+		if r := a.change("/logout", nil); r.status != http.StatusOK {
+			t.Fatalf("logout: %d %s", r.status, r.body)
+		}
+		tab1.loggedOut(t, "the tab that logged out")
+		tab2.loggedOut(t, "another tab of the session that logged out")
+		if _, err := f.eng.AbortNode("n1", "from the test"); err != nil {
+			t.Fatal(err)
+		}
+		kept.event(t, "n1", "the other session's socket")
+	})
+	t.Run("password and expiry", func(t *testing.T) {
+		f := start(t, setup{
+			cfg: config.Dashboard{SessionTTL: config.Duration{Duration: time.Hour}},
+			// Short enough for the test, long enough that a bcrypt under
+			// the race detector does not starve the pings.
+			tweak: func(o *Options) { o.PingInterval = 250 * time.Millisecond },
+		})
+		f.quest(nil, "alpha")
+		b := f.browser()
+		b.login(testPassword)
+		kept := openTab(t, f, b)
+		basic := openSock(t, f, websocket.Dialer{}, http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("owner:"+testPassword))}})
+		// Pings pass while the right to read holds.
+		if _, err := f.eng.AbortNode("n1", "from the test"); err != nil {
+			t.Fatal(err)
+		}
+		kept.event(t, "n1", "a session's socket")
+		basic.event(t, "n1", "a Basic-auth socket")
+		if err := writeCredentials(f.pwfile, "a-brand-new-password", bcrypt.MinCost); err != nil {
+			t.Fatal(err)
+		}
+		kept.loggedOut(t, "a session's socket after a new password")
+		basic.loggedOut(t, "a Basic-auth socket after a new password")
+
+		late := f.browser()
+		if r := late.login("a-brand-new-password"); r.status != http.StatusOK {
+			t.Fatalf("login with the new password: %d %s", r.status, r.body)
+		}
+		s := openTab(t, f, late)
+		f.clock.add(time.Hour)
+		s.loggedOut(t, "a socket whose session expired")
+	})
+}
+
+// sock is a websocket read from its opening on (a gorilla client answers
+// pings only while it reads, and the server drops a silent one).
+type sock struct {
+	frames chan frame // after the snapshot
+	closed chan error // how it ended
+}
+
+func openSock(t *testing.T, f *fixture, d websocket.Dialer, h http.Header) sock {
+	t.Helper()
+	h.Set("Origin", f.origin)
+	c, _, err := d.Dial(strings.Replace(f.url, "http://", "ws://", 1)+"/ws", h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	read(t, c) // the snapshot
+	s := sock{frames: make(chan frame, 100), closed: make(chan error, 1)}
+	go func() {
+		c.SetReadDeadline(time.Now().Add(time.Minute))
+		for {
+			var fr frame
+			if err := c.ReadJSON(&fr); err != nil {
+				s.closed <- err
+				return
+			}
+			select {
+			case s.frames <- fr:
+			default:
+			}
+		}
+	}()
+	return s
+}
+
+func openTab(t *testing.T, f *fixture, b *browser) sock {
+	t.Helper()
+	return openSock(t, f, websocket.Dialer{Jar: b.hc.Jar}, http.Header{})
+}
+
+// event waits for an event of node; the socket must stay open.
+func (s sock) event(t *testing.T, node, what string) {
+	t.Helper()
+	for {
+		select {
+		case fr := <-s.frames:
+			if fr.Type == "events" && len(fr.Events) > 0 && fr.Events[len(fr.Events)-1].Node == node {
+				return
+			}
+		case err := <-s.closed:
+			t.Fatalf("%s closed before %s's event: %v", what, node, err)
+		}
+	}
+}
+
+func (s sock) loggedOut(t *testing.T, what string) {
+	t.Helper()
+	if err := <-s.closed; !websocket.IsCloseError(err, closeLoggedOut) {
+		t.Errorf("%s: %v, want close %d", what, err, closeLoggedOut)
 	}
 }
