@@ -165,7 +165,19 @@ func (c *Catalog) Rules() []Rule {
 //
 // A nil or zero Catalog (not built by NewCatalog) gives FAIL.
 func (c *Catalog) Evaluate(in Input) Verdict {
-	return c.Report(in).Verdict
+	if c == nil || len(c.entries) == 0 {
+		return c.Report(in).Verdict
+	}
+	// Report's verdict without its feedback, which only Report returns.
+	in.memo = &parseMemo{}
+	per := make([][]Fact, len(c.entries))
+	c.runInto(per, in, 0)
+	fired := make([]bool, len(per))
+	for i, fs := range per {
+		fired[i] = len(fs) > 0
+	}
+	facts, _ := c.outcomeOf(per, fired)
+	return Aggregate(facts)
 }
 
 // Report is [Catalog.Evaluate] with the feedback and the defeated facts: the
