@@ -170,14 +170,23 @@ func (c *Catalog) Evaluate(in Input) Verdict {
 	}
 	// Report's verdict without its feedback, which only Report returns.
 	in.memo = &parseMemo{}
-	per := make([][]Fact, len(c.entries))
+	var (
+		perBuf   [32][]Fact
+		firedBuf [32]bool
+		per      [][]Fact
+		fired    []bool
+	)
+	if n := len(c.entries); n <= len(perBuf) {
+		per, fired = perBuf[:n], firedBuf[:n]
+	} else {
+		per, fired = make([][]Fact, n), make([]bool, n)
+	}
 	c.runInto(per, in, 0)
-	fired := make([]bool, len(per))
 	for i, fs := range per {
 		fired[i] = len(fs) > 0
 	}
 	facts, _ := c.outcomeOf(per, fired)
-	return Aggregate(facts)
+	return aggregate(facts) // facts is outcomeOf's own slice
 }
 
 // Report is [Catalog.Evaluate] with the feedback and the defeated facts: the
@@ -232,12 +241,35 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 // runInto stores in per[i] the facts of entry i, for the entries of stage
 // only (0 = all). in.memo must be set by the caller.
 func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
+	var all []Fact // every entry's stamped facts, in one array
 	for i, e := range c.entries {
 		if only != 0 && e.stage != only {
 			continue
 		}
-		per[i] = c.check(e, in)
+		got, panicked := checkSafely(e.rule, e.id, in)
+		if len(got) == 0 {
+			continue
+		}
+		if all == nil {
+			all = make([]Fact, 0, max(8, len(got)))
+		}
+		start := len(all)
+		all = stamp(all, got, e, panicked)
+		per[i] = all[start:len(all):len(all)]
 	}
+}
+
+// stamp appends got to dst with the entry's id and (unless the rule
+// panicked) its level.
+func stamp(dst, got []Fact, e entry, panicked bool) []Fact {
+	for _, f := range got {
+		f.Rule = e.id
+		if !panicked {
+			f.Level = e.level
+		}
+		dst = append(dst, f)
+	}
+	return dst
 }
 
 // check runs one entry and stamps its facts.
@@ -246,15 +278,7 @@ func (c *Catalog) check(e entry, in Input) []Fact {
 	if len(got) == 0 {
 		return nil
 	}
-	out := make([]Fact, len(got))
-	for i, f := range got {
-		f.Rule = e.id
-		if !panicked {
-			f.Level = e.level
-		}
-		out[i] = f
-	}
-	return out
+	return stamp(make([]Fact, 0, len(got)), got, e, panicked)
 }
 
 // checkSafely runs r.Check, turning a panic into a single Fail fact.

@@ -41,8 +41,12 @@ type parseMemo struct {
 	done  bool
 	p     parsed
 	facts []Fact
-	// fields holds the values of each field a rule read (kinds.go).
-	fields map[string]memoField
+	// fields[:nfields] hold the values of each field a rule read
+	// (kinds.go), at most one per field name there is; text1 the
+	// derived texts of the fields that have a single value.
+	fields  [6]memoField
+	nfields int
+	text1   [6]textMemo
 }
 
 // parseFacts parses in.Raw for in.Role, through in.memo when there is one.
