@@ -3,6 +3,7 @@ package gates
 import (
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -106,4 +107,53 @@ func FuzzParseAnswerFast(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text []byte) {
 		checkFastAnswer(t, text)
 	})
+}
+
+func TestExcerptHead(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 5000 {
+		b := make([]byte, r.IntN(80))
+		for i := range b {
+			b[i] = "ab\"\\\n\xe6\x97\xa5\xff"[r.IntN(9)]
+		}
+		if got, want := quoteExcerpt(excerptHead(b)), quoteExcerpt(string(b)); got != want {
+			t.Fatalf("%q: got %s, want %s", b, got, want)
+		}
+	}
+}
+
+// TestQuietRulesSkipped checks that skipping the rules that are silent
+// without the contract changes no report: the bench catalog with and
+// without the plan agree on random, often broken, answers.
+func TestQuietRulesSkipped(t *testing.T) {
+	for _, graph := range []bool{false, true} {
+		c := answerSetCatalog(t, graph)
+		plain := *c
+		plain.entries = slices.Clone(c.entries)
+		quiet := 0
+		for i := range plain.entries {
+			if plain.entries[i].quiet {
+				quiet++
+			}
+			plain.entries[i].quiet = false
+		}
+		if quiet != 19 {
+			t.Errorf("got %d quiet rules, want 19 (all but contract)", quiet)
+		}
+		r := rand.New(rand.NewPCG(11, 12))
+		for range 3000 {
+			text := validAnswerText(r)
+			if r.IntN(2) == 0 {
+				text = text[:r.IntN(len(text))]
+			}
+			in := benchInput()
+			in.Raw = []byte("Findings.\n```json\n" + text + "\n```\n")
+			if got, want := c.Report(in), plain.Report(in); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: with the plan %v, without %v", in.Raw, got, want)
+			}
+			if got, want := c.Evaluate(in), plain.Evaluate(in); !reflect.DeepEqual(got, want) {
+				t.Fatalf("%q: with the plan %v, without %v", in.Raw, got, want)
+			}
+		}
+	}
 }

@@ -75,6 +75,18 @@ type entry struct {
 	level Level
 	stage Stage
 	kind  string // the RuleSpec kind when loaded by LoadCatalog, else ""
+	// quiet: a built-in rule that returns no facts when the answer does
+	// not follow the contract (see contractBound), so an evaluation whose
+	// parse failed need not run it.
+	quiet bool
+}
+
+// contractBound is implemented by built-in rules that read the parsed
+// answer: silentWithoutContract reports that Check returns nothing when
+// the contract does not hold (it does, for example, unless the rule reads
+// the raw answer or its configuration is invalid).
+type contractBound interface {
+	silentWithoutContract() bool
 }
 
 // NewCatalog validates rules and returns them as a catalog, in the given order.
@@ -136,6 +148,9 @@ func describeRule(i int, r Rule) (d described, err error) {
 	}()
 	d.entry = entry{rule: r, id: r.ID(), level: r.Level(), stage: r.Stage()}
 	_ = r.Description()
+	if b, ok := r.(contractBound); ok {
+		d.quiet = b.silentWithoutContract()
+	}
 	if v, ok := r.(Validator); ok {
 		d.err = v.Validate()
 	}
@@ -246,12 +261,17 @@ func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
 		if only != 0 && e.stage != only {
 			continue
 		}
+		if e.quiet {
+			if _, facts := parseFacts(in); len(facts) > 0 { // memoised
+				continue
+			}
+		}
 		got, panicked := checkSafely(e.rule, e.id, in)
 		if len(got) == 0 {
 			continue
 		}
 		if all == nil {
-			all = make([]Fact, 0, max(8, len(got)))
+			all = make([]Fact, 0, max(4, len(got)))
 		}
 		start := len(all)
 		all = stamp(all, got, e, panicked)

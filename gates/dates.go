@@ -411,6 +411,8 @@ func (r DatesCheck) Description() string {
 	return d
 }
 
+func (r DatesCheck) silentWithoutContract() bool { return r.re != nil && r.field != "raw" }
+
 // Check implements [Rule].
 func (r DatesCheck) Check(in Input) []Fact {
 	if r.re == nil {

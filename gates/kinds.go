@@ -638,6 +638,8 @@ func (r RegexCheck) Validate() error {
 	return nil
 }
 
+func (r RegexCheck) silentWithoutContract() bool { return r.re != nil && r.field != "raw" }
+
 // Check implements [Rule].
 func (r RegexCheck) Check(in Input) []Fact {
 	if r.re == nil {
@@ -706,6 +708,8 @@ func (r LimitsCheck) Validate() error {
 	}
 	return nil
 }
+
+func (r LimitsCheck) silentWithoutContract() bool { return r.Validate() == nil }
 
 // Check implements [Rule].
 func (r LimitsCheck) Check(in Input) []Fact {

@@ -104,6 +104,9 @@ func (ContractCheck) Check(in Input) []Fact {
 			Expected: "complete output within the provider's cap", Actual: actual})
 	}
 	_, more := parseFacts(in)
+	if facts == nil {
+		return more // the catalog stamps a copy
+	}
 	return append(facts, more...)
 }
 
@@ -138,6 +141,8 @@ func (r EvidenceLengthCheck) Validate() error {
 	}
 	return nil
 }
+
+func (r EvidenceLengthCheck) silentWithoutContract() bool { return r.Validate() == nil }
 
 // Check implements [Rule].
 func (r EvidenceLengthCheck) Check(in Input) []Fact {
@@ -183,6 +188,8 @@ func (FreshDirectionsCheck) Stage() Stage { return StagePure }
 func (FreshDirectionsCheck) Description() string {
 	return "new directions do not repeat the node's hypothesis, an ancestor's, the quest direction or each other"
 }
+
+func (FreshDirectionsCheck) silentWithoutContract() bool { return true }
 
 // Check implements [Rule].
 func (FreshDirectionsCheck) Check(in Input) []Fact {
@@ -252,6 +259,8 @@ func (CitationsPresentCheck) Stage() Stage { return StagePure }
 func (CitationsPresentCheck) Description() string {
 	return "a conclusion cites at least one source"
 }
+
+func (CitationsPresentCheck) silentWithoutContract() bool { return true }
 
 // Check implements [Rule].
 func (CitationsPresentCheck) Check(in Input) []Fact {
