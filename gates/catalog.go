@@ -262,7 +262,10 @@ func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
 			continue
 		}
 		if e.quiet {
-			if _, facts := parseFacts(in); len(facts) > 0 { // memoised
+			if !in.memo.done {
+				parseFacts(in) // memoised for the rules
+			}
+			if len(in.memo.facts) > 0 {
 				continue
 			}
 		}

@@ -219,11 +219,10 @@ func (g *defeat) scores(fired []bool) []float64 {
 
 // survivors returns which fired entries survive.
 func (c *Catalog) survivors(fired []bool) []bool {
-	alive := make([]bool, len(fired))
 	if c.graph == nil || !c.graph.attackEdge {
-		copy(alive, fired)
-		return alive
+		return fired // every fired entry survives; callers only read it
 	}
+	alive := make([]bool, len(fired))
 	s := c.graph.scores(fired)
 	for i := range fired {
 		alive[i] = fired[i] && s[i] > SurvivalThreshold*c.graph.weight[i]+graphMargin
