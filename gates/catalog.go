@@ -196,7 +196,12 @@ func (c *Catalog) Evaluate(in Input) Verdict {
 	} else {
 		per, fired = make([][]Fact, n), make([]bool, n)
 	}
-	c.runInto(per, in, 0)
+	all := c.runInto(per, in, 0)
+	if c.graph == nil || !c.graph.attackEdge {
+		// Every fired rule survives: the verdict's facts are all of
+		// them, in catalog order, which is how runInto stored them.
+		return aggregate(all)
+	}
 	for i, fs := range per {
 		fired[i] = len(fs) > 0
 	}
@@ -254,9 +259,9 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 }
 
 // runInto stores in per[i] the facts of entry i, for the entries of stage
-// only (0 = all). in.memo must be set by the caller.
-func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
-	var all []Fact // every entry's stamped facts, in one array
+// only (0 = all), and returns all of them in entry order (per[i] are
+// slices of it). in.memo must be set by the caller.
+func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) (all []Fact) {
 	for i, e := range c.entries {
 		if only != 0 && e.stage != only {
 			continue
@@ -274,12 +279,13 @@ func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
 			continue
 		}
 		if all == nil {
-			all = make([]Fact, 0, max(4, len(got)))
+			all = make([]Fact, 0, max(8, len(got)))
 		}
 		start := len(all)
 		all = stamp(all, got, e, panicked)
 		per[i] = all[start:len(all):len(all)]
 	}
+	return all
 }
 
 // stamp appends got to dst with the entry's id and (unless the rule

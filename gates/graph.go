@@ -235,6 +235,13 @@ func (c *Catalog) survivors(fired []bool) []bool {
 // which entries survived.
 func (c *Catalog) outcomeOf(per [][]Fact, fired []bool) (facts []Fact, alive []bool) {
 	alive = c.survivors(fired)
+	n := 0
+	for i := range per {
+		if alive[i] {
+			n += len(per[i])
+		}
+	}
+	facts = make([]Fact, 0, n)
 	anyFired, anyAlive := false, false
 	for i := range per {
 		if fired[i] {
