@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -154,6 +155,33 @@ func TestQuietRulesSkipped(t *testing.T) {
 			if got, want := c.Evaluate(in), plain.Evaluate(in); !reflect.DeepEqual(got, want) {
 				t.Fatalf("%q: with the plan %v, without %v", in.Raw, got, want)
 			}
+		}
+	}
+}
+
+// TestQuoteExcerpt holds quoteExcerpt to its definition: strconv.Quote of
+// the text clipped to excerptBytes, with "…" after the quote when clipped.
+func TestQuoteExcerpt(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for range 20000 {
+		b := make([]byte, r.IntN(90))
+		for i := range b {
+			switch r.IntN(4) {
+			case 0:
+				b[i] = byte(r.IntN(256))
+			case 1:
+				b[i] = "\"\\\x7f\x1f …"[r.IntN(8)]
+			default:
+				b[i] = byte(0x20 + r.IntN(0x5f))
+			}
+		}
+		s := string(b)
+		want := strconv.Quote(s)
+		if len(s) > excerptBytes {
+			want = strconv.Quote(strings.TrimSuffix(clip(s, excerptBytes), "…")) + "…"
+		}
+		if got := quoteExcerpt(s); got != want {
+			t.Fatalf("quoteExcerpt(%q) = %s, want %s", s, got, want)
 		}
 	}
 }
