@@ -64,39 +64,48 @@ func ParseAnswer(raw []byte) (Answer, []Fact) {
 	if !ok {
 		return Answer{}, fs.facts()
 	}
+	if a, ok := parseAnswerFast(text); ok {
+		return a, nil
+	}
 	objRaw, ok := parseObjectText(text, &fs)
 	if !ok {
 		return Answer{}, fs.facts()
 	}
-	obj, ok := decodeObject(objRaw, "", &fs)
+	return parseAnswerObject(objRaw, &fs)
+}
+
+// parseAnswerObject is the slow path of ParseAnswer for a JSON object:
+// every check, with the facts that explain what is wrong.
+func parseAnswerObject(objRaw []byte, fs *factList) (Answer, []Fact) {
+	obj, ok := decodeObject(objRaw, "", fs)
 	if !ok {
 		return Answer{}, fs.facts()
 	}
-	checkMembers(obj, "", answerFields(), &fs)
-	if v, ok := stringMember(obj, "", "verdict", &fs); ok {
-		checkVerdict(v, &fs)
+	checkMembers(obj, "", answerFields(), fs)
+	if v, ok := stringMember(obj, "", "verdict", fs); ok {
+		checkVerdict(v, fs)
 	}
-	checkKindMember(obj, "", "evidence", "string", &fs)
-	if items, ok := arrayMember(obj, "", "citations", &fs); ok {
+	checkKindMember(obj, "", "evidence", "string", fs)
+	if items, ok := arrayMember(obj, "", "citations", fs); ok {
 		for i, item := range items {
 			where := index("citations", i)
-			c, ok := objectValue(item, where, &fs)
+			c, ok := objectValue(item, where, fs)
 			if !ok {
 				continue
 			}
-			checkMembers(c, where, citationFields(), &fs)
+			checkMembers(c, where, citationFields(), fs)
 			for _, name := range []string{"source", "quote"} {
-				if s, ok := stringMember(c, where, name, &fs); ok {
-					checkNotBlank(s, path(where, name), &fs)
+				if s, ok := stringMember(c, where, name, fs); ok {
+					checkNotBlank(s, path(where, name), fs)
 				}
 			}
 		}
 	}
-	if items, ok := arrayMember(obj, "", "new_directions", &fs); ok {
+	if items, ok := arrayMember(obj, "", "new_directions", fs); ok {
 		for i, item := range items {
 			where := index("new_directions", i)
-			if s, ok := stringValue(item, where, &fs); ok {
-				checkNotBlank(s, where, &fs)
+			if s, ok := stringValue(item, where, fs); ok {
+				checkNotBlank(s, where, fs)
 			}
 		}
 	}

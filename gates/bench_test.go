@@ -1,6 +1,11 @@
 package gates
 
 import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -129,5 +134,182 @@ func BenchmarkGraph20Rules10Edges(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		c.Report(in)
+	}
+}
+
+// The answer sets of testdata/answers (README.md there says what each is).
+// The side-by-side harness with reins (bench/RESULTS.md, "Gates") reads the
+// same files, so both sides judge the same bytes with the same catalog.
+var answerSets = []string{"fires7", "pass", "long-evidence", "malformed", "near-max"}
+
+// answerSetToday is the reference date of every answer set.
+const answerSetToday = "2026-12-02"
+
+func answerSetInput(tb testing.TB, name string) Input {
+	tb.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "answers", name+".txt"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	in := benchInput()
+	in.Raw, in.Today = raw, answerSetToday
+	return in
+}
+
+// answerSetCatalog loads testdata/answers/catalog.json, with the edges of
+// graph-edges.json when graph is set.
+func answerSetCatalog(tb testing.TB, graph bool) *Catalog {
+	tb.Helper()
+	var specs []RuleSpec
+	readJSON(tb, "catalog.json", &specs)
+	if graph {
+		var edges []struct{ From, Kind, To string }
+		readJSON(tb, "graph-edges.json", &edges)
+		for _, e := range edges {
+			for i := range specs {
+				if specs[i].ID != e.From {
+					continue
+				}
+				if e.Kind == "attacks" {
+					specs[i].Attacks = append(specs[i].Attacks, e.To)
+				} else {
+					specs[i].Supersedes = append(specs[i].Supersedes, e.To)
+				}
+			}
+		}
+	}
+	c, err := LoadCatalog(specs)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+func readJSON(tb testing.TB, name string, v any) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "answers", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		tb.Fatalf("%s: %v", name, err)
+	}
+}
+
+// BenchmarkAnswerSets evaluates each answer set with the 20-rule catalog,
+// by level aggregation (evaluate) and through the defeat graph of
+// graph-edges.json (graph).
+func BenchmarkAnswerSets(b *testing.B) {
+	flat, graph := answerSetCatalog(b, false), answerSetCatalog(b, true)
+	for _, name := range answerSets {
+		in := answerSetInput(b, name)
+		b.Run(name+"/evaluate", func(b *testing.B) {
+			b.SetBytes(int64(len(in.Raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				flat.Evaluate(in)
+			}
+		})
+		b.Run(name+"/graph", func(b *testing.B) {
+			b.SetBytes(int64(len(in.Raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				graph.Report(in)
+			}
+		})
+	}
+}
+
+// TestAnswerSets pins what the catalog decides on each answer set (the
+// harness with reins checks that reins decides the same), and that
+// catalog.json is benchSpecs.
+func TestAnswerSets(t *testing.T) {
+	want, err := json.Marshal(benchSpecs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var specs []RuleSpec
+	readJSON(t, "catalog.json", &specs)
+	if got, _ := json.Marshal(specs); string(got) != string(want) {
+		t.Errorf("catalog.json is not benchSpecs():\n got %s\nwant %s", got, want)
+	}
+	flat, graph := answerSetCatalog(t, false), answerSetCatalog(t, true)
+	for _, tc := range []struct {
+		set         string
+		want        Outcome
+		fired       string
+		graphFired  string
+		graphDefeat string
+	}{
+		{"fires7", OutcomeFail, "regex-3 regex-4 regex-5 regex-7 regex-10 regex-11 regex-12", "regex-3 regex-4 regex-7 regex-10 regex-11", "regex-5 regex-12"},
+		{"pass", OutcomePass, "", "", ""},
+		{"long-evidence", OutcomeReview, "regex-5", "regex-5", ""},
+		{"malformed", OutcomeFail, "contract", "contract", ""},
+		{"near-max", OutcomeFail, "evidence-length limits regex-0", "evidence-length limits regex-0", ""},
+	} {
+		t.Run(tc.set, func(t *testing.T) {
+			in := answerSetInput(t, tc.set)
+			v := flat.Evaluate(in)
+			if v.Outcome != tc.want || ruleIDs(v.Facts) != tc.fired {
+				t.Errorf("evaluate: got %v %q, want %v %q", v.Outcome, ruleIDs(v.Facts), tc.want, tc.fired)
+			}
+			r := graph.Report(in)
+			if r.Verdict.Outcome != tc.want || ruleIDs(r.Verdict.Facts) != tc.graphFired || ruleIDs(r.Defeated) != tc.graphDefeat {
+				t.Errorf("graph: got %v %q defeated %q, want %v %q defeated %q", r.Verdict.Outcome, ruleIDs(r.Verdict.Facts),
+					ruleIDs(r.Defeated), tc.want, tc.graphFired, tc.graphDefeat)
+			}
+		})
+	}
+}
+
+func ruleIDs(fs []Fact) string {
+	var ids []string
+	for _, f := range fs {
+		if len(ids) == 0 || ids[len(ids)-1] != f.Rule {
+			ids = append(ids, f.Rule)
+		}
+	}
+	return strings.Join(ids, " ")
+}
+
+var updateAnswerSets = flag.Bool("update-answer-sets", false, "rewrite testdata/answers/*.golden")
+
+// TestAnswerSetsGolden pins every fact, the feedback and the defeated facts
+// of each answer set, byte for byte, so that a faster evaluation cannot
+// change a word of what the gate says.
+func TestAnswerSetsGolden(t *testing.T) {
+	flat, graph := answerSetCatalog(t, false), answerSetCatalog(t, true)
+	for _, set := range answerSets {
+		in := answerSetInput(t, set)
+		var b strings.Builder
+		for _, m := range []struct {
+			name string
+			c    *Catalog
+		}{{"evaluate", flat}, {"graph", graph}} {
+			r := m.c.Report(in)
+			fmt.Fprintf(&b, "== %s: %v\n", m.name, r.Verdict.Outcome)
+			for _, f := range r.Verdict.Facts {
+				fmt.Fprintf(&b, "fact: %s\n", f)
+			}
+			for _, f := range r.Defeated {
+				fmt.Fprintf(&b, "defeated: %s\n", f)
+			}
+			fmt.Fprintf(&b, "feedback:\n%s\n", r.Feedback)
+		}
+		got := b.String()
+		file := filepath.Join("testdata", "answers", set+".golden")
+		if *updateAnswerSets {
+			if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(want) != got {
+			t.Errorf("%s: the report differs from %s (rerun with -update-answer-sets only if the change is intended):\n%s", set, file, got)
+		}
 	}
 }

@@ -75,6 +75,18 @@ type entry struct {
 	level Level
 	stage Stage
 	kind  string // the RuleSpec kind when loaded by LoadCatalog, else ""
+	// quiet: a built-in rule that returns no facts when the answer does
+	// not follow the contract (see contractBound), so an evaluation whose
+	// parse failed need not run it.
+	quiet bool
+}
+
+// contractBound is implemented by built-in rules that read the parsed
+// answer: silentWithoutContract reports that Check returns nothing when
+// the contract does not hold (it does, for example, unless the rule reads
+// the raw answer or its configuration is invalid).
+type contractBound interface {
+	silentWithoutContract() bool
 }
 
 // NewCatalog validates rules and returns them as a catalog, in the given order.
@@ -136,6 +148,9 @@ func describeRule(i int, r Rule) (d described, err error) {
 	}()
 	d.entry = entry{rule: r, id: r.ID(), level: r.Level(), stage: r.Stage()}
 	_ = r.Description()
+	if b, ok := r.(contractBound); ok {
+		d.quiet = b.silentWithoutContract()
+	}
 	if v, ok := r.(Validator); ok {
 		d.err = v.Validate()
 	}
@@ -165,7 +180,33 @@ func (c *Catalog) Rules() []Rule {
 //
 // A nil or zero Catalog (not built by NewCatalog) gives FAIL.
 func (c *Catalog) Evaluate(in Input) Verdict {
-	return c.Report(in).Verdict
+	if c == nil || len(c.entries) == 0 {
+		return c.Report(in).Verdict
+	}
+	// Report's verdict without its feedback, which only Report returns.
+	in.memo = &parseMemo{}
+	var (
+		perBuf   [32][]Fact
+		firedBuf [32]bool
+		per      [][]Fact
+		fired    []bool
+	)
+	if n := len(c.entries); n <= len(perBuf) {
+		per, fired = perBuf[:n], firedBuf[:n]
+	} else {
+		per, fired = make([][]Fact, n), make([]bool, n)
+	}
+	all := c.runInto(per, in, 0)
+	if c.graph == nil || !c.graph.attackEdge {
+		// Every fired rule survives: the verdict's facts are all of
+		// them, in catalog order, which is how runInto stored them.
+		return aggregate(all)
+	}
+	for i, fs := range per {
+		fired[i] = len(fs) > 0
+	}
+	facts, _ := c.outcomeOf(per, fired)
+	return aggregate(facts) // facts is outcomeOf's own slice
 }
 
 // Report is [Catalog.Evaluate] with the feedback and the defeated facts: the
@@ -218,14 +259,46 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 }
 
 // runInto stores in per[i] the facts of entry i, for the entries of stage
-// only (0 = all). in.memo must be set by the caller.
-func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) {
+// only (0 = all), and returns all of them in entry order (per[i] are
+// slices of it). in.memo must be set by the caller.
+func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) (all []Fact) {
 	for i, e := range c.entries {
 		if only != 0 && e.stage != only {
 			continue
 		}
-		per[i] = c.check(e, in)
+		if e.quiet {
+			if !in.memo.done {
+				parseFacts(in) // memoised for the rules
+			}
+			if len(in.memo.facts) > 0 {
+				continue
+			}
+		}
+		got, panicked := checkSafely(e.rule, e.id, in)
+		if len(got) == 0 {
+			continue
+		}
+		if all == nil {
+			all = make([]Fact, 0, max(8, len(got)))
+		}
+		start := len(all)
+		all = stamp(all, got, e, panicked)
+		per[i] = all[start:len(all):len(all)]
 	}
+	return all
+}
+
+// stamp appends got to dst with the entry's id and (unless the rule
+// panicked) its level.
+func stamp(dst, got []Fact, e entry, panicked bool) []Fact {
+	for _, f := range got {
+		f.Rule = e.id
+		if !panicked {
+			f.Level = e.level
+		}
+		dst = append(dst, f)
+	}
+	return dst
 }
 
 // check runs one entry and stamps its facts.
@@ -234,15 +307,7 @@ func (c *Catalog) check(e entry, in Input) []Fact {
 	if len(got) == 0 {
 		return nil
 	}
-	out := make([]Fact, len(got))
-	for i, f := range got {
-		f.Rule = e.id
-		if !panicked {
-			f.Level = e.level
-		}
-		out[i] = f
-	}
-	return out
+	return stamp(make([]Fact, 0, len(got)), got, e, panicked)
 }
 
 // checkSafely runs r.Check, turning a panic into a single Fail fact.

@@ -115,6 +115,18 @@ func scanFences(raw []byte) (last block, found bool, others int) {
 	return last, found, others
 }
 
+// mayStartJSON reports whether c can begin a JSON value (a text starting
+// with any other byte is not valid JSON).
+func mayStartJSON(c byte) bool {
+	return c == '{' || c == '[' || c == '"' || c == '-' || '0' <= c && c <= '9' || c == 't' || c == 'f' || c == 'n'
+}
+
+// excerptHead returns as much of b as quoteExcerpt looks at: quoteExcerpt
+// of it is quoteExcerpt of all of b, without converting all of b.
+func excerptHead(b []byte) string {
+	return string(b[:min(len(b), excerptBytes+1)])
+}
+
 // locateJSON applies the outer layer of the contract. It returns the JSON text
 // to parse, or adds a fact and returns ok=false.
 func locateJSON(raw []byte, fs *factList) (text []byte, ok bool) {
@@ -145,13 +157,13 @@ func locateJSON(raw []byte, fs *factList) (text []byte, ok bool) {
 		return trimmed, true
 	case others > 0:
 		fs.add("answer", "a ```json block or a JSON object",
-			fmt.Sprintf("%d fenced block(s) without a json tag, and the answer starts %s", others, quoteExcerpt(string(trimmed))))
+			fmt.Sprintf("%d fenced block(s) without a json tag, and the answer starts %s", others, quoteExcerpt(excerptHead(trimmed))))
 		return nil, false
-	case json.Valid(trimmed): // a scalar or an array: say so precisely
+	case mayStartJSON(trimmed[0]) && json.Valid(trimmed): // a scalar or an array: say so precisely
 		fs.add("answer", "a JSON object", kindOf(trimmed)+" "+rawExcerpt(trimmed))
 		return nil, false
 	default:
-		fs.add("answer", "a ```json block or a JSON object", "the answer starts "+quoteExcerpt(string(trimmed)))
+		fs.add("answer", "a ```json block or a JSON object", "the answer starts "+quoteExcerpt(excerptHead(trimmed)))
 		return nil, false
 	}
 }

@@ -76,6 +76,17 @@ type Verdict struct {
 // Review fact gives REVIEW; else PASS. A fact with an unknown level counts as
 // Fail (fail closed). The facts are copied; the caller may reuse its slice.
 func Aggregate(facts []Fact) Verdict {
+	cp := make([]Fact, len(facts))
+	copy(cp, facts)
+	return aggregate(cp)
+}
+
+// aggregate is Aggregate on a slice the verdict may keep (nil becomes
+// empty, as Aggregate's copy is).
+func aggregate(facts []Fact) Verdict {
+	if facts == nil {
+		facts = []Fact{}
+	}
 	out := OutcomePass
 	for _, f := range facts {
 		if f.Level == Review {
@@ -86,9 +97,7 @@ func Aggregate(facts []Fact) Verdict {
 		}
 		out = OutcomeFail // Fail, or an invalid level
 	}
-	cp := make([]Fact, len(facts))
-	copy(cp, facts)
-	return Verdict{Outcome: out, Facts: cp}
+	return Verdict{Outcome: out, Facts: facts}
 }
 
 // Check reports whether v is internally consistent: its outcome is valid and is

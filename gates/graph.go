@@ -219,11 +219,10 @@ func (g *defeat) scores(fired []bool) []float64 {
 
 // survivors returns which fired entries survive.
 func (c *Catalog) survivors(fired []bool) []bool {
-	alive := make([]bool, len(fired))
 	if c.graph == nil || !c.graph.attackEdge {
-		copy(alive, fired)
-		return alive
+		return fired // every fired entry survives; callers only read it
 	}
+	alive := make([]bool, len(fired))
 	s := c.graph.scores(fired)
 	for i := range fired {
 		alive[i] = fired[i] && s[i] > SurvivalThreshold*c.graph.weight[i]+graphMargin
@@ -236,6 +235,13 @@ func (c *Catalog) survivors(fired []bool) []bool {
 // which entries survived.
 func (c *Catalog) outcomeOf(per [][]Fact, fired []bool) (facts []Fact, alive []bool) {
 	alive = c.survivors(fired)
+	n := 0
+	for i := range per {
+		if alive[i] {
+			n += len(per[i])
+		}
+	}
+	facts = make([]Fact, 0, n)
 	anyFired, anyAlive := false, false
 	for i := range per {
 		if fired[i] {

@@ -75,10 +75,25 @@ func clip(s string, n int) string {
 // quoteExcerpt quotes a short, escaped excerpt of s, e.g. "maybe" or "very lon"….
 func quoteExcerpt(s string) string {
 	if len(s) <= excerptBytes {
-		return strconv.Quote(s)
+		return quote(s, "")
 	}
-	c := clip(s, excerptBytes)
-	return strconv.Quote(strings.TrimSuffix(c, "…")) + "…"
+	cut := excerptBytes // as clip cuts
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return quote(s[:cut], "…")
+}
+
+// quote returns strconv.Quote(s) + suffix. Printable ASCII other than the
+// quote and the backslash is what strconv.Quote keeps as it is; such a
+// string (most excerpts) is quoted by hand, in one allocation.
+func quote(s, suffix string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return strconv.Quote(s) + suffix
+		}
+	}
+	return "\"" + s + "\"" + suffix
 }
 
 // rawExcerpt renders raw JSON text as a short single-line excerpt.

@@ -220,22 +220,29 @@ func fieldValuesMemo(in Input, field string) ([]fieldVal, bool) {
 	if in.memo == nil {
 		return fieldValues(in, field)
 	}
-	if fv, ok := in.memo.fields[field]; ok {
-		return fv.vals, fv.ok
+	for i := range in.memo.nfields {
+		if fv := &in.memo.fields[i]; fv.name == field {
+			return fv.vals, fv.ok
+		}
 	}
 	vals, ok := fieldValues(in, field)
-	for i := range vals {
-		vals[i].memo = new(textMemo)
+	if len(vals) == 1 && in.memo.nfields < len(in.memo.text1) {
+		vals[0].memo = &in.memo.text1[in.memo.nfields]
+	} else {
+		for i := range vals {
+			vals[i].memo = new(textMemo)
+		}
 	}
-	if in.memo.fields == nil {
-		in.memo.fields = map[string]memoField{}
+	if in.memo.nfields < len(in.memo.fields) {
+		in.memo.fields[in.memo.nfields] = memoField{field, vals, ok}
+		in.memo.nfields++
 	}
-	in.memo.fields[field] = memoField{vals, ok}
 	return vals, ok
 }
 
 // memoField is one field's values in a parseMemo.
 type memoField struct {
+	name string
 	vals []fieldVal
 	ok   bool
 }
@@ -593,6 +600,7 @@ type RegexCheck struct {
 	mustMatch bool
 	pre       prefilter // a literal every match contains (prefilter.go)
 	hasPre    bool
+	expected  string // the facts' Expected, built once
 }
 
 // Regex returns a regex rule; the pattern must compile.
@@ -602,7 +610,11 @@ func Regex(field, pattern string, mustMatch bool) (RegexCheck, error) {
 		return RegexCheck{}, fmt.Errorf("parameter pattern: %v: %w", err, ErrInvalidConfig)
 	}
 	pre, ok := literalOf(pattern)
-	return RegexCheck{field: field, re: re, mustMatch: mustMatch, pre: pre, hasPre: ok}, nil
+	expected := "text not matching /" + re.String() + "/"
+	if mustMatch {
+		expected = "text matching /" + re.String() + "/"
+	}
+	return RegexCheck{field: field, re: re, mustMatch: mustMatch, pre: pre, hasPre: ok, expected: expected}, nil
 }
 
 func (RegexCheck) ID() string   { return RuleRegex }
@@ -625,6 +637,8 @@ func (r RegexCheck) Validate() error {
 	}
 	return nil
 }
+
+func (r RegexCheck) silentWithoutContract() bool { return r.re != nil && r.field != "raw" }
 
 // Check implements [Rule].
 func (r RegexCheck) Check(in Input) []Fact {
@@ -649,10 +663,10 @@ func (r RegexCheck) Check(in Input) []Fact {
 		switch {
 		case r.mustMatch && m == nil:
 			facts = append(facts, Fact{Rule: RuleRegex, Level: Fail, Where: v.where,
-				Expected: "text matching /" + r.re.String() + "/", Actual: quoteExcerpt(v.text)})
+				Expected: r.expected, Actual: quoteExcerpt(v.text)})
 		case !r.mustMatch && m != nil:
 			facts = append(facts, Fact{Rule: RuleRegex, Level: Fail, Where: v.where,
-				Expected: "text not matching /" + r.re.String() + "/", Actual: "it contains " + quoteExcerpt(v.text[m[0]:m[1]])})
+				Expected: r.expected, Actual: "it contains " + quoteExcerpt(v.text[m[0]:m[1]])})
 		}
 	}
 	return facts
@@ -694,6 +708,8 @@ func (r LimitsCheck) Validate() error {
 	}
 	return nil
 }
+
+func (r LimitsCheck) silentWithoutContract() bool { return r.Validate() == nil }
 
 // Check implements [Rule].
 func (r LimitsCheck) Check(in Input) []Fact {

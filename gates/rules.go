@@ -41,8 +41,12 @@ type parseMemo struct {
 	done  bool
 	p     parsed
 	facts []Fact
-	// fields holds the values of each field a rule read (kinds.go).
-	fields map[string]memoField
+	// fields[:nfields] hold the values of each field a rule read
+	// (kinds.go), at most one per field name there is; text1 the
+	// derived texts of the fields that have a single value.
+	fields  [6]memoField
+	nfields int
+	text1   [6]textMemo
 }
 
 // parseFacts parses in.Raw for in.Role, through in.memo when there is one.
@@ -100,6 +104,9 @@ func (ContractCheck) Check(in Input) []Fact {
 			Expected: "complete output within the provider's cap", Actual: actual})
 	}
 	_, more := parseFacts(in)
+	if facts == nil {
+		return more // the catalog stamps a copy
+	}
 	return append(facts, more...)
 }
 
@@ -134,6 +141,8 @@ func (r EvidenceLengthCheck) Validate() error {
 	}
 	return nil
 }
+
+func (r EvidenceLengthCheck) silentWithoutContract() bool { return r.Validate() == nil }
 
 // Check implements [Rule].
 func (r EvidenceLengthCheck) Check(in Input) []Fact {
@@ -179,6 +188,8 @@ func (FreshDirectionsCheck) Stage() Stage { return StagePure }
 func (FreshDirectionsCheck) Description() string {
 	return "new directions do not repeat the node's hypothesis, an ancestor's, the quest direction or each other"
 }
+
+func (FreshDirectionsCheck) silentWithoutContract() bool { return true }
 
 // Check implements [Rule].
 func (FreshDirectionsCheck) Check(in Input) []Fact {
@@ -248,6 +259,8 @@ func (CitationsPresentCheck) Stage() Stage { return StagePure }
 func (CitationsPresentCheck) Description() string {
 	return "a conclusion cites at least one source"
 }
+
+func (CitationsPresentCheck) silentWithoutContract() bool { return true }
 
 // Check implements [Rule].
 func (CitationsPresentCheck) Check(in Input) []Fact {

@@ -129,6 +129,11 @@ func (r specRule) Needs(in Input) []Request {
 	return nil
 }
 
+func (r specRule) silentWithoutContract() bool {
+	b, ok := r.inner.(contractBound)
+	return ok && b.silentWithoutContract()
+}
+
 // Validate implements [Validator] when the inner rule does.
 func (r specRule) Validate() error {
 	if v, ok := r.inner.(Validator); ok {

@@ -34,7 +34,48 @@ import (
 // (category Cf, such as U+200B and U+FEFF) removed, full case folding, and
 // every run of white space collapsed to one space, trimmed.
 func NormalizeText(s string) string {
+	if isASCII(s) {
+		return normalizeASCII(s)
+	}
 	return CollapseSpace(cases.Fold().String(StripFormat(norm.NFKC.String(s)))) // a Caser is stateful: one per call
+}
+
+// normalizeASCII is NormalizeText for ASCII text, where NFKC changes
+// nothing, there are no format characters, case folding is lowering A-Z,
+// and the white space is \t \n \v \f \r and space. It returns s itself
+// when s is already normal.
+func normalizeASCII(s string) string {
+	normal := true
+	for i := 0; i < len(s) && normal; i++ {
+		switch c := s[i]; {
+		case 'A' <= c && c <= 'Z', isASCIISpace(c) && (c != ' ' || i == 0 || i == len(s)-1 || s[i+1] == ' '):
+			normal = false
+		}
+	}
+	if normal {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	space := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if isASCIISpace(c) {
+			space = b.Len() > 0
+			continue
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteByte(lowerASCII(c))
+	}
+	return b.String()
+}
+
+// isASCIISpace reports whether unicode.IsSpace(rune(c)) for an ASCII c.
+func isASCIISpace(c byte) bool {
+	return c == ' ' || '\t' <= c && c <= '\r'
 }
 
 // NormalizeNFC returns s in Unicode NFC: canonical composition only, so

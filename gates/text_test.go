@@ -2,8 +2,12 @@ package gates
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
 )
 
 func TestNormalizeVariants(t *testing.T) {
@@ -225,5 +229,30 @@ func TestDateArithmetic(t *testing.T) {
 				t.Errorf("got weekday %d, want %d", got, tt.weekday)
 			}
 		})
+	}
+}
+
+// TestNormalizeTextASCII holds the ASCII fast path of NormalizeText to its
+// definition (NFKC, format characters stripped, case folding, white space
+// collapsed) on random ASCII texts.
+func TestNormalizeTextASCII(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for n := range 20000 {
+		b := make([]byte, r.IntN(12))
+		for i := range b {
+			if r.IntN(3) == 0 {
+				b[i] = " \t\n\v\f\rAaZz"[r.IntN(10)]
+			} else {
+				b[i] = byte(r.IntN(128))
+			}
+		}
+		s := string(b)
+		if n == 0 {
+			s = ""
+		}
+		want := CollapseSpace(cases.Fold().String(StripFormat(norm.NFKC.String(s))))
+		if got := NormalizeText(s); got != want {
+			t.Fatalf("NormalizeText(%q) = %q, want %q", s, got, want)
+		}
 	}
 }
