@@ -32,7 +32,12 @@ type dispatch struct {
 	quest Quest
 	node  Node
 	run   Run
+	// req is the agent's request when built is set. The tick builds it
+	// only for an owner (whose prompt lists the proposals, which change
+	// after the commit) and for a replay; a worker's run builds its own
+	// from the committed store (runRequest), off the tick's transaction.
 	req   agent.Request
+	built bool
 	prov  Provider
 }
 
@@ -143,9 +148,12 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 				}
 				continue
 			}
-			req, err := t.request(q, n)
-			if err != nil {
-				return err
+			var req agent.Request
+			built := n.Role == RoleOwner
+			if built {
+				if req, err = t.request(q, n); err != nil {
+					return err
+				}
 			}
 			run, err := t.newRun(q, n, q.Provider)
 			if err != nil {
@@ -153,7 +161,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			}
 			q.Counters.AgentRuns++
 			slots--
-			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, prov: prov})
+			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, built: built, prov: prov})
 			rep.Dispatched = append(rep.Dispatched, n.ID)
 		}
 		pruned, err := t.pruneEvents(e.opt.EventRetention)
@@ -365,12 +373,25 @@ func (e *Engine) start(d dispatch) {
 		defer e.wg.Done()
 		defer cancel()
 		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
-		reply, err := d.prov.Run(ctx, d.req)
-		// The answer's write is on its way: a group commit gathering the
-		// results that come back together waits for it (commit.go).
-		tk := e.store.expect()
-		res := e.judge(ctx, &d.quest, &d.node, reply, err)
-		res.replay = d.run.Provider == "replay"
+		var (
+			res result
+			tk  *ticket
+		)
+		if req, err := e.runRequest(&d); err != nil {
+			// The store could not be read (closed under the run, a
+			// damaged page): no agent is asked, and the node goes back
+			// to pending with no try consumed, as when the judge cannot
+			// read the ancestors.
+			tk = e.store.expect()
+			res = result{kind: resInterrupted, why: "building the prompt: " + err.Error()}
+		} else {
+			reply, err := d.prov.Run(ctx, req)
+			// The answer's write is on its way: a group commit gathering the
+			// results that come back together waits for it (commit.go).
+			tk = e.store.expect()
+			res = e.judge(ctx, &d.quest, &d.node, reply, err)
+			res.replay = d.run.Provider == "replay"
+		}
 		// The slot frees before the verdict commits; the quest itself stays
 		// busy (Quest.Running) until then, so nothing dispatches twice.
 		e.mu.Lock()
@@ -542,7 +563,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: *q, node: *n, run: run, req: req, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: *q, node: *n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
 	}
 	return dispatch{}, false, nil
 }
