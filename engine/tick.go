@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -78,7 +79,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	}
 	reserved := 0
 	err := e.update(func(t *txn) error {
-		rep, ds = TickReport{}, nil
+		rep = TickReport{}
 		// Free slots are counted inside the write transaction: writers
 		// are serialised, so an overlapping tick (the daemon's and
 		// `questbox tick`) sees every run an earlier one dispatched,
@@ -94,6 +95,10 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			return err
 		}
 		t.saveWallIfDue(qs)
+		// Each quest dispatches at most once, each dispatch takes a
+		// slot: sized once, the list is never copied as it grows (a
+		// dispatch is a kilobyte, a tick may make a thousand).
+		ds = make([]dispatch, 0, max(0, min(slots, len(qs))))
 		for _, q := range qs {
 			if reason := t.overBudget(q); reason != "" {
 				if q.Running != "" {
@@ -188,8 +193,8 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	if e.startHook != nil {
 		e.startHook()
 	}
-	for _, d := range ds {
-		e.start(d)
+	for i := range ds {
+		e.start(&ds[i])
 	}
 	return rep, nil
 }
@@ -204,9 +209,30 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 // DispatchSeq, written with the dispatch itself: fairness costs no write.
 func (t *txn) activeQuests() ([]*Quest, error) {
 	var qs []*Quest
+	// The active index and the quests bucket are both keyed by quest id:
+	// walking them side by side reads each active quest with a step of
+	// the quests cursor (or a few, past finished quests) instead of a
+	// search from the root.
+	qc := t.tx.Bucket(bQuests).Cursor()
+	var qk, qv []byte
 	c := t.tx.Bucket(bActive).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		q, err := t.peek(string(k))
+		id := string(k)
+		if q, ok := t.quests[id]; ok {
+			qs = append(qs, q) // read (and maybe changed) earlier in the transaction
+			continue
+		}
+		for step := 0; qk != nil && bytes.Compare(qk, k) < 0 && step < 8; step++ {
+			qk, qv = qc.Next()
+		}
+		if qk == nil || bytes.Compare(qk, k) < 0 {
+			qk, qv = qc.Seek(k)
+		}
+		raw := qv
+		if !bytes.Equal(qk, k) {
+			raw = nil
+		}
+		q, err := t.decodeQuest(id, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -355,7 +381,7 @@ func (t *txn) newOwner(q *Quest, hyp string) (*Node, bool, error) {
 
 // start launches the run of a dispatch in its own goroutine, owned by the
 // engine: Shutdown waits for it.
-func (e *Engine) start(d dispatch) {
+func (e *Engine) start(d *dispatch) {
 	e.mu.Lock()
 	e.starting--
 	if e.dropped[d.run.ID] {
@@ -377,7 +403,7 @@ func (e *Engine) start(d dispatch) {
 			res result
 			tk  *ticket
 		)
-		if req, err := e.runRequest(&d); err != nil {
+		if req, err := e.runRequest(d); err != nil {
 			// The store could not be read (closed under the run, a
 			// damaged page): no agent is asked, and the node goes back
 			// to pending with no try consumed, as when the judge cannot
@@ -414,7 +440,7 @@ const (
 // The node stays running, so nothing dispatches it again. Only Shutdown's
 // cancellation gives up; the node then goes back to pending at the next
 // start-up with an interrupted attempt.
-func (e *Engine) record(d dispatch, res result, tk *ticket) {
+func (e *Engine) record(d *dispatch, res result, tk *ticket) {
 	defer e.markUnrecorded(d.run.ID, nil)
 	defer tk.settle()
 	wait := recordRetryFirst

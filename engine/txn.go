@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -29,6 +30,26 @@ type txn struct {
 	// its clock (see wallclock.go).
 	sess *session
 	snow time.Time
+	// Cursors kept for the transaction's point reads (see get): a read
+	// through bbolt's Get allocates a cursor and its stack each time,
+	// and the tick reads a quest, a node and the running index per
+	// dispatch.
+	curQuests, curNodes, curRunning *bolt.Cursor
+}
+
+// get is b.Get through the cursor *c, made on first use and kept for the
+// transaction. A Seek starts again from the bucket's root, so the cursor
+// stays valid across the transaction's writes; like Get, it returns nil
+// for a missing key or a nested bucket.
+func get(c **bolt.Cursor, b *bolt.Bucket, key []byte) []byte {
+	if *c == nil {
+		*c = b.Cursor()
+	}
+	k, v := (*c).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
 }
 
 // errUnchanged ends a transaction that wrote nothing without a commit.
@@ -128,12 +149,18 @@ func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
-	q, ok, err := getQuest(t.tx.Bucket(bQuests), id)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	return t.decodeQuest(id, get(&t.curQuests, t.tx.Bucket(bQuests), []byte(id)))
+}
+
+// decodeQuest decodes quest id's record raw (nil: there is none) and
+// keeps it as the transaction's copy.
+func (t *txn) decodeQuest(id string, raw []byte) (*Quest, error) {
+	if raw == nil {
 		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
+	}
+	q := new(Quest)
+	if err := decodeQuest(raw, q); err != nil {
+		return nil, fmt.Errorf("decode quest %s: %w", id, err)
 	}
 	if q.Counts == nil {
 		q.Counts = map[Status]int{}
@@ -205,7 +232,7 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := t.tx.Bucket(bNodes).Get(key)
+	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
 	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
@@ -218,7 +245,11 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true}
-	overlayRunning(t.tx, n)
+	if n.Status == Pending {
+		if run := get(&t.curRunning, t.tx.Bucket(bRunning), []byte(n.ID)); run != nil {
+			setRunning(n, run)
+		}
+	}
 	return n, nil
 }
 
@@ -238,10 +269,13 @@ func overlayRunning(tx *bolt.Tx, n *Node) {
 	if rb == nil {
 		return
 	}
-	run := rb.Get([]byte(n.ID))
-	if run == nil {
-		return
+	if run := rb.Get([]byte(n.ID)); run != nil {
+		setRunning(n, run)
 	}
+}
+
+// setRunning marks n running with run, its running index entry.
+func setRunning(n *Node, run []byte) {
 	n.Status = Running
 	if r := string(run); r != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r) {
 		n.Runs = append(n.Runs, r)
