@@ -36,8 +36,10 @@ const questRecordV1 = 0x01
 var errQuestRecord = errors.New("malformed quest record")
 
 // encodeQuest returns q's record.
-func encodeQuest(q *Quest) []byte {
-	b := make([]byte, 0, 256)
+func encodeQuest(q *Quest) []byte { return appendQuest(make([]byte, 0, 256), q) }
+
+// appendQuest appends q's record to b.
+func appendQuest(b []byte, q *Quest) []byte {
 	b = append(b, questRecordV1)
 	b = appendString(b, q.ID)
 	b = appendString(b, q.Name)

@@ -317,3 +317,19 @@ func TestIdleTickDoesNotWrite(t *testing.T) {
 		t.Errorf("tick with only a stopped quest committed %d times, want 0", got)
 	}
 }
+
+// nodeKey accepts exactly the ids nodeID writes.
+func TestNodeKeyAcceptsOnlyNodeIDs(t *testing.T) {
+	for _, v := range []uint64{0, 1, 9, 10, 12345, 1<<64 - 1} {
+		id := nodeID(v)
+		k, err := nodeKey(id)
+		if err != nil || seqOf(k) != v {
+			t.Errorf("nodeKey(%q): got %v, %v, want %d", id, seqOf(k), err, v)
+		}
+	}
+	for _, id := range []string{"", "n", "n00", "n01", "n+1", "n-1", "n1_0", "q1", "N1", "n 1", "n18446744073709551616"} {
+		if _, err := nodeKey(id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("nodeKey(%q): got %v, want ErrNotFound", id, err)
+		}
+	}
+}
