@@ -132,7 +132,11 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 					continue
 				}
 			}
-			n, done, err := t.pick(q)
+			// A quest that cannot dispatch now (an external agent pulls
+			// its work; no slot is free) still finishes or gets its
+			// owner node, but its next node is not read.
+			dispatchable := q.Provider != ProviderExternal && slots > 0
+			n, done, err := t.pick(q, dispatchable)
 			if err != nil {
 				return err
 			}
@@ -143,7 +147,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 				rep.Finished = append(rep.Finished, q.ID)
 				continue
 			}
-			if n == nil || q.Provider == ProviderExternal || slots <= 0 {
+			if n == nil || !dispatchable {
 				continue
 			}
 			prov := e.providers[q.Provider]
@@ -321,14 +325,18 @@ func total(q *Quest) int {
 // pick chooses the node to dispatch for a quest with nothing running, per
 // its mode. done is non-empty when the quest has finished its work. A
 // node it reads is read for its dispatch only (nodeHead): it must not be
-// saved.
-func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
+// saved. Unless read is set, it reads no node: it may return nil where a
+// pending node waits (an owner node it creates is still returned).
+func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	if total(q) == 0 {
 		return nil, "", nil // an external quest waiting for `scan`
 	}
 	if q.Mode == ModeSolo {
 		if open(q) == 0 {
 			return nil, "no work left: every node is explored, growing, aborted or exhausted", nil
+		}
+		if !read {
+			return nil, "", nil
 		}
 		if id := first(t.tx, bPending, q.ID); id != "" {
 			n, err = t.nodeHead(id)
@@ -338,6 +346,9 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 	// Team: the owner runs when proposals have accumulated or nothing is
 	// pending; otherwise the oldest pending worker.
 	if id := t.pendingOwner(q); id != "" {
+		if !read {
+			return nil, "", nil
+		}
 		n, err = t.nodeHead(id)
 		return n, "", err
 	}
@@ -362,6 +373,9 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 		if !dup || owner.Status == Pending {
 			return owner, "", nil
 		}
+	}
+	if !read {
+		return nil, "", nil
 	}
 	if id := first(t.tx, bPending, q.ID); id != "" {
 		n, err = t.nodeHead(id)
