@@ -333,3 +333,32 @@ func TestNodeKeyAcceptsOnlyNodeIDs(t *testing.T) {
 		}
 	}
 }
+
+// Records carved from a transaction's block never share bytes: one that
+// outgrows the room moves out, and a claimed record cannot be appended
+// into the next one.
+func TestTxnBlockRecordsDoNotOverlap(t *testing.T) {
+	var tx txn
+	var got [][]byte
+	var want []string
+	for i := 0; i < 3000; i++ {
+		s := strings.Repeat(string(rune('a'+i%26)), 1+i%97)
+		if i%500 == 0 {
+			s = strings.Repeat("x", blockSize+i) // larger than a block
+		}
+		b := tx.claim(append(tx.spare(16), s...))
+		if len(b) != cap(b) {
+			t.Fatalf("record %d: cap %d, want its length %d", i, cap(b), len(b))
+		}
+		got, want = append(got, b), append(want, s)
+		if i%7 == 0 {
+			k := tx.key8(uint64(i))
+			got, want = append(got, k), append(want, string(u64(uint64(i))))
+		}
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			t.Fatalf("record %d was overwritten: got %.20q, want %.20q", i, got[i], want[i])
+		}
+	}
+}
