@@ -43,20 +43,26 @@ type txn struct {
 	dispatchedTo, dispatchedWhy string
 }
 
-// blockSize is the size of the blocks a transaction carves its keys and
-// records from: a tick dispatching a thousand nodes writes about 400 KiB.
-const blockSize = 32 << 10
+// Blocks a transaction carves its keys and records from start at
+// firstBlock and double up to blockSize: a write of one result needs a
+// kilobyte or two (and a group commit runs hundreds of them, each with a
+// txn of its own), a tick dispatching a thousand nodes about 400 KiB.
+const (
+	firstBlock = 512
+	blockSize  = 32 << 10
+)
 
 // spare returns an empty slice at the free end of the transaction's
 // block, with at least hint bytes of room, for an encoder to append a
 // record to; claim then reserves what the record took. bbolt keeps the
 // key and the value given to Put until the commit, so each needs bytes of
-// its own: carved from one block, a thousand records cost a dozen
+// its own: carved from blocks, a thousand records cost a few dozen
 // allocations instead of a thousand. A record that outgrows the room
 // moves to bytes of its own (append reallocates), which claim sees.
 func (t *txn) spare(hint int) []byte {
 	if cap(t.block)-len(t.block) < hint {
-		t.block = make([]byte, 0, max(blockSize, hint))
+		size := min(max(2*cap(t.block), firstBlock), blockSize)
+		t.block = make([]byte, 0, max(size, hint))
 	}
 	return t.block[len(t.block):]
 }
