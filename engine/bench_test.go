@@ -187,15 +187,21 @@ func benchReset(b *testing.B, e *Engine) {
 	}
 }
 
-// benchEngine opens the seeded store of the configuration with provider p.
+// benchEngine opens the seeded store of the configuration with provider
+// p and one slot per active quest.
 func benchEngine(b *testing.B, active, nodes int, p Provider) (*Store, *Engine) {
+	return benchEngineSlots(b, active, nodes, active, p)
+}
+
+// benchEngineSlots is benchEngine with MaxParallel slots.
+func benchEngineSlots(b *testing.B, active, nodes, slots int, p Provider) (*Store, *Engine) {
 	dir := benchStore(b, active, nodes)
 	s, err := OpenStore(dir, StoreOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	e, err := New(s, Options{Providers: map[string]Provider{"p": p}, MaxParallel: active})
+	e, err := New(s, Options{Providers: map[string]Provider{"p": p}, MaxParallel: slots})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -211,9 +217,9 @@ func written(s *Store) int64 {
 	return st.TxStats.GetPageAlloc() + int64(s.Commits())*int64(s.db.Info().PageSize)
 }
 
-func benchmarkTick(b *testing.B, active, nodes int) {
+func benchmarkTick(b *testing.B, active, nodes, slots int) {
 	p := &held{}
-	s, e := benchEngine(b, active, nodes, p)
+	s, e := benchEngineSlots(b, active, nodes, slots, p)
 	ctx := context.Background()
 	var commits, syncs uint64
 	var cpu time.Duration
@@ -231,8 +237,8 @@ func benchmarkTick(b *testing.B, active, nodes int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(rep.Dispatched) != active {
-			b.Fatalf("iteration %d dispatched %d, want %d", i, len(rep.Dispatched), active)
+		if len(rep.Dispatched) != slots {
+			b.Fatalf("iteration %d dispatched %d, want %d", i, len(rep.Dispatched), slots)
 		}
 		close(release)
 		e.Wait()
@@ -243,12 +249,21 @@ func benchmarkTick(b *testing.B, active, nodes int) {
 	b.ReportMetric(float64(wrote)/1024/float64(b.N), "KiB-written/tick")
 	b.ReportMetric(float64(commits)/float64(b.N), "commits/tick")
 	b.ReportMetric(float64(syncs)/float64(b.N), "syncs/tick")
-	b.ReportMetric(float64(active), "dispatched/tick")
+	b.ReportMetric(float64(slots), "dispatched/tick")
 }
 
 func BenchmarkTick(b *testing.B) {
 	for _, c := range benchConfigs {
-		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) { benchmarkTick(b, c.active, c.nodes) })
+		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) { benchmarkTick(b, c.active, c.nodes, c.active) })
+	}
+}
+
+// BenchmarkTickBusy is a tick at the default max_parallel (2) with 1,000
+// active quests: two dispatch, and the other 998 are visited (loop
+// control, finished or not) but wait for a slot.
+func BenchmarkTickBusy(b *testing.B) {
+	for _, nodes := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("active=1000/nodes=%d/slots=2", nodes), func(b *testing.B) { benchmarkTick(b, 1000, nodes, 2) })
 	}
 }
 

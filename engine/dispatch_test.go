@@ -3,9 +3,13 @@ package engine
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -131,5 +135,61 @@ func TestSalvageKeepsARunningNodeRunning(t *testing.T) {
 	n := h2.node(node)
 	if n.Status != Pending || n.Tries != 0 || len(n.Attempts) == 0 || n.Attempts[len(n.Attempts)-1].Outcome != "interrupted" {
 		t.Fatalf("salvaged running node after the next open: %s, %d tries, attempts %+v; want pending, no try, an interrupted attempt", n.Status, n.Tries, n.Attempts)
+	}
+}
+
+// A worker's prompt is built by its run, off the tick's transaction; it
+// must be exactly the request the tick's transaction would have built: the
+// node and quest are the dispatch's copies, and the ancestors it reads are
+// locked records.
+func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
+	var (
+		mu   sync.Mutex
+		reqs []agent.Request
+	)
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		mu.Lock()
+		reqs = append(reqs, req)
+		mu.Unlock()
+		if req.Depth < 2 {
+			return reply(answer("promising", fmt.Sprintf("evidence found at depth %d of the quest", req.Depth), fmt.Sprintf("a direction at depth %d", req.Depth+1))), nil
+		}
+		return reply("no json"), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 1})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode, s.Limits.MaxStalled = "p", ModeSolo, 0 })
+	for depth := 0; depth < 3; depth++ {
+		// What the dispatch transaction would build for the pending node.
+		var want agent.Request
+		err := h.store.view(func(tx *bolt.Tx) error {
+			qq, _, err := getQuest(tx.Bucket(bQuests), q.ID)
+			if err != nil {
+				return err
+			}
+			n, err := readNode(tx, first(tx, bPending, q.ID))
+			if err != nil {
+				return err
+			}
+			want, err = buildRequest(tx, qq, n)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep := h.tick(); len(rep.Dispatched) != 1 {
+			t.Fatalf("depth %d: dispatched %v, want one node", depth, rep.Dispatched)
+		}
+		mu.Lock()
+		got := reqs[len(reqs)-1]
+		mu.Unlock()
+		if got.Depth != depth {
+			t.Fatalf("dispatched depth %d, want %d", got.Depth, depth)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("depth %d: the run's request\n%+v\nwant the tick's\n%+v", depth, got, want)
+		}
+		if depth > 0 && !strings.Contains(got.Prompt, "evidence found at depth 0") {
+			t.Errorf("depth %d: the prompt lacks the root's evidence:\n%s", depth, got.Prompt)
+		}
 	}
 }

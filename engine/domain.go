@@ -1,7 +1,7 @@
 package engine
 
 import (
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/questbox/questbox/gates"
@@ -300,6 +300,12 @@ type Run struct {
 	Error    string    `json:"error,omitempty"`
 }
 
-func questID(n uint64) string { return fmt.Sprintf("q%d", n) }
-func nodeID(n uint64) string  { return fmt.Sprintf("n%d", n) }
-func runID(n uint64) string   { return fmt.Sprintf("r%d", n) }
+func questID(n uint64) string { return seqID('q', n) }
+func nodeID(n uint64) string  { return seqID('n', n) }
+func runID(n uint64) string   { return seqID('r', n) }
+
+// seqID is prefix followed by n in decimal, in one allocation.
+func seqID(prefix byte, n uint64) string {
+	var b [24]byte
+	return string(strconv.AppendUint(append(b[:0], prefix), n, 10))
+}

@@ -610,12 +610,16 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		return Run{}, err
 	}
 	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Provider: provider, Attempt: n.Tries + 1, Started: t.now}
-	if err := b.Put([]byte(r.ID), appendRun(make([]byte, 0, 192), &r)); err != nil {
+	if err := b.Put(t.bytesOf(r.ID), t.claim(appendRun(t.spare(192), &r))); err != nil {
 		return Run{}, err
 	}
 	n.Runs = append(n.Runs, r.ID)
 	q.DispatchSeq = seq
-	return r, t.move(q, n, Running, "dispatched to "+provider)
+	if t.dispatchedTo != provider || t.dispatchedWhy == "" {
+		// Most dispatches of a tick share a provider: one string for them.
+		t.dispatchedTo, t.dispatchedWhy = provider, "dispatched to "+provider
+	}
+	return r, t.move(q, n, Running, t.dispatchedWhy)
 }
 
 // RecordDevice appends a free-form device event to the outbox.

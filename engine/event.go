@@ -58,11 +58,12 @@ func (t *txn) emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	raw, err := appendEvent(make([]byte, 0, 256), &ev)
+	raw, err := appendEvent(t.spare(256), &ev)
 	if err != nil {
 		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
 	}
-	return b.Put(u64(seq), raw)
+	raw = t.claim(raw)
+	return b.Put(t.key8(seq), raw)
 }
 
 // Events returns up to limit events with Seq > since, oldest first. It

@@ -32,12 +32,13 @@ func scanNodeHead(raw []byte, h *nodeHead) bool {
 		if !ok {
 			return false
 		}
+		// A switch on the converted bytes compares without allocating.
 		s.ws()
 		if !s.eat(':') {
 			return false
 		}
 		s.ws()
-		switch key {
+		switch string(key) {
 		case "id":
 			ok = s.str(&h.ID)
 		case "quest":
@@ -110,23 +111,23 @@ func (s *headScanner) end() bool {
 }
 
 // key reads an object key without escapes.
-func (s *headScanner) key() (string, bool) {
+func (s *headScanner) key() ([]byte, bool) {
 	if !s.eat('"') {
-		return "", false
+		return nil, false
 	}
 	start := s.i
 	for s.i < len(s.b) {
 		switch c := s.b[s.i]; {
 		case c == '"':
-			k := string(s.b[start:s.i])
+			k := s.b[start:s.i]
 			s.i++
 			return k, true
 		case c == '\\' || c < 0x20:
-			return "", false
+			return nil, false
 		}
 		s.i++
 	}
-	return "", false
+	return nil, false
 }
 
 // str reads a string (or null, which leaves *v as it is, as

@@ -35,6 +35,32 @@ func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
 	return buildRequest(t.tx, q, n)
 }
 
+// runRequest is the request of a dispatch, built by its run when the tick
+// did not build it (see dispatch.built). It reads the same data the tick's
+// transaction would have: the quest and the node are the dispatch's own
+// copies, and the only records it reads are the node's ancestors, each a
+// node that was terminal before its child existed (a child is created
+// with or after its parent's verdict), so its record never changes
+// again (the ratchet). A node with no parent reads nothing.
+func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
+	if d.built {
+		return d.req, nil
+	}
+	if d.node.Parent == "" {
+		return buildRequest(nil, &d.quest, &d.node)
+	}
+	var req agent.Request
+	err := e.store.view(func(tx *bolt.Tx) error {
+		var err error
+		req, err = buildRequest(tx, &d.quest, &d.node)
+		return err
+	})
+	return req, err
+}
+
+// buildRequest builds the request for dispatching n, reading its ancestors
+// and (for an owner) the quest's proposals in tx, which may be nil for a
+// worker node without a parent.
 func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 	req := agent.Request{Quest: q.ID, Node: n.ID, Role: n.Role, Direction: q.Direction, Hypothesis: n.Hypothesis,
 		Attempt: n.Tries + 1, Depth: n.Depth}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"time"
 
@@ -37,8 +36,10 @@ const questRecordV1 = 0x01
 var errQuestRecord = errors.New("malformed quest record")
 
 // encodeQuest returns q's record.
-func encodeQuest(q *Quest) []byte {
-	b := make([]byte, 0, 256)
+func encodeQuest(q *Quest) []byte { return appendQuest(make([]byte, 0, 256), q) }
+
+// appendQuest appends q's record to b.
+func appendQuest(b []byte, q *Quest) []byte {
 	b = append(b, questRecordV1)
 	b = appendString(b, q.ID)
 	b = appendString(b, q.Name)
@@ -62,7 +63,13 @@ func encodeQuest(q *Quest) []byte {
 		b = append(b, 0)
 	} else {
 		b = binary.AppendUvarint(b, uint64(len(q.Counts))+1)
-		for _, k := range slices.Sorted(maps.Keys(q.Counts)) {
+		var buf [16]Status
+		keys := buf[:0]
+		for k := range q.Counts {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			b = appendString(b, string(k))
 			b = binary.AppendVarint(b, int64(q.Counts[k]))
 		}
@@ -72,7 +79,13 @@ func encodeQuest(q *Quest) []byte {
 		b = append(b, 0)
 	} else {
 		b = binary.AppendUvarint(b, uint64(len(q.Queued))+1)
-		for _, k := range slices.Sorted(maps.Keys(q.Queued)) {
+		var buf [8]string
+		keys := buf[:0]
+		for k := range q.Queued {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
 			b = appendString(b, k)
 			b = appendString(b, q.Queued[k])
 		}
@@ -122,7 +135,9 @@ func decodeQuest(raw []byte, q *Quest) error {
 	if len(raw) == 0 || raw[0] != questRecordV1 {
 		return fmt.Errorf("%w: unknown form", errQuestRecord)
 	}
-	r := &recordReader{b: raw[1:]}
+	// One string holds the whole record: every string field is a slice
+	// of it, so a decode costs one allocation for all its strings.
+	r := &recordReader{b: raw[1:], s: string(raw[1:])}
 	*q = Quest{}
 	q.ID = r.string()
 	q.Name = r.string()
@@ -140,7 +155,7 @@ func decodeQuest(raw []byte, q *Quest) error {
 	if n := r.length(); n > 0 {
 		q.Counts = make(map[Status]int, n-1)
 		for range n - 1 {
-			k := Status(r.string())
+			k := internStatus(r.string())
 			q.Counts[k] = r.int()
 		}
 	}
@@ -180,6 +195,7 @@ func orNil(ss []string) []string {
 // read after it returns zero values.
 type recordReader struct {
 	b   []byte
+	s   string // the record as a string, when set; r.b is its tail
 	err error
 }
 
@@ -229,9 +245,26 @@ func (r *recordReader) string() string {
 		r.fail("a string")
 		return ""
 	}
-	s := string(r.b[:n])
+	var s string
+	if r.s != "" {
+		at := len(r.s) - len(r.b)
+		s = r.s[at : at+int(n)]
+	} else {
+		s = string(r.b[:n])
+	}
 	r.b = r.b[n:]
 	return s
+}
+
+// internStatus returns s as the constant of the status it names, so that
+// map keys decoded from a record share the constants' bytes.
+func internStatus(s string) Status {
+	for _, k := range Statuses {
+		if string(k) == s {
+			return k
+		}
+	}
+	return Status(s)
 }
 
 func (r *recordReader) strings() []string {

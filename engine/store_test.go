@@ -317,3 +317,48 @@ func TestIdleTickDoesNotWrite(t *testing.T) {
 		t.Errorf("tick with only a stopped quest committed %d times, want 0", got)
 	}
 }
+
+// nodeKey accepts exactly the ids nodeID writes.
+func TestNodeKeyAcceptsOnlyNodeIDs(t *testing.T) {
+	for _, v := range []uint64{0, 1, 9, 10, 12345, 1<<64 - 1} {
+		id := nodeID(v)
+		k, err := nodeKey(id)
+		if err != nil || seqOf(k) != v {
+			t.Errorf("nodeKey(%q): got %v, %v, want %d", id, seqOf(k), err, v)
+		}
+	}
+	for _, id := range []string{"", "n", "n00", "n01", "n+1", "n-1", "n1_0", "q1", "N1", "n 1", "n18446744073709551616"} {
+		if _, err := nodeKey(id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("nodeKey(%q): got %v, want ErrNotFound", id, err)
+		}
+	}
+}
+
+// Records carved from a transaction's block never share bytes: one that
+// outgrows the room moves out, and a claimed record cannot be appended
+// into the next one.
+func TestTxnBlockRecordsDoNotOverlap(t *testing.T) {
+	var tx txn
+	var got [][]byte
+	var want []string
+	for i := 0; i < 3000; i++ {
+		s := strings.Repeat(string(rune('a'+i%26)), 1+i%97)
+		if i%500 == 0 {
+			s = strings.Repeat("x", blockSize+i) // larger than a block
+		}
+		b := tx.claim(append(tx.spare(16), s...))
+		if len(b) != cap(b) {
+			t.Fatalf("record %d: cap %d, want its length %d", i, cap(b), len(b))
+		}
+		got, want = append(got, b), append(want, s)
+		if i%7 == 0 {
+			k := tx.key8(uint64(i))
+			got, want = append(got, k), append(want, string(u64(uint64(i))))
+		}
+	}
+	for i := range got {
+		if string(got[i]) != want[i] {
+			t.Fatalf("record %d was overwritten: got %.20q, want %.20q", i, got[i], want[i])
+		}
+	}
+}

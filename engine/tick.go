@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -32,7 +33,12 @@ type dispatch struct {
 	quest Quest
 	node  Node
 	run   Run
+	// req is the agent's request when built is set. The tick builds it
+	// only for an owner (whose prompt lists the proposals, which change
+	// after the commit) and for a replay; a worker's run builds its own
+	// from the committed store (runRequest), off the tick's transaction.
 	req   agent.Request
+	built bool
 	prov  Provider
 }
 
@@ -73,7 +79,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	}
 	reserved := 0
 	err := e.update(func(t *txn) error {
-		rep, ds = TickReport{}, nil
+		rep = TickReport{}
 		// Free slots are counted inside the write transaction: writers
 		// are serialised, so an overlapping tick (the daemon's and
 		// `questbox tick`) sees every run an earlier one dispatched,
@@ -89,6 +95,10 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			return err
 		}
 		t.saveWallIfDue(qs)
+		// Each quest dispatches at most once, each dispatch takes a
+		// slot: sized once, the list is never copied as it grows (a
+		// dispatch is a kilobyte, a tick may make a thousand).
+		ds = make([]dispatch, 0, max(0, min(slots, len(qs))))
 		for _, q := range qs {
 			if reason := t.overBudget(q); reason != "" {
 				if q.Running != "" {
@@ -122,7 +132,11 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 					continue
 				}
 			}
-			n, done, err := t.pick(q)
+			// A quest that cannot dispatch now (an external agent pulls
+			// its work; no slot is free) still finishes or gets its
+			// owner node, but its next node is not read.
+			dispatchable := q.Provider != ProviderExternal && slots > 0
+			n, done, err := t.pick(q, dispatchable)
 			if err != nil {
 				return err
 			}
@@ -133,7 +147,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 				rep.Finished = append(rep.Finished, q.ID)
 				continue
 			}
-			if n == nil || q.Provider == ProviderExternal || slots <= 0 {
+			if n == nil || !dispatchable {
 				continue
 			}
 			prov := e.providers[q.Provider]
@@ -143,9 +157,12 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 				}
 				continue
 			}
-			req, err := t.request(q, n)
-			if err != nil {
-				return err
+			var req agent.Request
+			built := n.Role == RoleOwner
+			if built {
+				if req, err = t.request(q, n); err != nil {
+					return err
+				}
 			}
 			run, err := t.newRun(q, n, q.Provider)
 			if err != nil {
@@ -153,7 +170,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 			}
 			q.Counters.AgentRuns++
 			slots--
-			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, prov: prov})
+			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, built: built, prov: prov})
 			rep.Dispatched = append(rep.Dispatched, n.ID)
 		}
 		pruned, err := t.pruneEvents(e.opt.EventRetention)
@@ -180,8 +197,8 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	if e.startHook != nil {
 		e.startHook()
 	}
-	for _, d := range ds {
-		e.start(d)
+	for i := range ds {
+		e.start(&ds[i])
 	}
 	return rep, nil
 }
@@ -196,9 +213,30 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 // DispatchSeq, written with the dispatch itself: fairness costs no write.
 func (t *txn) activeQuests() ([]*Quest, error) {
 	var qs []*Quest
+	// The active index and the quests bucket are both keyed by quest id:
+	// walking them side by side reads each active quest with a step of
+	// the quests cursor (or a few, past finished quests) instead of a
+	// search from the root.
+	qc := t.tx.Bucket(bQuests).Cursor()
+	var qk, qv []byte
 	c := t.tx.Bucket(bActive).Cursor()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		q, err := t.peek(string(k))
+		id := string(k)
+		if q, ok := t.quests[id]; ok {
+			qs = append(qs, q) // read (and maybe changed) earlier in the transaction
+			continue
+		}
+		for step := 0; qk != nil && bytes.Compare(qk, k) < 0 && step < 8; step++ {
+			qk, qv = qc.Next()
+		}
+		if qk == nil || bytes.Compare(qk, k) < 0 {
+			qk, qv = qc.Seek(k)
+		}
+		raw := qv
+		if !bytes.Equal(qk, k) {
+			raw = nil
+		}
+		q, err := t.decodeQuest(id, raw)
 		if err != nil {
 			return nil, err
 		}
@@ -287,14 +325,18 @@ func total(q *Quest) int {
 // pick chooses the node to dispatch for a quest with nothing running, per
 // its mode. done is non-empty when the quest has finished its work. A
 // node it reads is read for its dispatch only (nodeHead): it must not be
-// saved.
-func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
+// saved. Unless read is set, it reads no node: it may return nil where a
+// pending node waits (an owner node it creates is still returned).
+func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	if total(q) == 0 {
 		return nil, "", nil // an external quest waiting for `scan`
 	}
 	if q.Mode == ModeSolo {
 		if open(q) == 0 {
 			return nil, "no work left: every node is explored, growing, aborted or exhausted", nil
+		}
+		if !read {
+			return nil, "", nil
 		}
 		if id := first(t.tx, bPending, q.ID); id != "" {
 			n, err = t.nodeHead(id)
@@ -304,6 +346,9 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 	// Team: the owner runs when proposals have accumulated or nothing is
 	// pending; otherwise the oldest pending worker.
 	if id := t.pendingOwner(q); id != "" {
+		if !read {
+			return nil, "", nil
+		}
 		n, err = t.nodeHead(id)
 		return n, "", err
 	}
@@ -329,6 +374,9 @@ func (t *txn) pick(q *Quest) (n *Node, done string, err error) {
 			return owner, "", nil
 		}
 	}
+	if !read {
+		return nil, "", nil
+	}
 	if id := first(t.tx, bPending, q.ID); id != "" {
 		n, err = t.nodeHead(id)
 	}
@@ -347,7 +395,7 @@ func (t *txn) newOwner(q *Quest, hyp string) (*Node, bool, error) {
 
 // start launches the run of a dispatch in its own goroutine, owned by the
 // engine: Shutdown waits for it.
-func (e *Engine) start(d dispatch) {
+func (e *Engine) start(d *dispatch) {
 	e.mu.Lock()
 	e.starting--
 	if e.dropped[d.run.ID] {
@@ -365,12 +413,25 @@ func (e *Engine) start(d dispatch) {
 		defer e.wg.Done()
 		defer cancel()
 		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
-		reply, err := d.prov.Run(ctx, d.req)
-		// The answer's write is on its way: a group commit gathering the
-		// results that come back together waits for it (commit.go).
-		tk := e.store.expect()
-		res := e.judge(ctx, &d.quest, &d.node, reply, err)
-		res.replay = d.run.Provider == "replay"
+		var (
+			res result
+			tk  *ticket
+		)
+		if req, err := e.runRequest(d); err != nil {
+			// The store could not be read (closed under the run, a
+			// damaged page): no agent is asked, and the node goes back
+			// to pending with no try consumed, as when the judge cannot
+			// read the ancestors.
+			tk = e.store.expect()
+			res = result{kind: resInterrupted, why: "building the prompt: " + err.Error()}
+		} else {
+			reply, err := d.prov.Run(ctx, req)
+			// The answer's write is on its way: a group commit gathering the
+			// results that come back together waits for it (commit.go).
+			tk = e.store.expect()
+			res = e.judge(ctx, &d.quest, &d.node, reply, err)
+			res.replay = d.run.Provider == "replay"
+		}
 		// The slot frees before the verdict commits; the quest itself stays
 		// busy (Quest.Running) until then, so nothing dispatches twice.
 		e.mu.Lock()
@@ -393,7 +454,7 @@ const (
 // The node stays running, so nothing dispatches it again. Only Shutdown's
 // cancellation gives up; the node then goes back to pending at the next
 // start-up with an interrupted attempt.
-func (e *Engine) record(d dispatch, res result, tk *ticket) {
+func (e *Engine) record(d *dispatch, res result, tk *ticket) {
 	defer e.markUnrecorded(d.run.ID, nil)
 	defer tk.settle()
 	wait := recordRetryFirst
@@ -542,7 +603,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: *q, node: *n, run: run, req: req, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: *q, node: *n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
 	}
 	return dispatch{}, false, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
@@ -29,6 +30,78 @@ type txn struct {
 	// its clock (see wallclock.go).
 	sess *session
 	snow time.Time
+	// Cursors kept for the transaction's point reads (see get): a read
+	// through bbolt's Get allocates a cursor and its stack each time,
+	// and the tick reads a quest, a node and the running index per
+	// dispatch.
+	curQuests, curNodes, curRunning *bolt.Cursor
+	// block is where the transaction's keys and records are carved from
+	// (see spare).
+	block []byte
+	// dispatchedWhy is the reason of the latest dispatch's event, for
+	// provider dispatchedTo (newRun).
+	dispatchedTo, dispatchedWhy string
+}
+
+// Blocks a transaction carves its keys and records from start at
+// firstBlock and double up to blockSize: a write of one result needs a
+// kilobyte or two (and a group commit runs hundreds of them, each with a
+// txn of its own), a tick dispatching a thousand nodes about 400 KiB.
+const (
+	firstBlock = 512
+	blockSize  = 32 << 10
+)
+
+// spare returns an empty slice at the free end of the transaction's
+// block, with at least hint bytes of room, for an encoder to append a
+// record to; claim then reserves what the record took. bbolt keeps the
+// key and the value given to Put until the commit, so each needs bytes of
+// its own: carved from blocks, a thousand records cost a few dozen
+// allocations instead of a thousand. A record that outgrows the room
+// moves to bytes of its own (append reallocates), which claim sees.
+func (t *txn) spare(hint int) []byte {
+	if cap(t.block)-len(t.block) < hint {
+		size := min(max(2*cap(t.block), firstBlock), blockSize)
+		t.block = make([]byte, 0, max(size, hint))
+	}
+	return t.block[len(t.block):]
+}
+
+// claim reserves b, an encoder's result on a slice from spare, in the
+// block and returns it with its capacity cut to its length, so that no
+// later append can reach the next record. A b that append moved out of
+// the block (its capacity grew) is its own already.
+func (t *txn) claim(b []byte) []byte {
+	if rest := t.block[len(t.block):]; cap(b) == cap(rest) {
+		t.block = t.block[:len(t.block)+len(b)]
+	}
+	return b[:len(b):len(b)]
+}
+
+// key8 is a big-endian uint64 key, carved from the transaction's block.
+func (t *txn) key8(v uint64) []byte {
+	return t.claim(binary.BigEndian.AppendUint64(t.spare(8), v))
+}
+
+// bytesOf is s as bytes carved from the transaction's block, for a key
+// or a value that must stay valid until the commit.
+func (t *txn) bytesOf(s string) []byte {
+	return t.claim(append(t.spare(len(s)), s...))
+}
+
+// get is b.Get through the cursor *c, made on first use and kept for the
+// transaction. A Seek starts again from the bucket's root, so the cursor
+// stays valid across the transaction's writes; like Get, it returns nil
+// for a missing key or a nested bucket.
+func get(c **bolt.Cursor, b *bolt.Bucket, key []byte) []byte {
+	if *c == nil {
+		*c = b.Cursor()
+	}
+	k, v := (*c).Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v
 }
 
 // errUnchanged ends a transaction that wrote nothing without a commit.
@@ -71,7 +144,7 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		for _, id := range t.order {
 			q := t.quests[id]
 			t.foldWall(q)
-			if err := putQuest(tx.Bucket(bQuests), q); err != nil {
+			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), t.claim(appendQuest(t.spare(256), q))); err != nil {
 				return err
 			}
 		}
@@ -128,12 +201,18 @@ func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
-	q, ok, err := getQuest(t.tx.Bucket(bQuests), id)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	return t.decodeQuest(id, get(&t.curQuests, t.tx.Bucket(bQuests), []byte(id)))
+}
+
+// decodeQuest decodes quest id's record raw (nil: there is none) and
+// keeps it as the transaction's copy.
+func (t *txn) decodeQuest(id string, raw []byte) (*Quest, error) {
+	if raw == nil {
 		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
+	}
+	q := new(Quest)
+	if err := decodeQuest(raw, q); err != nil {
+		return nil, fmt.Errorf("decode quest %s: %w", id, err)
 	}
 	if q.Counts == nil {
 		q.Counts = map[Status]int{}
@@ -205,7 +284,7 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := t.tx.Bucket(bNodes).Get(key)
+	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
 	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
@@ -218,7 +297,11 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true}
-	overlayRunning(t.tx, n)
+	if n.Status == Pending {
+		if run := get(&t.curRunning, t.tx.Bucket(bRunning), []byte(n.ID)); run != nil {
+			setRunning(n, run)
+		}
+	}
 	return n, nil
 }
 
@@ -238,10 +321,13 @@ func overlayRunning(tx *bolt.Tx, n *Node) {
 	if rb == nil {
 		return
 	}
-	run := rb.Get([]byte(n.ID))
-	if run == nil {
-		return
+	if run := rb.Get([]byte(n.ID)); run != nil {
+		setRunning(n, run)
 	}
+}
+
+// setRunning marks n running with run, its running index entry.
+func setRunning(n *Node, run []byte) {
 	n.Status = Running
 	if r := string(run); r != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r) {
 		n.Runs = append(n.Runs, r)
@@ -279,7 +365,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 	if !from.CanMove(to) {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
-	key := u64(n.Order)
+	key := t.key8(n.Order)
 	if idx := indexFor(from); idx != nil {
 		b, err := sub(t.tx, idx, q.ID)
 		if err != nil {
@@ -317,7 +403,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		if len(n.Runs) > 0 {
 			run = n.Runs[len(n.Runs)-1]
 		}
-		if err := t.tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
+		if err := t.tx.Bucket(bRunning).Put(t.bytesOf(n.ID), t.bytesOf(run)); err != nil {
 			return err
 		}
 		q.Running = n.ID
@@ -495,8 +581,9 @@ func nodeKey(id string) ([]byte, error) {
 	if len(id) < 2 || id[0] != 'n' {
 		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
 	}
+	// Only the form nodeID writes: no sign, no leading zero.
 	v, err := strconv.ParseUint(id[1:], 10, 64)
-	if err != nil || nodeID(v) != id {
+	if err != nil || (id[1] == '0' && len(id) > 2) {
 		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
 	}
 	return u64(v), nil
