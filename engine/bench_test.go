@@ -196,7 +196,9 @@ func benchEngine(b *testing.B, active, nodes int, p Provider) (*Store, *Engine) 
 // benchEngineSlots is benchEngine with MaxParallel slots.
 func benchEngineSlots(b *testing.B, active, nodes, slots int, p Provider) (*Store, *Engine) {
 	dir := benchStore(b, active, nodes)
-	s, err := OpenStore(dir, StoreOptions{})
+	// Opened as the daemon opens it: a store left with many free pages
+	// by seeding and pruning is compacted once (compact.go).
+	s, err := OpenStore(dir, StoreOptions{Compact: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -96,6 +96,11 @@ type StoreOptions struct {
 	// lacks node hashes, which Verify then says); a store that needs
 	// buckets created is refused with ErrReadOnly.
 	ReadOnly bool
+	// Compact rewrites the file without its free pages at open when they
+	// are many (compact.go). The daemon sets it.
+	Compact bool
+
+	replaced int // openLocked: how often the file was replaced under it
 }
 
 // Store is the bbolt file on the SD card. It is safe for concurrent use.
@@ -216,6 +221,13 @@ func openStore(dir, path string, opt StoreOptions) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	if opt.Compact && !opt.ReadOnly {
+		// Under the exclusive lock: no other process is compacting.
+		removeStaleCompactions(dir)
+		again := opt
+		again.Compact = false
+		return s.compact(func() (*Store, error) { return openStore(dir, path, again) })
+	}
 	return s, nil
 }
 
@@ -282,10 +294,27 @@ func openLocked(dir, path string, opt StoreOptions) (*os.File, error) {
 		}
 		return nil, fmt.Errorf("questbox store %s: lock: %w: %w", path, ErrStoreFailed, err)
 	}
+	// A compaction (compact.go) renames a new file over the path while
+	// others may wait for the old one's lock: the lock is only good if
+	// the path still names the file it is on.
+	held, err1 := f.Stat()
+	now, err2 := os.Stat(path)
+	if err1 == nil && err2 == nil && !os.SameFile(held, now) {
+		f.Close()
+		if opt.replaced >= 3 {
+			return nil, fmt.Errorf("questbox store %s: the file was replaced %d times while this open waited: %w", path, opt.replaced, ErrStoreFailed)
+		}
+		opt.replaced++
+		return openLocked(dir, path, opt)
+	}
 	return f, nil
 }
 
 var errLockTimeout = errors.New("lock timeout")
+
+// lockWaitHook, when set (by a test), is called each time lockFile finds
+// the lock taken and will try again.
+var lockWaitHook func()
 
 func inUse(dir string) error {
 	return fmt.Errorf("questbox store %s is in use by another process (is `questbox run` running? the CLI reaches a running daemon through its control socket): %w", dir, ErrInUse)

@@ -9,3 +9,6 @@ import (
 
 // lockFile leaves locking to bbolt where flock does not exist.
 func lockFile(f *os.File, exclusive bool, timeout time.Duration) error { return nil }
+
+// diskFree cannot tell here.
+func diskFree(dir string) (int64, bool) { return 0, false }

@@ -29,6 +29,19 @@ func lockFile(f *os.File, exclusive bool, timeout time.Duration) error {
 		if time.Now().After(deadline) {
 			return errLockTimeout
 		}
+		if lockWaitHook != nil {
+			lockWaitHook()
+		}
 		time.Sleep(lockRetry)
 	}
+}
+
+// diskFree is the bytes an unprivileged writer may still use on dir's
+// file system, and false if it cannot tell.
+func diskFree(dir string) (int64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * int64(st.Bsize), true
 }

@@ -228,12 +228,16 @@ func (d *daemon) serveSocket(ctx context.Context) error {
 // from a newer questbox) needs a person: the daemon waits for the repair
 // with the fault on the LEDs, instead of exiting with them dark.
 func (d *daemon) openStore(ctx context.Context) error {
-	st, err := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true})
+	st, err := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})
 	if err != nil && holdable(err) {
 		st, err = d.hold(ctx, err)
 	}
 	if err != nil {
 		return err
+	}
+	// What the open found or did (a repaired meta page, a compaction).
+	for _, n := range st.Notes() {
+		d.log.Info("store: " + n)
 	}
 	d.st = st
 	return nil

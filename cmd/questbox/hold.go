@@ -105,7 +105,7 @@ func (d *daemon) hold(ctx context.Context, err error) (*engine.Store, error) {
 		if sameFile(seen, fi) {
 			continue
 		}
-		st, oerr := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true})
+		st, oerr := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})
 		if oerr == nil {
 			d.notify("STATUS=store opened; starting")
 			d.log.Info("the store opens again; starting", "data", d.e.data)
