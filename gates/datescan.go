@@ -227,6 +227,23 @@ func yearAt(s string, i int) (j, y int) {
 	return i + 4, y
 }
 
+// yearAfter matches ,?\s+\d{4}\b at s[p], the end both English forms
+// share, and returns the date with month and day.
+func yearAfter(s string, p, month, dd int) (j int, d Date, ok, hit bool) {
+	if p < len(s) && s[p] == ',' {
+		p++
+	}
+	if p = spacesAt(s, p); p < 0 {
+		return 0, Date{}, false, false
+	}
+	p, y := yearAt(s, p)
+	if p < 0 {
+		return 0, Date{}, false, false
+	}
+	d = Date{y, month, dd}
+	return p, d, month > 0 && d.Valid(), true
+}
+
 // dayMonthYearAt matches \d{1,2}(?:st|nd|rd|th)?\s+MON,?\s+\d{4}\b at s[i]
 // (the \b before is the caller's): "2 Dec 2026", "2nd December, 2026".
 func dayMonthYearAt(s string, i int) (j int, d Date, ok, hit bool) {
@@ -245,18 +262,7 @@ func dayMonthYearAt(s string, i int) (j int, d Date, ok, hit bool) {
 	if p < 0 {
 		return 0, Date{}, false, false
 	}
-	if p < len(s) && s[p] == ',' {
-		p++
-	}
-	if p = spacesAt(s, p); p < 0 {
-		return 0, Date{}, false, false
-	}
-	p, y := yearAt(s, p)
-	if p < 0 {
-		return 0, Date{}, false, false
-	}
-	d = Date{y, month, dd}
-	return p, d, month > 0 && d.Valid(), true
+	return yearAfter(s, p, month, dd)
 }
 
 // monthDayYearAt matches MON\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b at s[i]
@@ -277,18 +283,7 @@ func monthDayYearAt(s string, i int) (j int, d Date, ok, hit bool) {
 	if ordinalAt(s, p) {
 		p += 2
 	}
-	if p < len(s) && s[p] == ',' {
-		p++
-	}
-	if p = spacesAt(s, p); p < 0 {
-		return 0, Date{}, false, false
-	}
-	p, y := yearAt(s, p)
-	if p < 0 {
-		return 0, Date{}, false, false
-	}
-	d = Date{y, month, dd}
-	return p, d, month > 0 && d.Valid(), true
+	return yearAfter(s, p, month, dd)
 }
 
 // kanjiDateAt matches the Japanese forms after the era (base 2018 for 令和,
