@@ -219,23 +219,49 @@ func written(s *Store) int64 {
 	return st.TxStats.GetPageAlloc() + int64(s.Commits())*int64(s.db.Info().PageSize)
 }
 
+// meter sums what the store did between start and stop over a
+// benchmark's iterations: CPU time, bytes written, commits and syncs.
+type meter struct {
+	s              *Store
+	cpu            time.Duration
+	wrote          int64
+	commits, syncs uint64
+	t0             time.Duration
+	w0             int64
+	c0, s0         uint64
+}
+
+func (m *meter) start() { m.c0, m.s0, m.t0, m.w0 = m.s.Commits(), m.s.Syncs(), cpuTime(), written(m.s) }
+
+func (m *meter) stop() {
+	m.cpu += cpuTime() - m.t0
+	m.wrote += written(m.s) - m.w0
+	m.commits += m.s.Commits() - m.c0
+	m.syncs += m.s.Syncs() - m.s0
+}
+
+// report reports the sums per iteration, per unit ("tick", "cycle").
+func (m *meter) report(b *testing.B, unit string) {
+	n := float64(b.N)
+	b.ReportMetric(float64(m.cpu.Microseconds())/1000/n, "cpu-ms/"+unit)
+	b.ReportMetric(float64(m.wrote)/1024/n, "KiB-written/"+unit)
+	b.ReportMetric(float64(m.commits)/n, "commits/"+unit)
+	b.ReportMetric(float64(m.syncs)/n, "syncs/"+unit)
+}
+
 func benchmarkTick(b *testing.B, active, nodes, slots int) {
 	p := &held{}
 	s, e := benchEngineSlots(b, active, nodes, slots, p)
 	ctx := context.Background()
-	var commits, syncs uint64
-	var cpu time.Duration
-	var wrote int64
+	m := &meter{s: s}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		release := p.arm()
-		c0, s0, t0, w0 := s.Commits(), s.Syncs(), cpuTime(), written(s)
+		m.start()
 		rep, err := e.Tick(ctx)
-		cpu += cpuTime() - t0
-		wrote += written(s) - w0
+		m.stop()
 		b.StopTimer()
-		commits, syncs = commits+s.Commits()-c0, syncs+s.Syncs()-s0
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -247,10 +273,7 @@ func benchmarkTick(b *testing.B, active, nodes, slots int) {
 		benchReset(b, e)
 		b.StartTimer()
 	}
-	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/tick")
-	b.ReportMetric(float64(wrote)/1024/float64(b.N), "KiB-written/tick")
-	b.ReportMetric(float64(commits)/float64(b.N), "commits/tick")
-	b.ReportMetric(float64(syncs)/float64(b.N), "syncs/tick")
+	m.report(b, "tick")
 	b.ReportMetric(float64(slots), "dispatched/tick")
 }
 
@@ -288,32 +311,25 @@ func BenchmarkCycle(b *testing.B) {
 		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) {
 			s, e := benchEngine(b, c.active, c.nodes, failing)
 			ctx := context.Background()
-			var commits, syncs uint64
-			var cpu time.Duration
-			var wrote int64
+			m := &meter{s: s}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				c0, s0, t0, w0 := s.Commits(), s.Syncs(), cpuTime(), written(s)
+				m.start()
 				rep, err := e.Tick(ctx)
 				if err != nil {
 					b.Fatal(err)
 				}
 				e.Wait()
-				cpu += cpuTime() - t0
-				wrote += written(s) - w0
+				m.stop()
 				b.StopTimer()
-				commits, syncs = commits+s.Commits()-c0, syncs+s.Syncs()-s0
 				if len(rep.Dispatched) != c.active {
 					b.Fatalf("iteration %d dispatched %d, want %d", i, len(rep.Dispatched), c.active)
 				}
 				benchReset(b, e)
 				b.StartTimer()
 			}
-			b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/cycle")
-			b.ReportMetric(float64(wrote)/1024/float64(b.N), "KiB-written/cycle")
-			b.ReportMetric(float64(commits)/float64(b.N), "commits/cycle")
-			b.ReportMetric(float64(syncs)/float64(b.N), "syncs/cycle")
+			m.report(b, "cycle")
 		})
 	}
 }
