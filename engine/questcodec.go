@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -64,12 +65,7 @@ func appendQuest(b []byte, q *Quest) []byte {
 	} else {
 		b = binary.AppendUvarint(b, uint64(len(q.Counts))+1)
 		var buf [16]Status
-		keys := buf[:0]
-		for k := range q.Counts {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(q.Counts, buf[:0]) {
 			b = appendString(b, string(k))
 			b = binary.AppendVarint(b, int64(q.Counts[k]))
 		}
@@ -80,12 +76,7 @@ func appendQuest(b []byte, q *Quest) []byte {
 	} else {
 		b = binary.AppendUvarint(b, uint64(len(q.Queued))+1)
 		var buf [8]string
-		keys := buf[:0]
-		for k := range q.Queued {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
+		for _, k := range sortedKeys(q.Queued, buf[:0]) {
 			b = appendString(b, k)
 			b = appendString(b, q.Queued[k])
 		}
@@ -124,6 +115,16 @@ func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, 1)
 	b = binary.AppendVarint(b, t.Unix())
 	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+}
+
+// sortedKeys appends m's keys to keys (a caller's array, so a small map
+// costs no allocation) and sorts them.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V, keys []K) []K {
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // decodeQuest reads a quest record, binary or (written before schema 4)
