@@ -224,8 +224,10 @@ func openStore(dir, path string, opt StoreOptions) (*Store, error) {
 	if opt.Compact && !opt.ReadOnly {
 		// Under the exclusive lock: no other process is compacting.
 		removeStaleCompactions(dir)
+		// The copy was checked page by page before it replaced the
+		// file: the reopen needs no second full walk.
 		again := opt
-		again.Compact = false
+		again.Compact, again.Check = false, false
 		return s.compact(func() (*Store, error) { return openStore(dir, path, again) })
 	}
 	return s, nil
