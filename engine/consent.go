@@ -12,11 +12,6 @@ import (
 	"github.com/questbox/questbox/gates/consent"
 )
 
-// ErrStaleConsent is returned when a consent names a claim hash other than
-// the node's current one: the claim changed after it was shown, so the
-// consent is void.
-var ErrStaleConsent = errors.New("consent is void: the claim changed after it was shown")
-
 // ConsentRequest is a node waiting for a human (SPEC §4.3 L3).
 type ConsentRequest struct {
 	Node       string    `json:"node"`

@@ -454,7 +454,7 @@ func (e *Engine) StopQuest(id string) (*Quest, error) {
 			return err
 		}
 		if q.Status != QuestActive {
-			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrInvalid)
+			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrIllegalMove)
 		}
 		out = q
 		return t.setQuestStatus(q, QuestStopped, ReasonStoppedByOwner)
@@ -471,7 +471,7 @@ func (e *Engine) ResumeQuest(id string) (*Quest, error) {
 			return err
 		}
 		if q.Status != QuestStopped {
-			return fmt.Errorf("quest %s is %s (%s); only a stopped quest resumes: %w", id, q.Status, q.Reason, ErrInvalid)
+			return fmt.Errorf("quest %s is %s (%s); only a stopped quest resumes: %w", id, q.Status, q.Reason, ErrIllegalMove)
 		}
 		q.StallSig, q.StallCount = "", 0
 		out = q

@@ -2,12 +2,17 @@ package engine
 
 import "errors"
 
+// Every error value the engine returns is declared here, documented as
+// "… is returned when …": ui/api's error table has a row for each (its
+// test reads this file), so a new one here needs its HTTP status and exit
+// code decided there.
 var (
 	// ErrLocked is returned when a change is asked of a terminal node: the
 	// ratchet never gives back what was locked.
 	ErrLocked = errors.New("node is locked")
 	// ErrIllegalMove is returned when a status change is not an edge of the
-	// status machine of SPEC §2.2.
+	// status machine of SPEC §2.2, or a quest's status cannot make it: stop
+	// of a quest that is not active, resume of one that is not stopped.
 	ErrIllegalMove = errors.New("illegal status change")
 	// ErrNotFound is returned when a quest or node does not exist.
 	ErrNotFound = errors.New("not found")
@@ -33,6 +38,13 @@ var (
 	// ErrBusy is returned when a node cannot take a submission now, e.g. it
 	// is running under a spawned provider.
 	ErrBusy = errors.New("node is busy")
+	// ErrStaleConsent is returned when a consent names a claim hash other
+	// than the node's current one: the claim changed after it was shown, so
+	// the consent is void.
+	ErrStaleConsent = errors.New("consent is void: the claim changed after it was shown")
+	// ErrLedgerBroken is returned by Verify when the chain or a locked node
+	// does not match what was recorded.
+	ErrLedgerBroken = errors.New("verdict ledger is broken")
 	// ErrEventsPruned is returned to a subscriber that asked for events older
 	// than the outbox still holds.
 	ErrEventsPruned = errors.New("events were pruned")

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -102,10 +101,6 @@ func appendLedger(tx *bolt.Tx, r LedgerRecord) error {
 	}
 	return meta.Put(kLedgerHead, []byte(r.Hash))
 }
-
-// ErrLedgerBroken is returned by Verify when the chain or a locked node does
-// not match what was recorded.
-var ErrLedgerBroken = errors.New("verdict ledger is broken")
 
 // VerifyReport is what Verify found.
 type VerifyReport struct {

@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -46,24 +45,13 @@ func usagef(format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error to the exit code of SPEC §8.
+// exitCode maps an error to the exit code of SPEC §8: an exitError says
+// it; everything else is answered by the API's error table.
 func exitCode(err error) int {
-	if err == nil {
-		return exitOK
-	}
 	if ee, ok := errors.AsType[*exitError](err); ok {
 		return ee.code
 	}
-	if ae, ok := errors.AsType[*api.Error](err); ok {
-		return api.ExitCode(ae.Code)
-	}
-	switch {
-	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
-		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed), errors.Is(err, engine.ErrReadOnly):
-		return exitStore
-	}
-	// config.ErrInvalid and everything else the user can fix.
-	return exitUsage
+	return api.ExitCodeOf(err)
 }
 
 // report prints err once, on w, as "questbox: <message>" (one line per

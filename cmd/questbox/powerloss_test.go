@@ -146,7 +146,7 @@ func TestPowerLossCopies(t *testing.T) {
 			liar["verified"]++
 			dirs = append(dirs, dir)
 			continue
-		case v.code == 1 && strings.Contains(v.stderr, "needs an upgrade"):
+		case v.code == 2 && strings.Contains(v.stderr, "needs an upgrade"):
 			// The schema key was among the lost writes: the store reads as
 			// an old one. What does the upgrade (any writing command) do?
 			if dump := os.Getenv("POWERLOSS_KEEP"); dump != "" {

@@ -13,5 +13,6 @@
 // Nothing the engine stores is marshalled to a client: every response is a
 // view type of this package (view.go), pinned by golden tests. Errors are
 // one JSON shape, {"error": {"code": ..., "message": ...}}, whose code is
-// stable; the CLI maps it to its exit codes (ExitCode).
+// stable. One table (errors.go) gives every error value its code, every
+// code its HTTP status and the CLI's exit code (ExitCodeOf).
 package api

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"strings"
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
@@ -57,25 +58,67 @@ type errorBody struct {
 	Error *Error `json:"error"`
 }
 
-// HTTPStatus is the status code an error code is sent with.
+// The error table: every error code with its HTTP status, the CLI's exit
+// code and its wording, and every error value (sentinel) with its code. It
+// is the one place that decides them: the API's handlers answer with it,
+// the CLI exits with it (ExitCodeOf), and a test pins that every sentinel
+// of engine/errors.go has a row.
+
+// codeRule is what an error code means outside: the HTTP status it is sent
+// with, the CLI's exit code, and the error value whose text ends its
+// messages (nil when several sentinels share the code and each message
+// ends in its own).
+type codeRule struct {
+	status int
+	exit   int
+	text   error
+}
+
+// codes is the table of error codes.
+var codes = map[string]codeRule{
+	CodeInvalid:      {http.StatusBadRequest, ExitUsage, engine.ErrInvalid},
+	CodeNotFound:     {http.StatusNotFound, ExitUsage, engine.ErrNotFound},
+	CodeConflict:     {http.StatusConflict, ExitUsage, nil},
+	CodeTooLarge:     {http.StatusRequestEntityTooLarge, ExitUsage, nil},
+	CodeUnauthorized: {http.StatusUnauthorized, ExitUsage, nil},
+	CodeForbidden:    {http.StatusForbidden, ExitStore, nil},
+	CodeTooMany:      {http.StatusTooManyRequests, ExitUsage, nil},
+	CodeUnavailable:  {http.StatusServiceUnavailable, ExitStore, nil},
+	CodeInternal:     {http.StatusInternalServerError, ExitUsage, nil},
+}
+
+// sentinels is the table of error values and the code each is answered
+// with: every sentinel of engine/errors.go, and those of the config and
+// the file system that reach a client. An error that wraps several takes
+// the first row it matches (a failed store write that also wraps an I/O
+// error is unavailable).
+var sentinels = []struct {
+	err  error
+	code string
+}{
+	{engine.ErrInUse, CodeUnavailable},
+	{engine.ErrCorrupt, CodeUnavailable},
+	{engine.ErrSchema, CodeUnavailable},
+	{engine.ErrLedgerBroken, CodeUnavailable},
+	{engine.ErrStoreFailed, CodeUnavailable},
+	{engine.ErrReadOnly, CodeUnavailable},
+	{engine.ErrNotFound, CodeNotFound},
+	{fs.ErrNotExist, CodeNotFound},
+	{engine.ErrLocked, CodeConflict},
+	{engine.ErrIllegalMove, CodeConflict},
+	{engine.ErrBusy, CodeConflict},
+	{engine.ErrStaleConsent, CodeConflict},
+	{engine.ErrEventsPruned, CodeConflict},
+	{engine.ErrInvalid, CodeInvalid},
+	{config.ErrInvalid, CodeInvalid},
+	{config.ErrUnknownGate, CodeInvalid},
+}
+
+// HTTPStatus is the status code an error code is sent with (500 for a
+// code the table does not have).
 func HTTPStatus(code string) int {
-	switch code {
-	case CodeInvalid:
-		return http.StatusBadRequest
-	case CodeNotFound:
-		return http.StatusNotFound
-	case CodeConflict:
-		return http.StatusConflict
-	case CodeTooLarge:
-		return http.StatusRequestEntityTooLarge
-	case CodeUnauthorized:
-		return http.StatusUnauthorized
-	case CodeForbidden:
-		return http.StatusForbidden
-	case CodeTooMany:
-		return http.StatusTooManyRequests
-	case CodeUnavailable:
-		return http.StatusServiceUnavailable
+	if r, ok := codes[code]; ok {
+		return r.status
 	}
 	return http.StatusInternalServerError
 }
@@ -91,11 +134,20 @@ const (
 
 // ExitCode is the CLI's exit code for an error code.
 func ExitCode(code string) int {
-	switch code {
-	case CodeUnavailable, CodeForbidden:
-		return ExitStore
+	if r, ok := codes[code]; ok {
+		return r.exit
 	}
 	return ExitUsage
+}
+
+// ExitCodeOf is the CLI's exit code for err, whatever returned it: the
+// API (an *Error), the engine, the store or the config opened by the CLI
+// itself. nil is ExitOK.
+func ExitCodeOf(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	return ExitCode(ErrorOf(err).Code)
 }
 
 // errorf is an Error with a code.
@@ -103,32 +155,46 @@ func errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// classify maps what the engine, the store or the config returned to an
-// Error. Every sentinel the engine documents has its code; anything else is
-// internal.
-func classify(err error) *Error {
+// ErrorOf maps what the engine, the store or the config returned to an
+// Error, by the table: every sentinel has its code; anything else is
+// internal. Its message ends in the text of the code's sentinel ("…:
+// invalid input", "…: not found"), as every error of the engine does.
+func ErrorOf(err error) *Error {
 	if e, ok := errors.AsType[*Error](err); ok {
+		return e.worded()
+	}
+	for _, s := range sentinels {
+		if errors.Is(err, s.err) {
+			return &Error{Code: s.code, Message: ending(err.Error(), s.err)}
+		}
+	}
+	return &Error{Code: CodeInternal, Message: err.Error()}
+}
+
+// worded returns e with its message ending in the text of its code's
+// sentinel (an error the API itself found: "submit needs ?node=N: invalid
+// input").
+func (e *Error) worded() *Error {
+	text := codes[e.Code].text
+	if text == nil {
 		return e
 	}
-	code := CodeInternal
-	switch {
-	case errors.Is(err, engine.ErrInUse), errors.Is(err, engine.ErrCorrupt), errors.Is(err, engine.ErrSchema),
-		errors.Is(err, engine.ErrLedgerBroken), errors.Is(err, engine.ErrStoreFailed):
-		code = CodeUnavailable
-	case errors.Is(err, engine.ErrNotFound), errors.Is(err, fs.ErrNotExist):
-		code = CodeNotFound
-	case errors.Is(err, engine.ErrLocked), errors.Is(err, engine.ErrIllegalMove), errors.Is(err, engine.ErrBusy),
-		errors.Is(err, engine.ErrStaleConsent):
-		code = CodeConflict
-	case errors.Is(err, engine.ErrInvalid), errors.Is(err, config.ErrInvalid):
-		code = CodeInvalid
+	return &Error{Code: e.Code, Message: ending(e.Message, text)}
+}
+
+// ending is msg ending in the text of sentinel, unless msg says it
+// already (a store error names the cause after it: "…: store unavailable:
+// no space left on device").
+func ending(msg string, sentinel error) string {
+	if strings.Contains(msg, sentinel.Error()) {
+		return msg
 	}
-	return &Error{Code: code, Message: err.Error()}
+	return msg + ": " + sentinel.Error()
 }
 
 // WriteError sends an error in the API's one shape with its HTTP status.
 // Doors in front of the API (the dashboard's authentication) use it so
 // that a refused request looks like any other API error.
 func WriteError(w http.ResponseWriter, code, message string) {
-	writeJSON(w, HTTPStatus(code), errorBody{Error: &Error{Code: code, Message: message}})
+	writeJSON(w, HTTPStatus(code), errorBody{Error: (&Error{Code: code, Message: message}).worded()})
 }

@@ -149,7 +149,7 @@ func (s *Server) guard(w http.ResponseWriter, r *http.Request, fn func() error) 
 
 // fail sends err as the API's error shape.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	e := classify(err)
+	e := ErrorOf(err)
 	if e.Code == CodeInternal {
 		s.opt.Log.Error("API request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 		if !s.opt.Internal {
