@@ -38,13 +38,16 @@ type result struct {
 	kind     resultKind
 	facts    []gates.Fact
 	feedback string
-	why      string
-	raw      []byte
-	claim    string
-	answer   *gates.Answer
-	owner    *gates.OwnerAnswer
-	tokens   int
-	replay   bool // a kept answer judged again: no agent ran
+	// root is the rule id of the gate's root cause (gates.Feedback); ""
+	// when the engine found the failure itself (see rootCause).
+	root   string
+	why    string
+	raw    []byte
+	claim  string
+	answer *gates.Answer
+	owner  *gates.OwnerAnswer
+	tokens int
+	replay bool // a kept answer judged again: no agent ran
 }
 
 func (r result) outcome() string {
@@ -59,6 +62,28 @@ func (r result) outcome() string {
 		return "DEFERRED"
 	}
 	return "INTERRUPTED"
+}
+
+// rootCause is the rule id of a FAIL's or a REVIEW's root cause, as the
+// verdict event carries it: the gate's, or, when the engine found the
+// failure itself (a broken contract, a run that failed), its first failing
+// fact's.
+func (r result) rootCause() string {
+	if r.kind != resFail && r.kind != resReview {
+		return ""
+	}
+	if r.root != "" {
+		return r.root
+	}
+	for _, f := range r.facts {
+		if f.Level == gates.Fail {
+			return f.Rule
+		}
+	}
+	if len(r.facts) > 0 {
+		return r.facts[0].Rule
+	}
+	return ""
 }
 
 // Feedback renders facts as the text fed back into the agent's next prompt
@@ -123,6 +148,7 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	v := st.Verdict
 	res.facts = v.Facts
 	res.feedback = st.Feedback.String()
+	res.root = st.Feedback.RootCause.Rule
 	if res.feedback == "" {
 		res.feedback = Feedback(v.Facts)
 	}
@@ -140,14 +166,14 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	if n.Role == RoleOwner {
 		oa, facts := gates.ParseOwnerAnswer(reply.Output)
 		if len(facts) > 0 {
-			res.kind, res.facts, res.feedback = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...))
+			res.kind, res.facts, res.feedback, res.root = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...)), ""
 			return res
 		}
 		res.owner = &oa
 	} else {
 		a, facts := gates.ParseAnswer(reply.Output)
 		if len(facts) > 0 {
-			res.kind, res.facts, res.feedback = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...))
+			res.kind, res.facts, res.feedback, res.root = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...)), ""
 			return res
 		}
 		res.answer = &a
@@ -315,7 +341,7 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 		return err
 	}
 	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
-		Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}); err != nil {
+		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why}); err != nil {
 		return err
 	}
 	switch res.kind {
