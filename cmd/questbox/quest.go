@@ -173,6 +173,16 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(d.Edges) > 0 {
+		fmt.Fprintln(w, "\nedges:")
+		tw = table(w)
+		for _, ed := range d.Edges {
+			fmt.Fprintf(tw, "  %s → %s\t%s\n", ed.From, ed.To, ed.Relation)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for _, n := range d.Nodes {
 		if len(n.Facts) == 0 && n.Status != string(engine.Running) && n.Status != string(engine.Deferred) {
 			continue

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/questbox/questbox/ui/api"
+)
+
+// TestQuestShowPrintsEdges: the text of `quest show` has every edge its
+// JSON has, as "from → to  relation".
+func TestQuestShowPrintsEdges(t *testing.T) {
+	data := dataDir(t)
+	must(t, 0, "", "quest", "new", "ocr", "--direction", "free OCR for invoices", "--mode", "solo", "--provider", "external", "--data", data)
+	must(t, 0, "", "scan", "q1", "tesseract jpn", "--data", data)
+	must(t, 0, answer("promising", "tesseract reads the totals of all twenty invoices.", "tesseract with a layout model"),
+		"submit", "q1", "--node", "n1", "--data", data)
+	var d api.QuestDetail
+	decode(t, must(t, 0, "", "quest", "show", "q1", "--json", "--data", data), &d)
+	if len(d.Edges) == 0 {
+		t.Fatalf("quest show --json has no edges: %+v", d)
+	}
+	text := must(t, 0, "", "quest", "show", "q1", "--data", data).stdout
+	if !strings.Contains(text, "\nedges:\n") {
+		t.Errorf("quest show has no edges section:\n%s", text)
+	}
+	for _, ed := range d.Edges {
+		line := ed.From + " → " + ed.To
+		i := strings.Index(text, line)
+		if i < 0 {
+			t.Errorf("quest show does not print the edge %s %s:\n%s", line, ed.Relation, text)
+			continue
+		}
+		rest, _, _ := strings.Cut(text[i:], "\n")
+		if !strings.HasSuffix(rest, " "+ed.Relation) {
+			t.Errorf("got edge line %q, want it to end in %q", rest, ed.Relation)
+		}
+	}
+}
