@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -179,13 +180,48 @@ type Quest struct {
 	Updated time.Time `json:"updated"`
 }
 
-// ReasonStoppedByOwner is the reason of a quest paused by `quest stop`.
-const ReasonStoppedByOwner = "stopped by owner"
+// Source is where a person's command to a quest came from. The quest's
+// reason and its event record it ("stopped via mqtt"), so that a pause is
+// traced to the face that asked for it.
+type Source string
 
-// NeedsAttention reports whether the quest stopped without its owner asking:
+// The sources of a command.
+const (
+	SourceCLI       Source = "cli"       // the questbox CLI: the control socket or in-process
+	SourceDashboard Source = "dashboard" // the dashboard, behind its login
+	SourceMQTT      Source = "mqtt"      // an MQTT command topic
+)
+
+// Sources are every Source, in documentation order.
+var Sources = []Source{SourceCLI, SourceDashboard, SourceMQTT}
+
+// Valid reports whether s is one of Sources.
+func (s Source) Valid() bool { return slices.Contains(Sources, s) }
+
+// StoppedReason is the reason of a quest a person paused from src
+// (`quest stop`, a dashboard button, an MQTT command).
+func StoppedReason(src Source) string { return "stopped via " + string(src) }
+
+// ResumedReason is the reason of a quest a person resumed from src.
+func ResumedReason(src Source) string { return "resumed via " + string(src) }
+
+// reasonStoppedByOwner is the reason a stop by a person recorded before
+// stops named their source; such quests still read as paused on purpose.
+const reasonStoppedByOwner = "stopped by owner"
+
+// stoppedByPerson reports whether reason is that of a stop a person asked
+// for.
+func stoppedByPerson(reason string) bool {
+	if reason == reasonStoppedByOwner {
+		return true
+	}
+	return slices.ContainsFunc(Sources, func(s Source) bool { return reason == StoppedReason(s) })
+}
+
+// NeedsAttention reports whether the quest stopped without a person asking:
 // terminated by a budget, or stopped for no progress or a broken provider.
 func (q *Quest) NeedsAttention() bool {
-	return q.Status == QuestTerminated || (q.Status == QuestStopped && q.Reason != ReasonStoppedByOwner)
+	return q.Status == QuestTerminated || (q.Status == QuestStopped && !stoppedByPerson(q.Reason))
 }
 
 // IsCheckpoint reports whether nodes of role need human consent.

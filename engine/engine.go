@@ -444,9 +444,12 @@ func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
 	return t.emit(Event{Kind: KindQuest, Quest: q.ID, From: string(from), To: string(to), Reason: reason, Counters: &q.Counters})
 }
 
-// StopQuest pauses a quest: the tick skips it; a run in flight finishes.
-// Its wall clock stops until ResumeQuest.
-func (e *Engine) StopQuest(id string) (*Quest, error) {
+// StopQuest pauses a quest at a person's command from src: the tick skips
+// it; a run in flight finishes. Its wall clock stops until ResumeQuest.
+func (e *Engine) StopQuest(id string, src Source) (*Quest, error) {
+	if !src.Valid() {
+		return nil, fmt.Errorf("stop quest %s: source %q is not one of %v: %w", id, src, Sources, ErrInvalid)
+	}
 	var out *Quest
 	err := e.update(func(t *txn) error {
 		q, err := t.quest(id)
@@ -457,13 +460,17 @@ func (e *Engine) StopQuest(id string) (*Quest, error) {
 			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrIllegalMove)
 		}
 		out = q
-		return t.setQuestStatus(q, QuestStopped, ReasonStoppedByOwner)
+		return t.setQuestStatus(q, QuestStopped, StoppedReason(src))
 	})
 	return out, err
 }
 
-// ResumeQuest makes a stopped quest active again and clears its stall count.
-func (e *Engine) ResumeQuest(id string) (*Quest, error) {
+// ResumeQuest makes a stopped quest active again at a person's command
+// from src, and clears its stall count.
+func (e *Engine) ResumeQuest(id string, src Source) (*Quest, error) {
+	if !src.Valid() {
+		return nil, fmt.Errorf("resume quest %s: source %q is not one of %v: %w", id, src, Sources, ErrInvalid)
+	}
 	var out *Quest
 	err := e.update(func(t *txn) error {
 		q, err := t.quest(id)
@@ -475,7 +482,7 @@ func (e *Engine) ResumeQuest(id string) (*Quest, error) {
 		}
 		q.StallSig, q.StallCount = "", 0
 		out = q
-		return t.setQuestStatus(q, QuestActive, "resumed by owner")
+		return t.setQuestStatus(q, QuestActive, ResumedReason(src))
 	})
 	return out, err
 }

@@ -126,7 +126,7 @@ func TestSubmitErrors(t *testing.T) {
 	if err != nil || r.Outcome != "FAIL" || r.Status != Pending || r.Tries != 1 || len(r.Facts) == 0 {
 		t.Errorf("broken answer: got %+v, %v; want FAIL, pending, tries 1, facts", r, err)
 	}
-	if _, err := h.e.StopQuest(q.ID); err != nil {
+	if _, err := h.e.StopQuest(q.ID, SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.e.Submit(ctx, q.ID, res.Added[1], []byte(answer("dead", "long enough evidence text"))); !errors.Is(err, ErrInvalid) {

@@ -308,7 +308,7 @@ func TestIdleTickDoesNotWrite(t *testing.T) {
 	if got := h.store.Commits() - before; got != 0 {
 		t.Errorf("tick with an idle active quest committed %d times, want 0", got)
 	}
-	if _, err := h.e.StopQuest(q.ID); err != nil {
+	if _, err := h.e.StopQuest(q.ID, SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	before = h.store.Commits()

@@ -198,7 +198,7 @@ func TestNoProgressStopsQuest(t *testing.T) {
 	if rep := h.tick(); len(rep.Dispatched) != 0 {
 		t.Errorf("stopped quest dispatched %v", rep.Dispatched)
 	}
-	if _, err := h.e.ResumeQuest(q.ID); err != nil {
+	if _, err := h.e.ResumeQuest(q.ID, SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	if rep := h.tick(); len(rep.Dispatched) != 1 {

@@ -184,7 +184,7 @@ func TestWallClockStopAndResume(t *testing.T) {
 	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
 	d := h.serve()
 	d.steps(10)
-	stopped, err := h.e.StopQuest(q.ID)
+	stopped, err := h.e.StopQuest(q.ID, SourceCLI)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestWallClockStopAndResume(t *testing.T) {
 	if got := h.questNow(q.ID).Counters.WallUsed; got != 10*time.Minute {
 		t.Errorf("stopped for 30m: got %s, want 10m", got)
 	}
-	if _, err := h.e.ResumeQuest(q.ID); err != nil {
+	if _, err := h.e.ResumeQuest(q.ID, SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	d.steps(5)
@@ -206,11 +206,11 @@ func TestWallClockStopAndResume(t *testing.T) {
 
 	// Stopped and resumed with no daemon: the clock runs again from the
 	// next daemon's start.
-	if _, err := h.e.StopQuest(q.ID); err != nil {
+	if _, err := h.e.StopQuest(q.ID, SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	h.clock.Advance(time.Hour)
-	if _, err := h.e.ResumeQuest(q.ID); err != nil {
+	if _, err := h.e.ResumeQuest(q.ID, SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	h.clock.Advance(time.Hour)

@@ -256,7 +256,7 @@ func seed(native, cfg, data string, c config) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("new quest: %w", err)
 		}
-		if _, err := d.client.StopQuest(ctx, qq.ID); err != nil {
+		if _, err := d.client.StopQuest(ctx, qq.ID, api.QuestCommand{}); err != nil {
 			return 0, fmt.Errorf("stop: %w", err)
 		}
 		for in := 0; in < 100_000 && rest > 0; {

@@ -657,7 +657,7 @@ func (s *soak) finish() {
 	// and wait for the runs in flight (a hang ends at the 1s timeout).
 	for _, q := range s.quest() {
 		if q.Status == "active" {
-			if _, err := s.client.StopQuest(ctx, q.ID); err != nil {
+			if _, err := s.client.StopQuest(ctx, q.ID, api.QuestCommand{}); err != nil {
 				s.fatalf("quest stop %s: %v", q.ID, err)
 			}
 		}

@@ -216,9 +216,9 @@ func (c *questStateCmd) run(ctx context.Context, e *env, args []string) error {
 	var q api.Quest
 	var err error
 	if c.stop {
-		q, err = e.door.api(ctx).StopQuest(ctx, args[0])
+		q, err = e.door.api(ctx).StopQuest(ctx, args[0], api.QuestCommand{})
 	} else {
-		q, err = e.door.api(ctx).ResumeQuest(ctx, args[0])
+		q, err = e.door.api(ctx).ResumeQuest(ctx, args[0], api.QuestCommand{})
 	}
 	if err != nil {
 		return err

@@ -37,3 +37,20 @@ func TestQuestShowPrintsEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestStopAndResumeNameTheCLI: a quest stopped and resumed from the CLI
+// says so ("owner" is a role, not where a command came from).
+func TestStopAndResumeNameTheCLI(t *testing.T) {
+	data := dataDir(t)
+	must(t, 0, "", "quest", "new", "ocr", "--direction", "free OCR for invoices", "--provider", "external", "--data", data)
+	must(t, 0, "", "quest", "stop", "q1", "--data", data)
+	if out := must(t, 0, "", "quest", "show", "q1", "--data", data).stdout; !strings.Contains(out, `quest q1 "ocr": stopped (stopped via cli)`) {
+		t.Errorf("quest show after quest stop:\n%s\nwant it stopped via cli", out)
+	}
+	must(t, 0, "", "quest", "resume", "q1", "--data", data)
+	var q api.Status
+	decode(t, must(t, 0, "", "status", "q1", "--json", "--data", data), &q)
+	if q.Reason != "resumed via cli" {
+		t.Errorf("got reason %q after quest resume, want %q", q.Reason, "resumed via cli")
+	}
+}

@@ -85,7 +85,7 @@ func TestState(t *testing.T) {
 		{"stopped by owner is not attention", func(t *testing.T, b *Box, eng *engine.Engine) {
 			b.Attach(eng)
 			b.SetReady()
-			eng.StopQuest(quest(t, eng, nil).ID)
+			eng.StopQuest(quest(t, eng, nil).ID, engine.SourceCLI)
 		}, device.State{}},
 		{"terminated needs attention", func(t *testing.T, b *Box, eng *engine.Engine) {
 			b.Attach(eng)

@@ -12,6 +12,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates/consent"
 )
 
@@ -111,10 +112,10 @@ func (s *session) command(_ context.Context, m paho.Message) {
 func (c *Client) do(cmd command) error {
 	switch cmd.what + "/" + cmd.verb {
 	case "quest/stop":
-		_, err := c.eng.StopQuest(cmd.id)
+		_, err := c.eng.StopQuest(cmd.id, engine.SourceMQTT)
 		return err
 	case "quest/resume":
-		_, err := c.eng.ResumeQuest(cmd.id)
+		_, err := c.eng.ResumeQuest(cmd.id, engine.SourceMQTT)
 		return err
 	}
 	src, err := consent.NewMQTT(c.opt.Consent)

@@ -110,7 +110,7 @@ func TestCommandsAreOffByDefault(t *testing.T) {
 	r.broker.Publish(t, base+"/cmd/quest/"+q.ID+"/stop", "", false)
 	// A change that is published after the command: had the command acted,
 	// its event would come first.
-	if _, err := r.eng.StopQuest(q.ID); err != nil {
+	if _, err := r.eng.StopQuest(q.ID, engine.SourceCLI); err != nil {
 		t.Fatal(err)
 	}
 	sub.WaitFor("the owner's stop", func(msgs []mosquittotest.Message) bool { return len(msgs) > 0 })

@@ -121,14 +121,16 @@ func (c *Client) Quest(ctx context.Context, id string) (d QuestDetail, err error
 	return d, c.get(ctx, p("/api/quests/%s", id), &d)
 }
 
-// StopQuest is POST /api/quests/{id}/stop.
-func (c *Client) StopQuest(ctx context.Context, id string) (q Quest, err error) {
-	return q, c.post(ctx, p("/api/quests/%s/stop", id), struct{}{}, &q)
+// StopQuest is POST /api/quests/{id}/stop. cmd.Source "" is the door's
+// source (the CLI's on the socket).
+func (c *Client) StopQuest(ctx context.Context, id string, cmd QuestCommand) (q Quest, err error) {
+	return q, c.post(ctx, p("/api/quests/%s/stop", id), cmd, &q)
 }
 
-// ResumeQuest is POST /api/quests/{id}/resume.
-func (c *Client) ResumeQuest(ctx context.Context, id string) (q Quest, err error) {
-	return q, c.post(ctx, p("/api/quests/%s/resume", id), struct{}{}, &q)
+// ResumeQuest is POST /api/quests/{id}/resume. cmd.Source "" is the
+// door's source.
+func (c *Client) ResumeQuest(ctx context.Context, id string, cmd QuestCommand) (q Quest, err error) {
+	return q, c.post(ctx, p("/api/quests/%s/resume", id), cmd, &q)
 }
 
 // Status is GET /api/quests/{id}/status.

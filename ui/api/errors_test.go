@@ -170,11 +170,11 @@ func TestStopAndResumeRefusedAsConflict(t *testing.T) {
 			t.Errorf("%s: got message %q, want it to end in the sentinel's text", what, ae.Message)
 		}
 	}
-	_, err = c.ResumeQuest(ctx, q.ID)
+	_, err = c.ResumeQuest(ctx, q.ID, QuestCommand{})
 	check("resume an active quest", err)
-	if _, err := c.StopQuest(ctx, q.ID); err != nil {
+	if _, err := c.StopQuest(ctx, q.ID, QuestCommand{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.StopQuest(ctx, q.ID)
+	_, err = c.StopQuest(ctx, q.ID, QuestCommand{})
 	check("stop a stopped quest", err)
 }

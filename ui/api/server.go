@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -58,6 +59,10 @@ type Options struct {
 	// (L3) with the source it returns; nil refuses them (403). Only the
 	// dashboard sets it, and only when the owner enabled dashboard consent.
 	Consent ConsentSource
+	// Source is where this door's commands come from when a request names
+	// none (QuestCommand): "" is the CLI (the control socket and the
+	// in-process door); the dashboard sets SourceDashboard.
+	Source Source
 	// Internal sends the message of an unexpected (internal) error to the
 	// client. The control socket and the in-process door set it; the
 	// network door does not, and logs it instead.
@@ -307,7 +312,11 @@ func (s *Server) questShow(w http.ResponseWriter, r *http.Request, eng *engine.E
 }
 
 func (s *Server) questStop(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
-	q, err := eng.StopQuest(r.PathValue("id"))
+	src, err := s.source(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := eng.StopQuest(r.PathValue("id"), src)
 	if err != nil {
 		return err
 	}
@@ -315,11 +324,40 @@ func (s *Server) questStop(w http.ResponseWriter, r *http.Request, eng *engine.E
 }
 
 func (s *Server) questResume(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
-	q, err := eng.ResumeQuest(r.PathValue("id"))
+	src, err := s.source(w, r)
+	if err != nil {
+		return err
+	}
+	q, err := eng.ResumeQuest(r.PathValue("id"), src)
 	if err != nil {
 		return err
 	}
 	return ok(w, QuestView(q))
+}
+
+// source is where the command of r came from: its QuestCommand body's
+// Source, else the door's (Options.Source, else the CLI). An empty body is
+// a QuestCommand of zero value.
+func (s *Server) source(w http.ResponseWriter, r *http.Request) (engine.Source, error) {
+	src := s.opt.Source
+	if src == "" {
+		src = SourceCLI
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		return "", errorf(CodeTooLarge, "request body is over %d bytes", maxBody)
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		var cmd QuestCommand
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if err := decode(w, r, maxBody, &cmd); err != nil {
+			return "", err
+		}
+		if cmd.Source != "" {
+			src = cmd.Source
+		}
+	}
+	return engine.Source(src), nil
 }
 
 func (s *Server) status(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {

@@ -83,8 +83,9 @@ func TestChanges(t *testing.T) {
 	if q, _ := f.eng.Quest("q1"); q.Status != "active" {
 		t.Fatalf("a refused change changed the quest: %s", q.Status)
 	}
-	if r := b.change("/api/quests/q1/stop", nil); r.status != http.StatusOK || !strings.Contains(string(r.body), `"status": "stopped"`) {
-		t.Errorf("stop: %d %s", r.status, r.body)
+	if r := b.change("/api/quests/q1/stop", nil); r.status != http.StatusOK || !strings.Contains(string(r.body), `"status": "stopped"`) ||
+		!strings.Contains(string(r.body), `"reason": "stopped via dashboard"`) {
+		t.Errorf("stop: %d %s, want stopped via dashboard", r.status, r.body)
 	}
 	if r := b.change("/api/quests/q1/resume", nil); r.status != http.StatusOK {
 		t.Errorf("resume: %d %s", r.status, r.body)

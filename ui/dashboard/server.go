@@ -106,6 +106,7 @@ func New(opt Options) (*Server, error) {
 	}
 	ao := opt.API
 	ao.Internal = false
+	ao.Source = api.SourceDashboard
 	ao.Consent = func(r *http.Request) (consent.Source, error) {
 		user, _ := r.Context().Value(authKey{}).(string)
 		return consent.NewDashboard(opt.Config.Consent, user)
