@@ -82,7 +82,7 @@ func TestProviderNotOnPath(t *testing.T) {
 	must(t, 0, "", "tick", "--config", cfg, "--data", data)
 	var q api.Status
 	decode(t, must(t, 0, "", "status", "q1", "--json", "--config", cfg, "--data", data), &q)
-	if q.Status != string(engine.QuestStopped) || !strings.Contains(q.Reason, agent) {
+	if q.Status != api.QuestStopped || !strings.Contains(q.Reason, agent) {
 		t.Errorf("quest on a vanished executable: %s (%s), want stopped naming %s", q.Status, q.Reason, agent)
 	}
 }

@@ -219,7 +219,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 	if err := json.Unmarshal([]byte(qbx(0, "quest", "show", "q1", "--json")), &show); err != nil {
 		t.Fatal(err)
 	}
-	if len(show.Nodes) != 1 || show.Nodes[0].Status != string(engine.Running) {
+	if len(show.Nodes) != 1 || show.Nodes[0].Status != api.NodeRunning {
 		t.Fatalf("read after kill -9: %+v, want the one node still running", show.Nodes)
 	}
 	// The next writing command (or daemon) puts it back to pending.
@@ -228,7 +228,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 		t.Fatal(err)
 	}
 	n := show.Nodes[0]
-	if n.Status != string(engine.Pending) || n.Tries != 0 {
+	if n.Status != api.NodePending || n.Tries != 0 {
 		t.Errorf("after kill -9: node %s is %s with %d tries, want pending with 0", n.ID, n.Status, n.Tries)
 	}
 	if len(n.Attempts) == 0 || n.Attempts[len(n.Attempts)-1].Outcome != "interrupted" || n.Attempts[len(n.Attempts)-1].TryUsed {

@@ -157,7 +157,7 @@ func TestConsentWithTheSimButton(t *testing.T) {
 		t.Errorf("device press --hold 2s printed %q", r.stdout)
 	}
 	n1 := nodeOf(t, showQuest(t, data, "q1"), "n1")
-	if n1.Status != string(engine.Growing) && n1.Status != string(engine.Explored) {
+	if n1.Status != api.NodeGrowing && n1.Status != api.NodeExplored {
 		t.Errorf("after approval n1 is %s, want growing or explored", n1.Status)
 	}
 	waitFor(t, "amber to go dark", func() bool {
@@ -177,7 +177,7 @@ func TestConsentWithTheSimButton(t *testing.T) {
 		t.Errorf("device press --times 3 --json = %+v, want %+v", got, want)
 	}
 	n2 := nodeOf(t, showQuest(t, data, "q1"), "n2")
-	if n2.Status != string(engine.Pending) || n2.Tries != 1 || n2.Feedback != "rejected by human" {
+	if n2.Status != api.NodePending || n2.Tries != 1 || n2.Feedback != "rejected by human" {
 		t.Errorf("after rejection n2 is %s, tries %d, feedback %q; want pending, 1, \"rejected by human\"", n2.Status, n2.Tries, n2.Feedback)
 	}
 
@@ -269,7 +269,7 @@ func TestConsentExpiry(t *testing.T) {
 	must(t, 4, answer("promising", "alpha works on all twenty sample invoices."), cmd("submit", "q1", "--node", "n1")...)
 
 	waitFor(t, "the consent to expire", func() bool {
-		return nodeOf(t, showQuest(t, data, "q1"), "n1").Status == string(engine.Pending)
+		return nodeOf(t, showQuest(t, data, "q1"), "n1").Status == api.NodePending
 	})
 	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
 	if n.Tries != 0 || n.Attempts[len(n.Attempts)-1].Outcome != "expired" {

@@ -121,7 +121,7 @@ func TestExternalAgent(t *testing.T) {
 	}
 	var show api.QuestDetail
 	decode(t, must(t, 0, "", cmd("quest", "show", q.ID, "--json")...), &show)
-	if len(show.Nodes) != 3 || show.Nodes[1].Status != string(engine.Exhausted) || show.Nodes[1].Tries != 2 {
+	if len(show.Nodes) != 3 || show.Nodes[1].Status != api.NodeExhausted || show.Nodes[1].Tries != 2 {
 		t.Errorf("quest show: %d nodes, n2 %s with %d tries", len(show.Nodes), show.Nodes[1].Status, show.Nodes[1].Tries)
 	}
 }

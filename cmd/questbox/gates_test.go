@@ -234,7 +234,7 @@ func TestQuestGateProfile(t *testing.T) {
 		t.Errorf("submit on a vanished profile said %q", r.stderr)
 	}
 	decode(t, must(t, 0, "", "quest", "show", q.ID, "--json", "--data", data, "--config", bare), &struct{ Quest *api.Quest }{&q})
-	if q.Status != string(engine.QuestStopped) || !strings.Contains(q.Reason, `"cited"`) {
+	if q.Status != api.QuestStopped || !strings.Contains(q.Reason, `"cited"`) {
 		t.Errorf("quest is %s (%s), want stopped naming the profile", q.Status, q.Reason)
 	}
 	if r := must(t, 1, "", "rules", "--quest", q.ID, "--data", data, "--config", bare); !strings.Contains(r.stderr, `"cited"`) {
@@ -266,7 +266,7 @@ func TestOfflineDeferral(t *testing.T) {
 		t.Errorf("offline submit printed:\n%s", r.stdout)
 	}
 	n := node(t, data, conf, "n1")
-	if n.Status != string(engine.Deferred) || n.Tries != 0 {
+	if n.Status != api.NodeDeferred || n.Tries != 0 {
 		t.Fatalf("n1 is %s with %d tries, want deferred with 0", n.Status, n.Tries)
 	}
 	// Stage 1 fails: FAIL even offline (no network needed to say so).
@@ -284,7 +284,7 @@ func TestOfflineDeferral(t *testing.T) {
 		t.Errorf("tick report %+v, want n1 resumed and dispatched", tv)
 	}
 	n = node(t, data, conf, "n1")
-	if n.Status != string(engine.Aborted) || n.Outcome != "PASS" || n.Tries != 0 {
+	if n.Status != api.NodeAborted || n.Outcome != "PASS" || n.Tries != 0 {
 		t.Errorf("after the network came back n1 is %s (%s, %d tries), want aborted (PASS, 0 tries)", n.Status, n.Outcome, n.Tries)
 	}
 

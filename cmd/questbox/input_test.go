@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -46,7 +45,7 @@ func TestHugeAnswerIsCutAndFails(t *testing.T) {
 	v := showQuest(t, data, "q1")
 	for _, id := range []string{"n1", "n2"} {
 		n := nodeOf(t, v, id)
-		if n.Status != string(engine.Pending) || n.Tries != 1 {
+		if n.Status != api.NodePending || n.Tries != 1 {
 			t.Errorf("%s after a huge answer: %s with %d tries, want pending with 1", id, n.Status, n.Tries)
 		}
 	}

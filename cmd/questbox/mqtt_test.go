@@ -58,7 +58,7 @@ func eventSeqs(t *testing.T, msgs []mosquittotest.Message) ([]uint64, map[string
 			t.Fatalf("%s: %v", m.Topic, err)
 		}
 		seqs = append(seqs, ev.Seq)
-		kinds[ev.Kind]++
+		kinds[string(ev.Kind)]++
 	}
 	return seqs, kinds
 }

@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/ui/api"
 )
@@ -85,7 +84,7 @@ func formatEvent(ev api.Event) string {
 	ts := ev.Time.Local().Format("15:04:05")
 	var b strings.Builder
 	switch ev.Kind {
-	case engine.KindNode:
+	case api.KindNode:
 		from := ev.From
 		if from == "" {
 			from = "new"
@@ -94,7 +93,7 @@ func formatEvent(ev api.Event) string {
 		if ev.Reason != "" {
 			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 100))
 		}
-	case engine.KindVerdict:
+	case api.KindVerdict:
 		fmt.Fprintf(&b, "%s %s %s verdict ", ts, ev.Quest, ev.Node)
 		indent := strings.Repeat(" ", b.Len())
 		b.WriteString(ev.Outcome)
@@ -105,7 +104,7 @@ func formatEvent(ev api.Event) string {
 			}
 			fmt.Fprintf(&b, "\n%s%s", indent, f.Text)
 		}
-	case engine.KindQuest:
+	case api.KindQuest:
 		from := ev.From
 		if from == "" {
 			from = "new"
@@ -114,7 +113,7 @@ func formatEvent(ev api.Event) string {
 		if ev.Reason != "" {
 			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 160))
 		}
-	case engine.KindConsent:
+	case api.KindConsent:
 		fmt.Fprintf(&b, "%s %s %s consent %s", ts, ev.Quest, ev.Node, ev.Outcome)
 		if ev.Reason != "" {
 			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 160))

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -92,7 +91,7 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, q.ID)
 	hint := "the daemon dispatches its first node at the next tick"
-	if q.Provider == engine.ProviderExternal {
+	if q.Provider == api.ProviderExternal {
 		hint = fmt.Sprintf("seed it with `questbox scan %s HYPOTHESIS...`, then `questbox next %s`", q.ID, q.ID)
 	}
 	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s, gate %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, q.Gate, hint)
@@ -184,11 +183,11 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	for _, n := range d.Nodes {
-		if len(n.Facts) == 0 && n.Status != string(engine.Running) && n.Status != string(engine.Deferred) {
+		if len(n.Facts) == 0 && n.Status != api.NodeRunning && n.Status != api.NodeDeferred {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s (%s):\n", n.ID, n.Status)
-		if n.Status == string(engine.Deferred) {
+		if n.Status == api.NodeDeferred {
 			fmt.Fprintf(w, "  waiting for the network: %s\n", n.Waiting)
 		}
 		writeFacts(w, "  ", n.Facts, n.Feedback, n.FeedbackAdds)

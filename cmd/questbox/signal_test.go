@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -133,7 +132,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 		t.Fatalf("nodes after SIGTERM: %+v", show.Nodes)
 	}
 	n := show.Nodes[0]
-	if n.Status != string(engine.Pending) || n.Tries != 0 {
+	if n.Status != api.NodePending || n.Tries != 0 {
 		t.Errorf("after SIGTERM: node %s is %s with %d tries, want pending with 0", n.ID, n.Status, n.Tries)
 	}
 	if len(n.Attempts) == 0 || n.Attempts[len(n.Attempts)-1].Outcome != "interrupted" || n.Attempts[len(n.Attempts)-1].TryUsed {

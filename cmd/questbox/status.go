@@ -4,9 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/questbox/questbox/ui/api"
 	"strings"
-
-	"github.com/questbox/questbox/engine"
 )
 
 // statusCmd is `status QUEST`: counts per status and what is left of the
@@ -33,7 +32,7 @@ func (c *statusCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(w)
 	var parts []string
-	for _, s := range engine.Statuses {
+	for _, s := range api.NodeStatuses {
 		if n := v.Counts[string(s)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%s %d", s, n))
 		}

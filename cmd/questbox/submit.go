@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/ui/api"
 )
@@ -61,14 +60,14 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 		}
 	} else {
 		printVerdict(e, args[0], res)
-		if res.Outcome == "DEFERRED" {
+		if res.Outcome == api.OutcomeDeferred {
 			fmt.Fprintf(e.stdout, "deferred: %s\nno try consumed; the answer is kept and judged again at a tick once the network is back (no need to submit again)\n", res.Reason)
 		}
 	}
 	switch res.Outcome {
-	case "FAIL":
+	case api.OutcomeFail:
 		return &exitError{code: exitFail}
-	case "REVIEW":
+	case api.OutcomeReview:
 		return &exitError{code: exitReview}
 	}
 	return nil
@@ -85,11 +84,11 @@ func printVerdict(e *env, quest string, res api.Verdict) {
 		fmt.Fprintf(w, "new nodes: %s\n", strings.Join(res.Children, " "))
 	}
 	switch {
-	case res.Outcome == "FAIL" && res.Status == string(engine.Exhausted):
+	case res.Outcome == api.OutcomeFail && res.Status == api.NodeExhausted:
 		fmt.Fprintf(w, "the node used all its tries and is exhausted\n")
-	case res.Outcome == "FAIL":
+	case res.Outcome == api.OutcomeFail:
 		fmt.Fprintf(w, "fix the facts above and submit again (`questbox next %s` shows them in the prompt)\n", quest)
-	case res.Outcome == "REVIEW":
+	case res.Outcome == api.OutcomeReview:
 		fmt.Fprintf(w, "awaiting human consent (long press on the button approves)\n")
 	}
 }

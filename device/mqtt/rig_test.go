@@ -207,7 +207,7 @@ func eventSeqs(t *testing.T, msgs []mosquittotest.Message) []uint64 {
 		if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
 			t.Fatalf("event on %s is not api.Event JSON: %v: %s", m.Topic, err, m.Payload)
 		}
-		if !strings.HasSuffix(m.Topic, "/event/"+ev.Kind) {
+		if !strings.HasSuffix(m.Topic, "/event/"+string(ev.Kind)) {
 			t.Fatalf("event of kind %s on topic %s", ev.Kind, m.Topic)
 		}
 		out = append(out, ev.Seq)

@@ -82,7 +82,7 @@ func TestConsentDecisions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n.Status != string(engine.Growing) && n.Status != string(engine.Explored) {
+	if n.Status != NodeGrowing && n.Status != NodeExplored {
 		t.Errorf("approved n1 is %s", n.Status)
 	}
 	if a := n.Attempts[len(n.Attempts)-1]; a.Outcome != "granted" || a.Feedback != "consent by dashboard:owner" {

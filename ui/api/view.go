@@ -19,7 +19,7 @@ type Quest struct {
 	ID          string         `json:"id"`
 	Name        string         `json:"name"`
 	Direction   string         `json:"direction"`
-	Status      string         `json:"status"` // active, stopped, done, terminated
+	Status      QuestStatus    `json:"status"`
 	Reason      string         `json:"reason,omitempty"`
 	Attention   bool           `json:"needs_attention"` // terminated, or stopped other than by its owner
 	Mode        string         `json:"mode"`
@@ -78,7 +78,7 @@ type Node struct {
 	Parent        string     `json:"parent,omitempty"`
 	Role          string     `json:"role"`
 	Hypothesis    string     `json:"hypothesis"`
-	Status        string     `json:"status"`
+	Status        NodeStatus `json:"status"`
 	Terminal      bool       `json:"terminal"`
 	Depth         int        `json:"depth"`
 	Tries         int        `json:"tries"`
@@ -86,7 +86,7 @@ type Node struct {
 	Evidence      string     `json:"evidence,omitempty"`
 	Citations     []Citation `json:"citations"`
 	NewDirections []string   `json:"new_directions"`
-	Outcome       string     `json:"outcome,omitempty"` // the gate's word on the last submission
+	Outcome       Outcome    `json:"outcome,omitempty"` // the gate's word on the last submission
 	Facts         []Fact     `json:"facts"`
 	// Feedback is the canonical feedback, byte for byte what the agent's
 	// next prompt carries.
@@ -143,7 +143,7 @@ type Edge struct {
 type Status struct {
 	Quest     string         `json:"quest"`
 	Name      string         `json:"name"`
-	Status    string         `json:"status"`
+	Status    QuestStatus    `json:"status"`
 	Reason    string         `json:"reason,omitempty"`
 	Counts    map[string]int `json:"counts"`
 	Total     int            `json:"total"`
@@ -173,18 +173,18 @@ type Scan struct {
 // Verdict is the gate's answer to one submission. Outcome is PASS, FAIL,
 // REVIEW or DEFERRED.
 type Verdict struct {
-	Node         string   `json:"node"`
-	Outcome      string   `json:"outcome"`
-	Status       string   `json:"status"` // the node's status afterwards
-	Verdict      string   `json:"verdict,omitempty"`
-	Tries        int      `json:"tries"`
-	MaxTries     int      `json:"max_tries"`
-	Facts        []Fact   `json:"facts"`
-	Feedback     string   `json:"feedback,omitempty"`
-	FeedbackAdds bool     `json:"feedback_adds"`
-	ClaimHash    string   `json:"claim_hash"`
-	Children     []string `json:"children"`
-	Reason       string   `json:"reason,omitempty"` // why it was deferred or sent to a human
+	Node         string     `json:"node"`
+	Outcome      Outcome    `json:"outcome"`
+	Status       NodeStatus `json:"status"` // the node's status afterwards
+	Verdict      string     `json:"verdict,omitempty"`
+	Tries        int        `json:"tries"`
+	MaxTries     int        `json:"max_tries"`
+	Facts        []Fact     `json:"facts"`
+	Feedback     string     `json:"feedback,omitempty"`
+	FeedbackAdds bool       `json:"feedback_adds"`
+	ClaimHash    string     `json:"claim_hash"`
+	Children     []string   `json:"children"`
+	Reason       string     `json:"reason,omitempty"` // why it was deferred or sent to a human
 }
 
 // Rules is a gate's catalog: the audit list of what it blocks. Kinds is
@@ -232,7 +232,7 @@ type Verify struct {
 type Event struct {
 	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`
-	Kind      string    `json:"kind"` // node, verdict, consent, quest, device
+	Kind      EventKind `json:"kind"`
 	Quest     string    `json:"quest,omitempty"`
 	Node      string    `json:"node,omitempty"`
 	Role      string    `json:"role,omitempty"`
@@ -365,7 +365,7 @@ func QuestView(q *engine.Quest) Quest {
 	if gate == "" {
 		gate = "default"
 	}
-	return Quest{ID: q.ID, Name: q.Name, Direction: q.Direction, Status: string(q.Status), Reason: q.Reason,
+	return Quest{ID: q.ID, Name: q.Name, Direction: q.Direction, Status: QuestStatus(q.Status), Reason: q.Reason,
 		Attention: q.NeedsAttention(), Mode: q.Mode, Roles: nonNil(q.Roles), Provider: q.Provider, Gate: gate,
 		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
 		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
@@ -374,9 +374,9 @@ func QuestView(q *engine.Quest) Quest {
 
 // NodeView is the view of n.
 func NodeView(n *engine.Node) Node {
-	v := Node{ID: n.ID, Quest: n.Quest, Parent: n.Parent, Role: n.Role, Hypothesis: n.Hypothesis, Status: string(n.Status),
+	v := Node{ID: n.ID, Quest: n.Quest, Parent: n.Parent, Role: n.Role, Hypothesis: n.Hypothesis, Status: NodeStatus(n.Status),
 		Terminal: n.Status.Terminal(), Depth: n.Depth, Tries: n.Tries, Verdict: n.Verdict, Evidence: n.Evidence,
-		Citations: make([]Citation, len(n.Citations)), NewDirections: nonNil(n.NewDirections), Outcome: n.Outcome,
+		Citations: make([]Citation, len(n.Citations)), NewDirections: nonNil(n.NewDirections), Outcome: Outcome(n.Outcome),
 		Facts: facts(n.Facts), Feedback: n.Feedback, FeedbackAdds: feedbackAdds(n.Facts, n.Feedback),
 		ClaimHash: n.ClaimHash, Reason: n.Reason, Attempts: make([]Attempt, len(n.Attempts)), Runs: nonNil(n.Runs),
 		Created: n.Created, Updated: n.Updated}
@@ -411,20 +411,20 @@ func edgesView(es []engine.Edge) []Edge {
 // StatusView is the status of q.
 func StatusView(q *engine.Quest) Status {
 	counts, total := countsView(q)
-	return Status{Quest: q.ID, Name: q.Name, Status: string(q.Status), Reason: q.Reason, Counts: counts, Total: total,
+	return Status{Quest: q.ID, Name: q.Name, Status: QuestStatus(q.Status), Reason: q.Reason, Counts: counts, Total: total,
 		Running: q.Running, Used: usedView(q.Counters), Limits: limitsView(q.Limits), Remaining: remainingView(q.Limits, q.Counters)}
 }
 
 // VerdictView is the view of a submission's result.
 func VerdictView(r engine.SubmitResult) Verdict {
-	return Verdict{Node: r.Node, Outcome: r.Outcome, Status: string(r.Status), Verdict: r.Verdict, Tries: r.Tries,
+	return Verdict{Node: r.Node, Outcome: Outcome(r.Outcome), Status: NodeStatus(r.Status), Verdict: r.Verdict, Tries: r.Tries,
 		MaxTries: r.MaxTries, Facts: facts(r.Facts), Feedback: r.Feedback, FeedbackAdds: feedbackAdds(r.Facts, r.Feedback),
 		ClaimHash: r.ClaimHash, Children: nonNil(r.Children), Reason: r.Reason}
 }
 
 // EventView is the view of ev.
 func EventView(ev engine.Event) Event {
-	v := Event{Seq: ev.Seq, Time: ev.Time, Kind: ev.Kind, Quest: ev.Quest, Node: ev.Node, Role: ev.Role, From: ev.From,
+	v := Event{Seq: ev.Seq, Time: ev.Time, Kind: EventKind(ev.Kind), Quest: ev.Quest, Node: ev.Node, Role: ev.Role, From: ev.From,
 		To: ev.To, Outcome: ev.Outcome, Feedback: ev.Feedback, RootCause: ev.RootCause, ClaimHash: ev.ClaimHash,
 		Reason: ev.Reason, Detail: ev.Detail}
 	if len(ev.Facts) > 0 {

@@ -1,0 +1,68 @@
+package api
+
+// The words the views use for statuses, outcomes and event kinds, typed so
+// that a client decides on them with this package's constants instead of
+// the engine's. Their JSON is the plain string; a test pins that every
+// engine value has its word here and that the words agree.
+
+// QuestStatus is a quest's status.
+type QuestStatus string
+
+// Quest statuses (SPEC §2.1).
+const (
+	QuestActive     QuestStatus = "active"
+	QuestStopped    QuestStatus = "stopped"
+	QuestDone       QuestStatus = "done"
+	QuestTerminated QuestStatus = "terminated"
+)
+
+// NodeStatus is a node's place in the ratchet (SPEC §2.2).
+type NodeStatus string
+
+// Node statuses; the terminal ones are explored, growing, aborted and
+// exhausted.
+const (
+	NodeProposed        NodeStatus = "proposed"
+	NodePending         NodeStatus = "pending"
+	NodeRunning         NodeStatus = "running"
+	NodeDeferred        NodeStatus = "deferred"
+	NodeAwaitingConsent NodeStatus = "awaiting_consent"
+	NodePassed          NodeStatus = "passed"
+	NodeExplored        NodeStatus = "explored"
+	NodeGrowing         NodeStatus = "growing"
+	NodeAborted         NodeStatus = "aborted"
+	NodeExhausted       NodeStatus = "exhausted"
+)
+
+// NodeStatuses lists every node status in display order (the order of a
+// quest's counts).
+var NodeStatuses = []NodeStatus{NodeProposed, NodePending, NodeRunning, NodeDeferred, NodeAwaitingConsent,
+	NodePassed, NodeExplored, NodeGrowing, NodeAborted, NodeExhausted}
+
+// Outcome is the gate's word on a submission.
+type Outcome string
+
+// Outcomes of a submission (Verdict.Outcome, Node.Outcome, a verdict
+// event's outcome).
+const (
+	OutcomePass     Outcome = "PASS"
+	OutcomeFail     Outcome = "FAIL"
+	OutcomeReview   Outcome = "REVIEW"
+	OutcomeDeferred Outcome = "DEFERRED" // a network stage could not run; judged again when the network is back
+)
+
+// EventKind is what an event is about (SPEC §2.7).
+type EventKind string
+
+// Event kinds.
+const (
+	KindNode    EventKind = "node"
+	KindVerdict EventKind = "verdict"
+	KindConsent EventKind = "consent"
+	KindQuest   EventKind = "quest"
+	KindDevice  EventKind = "device"
+)
+
+// ProviderExternal is the provider that spawns nothing: an outside agent
+// pulls work with `next` and answers with `submit` (SPEC §2.6).
+const ProviderExternal = "external"
