@@ -31,6 +31,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -48,14 +50,14 @@ const DefaultPath = "/etc/questbox/questbox.toml"
 // Names of the providers that exist without any configuration (§2.6). A
 // configured provider may not take either name.
 const (
-	ProviderDemo     = "demo"     // built in, deterministic, offline; for `make run`
-	ProviderExternal = "external" // nothing is spawned; an outside agent uses next/submit
+	ProviderDemo     = engine.ProviderDemo     // built in, deterministic, offline; for `make run`
+	ProviderExternal = engine.ProviderExternal // nothing is spawned; an outside agent uses next/submit
 )
 
 // Quest modes (§2.4).
 const (
-	ModeTeam = "team"
-	ModeSolo = "solo"
+	ModeTeam = engine.ModeTeam
+	ModeSolo = engine.ModeSolo
 )
 
 // Provider types (§2.6) for configured providers.
@@ -66,7 +68,7 @@ const (
 
 // DefaultGate is the name of the built-in gate profile (gates.DefaultCatalog).
 // A [gates.NAME] table with this name replaces it.
-const DefaultGate = "default"
+const DefaultGate = engine.DefaultGate
 
 // NotFitted is the pin number of an LED or button that is not fitted.
 const NotFitted = -1
@@ -80,9 +82,9 @@ const (
 
 // GPIO backends (§5.3).
 const (
-	BackendAuto   = "auto"
-	BackendSim    = "sim"
-	BackendPeriph = "periph"
+	BackendAuto   = device.BackendAuto
+	BackendSim    = device.BackendSim
+	BackendPeriph = device.BackendPeriph
 )
 
 // Config is the whole configuration file.
@@ -330,30 +332,34 @@ func (m MQTT) Enabled() bool { return m.Broker != "" }
 
 // Default returns a Config with every default filled in and no providers
 // beyond the built-in ones. Each call returns a fresh value that the caller
-// may modify. DeviceID comes from the hostname (see [Daemon]).
+// may modify. DeviceID comes from the hostname (see [Daemon]). The
+// defaults of a rule another package owns are that package's: the quest
+// defaults and the engine's bounds are the engine's, the pins and the
+// button timing the device's.
 func Default() *Config {
+	q := engine.DefaultQuestDefaults()
 	return &Config{
 		Daemon: Daemon{
 			Data:           "/var/lib/questbox",
 			Tick:           Duration{60 * time.Second},
-			MaxParallel:    2,
+			MaxParallel:    engine.DefaultMaxParallel,
 			Listen:         "127.0.0.1:8080",
 			DeviceID:       defaultDeviceID(),
 			Grace:          Duration{30 * time.Second},
-			EventRetention: 10000,
+			EventRetention: engine.DefaultEventRetention,
 		},
 		Defaults: QuestDefaults{
-			Mode:         ModeTeam,
-			Provider:     ProviderDemo,
-			MaxTries:     3,
-			MaxAgentRuns: 50,
-			WallClock:    Duration{24 * time.Hour},
-			TokenBudget:  1000000,
-			MaxStalled:   3,
-			Roles:        []string{"scout", "poc", "strategist", "owner"},
-			Checkpoints:  []string{},
-			OwnerEvery:   3,
-			Gate:         DefaultGate,
+			Mode:         q.Mode,
+			Provider:     q.Provider,
+			MaxTries:     q.Limits.MaxTries,
+			MaxAgentRuns: q.Limits.MaxAgentRuns,
+			WallClock:    Duration{q.Limits.WallClock},
+			TokenBudget:  q.Limits.TokenBudget,
+			MaxStalled:   q.Limits.MaxStalled,
+			Roles:        q.Roles,
+			Checkpoints:  q.Checkpoints,
+			OwnerEvery:   q.Limits.OwnerEvery,
+			Gate:         q.Gate,
 		},
 		Providers: map[string]Provider{},
 		Gates:     map[string]GateProfile{},
@@ -365,13 +371,13 @@ func Default() *Config {
 		},
 		GPIO: GPIO{
 			Backend:       BackendAuto,
-			Green:         17,
-			Amber:         27,
-			Red:           22,
-			Button:        23,
-			Debounce:      Duration{50 * time.Millisecond},
-			LongPress:     Duration{2 * time.Second},
-			MultiPressGap: Duration{400 * time.Millisecond},
+			Green:         device.DefaultGreenPin,
+			Amber:         device.DefaultAmberPin,
+			Red:           device.DefaultRedPin,
+			Button:        device.DefaultButtonPin,
+			Debounce:      Duration{device.DefaultDebounce},
+			LongPress:     Duration{device.DefaultLongPress},
+			MultiPressGap: Duration{device.DefaultMultiPressGap},
 		},
 		MQTT: MQTT{
 			TopicPrefix:     "questbox",

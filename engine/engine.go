@@ -37,11 +37,32 @@ type Judge interface {
 // agent pulls work with Next and answers with Submit.
 const ProviderExternal = "external"
 
+// ProviderDemo is the built-in, deterministic, offline provider the daemon
+// wires for `make run`: the default provider of a quest.
+const ProviderDemo = "demo"
+
+// The defaults of Options, defined once here: config.Default refers to
+// them.
+const (
+	// DefaultMaxParallel bounds runs in flight across quests.
+	DefaultMaxParallel = 2
+	// DefaultEventRetention is how many delivered events the outbox keeps.
+	DefaultEventRetention = 10000
+)
+
+// DefaultQuestDefaults are what `quest new` uses when neither it nor the
+// config says otherwise: team mode, the demo provider, the built-in gate
+// profile, the four roles and DefaultLimits.
+func DefaultQuestDefaults() QuestDefaults {
+	return QuestDefaults{Mode: ModeTeam, Provider: ProviderDemo, Gate: DefaultGate,
+		Roles: []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}, Checkpoints: []string{}, Limits: DefaultLimits()}
+}
+
 // QuestDefaults fill what `quest new` leaves out.
 type QuestDefaults struct {
 	Mode        string
 	Provider    string
-	Gate        string // gate profile; default "default"
+	Gate        string // gate profile; default DefaultGate
 	Roles       []string
 	Checkpoints []string
 	Limits      Limits
@@ -53,7 +74,8 @@ type Options struct {
 	Log   *slog.Logger // default: discard
 	// Providers by name. "external" is always available and needs no entry.
 	Providers map[string]Provider
-	// MaxParallel bounds runs in flight across quests (default 2).
+	// MaxParallel bounds runs in flight across quests (default
+	// DefaultMaxParallel).
 	MaxParallel int
 	Defaults    QuestDefaults
 	// Catalog returns the gate catalog of a quest (default: gates.DefaultCatalog
@@ -76,7 +98,8 @@ type Options struct {
 	Sources map[string]string
 	// Judge is the L2 judge; nil means none is configured.
 	Judge Judge
-	// EventRetention is how many delivered events the outbox keeps (default 10000).
+	// EventRetention is how many delivered events the outbox keeps (default
+	// DefaultEventRetention).
 	EventRetention int
 	// ReadOnly makes an engine that only reads: New does not put back
 	// nodes a crash left running (that recovery is a write; the daemon and
@@ -143,10 +166,10 @@ func New(store *Store, opt Options) (*Engine, error) {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
 	if opt.MaxParallel <= 0 {
-		opt.MaxParallel = 2
+		opt.MaxParallel = DefaultMaxParallel
 	}
 	if opt.EventRetention <= 0 {
-		opt.EventRetention = 10000
+		opt.EventRetention = DefaultEventRetention
 	}
 	if opt.OutboxMax > 0 && opt.OutboxMax < opt.EventRetention {
 		opt.OutboxMax = opt.EventRetention
@@ -154,21 +177,21 @@ func New(store *Store, opt Options) (*Engine, error) {
 	if opt.Catalog == nil {
 		opt.Catalog = builtinCatalog
 	}
-	d := &opt.Defaults
+	d, def := &opt.Defaults, DefaultQuestDefaults()
 	if d.Mode == "" {
-		d.Mode = ModeTeam
+		d.Mode = def.Mode
 	}
 	if d.Provider == "" {
-		d.Provider = "demo"
+		d.Provider = def.Provider
 	}
 	if d.Gate == "" {
-		d.Gate = DefaultGate
+		d.Gate = def.Gate
 	}
 	if len(d.Roles) == 0 {
-		d.Roles = []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}
+		d.Roles = def.Roles
 	}
 	if d.Limits == (Limits{}) {
-		d.Limits = DefaultLimits()
+		d.Limits = def.Limits
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
 		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{}}

@@ -18,7 +18,7 @@ func TestDependenciesPointInward(t *testing.T) {
 		"clock/...":       {"clock"},
 		"engine/...":      {"engine", "gates", "clock"},
 		"gates/...":       {"gates"},
-		"config/...":      {"config", "engine", "gates", "clock"},
+		"config/...":      {"config", "engine", "gates", "device", "clock"},
 		"device":          {"device", "clock"},
 		"device/box":      {"device", "engine", "gates", "clock"},
 		"ui/...":          {"ui", "device", "engine", "gates", "config", "clock"},

@@ -345,7 +345,7 @@ func seedDemo(w io.Writer, eng *engine.Engine) error {
 		return err
 	}
 	s := eng.NewQuestSpec(demoName, demoDir)
-	s.Mode, s.Provider = engine.ModeTeam, "demo"
+	s.Mode, s.Provider = engine.ModeTeam, engine.ProviderDemo
 	q, err := eng.NewQuest(s)
 	if err != nil {
 		return err

@@ -363,7 +363,7 @@ func QuestView(q *engine.Quest) Quest {
 	counts, total := countsView(q)
 	gate := q.Gate
 	if gate == "" {
-		gate = "default"
+		gate = engine.DefaultGate
 	}
 	return Quest{ID: q.ID, Name: q.Name, Direction: q.Direction, Status: QuestStatus(q.Status), Reason: q.Reason,
 		Attention: q.NeedsAttention(), Mode: q.Mode, Roles: nonNil(q.Roles), Provider: q.Provider, Gate: gate,
