@@ -51,7 +51,7 @@ func buildStore(t *testing.T) string {
 	if _, err := h.e.Scan(q2.ID, hyps[:30]); err != nil {
 		t.Fatal(err)
 	}
-	if err := h.e.RecordDevice("press", "the last commit"); err != nil {
+	if err := h.e.RecordDeviceEvent(DeviceEvent{What: DevicePress, Result: "the last commit"}); err != nil {
 		t.Fatal(err)
 	}
 	h.close()

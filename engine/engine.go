@@ -651,12 +651,3 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	}
 	return r, t.move(q, n, Running, t.dispatchedWhy)
 }
-
-// RecordDevice appends a free-form device event to the outbox.
-//
-// Deprecated: use RecordDeviceEvent, whose events are typed.
-func (e *Engine) RecordDevice(outcome, detail string) error {
-	return e.update(func(t *txn) error {
-		return t.emit(Event{Kind: KindDevice, Outcome: outcome, Detail: detail})
-	})
-}

@@ -130,19 +130,19 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 			_, err := e.Submit(context.Background(), f.quest, f.pending, []byte(answer("dead", "dead end found here ok")))
 			return err
 		},
-		"Tick":           func() error { _, err := e.Tick(context.Background()); return err },
-		"AbortNode":      func() error { _, err := e.AbortNode(f.pending, "x"); return err },
-		"StopQuest":      func() error { _, err := e.StopQuest(f.quest, SourceCLI); return err },
-		"ResumeQuest":    func() error { _, err := e.ResumeQuest(f.quest, SourceCLI); return err },
-		"Approve":        func() error { return e.Approve(f.review, button(t, f.claim)) },
-		"Reject":         func() error { return e.Reject(f.review, button(t, f.claim)) },
-		"ExpireConsents": func() error { _, err := e.ExpireConsents(); return err },
-		"RecordDevice":   func() error { return e.RecordDevice("press", "x") },
-		"AckEvents":      func() error { return e.AckEvents("mqtt", 3) },
-		"ExportBegin":    func() error { _, err := e.ExportBegin(f.quest, out, 0); return err },
-		"ExportAck":      func() error { return e.ExportAck(f.quest, 0, 1) },
-		"ExportAbort":    func() error { return e.ExportAbort(f.quest, out) },
-		"JudgePut":       func() error { return s.JudgeCache().Put("k", judge.Result{Decided: true}) },
+		"Tick":              func() error { _, err := e.Tick(context.Background()); return err },
+		"AbortNode":         func() error { _, err := e.AbortNode(f.pending, "x"); return err },
+		"StopQuest":         func() error { _, err := e.StopQuest(f.quest, SourceCLI); return err },
+		"ResumeQuest":       func() error { _, err := e.ResumeQuest(f.quest, SourceCLI); return err },
+		"Approve":           func() error { return e.Approve(f.review, button(t, f.claim)) },
+		"Reject":            func() error { return e.Reject(f.review, button(t, f.claim)) },
+		"ExpireConsents":    func() error { _, err := e.ExpireConsents(); return err },
+		"RecordDeviceEvent": func() error { return e.RecordDeviceEvent(DeviceEvent{What: DevicePress, Result: "x"}) },
+		"AckEvents":         func() error { return e.AckEvents("mqtt", 3) },
+		"ExportBegin":       func() error { _, err := e.ExportBegin(f.quest, out, 0); return err },
+		"ExportAck":         func() error { return e.ExportAck(f.quest, 0, 1) },
+		"ExportAbort":       func() error { return e.ExportAbort(f.quest, out) },
+		"JudgePut":          func() error { return s.JudgeCache().Put("k", judge.Result{Decided: true}) },
 	}
 	for name, write := range writes {
 		if err := write(); !errors.Is(err, ErrReadOnly) {
