@@ -56,7 +56,9 @@ func TestVerifyWhileWritersCommit(t *testing.T) {
 		return err
 	})
 	// ...while the event outbox grows.
-	write(func(i int) error { return h.e.RecordDeviceEvent(DeviceEvent{What: DevicePress, Result: strings.Repeat("x", i%500)}) })
+	write(func(i int) error {
+		return h.e.RecordDeviceEvent(DeviceEvent{What: DevicePress, Result: strings.Repeat("x", i%500)})
+	})
 
 	// On a loaded machine the writers may not have started yet when 40
 	// quick verifies are done: go on (bounded) until one overlapped.
