@@ -53,7 +53,10 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("run", args); err != nil {
 		return err
 	}
-	fileKeys := configKeys(e.cfg) // before the flags: SIGHUP compares files
+	fileKeys, err := e.cfg.Keys() // before the flags: SIGHUP compares files
+	if err != nil {
+		return err
+	}
 	tick, delay, err := c.apply(e.cfg)
 	if err != nil {
 		return err
@@ -107,7 +110,7 @@ type daemon struct {
 	engines *daemonEngines
 	// fileKeys is the config file as read at start-up, before the flags,
 	// for SIGHUP to compare with (reload.go).
-	fileKeys map[string]string
+	fileKeys config.Keys
 
 	dev  *device.Device
 	box  *box.Box
