@@ -116,3 +116,9 @@ func (l *localStore) closeLocked() error {
 	}
 	return nil
 }
+
+// daemonRunning reports whether a daemon answers on the control socket.
+func daemonRunning(ctx context.Context, sock string) bool {
+	_, err := api.NewClient(api.SocketClient(sock), sock).Health(ctx)
+	return err == nil
+}
