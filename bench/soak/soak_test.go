@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/device/mqtt/mosquittotest"
+	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -65,7 +66,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) == 3 && os.Args[1] == agentArg {
 		os.Exit(agentMain(os.Args[2]))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	buildtest.Cleanup()
+	os.Exit(code)
 }
 
 func envInt(t *testing.T, name string, def int) int {
@@ -141,7 +144,7 @@ func newSoak(t *testing.T, seed uint64) *soak {
 	if err := os.MkdirAll(filepath.Join(dir, "export"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s.bin = buildQuestbox(t, dir)
+	s.bin = buildtest.Questbox(t)
 	s.logf, err = os.Create(filepath.Join(dir, "daemon.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -214,22 +217,6 @@ discovery = false
 		}
 	})
 	return s
-}
-
-// buildQuestbox builds cmd/questbox from this module into dir.
-func buildQuestbox(t *testing.T, dir string) string {
-	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	bin := filepath.Join(dir, "questbox")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/questbox")
-	cmd.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // start execs the daemon; it does not wait for it to be ready.

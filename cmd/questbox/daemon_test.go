@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 // waitFor polls cond every 50ms, at most attempts times.
@@ -179,7 +180,7 @@ func readNotify(t *testing.T, c *net.UnixConn) string {
 // the node comes back pending with an interrupted attempt, no try used,
 // and the ledger verifies.
 func TestCrash(t *testing.T) {
-	bin := buildQuestbox(t)
+	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
 	started := filepath.Join(dir, "started")

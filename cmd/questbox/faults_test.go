@@ -13,6 +13,7 @@ import (
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/api/apitest"
 )
 
 // busyConfig writes a config whose provider "busy" always answers
@@ -134,10 +135,10 @@ func TestBrokerStoppedAndRestarted(t *testing.T) {
 	})
 	last := lastSeq(t, data)
 	msgs := sub.WaitFor("every event up to the last", func(msgs []mosquittotest.Message) bool {
-		seqs, _ := eventSeqs(t, msgs)
+		seqs, _ := apitest.EventSeqs(t, msgs)
 		return len(seqs) > 0 && seqs[len(seqs)-1] >= last
 	})
-	seqs, _ := eventSeqs(t, msgs)
+	seqs, _ := apitest.EventSeqs(t, msgs)
 	seen := map[uint64]bool{}
 	for i, s := range seqs {
 		if i > 0 && s < seqs[i-1] && !seen[s] {

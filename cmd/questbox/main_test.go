@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 func TestMain(m *testing.M) {
@@ -34,9 +35,7 @@ func TestMain(m *testing.M) {
 	os.Setenv("QUESTBOX_CONFIG", conf)
 	code := m.Run()
 	os.RemoveAll(dir)
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
+	buildtest.Cleanup()
 	os.Exit(code)
 }
 

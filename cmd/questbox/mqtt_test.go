@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,9 @@ import (
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/mqtt/mosquittotest"
+	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/api/apitest"
 )
 
 // mqttConfig writes a config for a box "cmdbox" on broker b, logging in
@@ -43,26 +44,6 @@ reconnect_max = "1s"
 	return cfg
 }
 
-// eventSeqs are the seqs of the event messages, in arrival order, and the
-// kinds seen.
-func eventSeqs(t *testing.T, msgs []mosquittotest.Message) ([]uint64, map[string]int) {
-	t.Helper()
-	var seqs []uint64
-	kinds := map[string]int{}
-	for _, m := range msgs {
-		if !strings.Contains(m.Topic, "/event/") {
-			continue
-		}
-		var ev api.Event
-		if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
-			t.Fatalf("%s: %v", m.Topic, err)
-		}
-		seqs = append(seqs, ev.Seq)
-		kinds[string(ev.Kind)]++
-	}
-	return seqs, kinds
-}
-
 func TestMQTTDaemonPublishesAQuestAsItRuns(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
 	dir := shortDir(t)
@@ -79,10 +60,10 @@ func TestMQTTDaemonPublishesAQuestAsItRuns(t *testing.T) {
 		"--provider", "demo", "--json", "--data", data), &q)
 	msgs := sub.WaitFor("the quest's retained state and its verdicts", func(msgs []mosquittotest.Message) bool {
 		m, ok := mosquittotest.Last(msgs, "questbox/cmdbox/quest/"+q.ID+"/state")
-		_, kinds := eventSeqs(t, msgs)
+		_, kinds := apitest.EventSeqs(t, msgs)
 		return ok && strings.Contains(m.Payload, `"id":"`+q.ID+`"`) && kinds["verdict"] > 1 && kinds["node"] > 1
 	})
-	seqs, _ := eventSeqs(t, msgs)
+	seqs, _ := apitest.EventSeqs(t, msgs)
 	for i := 1; i < len(seqs); i++ {
 		if seqs[i] <= seqs[i-1] {
 			t.Fatalf("seq %d after %d: not increasing (%v)", seqs[i], seqs[i-1], seqs)
@@ -130,7 +111,7 @@ func TestMQTTLastWillWhenTheDaemonIsKilled(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
 	dir := shortDir(t)
 	cfg := mqttConfig(t, dir, b, "secret")
-	bin := buildQuestbox(t)
+	bin := buildtest.Questbox(t)
 	sub := b.SubscribeAs(t, "questbox/cmdbox/status", "qb", "secret")
 	data := filepath.Join(dir, "data")
 	if err := os.Mkdir(data, 0o700); err != nil {

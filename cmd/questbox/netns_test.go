@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -59,7 +60,7 @@ func TestNetnsNoRouteThenDNSFailure(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	dir := shortDir(t)
-	bin := buildQuestbox(t)
+	bin := buildtest.Questbox(t)
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "questbox.toml")
 	os.WriteFile(cfg, []byte(fmt.Sprintf(`[network]

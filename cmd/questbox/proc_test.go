@@ -1,47 +1,10 @@
 package main
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// The questbox binary for the tests that signal or kill a real process,
-// built once per test run (static, as released) into binDir, which
-// TestMain removes.
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-	binOut  []byte
-)
-
-// buildQuestbox returns the path of the built binary; under -short the
-// test is skipped (make test never passes -short).
-func buildQuestbox(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	binOnce.Do(func() {
-		binDir, binErr = os.MkdirTemp("", "qbbin")
-		if binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "questbox")
-		build := exec.Command("go", "build", "-o", binPath, ".")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		binOut, binErr = build.CombinedOutput()
-	})
-	if binErr != nil {
-		t.Fatalf("go build: %v\n%s", binErr, binOut)
-	}
-	return binPath
-}
 
 // binaryCLI returns a function that runs the built binary with --config
 // cfg and --data data, fails the test unless it exits with want, and

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -74,7 +75,7 @@ func (p *procDaemon) exit(t *testing.T, within time.Duration) int {
 // goes back to pending with an interrupted attempt that used no try, the
 // daemon exits 0 well within TimeoutStopSec, and the store verifies.
 func TestSIGTERMDuringAgentRun(t *testing.T) {
-	bin := buildQuestbox(t)
+	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
 	started := filepath.Join(dir, "started")
@@ -142,7 +143,7 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 // running, names each changed key as needing a restart, applies nothing,
 // and reports a broken file without dying; SIGTERM still stops it cleanly.
 func TestSIGHUPReloadChecksTheConfig(t *testing.T) {
-	bin := buildQuestbox(t)
+	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "questbox.toml")

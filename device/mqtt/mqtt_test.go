@@ -4,13 +4,13 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/loopback"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -206,7 +206,7 @@ func TestConnectionProblems(t *testing.T) {
 			},
 			true, "refused the TLS handshake"},
 		{"unreachable", mosquittotest.Options{},
-			func(r *rig, o *Options) { o.Broker = "tcp://" + closedAddr(t) },
+			func(r *rig, o *Options) { o.Broker = "tcp://" + loopback.ClosedAddr(t) },
 			false, "unreachable"},
 	}
 	for _, tt := range tests {
@@ -302,16 +302,4 @@ func mustTLS(t *testing.T, f TLSFiles) *tls.Config {
 		t.Fatal(err)
 	}
 	return cfg
-}
-
-// closedAddr is a loopback address where nothing listens.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
 }

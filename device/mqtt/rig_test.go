@@ -3,7 +3,6 @@ package mqtt
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -17,7 +16,7 @@ import (
 	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
-	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/api/apitest"
 )
 
 const testDevice = "testbox"
@@ -180,7 +179,7 @@ func waitSeqs(t *testing.T, sub *mosquittotest.Subscriber, from, to uint64) []ui
 	t.Helper()
 	var got []uint64
 	sub.WaitFor("events "+strconv.FormatUint(from+1, 10)+".."+strconv.FormatUint(to, 10), func(msgs []mosquittotest.Message) bool {
-		got = eventSeqs(t, msgs)
+		got, _ = apitest.EventSeqs(t, msgs)
 		seen := map[uint64]bool{}
 		for _, s := range got {
 			seen[s] = true
@@ -193,26 +192,6 @@ func waitSeqs(t *testing.T, sub *mosquittotest.Subscriber, from, to uint64) []ui
 		return true
 	})
 	return got
-}
-
-// eventSeqs decodes the seqs of the event messages, in arrival order.
-func eventSeqs(t *testing.T, msgs []mosquittotest.Message) []uint64 {
-	t.Helper()
-	var out []uint64
-	for _, m := range msgs {
-		if !strings.Contains(m.Topic, "/event/") {
-			continue
-		}
-		var ev api.Event
-		if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil {
-			t.Fatalf("event on %s is not api.Event JSON: %v: %s", m.Topic, err, m.Payload)
-		}
-		if !strings.HasSuffix(m.Topic, "/event/"+string(ev.Kind)) {
-			t.Fatalf("event of kind %s on topic %s", ev.Kind, m.Topic)
-		}
-		out = append(out, ev.Seq)
-	}
-	return out
 }
 
 // inOrderOnce checks that seqs, de-duplicated (first arrival kept), are

@@ -14,26 +14,13 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/internal/loopback"
 )
 
 // localNet is a Net allowed to reach 127.0.0.1, where every test server is.
 func localNet(cfg NetConfig) *Net {
 	cfg.AllowPrivate = true
 	return NewNet(cfg)
-}
-
-// closedAddr returns a 127.0.0.1 address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }
 
 func testServer(t *testing.T) *httptest.Server {
@@ -50,7 +37,7 @@ func testServer(t *testing.T) *httptest.Server {
 
 func TestNetFetchURL(t *testing.T) {
 	srv := testServer(t)
-	closed := "http://" + closedAddr(t) + "/"
+	closed := "http://" + loopback.ClosedAddr(t) + "/"
 	n := localNet(NetConfig{MaxBody: 1000, MaxRedirects: 3, Timeout: 5 * time.Second})
 	tests := []struct {
 		name          string
@@ -109,7 +96,7 @@ func TestNetDial(t *testing.T) {
 	if err := n.Dial(context.Background(), strings.TrimPrefix(srv.URL, "http://")); err != nil {
 		t.Errorf("got %v dialling a listening port, want nil", err)
 	}
-	if err := n.Dial(context.Background(), closedAddr(t)); !IsTransport(err) {
+	if err := n.Dial(context.Background(), loopback.ClosedAddr(t)); !IsTransport(err) {
 		t.Errorf("got %v dialling a closed port, want a transport error", err)
 	}
 }
@@ -266,7 +253,7 @@ func TestStagedTransportDefers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := []byte(`{"verdict":"promising","evidence":"e","citations":[{"source":"http://` + closedAddr(t) + `/","quote":"q"}],"new_directions":[]}`)
+	raw := []byte(`{"verdict":"promising","evidence":"e","citations":[{"source":"http://` + loopback.ClosedAddr(t) + `/","quote":"q"}],"new_directions":[]}`)
 	got := c.EvaluateStaged(context.Background(), gates.Input{Raw: raw}, NewSnapshot(Config{Resolver: localNet(NetConfig{})}))
 	if !got.Deferred {
 		t.Fatalf("got %+v, want deferred", got)
@@ -337,7 +324,7 @@ func TestDialCheck(t *testing.T) {
 	if err := DialCheck(nil, strings.TrimPrefix(srv.URL, "http://"))(context.Background()); err != nil {
 		t.Errorf("got %v, want nil", err)
 	}
-	if err := DialCheck(nil, closedAddr(t))(context.Background()); err == nil {
+	if err := DialCheck(nil, loopback.ClosedAddr(t))(context.Background()); err == nil {
 		t.Error("got nil for a closed port, want an error")
 	}
 }
