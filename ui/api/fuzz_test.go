@@ -45,6 +45,7 @@ func FuzzPostBodies(f *testing.F) {
 		`{"file":"relative","size":-1}`,
 		`{"token":"nope"}`,
 		`{"reason":"r"}`,
+		`{"source":"mqtt"}`, `{"source":"owner"}`,
 		`{"hold":"2s","times":1}`,
 		`{}`, ``, `null`, `[]`, `{"name":`, `{"name":1e999}`,
 		`{"limits":{"max_agent_runs":-1}}`,

@@ -344,8 +344,11 @@ func (s *Server) source(w http.ResponseWriter, r *http.Request) (engine.Source, 
 		src = SourceCLI
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	if err != nil {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return "", errorf(CodeTooLarge, "request body is over %d bytes", maxBody)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the request body: %w", err)
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
 		var cmd QuestCommand
