@@ -25,7 +25,6 @@
 package config
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -36,12 +35,6 @@ import (
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
-
-// ErrInvalid is returned (wrapped) by [Load], [Parse] and [Config.Validate] when
-// the configuration cannot be used: the file is missing or unreadable, is not
-// valid TOML, has unknown keys, or has a value that is wrong. Check it with
-// errors.Is; the wrapped [*Error] values say where and what.
-var ErrInvalid = errors.New("invalid config")
 
 // DefaultPath is where the daemon looks for its configuration file when no
 // --config flag is given (systemd's ConfigurationDirectory=questbox).

@@ -1,8 +1,24 @@
 package config
 
 import (
+	"errors"
 	"strconv"
 	"strings"
+)
+
+// Every error value the package returns to its callers is declared here:
+// ui/api's error table has a row for each (its test reads this file).
+var (
+	// ErrInvalid is returned (wrapped) by [Load], [Parse] and
+	// [Config.Validate] when the configuration cannot be used: the file is
+	// missing or unreadable, is not valid TOML, has unknown keys, or has a
+	// value that is wrong. Check it with errors.Is; the wrapped [*Error]
+	// values say where and what.
+	ErrInvalid = errors.New("invalid config")
+	// ErrUnknownGate is returned (wrapped) by [Config.Catalog] for a
+	// profile name that is neither built in nor configured, for example the
+	// profile of a quest created before its [gates.NAME] table was removed.
+	ErrUnknownGate = errors.New("unknown gate profile")
 )
 
 // Error is one problem with a configuration. It wraps [ErrInvalid]. [Load],

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -11,11 +10,6 @@ import (
 
 	"github.com/questbox/questbox/gates"
 )
-
-// ErrUnknownGate is returned (wrapped) by [Config.Catalog] for a profile
-// name that is neither built in nor configured, for example the profile of
-// a quest created before its [gates.NAME] table was removed.
-var ErrUnknownGate = errors.New("unknown gate profile")
 
 // GateNames lists the gate profiles a quest may use, sorted: "default"
 // (built in, or replaced by [gates.default]) and every [gates.NAME].

@@ -2,7 +2,7 @@ package engine
 
 import "errors"
 
-// Every error value the engine returns is declared here, documented as
+// Every error value the engine returns to its callers is declared here, documented as
 // "… is returned when …": ui/api's error table has a row for each (its
 // test reads this file), so a new one here needs its HTTP status and exit
 // code decided there.

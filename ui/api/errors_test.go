@@ -14,18 +14,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 )
 
-// engineSentinels reads the engine's package files and returns the text of
+// sentinelsOf reads the package files of dir and returns the text of
 // every exported error value (var ErrX = errors.New("text")) by name, and
 // the file that declares it.
-func engineSentinels(t *testing.T) (texts map[string]string, files map[string]string) {
+func sentinelsOf(t *testing.T, dir string) (texts map[string]string, files map[string]string) {
 	t.Helper()
 	texts, files = map[string]string{}, map[string]string{}
-	paths, err := filepath.Glob("../../engine/*.go")
+	paths, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil || len(paths) == 0 {
-		t.Fatalf("engine sources: %v (%d files)", err, len(paths))
+		t.Fatalf("%s sources: %v (%d files)", dir, err, len(paths))
 	}
 	fset := token.NewFileSet()
 	for _, p := range paths {
@@ -65,31 +66,34 @@ func engineSentinels(t *testing.T) (texts map[string]string, files map[string]st
 	return texts, files
 }
 
-// TestEverySentinelHasARow pins the error table to engine/errors.go: every
-// error value the engine declares is declared there, and has a row (a
-// code with an HTTP status and an exit code). A new sentinel without a row
+// TestEverySentinelHasARow pins the error table to the files that declare
+// the error values clients meet (engine/errors.go, config/error.go): every
+// error value of those packages is declared there, and has a row (a code
+// with an HTTP status and an exit code). A new sentinel without a row
 // fails here.
 func TestEverySentinelHasARow(t *testing.T) {
-	texts, files := engineSentinels(t)
-	if len(texts) < 10 {
-		t.Fatalf("found %d engine sentinels; the parser missed them", len(texts))
-	}
-	for name, text := range texts {
-		if files[name] != "errors.go" {
-			t.Errorf("engine.%s is declared in %s; every error value lives in engine/errors.go", name, files[name])
+	for _, pkg := range []struct{ dir, file string }{{"../../engine", "errors.go"}, {"../../config", "error.go"}} {
+		texts, files := sentinelsOf(t, pkg.dir)
+		if len(texts) < 2 {
+			t.Fatalf("found %d sentinels in %s; the parser missed them", len(texts), pkg.dir)
 		}
-		row := -1
-		for i, s := range sentinels {
-			if s.err.Error() == text {
-				row = i
+		for name, text := range texts {
+			if files[name] != pkg.file {
+				t.Errorf("%s.%s is declared in %s; every error value lives in %s", filepath.Base(pkg.dir), name, files[name], pkg.file)
 			}
-		}
-		if row < 0 {
-			t.Errorf("engine.%s (%q) has no row in the error table (ui/api/errors.go)", name, text)
-			continue
-		}
-		if _, ok := codes[sentinels[row].code]; !ok {
-			t.Errorf("engine.%s: code %q is not in the table of codes", name, sentinels[row].code)
+			row := -1
+			for i, s := range sentinels {
+				if s.err.Error() == text {
+					row = i
+				}
+			}
+			if row < 0 {
+				t.Errorf("%s.%s (%q) has no row in the error table (ui/api/errors.go)", filepath.Base(pkg.dir), name, text)
+				continue
+			}
+			if _, ok := codes[sentinels[row].code]; !ok {
+				t.Errorf("%s.%s: code %q is not in the table of codes", filepath.Base(pkg.dir), name, sentinels[row].code)
+			}
 		}
 	}
 	for code, r := range codes {
@@ -123,6 +127,8 @@ func TestErrorTable(t *testing.T) {
 		{engine.ErrStaleConsent, CodeConflict, 409, ExitUsage, "consent is void: the claim changed after it was shown"},
 		{engine.ErrEventsPruned, CodeConflict, 409, ExitUsage, "events were pruned"},
 		{engine.ErrInvalid, CodeInvalid, 400, ExitUsage, "invalid input"},
+		{config.ErrInvalid, CodeInvalid, 400, ExitUsage, "invalid config"},
+		{config.ErrUnknownGate, CodeInvalid, 400, ExitUsage, "unknown gate profile"},
 		{errors.New("disk on fire"), CodeInternal, 500, ExitUsage, "disk on fire"},
 		{errorf(CodeInvalid, "submit needs ?node=N"), CodeInvalid, 400, ExitUsage, "submit needs ?node=N: invalid input"},
 		{errorf(CodeNotFound, "no such API route: GET /x"), CodeNotFound, 404, ExitUsage, "GET /x: not found"},
