@@ -94,6 +94,13 @@ func TestCommandsStopResumeAndIgnoreRetainedAndMalformed(t *testing.T) {
 	if got := questEvents(t, r.eng, q.ID); strings.Join(got, " ") != "active>stopped stopped>active" {
 		t.Fatalf("quest changes %v, want a stop then a resume", got)
 	}
+	got, err := r.eng.Quest(q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Reason != "resumed via mqtt" {
+		t.Errorf("quest reason %q, want it to name MQTT as the source", got.Reason)
+	}
 }
 
 func TestCommandsAreOffByDefault(t *testing.T) {
