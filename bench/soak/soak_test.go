@@ -733,7 +733,7 @@ func (s *soak) finish() {
 	nodes := s.snapshotFromStore()
 	status := map[string]int{}
 	for _, n := range nodes {
-		status[n.Status]++
+		status[string(n.Status)]++
 		for _, a := range n.Attempts {
 			if a.Outcome == "interrupted" {
 				s.n.interrupted++
@@ -800,7 +800,7 @@ func seqOf(t *testing.T, m mosquittotest.Message) (uint64, string) {
 	if err := json.Unmarshal([]byte(m.Payload), &ev); err != nil || ev.Seq == 0 {
 		t.Fatalf("%s: not an event (%v): %s", m.Topic, err, m.Payload)
 	}
-	return ev.Seq, ev.Kind
+	return ev.Seq, string(ev.Kind)
 }
 
 func fmtMap(m map[string]int) string {
