@@ -42,7 +42,7 @@ func Parse(data []byte, name string) (*Config, error) {
 	md, err := toml.Decode(string(data), cfg)
 	f.md = md
 	if errs := f.check(err); len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, errors.Join(redactAll(fileSecrets(f.tree), errs)...)
 	}
 
 	for pname, p := range cfg.Providers {
@@ -60,7 +60,7 @@ func Parse(data []byte, name string) (*Config, error) {
 	}
 
 	if errs := cfg.validate(f.isSet); len(errs) > 0 {
-		return nil, errors.Join(f.place(errs)...)
+		return nil, errors.Join(redactAll(fileSecrets(f.tree), f.place(errs))...)
 	}
 	return cfg, nil
 }

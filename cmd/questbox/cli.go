@@ -108,6 +108,9 @@ type env struct {
 	cfg  *config.Config // resolved: flag > env > file > default
 	data string         // resolved data directory (absolute)
 	log  *slog.Logger
+	// redact masks the configured secrets in whatever the verb prints,
+	// logs or returns (set with cfg).
+	redact *config.Redactor
 
 	door *door // the API: the daemon's socket, or in-process
 }
@@ -251,11 +254,11 @@ func (e *env) exec(ctx context.Context, args []string) error {
 		return err
 	}
 	if v.mode == standalone {
-		return cmd.run(ctx, e, pos)
+		return e.redact.Error(cmd.run(ctx, e, pos))
 	}
 	e.door = &door{e: e}
 	defer e.door.close()
-	return cmd.run(ctx, e, pos)
+	return e.redact.Error(cmd.run(ctx, e, pos))
 }
 
 // leadingFlags accepts --data and --config before the verb

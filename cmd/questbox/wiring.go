@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,8 +32,9 @@ func (e *env) resolve() error {
 		return err
 	}
 	e.cfg, e.data = cfg, cfg.Daemon.Data
+	e.redact = config.NewRedactor(cfg, e.getenv, os.ReadFile)
 	if e.log == nil {
-		e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		e.log = e.newLogger(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
 	}
 	return nil
 }
