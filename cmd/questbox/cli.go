@@ -107,7 +107,10 @@ type env struct {
 
 	cfg  *config.Config // resolved: flag > env > file > default
 	data string         // resolved data directory (absolute)
-	log  *slog.Logger
+	// dataFrom says who chose data: "--data", "QUESTBOX_DATA", "the
+	// config file F"; "" for the built-in default (see mayCreateStore).
+	dataFrom string
+	log      *slog.Logger
 	// redact masks the configured secrets in whatever the verb prints,
 	// logs or returns (set with cfg).
 	redact *config.Redactor

@@ -60,13 +60,17 @@ func (e *env) loadConfig() (*config.Config, error) {
 	default:
 		return nil, err
 	}
-	data := e.dataFlag
+	data, from := e.dataFlag, "--data"
 	if data == "" {
-		data = e.getenv("QUESTBOX_DATA")
+		data, from = e.getenv("QUESTBOX_DATA"), "QUESTBOX_DATA"
 	}
 	if data == "" {
-		data = cfg.Daemon.Data
+		data, from = cfg.Daemon.Data, "the config file "+cfg.Path
+		if cfg.Path == "" {
+			from = ""
+		}
 	}
+	e.dataFrom = from
 	if !filepath.IsAbs(data) {
 		data = filepath.Join(e.cwd, data)
 	}
