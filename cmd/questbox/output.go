@@ -142,7 +142,7 @@ func dur(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
-	return d.Round(time.Second).String()
+	return d.Truncate(time.Second).String() // whole seconds, truncated, as the API's views
 }
 
 // writeFacts prints facts one per line, then the canonical feedback when it
