@@ -137,7 +137,7 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// dur renders a duration rounded to the second.
+// dur renders a duration in whole seconds, truncated.
 func dur(d time.Duration) string {
 	if d < 0 {
 		d = 0
