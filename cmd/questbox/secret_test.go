@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // TestNoSecretInAnyMessage runs the CLI on configurations full of
@@ -59,6 +60,25 @@ env = ["PATH", "QB_TEST_TOKEN"]
 				all = append(all, r.stdout, r.stderr)
 				if r.code == 0 && args[0] == "run" && name != "wiring" {
 					t.Errorf("%v: exit 0, want the config refused", args)
+				}
+			}
+			if name == "wiring" {
+				// The daemon's own log, and the API's view of the broker.
+				data := shortDir(t)
+				d := startDaemon(t, data, "--gpio", "sim", "--config", cfg)
+				waitFor(t, "the broker's error", func() bool {
+					var v api.Device
+					decode(t, must(t, 0, "", "device", "status", "--json", "--data", data, "--config", cfg), &v)
+					return v.Broker.Error != ""
+				})
+				for _, args := range [][]string{{"device", "status", "--json"}, {"device", "status"}, {"quest", "new", "x", "--direction", "d", "--provider", "agent"}, {"tick"}} {
+					r := qb(t, "", append(args, "--data", data, "--config", cfg)...)
+					all = append(all, r.stdout, r.stderr)
+				}
+				d.stop()
+				all = append(all, d.stdout.String(), d.stderr.String())
+				if !strings.Contains(d.stderr.String(), "xxxxx") {
+					t.Errorf("the daemon's log masks nothing; the test does not reach a secret:\n%s", d.stderr.String())
 				}
 			}
 			out := strings.Join(all, "\n")
