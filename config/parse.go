@@ -48,9 +48,13 @@ func Parse(data []byte, name string) (*Config, error) {
 	md, err := toml.Decode(string(data), cfg)
 	f.md = md
 	errs, bad := f.check(err)
-	if err != nil && len(bad) > 0 {
+	if err != nil {
 		// The decoder stopped at a bad value: the rest of the file is
-		// decoded again without the values it refused.
+		// decoded again without the values it refused (when it said
+		// which; else nothing it decoded is trusted).
+		if len(bad) == 0 {
+			return nil, errors.Join(redactAll(secrets, errs)...)
+		}
 		if cfg, err = f.decodeWithout(bad); err != nil {
 			return nil, errors.Join(redactAll(secrets, errs)...)
 		}
