@@ -27,8 +27,8 @@ func (e *env) mayCreateStore() error {
 		return nil
 	}
 	return &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf(
-		"no questbox daemon answers on %s and there is no store in %s; this command would create a new one there (%s). "+
-			"Say which store to use: --data DIR or QUESTBOX_DATA=DIR (--data ./data beside `make run`), or daemon.data in the config file; "+
-			"--data %s creates it there",
+		"no questbox daemon answers on %s and there is no store in %s: this command would create a new, empty one (%s). "+
+			"Choose the store with --data DIR or QUESTBOX_DATA=DIR (next to `make run`: --data ./data), or daemon.data in a config file; "+
+			"--data %s creates it there on purpose",
 		e.cfg.SocketPath(), e.data, db, e.data)}
 }
