@@ -7,6 +7,8 @@ import (
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/agent"
 )
 
 // newLogger is the process's logger on w: a text handler whose every
@@ -68,4 +70,27 @@ func (h *redactHandler) attr(a slog.Attr) slog.Attr {
 func (d *daemon) setBroker(b box.Broker) {
 	b.Error = d.e.redact.String(b.Error)
 	d.box.SetBroker(b)
+}
+
+// redactedProvider is a provider whose errors have the configured secrets
+// masked: the engine keeps them as a stopped quest's reason or a fact, and
+// the API, the dashboard and MQTT show them. errors.Is still reaches what
+// they wrap (agent.ErrNotFound, agent.ErrUnavailable).
+type redactedProvider struct {
+	p engine.Provider
+	r *config.Redactor
+}
+
+// Run implements engine.Provider.
+func (p redactedProvider) Run(ctx context.Context, req agent.Request) (agent.Reply, error) {
+	rep, err := p.p.Run(ctx, req)
+	return rep, p.r.Error(err)
+}
+
+// Check implements engine.ProviderChecker when the provider does.
+func (p redactedProvider) Check() error {
+	if c, ok := p.p.(engine.ProviderChecker); ok {
+		return p.r.Error(c.Check())
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -71,10 +72,16 @@ env = ["PATH", "QB_TEST_TOKEN"]
 					decode(t, must(t, 0, "", "device", "status", "--json", "--data", data, "--config", cfg), &v)
 					return v.Broker.Error != ""
 				})
-				for _, args := range [][]string{{"device", "status", "--json"}, {"device", "status"}, {"quest", "new", "x", "--direction", "d", "--provider", "agent"}, {"tick"}} {
+				for _, args := range [][]string{{"device", "status", "--json"}, {"device", "status"}, {"quest", "new", "x", "--direction", "d", "--provider", "agent"}, {"tick"},
+					{"quest", "show", "q1", "--json"}, {"quest", "list", "--json"}, {"status", "q1"}} {
 					r := qb(t, "", append(args, "--data", data, "--config", cfg)...)
 					all = append(all, r.stdout, r.stderr)
 				}
+				// The API's own answer, as the dashboard or a script gets it.
+				agentName := "agent"
+				c := api.NewClient(api.SocketClient(filepath.Join(data, "questbox.sock")), "daemon")
+				_, err := c.NewQuest(context.Background(), api.NewQuest{Name: "y", Direction: "d", Provider: &agentName})
+				all = append(all, fmt.Sprint(err))
 				d.stop()
 				all = append(all, d.stdout.String(), d.stderr.String())
 				if !strings.Contains(d.stderr.String(), "xxxxx") {

@@ -134,6 +134,20 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 			w.providers[name] = op
 		}
 	}
+	// What the providers say goes into quest reasons, facts and the API's
+	// answers: none of it may carry a configured secret.
+	red := config.NewRedactor(cfg, getenv, os.ReadFile)
+	for name, p := range w.providers {
+		if name != config.ProviderDemo {
+			w.providers[name] = redactedProvider{p: p, r: red}
+		}
+	}
+	for name, err := range w.problems {
+		w.problems[name] = red.Error(err)
+	}
+	for name, err := range w.warnings {
+		w.warnings[name] = red.Error(err)
+	}
 	w.buildJudgeModels(cfg, getenv)
 	return w
 }
