@@ -92,6 +92,9 @@ type wiring struct {
 	gates *catalogs
 	net   *network
 
+	// redact masks the configured secrets in what the providers say.
+	redact *config.Redactor
+
 	judgeModels [2]judge.Model // light, heavy; set when [judge] is configured
 	judgeErr    error          // why the configured judge cannot be built
 }
@@ -137,6 +140,7 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 	// What the providers say goes into quest reasons, facts and the API's
 	// answers: none of it may carry a configured secret.
 	red := config.NewRedactor(cfg, getenv, os.ReadFile)
+	w.redact = red
 	for name, p := range w.providers {
 		if name != config.ProviderDemo {
 			w.providers[name] = redactedProvider{p: p, r: red}
