@@ -30,7 +30,8 @@ help: ## list the targets
 
 run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
 	$(GO) build -o bin/questbox ./cmd/questbox
-	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; ./bin/questbox --data ./data quest list (in another terminal) talks to it"
+	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; in another terminal, ./bin/questbox --data ./data quest list talks to it"
+	@echo "questbox: (or export PATH=\"\$$PWD/bin:\$$PATH\" QUESTBOX_DATA=\"\$$PWD/data\" there, then plain questbox quest list, as README.md writes it)"
 	@echo "questbox: the dashboard's URL follows; on first start its password is in the log line 'dashboard password generated'"
 	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 

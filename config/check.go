@@ -32,18 +32,18 @@ type problem struct {
 }
 
 // check finds the unknown keys and the values of the wrong type, and
-// returns them as errors in file order. Unknown keys are the decoder's
+// returns them as errors in file order, with where they are. Unknown keys are the decoder's
 // own word (toml.MetaData.Undecoded). The decoder stops at the first value
 // it cannot decode, and which one it meets first depends on map order; so
 // when it failed, every key is decoded again on its own (decodeEach), to
 // report each problem, always the same way.
-func (f *file) check(decodeErr error) []error {
+func (f *file) check(decodeErr error) ([]error, []problem) {
 	var found []problem
 	if decodeErr != nil {
 		found = f.decodeEach()
 		if len(found) == 0 {
 			// Never accept what the decoder refused, even unexplained.
-			return []error{syntaxError(f.name, f.data, decodeErr)}
+			return []error{syntaxError(f.name, f.data, decodeErr)}, nil
 		}
 	} else {
 		sk := knownKeys()
@@ -70,7 +70,7 @@ func (f *file) check(decodeErr error) []error {
 	found = append(found, f.notTables()...)
 	found = append(found, f.caseMismatches()...)
 	found = append(found, f.outOfRange(strconv.IntSize)...)
-	return f.report(found)
+	return f.report(found), found
 }
 
 // walk calls fn for every key of the file, a table before its keys, keys

@@ -339,3 +339,45 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestEveryProblemAtOnce pins that no class of problem hides another: an
+// unknown key or a value of the wrong type is reported with the
+// validation of the rest of the file (the required keys a table leaves
+// out), all in file order; a misspelt key is not reported missing again.
+func TestEveryProblemAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		file string
+		want []string
+	}{
+		{"an unknown key and a judge without its keys", "[daemon]\ntik = \"5s\"\n\n[judge]\nlight = { provider = \"llm\", model = \"m\" }\n",
+			[]string{
+				"q.toml:2: unknown key daemon.tik (did you mean daemon.tick?)",
+				"q.toml:4: judge.heavy.provider: missing; name a provider configured under [providers]",
+				"q.toml:4: judge.heavy.model: missing; the model name is part of the judge's cache fingerprint",
+				`q.toml:4: judge.template: missing; use "v1"`,
+				"q.toml:4: judge.canaries: missing; how many known-bad pairs to mix into every batch of fresh work (at least 1), e.g. canaries = 2",
+				"q.toml:4: judge.canary_threshold: missing; how many canaries a judge may miss before its batch escalates (0 up to judge.canaries - 1), e.g. canary_threshold = 0",
+				`q.toml:5:11: judge.light.provider: "llm" is not a configured provider (none configured); demo and external cannot judge`,
+			}},
+		{"a wrong type and a provider without its type", "[daemon]\nmax_parallel = \"two\"\n\n[providers.x]\nargv = [\"/bin/true\"]\n",
+			[]string{
+				`q.toml:2:17: daemon.max_parallel: "two" is a string, want an integer`,
+				"q.toml:4: providers.x.type: missing; use command or openai",
+			}},
+		{"a wrong type inside a table the validation still checks", "[providers.x]\ntype = \"command\"\nargv = \"/bin/true\"\ntimeout = \"0s\"\n[gpio]\nred = 17\n",
+			[]string{
+				`q.toml:3:9: providers.x.argv: "/bin/true" is a string, want an array`,
+				"q.toml:4:12: providers.x.timeout: must be longer than 0s",
+				"q.toml:6:7: gpio.red: BCM 17 is already gpio.green; each function needs its own pin",
+			}},
+		{"a misspelt key is not missing too", "[providers.x]\ntype = \"command\"\nargs = [\"/bin/true\"]\n",
+			[]string{"q.toml:3: unknown key providers.x.args (did you mean providers.x.argv?)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := errorsOf(t, tc.file); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("errors:\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -239,7 +239,7 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 		{"judge bad template and threshold", providersTOML + "[judge]\nlight = { provider = \"llm\", model = \"m\" }\nheavy = { provider = \"cli\", model = \"m\" }\ntemplate = \"v9\"\ncanaries = 2\ncanary_threshold = 2\n",
 			[]string{`judge.template: "v9" is not a known prompt template (known: v1)`,
 				`judge.canary_threshold: 2 must be at least 0 and below judge.canaries (2)`}},
-		{"judge unknown key", "[judge]\nlight = { provider = \"llm\", modle = \"m\" }\n",
+		{"judge unknown key", "[providers.llm]\ntype = \"command\"\nargv = [\"/bin/true\"]\n[judge]\nlight = { provider = \"llm\", modle = \"m\" }\nheavy = { provider = \"llm\", model = \"m\" }\ntemplate = \"v1\"\ncanaries = 2\ncanary_threshold = 0\n",
 			[]string{`unknown key judge.light.modle (did you mean judge.light.model?)`}},
 
 		// network.

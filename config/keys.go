@@ -303,13 +303,9 @@ func (s *schema) fold(p path) (path, bool) {
 // "" if nothing is close.
 func (s *schema) suggest(p path) string {
 	parent, leaf := p[:len(p)-1], p[len(p)-1].name
-	sibling, siblingD := "", maxDistance(leaf)+1
+	sibling := ""
 	if pk, ok := s.lookup(parent); ok {
-		for _, name := range s.children[pk] {
-			if d := distance(leaf, name); name != anyName && d < siblingD {
-				sibling, siblingD = name, d
-			}
-		}
+		sibling = Closest(leaf, slices.DeleteFunc(slices.Clone(s.children[pk]), func(n string) bool { return n == anyName }))
 	}
 	elsewhere, elsewhereD := "", maxDistance(leaf)+1
 	for _, k := range s.keys {
@@ -328,6 +324,20 @@ func (s *schema) suggest(p path) string {
 		return parent.with(sibling, -1).String()
 	}
 	return elsewhere
+}
+
+// Closest returns the name among names nearest to word (by [distance]),
+// when it is close enough to be worth a "did you mean": the one rule for
+// suggestions, for config keys here and for the CLI's verbs. The first of
+// equally near names wins; "" when none is near.
+func Closest(word string, names []string) string {
+	best, bestD := "", maxDistance(word)+1
+	for _, name := range names {
+		if d := distance(word, name); d < bestD {
+			best, bestD = name, d
+		}
+	}
+	return best
 }
 
 // maxDistance is the largest edit distance still worth a suggestion.

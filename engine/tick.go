@@ -358,11 +358,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	}
 	waiting := q.Counts[Deferred] + q.Counts[AwaitingConsent]
 	if q.Counts[Proposed] >= every || (q.Counts[Pending] == 0 && waiting == 0) {
-		hyp := fmt.Sprintf("Review the proposals for %q: promote, abort, spawn or finish.", q.Direction)
-		if q.Counts[Proposed] == 0 {
-			hyp = fmt.Sprintf("Nothing is pending for %q: spawn new work or finish the quest.", q.Direction)
-		}
-		owner, dup, err := t.newOwner(q, hyp)
+		owner, dup, err := t.newOwner(q, q.Counts[Proposed] > 0)
 		if err != nil {
 			return nil, "", err
 		}
@@ -387,10 +383,52 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 // so that the tick never scans pending nodes.
 func (t *txn) pendingOwner(q *Quest) string { return q.Queued[RoleOwner] }
 
-// newOwner creates an owner node. Owner hypotheses repeat, so they bypass the
-// duplicate check by carrying the run number.
-func (t *txn) newOwner(q *Quest, hyp string) (*Node, bool, error) {
-	return t.newNode(q, nil, RoleOwner, fmt.Sprintf("%s (owner round %d)", hyp, q.Counters.AgentRuns+1), Pending, "")
+// ownerHypothesis is the hypothesis of the quest's owner node of round
+// (its round-th owner turn), with proposals to review or without.
+func ownerHypothesis(q *Quest, proposals bool, round int) string {
+	hyp := fmt.Sprintf("Nothing is pending for %q: spawn new work or finish the quest.", q.Direction)
+	if proposals {
+		hyp = fmt.Sprintf("Review the proposals for %q: promote, abort, spawn or finish.", q.Direction)
+	}
+	return fmt.Sprintf("%s (owner round %d)", hyp, round)
+}
+
+// newOwner creates the quest's next owner node, numbered by the owner
+// turns the quest has had: "owner round 3" is its third. The rounds so
+// far are found in the quest's hypothesis index (owner hypotheses carry
+// their round, which also keeps them apart for the duplicate check), one
+// lookup per round, only when an owner is due. When the latest owner has
+// not finished (it went deferred before reaching its provider, or waits
+// for consent), it is returned with dup set: a round never opens twice.
+func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
+	round, last := 1, []byte(nil)
+	if hb := subRO(t.tx, bHyps, q.ID); hb != nil {
+		for ; ; round++ {
+			id := hb.Get(hypKey(ownerHypothesis(q, true, round)))
+			if id == nil {
+				id = hb.Get(hypKey(ownerHypothesis(q, false, round)))
+			}
+			if id == nil {
+				break
+			}
+			last = id
+		}
+		// A store from before owners were numbered by round has gaps;
+		// never reuse one of its hypotheses.
+		for hb.Get(hypKey(ownerHypothesis(q, proposals, round))) != nil {
+			round++
+		}
+	}
+	if last != nil {
+		prev, err := t.node(string(last))
+		if err != nil {
+			return nil, false, err
+		}
+		if !prev.Status.Terminal() {
+			return prev, true, nil
+		}
+	}
+	return t.newNode(q, nil, RoleOwner, ownerHypothesis(q, proposals, round), Pending, "")
 }
 
 // start launches the run of a dispatch in its own goroutine, owned by the

@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/ui/api"
@@ -95,7 +97,13 @@ type env struct {
 
 	cfg  *config.Config // resolved: flag > env > file > default
 	data string         // resolved data directory (absolute)
-	log  *slog.Logger
+	// dataFrom says who chose data: "--data", "QUESTBOX_DATA", "the
+	// config file F"; "" for the built-in default (see mayCreateStore).
+	dataFrom string
+	log      *slog.Logger
+	// redact masks the configured secrets in whatever the verb prints,
+	// logs or returns (set with cfg).
+	redact *config.Redactor
 
 	door *door // the API: the daemon's socket, or in-process
 }
@@ -189,10 +197,68 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "(a submission that needs the network while the box is offline prints DEFERRED and exits 0)")
 }
 
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool { return slices.Contains([]string{"-h", "-help", "--help"}, arg) }
+
+// groups are the verbs of two words, by their first word.
+func groups() map[string][]string {
+	g := map[string][]string{}
+	for _, v := range verbs() {
+		if first, second, ok := strings.Cut(v.name, " "); ok {
+			g[first] = append(g[first], second)
+		}
+	}
+	return g
+}
+
+// groupUsage is the help of a group of verbs (`questbox quest -h`).
+func groupUsage(w io.Writer, group string) {
+	fmt.Fprintf(w, "usage: questbox %s VERB [--data DIR] [--config FILE] [--json] [ARGS]\n\n", group)
+	for _, v := range verbs() {
+		if strings.HasPrefix(v.name, group+" ") {
+			fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(v.name+" "+v.usage), v.summary)
+		}
+	}
+	fmt.Fprintf(w, "\n`questbox %s VERB -h` shows a verb's flags.\n", group)
+}
+
+// unknownVerb is the error for a verb that does not exist, with the
+// nearest one when a name is close (config.Closest, the rule config keys
+// use too).
+func unknownVerb(args []string) error {
+	g := groups()
+	if subs, ok := g[args[0]]; ok {
+		if len(args) < 2 || strings.HasPrefix(args[1], "-") {
+			return usagef("%s needs one of %s (see `questbox %s -h`)", args[0], strings.Join(subs, ", "), args[0])
+		}
+		hint := ""
+		if s := config.Closest(args[1], subs); s != "" {
+			hint = fmt.Sprintf("did you mean `questbox %s %s`? ", args[0], s)
+		}
+		return usagef("unknown verb %q: %s%s takes %s (see `questbox %s -h`)", args[0]+" "+args[1], hint, args[0], strings.Join(subs, ", "), args[0])
+	}
+	var names []string
+	for _, v := range verbs() {
+		if first, _, _ := strings.Cut(v.name, " "); !slices.Contains(names, first) {
+			names = append(names, first)
+		}
+	}
+	if s := config.Closest(args[0], append(names, "help")); s != "" {
+		return usagef("unknown verb %q; did you mean `questbox %s`? (run `questbox help`)", args[0], strings.Join(append([]string{s}, args[1:min(len(args), 2)]...), " "))
+	}
+	return usagef("unknown verb %q (run `questbox help`)", args[0])
+}
+
 // exec parses args and runs the verb they name: in the daemon when one
-// answers on the control socket, else against the store directly.
+// answers on the control socket, else against the store directly. -h
+// (or --help) anywhere prints the help of the level it follows and exits
+// 0, as `help VERB` does.
 func (e *env) exec(ctx context.Context, args []string) error {
 	args, err := e.leadingFlags(args)
+	if errors.Is(err, flag.ErrHelp) {
+		usage(e.stdout)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -200,9 +266,8 @@ func (e *env) exec(ctx context.Context, args []string) error {
 		usage(e.stderr)
 		return usagef("no verb given")
 	}
-	switch args[0] {
-	case "help", "-h", "-help", "--help":
-		if len(args) > 1 {
+	if args[0] == "help" || isHelp(args[0]) {
+		if len(args) > 1 && !isHelp(args[1]) {
 			return e.exec(ctx, append(args[1:], "-h"))
 		}
 		usage(e.stdout)
@@ -210,13 +275,11 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	}
 	v, rest := lookup(args)
 	if v == nil {
-		switch args[0] {
-		case "quest":
-			return usagef("quest needs one of new, list, show, stop, resume, abort-node")
-		case "device":
-			return usagef("device needs one of press, status")
+		if _, ok := groups()[args[0]]; ok && len(args) > 1 && (isHelp(args[1]) || args[1] == "help") {
+			groupUsage(e.stdout, args[0])
+			return nil
 		}
-		return usagef("unknown verb %q (run `questbox help`)", args[0])
+		return unknownVerb(args)
 	}
 	cmd := v.new()
 	fs := flag.NewFlagSet("questbox "+v.name, flag.ContinueOnError)
@@ -225,11 +288,10 @@ func (e *env) exec(ctx context.Context, args []string) error {
 	fs.StringVar(&e.configFlag, "config", e.configFlag, "config file (env QUESTBOX_CONFIG; default "+config.DefaultPath+" if it exists)")
 	fs.BoolVar(&e.json, "json", false, "print JSON")
 	cmd.flags(fs)
+	withDurationHints(fs)
 	pos, err := parseArgs(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
-		fmt.Fprintf(e.stdout, "usage: questbox %s %s\n%s\n\nflags:\n", v.name, v.usage, v.summary)
-		fs.SetOutput(e.stdout)
-		fs.PrintDefaults()
+		e.help(v, cmd, fs)
 		return nil
 	}
 	if err != nil {
@@ -239,24 +301,83 @@ func (e *env) exec(ctx context.Context, args []string) error {
 		return err
 	}
 	if v.mode == standalone {
-		return cmd.run(ctx, e, pos)
+		return e.redact.Error(cmd.run(ctx, e, pos))
 	}
 	e.door = &door{e: e}
 	defer e.door.close()
-	return cmd.run(ctx, e, pos)
+	return e.redact.Error(cmd.run(ctx, e, pos))
+}
+
+// defaulter is a verb whose flags default to the configuration's values
+// (quest new's budgets): its help shows them.
+type defaulter interface {
+	defaults(cfg *config.Config) map[string]string
+}
+
+// help prints a verb's usage and flags on stdout. A verb whose defaults
+// come from the configuration shows them as this invocation would use
+// them (the built-in ones when the config does not load).
+func (e *env) help(v *verb, cmd command, fs *flag.FlagSet) {
+	fmt.Fprintf(e.stdout, "usage: questbox %s\n%s\n\nflags:\n", strings.TrimSpace(v.name+" "+v.usage), v.summary)
+	if d, ok := cmd.(defaulter); ok {
+		fmt.Fprintln(e.stdout, "  (the defaults shown are the config's [defaults], which a flag overrides)")
+		cfg, err := e.loadConfig()
+		if err != nil {
+			cfg = config.Default()
+		}
+		for name, val := range d.defaults(cfg) {
+			if f := fs.Lookup(name); f != nil {
+				f.DefValue = val
+			}
+		}
+	}
+	fs.VisitAll(func(f *flag.Flag) {
+		if d, ok := f.Value.(*durationFlag); ok {
+			f.Value = d.Value // the flag package names the type of its own
+		}
+	})
+	fs.SetOutput(e.stdout)
+	fs.PrintDefaults()
+}
+
+// durationFlag is a duration flag whose error says how to write one: a
+// bare number has no unit (--hold 2 means --hold 2s).
+type durationFlag struct{ flag.Value }
+
+func (d *durationFlag) Set(s string) error {
+	if err := d.Value.Set(s); err != nil {
+		if _, nerr := strconv.ParseFloat(s, 64); nerr == nil {
+			return fmt.Errorf("%q has no unit; did you mean %ss? (a duration is a number with a unit: 500ms, 2s, 5m, 24h)", s, s)
+		}
+		return fmt.Errorf("%q is not a duration (a number with a unit: 500ms, 2s, 5m, 24h)", s)
+	}
+	return nil
+}
+
+// withDurationHints makes every duration flag of fs a durationFlag.
+func withDurationHints(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok {
+			if _, ok := g.Get().(time.Duration); ok {
+				f.Value = &durationFlag{f.Value}
+			}
+		}
+	})
 }
 
 // leadingFlags accepts --data and --config before the verb
 // (`questbox --data ./data quest list`).
 func (e *env) leadingFlags(args []string) ([]string, error) {
-	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || slices.Contains([]string{"-h", "-help", "--help"}, args[0]) {
+	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || isHelp(args[0]) {
 		return args, nil
 	}
 	fs := flag.NewFlagSet("questbox", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.StringVar(&e.dataFlag, "data", "", "")
 	fs.StringVar(&e.configFlag, "config", "", "")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil, err
+	} else if err != nil {
 		return nil, usagef("%v (only --data and --config may come before the verb)", err)
 	}
 	return fs.Args(), nil
@@ -298,7 +419,11 @@ func wantArgs(verb string, args []string, names ...string) error {
 		if len(names) == 0 {
 			return usagef("%s takes no arguments, got %q", verb, args)
 		}
-		return usagef("%s needs %s, got %d argument(s)", verb, strings.Join(names, " "), len(args))
+		hint := ""
+		if len(args) < len(names) && slices.ContainsFunc(names, func(n string) bool { return n == "QUEST" || n == "ID" }) {
+			hint = " (`questbox quest list` lists the quests)"
+		}
+		return usagef("%s needs %s, got %d argument(s)%s", verb, strings.Join(names, " "), len(args), hint)
 	}
 	return nil
 }

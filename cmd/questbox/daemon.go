@@ -66,7 +66,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 		return c.check(e, w)
 	}
 	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
-		log: slog.New(slog.NewTextHandler(e.stderr, nil)), engines: newDaemonEngines()}
+		log: e.newLogger(e.stderr, nil), engines: newDaemonEngines()}
 	return d.run(ctx)
 }
 
@@ -310,7 +310,7 @@ func (c *runCmd) check(e *env, w *wiring) error {
 		src = "built-in defaults (no config file)"
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
-		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, w.warnings[name])
+		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, e.redact.Error(w.warnings[name]))
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {

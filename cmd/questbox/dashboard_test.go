@@ -128,7 +128,7 @@ func showFacts(t *testing.T, show, node string) (facts []string, feedback string
 		case l == "  feedback:":
 			var b strings.Builder
 			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "  last attempt"); i++ {
-				fmt.Fprintf(&b, "%s\n", lines[i])
+				fmt.Fprintf(&b, "%s\n", strings.TrimPrefix(lines[i], "    "))
 			}
 			return facts, b.String()
 		case strings.HasPrefix(l, "  last attempt"), l == "":

@@ -84,6 +84,8 @@ func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error 
 		fmt.Fprintf(w, "halted: %s\n", v.Halted)
 	}
 	fmt.Fprintf(w, "state: %s\n", stateText(v.State))
+	fmt.Fprintf(w, "network: %s\n", map[bool]string{true: "online", false: "offline"}[v.Network.Online])
+	fmt.Fprintf(w, "mqtt broker: %s\n", brokerText(v.Broker))
 	if len(v.Consents) == 0 {
 		fmt.Fprintln(w, "consents pending: none")
 		return nil
@@ -154,4 +156,19 @@ func stateText(s api.State) string {
 		return "healthy, idle"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// brokerText is the MQTT connection as `device status` shows it.
+func brokerText(b api.Broker) string {
+	switch {
+	case !b.Configured:
+		return "off (no [mqtt] broker configured)"
+	case b.Connected:
+		return "connected"
+	case b.Error != "" && b.Fault:
+		return "not connected: " + b.Error + " (a fault: fix the [mqtt] section or the broker, then restart)"
+	case b.Error != "":
+		return "not connected: " + b.Error + " (retrying; events wait in the outbox)"
+	}
+	return "connecting"
 }

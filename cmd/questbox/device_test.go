@@ -4,6 +4,7 @@ import (
 	"github.com/questbox/questbox/ui/api"
 
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -364,5 +365,43 @@ func TestOfflineLED(t *testing.T) {
 	}
 	if want := []string{"network_down " + addr, "network_up " + addr}; !reflect.DeepEqual(evs, want) {
 		t.Errorf("network events %q, want %q", evs, want)
+	}
+}
+
+// TestDeviceStatusShowsTheBroker: the text of `device status` says what
+// --json says of the MQTT broker: a broker nobody answers is shown not
+// connected, with the reason.
+func TestDeviceStatusShowsTheBroker(t *testing.T) {
+	data := shortDir(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now: connection refused
+	cfg := writeConfig(t, fmt.Sprintf("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\n[mqtt]\nbroker = \"tcp://%s\"\n", addr))
+	startDaemon(t, data, "--gpio", "sim", "--config", cfg)
+	waitFor(t, "the broker's error", func() bool {
+		var v api.Device
+		decode(t, must(t, 0, "", "device", "status", "--json", "--data", data, "--config", cfg), &v)
+		return v.Broker.Error != ""
+	})
+	r := must(t, 0, "", "device", "status", "--data", data, "--config", cfg)
+	if !strings.Contains(r.stdout, "mqtt broker: not connected: ") || !strings.Contains(r.stdout, "network: online") {
+		t.Errorf("device status does not show the broker and the network:\n%s", r.stdout)
+	}
+	for _, tc := range []struct {
+		b    api.Broker
+		want string
+	}{
+		{api.Broker{}, "off (no [mqtt] broker configured)"},
+		{api.Broker{Configured: true}, "connecting"},
+		{api.Broker{Configured: true, Connected: true}, "connected"},
+		{api.Broker{Configured: true, Error: "the broker refused the login: not authorised", Fault: true},
+			"not connected: the broker refused the login: not authorised (a fault: fix the [mqtt] section or the broker, then restart)"},
+	} {
+		if got := brokerText(tc.b); got != tc.want {
+			t.Errorf("brokerText(%+v) = %q, want %q", tc.b, got, tc.want)
+		}
 	}
 }

@@ -77,6 +77,11 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 	if err := l.closeLocked(); err != nil {
 		return nil, err
 	}
+	if write {
+		if err := l.e.mayCreateStore(); err != nil {
+			return nil, err
+		}
+	}
 	st, err := engine.OpenStore(l.e.data, engine.StoreOptions{ReadOnly: !write})
 	if err != nil {
 		return nil, err

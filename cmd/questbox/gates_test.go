@@ -127,9 +127,11 @@ func TestCitationGate(t *testing.T) {
 					t.Errorf("the FAIL does not name the quote %q:\n%s", tt.quote, r.stdout)
 				}
 				// The canonical feedback (root cause, how to flip the
-				// verdict) is printed byte-identical to what the node keeps
-				// for the agent's next prompt.
-				if fb := node(t, data, conf, tt.node).Feedback; !strings.Contains(fb, "to flip the verdict") || !strings.Contains(r.stdout, fb) {
+				// verdict) is printed line by line as the node keeps it
+				// for the agent's next prompt, indented under "feedback:".
+				fb := node(t, data, conf, tt.node).Feedback
+				shown := "feedback:\n  " + strings.ReplaceAll(strings.TrimSuffix(fb, "\n"), "\n", "\n  ") + "\n"
+				if !strings.Contains(fb, "to flip the verdict") || !strings.Contains(r.stdout, shown) {
 					t.Errorf("submit output does not carry the node's feedback %q:\n%s", fb, r.stdout)
 				}
 				if strings.Contains(r.stdout, "resolves @") {

@@ -43,7 +43,7 @@ func (w *wiring) judgeTier(cfg *config.Config, key string, tier judge.TierConfig
 		if err != nil {
 			return nil, fmt.Errorf("%s.provider: %q: %w", key, tier.Provider, err)
 		}
-		return judgeModel{op}, nil
+		return judgeModel{redactedProvider{p: op, r: w.redact}}, nil
 	}
 	prov, ok := w.providers[tier.Provider]
 	if !ok {

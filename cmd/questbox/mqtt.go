@@ -31,7 +31,7 @@ func (d *daemon) startMQTT() {
 	}
 	opt, err := mqttOptions(d.cfg, os.Hostname)
 	if err == nil {
-		opt.Status, opt.OnState, opt.Log = d.box.Status, d.box.SetBroker, d.log
+		opt.Status, opt.OnState, opt.Log = d.box.Status, d.setBroker, d.log
 		var c *mqtt.Client
 		if c, err = mqtt.New(d.eng, opt); err == nil {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -40,7 +40,7 @@ func (d *daemon) startMQTT() {
 				defer close(done)
 				if err := c.Run(ctx); err != nil {
 					d.log.Error("mqtt: stopped", "err", err)
-					d.box.SetBroker(box.Broker{Configured: true, Error: err.Error(), Fault: true})
+					d.setBroker(box.Broker{Configured: true, Error: err.Error(), Fault: true})
 				}
 			}()
 			d.stopMQTT = func() { cancel(); <-done }
@@ -48,7 +48,7 @@ func (d *daemon) startMQTT() {
 		}
 	}
 	d.log.Error("mqtt: not started; fix the [mqtt] section and restart", "err", err)
-	d.box.SetBroker(box.Broker{Configured: true, Error: err.Error(), Fault: true})
+	d.setBroker(box.Broker{Configured: true, Error: err.Error(), Fault: true})
 }
 
 // mqttOptions turns the [mqtt] section into the client's options: it

@@ -136,17 +136,18 @@ func oneLine(s string, n int) string {
 	return s
 }
 
-// dur renders a duration rounded to the second.
+// dur renders a duration in whole seconds, truncated.
 func dur(d time.Duration) string {
 	if d < 0 {
 		d = 0
 	}
-	return d.Round(time.Second).String()
+	return d.Truncate(time.Second).String() // whole seconds, truncated, as the API's views
 }
 
 // writeFacts prints facts one per line, then the canonical feedback when it
-// says more than the facts do (adds): byte for byte as the agent's next
-// prompt has it (`submit` and `quest show` both print it this way).
+// says more than the facts do (adds), each line indented under its
+// heading and otherwise byte for byte as the agent's next prompt has it
+// (`submit` and `quest show` both print it this way).
 func writeFacts(w io.Writer, indent string, facts []api.Fact, feedback string, adds bool) {
 	for _, f := range facts {
 		fmt.Fprintf(w, "  %s\n", f.Text)
@@ -154,8 +155,10 @@ func writeFacts(w io.Writer, indent string, facts []api.Fact, feedback string, a
 	if !adds {
 		return
 	}
-	fmt.Fprintf(w, "%sfeedback:\n%s", indent, feedback)
-	if !strings.HasSuffix(feedback, "\n") {
-		fmt.Fprintln(w)
+	// The feedback's own lines (root cause, what to clear) sit under
+	// their heading, as the facts do; the text is the prompt's, line by line.
+	fmt.Fprintf(w, "%sfeedback:\n", indent)
+	for line := range strings.SplitSeq(strings.TrimSuffix(feedback, "\n"), "\n") {
+		fmt.Fprintf(w, "%s  %s\n", indent, line)
 	}
 }

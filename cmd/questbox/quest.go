@@ -4,9 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -28,15 +30,27 @@ type questNewCmd struct {
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	c.fs = fs
 	fs.StringVar(&c.direction, "direction", "", "what the quest explores (required)")
-	fs.StringVar(&c.mode, "mode", "", "team or solo (default from the config)")
-	fs.StringVar(&c.roles, "roles", "", "comma-separated roles (default from the config)")
+	fs.StringVar(&c.mode, "mode", "", "team or solo")
+	fs.StringVar(&c.roles, "roles", "", "comma-separated roles")
 	fs.StringVar(&c.provider, "provider", "", "agent provider: demo, external or a configured one")
-	fs.StringVar(&c.gate, "gate", "", "gate profile: default or a configured [gates.NAME] (default from the config's defaults.gate)")
+	fs.StringVar(&c.gate, "gate", "", "gate profile: default or a configured [gates.NAME]")
 	fs.IntVar(&c.maxRuns, "max-agent-runs", 0, "agent runs budget")
 	fs.IntVar(&c.maxTries, "max-tries", 0, "FAILs before a node is exhausted")
 	fs.DurationVar(&c.wallClock, "wall-clock", 0, "wall-clock budget, e.g. 24h")
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
+}
+
+// defaults implements defaulter: what a new quest gets for each flag
+// left out, from the config's [defaults].
+func (c *questNewCmd) defaults(cfg *config.Config) map[string]string {
+	d := cfg.Defaults
+	return map[string]string{
+		"mode": d.Mode, "roles": strings.Join(d.Roles, ","), "provider": d.Provider, "gate": d.Gate,
+		"max-agent-runs": strconv.Itoa(d.MaxAgentRuns), "max-tries": strconv.Itoa(d.MaxTries),
+		"wall-clock": d.WallClock.Duration.String(), "token-budget": strconv.Itoa(d.TokenBudget),
+		"checkpoint": strings.Join(d.Checkpoints, ","),
+	}
 }
 
 func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {

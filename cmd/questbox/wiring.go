@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,8 +32,9 @@ func (e *env) resolve() error {
 		return err
 	}
 	e.cfg, e.data = cfg, cfg.Daemon.Data
+	e.redact = config.NewRedactor(cfg, e.getenv, os.ReadFile)
 	if e.log == nil {
-		e.log = slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+		e.log = e.newLogger(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
 	}
 	return nil
 }
@@ -58,13 +60,17 @@ func (e *env) loadConfig() (*config.Config, error) {
 	default:
 		return nil, err
 	}
-	data := e.dataFlag
+	data, from := e.dataFlag, "--data"
 	if data == "" {
-		data = e.getenv("QUESTBOX_DATA")
+		data, from = e.getenv("QUESTBOX_DATA"), "QUESTBOX_DATA"
 	}
 	if data == "" {
-		data = cfg.Daemon.Data
+		data, from = cfg.Daemon.Data, "the config file "+cfg.Path
+		if cfg.Path == "" {
+			from = ""
+		}
 	}
+	e.dataFrom = from
 	if !filepath.IsAbs(data) {
 		data = filepath.Join(e.cwd, data)
 	}
@@ -85,6 +91,9 @@ type wiring struct {
 
 	gates *catalogs
 	net   *network
+
+	// redact masks the configured secrets in what the providers say.
+	redact *config.Redactor
 
 	judgeModels [2]judge.Model // light, heavy; set when [judge] is configured
 	judgeErr    error          // why the configured judge cannot be built
@@ -127,6 +136,21 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 			}
 			w.providers[name] = op
 		}
+	}
+	// What the providers say goes into quest reasons, facts and the API's
+	// answers: none of it may carry a configured secret.
+	red := config.NewRedactor(cfg, getenv, os.ReadFile)
+	w.redact = red
+	for name, p := range w.providers {
+		if name != config.ProviderDemo {
+			w.providers[name] = redactedProvider{p: p, r: red}
+		}
+	}
+	for name, err := range w.problems {
+		w.problems[name] = red.Error(err)
+	}
+	for name, err := range w.warnings {
+		w.warnings[name] = red.Error(err)
 	}
 	w.buildJudgeModels(cfg, getenv)
 	return w

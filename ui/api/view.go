@@ -328,10 +328,15 @@ func feedbackAdds(fs []gates.Fact, feedback string) bool {
 	return f != "" && f != strings.TrimSpace(engine.Feedback(fs))
 }
 
-func seconds(d time.Duration) int64 { return int64(max(0, d) / time.Second) }
+// The one rule for durations in views: whole seconds, truncated, for the
+// number and the text alike; a remainder is computed from truncated
+// values, so that used + remaining is the limit to the second.
+func whole(d time.Duration) time.Duration { return max(0, d).Truncate(time.Second) }
 
-// durText renders a duration rounded to the second.
-func durText(d time.Duration) string { return max(0, d).Round(time.Second).String() }
+func seconds(d time.Duration) int64 { return int64(whole(d) / time.Second) }
+
+// durText renders a duration in whole seconds (see whole).
+func durText(d time.Duration) string { return whole(d).String() }
 
 func limitsView(l engine.Limits) Limits {
 	return Limits{MaxTries: l.MaxTries, MaxAgentRuns: l.MaxAgentRuns, WallClockSeconds: seconds(l.WallClock),
@@ -343,7 +348,7 @@ func usedView(c engine.Counters) Used {
 }
 
 func remainingView(l engine.Limits, u engine.Counters) Remaining {
-	wall := max(0, l.WallClock-u.WallUsed)
+	wall := max(0, whole(l.WallClock)-whole(u.WallUsed))
 	return Remaining{AgentRuns: max(0, l.MaxAgentRuns-u.AgentRuns), Tokens: max(0, l.TokenBudget-u.Tokens),
 		WallClockSeconds: seconds(wall), WallClock: durText(wall)}
 }

@@ -1,0 +1,29 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestCheckConfigListsEveryProblem: run --check-config reports an unknown
+// key, a value of the wrong type and the keys a table leaves out in one
+// run, in file order.
+func TestCheckConfigListsEveryProblem(t *testing.T) {
+	cfg := writeConfig(t, "[daemon]\ntik = \"5s\"\nmax_parallel = \"two\"\n\n[providers.x]\nargv = [\"/bin/true\"]\n\n[judge]\nlight = { provider = \"x\", model = \"m\" }\n")
+	r := must(t, 1, "", "run", "--check-config", "--config", cfg, "--data", t.TempDir())
+	want := []string{
+		":2: unknown key daemon.tik (did you mean daemon.tick?)",
+		`:3:17: daemon.max_parallel: "two" is a string, want an integer`,
+		":5: providers.x.type: missing",
+		":8: judge.heavy.provider: missing",
+		":8: judge.canary_threshold: missing",
+	}
+	at := 0
+	for _, w := range want {
+		i := strings.Index(r.stderr[at:], w)
+		if i < 0 {
+			t.Fatalf("check-config does not say %q after what came before:\n%s", w, r.stderr)
+		}
+		at += i
+	}
+}
