@@ -23,14 +23,16 @@ import (
 
 	vm "github.com/VictoriaMetrics/metrics"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // Sources are read at each scrape. A nil source leaves its metric out.
 // Each must be safe for concurrent use and quick: a scrape reads them all.
 type Sources struct {
-	// ConsentsPending is the number of nodes awaiting a human.
-	ConsentsPending func() (int, error)
+	// Summary is the box at a glance (api.Server.Summary): its pending
+	// consents are the gauge questbox_consents_pending, the requests the
+	// button can still answer (expired ones are not pending).
+	Summary func() (api.Summary, error)
 	// OutboxDepth is the number of committed events not yet delivered to
 	// the slowest durable consumer (MQTT).
 	OutboxDepth func() uint64
@@ -87,10 +89,10 @@ func New(src Sources) *Metrics {
 	for _, o := range append(consentOutcomes, "other") {
 		m.consents[o] = s.NewCounter(`questbox_consents_total{outcome="` + o + `"}`)
 	}
-	if f := src.ConsentsPending; f != nil {
+	if f := src.Summary; f != nil {
 		s.NewGauge("questbox_consents_pending", func() float64 {
-			n, _ := f()
-			return float64(n)
+			sum, _ := f()
+			return float64(sum.PendingConsents)
 		})
 	}
 	if f := src.OutboxDepth; f != nil {
@@ -150,16 +152,16 @@ func (m *Metrics) ObserveTick(took time.Duration, err error) {
 // ObserveEvents counts dispatches (nodes moving to running), verdicts and
 // consent decisions among committed events. Each event must be observed
 // once.
-func (m *Metrics) ObserveEvents(evs []engine.Event) {
+func (m *Metrics) ObserveEvents(evs []api.Event) {
 	for _, ev := range evs {
 		switch ev.Kind {
-		case engine.KindNode:
-			if ev.To == string(engine.Running) {
+		case api.EventNode:
+			if ev.To == api.NodeRunning {
 				m.dispatches.Inc()
 			}
-		case engine.KindVerdict:
+		case api.EventVerdict:
 			m.count(m.verdicts, ev.Outcome)
-		case engine.KindConsent:
+		case api.EventConsent:
 			m.count(m.consents, ev.Outcome)
 		}
 	}

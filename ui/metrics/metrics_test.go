@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // scrape returns the exposition as name{labels} -> value text.
@@ -43,7 +43,7 @@ func TestMetrics(t *testing.T) {
 	os.WriteFile(store, make([]byte, 32768), 0o600)
 	commits := uint64(7)
 	m := New(Sources{
-		ConsentsPending: func() (int, error) { return 2, nil },
+		Summary:         func() (api.Summary, error) { return api.Summary{PendingConsents: 2}, nil },
 		OutboxDepth:     func() uint64 { return 5 },
 		StorePath:       store,
 		Commits:         func() uint64 { return commits },
@@ -51,15 +51,15 @@ func TestMetrics(t *testing.T) {
 	})
 	m.ObserveTick(3*time.Millisecond, nil)
 	m.ObserveTick(40*time.Millisecond, errors.New("disk full"))
-	m.ObserveEvents([]engine.Event{
-		{Kind: engine.KindNode, From: "pending", To: "running"},
-		{Kind: engine.KindNode, From: "running", To: "pending"},
-		{Kind: engine.KindVerdict, Outcome: "FAIL"},
-		{Kind: engine.KindVerdict, Outcome: "PASS"},
-		{Kind: engine.KindVerdict, Outcome: "PASS"},
-		{Kind: engine.KindVerdict, Outcome: "surprise"},
-		{Kind: engine.KindConsent, Outcome: "granted"},
-		{Kind: engine.KindNode, From: "pending", To: "running"},
+	m.ObserveEvents([]api.Event{
+		{Kind: api.EventNode, From: "pending", To: "running"},
+		{Kind: api.EventNode, From: "running", To: "pending"},
+		{Kind: api.EventVerdict, Outcome: "FAIL"},
+		{Kind: api.EventVerdict, Outcome: "PASS"},
+		{Kind: api.EventVerdict, Outcome: "PASS"},
+		{Kind: api.EventVerdict, Outcome: "surprise"},
+		{Kind: api.EventConsent, Outcome: "granted"},
+		{Kind: api.EventNode, From: "pending", To: "running"},
 	})
 	got := scrape(t, m)
 	for name, want := range map[string]string{
