@@ -43,11 +43,11 @@ func TestMetrics(t *testing.T) {
 	os.WriteFile(store, make([]byte, 32768), 0o600)
 	commits := uint64(7)
 	m := New(Sources{
-		Summary:         func() (api.Summary, error) { return api.Summary{PendingConsents: 2}, nil },
-		OutboxDepth:     func() uint64 { return 5 },
-		StorePath:       store,
-		Commits:         func() uint64 { return commits },
-		Clients:         func() int { return 3 },
+		Summary:     func() (api.Summary, error) { return api.Summary{PendingConsents: 2}, nil },
+		OutboxDepth: func() uint64 { return 5 },
+		StorePath:   store,
+		Commits:     func() uint64 { return commits },
+		Clients:     func() int { return 3 },
 	})
 	m.ObserveTick(3*time.Millisecond, nil)
 	m.ObserveTick(40*time.Millisecond, errors.New("disk full"))
