@@ -259,11 +259,18 @@ func (d *daemon) startEngine() error {
 		return err
 	}
 	d.eng = eng
-	d.local = api.New(api.Options{Engines: api.Only(eng), Config: d.cfg, Box: d.box, Version: version, Log: d.log, Internal: true})
+	d.local = api.New(d.localAPI())
 	d.wire.net.recordTo(eng, d.log)
 	d.wire.net.onChange(d.box.SetOnline)
 	d.box.Attach(eng)
 	return nil
+}
+
+// localAPI is the API over the running engine for the faces inside the
+// daemon: it stays open from the engine's start to its stop, while the
+// doors (the socket, the dashboard) open only once the daemon is ready.
+func (d *daemon) localAPI() api.Options {
+	return api.Options{Engines: api.Only(d.eng), Config: d.cfg, Box: d.box, Version: version, Log: d.log, Internal: true}
 }
 
 // ready opens the API to commands (they waited while the daemon started)

@@ -8,11 +8,11 @@ import (
 	"strconv"
 
 	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/device/mqtt"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard"
 	"github.com/questbox/questbox/ui/metrics"
+	"github.com/questbox/questbox/ui/mqtt"
 )
 
 // dashboardRun is the dashboard of a running daemon.

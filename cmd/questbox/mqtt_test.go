@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // mqttConfig writes a config for a box "cmdbox" on broker b, logging in

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 const base = "questbox/" + testDevice
