@@ -14,8 +14,9 @@ BENCH_ARGS ?=
 # mosquitto (the MQTT tests run a real broker on a loopback port), chromium
 # (the dashboard's browser tests; they fail under CI=true without it),
 # iproute2 (the network-namespace fault test runs the daemon under
-# `ip netns exec`) and systemd (systemd-analyze checks the units).
-TEST_DEBS ?= mosquitto chromium iproute2 systemd
+# `ip netns exec`), systemd (systemd-analyze checks the units) and prometheus
+# (promtool checks the /metrics exposition).
+TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus
 # Where browser tests save their screenshots.
 ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.

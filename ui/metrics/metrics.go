@@ -71,8 +71,10 @@ type Metrics struct {
 	mqtt atomic.Int32 // SetMQTTConnected: -1 unknown (left out), 0, 1
 }
 
-// New returns the metrics over src.
+// New returns the metrics over src. The first call turns on the
+// library's metadata lines for the whole process (exposition.go).
 func New(src Sources) *Metrics {
+	exposeMetadata.Do(func() { vm.ExposeMetadata(true) })
 	s := vm.NewSet()
 	m := &Metrics{set: s,
 		tick:       s.NewPrometheusHistogramExt("questbox_tick_duration_seconds", tickBuckets),
@@ -178,9 +180,10 @@ func (m *Metrics) count(by map[string]*vm.Counter, outcome string) {
 // WritePrometheus writes every metric in the Prometheus text format, with
 // the process's own (memory, CPU, file descriptors, bytes written to
 // storage as process_io_storage_written_bytes_total) after questbox's.
+//
+// Every family has its # HELP and # TYPE lines (exposition.go).
 func (m *Metrics) WritePrometheus(w io.Writer) {
-	m.set.WritePrometheus(w)
-	vm.WriteProcessMetrics(w)
+	writeExposition(w, m.set)
 }
 
 // ServeHTTP serves the metrics.
