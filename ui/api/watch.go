@@ -48,7 +48,6 @@ type EventBatch struct {
 // Watch is one watcher of the events. Next must be called from one
 // goroutine at a time; Close may be called from any, once Next returned.
 type Watch struct {
-	eng *engine.Engine
 	sub *engine.Subscription
 }
 
@@ -62,7 +61,7 @@ func (s *Server) Watch(ctx context.Context, since uint64) (*Watch, error) {
 	if since == FromNewest {
 		since = eng.LastSeq()
 	}
-	return &Watch{eng: eng, sub: eng.Subscribe(since)}, nil
+	return &Watch{sub: eng.Subscribe(since)}, nil
 }
 
 // Next blocks until events after the last delivered one are committed (or
@@ -133,7 +132,7 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, eng *engine
 	if since == FromNewest {
 		since = eng.LastSeq()
 	}
-	wa := &Watch{eng: eng, sub: eng.Subscribe(since)}
+	wa := &Watch{sub: eng.Subscribe(since)}
 	defer wa.Close()
 	flusher, _ := w.(http.Flusher)
 	w.Header().Set("Content-Type", "application/x-ndjson")
