@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/questbox/questbox/engine"
 )
@@ -134,12 +135,23 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, eng *engine
 	}
 	wa := &Watch{sub: eng.Subscribe(since)}
 	defer wa.Close()
-	flusher, _ := w.(http.Flusher)
+	// The stream outlives the door's write timeout (meant for one answer):
+	// each batch has WriteTimeout to go out instead, so a client that
+	// stops reading is still dropped.
+	rc := http.NewResponseController(w)
+	send := func() error {
+		_ = rc.SetWriteDeadline(time.Now().Add(WriteTimeout)) // a door without deadlines has none to move
+		if err := rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) {
+			return err
+		}
+		return nil
+	}
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("Cache-Control", "no-store")
+	_ = rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 	w.WriteHeader(http.StatusOK)
-	if flusher != nil {
-		flusher.Flush() // the client knows the watch began
+	if err := send(); err != nil { // the client knows the watch began
+		return nil
 	}
 	enc := json.NewEncoder(w)
 	for {
@@ -150,11 +162,12 @@ func (s *Server) watchEvents(w http.ResponseWriter, r *http.Request, eng *engine
 			}
 			return nil // the status line went out: the stream just ends
 		}
+		_ = rc.SetWriteDeadline(time.Now().Add(WriteTimeout))
 		if err := enc.Encode(b); err != nil {
 			return nil // the client went away
 		}
-		if flusher != nil {
-			flusher.Flush()
+		if err := send(); err != nil {
+			return nil
 		}
 	}
 }
