@@ -101,7 +101,7 @@ type Stats struct {
 // Client publishes what the API shows to one broker. Run it once.
 type Client struct {
 	api  *api.Server // the typed reads, the event watch and the outbox
-	door api.Options // the API commands go through (doorOptions)
+	door api.Options // the API door commands go through, with MQTT's consent source
 	opt  Options
 	log  *slog.Logger
 	disp string // the broker URL without credentials, for logs and events
