@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/questbox/questbox/engine"
 )
@@ -140,4 +141,15 @@ func TestWatchOverHTTP(t *testing.T) {
 	if ae, ok := errors.AsType[*Error](err); !ok || ae.Code != CodeInvalid {
 		t.Errorf("watch after the newest: %v, want invalid", err)
 	}
+}
+
+// TestEventBatchGolden pins the watch's JSON, one line of
+// GET /api/events/watch: a batch of events, and a skip.
+func TestEventBatchGolden(t *testing.T) {
+	at := time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)
+	golden(t, "event_batches", []EventBatch{
+		{Events: EventViews([]engine.Event{{Seq: 41, Time: at, Kind: engine.KindNode, Quest: "q1", Node: "n2", Role: "scout",
+			From: string(engine.Pending), To: string(engine.Running)}}), Next: 41},
+		{Events: []Event{}, Skipped: true, Next: 97},
+	})
 }
