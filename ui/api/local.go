@@ -90,21 +90,25 @@ func (s *Server) Summary(ctx context.Context) (Summary, error) {
 	if err != nil {
 		return Summary{}, err
 	}
+	if b := s.opt.Box; b != nil {
+		// The box adds the network and the fault the red LED shows; it
+		// counts with engine.Activity too.
+		st, err := b.Status()
+		if err != nil {
+			s.opt.Log.Warn("summary: could not read the box's status", "err", err)
+		}
+		qs, err := eng.Quests()
+		if err != nil {
+			return Summary{}, err
+		}
+		return SummaryView(qs, st), nil
+	}
 	act, err := eng.Activity(eng.Now())
 	if err != nil {
 		return Summary{}, err
 	}
 	st := box.Status{Online: true}
 	st.State.ConsentsPending, st.State.AgentsRunning = len(act.Consents), act.AgentsRunning
-	if b := s.opt.Box; b != nil {
-		// The box adds the network and the fault the red LED shows; it
-		// counts with engine.Activity too.
-		got, err := b.Status()
-		if err != nil {
-			s.opt.Log.Warn("summary: could not read the box's status", "err", err)
-		}
-		st = got
-	}
 	return SummaryView(act.Quests, st), nil
 }
 
