@@ -8,14 +8,15 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 30s
 # Every fuzz target, as package:Target; make fuzz runs each for FUZZTIME.
 FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseAnswerFast ./gates:FuzzDateScan ./gates:FuzzParseOwnerAnswer ./gates/judge:FuzzParse \
-	./config:FuzzParse ./config:FuzzSizeText ./device/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
+	./config:FuzzParse ./config:FuzzSizeText ./ui/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing:
 # mosquitto (the MQTT tests run a real broker on a loopback port), chromium
 # (the dashboard's browser tests; they fail under CI=true without it),
 # iproute2 (the network-namespace fault test runs the daemon under
-# `ip netns exec`) and systemd (systemd-analyze checks the units).
-TEST_DEBS ?= mosquitto chromium iproute2 systemd
+# `ip netns exec`), systemd (systemd-analyze checks the units) and prometheus
+# (promtool checks the /metrics exposition).
+TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus
 # Where browser tests save their screenshots.
 ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.

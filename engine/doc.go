@@ -59,13 +59,17 @@
 //
 // Every state change appends an [Event] to the outbox bucket in the same
 // transaction, with a per-device monotonically increasing Seq. Consumers
-// (device LEDs, MQTT, the dashboard) read the outbox through a [Subscription]:
+// (the device's LEDs, and through ui/api's event watch MQTT, the dashboard
+// and the daemon's printer) read the outbox through a [Subscription]:
 // the engine only sends a non-blocking wake-up after commit, and a subscriber
 // reads the events from the store at its own pace. A slow subscriber therefore
 // never blocks the engine and never loses an event; it only sees them later.
 // Events are pruned once they are older than the retention window and every
 // durable cursor (see [Engine.AckEvents]) has passed them; a subscriber that
-// falls behind the pruned range gets [ErrEventsPruned] and should re-snapshot.
+// falls behind the pruned range gets [ErrEventsPruned] from Next, and
+// [Subscription.Follow] — the one follower every consumer uses — turns that
+// into a batch that says it skipped to the newest event, so the consumer
+// re-reads its state.
 //
 // # Concurrency
 //

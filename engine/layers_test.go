@@ -9,20 +9,22 @@ import (
 // TestDependenciesPointInward pins SPEC §1: cmd wires everything; ui and
 // device consume the engine; engine uses gates; gates depends on nothing of
 // ours. Each package may reach (directly or not) only the listed packages
-// of this module. The device package itself (LEDs, button) knows nothing of
-// the engine; device/box joins the two. clock, the one source of time, is
-// a leaf that the engine and the device use and gates never does.
+// of this module, so nothing reaches a layer above its own: no device or
+// engine package reaches ui (ui/api included). The device package itself
+// (LEDs, button) knows nothing of the engine; device/box joins the two.
+// clock, the one source of time, is a leaf that the engine and the device
+// use and gates never does. Within ui, the faces reach the engine only
+// through ui/api: TestFacesSpeakOnlyTheAPI.
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	allowed := map[string][]string{
-		"clock/...":       {"clock"},
-		"engine/...":      {"engine", "gates", "clock"},
-		"gates/...":       {"gates"},
-		"config/...":      {"config", "engine", "gates", "device", "clock"},
-		"device":          {"device", "clock"},
-		"device/box":      {"device", "engine", "gates", "clock"},
-		"ui/...":          {"ui", "device", "engine", "gates", "config", "clock"},
-		"device/mqtt/...": {"device", "engine", "gates", "ui", "config", "clock"},
+		"clock/...":  {"clock"},
+		"engine/...": {"engine", "gates", "clock"},
+		"gates/...":  {"gates"},
+		"config/...": {"config", "engine", "gates", "device", "clock"},
+		"device":     {"device", "clock"},
+		"device/...": {"device", "engine", "gates", "clock"},
+		"ui/...":     {"ui", "device", "engine", "gates", "config", "clock"},
 	}
 	for pattern, may := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./../"+pattern).CombinedOutput()
@@ -42,6 +44,32 @@ func TestDependenciesPointInward(t *testing.T) {
 				t.Errorf("%s reaches %s; it may only use %v", pattern, dep, may)
 			}
 		}
+	}
+}
+
+// TestFacesSpeakOnlyTheAPI pins SPEC §1 and STYLE habit 16: the
+// dashboard, MQTT and /metrics import no engine package; whatever they
+// show or do goes through ui/api (its typed calls and its event watch),
+// which alone imports the engine.
+func TestFacesSpeakOnlyTheAPI(t *testing.T) {
+	const mod = "github.com/questbox/questbox/"
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}",
+		"./../ui/dashboard/...", "./../ui/mqtt/...", "./../ui/metrics/...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	faces := 0
+	for line := range strings.Lines(string(out)) {
+		pkg, imports, _ := strings.Cut(strings.TrimSpace(line), ": ")
+		faces++
+		for _, imp := range strings.Fields(imports) {
+			if imp == mod+"engine" || strings.HasPrefix(imp, mod+"engine/") {
+				t.Errorf("%s imports %s: a face speaks only ui/api", pkg, imp)
+			}
+		}
+	}
+	if faces < 3 {
+		t.Fatalf("go list found %d face packages, want at least ui/dashboard, ui/mqtt and ui/metrics:\n%s", faces, out)
 	}
 }
 

@@ -21,9 +21,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // TestSoak is the crash loop. Each cycle starts `questbox run --tick

@@ -112,11 +112,14 @@ type daemon struct {
 	// for SIGHUP to compare with (reload.go).
 	fileKeys config.Keys
 
-	dev  *device.Device
-	box  *box.Box
-	st   *engine.Store
-	eng  *engine.Engine
-	sock *api.SocketServer
+	dev *device.Device
+	box *box.Box
+	st  *engine.Store
+	eng *engine.Engine
+	// local is the API over the running engine for the faces inside the
+	// daemon (MQTT, the dashboard's websocket, /metrics, the printer).
+	local *api.Server
+	sock  *api.SocketServer
 	// stopMQTT publishes "offline" and disconnects (mqtt.go).
 	stopMQTT func()
 	dash     *dashboardRun
@@ -155,7 +158,10 @@ func (d *daemon) run(ctx context.Context) error {
 		return err
 	}
 	d.startMQTT()
-	pr := startPrinter(d.e.stdout, d.eng)
+	pr, err := startPrinter(d.e.stdout, d.local)
+	if err != nil {
+		return err
+	}
 	if d.demo {
 		if err := seedDemo(d.e.stdout, d.eng); err != nil {
 			d.log.Error("could not seed the demo quest", "err", err)
@@ -256,10 +262,18 @@ func (d *daemon) startEngine() error {
 		return err
 	}
 	d.eng = eng
+	d.local = api.New(d.localAPI())
 	d.wire.net.recordTo(eng, d.log)
 	d.wire.net.onChange(d.box.SetOnline)
 	d.box.Attach(eng)
 	return nil
+}
+
+// localAPI is the API over the running engine for the faces inside the
+// daemon: it stays open from the engine's start to its stop, while the
+// doors (the socket, the dashboard) open only once the daemon is ready.
+func (d *daemon) localAPI() api.Options {
+	return api.Options{Engines: api.Only(d.eng), Config: d.cfg, Box: d.box, Version: version, Log: d.log, Internal: true}
 }
 
 // ready opens the API to commands (they waited while the daemon started)
@@ -357,24 +371,29 @@ func seedDemo(w io.Writer, eng *engine.Engine) error {
 	return nil
 }
 
-// printer prints events as they are committed. It reads them from the
-// outbox through a subscription, so it never slows the engine down.
+// printer prints events as they are committed. It reads them through the
+// API's event watch, so it never slows the engine down.
 type printer struct {
 	w    io.Writer
-	eng  *engine.Engine
+	api  *api.Server
 	next uint64 // last seq printed
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
 
-// startPrinter prints eng's events on w from now on; stop ends it after
-// printing what the shutdown committed.
-func startPrinter(w io.Writer, eng *engine.Engine) *printer {
+// startPrinter prints the events that local's engine commits from now on;
+// stop ends it after printing what the shutdown committed.
+func startPrinter(w io.Writer, local *api.Server) (*printer, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &printer{w: w, eng: eng, next: eng.LastSeq(), cancel: cancel}
-	p.wg.Go(func() { p.loop(ctx) })
-	return p
+	wa, err := local.Watch(ctx, api.FromNewest)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	p := &printer{w: w, api: local, next: wa.Last(), cancel: cancel}
+	p.wg.Go(func() { p.loop(ctx, wa) })
+	return p, nil
 }
 
 func (p *printer) stop() {
@@ -383,33 +402,30 @@ func (p *printer) stop() {
 	p.drain()
 }
 
-func (p *printer) loop(ctx context.Context) {
-	sub := p.eng.Subscribe(p.next)
-	defer func() { sub.Close() }()
+func (p *printer) loop(ctx context.Context, wa *api.Watch) {
+	defer wa.Close()
 	for {
-		evs, err := sub.Next(ctx)
+		b, err := wa.Next(ctx)
 		if ctx.Err() != nil {
 			return
-		}
-		if errors.Is(err, engine.ErrEventsPruned) {
-			sub.Close()
-			p.next = p.eng.LastSeq()
-			fmt.Fprintf(p.w, "(events were pruned before they were printed; continuing at %d)\n", p.next)
-			sub = p.eng.Subscribe(p.next)
-			continue
 		}
 		if err != nil {
 			fmt.Fprintf(p.w, "(event stream failed: %v)\n", err)
 			return
 		}
-		p.print(evs)
+		if b.Skipped {
+			p.next = b.Next
+			fmt.Fprintf(p.w, "(events were pruned before they were printed; continuing at %d)\n", p.next)
+			continue
+		}
+		p.print(b.Events)
 	}
 }
 
-func (p *printer) print(evs []engine.Event) {
+func (p *printer) print(evs []api.Event) {
 	var b strings.Builder
 	for _, ev := range evs {
-		b.WriteString(formatEvent(api.EventView(ev)))
+		b.WriteString(formatEvent(ev))
 		b.WriteByte('\n')
 		p.next = ev.Seq
 	}
@@ -419,10 +435,10 @@ func (p *printer) print(evs []engine.Event) {
 // drain prints what the shutdown committed after the loop stopped.
 func (p *printer) drain() {
 	for {
-		evs, err := p.eng.Events(p.next, 0)
-		if err != nil || len(evs) == 0 {
+		b, err := p.api.ReadEvents(context.Background(), p.next, 0)
+		if err != nil || b.Skipped || len(b.Events) == 0 {
 			return
 		}
-		p.print(evs)
+		p.print(b.Events)
 	}
 }

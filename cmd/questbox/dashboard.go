@@ -8,11 +8,11 @@ import (
 	"strconv"
 
 	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/device/mqtt"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard"
 	"github.com/questbox/questbox/ui/metrics"
+	"github.com/questbox/questbox/ui/mqtt"
 )
 
 // dashboardRun is the dashboard of a running daemon.
@@ -51,10 +51,7 @@ func (d *daemon) serveDashboard() {
 	}
 	eng, st := d.eng, d.st
 	m := metrics.New(metrics.Sources{
-		ConsentsPending: func() (int, error) {
-			cs, err := eng.Consents()
-			return len(cs), err
-		},
+		Summary: func() (api.Summary, error) { return d.local.Summary(context.Background()) },
 		OutboxDepth: func() uint64 {
 			if !cfg.MQTT.Enabled() {
 				return 0
@@ -70,7 +67,7 @@ func (d *daemon) serveDashboard() {
 	})
 	srv, err := dashboard.New(dashboard.Options{
 		API:    api.Options{Engines: d.engines, Config: cfg, Box: d.box, Version: version, Log: d.log},
-		Engine: eng, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
+		Events: d.local, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
 	if err != nil {
 		d.log.Error("dashboard not started", "err", err)
 		return

@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/api/apitest"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // busyConfig writes a config whose provider "busy" always answers

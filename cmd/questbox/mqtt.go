@@ -11,7 +11,7 @@ import (
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/device/mqtt"
+	"github.com/questbox/questbox/ui/mqtt"
 )
 
 // startMQTT is the daemon's MQTT presence (SPEC §5.4): with [mqtt]
@@ -31,9 +31,9 @@ func (d *daemon) startMQTT() {
 	}
 	opt, err := mqttOptions(d.cfg, os.Hostname)
 	if err == nil {
-		opt.Status, opt.OnState, opt.Log = d.box.Status, d.setBroker, d.log
+		opt.OnState, opt.Log = d.setBroker, d.log
 		var c *mqtt.Client
-		if c, err = mqtt.New(d.eng, opt); err == nil {
+		if c, err = mqtt.New(d.localAPI(), opt); err == nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {

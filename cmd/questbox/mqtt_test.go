@@ -11,10 +11,10 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/config"
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/api/apitest"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // mqttConfig writes a config for a box "cmdbox" on broker b, logging in

@@ -215,36 +215,34 @@ func (b *Box) watch(ctx context.Context) {
 	}
 }
 
-// follow wakes the loop on each batch of eng's events until ctx ends or
-// reading them fails (then after a pause).
+// follow wakes the loop on each batch of eng's events (and when events
+// were pruned before it read them: the state is read afresh anyway) until
+// ctx ends or reading them fails (then after a pause).
 func (b *Box) follow(ctx context.Context, eng *engine.Engine) {
 	sub := eng.Subscribe(eng.LastSeq())
 	defer sub.Close()
 	for {
-		_, err := sub.Next(ctx)
+		_, err := sub.Follow(ctx)
 		if ctx.Err() != nil {
 			return
 		}
 		b.mu.Lock()
 		b.readErr = ""
-		if err != nil && !errors.Is(err, engine.ErrEventsPruned) {
+		if err != nil {
 			b.readErr = "store: reading events: " + err.Error()
 		}
-		failed := b.readErr != ""
 		b.mu.Unlock()
 		b.wake()
-		if !failed && err == nil {
+		if err == nil {
 			continue
 		}
-		if failed {
-			_ = clock.Sleep(ctx, b.clock, storeRetry) // ctx ending is checked by the caller
-			// Try again: the next read sets the fault again if the store
-			// is still failing.
-			b.mu.Lock()
-			b.readErr = ""
-			b.mu.Unlock()
-			b.wake()
-		}
+		_ = clock.Sleep(ctx, b.clock, storeRetry) // ctx ending is checked by the caller
+		// Try again: the next read sets the fault again if the store is
+		// still failing.
+		b.mu.Lock()
+		b.readErr = ""
+		b.mu.Unlock()
+		b.wake()
 		return // resubscribe from the newest event
 	}
 }
@@ -346,35 +344,20 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 		st.Starting = true
 		return st, nil, 0
 	}
-	all, cerr := eng.Consents()
-	for _, r := range all {
-		if eng.ConsentExpired(r, now) {
-			expired++
-			continue
-		}
-		live = append(live, r)
-	}
-	if cerr != nil && fault == "" {
-		fault = "store: reading consents: " + cerr.Error()
+	act, err := eng.Activity(now)
+	if err != nil && fault == "" {
+		fault = "store: " + err.Error()
 	}
 	if n, err := eng.Unrecorded(); n > 0 && fault == "" {
 		fault = fmt.Sprintf("store: %d run result(s) wait to be recorded: %v", n, err)
 	}
-	qs, qerr := eng.Quests()
-	if qerr != nil {
-		fault = "store: " + qerr.Error()
-	}
-	st.ConsentsPending, st.Fault = len(live), fault
-	running := 0
-	for _, q := range qs {
-		running += q.Counts[engine.Running]
+	st.ConsentsPending, st.AgentsRunning, st.Fault = len(act.Consents), act.AgentsRunning, fault
+	for _, q := range act.Quests {
 		if q.NeedsAttention() {
 			st.QuestsTerminated++
 		}
 	}
-	// A run's slot frees just before its verdict commits: count the larger.
-	st.AgentsRunning = max(running, eng.InFlight())
-	return st, live, expired
+	return st, act.Consents, act.Expired
 }
 
 // pressed reports a press of the button as a device event (SPEC §5.2:
@@ -401,16 +384,13 @@ func (q consentQueue) Pending() ([]device.ConsentRequest, error) {
 	if eng == nil {
 		return nil, nil
 	}
-	all, err := eng.Consents()
+	act, err := eng.Activity(q.b.clock.Now())
 	if err != nil {
 		return nil, err
 	}
-	now := q.b.clock.Now()
-	var out []device.ConsentRequest
-	for _, r := range all {
-		if !eng.ConsentExpired(r, now) {
-			out = append(out, device.ConsentRequest{Node: r.Node, Quest: r.Quest, ClaimHash: r.ClaimHash, Since: r.Since})
-		}
+	out := make([]device.ConsentRequest, len(act.Consents))
+	for i, r := range act.Consents {
+		out[i] = device.ConsentRequest{Node: r.Node, Quest: r.Quest, ClaimHash: r.ClaimHash, Since: r.Since}
 	}
 	return out, nil
 }

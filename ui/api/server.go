@@ -108,6 +108,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/rules", s.rules)
 	m.HandleFunc("GET /api/verify", s.read(s.verify))
 	m.HandleFunc("GET /api/events", s.read(s.events))
+	m.HandleFunc("GET /api/events/watch", s.read(s.watchEvents))
 	m.HandleFunc("GET /api/consents", s.read(s.consents))
 	m.HandleFunc("POST /api/consents/{node}/approve", s.write(s.consentApprove))
 	m.HandleFunc("POST /api/consents/{node}/reject", s.write(s.consentReject))
@@ -223,11 +224,7 @@ func (s *Server) questList(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		out := make([]Quest, len(qs))
-		for i, q := range qs {
-			out[i] = QuestView(q)
-		}
-		return ok(w, out)
+		return ok(w, questViews(qs))
 	})
 }
 
@@ -609,14 +606,9 @@ func queryUint(r *http.Request, name string, def uint64) (uint64, error) {
 }
 
 func (s *Server) consents(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
-	reqs, err := eng.Consents()
+	out, err := consentViews(eng)
 	if err != nil {
 		return err
-	}
-	now := eng.Now()
-	out := make([]Consent, len(reqs))
-	for i, c := range reqs {
-		out[i] = ConsentView(c, now, eng.ConsentExpired(c, now))
 	}
 	return ok(w, out)
 }

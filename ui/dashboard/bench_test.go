@@ -63,7 +63,7 @@ func BenchmarkTickWithClients(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			srv, err := New(Options{API: api.Options{Engines: engines{eng}, Config: config.Default()}, Engine: eng,
+			srv, err := New(Options{API: api.Options{Engines: engines{eng}, Config: config.Default()}, Events: api.New(api.Options{Engines: api.Only(eng)}),
 				Config: config.Dashboard{Read: config.ReadPublic, MaxClients: clients + 1}, PasswordFile: benchPassword(b)})
 			if err != nil {
 				b.Fatal(err)

@@ -11,7 +11,6 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -33,8 +32,8 @@ import (
 //
 // # Slow clients
 //
-// The engine is never slowed by the websocket: one subscription reads the
-// outbox for all clients (the engine wakes it without blocking), and each
+// The engine is never slowed by the websocket: one event watch of the API
+// reads the outbox for all clients (the engine wakes it without blocking), and each
 // frame is encoded once and queued to every client without waiting. A
 // client whose queue is full (SendQueue frames behind) or whose socket does
 // not take a frame within WriteTimeout is disconnected, not skipped: its
@@ -65,8 +64,12 @@ type hub struct {
 	frames  int // event frames broadcast (for the benchmark)
 }
 
-func newHub(s *Server) *hub {
-	return &hub{s: s, devWake: make(chan struct{}, 1), clients: map[*client]struct{}{}, seq: s.opt.Engine.LastSeq()}
+func newHub(s *Server) (*hub, error) {
+	seq, err := s.opt.Events.LastSeq(context.Background())
+	if err != nil {
+		return nil, err
+	}
+	return &hub{s: s, devWake: make(chan struct{}, 1), clients: map[*client]struct{}{}, seq: seq}, nil
 }
 
 func (h *hub) count() int {
@@ -90,31 +93,21 @@ func (h *hub) run(ctx context.Context) {
 	h.mu.Unlock()
 }
 
+// follow sends the API's event watch to the clients until ctx ends.
 func (h *hub) follow(ctx context.Context) {
-	eng := h.s.opt.Engine
 	h.mu.Lock()
-	sub := eng.Subscribe(h.seq)
+	w, err := h.s.opt.Events.Watch(ctx, h.seq)
 	h.mu.Unlock()
-	defer func() { sub.Close() }()
+	if err != nil {
+		h.s.opt.Log.Error("dashboard: cannot watch the events; the pages get no live updates", "err", err)
+		return
+	}
+	defer w.Close()
 	var sent time.Time // when the last frame went out
 	for {
-		evs, err := sub.Next(ctx)
+		b, err := w.Next(ctx)
 		if ctx.Err() != nil {
 			return
-		}
-		if errors.Is(err, engine.ErrEventsPruned) {
-			// Events went before the hub read them (a burst larger than
-			// the retention): every page resyncs from a snapshot.
-			sub.Close()
-			h.mu.Lock()
-			h.seq = eng.LastSeq()
-			sub = eng.Subscribe(h.seq)
-			for c := range h.clients {
-				c.kick(websocket.CloseTryAgainLater, "events were pruned; resyncing")
-				delete(h.clients, c)
-			}
-			h.mu.Unlock()
-			continue
 		}
 		if err != nil {
 			h.s.opt.Log.Error("dashboard: reading events failed; retrying", "err", err)
@@ -125,24 +118,54 @@ func (h *hub) follow(ctx context.Context) {
 			}
 			continue
 		}
-		evs = h.gather(ctx, sub, evs, sent)
-		if m := h.s.opt.Metrics; m != nil {
-			m.ObserveEvents(evs)
-		}
-		frame, err := json.Marshal(struct {
-			Type   string      `json:"type"`
-			Events []api.Event `json:"events"`
-		}{"events", api.EventViews(evs)})
-		if err != nil {
-			h.s.opt.Log.Error("BUG: dashboard: cannot encode events", "err", err)
+		if b.Skipped {
+			h.resync(b.Next)
 			continue
 		}
-		h.broadcast(frame, evs[len(evs)-1].Seq)
-		sent = time.Now()
-		select { // the LEDs follow the events: look at the box now
-		case h.devWake <- struct{}{}:
-		default:
+		evs, skip := h.gather(ctx, w, b.Events, sent)
+		if skip != nil {
+			h.send(evs)
+			h.resync(skip.Next)
+			continue
 		}
+		h.send(evs)
+		sent = time.Now()
+	}
+}
+
+// resync sends every page back to a snapshot: events went before the hub
+// read them (a burst larger than the retention), and the watch goes on
+// after next, the newest.
+func (h *hub) resync(next uint64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq = next
+	for c := range h.clients {
+		c.kick(websocket.CloseTryAgainLater, "events were pruned; resyncing")
+		delete(h.clients, c)
+	}
+}
+
+// send broadcasts a frame of events (none: nothing) and counts them.
+func (h *hub) send(evs []api.Event) {
+	if len(evs) == 0 {
+		return
+	}
+	if m := h.s.opt.Metrics; m != nil {
+		m.ObserveEvents(evs)
+	}
+	frame, err := json.Marshal(struct {
+		Type   string      `json:"type"`
+		Events []api.Event `json:"events"`
+	}{"events", evs})
+	if err != nil {
+		h.s.opt.Log.Error("BUG: dashboard: cannot encode events", "err", err)
+		return
+	}
+	h.broadcast(frame, evs[len(evs)-1].Seq)
+	select { // the LEDs follow the events: look at the box now
+	case h.devWake <- struct{}{}:
+	default:
 	}
 }
 
@@ -152,21 +175,26 @@ func (h *hub) follow(ctx context.Context) {
 // instead of one per commit, while a change after a quiet spell goes out
 // at once. Each frame costs a write per client, so this is what keeps a
 // hundred clients from costing the box more than a few writes per tick.
-func (h *hub) gather(ctx context.Context, sub *engine.Subscription, evs []engine.Event, last time.Time) []engine.Event {
+// A skip within the window ends it, and is returned: the events gathered
+// before it go out, then every page resyncs.
+func (h *hub) gather(ctx context.Context, w *api.Watch, evs []api.Event, last time.Time) ([]api.Event, *api.EventBatch) {
 	wait := time.Until(last.Add(h.s.opt.Coalesce))
 	if h.s.opt.Coalesce <= 0 || wait <= 0 {
-		return evs
+		return evs, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for len(evs) < maxFrameEvents {
-		more, err := sub.Next(wctx)
+		more, err := w.Next(wctx)
 		if err != nil {
-			return evs // the window closed (or the store failed: the next Next says so)
+			return evs, nil // the window closed (or the store failed: the next Next says so)
 		}
-		evs = append(evs, more...)
+		if more.Skipped {
+			return evs, &more
+		}
+		evs = append(evs, more.Events...)
 	}
-	return evs
+	return evs, nil
 }
 
 // broadcast queues frame to every client without waiting; seq, if not 0,
@@ -281,22 +309,22 @@ func (h *hub) leave(c *client) {
 // snapshot is the first frame for a client that joined at seq and last
 // saw since (0: a new page).
 func (h *hub) snapshot(seq, since uint64) ([]byte, error) {
-	eng := h.s.opt.Engine
-	var evs []engine.Event
+	ev := h.s.opt.Events
+	var b api.EventBatch
 	var err error
 	switch {
 	case since > 0 && since < seq && seq-since <= maxCatchUp:
-		evs, err = eng.Events(since, int(seq-since))
+		b, err = ev.ReadEvents(context.Background(), since, int(seq-since))
 	case since == 0 && seq > 0:
-		evs, err = eng.Events(max(logEvents, seq)-logEvents, logEvents)
+		b, err = ev.ReadEvents(context.Background(), max(logEvents, seq)-logEvents, logEvents)
 	}
-	if err != nil && !errors.Is(err, engine.ErrEventsPruned) {
+	if err != nil {
 		return nil, err
 	}
-	var kept []engine.Event
-	for _, ev := range evs {
-		if ev.Seq <= seq {
-			kept = append(kept, ev)
+	kept := []api.Event{}
+	for _, e := range b.Events { // none when they were pruned
+		if e.Seq <= seq {
+			kept = append(kept, e)
 		}
 	}
 	quests, consents := h.s.apiGet("/api/quests"), h.s.apiGet("/api/consents")
@@ -311,7 +339,7 @@ func (h *hub) snapshot(seq, since uint64) ([]byte, error) {
 		Consents json.RawMessage `json:"consents"`
 		Device   json.RawMessage `json:"device"`
 		Events   []api.Event     `json:"events"`
-	}{"snapshot", seq, quests, consents, orNull(dev), api.EventViews(kept)})
+	}{"snapshot", seq, quests, consents, orNull(dev), kept})
 }
 
 func orNull(b []byte) json.RawMessage {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates/consent"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/metrics"
@@ -26,8 +25,11 @@ type Options struct {
 	// error text leaves the box) and Consent to the dashboard's session
 	// source.
 	API api.Options
-	// Engine is the running engine: its event stream feeds the websocket.
-	Engine *engine.Engine
+	// Events is the API whose event watch feeds the websocket and whose
+	// events the snapshots replay: the daemon's in-process API over its
+	// running engine (api.Only), which outlives the network door, so the
+	// pages see the engine's last events at shutdown.
+	Events *api.Server
 	// Box is the LEDs and the button (nil: no LED mirror).
 	Box *box.Box
 	// Config is the [dashboard] section.
@@ -96,8 +98,8 @@ func New(opt Options) (*Server, error) {
 	if opt.Config.SessionTTL.Duration <= 0 {
 		opt.Config.SessionTTL = config.Default().Dashboard.SessionTTL
 	}
-	if opt.Engine == nil {
-		return nil, errors.New("dashboard: no engine")
+	if opt.Events == nil {
+		return nil, errors.New("dashboard: no event watch")
 	}
 	s := &Server{opt: opt, mux: http.NewServeMux(), changes: http.NewServeMux(),
 		auth: newAuth(opt.PasswordFile, opt.Config.SessionTTL.Duration, opt.Now)}
@@ -120,7 +122,9 @@ func New(opt Options) (*Server, error) {
 		return nil, err
 	}
 	s.assets = assets
-	s.hub = newHub(s)
+	if s.hub, err = newHub(s); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
 	s.routes()
 	return s, nil
 }

@@ -23,14 +23,16 @@ import (
 
 	vm "github.com/VictoriaMetrics/metrics"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // Sources are read at each scrape. A nil source leaves its metric out.
 // Each must be safe for concurrent use and quick: a scrape reads them all.
 type Sources struct {
-	// ConsentsPending is the number of nodes awaiting a human.
-	ConsentsPending func() (int, error)
+	// Summary is the box at a glance (api.Server.Summary): its pending
+	// consents are the gauge questbox_consents_pending, the requests the
+	// button can still answer (expired ones are not pending).
+	Summary func() (api.Summary, error)
 	// OutboxDepth is the number of committed events not yet delivered to
 	// the slowest durable consumer (MQTT).
 	OutboxDepth func() uint64
@@ -69,8 +71,10 @@ type Metrics struct {
 	mqtt atomic.Int32 // SetMQTTConnected: -1 unknown (left out), 0, 1
 }
 
-// New returns the metrics over src.
+// New returns the metrics over src. The first call turns on the
+// library's metadata lines for the whole process (exposition.go).
 func New(src Sources) *Metrics {
+	exposeMetadata.Do(func() { vm.ExposeMetadata(true) })
 	s := vm.NewSet()
 	m := &Metrics{set: s,
 		tick:       s.NewPrometheusHistogramExt("questbox_tick_duration_seconds", tickBuckets),
@@ -87,10 +91,10 @@ func New(src Sources) *Metrics {
 	for _, o := range append(consentOutcomes, "other") {
 		m.consents[o] = s.NewCounter(`questbox_consents_total{outcome="` + o + `"}`)
 	}
-	if f := src.ConsentsPending; f != nil {
+	if f := src.Summary; f != nil {
 		s.NewGauge("questbox_consents_pending", func() float64 {
-			n, _ := f()
-			return float64(n)
+			sum, _ := f()
+			return float64(sum.PendingConsents)
 		})
 	}
 	if f := src.OutboxDepth; f != nil {
@@ -150,16 +154,16 @@ func (m *Metrics) ObserveTick(took time.Duration, err error) {
 // ObserveEvents counts dispatches (nodes moving to running), verdicts and
 // consent decisions among committed events. Each event must be observed
 // once.
-func (m *Metrics) ObserveEvents(evs []engine.Event) {
+func (m *Metrics) ObserveEvents(evs []api.Event) {
 	for _, ev := range evs {
 		switch ev.Kind {
-		case engine.KindNode:
-			if ev.To == string(engine.Running) {
+		case api.KindNode:
+			if ev.To == string(api.NodeRunning) {
 				m.dispatches.Inc()
 			}
-		case engine.KindVerdict:
+		case api.KindVerdict:
 			m.count(m.verdicts, ev.Outcome)
-		case engine.KindConsent:
+		case api.KindConsent:
 			m.count(m.consents, ev.Outcome)
 		}
 	}
@@ -176,9 +180,10 @@ func (m *Metrics) count(by map[string]*vm.Counter, outcome string) {
 // WritePrometheus writes every metric in the Prometheus text format, with
 // the process's own (memory, CPU, file descriptors, bytes written to
 // storage as process_io_storage_written_bytes_total) after questbox's.
+//
+// Every family has its # HELP and # TYPE lines (exposition.go).
 func (m *Metrics) WritePrometheus(w io.Writer) {
-	m.set.WritePrometheus(w)
-	vm.WriteProcessMetrics(w)
+	writeExposition(w, m.set)
 }
 
 // ServeHTTP serves the metrics.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // scrape returns the exposition as name{labels} -> value text.
@@ -43,23 +43,23 @@ func TestMetrics(t *testing.T) {
 	os.WriteFile(store, make([]byte, 32768), 0o600)
 	commits := uint64(7)
 	m := New(Sources{
-		ConsentsPending: func() (int, error) { return 2, nil },
-		OutboxDepth:     func() uint64 { return 5 },
-		StorePath:       store,
-		Commits:         func() uint64 { return commits },
-		Clients:         func() int { return 3 },
+		Summary:     func() (api.Summary, error) { return api.Summary{PendingConsents: 2}, nil },
+		OutboxDepth: func() uint64 { return 5 },
+		StorePath:   store,
+		Commits:     func() uint64 { return commits },
+		Clients:     func() int { return 3 },
 	})
 	m.ObserveTick(3*time.Millisecond, nil)
 	m.ObserveTick(40*time.Millisecond, errors.New("disk full"))
-	m.ObserveEvents([]engine.Event{
-		{Kind: engine.KindNode, From: "pending", To: "running"},
-		{Kind: engine.KindNode, From: "running", To: "pending"},
-		{Kind: engine.KindVerdict, Outcome: "FAIL"},
-		{Kind: engine.KindVerdict, Outcome: "PASS"},
-		{Kind: engine.KindVerdict, Outcome: "PASS"},
-		{Kind: engine.KindVerdict, Outcome: "surprise"},
-		{Kind: engine.KindConsent, Outcome: "granted"},
-		{Kind: engine.KindNode, From: "pending", To: "running"},
+	m.ObserveEvents([]api.Event{
+		{Kind: api.KindNode, From: "pending", To: "running"},
+		{Kind: api.KindNode, From: "running", To: "pending"},
+		{Kind: api.KindVerdict, Outcome: "FAIL"},
+		{Kind: api.KindVerdict, Outcome: "PASS"},
+		{Kind: api.KindVerdict, Outcome: "PASS"},
+		{Kind: api.KindVerdict, Outcome: "surprise"},
+		{Kind: api.KindConsent, Outcome: "granted"},
+		{Kind: api.KindNode, From: "pending", To: "running"},
 	})
 	got := scrape(t, m)
 	for name, want := range map[string]string{

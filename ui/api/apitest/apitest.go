@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // EventSeqs decodes the event messages of msgs (topics .../event/<kind>),

@@ -10,13 +10,14 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // Benchmarks against Debian's mosquitto on loopback (bench/RESULTS.md):
 //
-//	go test -run '^$' -bench . -benchtime 3x ./device/mqtt
+//	go test -run '^$' -bench . -benchtime 3x ./ui/mqtt
 
 // seqSink subscribes to the event topics and passes each event's seq on.
 func seqSink(b *testing.B, broker *mosquittotest.Broker, n int) <-chan uint64 {
@@ -69,7 +70,7 @@ func newBenchRig(b *testing.B) *benchRig {
 
 func (r *benchRig) client(b *testing.B) (*Client, func()) {
 	b.Helper()
-	c, err := New(r.eng, Options{Broker: r.broker.URL(), Base: base, DeviceID: testDevice, Discovery: true})
+	c, err := New(api.Options{Engines: api.Only(r.eng)}, Options{Broker: r.broker.URL(), Base: base, DeviceID: testDevice, Discovery: true})
 	if err != nil {
 		b.Fatal(err)
 	}

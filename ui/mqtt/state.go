@@ -9,8 +9,6 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -19,36 +17,36 @@ import (
 type retained map[string][]byte
 
 // states keeps the retained topics current: all of them at the start of
-// the session, then, after each batch of committed events, the state of
-// each quest the batch touched, the consent list when it may have changed,
-// and the summary when it changed. It follows the engine live (not the
+// the session, then, after each batch of the API's event watch, the state
+// of each quest the batch touched, the consent list when it may have
+// changed, and the summary when it changed; all of them again when the
+// watch had to skip pruned events. It follows the engine live (not the
 // outbox): state is about now, however far behind the event drain is.
 func (s *session) states(ctx context.Context) error {
-	c := s.c
-	sub := c.eng.Subscribe(c.eng.LastSeq())
-	defer func() { sub.Close() }()
+	w, err := s.c.api.Watch(ctx, api.FromNewest)
+	if err != nil {
+		return fmt.Errorf("watch events: %w", err)
+	}
+	defer w.Close()
 	last := retained{}
 	if err := s.syncAll(ctx, last); err != nil {
 		return err
 	}
 	for {
-		evs, err := sub.Next(ctx)
+		b, err := w.Next(ctx)
 		if ctx.Err() != nil {
 			return ctx.Err()
-		}
-		if errors.Is(err, engine.ErrEventsPruned) {
-			// Fell behind the retention window: start again from now.
-			sub.Close()
-			sub = c.eng.Subscribe(c.eng.LastSeq())
-			if err := s.syncAll(ctx, last); err != nil {
-				return err
-			}
-			continue
 		}
 		if err != nil {
 			return fmt.Errorf("read events: %w", err)
 		}
-		if err := s.apply(ctx, last, evs); err != nil {
+		if b.Skipped {
+			// Fell behind the retention window: everything, from now.
+			err = s.syncAll(ctx, last)
+		} else {
+			err = s.apply(ctx, last, b.Events)
+		}
+		if err != nil {
 			return err
 		}
 	}
@@ -56,7 +54,7 @@ func (s *session) states(ctx context.Context) error {
 
 // syncAll publishes every retained topic.
 func (s *session) syncAll(ctx context.Context, last retained) error {
-	qs, err := s.c.eng.Quests()
+	qs, err := s.c.api.Quests(ctx)
 	if err != nil {
 		return fmt.Errorf("read quests: %w", err)
 	}
@@ -64,48 +62,52 @@ func (s *session) syncAll(ctx context.Context, last retained) error {
 	for _, q := range qs {
 		msgs = append(msgs, s.c.questMessage(q))
 	}
-	cm, err := s.c.consentMessage()
+	cm, err := s.c.consentMessage(ctx)
 	if err != nil {
 		return err
 	}
-	msgs = append(msgs, cm, s.c.summaryMessage(qs))
+	sm, err := s.c.summaryMessage(ctx)
+	if err != nil {
+		return err
+	}
+	msgs = append(msgs, cm, sm)
 	return s.publishChanged(ctx, last, msgs)
 }
 
 // apply publishes what a batch of events changed.
-func (s *session) apply(ctx context.Context, last retained, evs []engine.Event) error {
+func (s *session) apply(ctx context.Context, last retained, evs []api.Event) error {
 	c := s.c
 	touched := map[string]bool{}
 	consents := false
 	for _, ev := range evs {
-		if ev.Quest != "" && ev.Kind != engine.KindDevice {
+		if ev.Quest != "" && ev.Kind != api.KindDevice {
 			touched[ev.Quest] = true
 		}
-		aw := string(engine.AwaitingConsent)
-		if ev.Kind == engine.KindConsent || ev.Kind == engine.KindNode && (ev.From == aw || ev.To == aw) {
+		aw := string(api.NodeAwaitingConsent)
+		if ev.Kind == api.KindConsent || ev.Kind == api.KindNode && (ev.From == aw || ev.To == aw) {
 			consents = true
 		}
 	}
 	var msgs []message
 	for id := range touched {
-		q, err := c.eng.Quest(id)
+		q, err := c.api.Quest(ctx, id)
 		if err != nil {
 			return fmt.Errorf("read quest %s: %w", id, err)
 		}
 		msgs = append(msgs, c.questMessage(q))
 	}
 	if consents {
-		cm, err := c.consentMessage()
+		cm, err := c.consentMessage(ctx)
 		if err != nil {
 			return err
 		}
 		msgs = append(msgs, cm)
 	}
-	qs, err := c.eng.Quests()
+	sm, err := c.summaryMessage(ctx)
 	if err != nil {
-		return fmt.Errorf("read quests: %w", err)
+		return err
 	}
-	msgs = append(msgs, c.summaryMessage(qs))
+	msgs = append(msgs, sm)
 	return s.publishChanged(ctx, last, msgs)
 }
 
@@ -136,49 +138,26 @@ func (s *session) publishChanged(ctx context.Context, last retained, msgs []mess
 	return nil
 }
 
-func (c *Client) questMessage(q *engine.Quest) message {
-	return message{c.questTopic(q.ID), mustJSON(api.QuestView(q))}
+func (c *Client) questMessage(q api.Quest) message {
+	return message{c.questTopic(q.ID), mustJSON(q)}
 }
 
-func (c *Client) consentMessage() (message, error) {
-	reqs, err := c.eng.Consents()
+func (c *Client) consentMessage(ctx context.Context) (message, error) {
+	cs, err := c.api.Consents(ctx)
 	if err != nil {
 		return message{}, fmt.Errorf("read consents: %w", err)
 	}
-	now := c.eng.Now()
-	out := make([]api.Consent, len(reqs))
-	for i, r := range reqs {
-		out[i] = api.ConsentView(r, now, c.eng.ConsentExpired(r, now))
-	}
-	return message{c.consentTopic(), mustJSON(out)}, nil
+	return message{c.consentTopic(), mustJSON(cs)}, nil
 }
 
-func (c *Client) summaryMessage(qs []*engine.Quest) message {
-	st := box.Status{Online: true}
-	if c.opt.Status != nil {
-		got, err := c.opt.Status()
-		if err != nil {
-			c.log.Warn("mqtt: could not read the box's status for the summary", "err", err)
-		}
-		st = got
-	} else {
-		// No box: the engine alone says what runs and what waits.
-		reqs, err := c.eng.Consents()
-		if err == nil {
-			now := c.eng.Now()
-			for _, r := range reqs {
-				if !c.eng.ConsentExpired(r, now) {
-					st.State.ConsentsPending++
-				}
-			}
-		}
-		running := 0
-		for _, q := range qs {
-			running += q.Counts[engine.Running]
-		}
-		st.State.AgentsRunning = max(running, c.eng.InFlight())
+// summaryMessage is the API's summary: its counts of live consents and
+// agents running are the LEDs' own.
+func (c *Client) summaryMessage(ctx context.Context) (message, error) {
+	sum, err := c.api.Summary(ctx)
+	if err != nil {
+		return message{}, fmt.Errorf("read the summary: %w", err)
 	}
-	return message{c.summaryTopic(), mustJSON(api.SummaryView(qs, st))}
+	return message{c.summaryTopic(), mustJSON(sum)}, nil
 }
 
 // mustJSON encodes a view type, which cannot fail.
@@ -190,4 +169,7 @@ func mustJSON(v any) []byte {
 	return b
 }
 
-func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }
+func isNotFound(err error) bool {
+	ae, ok := errors.AsType[*api.Error](err)
+	return ok && ae.Code == api.CodeNotFound
+}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // haKeys are the discovery keys Home Assistant's MQTT platforms accept
@@ -195,7 +195,7 @@ func TestDiscoveryOffRemovesTheEntities(t *testing.T) {
 // TestEntitiesAreStable pins the unique ids: Home Assistant keys its
 // entities (names, areas, automations) by them.
 func TestEntitiesAreStable(t *testing.T) {
-	c, err := New(nil, Options{Broker: "tcp://b:1883", Base: "questbox/pi", DeviceID: "pi"})
+	c, err := New(api.Options{}, Options{Broker: "tcp://b:1883", Base: "questbox/pi", DeviceID: "pi"})
 	if err != nil {
 		t.Fatal(err)
 	}

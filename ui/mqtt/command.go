@@ -12,8 +12,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/questbox/questbox/engine"
-	"github.com/questbox/questbox/gates/consent"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // maxCommandPayload bounds a command's payload.
@@ -24,6 +23,12 @@ var idRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
 
 // errMalformed marks a command that is not one this box understands.
 var errMalformed = errors.New("malformed command")
+
+// errEmpty marks an empty payload: no command at all. It is how a retained
+// command is cleared (an empty retained message, which the broker also
+// forwards to its subscribers live), and what Tasmota treats as a query:
+// it must never act.
+var errEmpty = errors.New("empty payload: no command")
 
 // command is one parsed command.
 type command struct {
@@ -47,13 +52,14 @@ func parseCommand(rest string, payload []byte) (command, error) {
 	if len(payload) > maxCommandPayload {
 		return command{}, fmt.Errorf("%w: payload of %d bytes (at most %d)", errMalformed, len(payload), maxCommandPayload)
 	}
+	if len(bytes.TrimSpace(payload)) == 0 {
+		return command{}, fmt.Errorf("cmd/%s: %w", rest, errEmpty)
+	}
 	switch {
 	case cmd.what == "quest" && (cmd.verb == "stop" || cmd.verb == "resume"):
-		if len(bytes.TrimSpace(payload)) > 0 {
-			var none struct{}
-			if err := strictJSON(payload, &none); err != nil {
-				return command{}, fmt.Errorf("%w: payload must be empty or {}: %v", errMalformed, err)
-			}
+		var none struct{}
+		if err := strictJSON(payload, &none); err != nil {
+			return command{}, fmt.Errorf("%w: payload must be {}: %v", errMalformed, err)
 		}
 	case cmd.what == "consent" && (cmd.verb == "approve" || cmd.verb == "reject"):
 		var p struct {
@@ -86,12 +92,18 @@ func strictJSON(b []byte, v any) error {
 	return nil
 }
 
-// command handles a message under <base>/cmd/. A retained command is
-// never acted on (it may be days old, and a reconnect would replay it);
-// a malformed one is logged and ignored.
-func (s *session) command(_ context.Context, m paho.Message) {
+// command handles a message under <base>/cmd/. An empty payload is no
+// command (clearing a retained command sends one); a retained command is
+// never acted on (it may be days old, and a reconnect would replay it); a
+// malformed one is logged and ignored. The command is a call of the API,
+// through its handlers.
+func (s *session) command(ctx context.Context, m paho.Message) {
 	c := s.c
 	log := c.log.With("topic", m.Topic())
+	if len(bytes.TrimSpace(m.Payload())) == 0 {
+		log.Debug("mqtt: an empty payload under cmd/ is no command; nothing done")
+		return
+	}
 	if m.Retained() {
 		log.Warn("mqtt: ignored a retained command: commands act only when sent live (clear it with an empty retained message)")
 		return
@@ -101,33 +113,27 @@ func (s *session) command(_ context.Context, m paho.Message) {
 		log.Warn("mqtt: ignored a command", "err", err)
 		return
 	}
-	if err := c.do(cmd); err != nil {
+	if err := s.do(ctx, cmd); err != nil {
 		log.Warn("mqtt: command refused", "err", err)
 		return
 	}
 	log.Info("mqtt: command done", "command", cmd.what+" "+cmd.verb, "id", cmd.id)
 }
 
-// do runs a parsed command on the engine.
-func (c *Client) do(cmd command) error {
+// do runs a parsed command: a call of the API.
+func (s *session) do(ctx context.Context, cmd command) error {
+	var err error
 	switch cmd.what + "/" + cmd.verb {
 	case "quest/stop":
-		_, err := c.eng.StopQuest(cmd.id, engine.SourceMQTT)
-		return err
+		_, err = s.door.StopQuest(ctx, cmd.id, api.QuestCommand{Source: api.SourceMQTT})
 	case "quest/resume":
-		_, err := c.eng.ResumeQuest(cmd.id, engine.SourceMQTT)
-		return err
+		_, err = s.door.ResumeQuest(ctx, cmd.id, api.QuestCommand{Source: api.SourceMQTT})
+	case "consent/approve":
+		_, err = s.door.Approve(ctx, cmd.id, cmd.claimHash)
+	case "consent/reject":
+		_, err = s.door.Reject(ctx, cmd.id, cmd.claimHash)
+	default:
+		err = fmt.Errorf("BUG: mqtt: parsed an unknown command %+v", cmd)
 	}
-	src, err := consent.NewMQTT(c.opt.Consent)
-	if err != nil {
-		return fmt.Errorf("%w (set mqtt.commands_consent = true to allow it)", err)
-	}
-	cs, err := consent.New(src, cmd.claimHash)
-	if err != nil {
-		return err
-	}
-	if cmd.verb == "approve" {
-		return c.eng.Approve(cmd.id, cs)
-	}
-	return c.eng.Reject(cmd.id, cs)
+	return err
 }

@@ -1,6 +1,12 @@
 // Package mqtt is the box's MQTT presence (SPEC §5.4): it publishes the
-// engine's events and state to a broker for home automation, announces
-// the box to Home Assistant, and takes the few commands the owner allows.
+// box's events and state to a broker for home automation, announces the
+// box to Home Assistant, and takes the few commands the owner allows.
+//
+// It is a face of the API (package ui/api), like the dashboard, and speaks
+// nothing else: the retained state comes from the API's typed calls, the
+// events from its outbox (api.Outbox) and event watch (api.Server.Watch),
+// and every command is a call of the API through its own handlers, as the
+// CLI's are.
 //
 // # Topics
 //
@@ -20,7 +26,7 @@
 //
 // # Delivery
 //
-// Events are drained from the engine's outbox as the durable consumer
+// Events are drained from the event outbox as the durable consumer
 // "mqtt", in seq order, at QoS 1. The cursor moves only past events whose
 // PUBACK came back, and it is committed in batches (Options.AckEvery events
 // or Options.AckInterval, whichever comes first; and when a connection
@@ -58,14 +64,17 @@
 // Off unless Options.Commands. Topics, each acted on only when received
 // live (a retained command is logged and ignored, never acted on):
 //
-//	<base>/cmd/quest/<id>/stop      payload empty or {}
-//	<base>/cmd/quest/<id>/resume    payload empty or {}
+//	<base>/cmd/quest/<id>/stop      payload {}
+//	<base>/cmd/quest/<id>/resume    payload {}
 //	<base>/cmd/consent/<node>/approve  {"claim_hash": "<sha256 hex>"}  only with Options.Consent
 //	<base>/cmd/consent/<node>/reject   {"claim_hash": "<sha256 hex>"}  only with Options.Consent
 //
 // Consent over MQTT is an L3 consent from source "mqtt", bound to the
-// claim hash in the payload: a consent for another claim is void. Anything
-// else under cmd/ is logged and ignored.
+// claim hash in the payload: a consent for another claim is void. An
+// empty payload is no command and does nothing: it is how a retained
+// command is cleared (an empty retained message, which the broker also
+// forwards live), and what Tasmota treats as a query. Anything else under
+// cmd/ is logged and ignored.
 //
 // # Home Assistant
 //

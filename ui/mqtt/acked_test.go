@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 // waitAcked waits until the client has the broker's PUBACK for every event

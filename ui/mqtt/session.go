@@ -152,7 +152,7 @@ func (s *session) reconcile(ctx context.Context, m paho.Message) error {
 		stale = !c.opt.Discovery || !c.hasEntity(obj)
 	} else {
 		id := strings.TrimSuffix(strings.TrimPrefix(topic, c.opt.Base+"/quest/"), "/state")
-		if _, err := c.eng.Quest(id); err != nil {
+		if _, err := c.api.Quest(ctx, id); err != nil {
 			stale = isNotFound(err)
 		}
 	}

@@ -7,8 +7,6 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
-
-	"github.com/questbox/questbox/ui/api"
 )
 
 // inflight is an event published and not yet acknowledged.
@@ -60,11 +58,11 @@ func (s *session) drain(ctx context.Context) error {
 				break
 			}
 			for _, ev := range evs {
-				payload, err := json.Marshal(api.EventView(ev))
+				payload, err := json.Marshal(ev)
 				if err != nil {
 					return fmt.Errorf("BUG: encode event %d: %w", ev.Seq, err)
 				}
-				q = append(q, inflight{seq: ev.Seq, tok: s.cl.Publish(c.eventTopic(ev.Kind), 1, false, payload)})
+				q = append(q, inflight{seq: ev.Seq, tok: s.cl.Publish(c.eventTopic(string(ev.Kind)), 1, false, payload)})
 				sent = ev.Seq
 				c.published.Add(1)
 			}

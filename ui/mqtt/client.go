@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -15,10 +16,11 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 
 	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates/consent"
+	"github.com/questbox/questbox/ui/api"
 )
 
-// Consumer is the name of MQTT's durable cursor in the engine's outbox.
+// Consumer is the name of MQTT's durable cursor in the event outbox.
 const Consumer = "mqtt"
 
 // Defaults of Options.
@@ -81,10 +83,6 @@ type Options struct {
 	// a fleet does not answer at the same instant).
 	BirthDelay func() time.Duration
 
-	// Status returns the box's status for the summary (agents running,
-	// pending consents the button can answer, the network); nil sums up
-	// the engine alone.
-	Status func() (box.Status, error)
 	// OnState is told every change of the connection (box.SetBroker). It
 	// must not block.
 	OnState func(box.Broker)
@@ -100,9 +98,10 @@ type Stats struct {
 	Sent       uint64 // the seq of the newest event acknowledged
 }
 
-// Client publishes one engine to one broker. Run it once.
+// Client publishes what the API shows to one broker. Run it once.
 type Client struct {
-	eng  *engine.Engine
+	api  *api.Server // the typed reads, the event watch and the outbox
+	door api.Options // the API door commands go through, with MQTT's consent source
 	opt  Options
 	log  *slog.Logger
 	disp string // the broker URL without credentials, for logs and events
@@ -115,9 +114,10 @@ type Client struct {
 	down    bool   // a broker_down event was recorded and no broker_up since
 }
 
-// New returns a client for eng. It checks the options; it does not
-// connect (Run does).
-func New(eng *engine.Engine, opt Options) (*Client, error) {
+// New returns a client of the API that ao describes: the daemon's
+// in-process API over its running engine (api.Only), with the box for the
+// summary. It checks the options; it does not connect (Run does).
+func New(ao api.Options, opt Options) (*Client, error) {
 	u, err := url.Parse(opt.Broker)
 	if err != nil || u.Host == "" {
 		return nil, fmt.Errorf("mqtt: broker %q is not a URL like tcp://host:1883", opt.Broker)
@@ -159,7 +159,12 @@ func New(eng *engine.Engine, opt Options) (*Client, error) {
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
 	}
-	c := &Client{eng: eng, opt: opt, log: opt.Log.With("broker", u.Redacted()), disp: u.Redacted()}
+	if ao.Log == nil {
+		ao.Log = opt.Log
+	}
+	c := &Client{api: api.New(ao), door: ao, opt: opt, log: opt.Log.With("broker", u.Redacted()), disp: u.Redacted()}
+	c.door.Internal = true // the messages go to this box's own log
+	c.door.Consent = c.consentSource
 	c.state = box.Broker{Configured: true}
 	return c, nil
 }
@@ -182,15 +187,19 @@ func (c *Client) State() box.Broker {
 // only when the outbox cannot be opened (the store failed); a broker that
 // is down, refuses us or drops the connection is retried for ever.
 func (c *Client) Run(ctx context.Context) error {
-	ob, err := c.eng.OpenOutbox(Consumer)
+	ob, err := c.api.OpenOutbox(ctx, Consumer)
 	if err != nil {
 		return fmt.Errorf("mqtt: %w", err)
 	}
 	defer ob.Close()
+	// Commands go through the API's own handlers, as the CLI's do.
+	hc, stop := api.InProcess(api.New(c.door))
+	defer stop()
+	door := api.NewClient(hc, "mqtt")
 	c.opt.OnState(c.State())
 	wait := c.opt.ReconnectMin
 	for {
-		s := newSession(c, ob)
+		s := newSession(c, ob, door)
 		err := s.connect(ctx)
 		if ctx.Err() != nil {
 			s.cl.Disconnect(0)
@@ -241,7 +250,7 @@ func (c *Client) up() {
 	c.mu.Unlock()
 	c.opt.OnState(st)
 	c.log.Info("mqtt: connected to the broker", "client_id", c.opt.ClientID, "base", c.opt.Base, "was_down", wasDown)
-	c.record(engine.DeviceEvent{What: engine.DeviceBrokerUp, Broker: c.disp})
+	c.record(api.DeviceEvent{What: api.DeviceBrokerUp, Broker: c.disp})
 }
 
 // failed records a failed or lost connection: the box shows it (a fault
@@ -267,12 +276,12 @@ func (c *Client) failed(err error) {
 	}
 	c.opt.OnState(st)
 	if first {
-		c.record(engine.DeviceEvent{What: engine.DeviceBrokerDown, Broker: c.disp, Error: p.msg, Fault: p.fault})
+		c.record(api.DeviceEvent{What: api.DeviceBrokerDown, Broker: c.disp, Error: p.msg, Fault: p.fault})
 	}
 }
 
-func (c *Client) record(d engine.DeviceEvent) {
-	if err := c.eng.RecordDeviceEvent(d); err != nil {
+func (c *Client) record(d api.DeviceEvent) {
+	if err := c.api.RecordDeviceEvent(context.Background(), d); err != nil {
 		c.log.Error("mqtt: could not record the broker's state", "what", d.What, "err", err)
 	}
 }
@@ -294,9 +303,10 @@ const (
 // session is one connection: its paho client, and the goroutines that
 // publish through it until it is lost or ctx ends.
 type session struct {
-	c  *Client
-	ob *engine.Outbox
-	cl paho.Client
+	c    *Client
+	ob   *api.Outbox
+	door *api.Client // the API the commands go through
+	cl   paho.Client
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed when the connection is lost
@@ -309,8 +319,8 @@ type session struct {
 // past it they are dropped with a log line (a flood must not grow memory).
 const inboxSize = 256
 
-func newSession(c *Client, ob *engine.Outbox) *session {
-	s := &session{c: c, ob: ob, lost: make(chan struct{}), inbox: make(chan paho.Message, inboxSize)}
+func newSession(c *Client, ob *api.Outbox, door *api.Client) *session {
+	s := &session{c: c, ob: ob, door: door, lost: make(chan struct{}), inbox: make(chan paho.Message, inboxSize)}
 	s.cl = paho.NewClient(s.pahoOptions())
 	return s
 }
@@ -368,4 +378,14 @@ func (s *session) goodbye() {
 	}
 	s.cl.Disconnect(250)
 	s.c.log.Info("mqtt: disconnected", "sent_seq", s.c.sent.Load())
+}
+
+// consentSource is the consent source of the commands' door: L3 consent
+// from source "mqtt", only when the owner enabled it.
+func (c *Client) consentSource(*http.Request) (consent.Source, error) {
+	src, err := consent.NewMQTT(c.opt.Consent)
+	if err != nil {
+		return nil, fmt.Errorf("%w (set mqtt.commands_consent = true to allow it)", err)
+	}
+	return src, nil
 }

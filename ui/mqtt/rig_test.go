@@ -13,10 +13,11 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/device/mqtt/mosquittotest"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/api/apitest"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
 const testDevice = "testbox"
@@ -99,7 +100,7 @@ func (r *rig) start(mod func(*Options)) *Client {
 	if mod != nil {
 		mod(&opt)
 	}
-	c, err := New(r.eng, opt)
+	c, err := New(api.Options{Engines: api.Only(r.eng)}, opt)
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"context"
+	"errors"
+)
+
+// Batch is one delivery of Subscription.Follow.
+type Batch struct {
+	// Events are the events after the last one delivered, oldest first
+	// (empty when Skipped).
+	Events []Event
+	// Skipped says that events after the last one delivered were pruned
+	// before they were read (a burst larger than the retention): the
+	// subscription went on after the newest event, Last. A follower that
+	// keeps state from the events reads that state again instead.
+	Skipped bool
+	// Last is the seq the subscription stands at now: the last event of
+	// Events, or the newest event when Skipped.
+	Last uint64
+}
+
+// Follow is Next for a follower that must never stop: it blocks until
+// events after the last delivered one exist, or ctx ends, and when those
+// events were pruned it starts again after the newest event and says so
+// (Batch.Skipped) instead of failing. It is the one copy of "follow the
+// events, and start again at the newest when pruned" that every reader of
+// the stream (the box, the API's event watch) uses. Other errors (the store
+// failed) are returned; calling Follow again retries from the same seq.
+func (s *Subscription) Follow(ctx context.Context) (Batch, error) {
+	evs, err := s.Next(ctx)
+	switch {
+	case errors.Is(err, ErrEventsPruned) && ctx.Err() == nil:
+		s.next = s.e.LastSeq()
+		return Batch{Skipped: true, Last: s.next}, nil
+	case err != nil:
+		return Batch{}, err
+	}
+	return Batch{Events: evs, Last: s.next}, nil
+}
+
+// Last is the seq of the last event delivered (or the since it started
+// from, or the newest event after a skip).
+func (s *Subscription) Last() uint64 { return s.next }

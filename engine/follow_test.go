@@ -1,0 +1,44 @@
+package engine
+
+import (
+	"context"
+	"testing"
+)
+
+// TestFollowSkipsToTheNewestWhenPruned pins the one follower: a
+// subscription whose events were pruned before it read them says so once
+// and goes on after the newest event, instead of failing for ever.
+func TestFollowSkipsToTheNewestWhenPruned(t *testing.T) {
+	h := newHarness(t, Options{EventRetention: 5})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	sub := h.e.Subscribe(1)
+	defer sub.Close()
+	var hyps []string
+	for i := 0; i < 20; i++ {
+		hyps = append(hyps, "hypothesis "+string(rune('a'+i)))
+	}
+	if _, err := h.e.Scan(q.ID, hyps); err != nil {
+		t.Fatal(err)
+	}
+	h.tick() // prunes all but the last 5 events
+	ctx := context.Background()
+	b, err := sub.Follow(ctx)
+	if err != nil {
+		t.Fatalf("Follow after a prune: %v", err)
+	}
+	if last := h.e.LastSeq(); !b.Skipped || len(b.Events) != 0 || b.Last != last || sub.Last() != last {
+		t.Fatalf("Follow after a prune: got skipped %v, %d events, last %d (sub at %d), want skipped, none, %d",
+			b.Skipped, len(b.Events), b.Last, sub.Last(), last)
+	}
+	// The next change arrives as an ordinary batch.
+	if _, err := h.e.AbortNode(h.nodesByStatus(q.ID)[Pending][0], "test"); err != nil {
+		t.Fatal(err)
+	}
+	b, err = sub.Follow(ctx)
+	if err != nil || b.Skipped || len(b.Events) == 0 {
+		t.Fatalf("Follow after the skip: got %+v, %v, want the new events", b, err)
+	}
+	if b.Events[len(b.Events)-1].Seq != b.Last {
+		t.Errorf("Batch.Last = %d, want the last event's seq %d", b.Last, b.Events[len(b.Events)-1].Seq)
+	}
+}
