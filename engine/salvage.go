@@ -313,13 +313,40 @@ func readSalvage(f *boltfile.File, rep *SalvageReport) *salvaged {
 		w.readFreelist(m)
 		trustFree = w.free != nil || m.Freelist == boltfile.NoFreelist
 	}
+	if err := rootSound(f, m.Root); err != nil {
+		// The meta page names a root page that is not one: its write was
+		// lost (a card that lied about an fsync) or it was damaged. The
+		// buckets' own pages are still in the file; the headers are not.
+		rep.Lost = append(rep.Lost, fmt.Sprintf("the root page (page %d) was lost (%v): what it alone held cannot be known — every bucket's header and sequence, "+
+			"and the small buckets kept inside it (the schema version and ledger head, and any of quests, runs, edges, cursors and indexes small enough to live there)", m.Root, err))
+		if found := deepScan(f, w, got, rep); found != "" {
+			rep.Lost = append(rep.Lost, found)
+		} else {
+			rep.Lost = append(rep.Lost, "no record was found on the file's other pages either")
+		}
+		return got
+	}
 	w.tree(nil, m.Root, nil, nil)
 	if len(spots) > 0 && trustFree && m.Freelist != boltfile.NoFreelist {
 		recoverOrphans(f, w, got, spots, rep)
 	}
+	// With a sound freelist every page is reachable or free: pages that
+	// are neither hold what the tree lost its way to (a stale page where a
+	// branch or the root belonged).
+	unreached := 0
+	if trustFree {
+		for id := uint64(2); id < min(w.hwm, f.Pages()); id++ {
+			if !w.seen[id] && !w.free[id] {
+				unreached++
+			}
+		}
+	}
 	deep := ""
-	if slices.ContainsFunc(spots, func(s *spot) bool { return s.orphans == 0 }) {
+	if unreached > 0 || slices.ContainsFunc(spots, func(s *spot) bool { return s.orphans == 0 }) {
 		deep = deepScan(f, w, got, rep)
+	}
+	if unreached > 0 {
+		rep.Lost = append(rep.Lost, fmt.Sprintf("%d pages of the file are neither reachable from its root nor free: the tree lost its way to them (a lost page write); their records were searched for, and what else they held cannot be known", unreached))
 	}
 	for _, s := range spots {
 		msg := fmt.Sprintf("%s: %v", bucketName(s.path), s.err)
@@ -391,6 +418,52 @@ func findRoot(f *boltfile.File) (uint64, int) {
 		}
 	}
 	return best, n
+}
+
+// rootSound checks that page id is a root page: a leaf of bucket headers
+// naming only questbox's buckets, the nodes and meta buckets among them,
+// or a branch over such leaves (inline buckets can make the root outgrow
+// one page). A page whose write was lost holds an older page's bytes —
+// a leaf of records, a freelist, zeros — and fails this.
+func rootSound(f *boltfile.File, id uint64) error {
+	names := map[string]bool{}
+	var walk func(id uint64, depth int) error
+	walk = func(id uint64, depth int) error {
+		p, err := f.ReadPage(id)
+		if err != nil {
+			return err
+		}
+		elems, err := p.Elems()
+		if err != nil {
+			return err
+		}
+		for _, e := range elems {
+			if p.Flags == boltfile.FlagBranch {
+				if depth > 3 {
+					return fmt.Errorf("page %d: a root bucket of questbox's few buckets is never this deep", id)
+				}
+				if err := walk(e.Child, depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if !e.Bucket {
+				return fmt.Errorf("page %d holds records, not bucket headers", id)
+			}
+			if !slices.ContainsFunc(allBuckets, func(b []byte) bool { return string(b) == string(e.Key) }) {
+				return fmt.Errorf("page %d names a bucket questbox does not have (%s)", id, showKey(e.Key))
+			}
+			names[string(e.Key)] = true
+		}
+		return nil
+	}
+	if err := walk(id, 0); err != nil {
+		return err
+	}
+	if !names[string(bNodes)] || !names[string(bMeta)] {
+		return fmt.Errorf("page %d lacks the nodes or the meta bucket", id)
+	}
+	return nil
 }
 
 // recoverOrphans finds the pages that are neither reachable nor free —

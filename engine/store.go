@@ -413,6 +413,14 @@ func (s *Store) schemaState() (v uint64, complete bool, err error) {
 				complete = false
 			}
 		}
+		if v == 0 {
+			// Every questbox writes its schema version with its first
+			// buckets, in the commit that creates the file (createStore):
+			// a file without it lost the key or the root page that held
+			// it (a lost page write), and is never an old store to
+			// migrate from nothing.
+			return corrupt(s.dir, s.path, "the schema version (meta/schema) is missing: it, or the root page that held it, was lost")
+		}
 		return nil
 	})
 	return v, complete, err
