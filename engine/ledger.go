@@ -13,7 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/engine/internal/boltfile"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -144,24 +144,21 @@ func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
 
 // Verify is Engine.Verify on the store alone.
 func (s *Store) Verify() (VerifyReport, error) {
-	rep := VerifyReport{Schema: s.schema, Notes: s.Notes()}
-	err := s.snapshot(func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error {
-		walkMeta(f, &c)
-		rep.Pages, rep.Keys = c.pages, c.keys
-		if c.damagedMeta >= 0 && !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("meta page %d ", c.damagedMeta)) }) {
-			rep.Notes = append(rep.Notes, c.notes...) // not yet said at open
-		}
-		if len(c.problems) > 0 {
-			rep.Problems = c.problems
+	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.Notes()}
+	err := s.db.Snapshot(func(tx *bolt.Tx, pc store.PageCheck) error {
+		rep.Pages, rep.Keys = pc.Pages, pc.Keys
+		rep.Notes = append(rep.Notes, pc.Notes...)
+		if pc.Err != nil {
+			rep.Problems = pc.Problems
 			rep.Notes = append(rep.Notes, "the verdict ledger was not checked: the store's pages are damaged")
-			return corrupt(s.dir, s.path, c.problems...)
+			return pc.Err
 		}
-		lc := checkLedger(tx, s.schema)
+		lc := checkLedger(tx, rep.Schema)
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
 		if len(lc.problems) > 0 {
 			rep.Problems = lc.problems
-			return fmt.Errorf("questbox store %s: %s: %w", s.path, strings.Join(lc.problems, "; "), ErrLedgerBroken)
+			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(lc.problems, "; "), ErrLedgerBroken)
 		}
 		return nil
 	})

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-)
 
-// indexBuckets are the buckets the engine keeps in step with the nodes:
-// everything in them can be derived again from the nodes and quests.
-var indexBuckets = [][]byte{bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bRunning, bConsent, bActive}
+	"github.com/questbox/questbox/engine/store"
+)
 
 // rebuild derives again, inside tx, what the engine keeps in step with the
 // records a salvage copied, so that the store works and verifies although
@@ -55,7 +53,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
 		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
-			note("node record %s does not decode as node %s (%v): dropped", showKey(k), nodeID(seqOf(k)), err)
+			note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
@@ -88,7 +86,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 	err = qb.ForEach(func(k, v []byte) error {
 		q := new(Quest)
 		if err := decodeQuest(v, q); err != nil || q.ID != string(k) {
-			note("quest record %s does not decode (%v): dropped", showKey(k), err)
+			note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
 			badQuests = append(badQuests, slices.Clone(k))
 			return nil
 		}
@@ -141,7 +139,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 		}
 		return nil
 	})
-	for _, name := range indexBuckets {
+	for _, name := range store.IndexBuckets {
 		if err := tx.DeleteBucket(name); err != nil {
 			return out, err
 		}
@@ -272,11 +270,6 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 	return out, recordLoss(tx, now, byID, !seqKnown(bLedger), &out)
 }
 
-// jsonBuckets are the buckets whose values are records the engine reads
-// one by one (a nested bucket of bEdges per quest): JSON, but for the
-// quests' binary form (questcodec.go).
-var jsonBuckets = [][]byte{bNodes, bQuests, bEvents, bLedger, bRuns, bExports, bJudge, bEdges}
-
 // forInvalid calls fn with every record of a JSON bucket that is not
 // valid JSON: a value damaged inside a sound page.
 func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) error) error {
@@ -299,7 +292,7 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 			return nil
 		})
 	}
-	for _, name := range jsonBuckets {
+	for _, name := range store.RecordBuckets {
 		if b := tx.Bucket(name); b != nil {
 			if err := walk(b, string(name)); err != nil {
 				return err
@@ -314,7 +307,7 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 func invalidRecords(tx *bolt.Tx) []string {
 	var out []string
 	_ = forInvalid(tx, func(_ *bolt.Bucket, name string, k []byte) error {
-		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (not valid JSON)", name, showKey(k)))
+		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (not valid JSON)", name, store.ShowKey(k)))
 		return nil
 	})
 	return out
@@ -352,7 +345,7 @@ func dropInvalid(tx *bolt.Tx, out *[]string) error {
 		if err := r.b.Delete(r.k); err != nil {
 			return err
 		}
-		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, showKey(r.k)))
+		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, store.ShowKey(r.k)))
 	}
 	return nil
 }

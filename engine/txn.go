@@ -179,7 +179,7 @@ func (t *txn) unchanged() error {
 // writable returns ErrReadOnly from a read-only engine.
 func (e *Engine) writable() error {
 	if e.readOnly {
-		return fmt.Errorf("questbox store %s is open read-only here: a writing command opens it for writing: %w", e.store.path, ErrReadOnly)
+		return fmt.Errorf("questbox store %s is open read-only here: a writing command opens it for writing: %w", e.store.Path(), ErrReadOnly)
 	}
 	return nil
 }
@@ -550,13 +550,6 @@ func truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-func seqOf(k []byte) uint64 {
-	if len(k) != 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(k)
-}
 
 // trackQueued keeps Quest.Queued in step with the status of owner and
 // strategist nodes.

@@ -1,8 +1,7 @@
-package engine
+package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -78,11 +77,29 @@ type SalvageReport struct {
 // when another process holds the store; an error wrapping fs.ErrNotExist
 // when there is no store; ErrStoreFailed when the directory cannot be
 // written.
-func Salvage(dir string, now time.Time) (SalvageReport, error) { return salvage(dir, now, nil) }
+func Salvage(dir string, now time.Time, rec Records) (SalvageReport, error) {
+	return SalvageSteps(dir, now, rec, nil)
+}
 
-// salvage is Salvage; fail, when set (tests), is asked after each step
-// that leaves something on disk, and its error stops salvage there.
-func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
+// Records is what salvage needs of the domain that owns the records.
+type Records struct {
+	Schema Schema
+	// Damaged names every record of tx that does not decode: records
+	// damaged inside sound pages.
+	Damaged func(tx *bolt.Tx) []string
+	// Verify checks an open store as `questbox verify` does.
+	Verify func(db *DB) (notes []string, err error)
+	// Probes recognise the records found on pages the tree does not reach.
+	Probes []Probe
+	// Rebuild derives again, inside tx, what the domain keeps in step with
+	// the records salvage copied, and says what it did, one line each.
+	// seqKnown says whether salvage read a top-level bucket's header.
+	Rebuild func(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error)
+}
+
+// SalvageSteps is Salvage; fail, when set (tests), is asked after each
+// step that leaves something on disk, and its error stops salvage there.
+func SalvageSteps(dir string, now time.Time, rec Records, fail func(step string) error) (SalvageReport, error) {
 	step := func(name string) error {
 		if fail == nil {
 			return nil
@@ -92,24 +109,24 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 		}
 		return nil
 	}
-	path := filepath.Join(dir, StoreFile)
+	path := filepath.Join(dir, FileName)
 	rep := SalvageReport{Store: path, Lost: []string{}}
 	if _, err := os.Stat(path); err != nil {
 		return rep, fmt.Errorf("salvage: questbox store %s: %w", path, err)
 	}
-	st, err := OpenStore(dir, StoreOptions{Check: true})
+	st, err := Open(dir, Options{Check: true}, rec.Schema)
 	if err == nil {
 		// Sound pages can still hold records damaged inside (bit rot):
 		// those are salvaged too; anything else is left alone.
 		var bad []string
-		err = st.view(func(tx *bolt.Tx) error {
-			bad = invalidRecords(tx)
+		err = st.View(func(tx *bolt.Tx) error {
+			bad = rec.Damaged(tx)
 			return nil
 		})
 		if err == nil && len(bad) == 0 {
 			defer st.Close()
 			rep.Healthy, rep.Notes = true, st.Notes()
-			if _, err := st.Verify(); err != nil {
+			if _, err := rec.Verify(st); err != nil {
 				rep.Verify = err.Error()
 			} else {
 				rep.Verify = "ok"
@@ -152,7 +169,7 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 		} else {
 			rep.Damage, rep.Notes = append(rep.Damage, c.problems...), c.notes
 		}
-		got = readSalvage(bf, &rep)
+		got = readSalvage(bf, &rep, rec.Probes)
 	}
 
 	tmp := path + ".salvage"
@@ -165,7 +182,7 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 			os.Remove(tmp)
 		}
 	}()
-	if err := writeSalvage(tmp, got, now, &rep); err != nil {
+	if err := writeSalvage(tmp, got, now, &rep, rec.Rebuild); err != nil {
 		return rep, err
 	}
 	if err := step("written"); err != nil {
@@ -173,15 +190,15 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 	}
 	// Open the result as the daemon would: full check, migrations, then
 	// verify it, all before it replaces anything.
-	ns, err := openStore(dir, tmp, StoreOptions{Check: true})
+	ns, err := openDB(dir, tmp, Options{Check: true}, rec.Schema)
 	if err != nil {
 		return rep, fmt.Errorf("salvage: the salvaged store does not open: %w", err)
 	}
-	vrep, verr := ns.Verify()
+	vnotes, verr := rec.Verify(ns)
 	if cerr := ns.Close(); cerr != nil {
 		return rep, fmt.Errorf("salvage: close %s: %w: %w", tmp, ErrStoreFailed, cerr)
 	}
-	rep.Notes = append(rep.Notes, vrep.Notes...)
+	rep.Notes = append(rep.Notes, vnotes...)
 	rep.Verify = "ok"
 	if verr != nil {
 		rep.Verify = verr.Error()
@@ -283,7 +300,7 @@ type spot struct {
 }
 
 // readSalvage reads every record it can from f.
-func readSalvage(f *boltfile.File, rep *SalvageReport) *salvaged {
+func readSalvage(f *boltfile.File, rep *SalvageReport, probes []Probe) *salvaged {
 	got := &salvaged{root: newSBucket()}
 	var spots []*spot
 	m, _, err := f.Current()
@@ -319,7 +336,7 @@ func readSalvage(f *boltfile.File, rep *SalvageReport) *salvaged {
 		// buckets' own pages are still in the file; the headers are not.
 		rep.Lost = append(rep.Lost, fmt.Sprintf("the root page (page %d) was lost (%v): what it alone held cannot be known — every bucket's header and sequence, "+
 			"and the small buckets kept inside it (the schema version and ledger head, and any of quests, runs, edges, cursors and indexes small enough to live there)", m.Root, err))
-		if found := deepScan(f, w, got, rep); found != "" {
+		if found := deepScan(f, w, got, rep, probes); found != "" {
 			rep.Lost = append(rep.Lost, found)
 		} else {
 			rep.Lost = append(rep.Lost, "no record was found on the file's other pages either")
@@ -343,7 +360,7 @@ func readSalvage(f *boltfile.File, rep *SalvageReport) *salvaged {
 	}
 	deep := ""
 	if unreached > 0 || slices.ContainsFunc(spots, func(s *spot) bool { return s.orphans == 0 }) {
-		deep = deepScan(f, w, got, rep)
+		deep = deepScan(f, w, got, rep, probes)
 	}
 	if unreached > 0 {
 		rep.Lost = append(rep.Lost, fmt.Sprintf("%d pages of the file are neither reachable from its root nor free: the tree lost its way to them (a lost page write); their records were searched for, and what else they held cannot be known", unreached))
@@ -372,7 +389,7 @@ func keyOrEnd(k []byte, end string) string {
 	if k == nil {
 		return end
 	}
-	return showKey(k)
+	return ShowKey(k)
 }
 
 // findRoot looks for the store's root page when both meta pages are
@@ -409,7 +426,7 @@ func findRoot(f *boltfile.File) (uint64, int) {
 			score += bh.Sequence
 			names[string(e.Key)] = true
 		}
-		if !ok || !names[string(bNodes)] || !names[string(bMeta)] {
+		if !ok || !names[string(Nodes)] || !names[string(Meta)] {
 			continue
 		}
 		n++
@@ -450,8 +467,8 @@ func rootSound(f *boltfile.File, id uint64) error {
 			if !e.Bucket {
 				return fmt.Errorf("page %d holds records, not bucket headers", id)
 			}
-			if !slices.ContainsFunc(allBuckets, func(b []byte) bool { return string(b) == string(e.Key) }) {
-				return fmt.Errorf("page %d names a bucket questbox does not have (%s)", id, showKey(e.Key))
+			if !slices.ContainsFunc(Buckets, func(b []byte) bool { return string(b) == string(e.Key) }) {
+				return fmt.Errorf("page %d names a bucket questbox does not have (%s)", id, ShowKey(e.Key))
 			}
 			names[string(e.Key)] = true
 		}
@@ -460,7 +477,7 @@ func rootSound(f *boltfile.File, id uint64) error {
 	if err := walk(id, 0); err != nil {
 		return err
 	}
-	if !names[string(bNodes)] || !names[string(bMeta)] {
+	if !names[string(Nodes)] || !names[string(Meta)] {
 		return fmt.Errorf("page %d lacks the nodes or the meta bucket", id)
 	}
 	return nil
@@ -580,77 +597,12 @@ func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, r
 	}
 }
 
-// probe recognises a record of one of questbox's buckets by its key and
-// value alone, and says which of two copies of it is the newer.
-type probe struct {
-	bucket []byte
-	match  func(k, v []byte) bool
-	newer  func(a, b []byte) bool // nil: records never change once written
-}
-
-var probes = []probe{
-	{bLedger, func(k, v []byte) bool {
-		var r struct {
-			Seq  uint64  `json:"seq"`
-			Prev *string `json:"prev"`
-			Hash string  `json:"hash"`
-		}
-		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && r.Prev != nil && len(r.Hash) == 64
-	}, nil},
-	{bEvents, func(k, v []byte) bool {
-		var ev struct {
-			Seq  uint64 `json:"seq"`
-			Kind string `json:"kind"`
-		}
-		return len(k) == 8 && json.Unmarshal(v, &ev) == nil && ev.Seq == seqOf(k) && ev.Kind != ""
-	}, nil},
-	{bNodes, func(k, v []byte) bool {
-		var n struct {
-			ID    string `json:"id"`
-			Order uint64 `json:"order"`
-			Quest string `json:"quest"`
-		}
-		return len(k) == 8 && json.Unmarshal(v, &n) == nil && n.Order == seqOf(k) && n.ID == nodeID(n.Order) && n.Quest != ""
-	}, func(a, b []byte) bool {
-		// A node only moves forward: later saves, more attempts, locked.
-		var x, y struct {
-			Updated  time.Time         `json:"updated"`
-			Attempts []json.RawMessage `json:"attempts"`
-			Status   Status            `json:"status"`
-		}
-		json.Unmarshal(a, &x)
-		json.Unmarshal(b, &y)
-		if !x.Updated.Equal(y.Updated) {
-			return x.Updated.After(y.Updated)
-		}
-		if len(x.Attempts) != len(y.Attempts) {
-			return len(x.Attempts) > len(y.Attempts)
-		}
-		return x.Status.Terminal() && !y.Status.Terminal()
-	}},
-	{bQuests, func(k, v []byte) bool {
-		var q Quest
-		return decodeQuest(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
-	}, func(a, b []byte) bool {
-		var x, y Quest
-		decodeQuest(a, &x)
-		decodeQuest(b, &y)
-		return x.Updated.After(y.Updated)
-	}},
-	{bRuns, func(k, v []byte) bool {
-		var r struct {
-			ID   string `json:"id"`
-			Node string `json:"node"`
-		}
-		return json.Unmarshal(v, &r) == nil && r.ID == string(k) && idNumber(r.ID, 'r') > 0 && r.Node != ""
-	}, func(a, b []byte) bool {
-		var x, y struct {
-			Ended time.Time `json:"ended"`
-		}
-		json.Unmarshal(a, &x)
-		json.Unmarshal(b, &y)
-		return x.Ended.After(y.Ended)
-	}},
+// Probe recognises a record of one of the domain's buckets by its key
+// and value alone, and says which of two copies of it is the newer.
+type Probe struct {
+	Bucket []byte
+	Match  func(k, v []byte) bool
+	Newer  func(a, b []byte) bool // nil: records never change once written
 }
 
 // deepScan is the last resort when records sit below damaged pages that
@@ -664,7 +616,7 @@ var probes = []probe{
 // end); ledger records and events never change once written. A record
 // whose live page was lost may thus come back in an older version; the
 // report says how many records came from this scan.
-func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport) string {
+func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, probes []Probe) string {
 	found := map[string]map[string][]byte{}
 	pages := 0
 	last := min(w.hwm, f.Pages())
@@ -690,15 +642,15 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport) st
 				continue
 			}
 			for _, pr := range probes {
-				if !pr.match(e.Key, e.Value) {
+				if !pr.Match(e.Key, e.Value) {
 					continue
 				}
-				b := found[string(pr.bucket)]
+				b := found[string(pr.Bucket)]
 				if b == nil {
 					b = map[string][]byte{}
-					found[string(pr.bucket)] = b
+					found[string(pr.Bucket)] = b
 				}
-				if old, ok := b[string(e.Key)]; !ok || (pr.newer != nil && pr.newer(e.Value, old)) {
+				if old, ok := b[string(e.Key)]; !ok || (pr.Newer != nil && pr.Newer(e.Value, old)) {
 					b[string(e.Key)] = bytes.Clone(e.Value)
 				}
 				used = true
@@ -752,7 +704,7 @@ func merge(dst, src *sbucket) int {
 
 // writeSalvage writes what was read into a new bbolt file at tmp, and
 // rebuilds what the engine derives from it, in one transaction.
-func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport) error {
+func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, rebuild func(*bolt.Tx, time.Time, func([]byte) bool) ([]string, error)) error {
 	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
 	if err != nil {
 		return fmt.Errorf("salvage: create %s: %w: %w", tmp, ErrStoreFailed, err)
