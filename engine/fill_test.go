@@ -11,9 +11,8 @@ import (
 // fillEvery sets every exported field of the struct v points to, nested
 // structs, lists, maps and pointers included, to a value that is not zero
 // and differs from every other field's, so that a codec that drops,
-// swaps or zeroes any field fails a round trip. Types that marshal
-// themselves to text (but time.Time) are left as they are: their zero
-// value is what they can encode.
+// swaps or zeroes any field fails a round trip. An integer type that
+// marshals itself to text (an enum) gets its first value that does.
 func fillEvery(v any) {
 	n := 0
 	fillValue(reflect.ValueOf(v).Elem(), &n)
@@ -30,7 +29,23 @@ func fillValue(v reflect.Value, n *int) {
 	case v.Type() == timeType:
 		v.Set(reflect.ValueOf(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(*n) * 1_000_003 * time.Microsecond)))
 		return
-	case v.Type().Implements(textMarshaler) || reflect.PointerTo(v.Type()).Implements(textMarshaler):
+	case reflect.PointerTo(v.Type()).Implements(textMarshaler) && v.Kind() != reflect.Struct:
+		// A value of its own kind that it can write (an enum's first
+		// valid value past zero, if any).
+		for k := int64(1); k < 64; k++ {
+			switch v.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				v.SetInt(k)
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				v.SetUint(uint64(k))
+			default:
+				return
+			}
+			if _, err := v.Addr().Interface().(encoding.TextMarshaler).MarshalText(); err == nil {
+				return
+			}
+		}
+		v.SetZero()
 		return
 	}
 	switch v.Kind() {
