@@ -181,3 +181,22 @@ func TestQuestRecordsMigrate(t *testing.T) {
 		t.Errorf("after the upgrade:\n%#v\nwant\n%#v", got, want)
 	}
 }
+
+// BenchmarkQuestRecord is one encode and one decode of a quest record,
+// the tick's per-quest codec work.
+func BenchmarkQuestRecord(b *testing.B) {
+	q := &Quest{ID: "q7", Name: "name", Direction: "find the way", Status: QuestActive, Mode: ModeTeam,
+		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Limits: DefaultLimits(),
+		Counters: Counters{AgentRuns: 7, Tokens: 1234, WallUsed: 90 * time.Minute},
+		Counts:   map[Status]int{Pending: 2, Running: 1, Aborted: 4}, Running: "n9", Queued: map[string]string{"owner": "n3"},
+		WallSession: 5, WallMark: time.Unix(1e9, 5).UTC(), DispatchSeq: 99, Created: time.Unix(1e9, 0).UTC(), Updated: time.Unix(1e9, 7).UTC()}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = appendQuest(buf[:0], q)
+		var got Quest
+		if err := decodeQuest(buf, &got); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 )
 
@@ -34,9 +35,7 @@ type Field[R any] struct {
 	// Name is the field's path in R ("Limits.MaxTries").
 	Name string
 	enc  func(b []byte, r *R) []byte
-	// dec takes and returns the reader by value: an indirect call would
-	// move a pointed-to reader to the heap, once per record decoded.
-	dec func(d reader, r *R) reader
+	dec  func(d *reader, r *R)
 }
 
 // ErrRecord is the cause of a binary record that does not decode.
@@ -77,27 +76,32 @@ func (c *Codec[R]) Decode(raw []byte, r *R) error {
 	}
 	// One string holds the whole record: every string field is a slice
 	// of it, so a decode costs one allocation for all its strings.
-	d := reader{b: raw[1:], s: string(raw[1:])}
+	// The reader comes from a pool: passed to the table's functions it
+	// would otherwise be allocated for every record.
+	d := readers.Get().(*reader)
+	*d = reader{b: raw[1:], s: string(raw[1:])}
 	var zero R
 	*r = zero
 	for i := range c.fields {
-		d = c.fields[i].dec(d, r)
+		c.fields[i].dec(d, r)
 	}
-	if d.err == nil && len(d.b) > 0 {
-		d.err = fmt.Errorf("%w: %d bytes past its end", ErrRecord, len(d.b))
+	err := d.err
+	if err == nil && len(d.b) > 0 {
+		err = fmt.Errorf("%w: %d bytes past its end", ErrRecord, len(d.b))
 	}
-	return d.err
+	*d = reader{}
+	readers.Put(d)
+	return err
 }
+
+var readers = sync.Pool{New: func() any { return new(reader) }}
 
 // Text is a string field.
 func Text[R any, S ~string](name string, get func(*R) *S) Field[R] {
 	return Field[R]{Name: name,
 		enc: func(b []byte, r *R) []byte { return appendString(b, string(*get(r))) },
-		dec: func(d reader, r *R) reader {
-			var s string
-			s, d = d.string()
-			*get(r) = S(s)
-			return d
+		dec: func(d *reader, r *R) {
+			*get(r) = S(d.string())
 		}}
 }
 
@@ -105,11 +109,8 @@ func Text[R any, S ~string](name string, get func(*R) *S) Field[R] {
 func Int[R any, I ~int | ~int64](name string, get func(*R) *I) Field[R] {
 	return Field[R]{Name: name,
 		enc: func(b []byte, r *R) []byte { return binary.AppendVarint(b, int64(*get(r))) },
-		dec: func(d reader, r *R) reader {
-			var v int64
-			v, d = d.varint()
-			*get(r) = I(v)
-			return d
+		dec: func(d *reader, r *R) {
+			*get(r) = I(d.varint())
 		}}
 }
 
@@ -117,9 +118,8 @@ func Int[R any, I ~int | ~int64](name string, get func(*R) *I) Field[R] {
 func Uint[R any](name string, get func(*R) *uint64) Field[R] {
 	return Field[R]{Name: name,
 		enc: func(b []byte, r *R) []byte { return binary.AppendUvarint(b, *get(r)) },
-		dec: func(d reader, r *R) reader {
-			*get(r), d = d.uvarint()
-			return d
+		dec: func(d *reader, r *R) {
+			*get(r) = d.uvarint()
 		}}
 }
 
@@ -127,9 +127,8 @@ func Uint[R any](name string, get func(*R) *uint64) Field[R] {
 func Time[R any](name string, get func(*R) *time.Time) Field[R] {
 	return Field[R]{Name: name,
 		enc: func(b []byte, r *R) []byte { return appendTime(b, *get(r)) },
-		dec: func(d reader, r *R) reader {
-			*get(r), d = d.time()
-			return d
+		dec: func(d *reader, r *R) {
+			*get(r) = d.time()
 		}}
 }
 
@@ -148,21 +147,17 @@ func Texts[R any](name string, get func(*R) *[]string, emptyIsNil bool) Field[R]
 			}
 			return b
 		},
-		dec: func(d reader, r *R) reader {
-			var n int
-			n, d = d.length()
+		dec: func(d *reader, r *R) {
+			n := d.length()
 			if n == 0 || (emptyIsNil && n == 1) {
 				*get(r) = nil
-				return d
+				return
 			}
 			ss := make([]string, 0, n-1)
 			for range n - 1 {
-				var s string
-				s, d = d.string()
-				ss = append(ss, s)
+				ss = append(ss, d.string())
 			}
 			*get(r) = ss
-			return d
 		}}
 }
 
@@ -183,25 +178,21 @@ func Counts[R any, K ~string](name string, get func(*R) *map[K]int, intern func(
 			}
 			return b
 		},
-		dec: func(d reader, r *R) reader {
-			var n int
-			if n, d = d.length(); n == 0 {
-				return d
+		dec: func(d *reader, r *R) {
+			n := d.length()
+			if n == 0 {
+				return
 			}
 			m := make(map[K]int, n-1)
 			for range n - 1 {
-				var s string
-				var v int64
-				s, d = d.string()
-				v, d = d.varint()
+				s := d.string()
 				k := K(s)
 				if intern != nil {
 					k = intern(s)
 				}
-				m[k] = int(v)
+				m[k] = int(d.varint())
 			}
 			*get(r) = m
-			return d
 		}}
 }
 
@@ -222,20 +213,17 @@ func TextMap[R any](name string, get func(*R) *map[string]string) Field[R] {
 			}
 			return b
 		},
-		dec: func(d reader, r *R) reader {
-			var n int
-			if n, d = d.length(); n <= 1 {
-				return d
+		dec: func(d *reader, r *R) {
+			n := d.length()
+			if n <= 1 {
+				return
 			}
 			m := make(map[string]string, n-1)
 			for range n - 1 {
-				var k, v string
-				k, d = d.string()
-				v, d = d.string()
-				m[k] = v
+				k := d.string()
+				m[k] = d.string()
 			}
 			*get(r) = m
-			return d
 		}}
 }
 
@@ -271,71 +259,75 @@ type reader struct {
 	err error
 }
 
-func (d reader) fail(what string) reader {
+func (d *reader) fail(what string) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: %s cut short", ErrRecord, what)
 	}
 	d.b = nil
-	return d
 }
 
-func (d reader) uvarint() (uint64, reader) {
+func (d *reader) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
-		return 0, d.fail("a number")
+		d.fail("a number")
+		return 0
 	}
 	d.b = d.b[n:]
-	return v, d
+	return v
 }
 
-func (d reader) varint() (int64, reader) {
+func (d *reader) varint() int64 {
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
-		return 0, d.fail("a number")
+		d.fail("a number")
+		return 0
 	}
 	d.b = d.b[n:]
-	return v, d
+	return v
 }
 
 // length reads a list or map length plus one (0: nil), bounded by what
 // is left of the record (each entry takes at least a byte).
-func (d reader) length() (int, reader) {
-	n, d := d.uvarint()
+func (d *reader) length() int {
+	n := d.uvarint()
 	if n > uint64(len(d.b))+1 {
-		return 0, d.fail("a list")
+		d.fail("a list")
+		return 0
 	}
-	return int(n), d
+	return int(n)
 }
 
-func (d reader) string() (string, reader) {
-	n, d := d.uvarint()
+func (d *reader) string() string {
+	n := d.uvarint()
 	if n > uint64(len(d.b)) {
-		return "", d.fail("a string")
+		d.fail("a string")
+		return ""
 	}
 	at := len(d.s) - len(d.b)
 	s := d.s[at : at+int(n)]
 	d.b = d.b[n:]
-	return s, d
+	return s
 }
 
-func (d reader) time() (time.Time, reader) {
+func (d *reader) time() time.Time {
 	if len(d.b) == 0 {
-		return time.Time{}, d.fail("a time")
+		d.fail("a time")
+		return time.Time{}
 	}
 	flag := d.b[0]
 	d.b = d.b[1:]
 	switch flag {
 	case 0:
-		return time.Time{}, d
+		return time.Time{}
 	case 1:
-		var sec int64
-		var nsec uint64
-		sec, d = d.varint()
-		nsec, d = d.uvarint()
+		sec := d.varint()
+		nsec := d.uvarint()
 		if nsec >= 1e9 {
-			return time.Time{}, d.fail("a time")
+			d.fail("a time")
+			return time.Time{}
 		}
-		return time.Unix(sec, int64(nsec)).UTC(), d
+		return time.Unix(sec, int64(nsec)).UTC()
 	}
-	return time.Time{}, d.fail("a time")
+	d.fail("a time")
+	return time.Time{}
 }
