@@ -30,244 +30,309 @@ import (
 // lost unseen, and sequences are raised past every id referenced anywhere
 // so that no new node, quest or run takes the id of a lost one.
 func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
-	var out []string
-	note := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	for _, b := range allBuckets {
-		if tx.Bucket(b) == nil {
-			note("bucket %s was lost: created empty", b)
+	r := &rebuilder{tx: tx, now: now}
+	steps := []func() error{
+		r.buckets,
+		r.readNodes,
+		r.readQuests,
+		r.placeholders,
+		r.keepLockSeqs,
+		r.reindex,
+		r.writeQuests,
+		r.raiseSeqs,
+		func() error { return restoreSchema(tx, &r.out) },
+		func() error { return recordLoss(tx, now, r.byID, !seqKnown(bLedger), &r.out) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return r.out, err
 		}
 	}
-	if err := createBuckets(tx); err != nil {
-		return out, err
-	}
-	if err := dropInvalid(tx, &out); err != nil {
-		return out, err
-	}
+	return r.out, nil
+}
 
-	// Nodes, in creation order.
-	nb := tx.Bucket(bNodes)
-	var (
-		nodes []*Node
-		drop  [][]byte
-	)
+// rebuilder holds what rebuild's steps read and derive, in their order.
+type rebuilder struct {
+	tx  *bolt.Tx
+	now time.Time
+	out []string
+	// nodes are the node records that decode, in creation order; refs
+	// the highest id any record refers to, per prefix (referenced).
+	nodes []*Node
+	refs  map[byte]uint64
+	// quests are the quest records that decode, and placeholders.
+	quests   map[string]*Quest
+	maxQuest uint64
+	// lockSeq is each quest's lock sequence, which export cursors count
+	// on: it must survive the indexes being dropped.
+	lockSeq map[string]uint64
+	byID    map[string]*Node
+}
+
+func (r *rebuilder) note(format string, args ...any) {
+	r.out = append(r.out, fmt.Sprintf(format, args...))
+}
+
+// buckets creates every bucket that was lost and drops the records that
+// do not decode.
+func (r *rebuilder) buckets() error {
+	for _, b := range allBuckets {
+		if r.tx.Bucket(b) == nil {
+			r.note("bucket %s was lost: created empty", b)
+		}
+	}
+	if err := createBuckets(r.tx); err != nil {
+		return err
+	}
+	return dropInvalid(r.tx, &r.out)
+}
+
+// readNodes reads the nodes, in creation order, drops the records that do
+// not decode as the node their key names, and raises the nodes' sequence.
+func (r *rebuilder) readNodes() error {
+	nb := r.tx.Bucket(bNodes)
+	var drop [][]byte
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
 		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
-			note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
+			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
-		overlayRunning(tx, n) // a running node's record may still say pending
-		nodes = append(nodes, n)
+		overlayRunning(r.tx, n) // a running node's record may still say pending
+		r.nodes = append(r.nodes, n)
 		return nil
 	})
 	if err != nil {
-		return out, err
+		return err
 	}
 	for _, k := range drop {
 		if err := dropKey(nb, k); err != nil {
-			return out, err
+			return err
 		}
 	}
-	refs := referenced(tx, nodes)
-	maxNode := refs['n']
-	if len(nodes) > 0 {
-		maxNode = max(maxNode, nodes[len(nodes)-1].Order)
+	r.refs = referenced(r.tx, r.nodes)
+	maxNode := r.refs['n']
+	if len(r.nodes) > 0 {
+		maxNode = max(maxNode, r.nodes[len(r.nodes)-1].Order)
 	}
-	if err := raiseSeq(nb, maxNode, &out); err != nil {
-		return out, err
-	}
+	return raiseSeq(nb, maxNode, &r.out)
+}
 
-	// Quests; a lost one gets a placeholder its nodes can live in.
-	qb := tx.Bucket(bQuests)
-	quests := map[string]*Quest{}
-	var maxQuest uint64
-	var badQuests [][]byte
-	err = qb.ForEach(func(k, v []byte) error {
+// readQuests reads the quests and drops the records that do not decode.
+func (r *rebuilder) readQuests() error {
+	qb := r.tx.Bucket(bQuests)
+	r.quests = map[string]*Quest{}
+	var bad [][]byte
+	err := qb.ForEach(func(k, v []byte) error {
 		q := new(Quest)
 		if err := decodeQuest(v, q); err != nil || q.ID != string(k) {
-			note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
-			badQuests = append(badQuests, slices.Clone(k))
+			r.note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
+			bad = append(bad, slices.Clone(k))
 			return nil
 		}
-		quests[q.ID] = q
-		maxQuest = max(maxQuest, idNumber(q.ID, 'q'))
+		r.quests[q.ID] = q
+		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
 		return nil
 	})
 	if err != nil {
-		return out, err
+		return err
 	}
-	for _, k := range badQuests {
+	for _, k := range bad {
 		if err := dropKey(qb, k); err != nil {
-			return out, err
+			return err
 		}
 	}
-	for _, n := range nodes {
-		if quests[n.Quest] != nil {
+	return nil
+}
+
+// placeholders gives a lost quest a stopped placeholder its nodes can
+// live in, and raises the quests' sequence.
+func (r *rebuilder) placeholders() error {
+	for _, n := range r.nodes {
+		if r.quests[n.Quest] != nil {
 			continue
 		}
 		q := &Quest{ID: n.Quest, Name: "salvaged " + n.Quest, Direction: "(lost to store damage)", Status: QuestStopped,
 			Reason: "its record was lost to store damage; `questbox salvage` recreated it from its nodes: check it before `questbox quest resume " + n.Quest + "`",
-			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: DefaultLimits(), Created: n.Created, Updated: now}
-		quests[q.ID] = q
-		maxQuest = max(maxQuest, idNumber(q.ID, 'q'))
-		note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
+			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: DefaultLimits(), Created: n.Created, Updated: r.now}
+		r.quests[q.ID] = q
+		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
+		r.note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
 	}
-	for _, n := range nodes {
-		if q := quests[n.Quest]; !slices.Contains(q.Roles, n.Role) && q.Name == "salvaged "+q.ID {
+	for _, n := range r.nodes {
+		if q := r.quests[n.Quest]; !slices.Contains(q.Roles, n.Role) && q.Name == "salvaged "+q.ID {
 			q.Roles = append(q.Roles, n.Role)
 		}
 	}
-	if err := raiseSeq(qb, max(maxQuest, refs['q']), &out); err != nil {
-		return out, err
-	}
+	return raiseSeq(r.tx.Bucket(bQuests), max(r.maxQuest, r.refs['q']), &r.out)
+}
 
-	// What must survive the indexes being dropped: each quest's lock
-	// sequence, which export cursors count on.
-	lockSeq := map[string]uint64{}
-	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-		lockSeq[string(q)] = tx.Bucket(bLocked).Bucket(q).Sequence()
+// keepLockSeqs reads each quest's lock sequence, from its locked index
+// and its export cursor, before the indexes are dropped.
+func (r *rebuilder) keepLockSeqs() error {
+	r.lockSeq = map[string]uint64{}
+	locked := r.tx.Bucket(bLocked)
+	_ = locked.ForEachBucket(func(q []byte) error {
+		r.lockSeq[string(q)] = locked.Bucket(q).Sequence()
 		return nil
 	})
-	_ = tx.Bucket(bExports).ForEach(func(k, v []byte) error {
+	_ = r.tx.Bucket(bExports).ForEach(func(k, v []byte) error {
 		var st exportState
 		if json.Unmarshal(v, &st) == nil {
-			lockSeq[string(k)] = max(lockSeq[string(k)], st.Cursor)
+			r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Cursor)
 			if st.Pending != nil {
-				lockSeq[string(k)] = max(lockSeq[string(k)], st.Pending.Upto)
+				r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Pending.Upto)
 			}
 		}
 		return nil
 	})
+	return nil
+}
+
+// reindex drops every index and derives it again from the nodes, with
+// each quest's counts, running node and queued roles, and the lock
+// sequences.
+func (r *rebuilder) reindex() error {
 	for _, name := range store.IndexBuckets {
-		if err := tx.DeleteBucket(name); err != nil {
-			return out, err
+		if err := r.tx.DeleteBucket(name); err != nil {
+			return err
 		}
-		if _, err := tx.CreateBucket(name); err != nil {
-			return out, err
+		if _, err := r.tx.CreateBucket(name); err != nil {
+			return err
 		}
 	}
-	for _, q := range quests {
+	for _, q := range r.quests {
 		q.Counts, q.Running, q.Queued = map[Status]int{}, "", nil
 	}
-	byID := map[string]*Node{}
-	for _, n := range nodes {
-		byID[n.ID] = n
-		q := quests[n.Quest]
-		q.Counts[n.Status]++
-		key := u64(n.Order)
-		put := func(parent []byte, k, v []byte) error {
-			b, err := sub(tx, parent, q.ID)
-			if err != nil {
-				return err
-			}
-			return b.Put(k, v)
+	r.byID = map[string]*Node{}
+	for _, n := range r.nodes {
+		r.byID[n.ID] = n
+		if err := r.index(n, r.quests[n.Quest]); err != nil {
+			return err
 		}
-		if err := put(bQNodes, key, []byte(n.ID)); err != nil {
-			return out, err
-		}
-		hb, err := sub(tx, bHyps, q.ID)
-		if err != nil {
-			return out, err
-		}
-		if hk := hypKey(n.Hypothesis); hb.Get(hk) == nil {
-			if err := hb.Put(hk, []byte(n.ID)); err != nil {
-				return out, err
-			}
-		}
-		if idx := indexFor(n.Status); idx != nil {
-			if err := put(idx, key, []byte(n.ID)); err != nil {
-				return out, err
-			}
-		}
-		switch {
-		case n.Status == Running:
-			run := ""
-			if len(n.Runs) > 0 {
-				run = n.Runs[len(n.Runs)-1]
-			}
-			if err := tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
-				return out, err
-			}
-			q.Running = n.ID
-		case n.Status == AwaitingConsent:
-			if err := tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
-				return out, err
-			}
-		case n.Status.Terminal():
-			if n.LockSeq == 0 {
-				note("locked node %s has no lock sequence: not in its quest's export order", n.ID)
-				break
-			}
-			if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
-				return out, err
-			}
-			lockSeq[q.ID] = max(lockSeq[q.ID], n.LockSeq)
-		}
-		trackQueued(q, n, n.Status)
 	}
-	for qid, seq := range lockSeq {
-		if quests[qid] == nil {
+	for qid, seq := range r.lockSeq {
+		if r.quests[qid] == nil {
 			continue
 		}
-		b, err := sub(tx, bLocked, qid)
+		b, err := sub(r.tx, bLocked, qid)
 		if err != nil {
-			return out, err
+			return err
 		}
 		if err := b.SetSequence(seq); err != nil {
-			return out, err
+			return err
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(quests)) {
-		q := quests[id]
+	return nil
+}
+
+// index puts node n of quest q into every index its status calls for.
+func (r *rebuilder) index(n *Node, q *Quest) error {
+	q.Counts[n.Status]++
+	key := u64(n.Order)
+	put := func(parent []byte, k, v []byte) error {
+		b, err := sub(r.tx, parent, q.ID)
+		if err != nil {
+			return err
+		}
+		return b.Put(k, v)
+	}
+	if err := put(bQNodes, key, []byte(n.ID)); err != nil {
+		return err
+	}
+	hb, err := sub(r.tx, bHyps, q.ID)
+	if err != nil {
+		return err
+	}
+	if hk := hypKey(n.Hypothesis); hb.Get(hk) == nil {
+		if err := hb.Put(hk, []byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	if idx := indexFor(n.Status); idx != nil {
+		if err := put(idx, key, []byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case n.Status == Running:
+		run := ""
+		if len(n.Runs) > 0 {
+			run = n.Runs[len(n.Runs)-1]
+		}
+		if err := r.tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
+			return err
+		}
+		q.Running = n.ID
+	case n.Status == AwaitingConsent:
+		if err := r.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+			return err
+		}
+	case n.Status.Terminal():
+		if n.LockSeq == 0 {
+			r.note("locked node %s has no lock sequence: not in its quest's export order", n.ID)
+			break
+		}
+		if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
+			return err
+		}
+		r.lockSeq[q.ID] = max(r.lockSeq[q.ID], n.LockSeq)
+	}
+	trackQueued(q, n, n.Status)
+	return nil
+}
+
+// writeQuests writes every quest back, without replays whose node is
+// gone, and the set of active quests.
+func (r *rebuilder) writeQuests() error {
+	qb := r.tx.Bucket(bQuests)
+	for _, id := range slices.Sorted(maps.Keys(r.quests)) {
+		q := r.quests[id]
 		q.Replays = slices.DeleteFunc(q.Replays, func(id string) bool {
-			n := byID[id]
+			n := r.byID[id]
 			return n == nil || n.Claim == nil || !n.Claim.Replay
 		})
 		if err := putQuest(qb, q); err != nil {
-			return out, err
+			return err
 		}
 		if q.Status == QuestActive {
-			if err := tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
-				return out, err
+			if err := r.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+				return err
 			}
 		}
 	}
-	note("rebuilt the per-quest indexes, counts and active set (nodes: %d, quests: %d)", len(nodes), len(quests))
+	r.note("rebuilt the per-quest indexes, counts and active set (nodes: %d, quests: %d)", len(r.nodes), len(r.quests))
+	return nil
+}
 
-	// Sequences of the buckets keyed by sequence.
+// raiseSeqs raises the sequences of the buckets keyed by sequence (runs,
+// events, the ledger, each quest's edges) past their keys.
+func (r *rebuilder) raiseSeqs() error {
 	var maxRun uint64
-	_ = tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
+	_ = r.tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
 		maxRun = max(maxRun, idNumber(string(k), 'r'))
 		return nil
 	})
-	if err := raiseSeq(tx.Bucket(bRuns), max(maxRun, refs['r']), &out); err != nil {
-		return out, err
+	if err := raiseSeq(r.tx.Bucket(bRuns), max(maxRun, r.refs['r']), &r.out); err != nil {
+		return err
 	}
 	for _, name := range [][]byte{bEvents, bLedger} {
-		b := tx.Bucket(name)
+		b := r.tx.Bucket(name)
 		if k, _ := b.Cursor().Last(); k != nil {
-			if err := raiseSeq(b, seqOf(k), &out); err != nil {
-				return out, err
+			if err := raiseSeq(b, seqOf(k), &r.out); err != nil {
+				return err
 			}
 		}
 	}
-	eb := tx.Bucket(bEdges)
-	err = eb.ForEachBucket(func(q []byte) error {
+	eb := r.tx.Bucket(bEdges)
+	return eb.ForEachBucket(func(q []byte) error {
 		b := eb.Bucket(q)
 		if k, _ := b.Cursor().Last(); k != nil {
-			return raiseSeq(b, seqOf(k), &out)
+			return raiseSeq(b, seqOf(k), &r.out)
 		}
 		return nil
 	})
-	if err != nil {
-		return out, err
-	}
-
-	if err := restoreSchema(tx, &out); err != nil {
-		return out, err
-	}
-	return out, recordLoss(tx, now, byID, !seqKnown(bLedger), &out)
 }
 
 // forInvalid calls fn with every record of a JSON bucket that is not
