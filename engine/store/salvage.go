@@ -100,81 +100,23 @@ type Records struct {
 // SalvageSteps is Salvage; fail, when set (tests), is asked after each
 // step that leaves something on disk, and its error stops salvage there.
 func SalvageSteps(dir string, now time.Time, rec Records, fail func(step string) error) (SalvageReport, error) {
-	step := func(name string) error {
-		if fail == nil {
-			return nil
-		}
-		if err := fail(name); err != nil {
-			return fmt.Errorf("salvage: %s: %w", name, err)
-		}
-		return nil
+	sv := &salvageRun{dir: dir, path: filepath.Join(dir, FileName), now: now, rec: rec, fail: fail}
+	sv.rep = SalvageReport{Store: sv.path, Lost: []string{}}
+	if _, err := os.Stat(sv.path); err != nil {
+		return sv.rep, fmt.Errorf("salvage: questbox store %s: %w", sv.path, err)
 	}
-	path := filepath.Join(dir, FileName)
-	rep := SalvageReport{Store: path, Lost: []string{}}
-	if _, err := os.Stat(path); err != nil {
-		return rep, fmt.Errorf("salvage: questbox store %s: %w", path, err)
+	if healthy, err := sv.healthy(); healthy || err != nil {
+		return sv.rep, err
 	}
-	st, err := Open(dir, Options{Check: true}, rec.Schema)
-	if err == nil {
-		// Sound pages can still hold records damaged inside (bit rot):
-		// those are salvaged too; anything else is left alone.
-		var bad []string
-		err = st.View(func(tx *bolt.Tx) error {
-			bad = rec.Damaged(tx)
-			return nil
-		})
-		if err == nil && len(bad) == 0 {
-			defer st.Close()
-			rep.Healthy, rep.Notes = true, st.Notes()
-			if _, err := rec.Verify(st); err != nil {
-				rep.Verify = err.Error()
-			} else {
-				rep.Verify = "ok"
-			}
-			return rep, nil
-		}
-		st.Close()
-		rep.Damage = bad
-	}
-	if err != nil && !errors.Is(err, ErrCorrupt) {
-		return rep, fmt.Errorf("salvage: %w", err) // in use, newer schema, permissions: salvage would not help
-	}
-
-	f, err := os.Open(path)
+	f, fi, err := sv.lock()
 	if err != nil {
-		return rep, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
+		return sv.rep, err
 	}
 	defer f.Close()
-	if err := lockFile(f, true, 3*time.Second); err != nil {
-		if errors.Is(err, errLockTimeout) {
-			return rep, fmt.Errorf("salvage: %w", inUse(dir))
-		}
-		return rep, fmt.Errorf("salvage: lock %s: %w: %w", path, ErrStoreFailed, err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return rep, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
-	}
-	if err := stillThere(path, fi); err != nil {
-		return rep, err
-	}
-	var got *salvaged
-	if bf, err := boltfile.Open(f, fi.Size()); err != nil {
-		rep.Damage = append(rep.Damage, err.Error())
-		rep.Lost = append(rep.Lost, fmt.Sprintf("everything: %v", err))
-		got = &salvaged{root: newSBucket()}
-	} else {
-		if c, err := checkFile(bf); err != nil {
-			rep.Damage = append(rep.Damage, err.Error())
-		} else {
-			rep.Damage, rep.Notes = append(rep.Damage, c.problems...), c.notes
-		}
-		got = readSalvage(bf, &rep, rec.Probes)
-	}
-
-	tmp := path + ".salvage"
+	got := sv.read(f, fi)
+	tmp := sv.path + ".salvage"
 	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return rep, fmt.Errorf("salvage: remove an old %s: %w: %w", tmp, ErrStoreFailed, err)
+		return sv.rep, fmt.Errorf("salvage: remove an old %s: %w: %w", tmp, ErrStoreFailed, err)
 	}
 	installed := false
 	defer func() {
@@ -182,63 +124,172 @@ func SalvageSteps(dir string, now time.Time, rec Records, fail func(step string)
 			os.Remove(tmp)
 		}
 	}()
-	if err := writeSalvage(tmp, got, now, &rep, rec.Rebuild); err != nil {
-		return rep, err
+	if err := sv.write(tmp, got); err != nil {
+		return sv.rep, err
 	}
-	if err := step("written"); err != nil {
-		return rep, err
+	if err := sv.install(tmp, fi); err != nil {
+		return sv.rep, err
 	}
-	// Open the result as the daemon would: full check, migrations, then
-	// verify it, all before it replaces anything.
-	ns, err := openDB(dir, tmp, Options{Check: true}, rec.Schema)
+	installed = true
+	if err := syncDir(dir); err != nil {
+		return sv.rep, fmt.Errorf("salvage: sync %s (the salvaged store is in place): %w: %w", dir, ErrStoreFailed, err)
+	}
+	return sv.rep, nil
+}
+
+// salvageRun is one salvage, its steps the methods below in their order.
+type salvageRun struct {
+	dir, path string
+	now       time.Time
+	rec       Records
+	fail      func(step string) error
+	rep       SalvageReport
+}
+
+// step asks the test hook after a step that left something on disk.
+func (sv *salvageRun) step(name string) error {
+	if sv.fail == nil {
+		return nil
+	}
+	if err := sv.fail(name); err != nil {
+		return fmt.Errorf("salvage: %s: %w", name, err)
+	}
+	return nil
+}
+
+// healthy opens the store as the daemon would. A store whose pages pass
+// the full check and whose records all decode is left alone; sound pages
+// can still hold records damaged inside (bit rot), which are salvaged. An
+// error other than ErrCorrupt (in use, a newer schema, permissions) ends
+// the salvage: it would not help.
+func (sv *salvageRun) healthy() (bool, error) {
+	st, err := Open(sv.dir, Options{Check: true}, sv.rec.Schema)
+	if err == nil {
+		var bad []string
+		err = st.View(func(tx *bolt.Tx) error {
+			bad = sv.rec.Damaged(tx)
+			return nil
+		})
+		if err == nil && len(bad) == 0 {
+			defer st.Close()
+			sv.rep.Healthy, sv.rep.Notes = true, st.Notes()
+			sv.rep.Verify = "ok"
+			if _, err := sv.rec.Verify(st); err != nil {
+				sv.rep.Verify = err.Error()
+			}
+			return true, nil
+		}
+		st.Close()
+		sv.rep.Damage = bad
+	}
+	if err != nil && !errors.Is(err, ErrCorrupt) {
+		return false, fmt.Errorf("salvage: %w", err)
+	}
+	return false, nil
+}
+
+// lock opens the damaged file and takes its exclusive lock.
+func (sv *salvageRun) lock() (*os.File, os.FileInfo, error) {
+	f, err := os.Open(sv.path)
 	if err != nil {
-		return rep, fmt.Errorf("salvage: the salvaged store does not open: %w", err)
+		return nil, nil, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
 	}
-	vnotes, verr := rec.Verify(ns)
+	fi, err := sv.lockFile(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+func (sv *salvageRun) lockFile(f *os.File) (os.FileInfo, error) {
+	if err := lockFile(f, true, 3*time.Second); err != nil {
+		if errors.Is(err, errLockTimeout) {
+			return nil, fmt.Errorf("salvage: %w", inUse(sv.dir))
+		}
+		return nil, fmt.Errorf("salvage: lock %s: %w: %w", sv.path, ErrStoreFailed, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("salvage: %w: %w", ErrStoreFailed, err)
+	}
+	return fi, stillThere(sv.path, fi)
+}
+
+// read reads every record it can from the damaged file.
+func (sv *salvageRun) read(f *os.File, fi os.FileInfo) *salvaged {
+	bf, err := boltfile.Open(f, fi.Size())
+	if err != nil {
+		sv.rep.Damage = append(sv.rep.Damage, err.Error())
+		sv.rep.Lost = append(sv.rep.Lost, fmt.Sprintf("everything: %v", err))
+		return &salvaged{root: newSBucket()}
+	}
+	if c, err := checkFile(bf); err != nil {
+		sv.rep.Damage = append(sv.rep.Damage, err.Error())
+	} else {
+		sv.rep.Damage, sv.rep.Notes = append(sv.rep.Damage, c.problems...), c.notes
+	}
+	return readSalvage(bf, &sv.rep, sv.rec.Probes)
+}
+
+// write writes what was read to tmp, then opens the result as the daemon
+// would (full check, migrations), verifies it and syncs it, all before it
+// replaces anything.
+func (sv *salvageRun) write(tmp string, got *salvaged) error {
+	if err := writeSalvage(tmp, got, sv.now, &sv.rep, sv.rec.Rebuild); err != nil {
+		return err
+	}
+	if err := sv.step("written"); err != nil {
+		return err
+	}
+	ns, err := openDB(sv.dir, tmp, Options{Check: true}, sv.rec.Schema)
+	if err != nil {
+		return fmt.Errorf("salvage: the salvaged store does not open: %w", err)
+	}
+	vnotes, verr := sv.rec.Verify(ns)
 	if cerr := ns.Close(); cerr != nil {
-		return rep, fmt.Errorf("salvage: close %s: %w: %w", tmp, ErrStoreFailed, cerr)
+		return fmt.Errorf("salvage: close %s: %w: %w", tmp, ErrStoreFailed, cerr)
 	}
-	rep.Notes = append(rep.Notes, vnotes...)
-	rep.Verify = "ok"
+	sv.rep.Notes = append(sv.rep.Notes, vnotes...)
+	sv.rep.Verify = "ok"
 	if verr != nil {
-		rep.Verify = verr.Error()
+		sv.rep.Verify = verr.Error()
 	}
 	if err := syncFile(tmp); err != nil {
-		return rep, fmt.Errorf("salvage: sync %s: %w: %w", tmp, ErrStoreFailed, err)
+		return fmt.Errorf("salvage: sync %s: %w: %w", tmp, ErrStoreFailed, err)
 	}
-	if err := step("verified"); err != nil {
-		return rep, err
-	}
+	return sv.step("verified")
+}
 
-	rep.Moved = fmt.Sprintf("%s.corrupt-%s", path, now.UTC().Format("20060102T150405Z"))
+// install keeps the damaged file as questbox.db.corrupt-<time> (a hard
+// link first, so questbox.db never goes missing) and renames tmp over it.
+func (sv *salvageRun) install(tmp string, fi os.FileInfo) error {
+	stamp := sv.now.UTC().Format("20060102T150405Z")
+	moved := fmt.Sprintf("%s.corrupt-%s", sv.path, stamp)
 	for i := 2; ; i++ {
-		if _, err := os.Lstat(rep.Moved); errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Lstat(moved); errors.Is(err, fs.ErrNotExist) {
 			break
 		}
-		rep.Moved = fmt.Sprintf("%s.corrupt-%s-%d", path, now.UTC().Format("20060102T150405Z"), i)
+		moved = fmt.Sprintf("%s.corrupt-%s-%d", sv.path, stamp, i)
 	}
-	if err := stillThere(path, fi); err != nil {
-		return rep, err
+	if err := stillThere(sv.path, fi); err != nil {
+		return err
 	}
-	if err := os.Link(path, rep.Moved); err != nil {
-		return rep, fmt.Errorf("salvage: keep the damaged store as %s: %w: %w", rep.Moved, ErrStoreFailed, err)
+	if err := os.Link(sv.path, moved); err != nil {
+		return fmt.Errorf("salvage: keep the damaged store as %s: %w: %w", moved, ErrStoreFailed, err)
 	}
-	err = step("linked")
+	err := sv.step("linked")
 	if err == nil {
-		if err = os.Rename(tmp, path); err != nil {
+		if err = os.Rename(tmp, sv.path); err != nil {
 			err = fmt.Errorf("salvage: install the salvaged store: %w: %w", ErrStoreFailed, err)
 		}
 	}
 	if err != nil {
-		os.Remove(rep.Moved) // the damaged store is still questbox.db
-		rep.Moved = ""
-		return rep, err
+		os.Remove(moved) // the damaged store is still questbox.db
+		return err
 	}
-	installed = true
-	if err := syncDir(dir); err != nil {
-		return rep, fmt.Errorf("salvage: sync %s (the salvaged store is in place): %w: %w", dir, ErrStoreFailed, err)
-	}
-	return rep, nil
+	sv.rep.Moved = moved
+	return nil
 }
 
 // stillThere checks that path is still the file salvage locked and read:
