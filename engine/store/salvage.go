@@ -353,20 +353,11 @@ type spot struct {
 // readSalvage reads every record it can from f.
 func readSalvage(f *boltfile.File, rep *SalvageReport, probes []Probe) *salvaged {
 	got := &salvaged{root: newSBucket()}
-	var spots []*spot
-	m, _, err := f.Current()
-	trustFree := err == nil
-	hwm := m.HWM
-	if err != nil {
-		root, n := findRoot(f)
-		if root == 0 {
-			rep.Lost = append(rep.Lost, fmt.Sprintf("everything: %v, and no root page could be found among the file's %d pages", err, f.Pages()))
-			return got
-		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%v: read from page %d, the newest of %d root pages found in the file", err, root, n))
-		m = boltfile.Meta{Root: root}
-		hwm = f.Pages()
+	m, hwm, trustFree, ok := salvageMeta(f, rep)
+	if !ok {
+		return got
 	}
+	var spots []*spot
 	w := newWalker(f, hwm)
 	w.onRecord = func(path []string, k, v []byte) { got.root.at(path).keys[string(k)] = bytes.Clone(v) }
 	w.onBucket = func(path []string, seq uint64) {
@@ -416,24 +407,49 @@ func readSalvage(f *boltfile.File, rep *SalvageReport, probes []Probe) *salvaged
 	if unreached > 0 {
 		rep.Lost = append(rep.Lost, fmt.Sprintf("%d pages of the file are neither reachable from its root nor free: the tree lost its way to them (a lost page write); their records were searched for, and what else they held cannot be known", unreached))
 	}
+	reportSpots(spots, deep != "", rep)
+	if deep != "" {
+		rep.Lost = append(rep.Lost, deep)
+	}
+	return got
+}
+
+// salvageMeta is the meta page to read the damaged file from, its high
+// water mark, and whether its freelist may be trusted; with both meta
+// pages damaged, the newest root page found in the file stands in (ok is
+// false when there is none: everything is lost).
+func salvageMeta(f *boltfile.File, rep *SalvageReport) (m boltfile.Meta, hwm uint64, trustFree, ok bool) {
+	m, _, err := f.Current()
+	if err == nil {
+		return m, m.HWM, true, true
+	}
+	root, n := findRoot(f)
+	if root == 0 {
+		rep.Lost = append(rep.Lost, fmt.Sprintf("everything: %v, and no root page could be found among the file's %d pages", err, f.Pages()))
+		return m, 0, false, false
+	}
+	rep.Notes = append(rep.Notes, fmt.Sprintf("%v: read from page %d, the newest of %d root pages found in the file", err, root, n))
+	return boltfile.Meta{Root: root}, f.Pages(), false, true
+}
+
+// reportSpots says, for each damaged page, what it held and what of it
+// was recovered; searched says the search of unreachable pages ran.
+func reportSpots(spots []*spot, searched bool, rep *SalvageReport) {
 	for _, s := range spots {
 		msg := fmt.Sprintf("%s: %v", bucketName(s.path), s.err)
 		if s.lo != nil || s.hi != nil {
 			msg += fmt.Sprintf(" (keys from %s to %s)", keyOrEnd(s.lo, "the start"), keyOrEnd(s.hi, "the end"))
 		}
-		if s.orphans > 0 {
+		switch {
+		case s.orphans > 0:
 			msg += fmt.Sprintf("; %d records below it were recovered from %d pages found again", s.recovered, s.orphans)
-		} else if deep != "" {
+		case searched:
 			msg += "; its records are lost but for what the search below found"
-		} else {
+		default:
 			msg += "; its records are lost"
 		}
 		rep.Lost = append(rep.Lost, msg)
 	}
-	if deep != "" {
-		rep.Lost = append(rep.Lost, deep)
-	}
-	return got
 }
 
 func keyOrEnd(k []byte, end string) string {
@@ -539,6 +555,26 @@ func rootSound(f *boltfile.File, id uint64) error {
 // each orphan subtree's records back into the damaged spot whose bucket
 // and key range take it, when exactly one does.
 func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, rep *SalvageReport) {
+	trees, unplaced, stray := orphanTrees(f, w, spots)
+	u, st := placeTrees(w, got, spots, trees)
+	unplaced, stray = unplaced+u, stray+st
+	if unplaced > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d unreachable subtrees (%d pages) fit no single damaged page (or overlap one another): not placed by key range", unplaced, stray))
+	}
+}
+
+// orphanTree is a subtree of pages neither reachable nor free, with the
+// records it holds, their key range and the damaged spot it fits.
+type orphanTree struct {
+	min, max []byte
+	rec      *sbucket
+	pages    map[uint64]bool
+	sp       *spot
+}
+
+// orphanPages are the sound branch and leaf pages neither reachable nor
+// free.
+func orphanPages(f *boltfile.File, w *walker) map[uint64]*boltfile.Page {
 	orphans := map[uint64]*boltfile.Page{}
 	for id := uint64(2); id < w.hwm; id++ {
 		if w.seen[id] || w.free[id] {
@@ -550,6 +586,14 @@ func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, r
 			}
 		}
 	}
+	return orphans
+}
+
+// orphanTrees reads every orphan subtree from its top page and finds the
+// one damaged spot whose bucket and key range take it; it counts the
+// subtrees that fit none or several, and their pages.
+func orphanTrees(f *boltfile.File, w *walker, spots []*spot) (trees []*orphanTree, unplaced, stray int) {
+	orphans := orphanPages(f, w)
 	child := map[uint64]bool{}
 	for _, p := range orphans {
 		if p.Flags == boltfile.FlagBranch {
@@ -559,43 +603,14 @@ func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, r
 			}
 		}
 	}
-	type tree struct {
-		min, max []byte
-		rec      *sbucket
-		pages    map[uint64]bool
-		sp       *spot
-	}
-	var (
-		trees           []*tree
-		unplaced, stray int
-	)
 	for _, id := range slices.Sorted(maps.Keys(orphans)) {
 		if child[id] {
 			continue
 		}
-		t := &tree{rec: newSBucket()}
-		ow := newWalker(f, w.hwm)
-		ow.outer, ow.free = w.seen, w.free
-		var keys [][]byte
-		ow.onRecord = func(path []string, k, v []byte) {
-			t.rec.at(path).keys[string(k)] = bytes.Clone(v)
-			if len(path) == 0 {
-				keys = append(keys, k)
-			}
-		}
-		ow.onBucket = func(path []string, seq uint64) {
-			b := t.rec.at(path)
-			b.seq, b.hasSeq = seq, true
-			if len(path) == 1 {
-				keys = append(keys, []byte(path[0]))
-			}
-		}
-		ow.tree(nil, id, nil, nil)
-		t.pages = ow.seen
-		if len(keys) == 0 {
+		t := readOrphan(f, w, id)
+		if t == nil {
 			continue
 		}
-		t.min, t.max = slices.MinFunc(keys, bytes.Compare), slices.MaxFunc(keys, bytes.Compare)
 		var fits []*spot
 		for _, s := range spots {
 			inRange := (s.lo == nil || bytes.Compare(t.min, s.lo) >= 0) && (s.hi == nil || bytes.Compare(t.max, s.hi) < 0)
@@ -614,16 +629,49 @@ func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, r
 		t.sp = fits[0]
 		trees = append(trees, t)
 	}
-	// Two subtrees for one spot must not overlap: that would be an older
-	// copy of the same records.
+	return trees, unplaced, stray
+}
+
+// readOrphan reads the subtree of orphan page id: nil when it holds no key.
+func readOrphan(f *boltfile.File, w *walker, id uint64) *orphanTree {
+	t := &orphanTree{rec: newSBucket()}
+	ow := newWalker(f, w.hwm)
+	ow.outer, ow.free = w.seen, w.free
+	var keys [][]byte
+	ow.onRecord = func(path []string, k, v []byte) {
+		t.rec.at(path).keys[string(k)] = bytes.Clone(v)
+		if len(path) == 0 {
+			keys = append(keys, k)
+		}
+	}
+	ow.onBucket = func(path []string, seq uint64) {
+		b := t.rec.at(path)
+		b.seq, b.hasSeq = seq, true
+		if len(path) == 1 {
+			keys = append(keys, []byte(path[0]))
+		}
+	}
+	ow.tree(nil, id, nil, nil)
+	t.pages = ow.seen
+	if len(keys) == 0 {
+		return nil
+	}
+	t.min, t.max = slices.MinFunc(keys, bytes.Compare), slices.MaxFunc(keys, bytes.Compare)
+	return t
+}
+
+// placeTrees merges each spot's subtrees into it, unless two of them
+// overlap (an older copy of the same records): then none of that spot's
+// are placed, and they are counted with their pages.
+func placeTrees(w *walker, got *salvaged, spots []*spot, trees []*orphanTree) (unplaced, stray int) {
 	for _, s := range spots {
-		var mine []*tree
+		var mine []*orphanTree
 		for _, t := range trees {
 			if t.sp == s {
 				mine = append(mine, t)
 			}
 		}
-		slices.SortFunc(mine, func(a, b *tree) int { return bytes.Compare(a.min, b.min) })
+		slices.SortFunc(mine, func(a, b *orphanTree) int { return bytes.Compare(a.min, b.min) })
 		overlap := false
 		for i := 1; i < len(mine); i++ {
 			if bytes.Compare(mine[i].min, mine[i-1].max) <= 0 {
@@ -643,9 +691,7 @@ func recoverOrphans(f *boltfile.File, w *walker, got *salvaged, spots []*spot, r
 			maps.Copy(w.seen, t.pages)
 		}
 	}
-	if unplaced > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d unreachable subtrees (%d pages) fit no single damaged page (or overlap one another): not placed by key range", unplaced, stray))
-	}
+	return unplaced, stray
 }
 
 // Probe recognises a record of one of the domain's buckets by its key
