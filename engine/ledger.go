@@ -179,6 +179,15 @@ type ledgerCheck struct {
 	problems, notes []string
 	// last is each node's last record.
 	last map[string]lastRecord
+
+	// What chain read: the links that do not match the record before,
+	// the ledger seqs and nodes salvage recorded as lost, the last
+	// record's hash, and whether it did not decode (its hash unknown).
+	breaks   []chainBreak
+	lost     [][2]uint64
+	unproven map[string]bool
+	prev     string
+	unknown  bool
 }
 
 func (c *ledgerCheck) problem(format string, args ...any) {
@@ -188,75 +197,107 @@ func (c *ledgerCheck) problem(format string, args ...any) {
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
 func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
-	c := ledgerCheck{last: map[string]lastRecord{}}
-	type brk struct{ seq, after uint64 }
-	var (
-		breaks   []brk // links that do not match the record before
-		lost     [][2]uint64
-		unproven = map[string]bool{}
-		prev     = ""
-		prevSeq  uint64
-		unknown  bool // the record before does not decode: its hash is unknown
-	)
+	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}}
+	c.chain(tx)
+	c.links()
+	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != c.prev && !c.unknown {
+		c.problem("ledger head does not match the last record (records were removed)")
+	}
+	locked := lockedIndex(tx)
+	present := c.nodes(tx, schema, locked)
+	for _, id := range slices.Sorted(maps.Keys(c.last)) {
+		if r := c.last[id]; r.status.Terminal() && !present[id] && !c.unproven[id] {
+			c.problem("locked node %s (ledger record %d) is missing from the store", id, r.seq)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(locked)) {
+		if !present[id] && !c.unproven[id] {
+			c.problem("the locked index of quest %s names node %s, which is missing from the store", locked[id], id)
+		}
+	}
+	if schema < 2 {
+		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
+	}
+	return c
+}
+
+// chainBreak is a link that does not match the record before.
+type chainBreak struct{ seq, after uint64 }
+
+// chain reads every ledger record in order: each must decode, carry its
+// seq and its own hash; the links are kept for links, the losses salvage
+// recorded, and each node's last record.
+func (c *ledgerCheck) chain(tx *bolt.Tx) {
+	var prevSeq uint64
 	cur := tx.Bucket(bLedger).Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		seq := seqOf(k)
 		var r LedgerRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			c.problem("ledger record %d does not decode (%v)", seq, err)
-			unknown, prevSeq = true, seq
+			c.unknown, prevSeq = true, seq
 			continue
 		}
 		if r.Seq != seq {
 			c.problem("ledger record %d claims seq %d", seq, r.Seq)
 		}
-		if !unknown && r.Prev != prev {
-			breaks = append(breaks, brk{seq, prevSeq})
+		if !c.unknown && r.Prev != c.prev {
+			c.breaks = append(c.breaks, chainBreak{seq, prevSeq})
 		}
 		sound := r.digest() == r.Hash
 		if !sound {
 			c.problem("ledger record %d (node %s): hash mismatch, the record was rewritten", seq, r.Node)
 		}
 		if r.Outcome == OutcomeSalvaged && sound {
-			lost = append(lost, r.Lost...)
+			c.lost = append(c.lost, r.Lost...)
 			for _, id := range r.Unproven {
-				unproven[id] = true
+				c.unproven[id] = true
 			}
 			c.notes = append(c.notes, fmt.Sprintf("salvage (ledger record %d, %s) recorded store damage: %s", seq, r.Time.Format(time.RFC3339), salvageLoss(r)))
 		}
-		prev, prevSeq, unknown = r.Hash, seq, false
+		c.prev, prevSeq, c.unknown = r.Hash, seq, false
 		if r.Node != "" {
 			c.last[r.Node] = lastRecord{seq: seq, status: r.Status, claimHash: r.ClaimHash, nodeHash: r.NodeHash}
 		}
 		c.records++
 	}
+}
+
+// links reports every broken link but those across records a salvage
+// recorded as lost.
+func (c *ledgerCheck) links() {
 	covered := func(from, to uint64) bool { // every seq in [from, to] was recorded lost
 		for s := from; s <= to; s++ {
-			if !slices.ContainsFunc(lost, func(g [2]uint64) bool { return g[0] <= s && s <= g[1] }) {
+			if !slices.ContainsFunc(c.lost, func(g [2]uint64) bool { return g[0] <= s && s <= g[1] }) {
 				return false
 			}
 		}
 		return true
 	}
-	for _, b := range breaks {
+	for _, b := range c.breaks {
 		if b.seq > b.after+1 && covered(b.after+1, b.seq-1) {
 			continue // the records in between were lost, and salvage said so
 		}
 		c.problem("ledger record %d: link to previous record broken", b.seq)
 	}
-	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != prev && !unknown {
-		c.problem("ledger head does not match the last record (records were removed)")
-	}
+}
 
-	// Every node: a terminal one must match its last record; none may
-	// have left a status the ledger locked.
-	locked := map[string]string{} // node -> quest, from the locked index
+// lockedIndex maps every node of the locked index to its quest.
+func lockedIndex(tx *bolt.Tx) map[string]string {
+	locked := map[string]string{}
 	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
 		return tx.Bucket(bLocked).Bucket(q).ForEach(func(_, id []byte) error {
 			locked[string(id)] = string(q)
 			return nil
 		})
 	})
+	return locked
+}
+
+// nodes checks every node: a terminal one must match its last record;
+// none may have left a status the ledger locked. It returns the nodes
+// present.
+func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string) map[string]bool {
 	present := map[string]bool{}
 	nc := tx.Bucket(bNodes).Cursor()
 	for k, raw := nc.First(); k != nil; k, raw = nc.Next() {
@@ -278,8 +319,8 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 			}
 			continue
 		}
-		if unproven[n.ID] {
-			c.locked++
+		c.locked++
+		if c.unproven[n.ID] {
 			continue
 		}
 		switch {
@@ -297,22 +338,8 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 		if _, ok := locked[n.ID]; !ok {
 			c.problem("locked node %s is missing from its quest's locked index", n.ID)
 		}
-		c.locked++
 	}
-	for _, id := range slices.Sorted(maps.Keys(c.last)) {
-		if r := c.last[id]; r.status.Terminal() && !present[id] && !unproven[id] {
-			c.problem("locked node %s (ledger record %d) is missing from the store", id, r.seq)
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(locked)) {
-		if !present[id] && !unproven[id] {
-			c.problem("the locked index of quest %s names node %s, which is missing from the store", locked[id], id)
-		}
-	}
-	if schema < 2 {
-		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
-	}
-	return c
+	return present
 }
 
 // salvageLoss describes what a SALVAGED record says was lost.
