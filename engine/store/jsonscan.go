@@ -242,56 +242,9 @@ func (s *Scanner) skip(depth int) bool {
 	}
 	switch c := s.b[s.i]; {
 	case c == '"':
-		s.i++
-		for s.i < len(s.b) {
-			switch d := s.b[s.i]; {
-			case d == '"':
-				s.i++
-				return true
-			case d == '\\':
-				if !s.escape() {
-					return false
-				}
-				continue
-			case d < 0x20:
-				return false
-			}
-			s.i++
-		}
-		return false
+		return s.skipString()
 	case c == '{' || c == '[':
-		closing := byte('}')
-		if c == '[' {
-			closing = ']'
-		}
-		s.i++
-		s.ws()
-		if s.eat(closing) {
-			return true
-		}
-		for {
-			s.ws()
-			if c == '{' {
-				if _, ok := s.anyKey(); !ok {
-					return false
-				}
-				s.ws()
-				if !s.eat(':') {
-					return false
-				}
-				s.ws()
-			}
-			if !s.skip(depth + 1) {
-				return false
-			}
-			s.ws()
-			if s.eat(closing) {
-				return true
-			}
-			if !s.eat(',') {
-				return false
-			}
-		}
+		return s.skipContainer(depth)
 	case c == 't':
 		return s.lit("true")
 	case c == 'f':
@@ -302,6 +255,64 @@ func (s *Scanner) skip(depth int) bool {
 		return s.number()
 	}
 	return false
+}
+
+// skipString passes over a string, checking its escapes.
+func (s *Scanner) skipString() bool {
+	s.i++
+	for s.i < len(s.b) {
+		switch d := s.b[s.i]; {
+		case d == '"':
+			s.i++
+			return true
+		case d == '\\':
+			if !s.escape() {
+				return false
+			}
+			continue
+		case d < 0x20:
+			return false
+		}
+		s.i++
+	}
+	return false
+}
+
+// skipContainer passes over an object or an array and what it holds.
+func (s *Scanner) skipContainer(depth int) bool {
+	c := s.b[s.i]
+	closing := byte('}')
+	if c == '[' {
+		closing = ']'
+	}
+	s.i++
+	s.ws()
+	if s.eat(closing) {
+		return true
+	}
+	for {
+		s.ws()
+		if c == '{' {
+			if _, ok := s.anyKey(); !ok {
+				return false
+			}
+			s.ws()
+			if !s.eat(':') {
+				return false
+			}
+			s.ws()
+		}
+		if !s.skip(depth + 1) {
+			return false
+		}
+		s.ws()
+		if s.eat(closing) {
+			return true
+		}
+		if !s.eat(',') {
+			return false
+		}
+	}
 }
 
 // number passes over a JSON number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
