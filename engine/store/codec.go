@@ -47,9 +47,6 @@ func NewCodec[R any](version byte, fields ...Field[R]) *Codec[R] {
 	return &Codec[R]{version: version, fields: fields}
 }
 
-// Version is the first byte of the codec's records.
-func (c *Codec[R]) Version() byte { return c.version }
-
 // Names lists the fields of the table, in order.
 func (c *Codec[R]) Names() []string {
 	out := make([]string, len(c.fields))
