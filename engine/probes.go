@@ -72,4 +72,27 @@ var probes = []store.Probe{
 		json.Unmarshal(b, &y)
 		return x.Ended.After(y.Ended)
 	}},
+	{Bucket: bEdges, Match: func(k, v []byte) bool {
+		var e Edge
+		return len(k) == 8 && seqOf(k) > 0 && json.Unmarshal(v, &e) == nil && idNumber(e.From, 'n') > 0 && idNumber(e.To, 'n') > 0 && edgeRelation(e.Relation)
+	}, Nest: func(v []byte, lookup func(bucket, key []byte) []byte) string {
+		// An edge's quest is its nodes' quest.
+		var e Edge
+		var n struct {
+			Quest string `json:"quest"`
+		}
+		if json.Unmarshal(v, &e) != nil || json.Unmarshal(lookup(bNodes, u64(idNumber(e.From, 'n'))), &n) != nil {
+			return ""
+		}
+		return n.Quest
+	}},
+}
+
+// edgeRelation reports whether rel is one of the relations of SPEC §2.3.
+func edgeRelation(rel string) bool {
+	switch rel {
+	case EdgeSpawned, EdgeGrewTo, EdgeAbortedTo, EdgeProposedFrom, EdgePromoted:
+		return true
+	}
+	return false
 }

@@ -519,6 +519,9 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 			lost = append(lost, [2]uint64{from, to})
 		}
 	}
+	meta := tx.Bucket(bMeta)
+	head := string(meta.Get(kLedgerHead))
+	headFound := false
 	err := lb.ForEach(func(k, v []byte) error {
 		seq := seqOf(k)
 		gap(next, seq-1)
@@ -526,6 +529,7 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 		var r LedgerRecord
 		if json.Unmarshal(v, &r) == nil {
 			lastHash = r.Hash
+			headFound = headFound || r.Hash == head
 			if r.Node != "" {
 				last[r.Node] = r
 			}
@@ -534,6 +538,11 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 	})
 	if err != nil {
 		return err
+	}
+	if head != "" && !headFound {
+		// The head names a record that was lost: records may be missing
+		// after the last one found.
+		tailUnknown = true
 	}
 	gap(next, lb.Sequence())
 	var unproven []string
@@ -553,14 +562,22 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 	}
 	slices.Sort(unproven)
 	if tailUnknown {
-		*out = append(*out, "the ledger's sequence was lost: records after the last one found may be lost too")
+		*out = append(*out, "the ledger's sequence or its head was lost: records after the last one found may be lost too")
 	}
-	meta := tx.Bucket(bMeta)
-	if meta.Get(kLedgerHead) == nil && lastHash != "" {
+	if head != lastHash && lastHash != "" {
+		// Lost with its page, or read from a stale one (an older meta
+		// bucket names an older record as the head).
 		if err := meta.Put(kLedgerHead, []byte(lastHash)); err != nil {
 			return err
 		}
-		*out = append(*out, "the ledger head was lost: set to the last ledger record")
+		switch {
+		case head == "":
+			*out = append(*out, "the ledger head was lost: set to the last ledger record")
+		case headFound:
+			*out = append(*out, "the ledger head named an older record (read from a stale page): set to the last ledger record")
+		default:
+			*out = append(*out, "the ledger head named a record that was lost: set to the last ledger record found")
+		}
 	}
 	if len(lost) == 0 && len(unproven) == 0 {
 		return nil

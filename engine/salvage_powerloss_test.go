@@ -1,9 +1,12 @@
 package engine
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -21,14 +24,38 @@ import (
 // held cannot be known — never "lost: nothing".
 func TestSalvageLostRootPage(t *testing.T) {
 	base := buildStore(t)
-	all := nodeRecords(t, base)
 	before, err := os.ReadFile(filepath.Join(base, StoreFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// One more commit: it writes a new root page.
+	// One more commit: it writes a new root page. Before it, a node of q2
+	// grows into many children: edges enough for pages of their own.
 	h := &harness{t: t, dir: base, clock: newFakeClock()}
 	h.open()
+	var dirs []string
+	for i := range 60 {
+		dirs = append(dirs, fmt.Sprintf("direction %02d: %s", i, strings.Repeat("further ", 8)))
+	}
+	nodes, err := h.e.Nodes("q2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.e.Submit(context.Background(), "q2", nodes[0].ID, []byte(answer("promising", "worth growing, checked twice", dirs...))); err != nil {
+		t.Fatal(err)
+	}
+	h.close()
+	all := nodeRecords(t, base)
+	before, err = os.ReadFile(filepath.Join(base, StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.open()
+	edges := map[string][]Edge{}
+	for _, q := range []string{"q1", "q2"} {
+		if edges[q], err = h.e.Edges(q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	spec := h.e.NewQuestSpec("late", "one more commit")
 	spec.Provider = ProviderExternal
 	if _, err := h.e.NewQuest(spec); err != nil {
@@ -78,6 +105,9 @@ func TestSalvageLostRootPage(t *testing.T) {
 			for _, q := range []string{"q1", "q2"} {
 				if _, err := h.e.Quest(q); err != nil {
 					t.Errorf("quest %s after salvage: %v", q, err)
+				}
+				if got, err := h.e.Edges(q); err != nil || !reflect.DeepEqual(got, edges[q]) {
+					t.Errorf("edges of %s after salvage: %v, %d edges, want %d", q, err, len(got), len(edges[q]))
 				}
 			}
 		})

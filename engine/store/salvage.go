@@ -700,6 +700,10 @@ type Probe struct {
 	Bucket []byte
 	Match  func(k, v []byte) bool
 	Newer  func(a, b []byte) bool // nil: records never change once written
+	// Nest, when set, names the nested bucket of Bucket the record v
+	// belongs in ("": unknown, the record is left out), from the records
+	// found: lookup(bucket, key) is the value found there, or nil.
+	Nest func(v []byte, lookup func(bucket, key []byte) []byte) string
 }
 
 // deepScan is the last resort when records sit below damaged pages that
@@ -715,6 +719,11 @@ type Probe struct {
 // report says how many records came from this scan.
 func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, probes []Probe) string {
 	found := map[string]map[string][]byte{}
+	type nestedRec struct {
+		pr   *Probe
+		k, v []byte
+	}
+	var nested []nestedRec
 	pages := 0
 	last := min(w.hwm, f.Pages())
 	for id := uint64(2); id < last; id++ {
@@ -733,14 +742,31 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 		if err != nil {
 			continue
 		}
+		// The records of small buckets kept inline in the page count too.
+		for _, e := range elems {
+			if !e.Bucket {
+				continue
+			}
+			if h, err := boltfile.ParseBucket(e.Value); err == nil && h.Inline != nil {
+				if inner, err := h.Inline.Elems(); err == nil {
+					elems = append(elems, inner...)
+				}
+			}
+		}
 		used := false
 		for _, e := range elems {
 			if e.Bucket {
 				continue
 			}
-			for _, pr := range probes {
+			for i := range probes {
+				pr := &probes[i]
 				if !pr.Match(e.Key, e.Value) {
 					continue
+				}
+				used = true
+				if pr.Nest != nil {
+					nested = append(nested, nestedRec{pr, bytes.Clone(e.Key), bytes.Clone(e.Value)})
+					break
 				}
 				b := found[string(pr.Bucket)]
 				if b == nil {
@@ -750,7 +776,6 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 				if old, ok := b[string(e.Key)]; !ok || (pr.Newer != nil && pr.Newer(e.Value, old)) {
 					b[string(e.Key)] = bytes.Clone(e.Value)
 				}
-				used = true
 				break
 			}
 		}
@@ -772,11 +797,37 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 			parts = append(parts, fmt.Sprintf("%d %s", n, name))
 		}
 	}
+	// Nested records (a quest's edges) go where the records found say.
+	lookup := func(bucket, key []byte) []byte {
+		if b := got.root.subs[string(bucket)]; b != nil {
+			return b.keys[string(key)]
+		}
+		return nil
+	}
+	placed, unplaced := map[string]int{}, 0
+	for _, r := range nested {
+		name := r.pr.Nest(r.v, lookup)
+		if name == "" {
+			unplaced++
+			continue
+		}
+		dst := got.root.at([]string{string(r.pr.Bucket), name})
+		if _, ok := dst.keys[string(r.k)]; !ok {
+			dst.keys[string(r.k)] = r.v
+			placed[string(r.pr.Bucket)]++
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(placed)) {
+		parts = append(parts, fmt.Sprintf("%d %s", placed[name], name))
+	}
+	if unplaced > 0 {
+		rep.Lost = append(rep.Lost, fmt.Sprintf("%d records were found whose bucket could not be told (the records they name were lost too)", unplaced))
+	}
 	if len(parts) == 0 {
 		rep.Notes = append(rep.Notes, "no further record was found on the pages the walk could not reach")
 		return ""
 	}
-	return fmt.Sprintf("records below the damaged pages were searched for on the %d unreachable pages that hold some: recovered %s records; where the newest copy of a record was lost, an older one may have come back (edges, indexes and other buckets are not recognised this way; the indexes are rebuilt)", pages, strings.Join(parts, ", "))
+	return fmt.Sprintf("records below the damaged pages were searched for on the %d unreachable pages that hold some: recovered %s records; where the newest copy of a record was lost, an older one may have come back (indexes and other buckets are not recognised this way; the indexes are rebuilt)", pages, strings.Join(parts, ", "))
 }
 
 // merge adds src's records and nested buckets to dst and counts the
