@@ -11,12 +11,9 @@ import (
 // reach through the tree (store.Probe).
 var probes = []store.Probe{
 	{Bucket: bLedger, Match: func(k, v []byte) bool {
-		var r struct {
-			Seq  uint64  `json:"seq"`
-			Prev *string `json:"prev"`
-			Hash string  `json:"hash"`
-		}
-		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && r.Prev != nil && len(r.Hash) == 64
+		// A copy whose hash does not hold is no copy of a record.
+		var r LedgerRecord
+		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && len(r.Hash) == 64 && r.digest() == r.Hash
 	}},
 	{Bucket: bEvents, Match: func(k, v []byte) bool {
 		var ev struct {

@@ -31,6 +31,7 @@ func TestSalvageLostRootPage(t *testing.T) {
 	// One more commit: it writes a new root page. Before it, a node of q2
 	// grows into many children: edges enough for pages of their own.
 	h := &harness{t: t, dir: base, clock: newFakeClock()}
+	h.clock.Advance(24 * time.Hour) // after buildStore's commits, as a real clock would be
 	h.open()
 	var dirs []string
 	for i := range 60 {

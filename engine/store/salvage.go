@@ -784,18 +784,31 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 		}
 	}
 	var parts []string
+	replaced := 0
 	for _, name := range slices.Sorted(maps.Keys(found)) {
+		pr := probeOf(probes, name)
 		dst := got.root.at([]string{name})
 		n := 0
 		for k, v := range found[name] {
-			if _, ok := dst.keys[k]; !ok {
+			old, ok := dst.keys[k]
+			switch {
+			case !ok:
 				dst.keys[k] = v
 				n++
+			case !pr.Match([]byte(k), old) || (pr.Newer != nil && pr.Newer(v, old)):
+				// The tree gave a damaged or older copy: the tree itself
+				// may be a stale one (a lost root or branch write left an
+				// older page that still reads as one).
+				dst.keys[k] = v
+				replaced++
 			}
 		}
 		if n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, name))
 		}
+	}
+	if replaced > 0 {
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d records the tree gave were older or damaged copies of records found on unreachable pages: the newer copies were kept", replaced))
 	}
 	// Nested records (a quest's edges) go where the records found say.
 	lookup := func(bucket, key []byte) []byte {
@@ -828,6 +841,16 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 		return ""
 	}
 	return fmt.Sprintf("records below the damaged pages were searched for on the %d unreachable pages that hold some: recovered %s records; where the newest copy of a record was lost, an older one may have come back (indexes and other buckets are not recognised this way; the indexes are rebuilt)", pages, strings.Join(parts, ", "))
+}
+
+// probeOf is the first probe of bucket name.
+func probeOf(probes []Probe, name string) *Probe {
+	for i := range probes {
+		if string(probes[i].Bucket) == name {
+			return &probes[i]
+		}
+	}
+	return nil
 }
 
 // merge adds src's records and nested buckets to dst and counts the
