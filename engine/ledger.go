@@ -314,7 +314,7 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 		present[n.ID] = true
 		r, has := c.last[n.ID]
 		if !n.Status.Terminal() {
-			if has && r.status.Terminal() {
+			if has && r.status.Terminal() && !c.unproven[n.ID] {
 				c.problem("node %s is %s, but ledger record %d locked it as %s", n.ID, n.Status, r.seq, r.status)
 			}
 			continue

@@ -84,8 +84,48 @@ func (r *rebuilder) buckets() error {
 	if err := createBuckets(r.tx); err != nil {
 		return err
 	}
+	if err := dropForeign(r.tx, &r.out); err != nil {
+		return err
+	}
 	return dropInvalid(r.tx, &r.out)
 }
+
+// flatBuckets hold records only, never a nested bucket.
+var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, bJudge}
+
+// dropForeign deletes what a stale page put where it does not belong: a
+// nested bucket among records, and in the ledger and the events a record
+// whose key is not the sequence it says it has (a page of some other
+// bucket, read as theirs). The damaged file keeps them.
+func dropForeign(tx *bolt.Tx, out *[]string) error {
+	for _, name := range flatBuckets {
+		b := tx.Bucket(name)
+		var drop [][]byte
+		_ = b.ForEach(func(k, v []byte) error {
+			var rec struct {
+				Seq uint64 `json:"seq"`
+			}
+			switch {
+			case v == nil:
+				drop = append(drop, slices.Clone(k))
+			case bytesEqual(name, bLedger) || bytesEqual(name, bEvents):
+				if len(k) != 8 || (json.Unmarshal(v, &rec) == nil && rec.Seq != seqOf(k)) {
+					drop = append(drop, slices.Clone(k))
+				}
+			}
+			return nil
+		})
+		for _, k := range drop {
+			if err := dropKey(b, k); err != nil {
+				return err
+			}
+			*out = append(*out, fmt.Sprintf("bucket %s: %s held a stray record or bucket (a stale page): dropped", name, store.ShowKey(k)))
+		}
+	}
+	return nil
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 
 // readNodes reads the nodes, in creation order, drops the records that do
 // not decode as the node their key names, and raises the nodes' sequence.
@@ -556,8 +596,12 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(last)) {
-		if last[id].Status.Terminal() && nodes[id] == nil {
+		switch n := nodes[id]; {
+		case !last[id].Status.Terminal():
+		case n == nil:
 			unproven = append(unproven, id) // the node itself was lost
+		case !n.Status.Terminal():
+			unproven = append(unproven, id) // the record that locked it was lost; an older one came back
 		}
 	}
 	slices.Sort(unproven)

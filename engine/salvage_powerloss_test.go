@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -156,5 +157,68 @@ func TestLostSchemaKeyIsCorrupt(t *testing.T) {
 	h.open()
 	if _, err := h.e.Quest(q.ID); err != nil {
 		t.Errorf("quest after salvage: %v", err)
+	}
+}
+
+// A lying card can leave, after a salvage's tree walk, a stale page's
+// contents in buckets that hold records only: a nested bucket in the
+// ledger, an event record under a ledger key. rebuild drops both (the
+// damaged file keeps them); the ledger verified "broken" before.
+// And a locked node whose locking write was lost comes back in an older,
+// pending version while the ledger says it locked: the loss is recorded
+// (SALVAGED names the node), not left for verify to call tampering.
+func TestRebuildAfterStalePages(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	res, err := h.e.Scan(q.ID, []string{"one", "two", "three"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Added[1]
+	var older []byte
+	_ = h.store.view(func(tx *bolt.Tx) error {
+		older = bytes.Clone(tx.Bucket(bNodes).Get(u64(uint64(idNumber(id, 'n')))))
+		return nil
+	})
+	if _, err := h.e.AbortNode(id, "dead end"); err != nil {
+		t.Fatal(err)
+	}
+	h.close()
+	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	err = db.Update(func(tx *bolt.Tx) error {
+		lb := tx.Bucket(bLedger)
+		if _, err := lb.CreateBucket([]byte("stray")); err != nil {
+			return err
+		}
+		if err := lb.Put(u64(999), tx.Bucket(bEvents).Get(u64(1))); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bNodes).Put(u64(uint64(idNumber(id, 'n'))), older); err != nil {
+			return err
+		}
+		out, err = rebuild(tx, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), func([]byte) bool { return true })
+		return err
+	})
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatalf("rebuild: %v", err)
+	}
+	s, err := OpenStore(h.dir, StoreOptions{Check: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rep, err := s.Verify()
+	if err != nil {
+		t.Fatalf("verify after rebuild: %v\nrebuild said %q", err, out)
+	}
+	if notes := strings.Join(rep.Notes, "; "); !strings.Contains(notes, id) {
+		t.Errorf("the ledger's notes %q do not name node %s, whose locking write was lost", notes, id)
 	}
 }
