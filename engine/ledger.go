@@ -157,8 +157,12 @@ func (s *Store) Verify() (VerifyReport, error) {
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
 		if len(lc.problems) > 0 {
-			rep.Problems = lc.problems
-			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(lc.problems, "; "), ErrLedgerBroken)
+			rep.Problems = append(lc.problems, lc.index...)
+			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(rep.Problems, "; "), ErrLedgerBroken)
+		}
+		if len(lc.index) > 0 {
+			rep.Problems = lc.index
+			return store.Corrupt(s.Dir(), s.Path(), lc.index...)
 		}
 		return nil
 	})
@@ -179,6 +183,10 @@ type ledgerCheck struct {
 	problems, notes []string
 	// last is each node's last record.
 	last map[string]lastRecord
+	// index lists where the locked index is out of step with the nodes:
+	// store damage (an index page from another commit), which salvage
+	// repairs by rebuilding every index, not a rewrite the ledger proves.
+	index []string
 
 	// What chain read: the links that do not match the record before,
 	// the ledger seqs and nodes salvage recorded as lost, the last
@@ -212,7 +220,7 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 	}
 	for _, id := range slices.Sorted(maps.Keys(locked)) {
 		if !present[id] && !c.unproven[id] {
-			c.problem("the locked index of quest %s names node %s, which is missing from the store", locked[id], id)
+			c.index = append(c.index, fmt.Sprintf("the locked index of quest %s names node %s, which is missing from the store", locked[id], id))
 		}
 	}
 	if schema < 2 {
@@ -336,7 +344,7 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 			c.problem("locked node %s was rewritten after it locked: its stored record does not match the hash in ledger record %d", n.ID, r.seq)
 		}
 		if _, ok := locked[n.ID]; !ok {
-			c.problem("locked node %s is missing from its quest's locked index", n.ID)
+			c.index = append(c.index, fmt.Sprintf("locked node %s is missing from its quest's locked index", n.ID))
 		}
 	}
 	return present

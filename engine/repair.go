@@ -418,6 +418,14 @@ func invalidRecords(tx *bolt.Tx) []string {
 	return out
 }
 
+// damagedRecords is what salvage repairs in a store whose pages are
+// sound: records that do not decode, and a locked index out of step with
+// the nodes (an index page from another commit; rebuild derives every
+// index again).
+func damagedRecords(tx *bolt.Tx) []string {
+	return append(invalidRecords(tx), checkLedger(tx, SchemaVersion).index...)
+}
+
 // dropKey deletes k from b, a record or, where damage left a nested bucket
 // among the records (ForEach gives it a nil value, which does not decode),
 // that bucket: bolt's Delete refuses a bucket with ErrIncompatibleValue,

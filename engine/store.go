@@ -139,7 +139,7 @@ func salvage(dir string, now time.Time, fail func(step string) error) (SalvageRe
 func salvageRecords() store.Records {
 	return store.Records{
 		Schema:  schema(),
-		Damaged: invalidRecords,
+		Damaged: damagedRecords,
 		Verify: func(db *store.DB) ([]string, error) {
 			rep, err := newStore(db).Verify()
 			return rep.Notes, err

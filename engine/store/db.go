@@ -295,6 +295,10 @@ func inspect(dir, path string, f *os.File, full bool) (fileCheck, error) {
 	return c, nil
 }
 
+// Corrupt is ErrCorrupt for the store in dir at path, naming every
+// problem found and the salvage command.
+func Corrupt(dir, path string, problems ...string) error { return corrupt(dir, path, problems...) }
+
 // corrupt is ErrCorrupt for the store at path, naming every problem found
 // and the salvage command.
 func corrupt(dir, path string, problems ...string) error {
