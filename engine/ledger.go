@@ -223,6 +223,7 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 			c.index = append(c.index, fmt.Sprintf("the locked index of quest %s names node %s, which is missing from the store", locked[id], id))
 		}
 	}
+	c.indexesName(tx, present)
 	if schema < 2 {
 		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
 	}
@@ -287,6 +288,24 @@ func (c *ledgerCheck) links() {
 			continue // the records in between were lost, and salvage said so
 		}
 		c.problem("ledger record %d: link to previous record broken", b.seq)
+	}
+}
+
+// indexesName checks that every node the per-quest node indexes name is
+// in the store: a torn write can leave an index page of another commit,
+// and `quest show` or the tick would then look for a node that is not
+// there.
+func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
+	for _, name := range [][]byte{bQNodes, bPending, bProposed, bDeferred} {
+		idx := tx.Bucket(name)
+		_ = idx.ForEachBucket(func(q []byte) error {
+			return idx.Bucket(q).ForEach(func(_, id []byte) error {
+				if !present[string(id)] && !c.unproven[string(id)] {
+					c.index = append(c.index, fmt.Sprintf("the %s index of quest %s names node %s, which is missing from the store", name, q, id))
+				}
+				return nil
+			})
+		})
 	}
 }
 

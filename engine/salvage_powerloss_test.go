@@ -223,44 +223,65 @@ func TestRebuildAfterStalePages(t *testing.T) {
 	}
 }
 
-// A locked index out of step with the nodes (a torn copy: an index page
-// from an older commit beside node pages from a later one, found by
-// TestPowerLossCopies in cmd/questbox) is store damage, which salvage
-// repairs by rebuilding the index: verify calls it corrupt and names the
-// salvage command, and salvage does not leave it alone as healthy.
-func TestLockedIndexOutOfStepIsDamage(t *testing.T) {
-	h := newHarness(t, Options{})
-	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
-	res, err := h.e.Scan(q.ID, []string{"one", "two"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.e.AbortNode(res.Added[0], "dead end"); err != nil {
-		t.Fatal(err)
-	}
-	h.close()
-	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bLocked).DeleteBucket([]byte(q.ID)) })
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := OpenStore(h.dir, StoreOptions{Check: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.Verify()
-	s.Close()
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "locked index") || !strings.Contains(err.Error(), "questbox salvage --data "+h.dir) {
-		t.Fatalf("verify: %v; want ErrCorrupt naming the locked index and the salvage command", err)
-	}
-	rep, err := Salvage(h.dir, time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC))
-	if err != nil || rep.Healthy || rep.Verify != "ok" {
-		t.Fatalf("salvage: %v, healthy %v, verify %q; want it repaired and verified", err, rep.Healthy, rep.Verify)
+// An index out of step with the nodes (a torn copy: an index page from
+// an older or later commit beside node pages from another, found by
+// TestPowerLossCopies in cmd/questbox: a locked node missing from the
+// locked index; a node index naming a node that is not there, which made
+// `quest show` fail on a store that verified) is store damage, which
+// salvage repairs by rebuilding the indexes: verify calls it corrupt and
+// names the salvage command, and salvage does not leave it alone as
+// healthy.
+func TestIndexOutOfStepIsDamage(t *testing.T) {
+	for _, c := range []struct {
+		name, named string
+		damage      func(tx *bolt.Tx, quest string) error
+	}{
+		{"a locked node missing from the locked index", "locked index", func(tx *bolt.Tx, quest string) error {
+			return tx.Bucket(bLocked).DeleteBucket([]byte(quest))
+		}},
+		{"the node index naming a missing node", "qnodes index", func(tx *bolt.Tx, quest string) error {
+			return tx.Bucket(bQNodes).Bucket([]byte(quest)).Put(u64(118), []byte("n118"))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Options{})
+			q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+			res, err := h.e.Scan(q.ID, []string{"one", "two"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := h.e.AbortNode(res.Added[0], "dead end"); err != nil {
+				t.Fatal(err)
+			}
+			h.close()
+			db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bolt.Tx) error { return c.damage(tx, q.ID) })
+			if cerr := db.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenStore(h.dir, StoreOptions{Check: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = s.Verify()
+			s.Close()
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.named) || !strings.Contains(err.Error(), "questbox salvage --data "+h.dir) {
+				t.Fatalf("verify: %v; want ErrCorrupt naming the %s and the salvage command", err, c.named)
+			}
+			rep, err := Salvage(h.dir, time.Date(2026, 12, 3, 4, 5, 6, 0, time.UTC))
+			if err != nil || rep.Healthy || rep.Verify != "ok" {
+				t.Fatalf("salvage: %v, healthy %v, verify %q; want it repaired and verified", err, rep.Healthy, rep.Verify)
+			}
+			h.open()
+			if _, err := h.e.Nodes(q.ID); err != nil {
+				t.Errorf("nodes after salvage: %v", err)
+			}
+		})
 	}
 }
