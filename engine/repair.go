@@ -95,23 +95,31 @@ var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, b
 
 // dropForeign deletes what a stale page put where it does not belong: a
 // nested bucket among records, and in the ledger and the events a record
-// whose key is not the sequence it says it has (a page of some other
-// bucket, read as theirs). The damaged file keeps them.
+// that is not one of theirs — its key not the sequence it says it has, or
+// without the fields every one of theirs has (a page of some other
+// bucket, read as theirs). The damaged file keeps them; a dropped ledger
+// record is recorded as lost.
 func dropForeign(tx *bolt.Tx, out *[]string) error {
 	for _, name := range flatBuckets {
 		b := tx.Bucket(name)
 		var drop [][]byte
 		_ = b.ForEach(func(k, v []byte) error {
+			// What every ledger record and every event has; a rewritten
+			// ledger record keeps its shape (the ledger check names it).
 			var rec struct {
-				Seq uint64 `json:"seq"`
+				Seq  uint64  `json:"seq"`
+				Prev *string `json:"prev"`
+				Hash string  `json:"hash"`
+				Kind string  `json:"kind"`
 			}
+			valid := json.Unmarshal(v, &rec) == nil
 			switch {
 			case v == nil:
 				drop = append(drop, slices.Clone(k))
-			case bytesEqual(name, bLedger) || bytesEqual(name, bEvents):
-				if len(k) != 8 || (json.Unmarshal(v, &rec) == nil && rec.Seq != seqOf(k)) {
-					drop = append(drop, slices.Clone(k))
-				}
+			case !valid: // dropInvalid's
+			case bytesEqual(name, bLedger) && (len(k) != 8 || rec.Seq != seqOf(k) || rec.Prev == nil || len(rec.Hash) != 64),
+				bytesEqual(name, bEvents) && (len(k) != 8 || rec.Seq != seqOf(k) || rec.Kind == ""):
+				drop = append(drop, slices.Clone(k))
 			}
 			return nil
 		})
