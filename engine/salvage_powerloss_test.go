@@ -162,8 +162,9 @@ func TestLostSchemaKeyIsCorrupt(t *testing.T) {
 
 // A lying card can leave, after a salvage's tree walk, a stale page's
 // contents in buckets that hold records only: a nested bucket in the
-// ledger, an event record under a ledger key. rebuild drops both (the
-// damaged file keeps them); the ledger verified "broken" before.
+// ledger, event records under ledger keys (under another seq, or under
+// their own). rebuild drops them (the damaged file keeps them); the ledger
+// verified "broken" before.
 // And a locked node whose locking write was lost comes back in an older,
 // pending version while the ledger says it locked: the loss is recorded
 // (SALVAGED names the node), not left for verify to call tampering.
@@ -195,6 +196,15 @@ func TestRebuildAfterStalePages(t *testing.T) {
 			return err
 		}
 		if err := lb.Put(u64(999), tx.Bucket(bEvents).Get(u64(1))); err != nil {
+			return err
+		}
+		// An event under its own seq, past the ledger's last record: a
+		// page of events read as the ledger's.
+		ek, ev := tx.Bucket(bEvents).Cursor().Last()
+		if lk, _ := lb.Cursor().Last(); seqOf(ek) <= seqOf(lk) {
+			return fmt.Errorf("the fixture has %d events, the ledger %d records", seqOf(ek), seqOf(lk))
+		}
+		if err := lb.Put(bytes.Clone(ek), bytes.Clone(ev)); err != nil {
 			return err
 		}
 		if err := tx.Bucket(bNodes).Put(u64(uint64(idNumber(id, 'n'))), older); err != nil {
