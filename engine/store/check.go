@@ -387,7 +387,7 @@ func checkQuick(f *boltfile.File) (fileCheck, error) {
 // no fsync. Caveat: a commit that must grow bbolt's memory map waits until
 // the read transaction ends (bbolt remaps only between read transactions).
 func (s *DB) snapshot(fn func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error) error {
-	return s.Guard(func() error {
+	return s.guard(func() error {
 		var wtx *bolt.Tx
 		if !s.readOnly {
 			var err error

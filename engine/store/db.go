@@ -467,7 +467,7 @@ func (s *DB) Update(fn func(tx *bolt.Tx) error) error {
 		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.path, ErrReadOnly)
 	}
 	var fnErr error
-	err := s.Guard(func() error {
+	err := s.guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
 			fnErr = fn(tx)
 			return fnErr
@@ -487,7 +487,7 @@ func (s *DB) Update(fn func(tx *bolt.Tx) error) error {
 // is; a transaction that cannot begin (a closed store) is ErrStoreFailed.
 func (s *DB) View(fn func(tx *bolt.Tx) error) error {
 	var fnErr error
-	err := s.Guard(func() error {
+	err := s.guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
 			fnErr = fn(tx)
 			return fnErr
@@ -499,11 +499,11 @@ func (s *DB) View(fn func(tx *bolt.Tx) error) error {
 	return fmt.Errorf("questbox store %s: read failed: %w: %w", s.path, ErrStoreFailed, err)
 }
 
-// Guard runs fn, turning a panic or a memory fault while bbolt reads the
+// guard runs fn, turning a panic or a memory fault while bbolt reads the
 // file (a page damaged after the open's check) into ErrCorrupt instead of
 // a crash. bbolt rolls the transaction back as the panic unwinds. A
 // "BUG:" panic of our own is a broken invariant and is not caught.
-func (s *DB) Guard(fn func() error) (err error) {
+func (s *DB) guard(fn func() error) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		p := recover()

@@ -10,7 +10,7 @@
 // A DB is opened with Open, which checks the file, takes its lock
 // (exclusive for a writer, shared for a read-only open), migrates an older
 // schema forward with the domain's migrations, and compacts a file with
-// many free pages. Update and View are closure transactions; Guard turns a
-// fault while bbolt reads a damaged page into ErrCorrupt. The errors are
+// many free pages. Update and View are closure transactions; a fault while
+// bbolt reads a damaged page is ErrCorrupt, never a crash. The errors are
 // documented sentinels (errors.go), which package engine re-exports.
 package store
