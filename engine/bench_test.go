@@ -215,8 +215,8 @@ func benchEngineSlots(b *testing.B, active, nodes, slots int, p Provider) (*Stor
 // allocated (bbolt writes every dirty page to a new one), and a meta page
 // each. It is deterministic, unlike the time a commit takes.
 func written(s *Store) int64 {
-	st := s.db.Stats()
-	return st.TxStats.GetPageAlloc() + int64(s.Commits())*int64(s.db.Info().PageSize)
+	st := s.db.Bolt().Stats()
+	return st.TxStats.GetPageAlloc() + int64(s.Commits())*int64(s.db.Bolt().Info().PageSize)
 }
 
 // meter sums what the store did between start and stop over a

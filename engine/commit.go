@@ -116,8 +116,8 @@ func (g *group) poke() {
 // ErrStoreFailed when the transaction cannot begin or commit. fn returning
 // errUnchanged is returned as it is, with nothing committed for it.
 func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
-	if s.readOnly {
-		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.path, ErrReadOnly)
+	if s.ReadOnly() {
+		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly)
 	}
 	g := &s.group
 	c := &groupCall{fn: fn, wake: make(chan struct{}, 1)}
@@ -186,31 +186,26 @@ func (s *Store) commitGroup(calls []*groupCall) {
 	for len(calls) > 0 {
 		failed := -1
 		all := true // every call unchanged
-		var err error
-		if s.writeFault != nil {
-			err = s.writeFault()
-		}
+		err := s.fault()
 		if err == nil {
-			err = s.guard(func() error {
-				return s.db.Update(func(tx *bolt.Tx) error {
-					for i, c := range calls {
-						c.unchanged = false
-						err := c.fn(tx)
-						switch {
-						case errors.Is(err, errUnchanged):
-							c.unchanged = true
-						case err != nil:
-							failed = i
-							return err
-						default:
-							all = false
-						}
+			err = s.db.Update(func(tx *bolt.Tx) error {
+				for i, c := range calls {
+					c.unchanged = false
+					err := c.fn(tx)
+					switch {
+					case errors.Is(err, errUnchanged):
+						c.unchanged = true
+					case err != nil:
+						failed = i
+						return err
+					default:
+						all = false
 					}
-					if all {
-						return errUnchanged // nothing to write: no commit
-					}
-					return nil
-				})
+				}
+				if all {
+					return errUnchanged // nothing to write: no commit
+				}
+				return nil
 			})
 		}
 		if failed >= 0 {
@@ -218,14 +213,8 @@ func (s *Store) commitGroup(calls []*groupCall) {
 			calls = append(calls[:failed:failed], calls[failed+1:]...)
 			continue
 		}
-		switch {
-		case err == nil:
-			s.committed()
-		case errors.Is(err, errUnchanged):
+		if errors.Is(err, errUnchanged) {
 			err = nil
-		case errors.Is(err, ErrCorrupt):
-		default:
-			err = fmt.Errorf("questbox store %s: write failed: %w: %w", s.path, ErrStoreFailed, err)
 		}
 		for _, c := range calls {
 			c.err = err

@@ -7,10 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // prunedStore makes a store with quests, nodes and verdicts and then
@@ -99,14 +100,14 @@ func TestCompactionAtOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, total, ok := s.shouldCompact()
+	free, total, ok := s.db.ShouldCompact()
 	want := contents(t, s)
 	s.Close()
 	if !ok {
 		t.Fatalf("%d of %d pages free: the test store should call for a compaction", free, total)
 	}
 	before := storeSize(t, dir)
-	stray := filepath.Join(dir, compactTempPrefix+"123")
+	stray := filepath.Join(dir, store.CompactTempPrefix+"123")
 	if err := os.WriteFile(stray, []byte("half a copy"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestCompactionAtOpen(t *testing.T) {
 	if rep, err := s.Verify(); err != nil || len(rep.Problems) > 0 {
 		t.Errorf("verify after compaction: %v %v", err, rep.Problems)
 	}
-	if f, _, ok := s.shouldCompact(); ok || f > compactMinFree/4 {
+	if f, _, ok := s.db.ShouldCompact(); ok || f > store.CompactMinFree/4 {
 		t.Errorf("%d pages still free after compaction", f)
 	}
 	after := storeSize(t, dir)
@@ -135,7 +136,7 @@ func TestCompactionAtOpen(t *testing.T) {
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
 		t.Errorf("a stray copy stays after the open: %v", err)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, compactTempPrefix+"*")); len(left) > 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, store.CompactTempPrefix+"*")); len(left) > 0 {
 		t.Errorf("copies left: %v", left)
 	}
 	// It is a working store: the engine opens it and writes.
@@ -161,49 +162,6 @@ func TestCompactionAtOpen(t *testing.T) {
 	fi2, _ := os.Stat(filepath.Join(dir, StoreFile))
 	if !os.SameFile(fi1, fi2) || strings.Contains(strings.Join(s.Notes(), "; "), "compacted") {
 		t.Errorf("a store with few free pages was rewritten: %v", s.Notes())
-	}
-}
-
-// TestCompactionAndAWaitingOpen: an open that waited for the lock of the
-// file a compaction replaced opens the new file, not the old one whose
-// writes nobody would read again.
-func TestCompactionAndAWaitingOpen(t *testing.T) {
-	dir := prunedStore(t, "")
-	a, err := OpenStore(dir, StoreOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	waiting := make(chan struct{})
-	var once sync.Once
-	lockWaitHook = func() { once.Do(func() { close(waiting) }) }
-	t.Cleanup(func() { lockWaitHook = nil })
-	type opened struct {
-		s   *Store
-		err error
-	}
-	b := make(chan opened, 1)
-	go func() {
-		s, err := OpenStore(dir, StoreOptions{LockTimeout: 60e9})
-		b <- opened{s, err}
-	}()
-	<-waiting // b holds the old file and waits for its lock
-	tmp, err := a.compactTo()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, StoreFile)); err != nil {
-		t.Fatal(err)
-	}
-	a.Close()
-	got := <-b
-	if got.err != nil {
-		t.Fatal(got.err)
-	}
-	defer got.s.Close()
-	held, _ := got.s.fd.Stat()
-	now, _ := os.Stat(filepath.Join(dir, StoreFile))
-	if !os.SameFile(held, now) {
-		t.Error("the waiting open holds the replaced file")
 	}
 }
 

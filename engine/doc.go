@@ -1,6 +1,9 @@
 // Package engine is the heart of questbox: quests, nodes, edges and runs; the
 // tick that dispatches nodes to agent providers; the ratchet that locks what a
-// gate passed; loop control; the bbolt store; and the event stream.
+// gate passed; loop control; and the event stream. Its storage — the bbolt
+// layout, the file checks, compaction and salvage's page reading — is
+// package engine/store below it; the engine owns the records and their
+// codecs' tables, and what salvage derives again from them (repair.go).
 //
 // # The ratchet
 //

@@ -1,6 +1,10 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/questbox/questbox/engine/store"
+)
 
 // Every error value the engine returns to its callers is declared here, documented as
 // "… is returned when …": ui/api's error table has a row for each (its
@@ -17,21 +21,21 @@ var (
 	// ErrNotFound is returned when a quest or node does not exist.
 	ErrNotFound = errors.New("not found")
 	// ErrInUse is returned when another process holds the store's lock.
-	ErrInUse = errors.New("store is in use by another process")
+	ErrInUse = store.ErrInUse
 	// ErrCorrupt is returned when the store file fails its integrity check.
-	ErrCorrupt = errors.New("store is corrupt")
+	ErrCorrupt = store.ErrCorrupt
 	// ErrSchema is returned when the store was written by a newer questbox.
-	ErrSchema = errors.New("store schema is newer than this questbox")
+	ErrSchema = store.ErrSchema
 	// ErrStoreFailed is returned when the store cannot be written or read:
 	// a full disk, an I/O error, permission denied, a read-only file
 	// system. Nothing of the failed transaction was committed; the store
 	// on disk is as it was before it. Clients report it as "store
 	// unavailable" (exit code 2).
-	ErrStoreFailed = errors.New("store unavailable")
+	ErrStoreFailed = store.ErrStoreFailed
 	// ErrReadOnly is returned when a write is asked of a store or an engine
 	// opened read-only, and when a read-only open finds a store that needs
 	// a write first (an upgrade to this questbox's schema).
-	ErrReadOnly = errors.New("store is open read-only")
+	ErrReadOnly = store.ErrReadOnly
 	// ErrInvalid is returned when an argument is malformed (empty direction,
 	// unknown mode, unknown provider, ...).
 	ErrInvalid = errors.New("invalid input")

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -87,4 +88,50 @@ func TestScanNodeHeadGivesUpOrAgrees(t *testing.T) {
 		}
 		check(t, raw)
 	})
+}
+
+// TestEveryNodeFieldRoundTrips is the test a new field of Node needs: a
+// node with every field set is stored as json.Marshal writes it and reads
+// back equal, and the dispatch's fast read of its head takes that record
+// (it knows every key of Node) and agrees with encoding/json.
+func TestEveryNodeFieldRoundTrips(t *testing.T) {
+	var n Node
+	fillEvery(&n)
+	raw, err := json.Marshal(&n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Node
+	if err := json.Unmarshal(raw, &back); err != nil || !reflect.DeepEqual(back, n) {
+		t.Fatalf("a node with every field set reads back %v\n%#v\nwant\n%#v", err, back, n)
+	}
+	var want, got nodeHead
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !scanNodeHead(raw, &got) {
+		t.Fatalf("scanNodeHead gave up on a node record as the engine writes it:\n%s", raw)
+	}
+	if got != want {
+		t.Errorf("scanNodeHead read %+v, want %+v", got, want)
+	}
+}
+
+// TestNodeRecordGolden pins the node record's bytes: the verdict ledger
+// binds the hash of a locked node's stored record, so its form may change
+// only with a migration that reseals the ledger (sealLedger).
+func TestNodeRecordGolden(t *testing.T) {
+	at := time.Date(2026, 12, 3, 4, 5, 6, 789, time.UTC)
+	n := &Node{ID: "n12", Quest: "q2", Parent: "n3", Role: RoleScout, Hypothesis: "the <b> & ✓ way", Status: Explored, Depth: 2, Order: 12, Tries: 1,
+		Attempts: []Attempt{{At: at, Run: "r4", Outcome: "PASS", TryUsed: true}},
+		Verdict:  "conclusion", Evidence: "it works", Citations: []gates.Citation{{Source: "https://example.org", Quote: "exact words"}},
+		NewDirections: []string{"next"}, Outcome: "PASS", Feedback: "fine", ClaimHash: "abc", Runs: []string{"r4"}, LockSeq: 3, Created: at.Add(-time.Hour), Updated: at}
+	const golden = `{"id":"n12","quest":"q2","parent":"n3","role":"scout","hypothesis":"the \u003cb\u003e \u0026 ✓ way","status":"explored","depth":2,"order":12,"tries":1,"attempts":[{"at":"2026-12-03T04:05:06.000000789Z","run":"r4","outcome":"PASS","try_used":true}],"verdict":"conclusion","evidence":"it works","citations":[{"source":"https://example.org","quote":"exact words"}],"new_directions":["next"],"outcome":"PASS","feedback":"fine","claim_hash":"abc","runs":["r4"],"lock_seq":3,"created":"2026-12-03T03:05:06.000000789Z","updated":"2026-12-03T04:05:06.000000789Z"}`
+	raw, err := json.Marshal(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(raw) != golden {
+		t.Errorf("node record\n%s\nwant\n%s", raw, golden)
+	}
 }

@@ -2,42 +2,43 @@ package engine
 
 import (
 	"strconv"
-	"time"
-	"unicode/utf8"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
 // Hand-written encoders for the records a dispatch writes most — its run
 // and its events — producing exactly the bytes json.Marshal produces for
 // them (jsonfast_test.go pins byte equality on random records), without
-// reflection and with one allocation. Readers are unchanged: they decode
-// with encoding/json.
+// reflection and with one allocation (the JSON writers are store's,
+// jsonwrite.go). Readers are unchanged: they decode with encoding/json.
+// TestEveryRunAndEventFieldIsWritten fails until a new field of Run or
+// Event is written here too.
 
 // appendRun appends the JSON of r.
 func appendRun(b []byte, r *Run) []byte {
 	b = append(b, `{"id":`...)
-	b = appendJSONString(b, r.ID)
+	b = store.AppendJSONString(b, r.ID)
 	b = append(b, `,"quest":`...)
-	b = appendJSONString(b, r.Quest)
+	b = store.AppendJSONString(b, r.Quest)
 	b = append(b, `,"node":`...)
-	b = appendJSONString(b, r.Node)
+	b = store.AppendJSONString(b, r.Node)
 	b = append(b, `,"provider":`...)
-	b = appendJSONString(b, r.Provider)
+	b = store.AppendJSONString(b, r.Provider)
 	b = append(b, `,"attempt":`...)
 	b = strconv.AppendInt(b, int64(r.Attempt), 10)
 	b = append(b, `,"started":`...)
-	b = appendJSONTime(b, r.Started)
+	b = store.AppendJSONTime(b, r.Started)
 	if !r.Ended.IsZero() {
 		b = append(b, `,"ended":`...)
-		b = appendJSONTime(b, r.Ended)
+		b = store.AppendJSONTime(b, r.Ended)
 	}
-	b = appendOptString(b, `,"outcome":`, r.Outcome)
+	b = store.AppendOptString(b, `,"outcome":`, r.Outcome)
 	if r.Tokens != 0 {
 		b = append(b, `,"tokens":`...)
 		b = strconv.AppendInt(b, int64(r.Tokens), 10)
 	}
-	b = appendOptString(b, `,"error":`, r.Error)
+	b = store.AppendOptString(b, `,"error":`, r.Error)
 	return append(b, '}')
 }
 
@@ -47,15 +48,15 @@ func appendEvent(b []byte, ev *Event) ([]byte, error) {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, ev.Seq, 10)
 	b = append(b, `,"time":`...)
-	b = appendJSONTime(b, ev.Time)
+	b = store.AppendJSONTime(b, ev.Time)
 	b = append(b, `,"kind":`...)
-	b = appendJSONString(b, ev.Kind)
-	b = appendOptString(b, `,"quest":`, ev.Quest)
-	b = appendOptString(b, `,"node":`, ev.Node)
-	b = appendOptString(b, `,"role":`, ev.Role)
-	b = appendOptString(b, `,"from":`, ev.From)
-	b = appendOptString(b, `,"to":`, ev.To)
-	b = appendOptString(b, `,"outcome":`, ev.Outcome)
+	b = store.AppendJSONString(b, ev.Kind)
+	b = store.AppendOptString(b, `,"quest":`, ev.Quest)
+	b = store.AppendOptString(b, `,"node":`, ev.Node)
+	b = store.AppendOptString(b, `,"role":`, ev.Role)
+	b = store.AppendOptString(b, `,"from":`, ev.From)
+	b = store.AppendOptString(b, `,"to":`, ev.To)
+	b = store.AppendOptString(b, `,"outcome":`, ev.Outcome)
 	if len(ev.Facts) > 0 {
 		b = append(b, `,"facts":`...)
 		var err error
@@ -63,10 +64,10 @@ func appendEvent(b []byte, ev *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
-	b = appendOptString(b, `,"feedback":`, ev.Feedback)
-	b = appendOptString(b, `,"root_cause":`, ev.RootCause)
-	b = appendOptString(b, `,"claim_hash":`, ev.ClaimHash)
-	b = appendOptString(b, `,"reason":`, ev.Reason)
+	b = store.AppendOptString(b, `,"feedback":`, ev.Feedback)
+	b = store.AppendOptString(b, `,"root_cause":`, ev.RootCause)
+	b = store.AppendOptString(b, `,"claim_hash":`, ev.ClaimHash)
+	b = store.AppendOptString(b, `,"reason":`, ev.Reason)
 	if c := ev.Counters; c != nil {
 		b = append(b, `,"counters":{"agent_runs":`...)
 		b = strconv.AppendInt(b, int64(c.AgentRuns), 10)
@@ -76,15 +77,15 @@ func appendEvent(b []byte, ev *Event) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(c.WallUsed), 10)
 		b = append(b, '}')
 	}
-	b = appendOptString(b, `,"detail":`, ev.Detail)
+	b = store.AppendOptString(b, `,"detail":`, ev.Detail)
 	if d := ev.Device; d != nil {
 		b = append(b, `,"device":{"what":`...)
-		b = appendJSONString(b, d.What)
-		b = appendOptString(b, `,"press":`, d.Press)
-		b = appendOptString(b, `,"result":`, d.Result)
-		b = appendOptString(b, `,"target":`, d.Target)
-		b = appendOptString(b, `,"broker":`, d.Broker)
-		b = appendOptString(b, `,"error":`, d.Error)
+		b = store.AppendJSONString(b, d.What)
+		b = store.AppendOptString(b, `,"press":`, d.Press)
+		b = store.AppendOptString(b, `,"result":`, d.Result)
+		b = store.AppendOptString(b, `,"target":`, d.Target)
+		b = store.AppendOptString(b, `,"broker":`, d.Broker)
+		b = store.AppendOptString(b, `,"error":`, d.Error)
 		if d.Fault {
 			b = append(b, `,"fault":true`...)
 		}
@@ -104,91 +105,16 @@ func appendFacts(b []byte, facts []gates.Fact) ([]byte, error) {
 			return nil, err
 		}
 		b = append(b, `{"rule":`...)
-		b = appendJSONString(b, f.Rule)
+		b = store.AppendJSONString(b, f.Rule)
 		b = append(b, `,"level":`...)
-		b = appendJSONString(b, string(lvl))
+		b = store.AppendJSONString(b, string(lvl))
 		b = append(b, `,"where":`...)
-		b = appendJSONString(b, f.Where)
+		b = store.AppendJSONString(b, f.Where)
 		b = append(b, `,"expected":`...)
-		b = appendJSONString(b, f.Expected)
+		b = store.AppendJSONString(b, f.Expected)
 		b = append(b, `,"actual":`...)
-		b = appendJSONString(b, f.Actual)
+		b = store.AppendJSONString(b, f.Actual)
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil
-}
-
-// appendOptString appends key and s unless s is empty (omitempty).
-func appendOptString(b []byte, key, s string) []byte {
-	if s == "" {
-		return b
-	}
-	b = append(b, key...)
-	return appendJSONString(b, s)
-}
-
-// appendJSONTime appends t as time.Time's MarshalJSON does (RFC 3339 with
-// nanoseconds, quoted). The engine's times are within the years it
-// accepts.
-func appendJSONTime(b []byte, t time.Time) []byte {
-	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s quoted as encoding/json quotes it, HTML
-// escaping included: '<', '>' and '&' as \u003c, \u003e, \u0026; other
-// control characters as \u00XX, but for \b \f \n \r \t; invalid UTF-8
-// as \ufffd; U+2028 and U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }

@@ -83,3 +83,28 @@ func TestAppendEventIsJSONMarshal(t *testing.T) {
 		t.Error("appendEvent took an invalid level")
 	}
 }
+
+// TestEveryRunAndEventFieldIsWritten: a run and an event with every field
+// set encode as json.Marshal encodes them — a new field of Run or Event
+// fails here until appendRun or appendEvent writes it.
+func TestEveryRunAndEventFieldIsWritten(t *testing.T) {
+	var r Run
+	fillEvery(&r)
+	want, err := json.Marshal(&r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := appendRun(nil, &r); !bytes.Equal(got, want) {
+		t.Errorf("appendRun:\n%s\njson.Marshal:\n%s", got, want)
+	}
+	var ev Event
+	fillEvery(&ev)
+	want, err = json.Marshal(&ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := appendEvent(nil, &ev)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("appendEvent: %v\n%s\njson.Marshal:\n%s", err, got, want)
+	}
+}

@@ -9,8 +9,6 @@ import (
 	"github.com/questbox/questbox/gates/judge"
 )
 
-var bJudge = []byte("judge") // judge.CacheKey -> judge.Result
-
 // JudgeCache returns the store's L2 judge cache (SPEC §4.6): decided
 // verdicts keyed by claim hash, evidence hash and judge fingerprint. It
 // holds verdicts only, with no timestamps: nothing but a new judgement,

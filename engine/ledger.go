@@ -12,7 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/engine/internal/boltfile"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -139,24 +139,25 @@ func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
 
 // Verify is Engine.Verify on the store alone.
 func (s *Store) Verify() (VerifyReport, error) {
-	rep := VerifyReport{Schema: s.schema, Notes: s.Notes()}
-	err := s.snapshot(func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error {
-		walkMeta(f, &c)
-		rep.Pages, rep.Keys = c.pages, c.keys
-		if c.damagedMeta >= 0 && !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("meta page %d ", c.damagedMeta)) }) {
-			rep.Notes = append(rep.Notes, c.notes...) // not yet said at open
-		}
-		if len(c.problems) > 0 {
-			rep.Problems = c.problems
+	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.Notes()}
+	err := s.db.Snapshot(func(tx *bolt.Tx, pc store.PageCheck) error {
+		rep.Pages, rep.Keys = pc.Pages, pc.Keys
+		rep.Notes = append(rep.Notes, pc.Notes...)
+		if pc.Err != nil {
+			rep.Problems = pc.Problems
 			rep.Notes = append(rep.Notes, "the verdict ledger was not checked: the store's pages are damaged")
-			return corrupt(s.dir, s.path, c.problems...)
+			return pc.Err
 		}
-		lc := checkLedger(tx, s.schema)
+		lc := checkLedger(tx, rep.Schema)
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
 		if len(lc.problems) > 0 {
-			rep.Problems = lc.problems
-			return fmt.Errorf("questbox store %s: %s: %w", s.path, strings.Join(lc.problems, "; "), ErrLedgerBroken)
+			rep.Problems = append(lc.problems, lc.index...)
+			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(rep.Problems, "; "), ErrLedgerBroken)
+		}
+		if len(lc.index) > 0 {
+			rep.Problems = lc.index
+			return store.Corrupt(s.Dir(), s.Path(), lc.index...)
 		}
 		return nil
 	})
@@ -177,6 +178,19 @@ type ledgerCheck struct {
 	problems, notes []string
 	// last is each node's last record.
 	last map[string]lastRecord
+	// index lists where the locked index is out of step with the nodes:
+	// store damage (an index page from another commit), which salvage
+	// repairs by rebuilding every index, not a rewrite the ledger proves.
+	index []string
+
+	// What chain read: the links that do not match the record before,
+	// the ledger seqs and nodes salvage recorded as lost, the last
+	// record's hash, and whether it did not decode (its hash unknown).
+	breaks   []chainBreak
+	lost     [][2]uint64
+	unproven map[string]bool
+	prev     string
+	unknown  bool
 }
 
 func (c *ledgerCheck) problem(format string, args ...any) {
@@ -186,75 +200,126 @@ func (c *ledgerCheck) problem(format string, args ...any) {
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
 func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
-	c := ledgerCheck{last: map[string]lastRecord{}}
-	type brk struct{ seq, after uint64 }
-	var (
-		breaks   []brk // links that do not match the record before
-		lost     [][2]uint64
-		unproven = map[string]bool{}
-		prev     = ""
-		prevSeq  uint64
-		unknown  bool // the record before does not decode: its hash is unknown
-	)
+	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}}
+	c.chain(tx)
+	c.links()
+	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != c.prev && !c.unknown {
+		c.problem("ledger head does not match the last record (records were removed)")
+	}
+	locked := lockedIndex(tx)
+	present := c.nodes(tx, schema, locked)
+	for _, id := range slices.Sorted(maps.Keys(c.last)) {
+		if r := c.last[id]; r.status.Terminal() && !present[id] && !c.unproven[id] {
+			c.problem("locked node %s (ledger record %d) is missing from the store", id, r.seq)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(locked)) {
+		if !present[id] && !c.unproven[id] {
+			c.index = append(c.index, fmt.Sprintf("the locked index of quest %s names node %s, which is missing from the store", locked[id], id))
+		}
+	}
+	c.indexesName(tx, present)
+	if schema < 2 {
+		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
+	}
+	return c
+}
+
+// chainBreak is a link that does not match the record before.
+type chainBreak struct{ seq, after uint64 }
+
+// chain reads every ledger record in order: each must decode, carry its
+// seq and its own hash; the links are kept for links, the losses salvage
+// recorded, and each node's last record.
+func (c *ledgerCheck) chain(tx *bolt.Tx) {
+	var prevSeq uint64
 	cur := tx.Bucket(bLedger).Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		seq := seqOf(k)
 		var r LedgerRecord
 		if err := json.Unmarshal(v, &r); err != nil {
 			c.problem("ledger record %d does not decode (%v)", seq, err)
-			unknown, prevSeq = true, seq
+			c.unknown, prevSeq = true, seq
 			continue
 		}
 		if r.Seq != seq {
 			c.problem("ledger record %d claims seq %d", seq, r.Seq)
 		}
-		if !unknown && r.Prev != prev {
-			breaks = append(breaks, brk{seq, prevSeq})
+		if !c.unknown && r.Prev != c.prev {
+			c.breaks = append(c.breaks, chainBreak{seq, prevSeq})
 		}
 		sound := r.digest() == r.Hash
 		if !sound {
 			c.problem("ledger record %d (node %s): hash mismatch, the record was rewritten", seq, r.Node)
 		}
 		if r.Outcome == OutcomeSalvaged && sound {
-			lost = append(lost, r.Lost...)
+			c.lost = append(c.lost, r.Lost...)
 			for _, id := range r.Unproven {
-				unproven[id] = true
+				c.unproven[id] = true
 			}
 			c.notes = append(c.notes, fmt.Sprintf("salvage (ledger record %d, %s) recorded store damage: %s", seq, r.Time.Format(time.RFC3339), salvageLoss(r)))
 		}
-		prev, prevSeq, unknown = r.Hash, seq, false
+		c.prev, prevSeq, c.unknown = r.Hash, seq, false
 		if r.Node != "" {
 			c.last[r.Node] = lastRecord{seq: seq, status: r.Status, claimHash: r.ClaimHash, nodeHash: r.NodeHash}
 		}
 		c.records++
 	}
+}
+
+// links reports every broken link but those across records a salvage
+// recorded as lost.
+func (c *ledgerCheck) links() {
 	covered := func(from, to uint64) bool { // every seq in [from, to] was recorded lost
 		for s := from; s <= to; s++ {
-			if !slices.ContainsFunc(lost, func(g [2]uint64) bool { return g[0] <= s && s <= g[1] }) {
+			if !slices.ContainsFunc(c.lost, func(g [2]uint64) bool { return g[0] <= s && s <= g[1] }) {
 				return false
 			}
 		}
 		return true
 	}
-	for _, b := range breaks {
+	for _, b := range c.breaks {
 		if b.seq > b.after+1 && covered(b.after+1, b.seq-1) {
 			continue // the records in between were lost, and salvage said so
 		}
 		c.problem("ledger record %d: link to previous record broken", b.seq)
 	}
-	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != prev && !unknown {
-		c.problem("ledger head does not match the last record (records were removed)")
-	}
+}
 
-	// Every node: a terminal one must match its last record; none may
-	// have left a status the ledger locked.
-	locked := map[string]string{} // node -> quest, from the locked index
+// indexesName checks that every node the per-quest node indexes name is
+// in the store: a torn write can leave an index page of another commit,
+// and `quest show` or the tick would then look for a node that is not
+// there.
+func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
+	for _, name := range [][]byte{bQNodes, bPending, bProposed, bDeferred} {
+		idx := tx.Bucket(name)
+		_ = idx.ForEachBucket(func(q []byte) error {
+			return idx.Bucket(q).ForEach(func(_, id []byte) error {
+				if !present[string(id)] && !c.unproven[string(id)] {
+					c.index = append(c.index, fmt.Sprintf("the %s index of quest %s names node %s, which is missing from the store", name, q, id))
+				}
+				return nil
+			})
+		})
+	}
+}
+
+// lockedIndex maps every node of the locked index to its quest.
+func lockedIndex(tx *bolt.Tx) map[string]string {
+	locked := map[string]string{}
 	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
 		return tx.Bucket(bLocked).Bucket(q).ForEach(func(_, id []byte) error {
 			locked[string(id)] = string(q)
 			return nil
 		})
 	})
+	return locked
+}
+
+// nodes checks every node: a terminal one must match its last record;
+// none may have left a status the ledger locked. It returns the nodes
+// present.
+func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string) map[string]bool {
 	present := map[string]bool{}
 	nc := tx.Bucket(bNodes).Cursor()
 	for k, raw := nc.First(); k != nil; k, raw = nc.Next() {
@@ -271,13 +336,13 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 		present[n.ID] = true
 		r, has := c.last[n.ID]
 		if !n.Status.Terminal() {
-			if has && r.status.Terminal() {
+			if has && r.status.Terminal() && !c.unproven[n.ID] {
 				c.problem("node %s is %s, but ledger record %d locked it as %s", n.ID, n.Status, r.seq, r.status)
 			}
 			continue
 		}
-		if unproven[n.ID] {
-			c.locked++
+		c.locked++
+		if c.unproven[n.ID] {
 			continue
 		}
 		switch {
@@ -293,24 +358,10 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 			c.problem("locked node %s was rewritten after it locked: its stored record does not match the hash in ledger record %d", n.ID, r.seq)
 		}
 		if _, ok := locked[n.ID]; !ok {
-			c.problem("locked node %s is missing from its quest's locked index", n.ID)
-		}
-		c.locked++
-	}
-	for _, id := range slices.Sorted(maps.Keys(c.last)) {
-		if r := c.last[id]; r.status.Terminal() && !present[id] && !unproven[id] {
-			c.problem("locked node %s (ledger record %d) is missing from the store", id, r.seq)
+			c.index = append(c.index, fmt.Sprintf("locked node %s is missing from its quest's locked index", n.ID))
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(locked)) {
-		if !present[id] && !unproven[id] {
-			c.problem("the locked index of quest %s names node %s, which is missing from the store", locked[id], id)
-		}
-	}
-	if schema < 2 {
-		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
-	}
-	return c
+	return present
 }
 
 // salvageLoss describes what a SALVAGED record says was lost.

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-)
 
-// indexBuckets are the buckets the engine keeps in step with the nodes:
-// everything in them can be derived again from the nodes and quests.
-var indexBuckets = [][]byte{bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bRunning, bConsent, bActive}
+	"github.com/questbox/questbox/engine/store"
+)
 
 // rebuild derives again, inside tx, what the engine keeps in step with the
 // records a salvage copied, so that the store works and verifies although
@@ -32,250 +30,358 @@ var indexBuckets = [][]byte{bPending, bProposed, bDeferred, bQNodes, bHyps, bLoc
 // lost unseen, and sequences are raised past every id referenced anywhere
 // so that no new node, quest or run takes the id of a lost one.
 func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
-	var out []string
-	note := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
-	for _, b := range allBuckets {
-		if tx.Bucket(b) == nil {
-			note("bucket %s was lost: created empty", b)
+	r := &rebuilder{tx: tx, now: now}
+	steps := []func() error{
+		r.buckets,
+		r.readNodes,
+		r.readQuests,
+		r.placeholders,
+		r.keepLockSeqs,
+		r.reindex,
+		r.writeQuests,
+		r.raiseSeqs,
+		func() error { return restoreSchema(tx, &r.out) },
+		func() error { return recordLoss(tx, now, r.byID, !seqKnown(bLedger), &r.out) },
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return r.out, err
 		}
 	}
-	if err := createBuckets(tx); err != nil {
-		return out, err
-	}
-	if err := dropInvalid(tx, &out); err != nil {
-		return out, err
-	}
+	return r.out, nil
+}
 
-	// Nodes, in creation order.
-	nb := tx.Bucket(bNodes)
-	var (
-		nodes []*Node
-		drop  [][]byte
-	)
+// rebuilder holds what rebuild's steps read and derive, in their order.
+type rebuilder struct {
+	tx  *bolt.Tx
+	now time.Time
+	out []string
+	// nodes are the node records that decode, in creation order; refs
+	// the highest id any record refers to, per prefix (referenced).
+	nodes []*Node
+	refs  map[byte]uint64
+	// quests are the quest records that decode, and placeholders.
+	quests   map[string]*Quest
+	maxQuest uint64
+	// lockSeq is each quest's lock sequence, which export cursors count
+	// on: it must survive the indexes being dropped.
+	lockSeq map[string]uint64
+	byID    map[string]*Node
+}
+
+func (r *rebuilder) note(format string, args ...any) {
+	r.out = append(r.out, fmt.Sprintf(format, args...))
+}
+
+// buckets creates every bucket that was lost and drops the records that
+// do not decode.
+func (r *rebuilder) buckets() error {
+	for _, b := range allBuckets {
+		if r.tx.Bucket(b) == nil {
+			r.note("bucket %s was lost: created empty", b)
+		}
+	}
+	if err := createBuckets(r.tx); err != nil {
+		return err
+	}
+	if err := dropForeign(r.tx, &r.out); err != nil {
+		return err
+	}
+	return dropInvalid(r.tx, &r.out)
+}
+
+// flatBuckets hold records only, never a nested bucket.
+var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, bJudge}
+
+// dropForeign deletes what a stale page put where it does not belong: a
+// nested bucket among records, and in the ledger and the events a record
+// that is not one of theirs — its key not the sequence it says it has, or
+// without the fields every one of theirs has (a page of some other
+// bucket, read as theirs). The damaged file keeps them; a dropped ledger
+// record is recorded as lost.
+func dropForeign(tx *bolt.Tx, out *[]string) error {
+	for _, name := range flatBuckets {
+		b := tx.Bucket(name)
+		var drop [][]byte
+		_ = b.ForEach(func(k, v []byte) error {
+			// What every ledger record and every event has; a rewritten
+			// ledger record keeps its shape (the ledger check names it).
+			var rec struct {
+				Seq  uint64  `json:"seq"`
+				Prev *string `json:"prev"`
+				Hash string  `json:"hash"`
+				Kind string  `json:"kind"`
+			}
+			valid := json.Unmarshal(v, &rec) == nil
+			switch {
+			case v == nil:
+				drop = append(drop, slices.Clone(k))
+			case !valid: // dropInvalid's
+			case bytesEqual(name, bLedger) && (len(k) != 8 || rec.Seq != seqOf(k) || rec.Prev == nil || len(rec.Hash) != 64),
+				bytesEqual(name, bEvents) && (len(k) != 8 || rec.Seq != seqOf(k) || rec.Kind == ""):
+				drop = append(drop, slices.Clone(k))
+			}
+			return nil
+		})
+		for _, k := range drop {
+			if err := dropKey(b, k); err != nil {
+				return err
+			}
+			*out = append(*out, fmt.Sprintf("bucket %s: %s held a stray record or bucket (a stale page): dropped", name, store.ShowKey(k)))
+		}
+	}
+	return nil
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// readNodes reads the nodes, in creation order, drops the records that do
+// not decode as the node their key names, and raises the nodes' sequence.
+func (r *rebuilder) readNodes() error {
+	nb := r.tx.Bucket(bNodes)
+	var drop [][]byte
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
 		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
-			note("node record %s does not decode as node %s (%v): dropped", showKey(k), nodeID(seqOf(k)), err)
+			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
-		overlayRunning(tx, n) // a running node's record may still say pending
-		nodes = append(nodes, n)
+		overlayRunning(r.tx, n) // a running node's record may still say pending
+		r.nodes = append(r.nodes, n)
 		return nil
 	})
 	if err != nil {
-		return out, err
+		return err
 	}
 	for _, k := range drop {
 		if err := dropKey(nb, k); err != nil {
-			return out, err
+			return err
 		}
 	}
-	refs := referenced(tx, nodes)
-	maxNode := refs['n']
-	if len(nodes) > 0 {
-		maxNode = max(maxNode, nodes[len(nodes)-1].Order)
+	r.refs = referenced(r.tx, r.nodes)
+	maxNode := r.refs['n']
+	if len(r.nodes) > 0 {
+		maxNode = max(maxNode, r.nodes[len(r.nodes)-1].Order)
 	}
-	if err := raiseSeq(nb, maxNode, &out); err != nil {
-		return out, err
-	}
+	return raiseSeq(nb, maxNode, &r.out)
+}
 
-	// Quests; a lost one gets a placeholder its nodes can live in.
-	qb := tx.Bucket(bQuests)
-	quests := map[string]*Quest{}
-	var maxQuest uint64
-	var badQuests [][]byte
-	err = qb.ForEach(func(k, v []byte) error {
+// readQuests reads the quests and drops the records that do not decode.
+func (r *rebuilder) readQuests() error {
+	qb := r.tx.Bucket(bQuests)
+	r.quests = map[string]*Quest{}
+	var bad [][]byte
+	err := qb.ForEach(func(k, v []byte) error {
 		q := new(Quest)
 		if err := decodeQuest(v, q); err != nil || q.ID != string(k) {
-			note("quest record %s does not decode (%v): dropped", showKey(k), err)
-			badQuests = append(badQuests, slices.Clone(k))
+			r.note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
+			bad = append(bad, slices.Clone(k))
 			return nil
 		}
-		quests[q.ID] = q
-		maxQuest = max(maxQuest, idNumber(q.ID, 'q'))
+		r.quests[q.ID] = q
+		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
 		return nil
 	})
 	if err != nil {
-		return out, err
+		return err
 	}
-	for _, k := range badQuests {
+	for _, k := range bad {
 		if err := dropKey(qb, k); err != nil {
-			return out, err
+			return err
 		}
 	}
-	for _, n := range nodes {
-		if quests[n.Quest] != nil {
+	return nil
+}
+
+// placeholders gives a lost quest a stopped placeholder its nodes can
+// live in, and raises the quests' sequence.
+func (r *rebuilder) placeholders() error {
+	for _, n := range r.nodes {
+		if r.quests[n.Quest] != nil {
 			continue
 		}
 		q := &Quest{ID: n.Quest, Name: "salvaged " + n.Quest, Direction: "(lost to store damage)", Status: QuestStopped,
 			Reason: "its record was lost to store damage; `questbox salvage` recreated it from its nodes: check it before `questbox quest resume " + n.Quest + "`",
-			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: DefaultLimits(), Created: n.Created, Updated: now}
-		quests[q.ID] = q
-		maxQuest = max(maxQuest, idNumber(q.ID, 'q'))
-		note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
+			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: DefaultLimits(), Created: n.Created, Updated: r.now}
+		r.quests[q.ID] = q
+		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
+		r.note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
 	}
-	for _, n := range nodes {
-		if q := quests[n.Quest]; !slices.Contains(q.Roles, n.Role) && q.Name == "salvaged "+q.ID {
+	for _, n := range r.nodes {
+		if q := r.quests[n.Quest]; !slices.Contains(q.Roles, n.Role) && q.Name == "salvaged "+q.ID {
 			q.Roles = append(q.Roles, n.Role)
 		}
 	}
-	if err := raiseSeq(qb, max(maxQuest, refs['q']), &out); err != nil {
-		return out, err
-	}
+	return raiseSeq(r.tx.Bucket(bQuests), max(r.maxQuest, r.refs['q']), &r.out)
+}
 
-	// What must survive the indexes being dropped: each quest's lock
-	// sequence, which export cursors count on.
-	lockSeq := map[string]uint64{}
-	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-		lockSeq[string(q)] = tx.Bucket(bLocked).Bucket(q).Sequence()
+// keepLockSeqs reads each quest's lock sequence, from its locked index
+// and its export cursor, before the indexes are dropped.
+func (r *rebuilder) keepLockSeqs() error {
+	r.lockSeq = map[string]uint64{}
+	locked := r.tx.Bucket(bLocked)
+	_ = locked.ForEachBucket(func(q []byte) error {
+		r.lockSeq[string(q)] = locked.Bucket(q).Sequence()
 		return nil
 	})
-	_ = tx.Bucket(bExports).ForEach(func(k, v []byte) error {
+	_ = r.tx.Bucket(bExports).ForEach(func(k, v []byte) error {
 		var st exportState
 		if json.Unmarshal(v, &st) == nil {
-			lockSeq[string(k)] = max(lockSeq[string(k)], st.Cursor)
+			r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Cursor)
 			if st.Pending != nil {
-				lockSeq[string(k)] = max(lockSeq[string(k)], st.Pending.Upto)
+				r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Pending.Upto)
 			}
 		}
 		return nil
 	})
-	for _, name := range indexBuckets {
-		if err := tx.DeleteBucket(name); err != nil {
-			return out, err
+	return nil
+}
+
+// reindex drops every index and derives it again from the nodes, with
+// each quest's counts, running node and queued roles, and the lock
+// sequences.
+func (r *rebuilder) reindex() error {
+	for _, name := range store.IndexBuckets {
+		if err := r.tx.DeleteBucket(name); err != nil {
+			return err
 		}
-		if _, err := tx.CreateBucket(name); err != nil {
-			return out, err
+		if _, err := r.tx.CreateBucket(name); err != nil {
+			return err
 		}
 	}
-	for _, q := range quests {
+	for _, q := range r.quests {
 		q.Counts, q.Running, q.Queued = map[Status]int{}, "", nil
 	}
-	byID := map[string]*Node{}
-	for _, n := range nodes {
-		byID[n.ID] = n
-		q := quests[n.Quest]
-		q.Counts[n.Status]++
-		key := u64(n.Order)
-		put := func(parent []byte, k, v []byte) error {
-			b, err := sub(tx, parent, q.ID)
-			if err != nil {
-				return err
-			}
-			return b.Put(k, v)
+	r.byID = map[string]*Node{}
+	for _, n := range r.nodes {
+		r.byID[n.ID] = n
+		if err := r.index(n, r.quests[n.Quest]); err != nil {
+			return err
 		}
-		if err := put(bQNodes, key, []byte(n.ID)); err != nil {
-			return out, err
-		}
-		hb, err := sub(tx, bHyps, q.ID)
-		if err != nil {
-			return out, err
-		}
-		if hk := hypKey(n.Hypothesis); hb.Get(hk) == nil {
-			if err := hb.Put(hk, []byte(n.ID)); err != nil {
-				return out, err
-			}
-		}
-		if idx := indexFor(n.Status); idx != nil {
-			if err := put(idx, key, []byte(n.ID)); err != nil {
-				return out, err
-			}
-		}
-		switch {
-		case n.Status == Running:
-			run := ""
-			if len(n.Runs) > 0 {
-				run = n.Runs[len(n.Runs)-1]
-			}
-			if err := tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
-				return out, err
-			}
-			q.Running = n.ID
-		case n.Status == AwaitingConsent:
-			if err := tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
-				return out, err
-			}
-		case n.Status.Terminal():
-			if n.LockSeq == 0 {
-				note("locked node %s has no lock sequence: not in its quest's export order", n.ID)
-				break
-			}
-			if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
-				return out, err
-			}
-			lockSeq[q.ID] = max(lockSeq[q.ID], n.LockSeq)
-		}
-		trackQueued(q, n, n.Status)
 	}
-	for qid, seq := range lockSeq {
-		if quests[qid] == nil {
+	for qid, seq := range r.lockSeq {
+		if r.quests[qid] == nil {
 			continue
 		}
-		b, err := sub(tx, bLocked, qid)
+		b, err := sub(r.tx, bLocked, qid)
 		if err != nil {
-			return out, err
+			return err
 		}
 		if err := b.SetSequence(seq); err != nil {
-			return out, err
+			return err
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(quests)) {
-		q := quests[id]
+	return nil
+}
+
+// index puts node n of quest q into every index its status calls for.
+func (r *rebuilder) index(n *Node, q *Quest) error {
+	q.Counts[n.Status]++
+	key := u64(n.Order)
+	put := func(parent []byte, k, v []byte) error {
+		b, err := sub(r.tx, parent, q.ID)
+		if err != nil {
+			return err
+		}
+		return b.Put(k, v)
+	}
+	if err := put(bQNodes, key, []byte(n.ID)); err != nil {
+		return err
+	}
+	hb, err := sub(r.tx, bHyps, q.ID)
+	if err != nil {
+		return err
+	}
+	if hk := hypKey(n.Hypothesis); hb.Get(hk) == nil {
+		if err := hb.Put(hk, []byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	if idx := indexFor(n.Status); idx != nil {
+		if err := put(idx, key, []byte(n.ID)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case n.Status == Running:
+		run := ""
+		if len(n.Runs) > 0 {
+			run = n.Runs[len(n.Runs)-1]
+		}
+		if err := r.tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
+			return err
+		}
+		q.Running = n.ID
+	case n.Status == AwaitingConsent:
+		if err := r.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+			return err
+		}
+	case n.Status.Terminal():
+		if n.LockSeq == 0 {
+			r.note("locked node %s has no lock sequence: not in its quest's export order", n.ID)
+			break
+		}
+		if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
+			return err
+		}
+		r.lockSeq[q.ID] = max(r.lockSeq[q.ID], n.LockSeq)
+	}
+	trackQueued(q, n, n.Status)
+	return nil
+}
+
+// writeQuests writes every quest back, without replays whose node is
+// gone, and the set of active quests.
+func (r *rebuilder) writeQuests() error {
+	qb := r.tx.Bucket(bQuests)
+	for _, id := range slices.Sorted(maps.Keys(r.quests)) {
+		q := r.quests[id]
 		q.Replays = slices.DeleteFunc(q.Replays, func(id string) bool {
-			n := byID[id]
+			n := r.byID[id]
 			return n == nil || n.Claim == nil || !n.Claim.Replay
 		})
 		if err := putQuest(qb, q); err != nil {
-			return out, err
+			return err
 		}
 		if q.Status == QuestActive {
-			if err := tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
-				return out, err
+			if err := r.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+				return err
 			}
 		}
 	}
-	note("rebuilt the per-quest indexes, counts and active set (nodes: %d, quests: %d)", len(nodes), len(quests))
+	r.note("rebuilt the per-quest indexes, counts and active set (nodes: %d, quests: %d)", len(r.nodes), len(r.quests))
+	return nil
+}
 
-	// Sequences of the buckets keyed by sequence.
+// raiseSeqs raises the sequences of the buckets keyed by sequence (runs,
+// events, the ledger, each quest's edges) past their keys.
+func (r *rebuilder) raiseSeqs() error {
 	var maxRun uint64
-	_ = tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
+	_ = r.tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
 		maxRun = max(maxRun, idNumber(string(k), 'r'))
 		return nil
 	})
-	if err := raiseSeq(tx.Bucket(bRuns), max(maxRun, refs['r']), &out); err != nil {
-		return out, err
+	if err := raiseSeq(r.tx.Bucket(bRuns), max(maxRun, r.refs['r']), &r.out); err != nil {
+		return err
 	}
 	for _, name := range [][]byte{bEvents, bLedger} {
-		b := tx.Bucket(name)
+		b := r.tx.Bucket(name)
 		if k, _ := b.Cursor().Last(); k != nil {
-			if err := raiseSeq(b, seqOf(k), &out); err != nil {
-				return out, err
+			if err := raiseSeq(b, seqOf(k), &r.out); err != nil {
+				return err
 			}
 		}
 	}
-	eb := tx.Bucket(bEdges)
-	err = eb.ForEachBucket(func(q []byte) error {
+	eb := r.tx.Bucket(bEdges)
+	return eb.ForEachBucket(func(q []byte) error {
 		b := eb.Bucket(q)
 		if k, _ := b.Cursor().Last(); k != nil {
-			return raiseSeq(b, seqOf(k), &out)
+			return raiseSeq(b, seqOf(k), &r.out)
 		}
 		return nil
 	})
-	if err != nil {
-		return out, err
-	}
-
-	if err := restoreSchema(tx, &out); err != nil {
-		return out, err
-	}
-	return out, recordLoss(tx, now, byID, !seqKnown(bLedger), &out)
 }
-
-// jsonBuckets are the buckets whose values are records the engine reads
-// one by one (a nested bucket of bEdges per quest): JSON, but for the
-// quests' binary form (questcodec.go).
-var jsonBuckets = [][]byte{bNodes, bQuests, bEvents, bLedger, bRuns, bExports, bJudge, bEdges}
 
 // forInvalid calls fn with every record of a JSON bucket that is not
 // valid JSON: a value damaged inside a sound page.
@@ -299,7 +405,7 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 			return nil
 		})
 	}
-	for _, name := range jsonBuckets {
+	for _, name := range store.RecordBuckets {
 		if b := tx.Bucket(name); b != nil {
 			if err := walk(b, string(name)); err != nil {
 				return err
@@ -314,10 +420,18 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 func invalidRecords(tx *bolt.Tx) []string {
 	var out []string
 	_ = forInvalid(tx, func(_ *bolt.Bucket, name string, k []byte) error {
-		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (not valid JSON)", name, showKey(k)))
+		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (not valid JSON)", name, store.ShowKey(k)))
 		return nil
 	})
 	return out
+}
+
+// damagedRecords is what salvage repairs in a store whose pages are
+// sound: records that do not decode, and a locked index out of step with
+// the nodes (an index page from another commit; rebuild derives every
+// index again).
+func damagedRecords(tx *bolt.Tx) []string {
+	return append(invalidRecords(tx), checkLedger(tx, SchemaVersion).index...)
 }
 
 // dropKey deletes k from b, a record or, where damage left a nested bucket
@@ -352,7 +466,7 @@ func dropInvalid(tx *bolt.Tx, out *[]string) error {
 		if err := r.b.Delete(r.k); err != nil {
 			return err
 		}
-		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, showKey(r.k)))
+		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, store.ShowKey(r.k)))
 	}
 	return nil
 }
@@ -461,6 +575,9 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 			lost = append(lost, [2]uint64{from, to})
 		}
 	}
+	meta := tx.Bucket(bMeta)
+	head := string(meta.Get(kLedgerHead))
+	headFound := false
 	err := lb.ForEach(func(k, v []byte) error {
 		seq := seqOf(k)
 		gap(next, seq-1)
@@ -468,6 +585,7 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 		var r LedgerRecord
 		if json.Unmarshal(v, &r) == nil {
 			lastHash = r.Hash
+			headFound = headFound || r.Hash == head
 			if r.Node != "" {
 				last[r.Node] = r
 			}
@@ -476,6 +594,11 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 	})
 	if err != nil {
 		return err
+	}
+	if head != "" && !headFound {
+		// The head names a record that was lost: records may be missing
+		// after the last one found.
+		tailUnknown = true
 	}
 	gap(next, lb.Sequence())
 	var unproven []string
@@ -489,20 +612,32 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(last)) {
-		if last[id].Status.Terminal() && nodes[id] == nil {
+		switch n := nodes[id]; {
+		case !last[id].Status.Terminal():
+		case n == nil:
 			unproven = append(unproven, id) // the node itself was lost
+		case !n.Status.Terminal():
+			unproven = append(unproven, id) // the record that locked it was lost; an older one came back
 		}
 	}
 	slices.Sort(unproven)
 	if tailUnknown {
-		*out = append(*out, "the ledger's sequence was lost: records after the last one found may be lost too")
+		*out = append(*out, "the ledger's sequence or its head was lost: records after the last one found may be lost too")
 	}
-	meta := tx.Bucket(bMeta)
-	if meta.Get(kLedgerHead) == nil && lastHash != "" {
+	if head != lastHash && lastHash != "" {
+		// Lost with its page, or read from a stale one (an older meta
+		// bucket names an older record as the head).
 		if err := meta.Put(kLedgerHead, []byte(lastHash)); err != nil {
 			return err
 		}
-		*out = append(*out, "the ledger head was lost: set to the last ledger record")
+		switch {
+		case head == "":
+			*out = append(*out, "the ledger head was lost: set to the last ledger record")
+		case headFound:
+			*out = append(*out, "the ledger head named an older record (read from a stale page): set to the last ledger record")
+		default:
+			*out = append(*out, "the ledger head named a record that was lost: set to the last ledger record found")
+		}
 	}
 	if len(lost) == 0 && len(unproven) == 0 {
 		return nil

@@ -1,131 +1,85 @@
 package engine
 
 import (
-	"encoding/binary"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"runtime/debug"
-	"slices"
-	"strings"
-	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
-	"github.com/questbox/questbox/engine/internal/boltfile"
+	"github.com/questbox/questbox/engine/store"
 )
+
+// The storage is package store (engine/store): the bbolt layout, the file
+// checks, compaction, and salvage's page reading. This file joins it to the
+// domain: the schema of the domain's records, the store handle the engine
+// writes through (with its group commit), and what salvage needs to know
+// of the records.
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
 const SchemaVersion = 4
 
 // StoreFile is the name of the bbolt file inside the data directory.
-const StoreFile = "questbox.db"
+const StoreFile = store.FileName
 
-// Bucket names. Nested buckets keyed by quest id keep per-quest indexes so
-// that the tick touches O(active quests) keys, never every node.
+// The buckets (store/layout.go), under the names the engine's code uses.
 var (
-	bMeta     = []byte("meta")
-	bQuests   = []byte("quests")
-	bActive   = []byte("active")   // quest id -> nil: the quests the tick visits
-	bNodes    = []byte("nodes")    // node seq (big endian) -> Node
-	bPending  = []byte("pending")  // quest -> {order -> node id}
-	bProposed = []byte("proposed") // quest -> {order -> node id}
-	bDeferred = []byte("deferred") // quest -> {order -> node id}
-	bQNodes   = []byte("qnodes")   // quest -> {order -> node id}
-	bHyps     = []byte("hyps")     // quest -> {sha256(normalised hypothesis) -> node id}
-	bLocked   = []byte("locked")   // quest -> {lock seq -> node id}
-	bEdges    = []byte("edges")    // quest -> {seq -> Edge}
-	bRuns     = []byte("runs")     // run id -> Run
-	bRunning  = []byte("running")  // node id -> run id
-	bConsent  = []byte("consent")  // node id -> nil: nodes awaiting consent
-	bEvents   = []byte("events")   // seq -> Event
-	bCursors  = []byte("cursors")  // consumer -> seq acknowledged
-	bLedger   = []byte("ledger")   // seq -> LedgerRecord
-	bExports  = []byte("exports")  // quest -> exportState
+	bMeta     = store.Meta
+	bQuests   = store.Quests
+	bActive   = store.Active
+	bNodes    = store.Nodes
+	bPending  = store.Pending
+	bProposed = store.Proposed
+	bDeferred = store.Deferred
+	bQNodes   = store.QNodes
+	bHyps     = store.Hyps
+	bLocked   = store.Locked
+	bEdges    = store.Edges
+	bRuns     = store.Runs
+	bRunning  = store.Running
+	bConsent  = store.Consent
+	bEvents   = store.Events
+	bCursors  = store.Cursors
+	bLedger   = store.Ledger
+	bExports  = store.Exports
+	bJudge    = store.Judge
 
-	allBuckets = [][]byte{bMeta, bQuests, bActive, bNodes, bPending, bProposed, bDeferred, bQNodes, bHyps, bLocked, bEdges, bRuns, bRunning, bConsent, bEvents, bCursors, bLedger, bExports, bJudge}
+	allBuckets = store.Buckets
 
-	kSchema     = []byte("schema")
-	kLedgerHead = []byte("ledger_head")
-	kNodeSeq    = []byte("node_seq")
+	kSchema     = store.KeySchema
+	kLedgerHead = store.KeyLedgerHead
+	kNodeSeq    = store.KeyNodeSeq
 )
 
-// migrations[i] upgrades a store from schema i to i+1. Schema 0 is an empty
-// file; migration 0 creates every bucket; migration 1 seals every locked
-// node into the verdict ledger (see sealLedger); migration 2 changes no
-// byte: from schema 3 a running node's record may still say pending, the
-// running index saying that it runs (see overlayRunning), which a
-// questbox that knows only schema 2 would misread — the version keeps it
-// from opening the store; migration 3 rewrites the quest records in their
-// binary form (see questcodec.go).
-var migrations = []func(tx *bolt.Tx) error{
-	createBuckets,
-	sealLedger,
-	func(*bolt.Tx) error { return nil },
-	encodeQuests,
+// schema is the domain's record schema. migrations[i] upgrades a store
+// from schema i to i+1. Schema 0 is an empty file; migration 0 creates
+// every bucket; migration 1 seals every locked node into the verdict
+// ledger (see sealLedger); migration 2 changes no byte: from schema 3 a
+// running node's record may still say pending, the running index saying
+// that it runs (see overlayRunning), which a questbox that knows only
+// schema 2 would misread — the version keeps it from opening the store;
+// migration 3 rewrites the quest records in their binary form (see
+// questcodec.go).
+func schema() store.Schema {
+	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
+		store.CreateBuckets,
+		sealLedger,
+		func(*bolt.Tx) error { return nil },
+		encodeQuests,
+	}}
 }
 
-func createBuckets(tx *bolt.Tx) error {
-	for _, b := range allBuckets {
-		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+func createBuckets(tx *bolt.Tx) error { return store.CreateBuckets(tx) }
 
-// StoreOptions tune OpenStore.
-type StoreOptions struct {
-	// LockTimeout bounds the wait for another process's lock. Default 3s.
-	LockTimeout time.Duration
-	// Check walks every page of the file at open (see Store.Check). The
-	// daemon, verify and salvage set it. Without it an open still checks
-	// what bbolt reads blindly at open — the meta pages, the file's
-	// length, the freelist and the root page — so no open ever faults.
-	Check bool
-	// ReadOnly opens the file read-only under a shared lock: any number of
-	// read-only opens at once, no writer meanwhile, and nothing written —
-	// no migration, no repair, no recovery. Every write returns
-	// ErrReadOnly. A store of schema 1 is read as it is (only its ledger
-	// lacks node hashes, which Verify then says); a store that needs
-	// buckets created is refused with ErrReadOnly.
-	ReadOnly bool
-	// Compact rewrites the file without its free pages at open when they
-	// are many (compact.go). The daemon sets it.
-	Compact bool
+// StoreOptions tune OpenStore (see store.Options).
+type StoreOptions = store.Options
 
-	replaced int // openLocked: how often the file was replaced under it
-}
+// SalvageReport says what Salvage did (see store.SalvageReport).
+type SalvageReport = store.SalvageReport
 
 // Store is the bbolt file on the SD card. It is safe for concurrent use.
 type Store struct {
-	db *bolt.DB
-	// fd is the file bbolt opened (through openStore's hook); bbolt
-	// closes it.
-	fd       *os.File
-	dir      string
-	path     string
-	readOnly bool
-	// schema is the file's schema version: SchemaVersion, or an older one
-	// a read-only open reads as it is.
-	schema uint64
-	// notes are what the open found and did that the owner should know
-	// (a damaged meta page and its repair, an old schema read as is).
-	notes []string
-	// commits counts write transactions committed; each is one bbolt
-	// commit (data pages, then meta page, each followed by fdatasync).
-	commits atomic.Uint64
-	// grows counts commits that grew the file: bbolt then truncates it
-	// to the new size and fsyncs it once more before the data pages.
-	grows atomic.Uint64
-	// size is the file's size after the last commit (for grows).
-	size atomic.Int64
+	db *store.DB
 	// writeFault, when set (tests), is asked before each write
 	// transaction; an error fails it as a full disk would.
 	writeFault func() error
@@ -154,486 +108,109 @@ type Store struct {
 // system). A read-only open of a missing store returns an error wrapping
 // fs.ErrNotExist.
 func OpenStore(dir string, opt StoreOptions) (*Store, error) {
-	return openStore(dir, filepath.Join(dir, StoreFile), opt)
-}
-
-func openStore(dir, path string, opt StoreOptions) (*Store, error) {
-	if opt.LockTimeout <= 0 {
-		opt.LockTimeout = 3 * time.Second
-	}
-	if !opt.ReadOnly {
-		if err := os.MkdirAll(dir, 0o750); err != nil {
-			return nil, fmt.Errorf("questbox store %s: %w: %w", dir, ErrStoreFailed, err)
-		}
-		if err := createStore(dir, path); err != nil {
-			return nil, err
-		}
-	}
-	// bbolt opens the file through this hook: it is opened and locked
-	// here, and checked before bbolt reads or maps any of it.
-	var (
-		held *os.File
-		fc   fileCheck
-	)
-	hook := func(string, int, os.FileMode) (*os.File, error) {
-		f, err := openLocked(dir, path, opt)
-		if err != nil {
-			return nil, err
-		}
-		if fc, err = inspect(dir, path, f, opt.Check); err != nil {
-			f.Close()
-			return nil, err
-		}
-		held = f
-		return f, nil
-	}
-	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly, FreelistType: bolt.FreelistMapType, OpenFile: hook},
-		func() {
-			if held != nil {
-				held.Close()
-			}
-		})
+	db, err := store.Open(dir, opt, schema())
 	if err != nil {
-		switch {
-		case errors.Is(err, ErrInUse), errors.Is(err, ErrCorrupt), errors.Is(err, ErrStoreFailed), errors.Is(err, fs.ErrNotExist):
-			return nil, err
-		case errors.Is(err, berrors.ErrTimeout):
-			return nil, inUse(dir)
-		case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-			return nil, corrupt(dir, path, err.Error())
-		}
-		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
-	}
-	s := &Store{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes}
-	s.group.kick = make(chan struct{}, 1)
-	if held != nil {
-		if fi, err := held.Stat(); err == nil {
-			s.size.Store(fi.Size())
-		}
-	}
-	if fc.damagedMeta >= 0 && !opt.ReadOnly {
-		if err := s.repairMeta(fc); err != nil {
-			db.Close()
-			return nil, err
-		}
-	}
-	if err := s.migrate(); err != nil {
-		db.Close()
 		return nil, err
 	}
-	if opt.Compact && !opt.ReadOnly {
-		// Under the exclusive lock: no other process is compacting.
-		removeStaleCompactions(dir)
-		// The copy was checked page by page before it replaced the
-		// file: the reopen needs no second full walk.
-		again := opt
-		again.Compact, again.Check = false, false
-		return s.compact(func() (*Store, error) { return openStore(dir, path, again) })
-	}
-	return s, nil
+	return newStore(db), nil
 }
 
-// createStore creates a new, empty store at path unless a file is there:
-// bbolt initialises it in a temporary file, the buckets are created, and
-// the file is hard-linked into place (which fails if another process
-// created one meanwhile: then that one is used).
-func createStore(dir, path string) error {
-	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		return nil // there is a file (or an error the open will report)
-	}
-	tmp, err := os.CreateTemp(dir, StoreFile+".new-*")
-	if err != nil {
-		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
-	}
-	name := tmp.Name()
-	tmp.Close()
-	defer os.Remove(name)
-	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
-	if err != nil {
-		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		for _, m := range migrations {
-			if err := m(tx); err != nil {
-				return err
-			}
-		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion))
-	})
-	if cerr := db.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
-	}
-	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("questbox store %s: create (the data directory must support hard links): %w: %w", path, ErrStoreFailed, err)
-	}
-	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("questbox store %s: create: sync %s: %w: %w", path, dir, ErrStoreFailed, err)
-	}
-	return nil
+func newStore(db *store.DB) *Store {
+	s := &Store{db: db}
+	s.group.kick = make(chan struct{}, 1)
+	return s
 }
 
-// openLocked opens the existing store file and takes its lock: exclusive
-// for a writer, shared for a read-only open.
-func openLocked(dir, path string, opt StoreOptions) (*os.File, error) {
-	flag := os.O_RDWR
-	if opt.ReadOnly {
-		flag = os.O_RDONLY
-	}
-	f, err := os.OpenFile(path, flag, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("questbox store %s does not exist yet (`questbox run` or a writing command creates it): %w", path, err)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
-	}
-	if err := lockFile(f, !opt.ReadOnly, opt.LockTimeout); err != nil {
-		f.Close()
-		if errors.Is(err, errLockTimeout) {
-			return nil, inUse(dir)
-		}
-		return nil, fmt.Errorf("questbox store %s: lock: %w: %w", path, ErrStoreFailed, err)
-	}
-	// A compaction (compact.go) renames a new file over the path while
-	// others may wait for the old one's lock: the lock is only good if
-	// the path still names the file it is on.
-	held, err1 := f.Stat()
-	now, err2 := os.Stat(path)
-	if err1 == nil && err2 == nil && !os.SameFile(held, now) {
-		f.Close()
-		if opt.replaced >= 3 {
-			return nil, fmt.Errorf("questbox store %s: the file was replaced %d times while this open waited: %w", path, opt.replaced, ErrStoreFailed)
-		}
-		opt.replaced++
-		return openLocked(dir, path, opt)
-	}
-	return f, nil
+// Salvage recovers every readable record of the damaged store in dir
+// into a new store that replaces it; the damaged file is kept beside it as
+// questbox.db.corrupt-<now in UTC>. See store.Salvage for how it reads
+// the file; the engine derives again what it keeps in step with the
+// records (rebuild, repair.go) and records the loss in the verdict ledger.
+func Salvage(dir string, now time.Time) (SalvageReport, error) {
+	return store.Salvage(dir, now, salvageRecords())
 }
 
-var errLockTimeout = errors.New("lock timeout")
-
-// lockWaitHook, when set (by a test), is called each time lockFile finds
-// the lock taken and will try again.
-var lockWaitHook func()
-
-func inUse(dir string) error {
-	return fmt.Errorf("questbox store %s is in use by another process (is `questbox run` running? the CLI reaches a running daemon through its control socket): %w", dir, ErrInUse)
+// salvage is Salvage with a test hook after each step (store.SalvageSteps).
+func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
+	return store.SalvageSteps(dir, now, salvageRecords(), fail)
 }
 
-// inspect checks the locked file f before bbolt reads it: the whole page
-// tree when full is set, else what bbolt reads at open.
-func inspect(dir, path string, f *os.File, full bool) (fileCheck, error) {
-	fi, err := f.Stat()
-	if err != nil {
-		return fileCheck{}, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
+// salvageRecords is what salvage needs of the engine's records.
+func salvageRecords() store.Records {
+	return store.Records{
+		Schema:  schema(),
+		Damaged: damagedRecords,
+		Verify: func(db *store.DB) ([]string, error) {
+			rep, err := newStore(db).Verify()
+			return rep.Notes, err
+		},
+		Probes:  probes,
+		Rebuild: rebuild,
 	}
-	if fi.Size() == 0 {
-		return fileCheck{}, corrupt(dir, path, "the file is empty (0 bytes); only a missing file is a new store")
-	}
-	bf, err := boltfile.Open(f, fi.Size())
-	if err != nil {
-		return fileCheck{}, corrupt(dir, path, err.Error())
-	}
-	check := checkQuick
-	if full {
-		check = checkFile
-	}
-	c, err := check(bf)
-	if err != nil {
-		return c, corrupt(dir, path, err.Error())
-	}
-	if len(c.problems) > 0 {
-		return c, corrupt(dir, path, c.problems...)
-	}
-	return c, nil
-}
-
-// corrupt is ErrCorrupt for the store at path, naming every problem found
-// and the salvage command.
-func corrupt(dir, path string, problems ...string) error {
-	return fmt.Errorf("questbox store %s is corrupt (%s): questbox refuses to run on it; move it aside and recover what is readable with `questbox salvage --data %s`: %w", path, strings.Join(problems, "; "), dir, ErrCorrupt)
-}
-
-// repairMeta rewrites the damaged meta page of a store opened from its
-// other one: bbolt writes the meta page of transaction t to page t%2, so
-// the next commit lands on the damaged page.
-func (s *Store) repairMeta(fc fileCheck) error {
-	if err := s.update(func(*bolt.Tx) error { return nil }); err != nil {
-		return fmt.Errorf("questbox store %s: rewrite damaged meta page %d: %w", s.path, fc.damagedMeta, err)
-	}
-	what := "has been rewritten"
-	bf, err := s.file()
-	if err != nil {
-		return err
-	}
-	if bf.MetaErr[fc.damagedMeta] != nil {
-		what = "could not be rewritten: " + bf.MetaErr[fc.damagedMeta].Error()
-	}
-	s.notes = []string{fmt.Sprintf("meta page %d was damaged (%v); the store was opened from meta page %d, and the damaged page %s", fc.damagedMeta, fc.metaErr, fc.metaPage, what)}
-	return nil
-}
-
-// file returns the store's file for boltfile reads. It reads through the
-// very descriptor bbolt uses (with pread, which moves no file offset).
-func (s *Store) file() (*boltfile.File, error) {
-	fi, err := s.fd.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("questbox store %s: %w: %w", s.path, ErrStoreFailed, err)
-	}
-	bf, err := boltfile.Open(s.fd, fi.Size())
-	if err != nil {
-		return nil, corrupt(s.dir, s.path, err.Error())
-	}
-	return bf, nil
-}
-
-// Notes says what the open found and did that the owner should know: a
-// damaged meta page and its repair, an old schema read as it is.
-func (s *Store) Notes() []string { return slices.Clone(s.notes) }
-
-// ReadOnly reports whether the store was opened read-only.
-func (s *Store) ReadOnly() bool { return s.readOnly }
-
-// schemaState reads the file's schema version and whether every bucket
-// exists.
-func (s *Store) schemaState() (v uint64, complete bool, err error) {
-	err = s.view(func(tx *bolt.Tx) error {
-		if m := tx.Bucket(bMeta); m != nil {
-			if b := m.Get(kSchema); len(b) == 8 {
-				v = binary.BigEndian.Uint64(b)
-			} else if b != nil {
-				return corrupt(s.dir, s.path, fmt.Sprintf("the schema key has %d bytes", len(b)))
-			}
-		}
-		complete = true
-		for _, b := range allBuckets {
-			if tx.Bucket(b) == nil {
-				complete = false
-			}
-		}
-		return nil
-	})
-	return v, complete, err
-}
-
-func (s *Store) migrate() error {
-	// Most opens need no write at all: don't spend an fsync on them.
-	v, complete, err := s.schemaState()
-	if err != nil {
-		return err
-	}
-	switch {
-	case v > SchemaVersion:
-		return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, SchemaVersion, ErrSchema)
-	case v == SchemaVersion && complete:
-		s.schema = v
-		return nil
-	case s.readOnly && (v == 2 || v == 3) && complete:
-		// Schemas 3 and 4 change no record this build cannot read as it
-		// is (quests in JSON read as well as in their binary form; a
-		// schema 2 store has no running node whose record says pending).
-		s.schema = v
-		return nil
-	case s.readOnly && v == 1 && complete:
-		// Schema 2 only adds node hashes to the ledger: reading schema 1
-		// as it is is harmless, and Verify says what it could not check.
-		s.schema = v
-		s.notes = append(s.notes, fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion))
-		return nil
-	case s.readOnly:
-		return fmt.Errorf("questbox store %s has schema v%d and needs an upgrade to v%d, which writes to it: run `questbox run` or a writing command first: %w", s.path, v, SchemaVersion, ErrReadOnly)
-	}
-	err = s.update(func(tx *bolt.Tx) error {
-		if v == SchemaVersion {
-			// Re-create any bucket a salvage could not bring over.
-			return createBuckets(tx)
-		}
-		for ; v < SchemaVersion; v++ {
-			if err := migrations[v](tx); err != nil {
-				return fmt.Errorf("migrate store to schema v%d: %w", v+1, err)
-			}
-		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion))
-	})
-	if err != nil {
-		return err
-	}
-	s.schema = SchemaVersion
-	return nil
 }
 
 // Close closes the file.
 func (s *Store) Close() error { return s.db.Close() }
 
 // Dir is the data directory.
-func (s *Store) Dir() string { return s.dir }
+func (s *Store) Dir() string { return s.db.Dir() }
 
 // Path is the store file.
-func (s *Store) Path() string { return s.path }
+func (s *Store) Path() string { return s.db.Path() }
+
+// Notes says what the open found and did that the owner should know: a
+// damaged meta page and its repair, an old schema read as it is.
+func (s *Store) Notes() []string { return s.db.Notes() }
+
+// ReadOnly reports whether the store was opened read-only.
+func (s *Store) ReadOnly() bool { return s.db.ReadOnly() }
 
 // Commits is the number of write transactions committed since open.
-func (s *Store) Commits() uint64 { return s.commits.Load() }
+func (s *Store) Commits() uint64 { return s.db.Commits() }
 
 // Syncs is the number of fdatasync and fsync calls the commits since open
-// made: bbolt syncs after the data pages and after the meta page of every
-// commit, and once more when a commit grows the file.
-func (s *Store) Syncs() uint64 { return 2*s.commits.Load() + s.grows.Load() }
+// made (see store.DB.Syncs).
+func (s *Store) Syncs() uint64 { return s.db.Syncs() }
 
-// committed counts a commit, and whether it grew the file.
-func (s *Store) committed() {
-	s.commits.Add(1)
-	if s.fd == nil {
-		return
-	}
-	if fi, err := s.fd.Stat(); err == nil {
-		if old := s.size.Swap(fi.Size()); old != 0 && fi.Size() > old {
-			s.grows.Add(1)
-		}
-	}
-}
+// Check walks every page of the store on a consistent snapshot and
+// returns ErrCorrupt naming every problem found. It is safe while the
+// engine writes.
+func (s *Store) Check() error { return s.db.Check() }
 
 // update runs fn in one write transaction. An error of fn is returned as
 // it is; a transaction that cannot begin or commit (a full disk, an I/O
 // error, a closed store) is ErrStoreFailed.
 func (s *Store) update(fn func(tx *bolt.Tx) error) error {
-	if s.readOnly {
-		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.path, ErrReadOnly)
+	if err := s.fault(); err != nil {
+		return err
 	}
-	if s.writeFault != nil {
-		if err := s.writeFault(); err != nil {
-			return fmt.Errorf("questbox store %s: write failed: %w: %w", s.path, ErrStoreFailed, err)
-		}
-	}
-	var fnErr error
-	err := s.guard(func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			fnErr = fn(tx)
-			return fnErr
-		})
-	})
-	switch {
-	case err == nil:
-		s.committed()
+	return s.db.Update(fn)
+}
+
+// fault is the test hook's error, as a failed write.
+func (s *Store) fault() error {
+	if s.writeFault == nil || s.db.ReadOnly() {
 		return nil
-	case fnErr != nil || errors.Is(err, ErrCorrupt):
-		return err
 	}
-	return fmt.Errorf("questbox store %s: write failed: %w: %w", s.path, ErrStoreFailed, err)
-}
-
-// view runs fn in a read transaction. An error of fn is returned as it
-// is; a transaction that cannot begin (a closed store) is ErrStoreFailed.
-func (s *Store) view(fn func(tx *bolt.Tx) error) error {
-	var fnErr error
-	err := s.guard(func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
-			fnErr = fn(tx)
-			return fnErr
-		})
-	})
-	if err == nil || fnErr != nil || errors.Is(err, ErrCorrupt) {
-		return err
+	if err := s.writeFault(); err != nil {
+		return fmt.Errorf("questbox store %s: write failed: %w: %w", s.db.Path(), ErrStoreFailed, err)
 	}
-	return fmt.Errorf("questbox store %s: read failed: %w: %w", s.path, ErrStoreFailed, err)
+	return nil
 }
 
-// guard runs fn, turning a panic or a memory fault while bbolt reads the
-// file (a page damaged after the open's check) into ErrCorrupt instead of
-// a crash. bbolt rolls the transaction back as the panic unwinds. A
-// "BUG:" panic of our own is a broken invariant and is not caught.
-func (s *Store) guard(fn func() error) (err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		p := recover()
-		if p == nil {
-			return
-		}
-		if msg := fmt.Sprint(p); strings.HasPrefix(msg, "BUG:") {
-			panic(p)
-		}
-		err = fmt.Errorf("questbox store %s failed while reading (%v): it may be damaged; check it with `questbox verify --data %s` and recover what is readable with `questbox salvage --data %s`: %w",
-			s.path, p, s.dir, s.dir, ErrCorrupt)
-	}()
-	return fn()
-}
+// view runs fn in a read transaction (see store.DB.View).
+func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
 
-func u64(v uint64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, v)
-	return b
-}
-
-func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
-	raw := b.Get(key)
-	if raw == nil {
-		return false, nil
-	}
-	if err := json.Unmarshal(raw, v); err != nil {
-		return false, fmt.Errorf("decode %s: %w", key, err)
-	}
-	return true, nil
-}
-
-func putJSON(b *bolt.Bucket, key []byte, v any) error {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("BUG: encode %s: %w", key, err)
-	}
-	return b.Put(key, raw)
-}
-
-// sub returns the nested bucket name inside parent, creating it.
+// The bbolt layout's helpers (store/layout.go), under the names the
+// engine's code uses.
+func u64(v uint64) []byte                                     { return store.U64(v) }
+func seqOf(k []byte) uint64                                   { return store.SeqOf(k) }
+func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) { return store.GetJSON(b, key, v) }
+func putJSON(b *bolt.Bucket, key []byte, v any) error         { return store.PutJSON(b, key, v) }
 func sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
-	b, err := tx.Bucket(parent).CreateBucketIfNotExists([]byte(name))
-	if err != nil {
-		return nil, err
-	}
-	if !bytesEqual(parent, bHyps) {
-		appendOnly(b)
-	}
-	return b, nil
+	return store.Sub(tx, parent, name)
 }
-
-func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
-
-// subRO returns the nested bucket or nil (read-only transactions).
 func subRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
-	return tx.Bucket(parent).Bucket([]byte(name))
+	return store.SubRO(tx, parent, name)
 }
-
-// appendOnly marks a bucket whose keys are mostly appended in order (nodes,
-// events, runs, the ledger, per-quest indexes): bbolt then packs its pages
-// full instead of splitting them half-empty, which halves the file and the
-// pages an SD card rewrites. FillPercent is per bucket handle, per
-// transaction, so every writer sets it.
-func appendOnly(b *bolt.Bucket) *bolt.Bucket {
-	b.FillPercent = 0.95
-	return b
-}
-
-// openBolt is bolt.Open under recover: should a damaged file still trip
-// one of bbolt's assertions while it opens, the error names it and
-// release closes the file bbolt was given (bbolt's own cleanup did not run).
-func openBolt(path string, opt *bolt.Options, release func()) (db *bolt.DB, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			release()
-			db, err = nil, fmt.Errorf("%w: %v", berrors.ErrInvalid, r)
-		}
-	}()
-	return bolt.Open(path, 0o600, opt)
-}
-
-// syncDir fsyncs a directory, so that an entry created or renamed in it
-// survives a power cut.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+func appendOnly(b *bolt.Bucket) *bolt.Bucket { return store.AppendOnly(b) }

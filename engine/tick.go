@@ -53,15 +53,13 @@ type dispatch struct {
 // being tracked, and only the ones a tick changes are written (see
 // wallclock.go for how wall-clock time passes without a write).
 func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
-	var rep TickReport
 	if err := e.writable(); err != nil {
-		return rep, err
+		return TickReport{}, err
 	}
-	var ds []dispatch
 	e.mu.Lock()
 	if e.closing {
 		e.mu.Unlock()
-		return rep, fmt.Errorf("engine is shutting down")
+		return TickReport{}, fmt.Errorf("engine is shutting down")
 	}
 	// The tick itself counts as work in flight: Shutdown, once it set
 	// closing, waits for a tick already past this point and for the runs
@@ -75,132 +73,164 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	if e.idle() {
 		// Nothing active and no consent to expire: no write at all, so an
 		// idle box does not wear its SD card once a minute.
-		return rep, nil
+		return TickReport{}, nil
 	}
-	reserved := 0
+	var r *tickRound
 	err := e.update(func(t *txn) error {
-		rep = TickReport{}
-		// Free slots are counted inside the write transaction: writers
-		// are serialised, so an overlapping tick (the daemon's and
-		// `questbox tick`) sees every run an earlier one dispatched,
-		// started or still reserved.
-		e.mu.Lock()
-		slots := e.opt.MaxParallel - len(e.inflight) - e.starting
-		e.mu.Unlock()
-		if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
-			return err
-		}
-		qs, err := t.activeQuests()
-		if err != nil {
-			return err
-		}
-		t.saveWallIfDue(qs)
-		// Each quest dispatches at most once, each dispatch takes a
-		// slot: sized once, the list is never copied as it grows (a
-		// dispatch is a kilobyte, a tick may make a thousand).
-		ds = make([]dispatch, 0, max(0, min(slots, len(qs))))
-		for _, q := range qs {
-			if reason := t.overBudget(q); reason != "" {
-				if q.Running != "" {
-					continue // let the run finish; terminate next tick
-				}
-				if err := t.setQuestStatus(q, QuestTerminated, reason); err != nil {
-					return err
-				}
-				rep.Terminated = append(rep.Terminated, q.ID)
-				continue
-			}
-			if online {
-				back, err := t.undefer(q)
-				if err != nil {
-					return err
-				}
-				rep.Resumed = append(rep.Resumed, back...)
-			}
-			if q.Running != "" {
-				continue
-			}
-			if slots > 0 {
-				d, ok, err := t.replay(q)
-				if err != nil {
-					return err
-				}
-				if ok {
-					slots--
-					ds = append(ds, d)
-					rep.Dispatched = append(rep.Dispatched, d.node.ID)
-					continue
-				}
-			}
-			// A quest that cannot dispatch now (an external agent pulls
-			// its work; no slot is free) still finishes or gets its
-			// owner node, but its next node is not read.
-			dispatchable := q.Provider != ProviderExternal && slots > 0
-			n, done, err := t.pick(q, dispatchable)
-			if err != nil {
-				return err
-			}
-			if done != "" {
-				if err := t.setQuestStatus(q, QuestDone, done); err != nil {
-					return err
-				}
-				rep.Finished = append(rep.Finished, q.ID)
-				continue
-			}
-			if n == nil || !dispatchable {
-				continue
-			}
-			prov := e.providers[q.Provider]
-			if prov == nil {
-				if err := t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", q.Provider, q.ID)); err != nil {
-					return err
-				}
-				continue
-			}
-			var req agent.Request
-			built := n.Role == RoleOwner
-			if built {
-				if req, err = t.request(q, n); err != nil {
-					return err
-				}
-			}
-			run, err := t.newRun(q, n, q.Provider)
-			if err != nil {
-				return err
-			}
-			q.Counters.AgentRuns++
-			slots--
-			ds = append(ds, dispatch{quest: *q, node: *n, run: run, req: req, built: built, prov: prov})
-			rep.Dispatched = append(rep.Dispatched, n.ID)
-		}
-		pruned, err := t.pruneEvents(e.opt.EventRetention)
-		if err != nil {
-			return err
-		}
-		if pruned == 0 {
-			if err := t.unchanged(); err != nil {
-				return err // nothing dispatched, nothing changed
-			}
-		}
-		e.mu.Lock()
-		e.starting += len(ds)
-		e.mu.Unlock()
-		reserved = len(ds)
-		return nil
+		r = &tickRound{e: e, t: t, online: online}
+		return r.run()
 	})
 	if err != nil {
-		e.mu.Lock()
-		e.starting -= reserved
-		e.mu.Unlock()
+		if r != nil {
+			e.mu.Lock()
+			e.starting -= r.reserved
+			e.mu.Unlock()
+		}
 		return TickReport{}, err
 	}
 	if e.startHook != nil {
 		e.startHook()
 	}
-	for i := range ds {
-		e.start(&ds[i])
+	for i := range r.ds {
+		e.start(&r.ds[i])
 	}
-	return rep, nil
+	return r.rep, nil
+}
+
+// tickRound is one tick's write transaction: what it reports, the
+// dispatches it makes, and the slots left for them.
+type tickRound struct {
+	e        *Engine
+	t        *txn
+	online   bool
+	slots    int
+	rep      TickReport
+	ds       []dispatch
+	reserved int // dispatches counted in e.starting
+}
+
+// run is the tick inside its transaction (a retry starts it afresh).
+func (r *tickRound) run() error {
+	e, t := r.e, r.t
+	// Free slots are counted inside the write transaction: writers are
+	// serialised, so an overlapping tick (the daemon's and `questbox
+	// tick`) sees every run an earlier one dispatched, started or still
+	// reserved.
+	e.mu.Lock()
+	r.slots = e.opt.MaxParallel - len(e.inflight) - e.starting
+	e.mu.Unlock()
+	if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
+		return err
+	}
+	qs, err := t.activeQuests()
+	if err != nil {
+		return err
+	}
+	t.saveWallIfDue(qs)
+	// Each quest dispatches at most once, each dispatch takes a slot:
+	// sized once, the list is never copied as it grows (a dispatch is a
+	// kilobyte, a tick may make a thousand).
+	r.ds = make([]dispatch, 0, max(0, min(r.slots, len(qs))))
+	for _, q := range qs {
+		if err := r.quest(q); err != nil {
+			return err
+		}
+	}
+	pruned, err := t.pruneEvents(e.opt.EventRetention)
+	if err != nil {
+		return err
+	}
+	if pruned == 0 {
+		if err := t.unchanged(); err != nil {
+			return err // nothing dispatched, nothing changed
+		}
+	}
+	e.mu.Lock()
+	e.starting += len(r.ds)
+	e.mu.Unlock()
+	r.reserved = len(r.ds)
+	return nil
+}
+
+// quest is one active quest's turn: loop control, deferred nodes back when
+// the network is up, then at most one dispatch if nothing runs.
+func (r *tickRound) quest(q *Quest) error {
+	t := r.t
+	if reason := t.overBudget(q); reason != "" {
+		if q.Running != "" {
+			return nil // let the run finish; terminate next tick
+		}
+		if err := t.setQuestStatus(q, QuestTerminated, reason); err != nil {
+			return err
+		}
+		r.rep.Terminated = append(r.rep.Terminated, q.ID)
+		return nil
+	}
+	if r.online {
+		back, err := t.undefer(q)
+		if err != nil {
+			return err
+		}
+		r.rep.Resumed = append(r.rep.Resumed, back...)
+	}
+	if q.Running != "" {
+		return nil
+	}
+	if r.slots > 0 {
+		d, ok, err := t.replay(q)
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.slots--
+			r.ds = append(r.ds, d)
+			r.rep.Dispatched = append(r.rep.Dispatched, d.node.ID)
+			return nil
+		}
+	}
+	return r.next(q)
+}
+
+// next picks q's next node and dispatches it. A quest that cannot
+// dispatch now (an external agent pulls its work; no slot is free) still
+// finishes or gets its owner node, but its next node is not read.
+func (r *tickRound) next(q *Quest) error {
+	t := r.t
+	dispatchable := q.Provider != ProviderExternal && r.slots > 0
+	n, done, err := t.pick(q, dispatchable)
+	if err != nil {
+		return err
+	}
+	if done != "" {
+		if err := t.setQuestStatus(q, QuestDone, done); err != nil {
+			return err
+		}
+		r.rep.Finished = append(r.rep.Finished, q.ID)
+		return nil
+	}
+	if n == nil || !dispatchable {
+		return nil
+	}
+	prov := r.e.providers[q.Provider]
+	if prov == nil {
+		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", q.Provider, q.ID))
+	}
+	var req agent.Request
+	built := n.Role == RoleOwner
+	if built {
+		if req, err = t.request(q, n); err != nil {
+			return err
+		}
+	}
+	run, err := t.newRun(q, n, q.Provider)
+	if err != nil {
+		return err
+	}
+	q.Counters.AgentRuns++
+	r.slots--
+	r.ds = append(r.ds, dispatch{quest: *q, node: *n, run: run, req: req, built: built, prov: prov})
+	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
+	return nil
 }
 
 // activeQuests reads (without tracking) every active quest in the order the

@@ -179,7 +179,7 @@ func (t *txn) unchanged() error {
 // writable returns ErrReadOnly from a read-only engine.
 func (e *Engine) writable() error {
 	if e.readOnly {
-		return fmt.Errorf("questbox store %s is open read-only here: a writing command opens it for writing: %w", e.store.path, ErrReadOnly)
+		return fmt.Errorf("questbox store %s is open read-only here: a writing command opens it for writing: %w", e.store.Path(), ErrReadOnly)
 	}
 	return nil
 }
@@ -366,6 +366,38 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
 	key := t.key8(n.Order)
+	if err := t.leaveIndexes(q, n, from, key); err != nil {
+		return err
+	}
+	if err := t.enterIndexes(q, n, to, key); err != nil {
+		return err
+	}
+	trackQueued(q, n, to)
+	if to == Pending && n.Claim != nil && n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
+		// A replay that was interrupted (shutdown, crash, a broken
+		// catalog) keeps its answer: queue it to be judged again.
+		q.Replays = append(q.Replays, n.ID)
+	}
+	q.Counts[from]--
+	if q.Counts[from] <= 0 {
+		delete(q.Counts, from)
+	}
+	q.Counts[to]++
+	n.Status = to
+	t.track(q)
+	if to != Running {
+		// A dispatch leaves the record as it is: the running index says
+		// the node runs (overlayRunning).
+		if err := t.saveNode(n); err != nil {
+			return err
+		}
+	}
+	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
+}
+
+// leaveIndexes takes node n of quest q (key: its order) out of the
+// indexes of status from.
+func (t *txn) leaveIndexes(q *Quest, n *Node, from Status, key []byte) error {
 	if idx := indexFor(from); idx != nil {
 		b, err := sub(t.tx, idx, q.ID)
 		if err != nil {
@@ -384,10 +416,14 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 			q.Running = ""
 		}
 	case AwaitingConsent:
-		if err := t.tx.Bucket(bConsent).Delete([]byte(n.ID)); err != nil {
-			return err
-		}
+		return t.tx.Bucket(bConsent).Delete([]byte(n.ID))
 	}
+	return nil
+}
+
+// enterIndexes puts node n of quest q into the indexes of status to; a
+// terminal status gives it the quest's next lock sequence.
+func (t *txn) enterIndexes(q *Quest, n *Node, to Status, key []byte) error {
 	if idx := indexFor(to); idx != nil {
 		b, err := sub(t.tx, idx, q.ID)
 		if err != nil {
@@ -412,41 +448,19 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 			return err
 		}
 	}
-	if to.Terminal() {
-		b, err := sub(t.tx, bLocked, q.ID)
-		if err != nil {
-			return err
-		}
-		seq, err := b.NextSequence()
-		if err != nil {
-			return err
-		}
-		n.LockSeq = seq
-		if err := b.Put(u64(seq), []byte(n.ID)); err != nil {
-			return err
-		}
+	if !to.Terminal() {
+		return nil
 	}
-	trackQueued(q, n, to)
-	if to == Pending && n.Claim != nil && n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
-		// A replay that was interrupted (shutdown, crash, a broken
-		// catalog) keeps its answer: queue it to be judged again.
-		q.Replays = append(q.Replays, n.ID)
+	b, err := sub(t.tx, bLocked, q.ID)
+	if err != nil {
+		return err
 	}
-	q.Counts[from]--
-	if q.Counts[from] <= 0 {
-		delete(q.Counts, from)
+	seq, err := b.NextSequence()
+	if err != nil {
+		return err
 	}
-	q.Counts[to]++
-	n.Status = to
-	t.track(q)
-	if to != Running {
-		// A dispatch leaves the record as it is: the running index says
-		// the node runs (overlayRunning).
-		if err := t.saveNode(n); err != nil {
-			return err
-		}
-	}
-	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
+	n.LockSeq = seq
+	return b.Put(u64(seq), []byte(n.ID))
 }
 
 // normHypothesis is the key under which duplicate hypotheses collide:
@@ -550,13 +564,6 @@ func truncate(s string, n int) string {
 }
 
 func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-func seqOf(k []byte) uint64 {
-	if len(k) != 8 {
-		return 0
-	}
-	return binary.BigEndian.Uint64(k)
-}
 
 // trackQueued keeps Quest.Queued in step with the status of owner and
 // strategist nodes.

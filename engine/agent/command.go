@@ -160,24 +160,12 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	// for its copies to finish before Wait returns, but the group must be
 	// killed first, when the leader exits, so that a grandchild holding the
 	// pipes cannot keep Run waiting.
-	stdinR, stdinW, err := os.Pipe()
+	p, err := openPipes()
 	if err != nil {
-		return reply, fmt.Errorf("command provider %q: stdin pipe: %w", c.cfg.Name, err)
+		return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, err)
 	}
-	defer stdinR.Close()
-	defer stdinW.Close()
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		return reply, fmt.Errorf("command provider %q: stdout pipe: %w", c.cfg.Name, err)
-	}
-	defer stdoutR.Close()
-	defer stdoutW.Close()
-	stderrR, stderrW, err := os.Pipe()
-	if err != nil {
-		return reply, fmt.Errorf("command provider %q: stderr pipe: %w", c.cfg.Name, err)
-	}
-	defer stderrR.Close()
-	defer stderrW.Close()
+	defer p.close()
+	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW := p.inR, p.inW, p.outR, p.outW, p.errR, p.errW
 
 	cmd := exec.CommandContext(runCtx, path)
 	cmd.Args = append([]string(nil), c.cfg.Argv...)
@@ -225,6 +213,73 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	// group id while any member lives, so this cannot hit a stranger.
 	_ = killProcessGroup(cmd.Process)
 
+	p.drain(&wg)
+
+	reply.Output = stdout.bytes()
+	reply.Truncated = stdout.truncated
+	reply.Tokens = EstimateTokens(req.Prompt, reply.Output)
+
+	return reply, c.outcome(ctx, path, killed.Load(), waitErr, stderr)
+}
+
+// outcome is the error of a run that ended: the caller's cancellation, the
+// timeout's kill, an exit status (with the tail of stderr), or nil.
+func (c *Command) outcome(ctx context.Context, path string, killed bool, waitErr error, stderr *tailBuffer) error {
+	switch {
+	case killed && ctx.Err() != nil:
+		return fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, ctx.Err())
+	case killed:
+		return fmt.Errorf("command provider %q (%s): killed after %v%s: %w",
+			c.cfg.Name, path, c.cfg.Timeout, stderr.suffix(), ErrTimeout)
+	case waitErr != nil:
+		var exitErr *exec.ExitError
+		if errors.As(waitErr, &exitErr) {
+			status := fmt.Sprintf("exited with status %d", exitErr.ExitCode())
+			if exitErr.ExitCode() < 0 {
+				status = exitErr.ProcessState.String() // "signal: killed"
+			}
+			return fmt.Errorf("command provider %q (%s): %s%s", c.cfg.Name, path, status, stderr.suffix())
+		}
+		return fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, waitErr)
+	}
+	return nil
+}
+
+// pipes are a run's stdin, stdout and stderr, both ends of each.
+type pipes struct {
+	inR, inW, outR, outW, errR, errW *os.File
+}
+
+func openPipes() (*pipes, error) {
+	p := &pipes{}
+	var err error
+	if p.inR, p.inW, err = os.Pipe(); err != nil {
+		return nil, fmt.Errorf("stdin pipe: %w", err)
+	}
+	if p.outR, p.outW, err = os.Pipe(); err != nil {
+		p.close()
+		return nil, fmt.Errorf("stdout pipe: %w", err)
+	}
+	if p.errR, p.errW, err = os.Pipe(); err != nil {
+		p.close()
+		return nil, fmt.Errorf("stderr pipe: %w", err)
+	}
+	return p, nil
+}
+
+// close closes every end still open (closing one twice is harmless).
+func (p *pipes) close() {
+	for _, f := range []*os.File{p.inR, p.inW, p.outR, p.outW, p.errR, p.errW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// drain waits for the copies to and from the child (wg), at most ioGrace:
+// then something outside the group holds the pipes, and closing our ends
+// unblocks the copies — we stop listening to it.
+func (p *pipes) drain(wg *sync.WaitGroup) {
 	ioDone := make(chan struct{})
 	go func() {
 		wg.Wait()
@@ -235,36 +290,11 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	case <-ioDone:
 		grace.Stop()
 	case <-grace.C:
-		// Closing our ends unblocks the copies: something outside the group
-		// holds the pipes and we stop listening to it.
-		stdinW.Close()
-		stdoutR.Close()
-		stderrR.Close()
+		p.inW.Close()
+		p.outR.Close()
+		p.errR.Close()
 		<-ioDone
 	}
-
-	reply.Output = stdout.bytes()
-	reply.Truncated = stdout.truncated
-	reply.Tokens = EstimateTokens(req.Prompt, reply.Output)
-
-	switch {
-	case killed.Load() && ctx.Err() != nil:
-		return reply, fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, ctx.Err())
-	case killed.Load():
-		return reply, fmt.Errorf("command provider %q (%s): killed after %v%s: %w",
-			c.cfg.Name, path, c.cfg.Timeout, stderr.suffix(), ErrTimeout)
-	case waitErr != nil:
-		var exitErr *exec.ExitError
-		if errors.As(waitErr, &exitErr) {
-			status := fmt.Sprintf("exited with status %d", exitErr.ExitCode())
-			if exitErr.ExitCode() < 0 {
-				status = exitErr.ProcessState.String() // "signal: killed"
-			}
-			return reply, fmt.Errorf("command provider %q (%s): %s%s", c.cfg.Name, path, status, stderr.suffix())
-		}
-		return reply, fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, waitErr)
-	}
-	return reply, nil
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -255,3 +255,19 @@ func (f *File) Rewrite(key, old, new []byte, path ...string) error {
 // Seq is the 8-byte big-endian key of sequence n, as the engine keys its
 // nodes, events and ledger records.
 func Seq(n uint64) []byte { return binary.BigEndian.AppendUint64(nil, n) }
+
+// Root is the page of the root bucket (the top-level bucket headers) of
+// the current meta page.
+func (f *File) Root() uint64 { return f.meta.Root }
+
+// CopyPage writes page of src (a whole store file's bytes) over the same
+// page of the file: what a card that lost the write of that page leaves
+// (zeros where src is too short).
+func (f *File) CopyPage(page uint64, src []byte) error {
+	buf := make([]byte, f.bf.PageSize)
+	if off := int(page) * f.bf.PageSize; off < len(src) {
+		copy(buf, src[off:])
+	}
+	_, err := f.fd.WriteAt(buf, int64(page)*int64(f.bf.PageSize))
+	return err
+}

@@ -1,6 +1,6 @@
 //go:build unix
 
-package engine
+package store
 
 import (
 	"errors"

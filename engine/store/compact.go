@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"fmt"
@@ -15,9 +15,9 @@ import (
 // seeded store), thousands of free pages make every later commit write and
 // sort that list again — more SD-card wear and a tick that grows with the
 // store. A daemon's open therefore rewrites the file without them when they
-// are many: at least compactMinFree pages and a quarter of the file.
+// are many: at least CompactMinFree pages and a quarter of the file.
 const (
-	compactMinFree = 2048 // 8 MiB of 4 KiB pages
+	CompactMinFree = 2048 // 8 MiB of 4 KiB pages
 	// compactTxBytes bounds the keys and values one transaction of the
 	// copy holds, so a large store is copied in a few MiB of memory.
 	compactTxBytes = 8 << 20
@@ -25,17 +25,17 @@ const (
 	compactHeadroom = 64 << 20
 )
 
-// compactTempPrefix names the copy under way; an open removes one a crash
+// CompactTempPrefix names the copy under way; an open removes one a crash
 // left behind.
-const compactTempPrefix = StoreFile + ".compact-"
+const CompactTempPrefix = FileName + ".compact-"
 
-// shouldCompact reports whether the open store has enough free pages to be
+// ShouldCompact reports whether the open store has enough free pages to be
 // worth a rewrite, and how many.
-func (s *Store) shouldCompact() (free, total int, ok bool) {
+func (s *DB) ShouldCompact() (free, total int, ok bool) {
 	st := s.db.Stats()
 	free = st.FreePageN + st.PendingPageN
 	total = int(s.size.Load() / int64(s.db.Info().PageSize))
-	return free, total, free >= compactMinFree && free*4 >= total
+	return free, total, free >= CompactMinFree && free*4 >= total
 }
 
 // compactTo copies the store into a new file next to it and returns its
@@ -43,8 +43,8 @@ func (s *Store) shouldCompact() (free, total int, ok bool) {
 // store yet), then synced once and checked page by page before anything
 // replaces the store. On error nothing but the copy was written, and it is
 // removed.
-func (s *Store) compactTo() (tmp string, err error) {
-	f, err := os.CreateTemp(s.dir, compactTempPrefix+"*")
+func (s *DB) compactTo() (tmp string, err error) {
+	f, err := os.CreateTemp(s.dir, CompactTempPrefix+"*")
 	if err != nil {
 		return "", err
 	}
@@ -90,8 +90,8 @@ func (s *Store) compactTo() (tmp string, err error) {
 // opened in its place. The rename is the commit point: a crash before it
 // leaves the old file and a stray copy (removed at the next open), after it
 // the new file.
-func (s *Store) compact(open func() (*Store, error)) (*Store, error) {
-	free, total, ok := s.shouldCompact()
+func (s *DB) compact(open func() (*DB, error)) (*DB, error) {
+	free, total, ok := s.ShouldCompact()
 	if !ok {
 		return s, nil
 	}
@@ -138,7 +138,7 @@ func (s *Store) compact(open func() (*Store, error)) (*Store, error) {
 
 // removeStaleCompactions removes copies a crash left mid-compaction.
 func removeStaleCompactions(dir string) {
-	stale, _ := filepath.Glob(filepath.Join(dir, compactTempPrefix+"*"))
+	stale, _ := filepath.Glob(filepath.Join(dir, CompactTempPrefix+"*"))
 	for _, p := range stale {
 		os.Remove(p)
 	}

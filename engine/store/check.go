@@ -1,4 +1,4 @@
-package engine
+package store
 
 import (
 	"bytes"
@@ -64,9 +64,9 @@ func bucketName(path []string) string {
 	return "bucket " + strings.Join(path, "/")
 }
 
-// showKey renders a key for messages: text as is, an 8-byte sequence
+// ShowKey renders a key for messages: text as is, an 8-byte sequence
 // number in decimal, anything else in hex.
-func showKey(k []byte) string {
+func ShowKey(k []byte) string {
 	printable := len(k) > 0
 	for _, r := range string(k) {
 		if r == unicode.ReplacementChar || !unicode.IsPrint(r) {
@@ -78,7 +78,7 @@ func showKey(k []byte) string {
 	case printable:
 		return strconv.Quote(string(k))
 	case len(k) == 8:
-		return "#" + strconv.FormatUint(seqOf(k), 10)
+		return "#" + strconv.FormatUint(SeqOf(k), 10)
 	}
 	return fmt.Sprintf("%x", k)
 }
@@ -245,9 +245,9 @@ func keyOrder(id uint64, elems []boltfile.Elem, lo, hi []byte) error {
 	for i, e := range elems {
 		switch {
 		case i > 0 && bytes.Compare(elems[i-1].Key, e.Key) >= 0:
-			return fmt.Errorf("page %d: key %d (%s) is out of order", id, i, showKey(e.Key))
+			return fmt.Errorf("page %d: key %d (%s) is out of order", id, i, ShowKey(e.Key))
 		case lo != nil && bytes.Compare(e.Key, lo) < 0, hi != nil && bytes.Compare(e.Key, hi) >= 0:
-			return fmt.Errorf("page %d: key %d (%s) lies outside the range its parent page gives it", id, i, showKey(e.Key))
+			return fmt.Errorf("page %d: key %d (%s) lies outside the range its parent page gives it", id, i, ShowKey(e.Key))
 		}
 	}
 	return nil
@@ -386,7 +386,7 @@ func checkQuick(f *boltfile.File) (fileCheck, error) {
 // transaction and rolls the write transaction back — nothing is written,
 // no fsync. Caveat: a commit that must grow bbolt's memory map waits until
 // the read transaction ends (bbolt remaps only between read transactions).
-func (s *Store) snapshot(fn func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error) error {
+func (s *DB) snapshot(fn func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error) error {
 	return s.guard(func() error {
 		var wtx *bolt.Tx
 		if !s.readOnly {
@@ -419,11 +419,41 @@ func (s *Store) snapshot(fn func(tx *bolt.Tx, f *boltfile.File, c fileCheck) err
 	})
 }
 
+// PageCheck is what a walk of every page of a snapshot found.
+type PageCheck struct {
+	// Pages and Keys are the pages in use and the records in them.
+	Pages, Keys int
+	// Problems names every damage found; Err is then ErrCorrupt naming
+	// them all and the salvage command.
+	Problems []string
+	Err      error
+	// Notes are findings that are not damage and that the open did not
+	// already say (a damaged meta page found since).
+	Notes []string
+}
+
+// Snapshot walks every page of one consistent state of the store (see
+// snapshot) and runs fn on that state's read transaction with what the
+// walk found. It is safe while others write.
+func (s *DB) Snapshot(fn func(tx *bolt.Tx, pc PageCheck) error) error {
+	return s.snapshot(func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error {
+		walkMeta(f, &c)
+		pc := PageCheck{Pages: c.pages, Keys: c.keys, Problems: c.problems}
+		if c.damagedMeta >= 0 && !slices.ContainsFunc(s.notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("meta page %d ", c.damagedMeta)) }) {
+			pc.Notes = c.notes // not yet said at open
+		}
+		if len(c.problems) > 0 {
+			pc.Err = corrupt(s.dir, s.path, c.problems...)
+		}
+		return fn(tx, pc)
+	})
+}
+
 // Check walks every page of the store — each bucket, nested buckets
 // included — on a consistent snapshot (see snapshot), and returns
 // ErrCorrupt naming every problem found. It is safe while the engine
 // writes.
-func (s *Store) Check() error {
+func (s *DB) Check() error {
 	return s.snapshot(func(_ *bolt.Tx, f *boltfile.File, c fileCheck) error {
 		walkMeta(f, &c)
 		if len(c.problems) > 0 {

@@ -1,0 +1,21 @@
+package store
+
+import "errors"
+
+// The store's errors; package engine re-exports each under the same name.
+var (
+	// ErrInUse is returned when another process holds the store's lock.
+	ErrInUse = errors.New("store is in use by another process")
+	// ErrCorrupt is returned when the store file fails its integrity check.
+	ErrCorrupt = errors.New("store is corrupt")
+	// ErrSchema is returned when the store was written by a newer questbox.
+	ErrSchema = errors.New("store schema is newer than this questbox")
+	// ErrStoreFailed is returned when the store cannot be written or read:
+	// a full disk, an I/O error, permission denied, a read-only file
+	// system. Nothing of the failed transaction was committed.
+	ErrStoreFailed = errors.New("store unavailable")
+	// ErrReadOnly is returned when a write is asked of a store opened
+	// read-only, and when a read-only open finds a store that needs a
+	// write first (an upgrade to this questbox's schema).
+	ErrReadOnly = errors.New("store is open read-only")
+)

@@ -1,0 +1,119 @@
+package store
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// The bbolt layout. Nested buckets keyed by quest id keep per-quest
+// indexes so that the tick touches O(active quests) keys, never every node.
+var (
+	Meta     = []byte("meta")
+	Quests   = []byte("quests")
+	Active   = []byte("active")   // quest id -> nil: the quests the tick visits
+	Nodes    = []byte("nodes")    // node seq (big endian) -> Node
+	Pending  = []byte("pending")  // quest -> {order -> node id}
+	Proposed = []byte("proposed") // quest -> {order -> node id}
+	Deferred = []byte("deferred") // quest -> {order -> node id}
+	QNodes   = []byte("qnodes")   // quest -> {order -> node id}
+	Hyps     = []byte("hyps")     // quest -> {sha256(normalised hypothesis) -> node id}
+	Locked   = []byte("locked")   // quest -> {lock seq -> node id}
+	Edges    = []byte("edges")    // quest -> {seq -> Edge}
+	Runs     = []byte("runs")     // run id -> Run
+	Running  = []byte("running")  // node id -> run id
+	Consent  = []byte("consent")  // node id -> nil: nodes awaiting consent
+	Events   = []byte("events")   // seq -> Event
+	Cursors  = []byte("cursors")  // consumer -> seq acknowledged
+	Ledger   = []byte("ledger")   // seq -> LedgerRecord
+	Exports  = []byte("exports")  // quest -> exportState
+	Judge    = []byte("judge")    // judge.CacheKey -> judge.Result
+
+	// Buckets is every top-level bucket.
+	Buckets = [][]byte{Meta, Quests, Active, Nodes, Pending, Proposed, Deferred, QNodes, Hyps, Locked, Edges, Runs, Running, Consent, Events, Cursors, Ledger, Exports, Judge}
+	// IndexBuckets are the buckets kept in step with the nodes and quests:
+	// everything in them can be derived again from those records.
+	IndexBuckets = [][]byte{Pending, Proposed, Deferred, QNodes, Hyps, Locked, Running, Consent, Active}
+	// RecordBuckets hold records read one by one (a nested bucket of
+	// Edges per quest): JSON, but for the quests' binary form.
+	RecordBuckets = [][]byte{Nodes, Quests, Events, Ledger, Runs, Exports, Judge, Edges}
+
+	KeySchema     = []byte("schema")
+	KeyLedgerHead = []byte("ledger_head")
+	KeyNodeSeq    = []byte("node_seq")
+)
+
+// CreateBuckets creates every bucket that does not exist: migration 0.
+func CreateBuckets(tx *bolt.Tx) error {
+	for _, b := range Buckets {
+		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SeqOf reads an 8-byte big-endian sequence key.
+func SeqOf(k []byte) uint64 {
+	if len(k) != 8 {
+		return 0
+	}
+	return binary.BigEndian.Uint64(k)
+}
+
+// U64 is the 8-byte big-endian key of v.
+func U64(v uint64) []byte {
+	b := make([]byte, 8)
+	binary.BigEndian.PutUint64(b, v)
+	return b
+}
+
+func GetJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return false, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return true, nil
+}
+
+func PutJSON(b *bolt.Bucket, key []byte, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("BUG: encode %s: %w", key, err)
+	}
+	return b.Put(key, raw)
+}
+
+// Sub returns the nested bucket name inside parent, creating it.
+func Sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
+	b, err := tx.Bucket(parent).CreateBucketIfNotExists([]byte(name))
+	if err != nil {
+		return nil, err
+	}
+	if !bytesEqual(parent, Hyps) {
+		AppendOnly(b)
+	}
+	return b, nil
+}
+
+func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
+
+// SubRO returns the nested bucket or nil (read-only transactions).
+func SubRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
+	return tx.Bucket(parent).Bucket([]byte(name))
+}
+
+// AppendOnly marks a bucket whose keys are mostly appended in order (nodes,
+// events, runs, the ledger, per-quest indexes): bbolt then packs its pages
+// full instead of splitting them half-empty, which halves the file and the
+// pages an SD card rewrites. FillPercent is per bucket handle, per
+// transaction, so every writer sets it.
+func AppendOnly(b *bolt.Bucket) *bolt.Bucket {
+	b.FillPercent = 0.95
+	return b
+}
