@@ -178,6 +178,15 @@ type Quest struct {
 	Replays []string  `json:"replays,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+	// Fields added after schema 4 follow, in the order of questCodec's
+	// table (a record written before one was added reads it as zero).
+
+	// RoleProviders names, per role, the provider that runs that role's
+	// nodes instead of Provider (SPEC §2.8 "Roles").
+	RoleProviders map[string]string `json:"role_providers,omitempty"`
+	// Egress lists the vendors the quest may send its material to (SPEC
+	// §2.8 "Privacy egress").
+	Egress []string `json:"egress,omitempty"`
 }
 
 // Source is where a person's command to a quest came from. The quest's
@@ -303,6 +312,9 @@ type Node struct {
 	Claim     *Claim       `json:"claim,omitempty"`
 	Reason    string       `json:"reason,omitempty"`
 	Runs      []string     `json:"runs,omitempty"`
+	// Provider, when set, is the provider of this node alone (a council
+	// member's own model); see Quest.ProviderFor.
+	Provider string `json:"provider,omitempty"`
 	// Deferrals counts deferrals in a row; see maxDeferrals.
 	Deferrals int `json:"deferrals,omitempty"`
 	// LockSeq orders terminal nodes within their quest, for export.

@@ -24,10 +24,15 @@ import (
 // before schema 4 are JSON, which starts with '{': decodeQuest reads
 // both, so a salvaged or read-only older store reads as it is.
 
-// questRecordV1 is the first byte of a binary quest record.
-const questRecordV1 = 0x01
+// questRecordV1 is the first byte of a binary quest record of schema 4
+// before its records counted their fields: it holds the first
+// questFieldsV1 fields of the table.
+const (
+	questRecordV1 = 0x01
+	questFieldsV1 = 30
+)
 
-var questCodec = store.NewCodec(questRecordV1,
+var questCodec = store.NewCodec(
 	store.Text("ID", func(q *Quest) *string { return &q.ID }),
 	store.Text("Name", func(q *Quest) *string { return &q.Name }),
 	store.Text("Direction", func(q *Quest) *string { return &q.Direction }),
@@ -58,7 +63,9 @@ var questCodec = store.NewCodec(questRecordV1,
 	store.Texts("Replays", func(q *Quest) *[]string { return &q.Replays }, true),
 	store.Time("Created", func(q *Quest) *time.Time { return &q.Created }),
 	store.Time("Updated", func(q *Quest) *time.Time { return &q.Updated }),
-)
+	store.TextMap("RoleProviders", func(q *Quest) *map[string]string { return &q.RoleProviders }),
+	store.Texts("Egress", func(q *Quest) *[]string { return &q.Egress }, true),
+).ReadsLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.
 func encodeQuest(q *Quest) []byte { return appendQuest(make([]byte, 0, 256), q) }

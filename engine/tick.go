@@ -211,9 +211,10 @@ func (r *tickRound) next(q *Quest) error {
 	if n == nil || !dispatchable {
 		return nil
 	}
-	prov := r.e.providers[q.Provider]
+	name := q.ProviderFor(n)
+	prov := r.e.providers[name]
 	if prov == nil {
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", q.Provider, q.ID))
+		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
 	}
 	var req agent.Request
 	built := n.Role == RoleOwner
@@ -222,7 +223,7 @@ func (r *tickRound) next(q *Quest) error {
 			return err
 		}
 	}
-	run, err := t.newRun(q, n, q.Provider)
+	run, err := t.newRun(q, n, name)
 	if err != nil {
 		return err
 	}
