@@ -23,15 +23,25 @@ const (
 	Growing         Status = "growing"
 	Aborted         Status = "aborted"
 	Exhausted       Status = "exhausted"
+	// CouncilPending is an owner in its design phase, waiting for its
+	// council's members (SPEC §2.8).
+	CouncilPending Status = "council_pending"
+	// Revising is a Team whose accepter rejected its deliverable, while
+	// the revision runs.
+	Revising Status = "revising"
+	// TeamBlocked is a Team rejected max_revisions times: terminal, and
+	// its owner is told.
+	TeamBlocked Status = "team_blocked"
 )
 
 // Statuses lists every node status in display order.
-var Statuses = []Status{Proposed, Pending, Running, Deferred, AwaitingConsent, Passed, Explored, Growing, Aborted, Exhausted}
+var Statuses = []Status{Proposed, Pending, Running, Deferred, AwaitingConsent, Passed, Explored, Growing, Aborted, Exhausted,
+	CouncilPending, Revising, TeamBlocked}
 
 // Terminal reports whether s is a locked status that never changes again.
 func (s Status) Terminal() bool {
 	switch s {
-	case Explored, Growing, Aborted, Exhausted:
+	case Explored, Growing, Aborted, Exhausted, TeamBlocked:
 		return true
 	}
 	return false
@@ -97,6 +107,29 @@ const (
 	RolePOC        = "poc"
 	RoleStrategist = "strategist"
 	RoleOwner      = "owner"
+	// Council members (SPEC §2.8, v3/v3.1).
+	RoleReviewer = "reviewer"
+	RoleJudge    = "judge"
+	// A Team's stages (v3.2); the Team node itself has the role of its
+	// team_kind.
+	RolePlanner  = "planner"
+	RoleExecuter = "executer"
+	RoleAccepter = "accepter"
+)
+
+// Stages of a Team (Node.Stage).
+const (
+	StagePlan   = "plan"
+	StageExec   = "exec"
+	StageAccept = "accept"
+)
+
+// Phases (Node.Phase): an owner's design (its council deliberates) and run
+// (the merged actions apply); a phase gate names the phase it closes
+// ("scout", "poc").
+const (
+	PhaseDesign = "design"
+	PhaseRun    = "run"
 )
 
 // Edge relations (SPEC §2.3).
@@ -106,6 +139,15 @@ const (
 	EdgeAbortedTo    = "aborted_to"
 	EdgeProposedFrom = "proposed_from"
 	EdgePromoted     = "promoted"
+	// Councils (v3/v3.1): owner -> member, member -> owner.
+	EdgeCouncilOf    = "council_of"
+	EdgeCouncilReply = "council_reply"
+	// Teams (v3.2).
+	EdgeStagesInto = "stages_into" // Team -> its planner
+	EdgeMakesPlan  = "makes_plan"  // planner -> executer
+	EdgeExecutes   = "executes"    // executer -> accepter
+	EdgeRejectsTo  = "rejects_to"  // accepter -> the revision's stage node
+	EdgeAcceptsTo  = "accepts_to"  // accepter -> Team
 )
 
 // Limits are a quest's loop control (SPEC §2.5) and retry policy. A zero
@@ -187,6 +229,21 @@ type Quest struct {
 	// Egress lists the vendors the quest may send its material to (SPEC
 	// §2.8 "Privacy egress").
 	Egress []string `json:"egress,omitempty"`
+	// Council lists the providers of the council's members, one entry per
+	// member (`--council reviewer:R,judge:J`); both empty: no council (v2).
+	CouncilReviewers []string `json:"council_reviewers,omitempty"`
+	CouncilJudges    []string `json:"council_judges,omitempty"`
+	// PhaseGates are the phases closed by a council gate (`--gates
+	// scout,poc`, v3.1).
+	PhaseGates []string `json:"phase_gates,omitempty"`
+	// Teams: the owner dispatches Teams (v3.2), each rejected at most
+	// MaxRevisions times; AcceptMode is "judge" or "human" (the accept is
+	// a button consent); TeamAccept is each team_kind's accept criteria,
+	// copied from the config at creation.
+	Teams        bool              `json:"teams,omitempty"`
+	MaxRevisions int               `json:"max_revisions,omitempty"`
+	AcceptMode   string            `json:"accept_mode,omitempty"`
+	TeamAccept   map[string]string `json:"team_accept,omitempty"`
 }
 
 // Source is where a person's command to a quest came from. The quest's
@@ -315,6 +372,17 @@ type Node struct {
 	// Provider, when set, is the provider of this node alone (a council
 	// member's own model); see Quest.ProviderFor.
 	Provider string `json:"provider,omitempty"`
+	// Councils and Teams (SPEC §2.8). Phase: an owner's design or run, or
+	// the phase a gate closes. TeamKind: a Team node's kind (scout, poc,
+	// strategist, custom). Team: the Team a stage node belongs to; Stage:
+	// plan, exec or accept. RevisionCount: how many times the Team (or
+	// the stage's Team) has been rejected so far; MaxRevisions: its cap.
+	Phase         string `json:"phase,omitempty"`
+	TeamKind      string `json:"team_kind,omitempty"`
+	Team          string `json:"team,omitempty"`
+	Stage         string `json:"stage,omitempty"`
+	RevisionCount int    `json:"revision_count,omitempty"`
+	MaxRevisions  int    `json:"max_revisions,omitempty"`
 	// Deferrals counts deferrals in a row; see maxDeferrals.
 	Deferrals int `json:"deferrals,omitempty"`
 	// LockSeq orders terminal nodes within their quest, for export.

@@ -65,6 +65,13 @@ var questCodec = store.NewCodec(
 	store.Time("Updated", func(q *Quest) *time.Time { return &q.Updated }),
 	store.TextMap("RoleProviders", func(q *Quest) *map[string]string { return &q.RoleProviders }),
 	store.Texts("Egress", func(q *Quest) *[]string { return &q.Egress }, true),
+	store.Texts("CouncilReviewers", func(q *Quest) *[]string { return &q.CouncilReviewers }, true),
+	store.Texts("CouncilJudges", func(q *Quest) *[]string { return &q.CouncilJudges }, true),
+	store.Texts("PhaseGates", func(q *Quest) *[]string { return &q.PhaseGates }, true),
+	store.Bool("Teams", func(q *Quest) *bool { return &q.Teams }),
+	store.Int("MaxRevisions", func(q *Quest) *int { return &q.MaxRevisions }),
+	store.Text("AcceptMode", func(q *Quest) *string { return &q.AcceptMode }),
+	store.TextMap("TeamAccept", func(q *Quest) *map[string]string { return &q.TeamAccept }),
 ).ReadsLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.

@@ -164,6 +164,28 @@ func Time[R any](name string, get func(*R) *time.Time) Field[R] {
 		}}
 }
 
+// Bool is a boolean field, one byte.
+func Bool[R any](name string, get func(*R) *bool) Field[R] {
+	return Field[R]{Name: name,
+		enc: func(b []byte, r *R) []byte {
+			if *get(r) {
+				return append(b, 1)
+			}
+			return append(b, 0)
+		},
+		dec: func(d *reader, r *R) {
+			switch d.uvarint() {
+			case 0:
+			case 1:
+				*get(r) = true
+			default:
+				if d.err == nil {
+					d.err = fmt.Errorf("%w: a boolean that is neither 0 nor 1", ErrRecord)
+				}
+			}
+		}}
+}
+
 // Texts is a list of strings. With emptyIsNil an empty list reads back as
 // nil (the fields JSON wrote with omitempty read back so, and still do).
 func Texts[R any](name string, get func(*R) *[]string, emptyIsNil bool) Field[R] {

@@ -353,10 +353,21 @@ func remainingView(l engine.Limits, u engine.Counters) Remaining {
 		WallClockSeconds: seconds(wall), WallClock: durText(wall)}
 }
 
+// countsView counts q's nodes per status. The statuses of councils and
+// Teams (council_pending, revising, team_blocked) are listed only for a
+// quest that has a council or Teams, or has such a node: a v1 or v2
+// quest's counts read as they always did.
 func countsView(q *engine.Quest) (map[string]int, int) {
 	out := make(map[string]int, len(engine.Statuses))
 	total := 0
+	v3 := q.Teams || len(q.CouncilReviewers)+len(q.CouncilJudges) > 0
 	for _, s := range engine.Statuses {
+		switch s {
+		case engine.CouncilPending, engine.Revising, engine.TeamBlocked:
+			if !v3 && q.Counts[s] == 0 {
+				continue
+			}
+		}
 		out[string(s)] = q.Counts[s]
 		total += q.Counts[s]
 	}

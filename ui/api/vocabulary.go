@@ -32,12 +32,15 @@ const (
 	NodeGrowing         NodeStatus = "growing"
 	NodeAborted         NodeStatus = "aborted"
 	NodeExhausted       NodeStatus = "exhausted"
+	NodeCouncilPending  NodeStatus = "council_pending" // an owner waiting for its council
+	NodeRevising        NodeStatus = "revising"        // a Team whose revision runs
+	NodeTeamBlocked     NodeStatus = "team_blocked"    // a Team rejected max_revisions times (terminal)
 )
 
 // NodeStatuses lists every node status in display order (the order of a
 // quest's counts).
 var NodeStatuses = []NodeStatus{NodeProposed, NodePending, NodeRunning, NodeDeferred, NodeAwaitingConsent,
-	NodePassed, NodeExplored, NodeGrowing, NodeAborted, NodeExhausted}
+	NodePassed, NodeExplored, NodeGrowing, NodeAborted, NodeExhausted, NodeCouncilPending, NodeRevising, NodeTeamBlocked}
 
 // Outcome is the gate's word on a submission.
 type Outcome string
