@@ -11,12 +11,19 @@ import (
 )
 
 // A Codec is the binary form of a record type R, driven by one table of
-// Fields: the table is the form. Encoding appends a version byte and then
-// every field in table order; decoding reads them back in the same order.
-// Adding a field to R is adding its entry to the table (at the end, so
-// that records written before read as they were, the new field zero) —
-// and the domain's round-trip test checks by reflection that every field
-// of R has an entry.
+// Fields: the table is the form. Encoding appends a version byte, the
+// number of fields (uvarint) and then every field in table order;
+// decoding reads as many fields as the record says, in the same order,
+// and leaves the fields past them zero. So adding a field to R is adding
+// its entry at the end of the table: records written before read as they
+// were, the new field zero, and no migration rewrites them. (The domain's
+// round-trip test checks by reflection that every field of R has an
+// entry.) A record cut short is still an error: its count says what it
+// must hold. A record with more fields than the table knows was written
+// by a newer build, and is an error too.
+//
+// A legacy form (WithLegacy) is a version byte followed by a fixed number
+// of fields and no count: the form before the count was written.
 //
 // The forms: a string as a uvarint length and its bytes; an integer as a
 // varint, an unsigned one as a uvarint; a time as a flag byte (0: the zero
@@ -27,6 +34,9 @@ import (
 type Codec[R any] struct {
 	version byte
 	fields  []Field[R]
+	// legacy maps the version byte of a form without a count to the
+	// number of fields it holds.
+	legacy map[byte]int
 }
 
 // Field is one entry of a Codec's table. Make it with Text, Int, Uint,
@@ -47,6 +57,20 @@ func NewCodec[R any](version byte, fields ...Field[R]) *Codec[R] {
 	return &Codec[R]{version: version, fields: fields}
 }
 
+// WithLegacy makes c read records that start with version and hold the
+// first n fields of the table with no count (what an earlier build
+// wrote), and returns c.
+func (c *Codec[R]) WithLegacy(version byte, n int) *Codec[R] {
+	if version == c.version || n > len(c.fields) {
+		panic("BUG: store: a legacy form must have its own version byte and no more fields than the table")
+	}
+	if c.legacy == nil {
+		c.legacy = map[byte]int{}
+	}
+	c.legacy[version] = n
+	return c
+}
+
 // Names lists the fields of the table, in order.
 func (c *Codec[R]) Names() []string {
 	out := make([]string, len(c.fields))
@@ -59,6 +83,7 @@ func (c *Codec[R]) Names() []string {
 // Append appends r's record to b.
 func (c *Codec[R]) Append(b []byte, r *R) []byte {
 	b = append(b, c.version)
+	b = binary.AppendUvarint(b, uint64(len(c.fields)))
 	for i := range c.fields {
 		b = c.fields[i].enc(b, r)
 	}
@@ -68,7 +93,11 @@ func (c *Codec[R]) Append(b []byte, r *R) []byte {
 // Decode reads the record raw into r, which it zeroes first. A record of
 // another form, cut short or with bytes past its end is ErrRecord.
 func (c *Codec[R]) Decode(raw []byte, r *R) error {
-	if len(raw) == 0 || raw[0] != c.version {
+	if len(raw) == 0 {
+		return fmt.Errorf("%w: empty", ErrRecord)
+	}
+	n, legacy := c.legacy[raw[0]]
+	if !legacy && raw[0] != c.version {
 		return fmt.Errorf("%w: unknown form", ErrRecord)
 	}
 	// One string holds the whole record: every string field is a slice
@@ -77,9 +106,15 @@ func (c *Codec[R]) Decode(raw []byte, r *R) error {
 	// would otherwise be allocated for every record.
 	d := readers.Get().(*reader)
 	*d = reader{b: raw[1:], s: string(raw[1:])}
+	if !legacy {
+		n = int(min(d.uvarint(), uint64(len(c.fields))+1))
+	}
 	var zero R
 	*r = zero
-	for i := range c.fields {
+	if n > len(c.fields) && d.err == nil {
+		d.err = fmt.Errorf("%w: it has more fields than this questbox knows (written by a newer one)", ErrRecord)
+	}
+	for i := range min(n, len(c.fields)) {
 		c.fields[i].dec(d, r)
 	}
 	err := d.err
