@@ -19,20 +19,27 @@ import (
 // and stay JSON), so changing their form needs no reseal.
 //
 // questCodec's table is the whole form (store.Codec says how each kind of
-// field is written): a new field of Quest is one entry at its end, and
-// TestEveryQuestFieldRoundTrips fails until it has one. Records written
-// before schema 4 are JSON, which starts with '{': decodeQuest reads
-// both, so a salvaged or read-only older store reads as it is.
+// field is written). A new field of Quest is one entry at the end of the
+// table: records carry their number of fields, so the ones written before
+// read as they were, the new field zero, with no migration.
+// TestEveryQuestFieldRoundTrips fails until the new field has its entry.
+// Records written before schema 5 are the first form (questRecordV1: the
+// first 30 fields, no count), and before schema 4 JSON, which starts with
+// '{': decodeQuest reads all three, so a salvaged or read-only older
+// store reads as it is.
 
-// questRecordV1 is the first byte of a binary quest record of schema 4
-// before its records counted their fields: it holds the first
-// questFieldsV1 fields of the table.
+// questRecordV1 is the first byte of a binary quest record of schema 4:
+// the first questFieldsV1 fields of the table and no count.
 const (
 	questRecordV1 = 0x01
 	questFieldsV1 = 30
 )
 
-var questCodec = store.NewCodec(
+// questRecordV2 is the first byte of a binary quest record from schema 5:
+// its number of fields, then the fields.
+const questRecordV2 = 0x02
+
+var questCodec = store.NewCodec(questRecordV2,
 	store.Text("ID", func(q *Quest) *string { return &q.ID }),
 	store.Text("Name", func(q *Quest) *string { return &q.Name }),
 	store.Text("Direction", func(q *Quest) *string { return &q.Direction }),
@@ -72,7 +79,7 @@ var questCodec = store.NewCodec(
 	store.Int("MaxRevisions", func(q *Quest) *int { return &q.MaxRevisions }),
 	store.Text("AcceptMode", func(q *Quest) *string { return &q.AcceptMode }),
 	store.TextMap("TeamAccept", func(q *Quest) *map[string]string { return &q.TeamAccept }),
-).ReadsLegacy(questRecordV1, questFieldsV1)
+).WithLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.
 func encodeQuest(q *Quest) []byte { return appendQuest(make([]byte, 0, 256), q) }
@@ -119,8 +126,10 @@ func putQuest(b *bolt.Bucket, q *Quest) error {
 	return b.Put([]byte(q.ID), encodeQuest(q))
 }
 
-// encodeQuests is the migration to schema 4: every quest record, JSON
-// until then, is rewritten in the binary form.
+// encodeQuests is the migration to schema 4 (every quest record, JSON
+// until then, is rewritten in the binary form) and to schema 5 (the binary
+// form carries its number of fields): it rewrites every quest record in
+// the current form.
 func encodeQuests(tx *bolt.Tx) error {
 	b := tx.Bucket(bQuests)
 	var qs []*Quest

@@ -3,16 +3,17 @@ package engine
 import (
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"math"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // genQuest draws a quest with every field set at random (strings valid
@@ -51,13 +52,21 @@ func genQuest(t *rapid.T) *Quest {
 }
 
 // TestEveryQuestFieldRoundTrips is the test a new field of Quest needs:
-// every field of Quest (nested ones by path) has an entry in questCodec's
-// table, in the order of the struct, and a quest with every field set
-// reads back equal.
+// every field of Quest (nested ones by path) has exactly one entry in
+// questCodec's table, the table begins with the fields of the first binary
+// form in their order (entries are only ever added at its end), and a
+// quest with every field set reads back equal.
 func TestEveryQuestFieldRoundTrips(t *testing.T) {
 	fields := leafFields(reflect.TypeFor[Quest]())
-	if names := questCodec.Names(); !slices.Equal(names, fields) {
-		t.Fatalf("questCodec's table does not match Quest's fields:\ntable  %v\nfields %v\nmissing from the table: %s (add each at the end of the table)", names, fields, missing(fields, names))
+	names := questCodec.Names()
+	if m := missing(fields, names); m != "" {
+		t.Fatalf("Quest fields without an entry in questCodec's table: %s (add each at the end of the table)", m)
+	}
+	if m := missing(names, fields); m != "" || len(names) != len(fields) {
+		t.Fatalf("questCodec's table has entries for no field of Quest, or twice: %v", names)
+	}
+	if !slices.Equal(names[:questFieldsV1], questFieldsOfV1) {
+		t.Fatalf("the table's first %d entries are the first form's and never move:\n%v\nwant\n%v", questFieldsV1, names[:questFieldsV1], questFieldsOfV1)
 	}
 	var q Quest
 	fillEvery(&q)
@@ -70,30 +79,79 @@ func TestEveryQuestFieldRoundTrips(t *testing.T) {
 	}
 }
 
-// TestQuestRecordGolden pins the binary form: a record the hand-written
-// encoder of schema 4 wrote (before the table drove it, before records
-// counted their fields) reads back, the fields added since zero; written
-// today the same quest is the counted form of the same bytes.
-func TestQuestRecordGolden(t *testing.T) {
+// questFieldsOfV1 are the fields of the first binary form (schema 4), in
+// its order.
+var questFieldsOfV1 = []string{"ID", "Name", "Direction", "Status", "Reason", "Mode", "Roles", "Provider", "Gate", "Checkpoints",
+	"Limits.MaxTries", "Limits.MaxAgentRuns", "Limits.WallClock", "Limits.TokenBudget", "Limits.MaxStalled", "Limits.OwnerEvery",
+	"Counters.AgentRuns", "Counters.Tokens", "Counters.WallUsed", "Counts", "Running", "Queued", "StallSig", "StallCount",
+	"WallSession", "WallMark", "DispatchSeq", "Replays", "Created", "Updated"}
+
+func goldenQuest() *Quest {
 	at := time.Date(2026, 12, 3, 4, 5, 6, 789, time.UTC)
-	q := &Quest{ID: "q7", Name: "name", Direction: "find the ✓ way", Status: QuestActive, Reason: "why", Mode: ModeTeam,
+	return &Quest{ID: "q7", Name: "name", Direction: "find the ✓ way", Status: QuestActive, Reason: "why", Mode: ModeTeam,
 		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Checkpoints: []string{"owner"},
 		Limits:   Limits{MaxTries: 3, MaxAgentRuns: 50, WallClock: 24 * time.Hour, TokenBudget: 1_000_000, MaxStalled: -3, OwnerEvery: 2},
 		Counters: Counters{AgentRuns: 7, Tokens: 1234, WallUsed: 90 * time.Minute},
 		Counts:   map[Status]int{Pending: 2, Running: 1, Aborted: 4}, Running: "n9", Queued: map[string]string{"owner": "n3", "strategist": "n4"},
 		StallSig: "sig", StallCount: 2, WallSession: 5, WallMark: at, DispatchSeq: 99, Replays: []string{"n5"}, Created: at.Add(-time.Hour), Updated: at}
-	const golden = "01027137046e616d651066696e642074686520e29c93207761790661637469766503776879047465616d030573636f7574056f776e65720464656d6f0764656661756c7402056f776e657206648080f89492a52780897a05040ea41380c0a791a9ba02040761626f72746564080770656e64696e67040772756e6e696e6702026e3903056f776e6572026e330a73747261746567697374026e3403736967040501e4a987b10d95066302026e3501c4f186b10d950601e4a987b10d9506"
-	// Written today: the counted form, the same fields, then the ones
-	// added since (empty: one zero byte each, RoleProviders to TeamAccept).
-	want := "02" + fmt.Sprintf("%02x", len(questCodec.Names())) + golden[2:] + "0000" + "000000" + "00" + "00" + "00" + "00"
+}
+
+// goldenQuestV1 is goldenQuest as the hand-written encoder of schema 4
+// wrote it (before the table drove it): the first form, no field count.
+const goldenQuestV1 = "01027137046e616d651066696e642074686520e29c93207761790661637469766503776879047465616d030573636f7574056f776e65720464656d6f0764656661756c7402056f776e657206648080f89492a52780897a05040ea41380c0a791a9ba02040761626f72746564080770656e64696e67040772756e6e696e6702026e3903056f776e6572026e330a73747261746567697374026e3403736967040501e4a987b10d95066302026e3501c4f186b10d950601e4a987b10d9506"
+
+// TestQuestRecordGolden pins the binary forms: a record of schema 4 reads
+// back as it was written, and the form of schema 5 is that record's
+// fields after the version byte 2 and their count, followed by the fields
+// added since.
+func TestQuestRecordGolden(t *testing.T) {
+	q := goldenQuest()
+	raw, _ := hex.DecodeString(goldenQuestV1)
+	var back Quest
+	if err := decodeQuest(raw, &back); err != nil || !reflect.DeepEqual(&back, q) {
+		t.Errorf("the schema 4 record reads back %v\n%#v", err, back)
+	}
+	// The same fields, now counted, then the fields added since schema 5
+	// began, empty: one zero byte each.
+	added := len(questCodec.Names()) - questFieldsV1
+	want := "02" + hex.EncodeToString([]byte{byte(len(questCodec.Names()))}) + goldenQuestV1[2:] + strings.Repeat("00", added)
 	if got := hex.EncodeToString(encodeQuest(q)); got != want {
 		t.Errorf("quest record\n%s\nwant\n%s", got, want)
 	}
-	raw, _ := hex.DecodeString(golden)
-	var back Quest
-	if err := decodeQuest(raw, &back); err != nil || !reflect.DeepEqual(&back, q) {
-		t.Errorf("the golden record reads back %v\n%#v", err, back)
+}
+
+// A record written before a field was added reads with that field zero;
+// one from a newer build, with more fields than the table, is an error.
+func TestQuestRecordFieldCount(t *testing.T) {
+	q := goldenQuest()
+	raw := encodeQuest(q)
+	// The same record as a build whose table ended at Replays would have
+	// written it: count 28, no Created and Updated.
+	var fewer []byte
+	fewer = append(fewer, questRecordV2, 28)
+	cut, _ := hex.DecodeString(goldenQuestV1[2:])
+	tail := 2 * len(encodeTimeForTest(q.Created))
+	fewer = append(fewer, cut[:len(cut)-tail]...)
+	var got Quest
+	if err := decodeQuest(fewer, &got); err != nil {
+		t.Fatalf("a record with fewer fields: %v", err)
 	}
+	want := *q
+	want.Created, want.Updated = time.Time{}, time.Time{}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("a record with fewer fields reads back\n%#v\nwant\n%#v", got, want)
+	}
+	newer := append([]byte{questRecordV2, byte(len(questCodec.Names()) + 1)}, raw[2:]...)
+	newer = append(newer, 0)
+	if err := decodeQuest(newer, new(Quest)); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("a record with a field this build does not know: %v, want an error saying it is newer", err)
+	}
+}
+
+// encodeTimeForTest is a time field's bytes in a record.
+func encodeTimeForTest(at time.Time) []byte {
+	c := store.NewCodec(9, store.Time("T", func(t *time.Time) *time.Time { return t }))
+	return c.Append(nil, &at)[2:]
 }
 
 // The binary form reads back exactly what a JSON record read back: the
@@ -139,6 +197,7 @@ func TestQuestRecordDamageIsAnError(t *testing.T) {
 	})
 	rapid.Check(t, func(t *rapid.T) {
 		_ = decodeQuest(append([]byte{questRecordV1}, rapid.SliceOf(rapid.Byte()).Draw(t, "garbage")...), new(Quest))
+		_ = decodeQuest(append([]byte{questRecordV2}, rapid.SliceOf(rapid.Byte()).Draw(t, "garbage")...), new(Quest))
 	})
 }
 
@@ -180,7 +239,7 @@ func TestQuestRecordsMigrate(t *testing.T) {
 	h.open()
 	var raw []byte
 	_ = h.store.view(func(tx *bolt.Tx) error { raw = append(raw, tx.Bucket(bQuests).Get([]byte(q.ID))...); return nil })
-	if len(raw) == 0 || raw[0] != store.FormCounted {
+	if len(raw) == 0 || raw[0] != questRecordV2 {
 		t.Errorf("after the upgrade the quest record starts with %q, want the binary form", raw[:1])
 	}
 	if got := h.questNow(q.ID); !reflect.DeepEqual(got, want) {

@@ -563,89 +563,112 @@ func restoreSchema(tx *bolt.Tx, out *[]string) error {
 // last one found may have been lost without a trace, so a locked node
 // whose record is missing is counted as lost too.
 func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown bool, out *[]string) error {
-	lb := tx.Bucket(bLedger)
-	var (
-		lost     [][2]uint64
-		next     = uint64(1)
-		lastHash string
-		last     = map[string]LedgerRecord{}
-	)
+	meta := tx.Bucket(bMeta)
+	lg := readLedgerGaps(tx.Bucket(bLedger), string(meta.Get(kLedgerHead)))
+	if lg.head != "" && !lg.headFound {
+		// The head names a record that was lost: records may be missing
+		// after the last one found.
+		tailUnknown = true
+	}
+	unproven := lg.unproven(nodes, tailUnknown)
+	if tailUnknown {
+		*out = append(*out, "the ledger's sequence or its head was lost: records after the last one found may be lost too")
+	}
+	if err := lg.fixHead(meta, out); err != nil {
+		return err
+	}
+	if len(lg.lost) == 0 && len(unproven) == 0 {
+		return nil
+	}
+	r := LedgerRecord{Time: now.UTC(), Outcome: OutcomeSalvaged, Lost: lg.lost, Unproven: unproven}
+	if err := appendLedger(tx, r); err != nil {
+		return err
+	}
+	*out = append(*out, "the verdict ledger records the loss: "+salvageLoss(r))
+	return nil
+}
+
+// ledgerGaps is what recordLoss reads of the ledger: the seq ranges
+// missing, the last record's hash, each node's last record, and the head
+// and whether a record has its hash.
+type ledgerGaps struct {
+	lost      [][2]uint64
+	lastHash  string
+	last      map[string]LedgerRecord
+	head      string
+	headFound bool
+}
+
+func readLedgerGaps(lb *bolt.Bucket, head string) *ledgerGaps {
+	lg := &ledgerGaps{last: map[string]LedgerRecord{}, head: head}
 	gap := func(from, to uint64) {
 		if from <= to {
-			lost = append(lost, [2]uint64{from, to})
+			lg.lost = append(lg.lost, [2]uint64{from, to})
 		}
 	}
-	meta := tx.Bucket(bMeta)
-	head := string(meta.Get(kLedgerHead))
-	headFound := false
-	err := lb.ForEach(func(k, v []byte) error {
+	next := uint64(1)
+	_ = lb.ForEach(func(k, v []byte) error {
 		seq := seqOf(k)
 		gap(next, seq-1)
 		next = seq + 1
 		var r LedgerRecord
 		if json.Unmarshal(v, &r) == nil {
-			lastHash = r.Hash
-			headFound = headFound || r.Hash == head
+			lg.lastHash = r.Hash
+			lg.headFound = lg.headFound || r.Hash == head
 			if r.Node != "" {
-				last[r.Node] = r
+				lg.last[r.Node] = r
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	if head != "" && !headFound {
-		// The head names a record that was lost: records may be missing
-		// after the last one found.
-		tailUnknown = true
-	}
 	gap(next, lb.Sequence())
-	var unproven []string
+	return lg
+}
+
+// unproven lists the locked nodes the ledger can no longer prove: a
+// terminal node whose locking record was lost (when records were lost),
+// a node the ledger locked that is gone, or that came back older.
+func (lg *ledgerGaps) unproven(nodes map[string]*Node, tailUnknown bool) []string {
+	var out []string
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[id]
-		if !n.Status.Terminal() || (len(lost) == 0 && !tailUnknown) {
+		if !n.Status.Terminal() || (len(lg.lost) == 0 && !tailUnknown) {
 			continue
 		}
-		if r, ok := last[id]; !ok || r.Status != n.Status || r.ClaimHash != n.ClaimHash {
-			unproven = append(unproven, id) // its locking record was lost
+		if r, ok := lg.last[id]; !ok || r.Status != n.Status || r.ClaimHash != n.ClaimHash {
+			out = append(out, id) // its locking record was lost
 		}
 	}
-	for _, id := range slices.Sorted(maps.Keys(last)) {
+	for _, id := range slices.Sorted(maps.Keys(lg.last)) {
 		switch n := nodes[id]; {
-		case !last[id].Status.Terminal():
+		case !lg.last[id].Status.Terminal():
 		case n == nil:
-			unproven = append(unproven, id) // the node itself was lost
+			out = append(out, id) // the node itself was lost
 		case !n.Status.Terminal():
-			unproven = append(unproven, id) // the record that locked it was lost; an older one came back
+			out = append(out, id) // the record that locked it was lost; an older one came back
 		}
 	}
-	slices.Sort(unproven)
-	if tailUnknown {
-		*out = append(*out, "the ledger's sequence or its head was lost: records after the last one found may be lost too")
-	}
-	if head != lastHash && lastHash != "" {
-		// Lost with its page, or read from a stale one (an older meta
-		// bucket names an older record as the head).
-		if err := meta.Put(kLedgerHead, []byte(lastHash)); err != nil {
-			return err
-		}
-		switch {
-		case head == "":
-			*out = append(*out, "the ledger head was lost: set to the last ledger record")
-		case headFound:
-			*out = append(*out, "the ledger head named an older record (read from a stale page): set to the last ledger record")
-		default:
-			*out = append(*out, "the ledger head named a record that was lost: set to the last ledger record found")
-		}
-	}
-	if len(lost) == 0 && len(unproven) == 0 {
+	slices.Sort(out)
+	return out
+}
+
+// fixHead sets the ledger head to the last record found when it was lost
+// with its page or read from a stale one (an older meta bucket names an
+// older record as the head).
+func (lg *ledgerGaps) fixHead(meta *bolt.Bucket, out *[]string) error {
+	if lg.head == lg.lastHash || lg.lastHash == "" {
 		return nil
 	}
-	r := LedgerRecord{Time: now.UTC(), Outcome: OutcomeSalvaged, Lost: lost, Unproven: unproven}
-	if err := appendLedger(tx, r); err != nil {
+	if err := meta.Put(kLedgerHead, []byte(lg.lastHash)); err != nil {
 		return err
 	}
-	*out = append(*out, "the verdict ledger records the loss: "+salvageLoss(r))
+	switch {
+	case lg.head == "":
+		*out = append(*out, "the ledger head was lost: set to the last ledger record")
+	case lg.headFound:
+		*out = append(*out, "the ledger head named an older record (read from a stale page): set to the last ledger record")
+	default:
+		*out = append(*out, "the ledger head named a record that was lost: set to the last ledger record found")
+	}
 	return nil
 }

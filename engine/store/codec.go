@@ -11,16 +11,19 @@ import (
 )
 
 // A Codec is the binary form of a record type R, driven by one table of
-// Fields: the table is the form. A record is the form byte FormCounted,
-// the number of fields written (a uvarint), then those fields in table
-// order. Adding a field to R is adding its entry at the end of the table:
-// records written before it say they have fewer fields, and it reads back
-// zero from them. A record with more fields than the table knows was
-// written by a newer questbox and is refused. The domain's round-trip test
-// checks by reflection that every field of R has an entry.
+// Fields: the table is the form. Encoding appends a version byte, the
+// number of fields (uvarint) and then every field in table order;
+// decoding reads as many fields as the record says, in the same order,
+// and leaves the fields past them zero. So adding a field to R is adding
+// its entry at the end of the table: records written before read as they
+// were, the new field zero, and no migration rewrites them. (The domain's
+// round-trip test checks by reflection that every field of R has an
+// entry.) A record cut short is still an error: its count says what it
+// must hold. A record with more fields than the table knows was written
+// by a newer build, and is an error too.
 //
-// Before the count was written, records had a form byte of their own and
-// a fixed number of fields (ReadsLegacy): those read as they always did.
+// A legacy form (WithLegacy) is a version byte followed by a fixed number
+// of fields and no count: the form before the count was written.
 //
 // The forms: a string as a uvarint length and its bytes; an integer as a
 // varint, an unsigned one as a uvarint; a time as a flag byte (0: the zero
@@ -29,13 +32,12 @@ import (
 // nil, so nil and empty stay apart as they do in JSON), map entries sorted
 // by key.
 type Codec[R any] struct {
-	fields []Field[R]
-	legacy map[byte]int // form byte -> its fixed number of fields
+	version byte
+	fields  []Field[R]
+	// legacy maps the version byte of a form without a count to the
+	// number of fields it holds.
+	legacy map[byte]int
 }
-
-// FormCounted is the first byte of a record that says how many fields it
-// has.
-const FormCounted = 0x02
 
 // Field is one entry of a Codec's table. Make it with Text, Int, Uint,
 // Time, Texts, Counts or TextMap.
@@ -49,18 +51,23 @@ type Field[R any] struct {
 // ErrRecord is the cause of a binary record that does not decode.
 var ErrRecord = errors.New("malformed record")
 
-// NewCodec returns the codec of the table fields.
-func NewCodec[R any](fields ...Field[R]) *Codec[R] {
-	return &Codec[R]{fields: fields, legacy: map[byte]int{}}
+// NewCodec returns the codec of the table fields, whose records start
+// with the byte version.
+func NewCodec[R any](version byte, fields ...Field[R]) *Codec[R] {
+	return &Codec[R]{version: version, fields: fields}
 }
 
-// ReadsLegacy makes c read records of the older form whose first byte is
-// form and that hold exactly the first n fields of the table. It returns c.
-func (c *Codec[R]) ReadsLegacy(form byte, n int) *Codec[R] {
-	if form == FormCounted || n > len(c.fields) {
-		panic(fmt.Sprintf("BUG: store: legacy form %#x of %d fields for a table of %d", form, n, len(c.fields)))
+// WithLegacy makes c read records that start with version and hold the
+// first n fields of the table with no count (what an earlier build
+// wrote), and returns c.
+func (c *Codec[R]) WithLegacy(version byte, n int) *Codec[R] {
+	if version == c.version || n > len(c.fields) {
+		panic("BUG: store: a legacy form must have its own version byte and no more fields than the table")
 	}
-	c.legacy[form] = n
+	if c.legacy == nil {
+		c.legacy = map[byte]int{}
+	}
+	c.legacy[version] = n
 	return c
 }
 
@@ -75,7 +82,7 @@ func (c *Codec[R]) Names() []string {
 
 // Append appends r's record to b.
 func (c *Codec[R]) Append(b []byte, r *R) []byte {
-	b = append(b, FormCounted)
+	b = append(b, c.version)
 	b = binary.AppendUvarint(b, uint64(len(c.fields)))
 	for i := range c.fields {
 		b = c.fields[i].enc(b, r)
@@ -84,11 +91,14 @@ func (c *Codec[R]) Append(b []byte, r *R) []byte {
 }
 
 // Decode reads the record raw into r, which it zeroes first. A record of
-// an unknown form, cut short, with bytes past its end or with more fields
-// than the table knows is ErrRecord.
+// another form, cut short or with bytes past its end is ErrRecord.
 func (c *Codec[R]) Decode(raw []byte, r *R) error {
 	if len(raw) == 0 {
 		return fmt.Errorf("%w: empty", ErrRecord)
+	}
+	n, legacy := c.legacy[raw[0]]
+	if !legacy && raw[0] != c.version {
+		return fmt.Errorf("%w: unknown form", ErrRecord)
 	}
 	// One string holds the whole record: every string field is a slice
 	// of it, so a decode costs one allocation for all its strings.
@@ -96,33 +106,23 @@ func (c *Codec[R]) Decode(raw []byte, r *R) error {
 	// would otherwise be allocated for every record.
 	d := readers.Get().(*reader)
 	*d = reader{b: raw[1:], s: string(raw[1:])}
-	defer func() {
-		*d = reader{}
-		readers.Put(d)
-	}()
-	n, ok := c.legacy[raw[0]]
-	switch {
-	case raw[0] == FormCounted:
-		count := d.uvarint()
-		if d.err != nil {
-			return d.err
-		}
-		if count > uint64(len(c.fields)) {
-			return fmt.Errorf("%w: %d fields, this questbox knows %d (written by a newer questbox)", ErrRecord, count, len(c.fields))
-		}
-		n = int(count)
-	case !ok:
-		return fmt.Errorf("%w: unknown form", ErrRecord)
+	if !legacy {
+		n = int(min(d.uvarint(), uint64(len(c.fields))+1))
 	}
 	var zero R
 	*r = zero
-	for i := range c.fields[:n] {
+	if n > len(c.fields) && d.err == nil {
+		d.err = fmt.Errorf("%w: it has more fields than this questbox knows (written by a newer one)", ErrRecord)
+	}
+	for i := range min(n, len(c.fields)) {
 		c.fields[i].dec(d, r)
 	}
 	err := d.err
 	if err == nil && len(d.b) > 0 {
 		err = fmt.Errorf("%w: %d bytes past its end", ErrRecord, len(d.b))
 	}
+	*d = reader{}
+	readers.Put(d)
 	return err
 }
 

@@ -29,6 +29,11 @@ const FileName = "questbox.db"
 type Schema struct {
 	Version    uint64
 	Migrations []func(tx *bolt.Tx) error
+	// ReadAsIs says whether a read-only open, which writes nothing, may
+	// read a store of the older schema v as it is, and what to note when
+	// it does; a store it may not is refused with ErrReadOnly (it needs
+	// an upgrade first).
+	ReadAsIs func(v uint64) (note string, ok bool)
 }
 
 // Options tune Open.
@@ -375,6 +380,22 @@ func (s *DB) schemaState() (v uint64, complete bool, err error) {
 	return v, complete, err
 }
 
+// readAsIs reads the older schema v as it is, if the domain says a
+// read-only open may.
+func (s *DB) readAsIs(v uint64) bool {
+	if s.want.ReadAsIs == nil {
+		return false
+	}
+	note, ok := s.want.ReadAsIs(v)
+	if ok {
+		s.schema = v
+		if note != "" {
+			s.notes = append(s.notes, note)
+		}
+	}
+	return ok
+}
+
 func (s *DB) migrate() error {
 	// Most opens need no write at all: don't spend an fsync on them.
 	v, complete, err := s.schemaState()
@@ -387,17 +408,7 @@ func (s *DB) migrate() error {
 	case v == s.want.Version && complete:
 		s.schema = v
 		return nil
-	case s.readOnly && (v == 2 || v == 3) && complete:
-		// Schemas 3 and 4 change no record this build cannot read as it
-		// is (quests in JSON read as well as in their binary form; a
-		// schema 2 store has no running node whose record says pending).
-		s.schema = v
-		return nil
-	case s.readOnly && v == 1 && complete:
-		// Schema 2 only adds node hashes to the ledger: reading schema 1
-		// as it is is harmless, and Verify says what it could not check.
-		s.schema = v
-		s.notes = append(s.notes, fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", s.want.Version))
+	case s.readOnly && complete && s.readAsIs(v):
 		return nil
 	case s.readOnly:
 		return fmt.Errorf("questbox store %s has schema v%d and needs an upgrade to v%d, which writes to it: run `questbox run` or a writing command first: %w", s.path, v, s.want.Version, ErrReadOnly)

@@ -718,87 +718,114 @@ type Probe struct {
 // whose live page was lost may thus come back in an older version; the
 // report says how many records came from this scan.
 func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, probes []Probe) string {
-	found := map[string]map[string][]byte{}
-	type nestedRec struct {
-		pr   *Probe
-		k, v []byte
-	}
-	var nested []nestedRec
-	pages := 0
-	last := min(w.hwm, f.Pages())
-	for id := uint64(2); id < last; id++ {
-		if w.seen[id] || w.free[id] {
-			continue
-		}
-		h, err := f.Header(id)
-		if err != nil || h.ID != id || h.Flags != boltfile.FlagLeaf {
-			continue
-		}
-		p, err := f.ReadPage(id)
-		if err != nil {
-			continue
-		}
-		elems, err := p.Elems()
-		if err != nil {
-			continue
-		}
-		// The records of small buckets kept inline in the page count too.
-		for _, e := range elems {
-			if !e.Bucket {
-				continue
-			}
-			if h, err := boltfile.ParseBucket(e.Value); err == nil && h.Inline != nil {
-				if inner, err := h.Inline.Elems(); err == nil {
-					elems = append(elems, inner...)
-				}
-			}
-		}
-		used := false
-		for _, e := range elems {
-			if e.Bucket {
-				continue
-			}
-			for i := range probes {
-				pr := &probes[i]
-				if !pr.Match(e.Key, e.Value) {
-					continue
-				}
-				used = true
-				if pr.Nest != nil {
-					nested = append(nested, nestedRec{pr, bytes.Clone(e.Key), bytes.Clone(e.Value)})
-					break
-				}
-				b := found[string(pr.Bucket)]
-				if b == nil {
-					b = map[string][]byte{}
-					found[string(pr.Bucket)] = b
-				}
-				if old, ok := b[string(e.Key)]; !ok || (pr.Newer != nil && pr.Newer(e.Value, old)) {
-					b[string(e.Key)] = bytes.Clone(e.Value)
-				}
-				break
-			}
-		}
-		if used {
-			pages++
+	sc := &pageScan{probes: probes, found: map[string]map[string][]byte{}}
+	for id := uint64(2); id < min(w.hwm, f.Pages()); id++ {
+		if !w.seen[id] && !w.free[id] {
+			sc.page(f, id)
 		}
 	}
+	parts := sc.place(got, rep)
+	parts = append(parts, sc.placeNested(got, rep)...)
+	if len(parts) == 0 {
+		rep.Notes = append(rep.Notes, "no further record was found on the pages the walk could not reach")
+		return ""
+	}
+	return fmt.Sprintf("records below the damaged pages were searched for on the %d unreachable pages that hold some: recovered %s records; where the newest copy of a record was lost, an older one may have come back (indexes and other buckets are not recognised this way; the indexes are rebuilt)", sc.pages, strings.Join(parts, ", "))
+}
+
+// pageScan is what deepScan found: per bucket the newest copy of each
+// record the probes recognise, and the nested records (a quest's edges)
+// whose bucket the records found will tell.
+type pageScan struct {
+	probes []Probe
+	found  map[string]map[string][]byte
+	nested []nestedRecord
+	pages  int // pages that held a record found
+}
+
+type nestedRecord struct {
+	pr   *Probe
+	k, v []byte
+}
+
+// page reads leaf page id, if it is one, and keeps every record a probe
+// recognises, those of the small buckets kept inline in it included.
+func (sc *pageScan) page(f *boltfile.File, id uint64) {
+	h, err := f.Header(id)
+	if err != nil || h.ID != id || h.Flags != boltfile.FlagLeaf {
+		return
+	}
+	p, err := f.ReadPage(id)
+	if err != nil {
+		return
+	}
+	elems, err := p.Elems()
+	if err != nil {
+		return
+	}
+	for _, e := range elems {
+		if !e.Bucket {
+			continue
+		}
+		if h, err := boltfile.ParseBucket(e.Value); err == nil && h.Inline != nil {
+			if inner, err := h.Inline.Elems(); err == nil {
+				elems = append(elems, inner...)
+			}
+		}
+	}
+	used := false
+	for _, e := range elems {
+		if !e.Bucket {
+			used = sc.record(e.Key, e.Value) || used
+		}
+	}
+	if used {
+		sc.pages++
+	}
+}
+
+// record keeps k, v if a probe recognises it: the newer of two copies.
+func (sc *pageScan) record(k, v []byte) bool {
+	for i := range sc.probes {
+		pr := &sc.probes[i]
+		if !pr.Match(k, v) {
+			continue
+		}
+		if pr.Nest != nil {
+			sc.nested = append(sc.nested, nestedRecord{pr, bytes.Clone(k), bytes.Clone(v)})
+			return true
+		}
+		b := sc.found[string(pr.Bucket)]
+		if b == nil {
+			b = map[string][]byte{}
+			sc.found[string(pr.Bucket)] = b
+		}
+		if old, ok := b[string(k)]; !ok || (pr.Newer != nil && pr.Newer(v, old)) {
+			b[string(k)] = bytes.Clone(v)
+		}
+		return true
+	}
+	return false
+}
+
+// place puts the records found into got: where the tree gave none, or
+// gave a damaged or older copy (the tree itself may be a stale one: a lost
+// root or branch write left an older page that still reads as one). It
+// returns what it added, per bucket.
+func (sc *pageScan) place(got *salvaged, rep *SalvageReport) []string {
 	var parts []string
 	replaced := 0
-	for _, name := range slices.Sorted(maps.Keys(found)) {
-		pr := probeOf(probes, name)
+	for _, name := range slices.Sorted(maps.Keys(sc.found)) {
+		pr := probeOf(sc.probes, name)
 		dst := got.root.at([]string{name})
 		n := 0
-		for k, v := range found[name] {
+		for k, v := range sc.found[name] {
 			old, ok := dst.keys[k]
 			switch {
 			case !ok:
 				dst.keys[k] = v
 				n++
 			case !pr.Match([]byte(k), old) || (pr.Newer != nil && pr.Newer(v, old)):
-				// The tree gave a damaged or older copy: the tree itself
-				// may be a stale one (a lost root or branch write left an
-				// older page that still reads as one).
 				dst.keys[k] = v
 				replaced++
 			}
@@ -810,7 +837,12 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 	if replaced > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d records the tree gave were older or damaged copies of records found on unreachable pages: the newer copies were kept", replaced))
 	}
-	// Nested records (a quest's edges) go where the records found say.
+	return parts
+}
+
+// placeNested puts each nested record where the records found say it
+// belongs, and says how many it placed per bucket.
+func (sc *pageScan) placeNested(got *salvaged, rep *SalvageReport) []string {
 	lookup := func(bucket, key []byte) []byte {
 		if b := got.root.subs[string(bucket)]; b != nil {
 			return b.keys[string(key)]
@@ -818,7 +850,7 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 		return nil
 	}
 	placed, unplaced := map[string]int{}, 0
-	for _, r := range nested {
+	for _, r := range sc.nested {
 		name := r.pr.Nest(r.v, lookup)
 		if name == "" {
 			unplaced++
@@ -830,17 +862,14 @@ func deepScan(f *boltfile.File, w *walker, got *salvaged, rep *SalvageReport, pr
 			placed[string(r.pr.Bucket)]++
 		}
 	}
-	for _, name := range slices.Sorted(maps.Keys(placed)) {
-		parts = append(parts, fmt.Sprintf("%d %s", placed[name], name))
-	}
 	if unplaced > 0 {
 		rep.Lost = append(rep.Lost, fmt.Sprintf("%d records were found whose bucket could not be told (the records they name were lost too)", unplaced))
 	}
-	if len(parts) == 0 {
-		rep.Notes = append(rep.Notes, "no further record was found on the pages the walk could not reach")
-		return ""
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(placed)) {
+		parts = append(parts, fmt.Sprintf("%d %s", placed[name], name))
 	}
-	return fmt.Sprintf("records below the damaged pages were searched for on the %d unreachable pages that hold some: recovered %s records; where the newest copy of a record was lost, an older one may have come back (indexes and other buckets are not recognised this way; the indexes are rebuilt)", pages, strings.Join(parts, ", "))
+	return parts
 }
 
 // probeOf is the first probe of bucket name.
