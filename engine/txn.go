@@ -392,7 +392,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 			return err
 		}
 	}
-	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
+	return t.emit(nodeEvent(q, n, from, to, why))
 }
 
 // leaveIndexes takes node n of quest q (key: its order) out of the
@@ -527,7 +527,7 @@ func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel s
 			return nil, false, err
 		}
 	}
-	return n, false, t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: role, To: string(st), Reason: "created"})
+	return n, false, t.emit(nodeEvent(q, n, "", st, "created"))
 }
 
 func (t *txn) edge(q *Quest, from, to, rel string) error {
