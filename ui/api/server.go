@@ -455,7 +455,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 		v.TruncateTo = &b.Offset
 	}
 	for _, n := range b.Nodes {
-		line, err := json.Marshal(ExportRecord{Quest: b.Quest, Node: NodeView(n)})
+		line, err := json.Marshal(ExportRecord{Quest: b.Quest, Node: NodeView(n), Stages: StagesView(b.Stages[n.ID])})
 		if err != nil {
 			return err
 		}
