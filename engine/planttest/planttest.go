@@ -26,7 +26,7 @@ type Fixture struct {
 	BlockedStages, RevisingStages []string
 }
 
-// Dissent is what the second judge dissents with, a fact on the owner.
+// Dissent is what the second judge dissents with, a fact on it.
 const Dissent = "the evidence cites one invoice only"
 
 // V32 makes quest (a team quest) a v3.2 quest with a council of one
@@ -41,11 +41,11 @@ func V32(e *engine.Engine, quest string) (Fixture, error) {
 		q.Teams, q.MaxRevisions, q.AcceptMode = true, 2, "judge"
 	})
 	f.Owner = p.node(engine.Node{Role: engine.RoleOwner, Hypothesis: "triage the proposals", Status: engine.CouncilPending,
-		Phase: engine.PhaseDesign, Facts: []gates.Fact{{Rule: "dissent", Level: gates.Review, Where: "judge 2 (gemini)", Actual: Dissent}}}, "")
-	f.Reviewer = p.member(f.Owner, engine.RoleReviewer, "local", engine.Running, "", false)
+		Phase: engine.PhaseDesign}, "")
+	f.Reviewer = p.member(f.Owner, engine.RoleReviewer, "local", engine.Running, "", "", false)
 	f.Judges = []string{
-		p.member(f.Owner, engine.RoleJudge, "claude", engine.Explored, "pass", true),
-		p.member(f.Owner, engine.RoleJudge, "gemini", engine.Explored, "revise", true),
+		p.member(f.Owner, engine.RoleJudge, "claude", engine.Explored, "pass", "", true),
+		p.member(f.Owner, engine.RoleJudge, "gemini", engine.Explored, "revise", Dissent, true),
 	}
 	f.Blocked = p.node(engine.Node{Parent: f.Owner, Role: engine.RolePOC, Hypothesis: "build the OCR pipeline", Status: engine.TeamBlocked,
 		TeamKind: engine.RolePOC, RevisionCount: 2, MaxRevisions: 2, Outcome: "FAIL"}, engine.EdgeSpawned)
@@ -101,10 +101,14 @@ func (p *planter) edge(from, to, rel string) {
 	}
 }
 
-func (p *planter) member(owner, role, provider string, st engine.Status, verdict string, replied bool) string {
+func (p *planter) member(owner, role, provider string, st engine.Status, verdict, dissent string, replied bool) string {
 	p.seq++
-	id := p.node(engine.Node{Parent: owner, Role: role, Provider: provider, Status: st, Verdict: verdict,
-		Hypothesis: fmt.Sprintf("council member %d (%s, %s) of %s", p.seq, role, provider, owner)}, engine.EdgeCouncilOf)
+	n := engine.Node{Parent: owner, Role: role, Provider: provider, Status: st, Verdict: verdict,
+		Hypothesis: fmt.Sprintf("council member %d (%s, %s) of %s", p.seq, role, provider, owner)}
+	if dissent != "" {
+		n.Facts = []gates.Fact{{Rule: "dissent", Level: gates.Review, Where: "dissent", Actual: dissent}}
+	}
+	id := p.node(n, engine.EdgeCouncilOf)
 	if replied {
 		p.edge(id, owner, engine.EdgeCouncilReply)
 	}

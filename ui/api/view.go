@@ -91,6 +91,11 @@ type QuestDetail struct {
 	Quest Quest  `json:"quest"`
 	Nodes []Node `json:"nodes"`
 	Edges []Edge `json:"edges"`
+	// Teams and Councils fold the quest's Teams with their stage strips
+	// and its owners' councils with their votes (fold.go); absent for a
+	// quest without them.
+	Teams    []Team         `json:"teams,omitempty"`
+	Councils []OwnerCouncil `json:"councils,omitempty"`
 }
 
 // Node is one node: its claim, its verdict and its history.
