@@ -74,7 +74,7 @@ func TestFoldTeamsAndCouncils(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		team, status, strip string
-		rev, max             int
+		rev, max            int
 	}{
 		{f.Blocked, "team_blocked", "plan ✓ → exec ✓ → accept ✗ → exec ✓ → accept ✗", 2, 2},
 		{f.Revising, "revising", "plan ✓ → exec ✓ → accept ✗ → exec ·", 1, 2},
