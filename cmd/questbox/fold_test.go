@@ -1,0 +1,87 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/planttest"
+	"github.com/questbox/questbox/ui/api"
+)
+
+// plantV32 makes quest q1 in data a v3.2 quest with a council and Teams.
+func plantV32(t *testing.T, data string) planttest.Fixture {
+	t.Helper()
+	must(t, 0, "", "quest", "new", "ocr", "--direction", "free OCR", "--provider", "external", "--data", data)
+	st, err := engine.OpenStore(data, engine.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	eng, err := engine.New(st, engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Shutdown(0)
+	f, err := planttest.V32(eng, "q1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestQuestShowFoldsTeamsAndCouncils: `quest show` prints the level, each
+// Team as one line with its stage strip, the council under its owner with
+// each member's provider and vote and the dissent; stage nodes and members
+// are not rows of the node table. --json carries the same fold.
+func TestQuestShowFoldsTeamsAndCouncils(t *testing.T) {
+	data := dataDir(t)
+	f := plantV32(t, data)
+	out := must(t, 0, "", "quest", "show", "q1", "--data", data).stdout
+	for _, want := range []string{
+		"\nlevel v3.2 teams, council reviewers local judges claude,gemini, Teams (max revisions 2, accept by judge)\n",
+		"plan ✓ → exec ✓ → accept ✗ → exec ✓ → accept ✗ (rev 2/2)",
+		"plan ✓ → exec ✓ → accept ✗ → exec · (rev 1/2)",
+		"\ncouncil of owner " + f.Owner + " (council_pending, design phase):\n",
+		"vote pass\n", "vote revise\n",
+		"dissent of " + f.Judges[1] + " (gemini): " + planttest.Dissent,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("quest show has no %q:\n%s", want, out)
+		}
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, f.Blocked+" ") && !strings.Contains(line, "team_blocked") {
+			t.Errorf("the Team's row: %q", line)
+		}
+		for _, id := range append([]string{f.Reviewer, f.BlockedStages[0], f.RevisingStages[3]}, f.Judges...) {
+			if strings.HasPrefix(line, id+" ") && !strings.HasPrefix(line, id+" (") {
+				t.Errorf("%s is a row of the node table: %q", id, line)
+			}
+		}
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, f.Blocked) && strings.Contains(l, "plan ✓") && !strings.Contains(l, "poc") {
+			t.Errorf("the Team's line does not name its kind: %q", l)
+		}
+	}
+	var d api.QuestDetail
+	decode(t, must(t, 0, "", "quest", "show", "q1", "--json", "--data", data), &d)
+	if d.Quest.Level != engine.LevelTeams || len(d.Teams) != 2 || len(d.Councils) != 1 || len(d.Councils[0].Members) != 3 {
+		t.Errorf("--json: level %q, %d Teams, %d councils", d.Quest.Level, len(d.Teams), len(d.Councils))
+	}
+}
+
+// TestQuestShowOfATeamQuestHasNoLevel: a v2 quest's `quest show` prints as
+// it always did: no level line, no Teams, no council.
+func TestQuestShowOfATeamQuestHasNoLevel(t *testing.T) {
+	data := dataDir(t)
+	must(t, 0, "", "quest", "new", "ocr", "--direction", "free OCR", "--provider", "external", "--data", data)
+	must(t, 0, "", "scan", "q1", "tesseract jpn", "--data", data)
+	out := must(t, 0, "", "quest", "show", "q1", "--data", data).stdout
+	for _, no := range []string{"level", "Teams:", "council"} {
+		if strings.Contains(out, no) {
+			t.Errorf("a v2 quest's show has %q:\n%s", no, out)
+		}
+	}
+}
