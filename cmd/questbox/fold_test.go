@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -83,5 +85,41 @@ func TestQuestShowOfATeamQuestHasNoLevel(t *testing.T) {
 		if strings.Contains(out, no) {
 			t.Errorf("a v2 quest's show has %q:\n%s", no, out)
 		}
+	}
+}
+
+// TestExportListsATeamsStages: `export` writes a Team's record with its
+// stage nodes, oldest first, and its revision count.
+func TestExportListsATeamsStages(t *testing.T) {
+	data := dataDir(t)
+	f := plantV32(t, data)
+	out := must(t, 0, "", "export", "q1", "--data", data).stdout
+	found := false
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var rec api.ExportRecord
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("export line %q: %v", line, err)
+		}
+		if rec.ID != f.Blocked {
+			if len(rec.Stages) > 0 {
+				t.Errorf("%s (%s) lists stages %v", rec.ID, rec.Role, rec.Stages)
+			}
+			continue
+		}
+		found = true
+		var ids []string
+		for _, s := range rec.Stages {
+			ids = append(ids, s.ID)
+		}
+		if !slices.Equal(ids, f.BlockedStages) || rec.RevisionCount != 2 || rec.Status != api.NodeTeamBlocked || rec.TeamKind != "poc" {
+			t.Errorf("the Team's record: stages %v, revisions %d, status %s, kind %q; want stages %v, 2, team_blocked, poc",
+				ids, rec.RevisionCount, rec.Status, rec.TeamKind, f.BlockedStages)
+		}
+		if rec.Stages[2].Stage != engine.StageAccept || rec.Stages[2].Verdict != api.VerdictReject {
+			t.Errorf("third stage: %+v, want the accepter's reject", rec.Stages[2])
+		}
+	}
+	if !found {
+		t.Errorf("no record of the Team %s in the export:\n%s", f.Blocked, out)
 	}
 }
