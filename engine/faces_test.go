@@ -199,3 +199,25 @@ func snapshot(t *testing.T, e *engine.Engine, quest string) string {
 	}
 	return string(raw)
 }
+
+// TestHasBlockedTeam: a quest not done with a team_blocked node wants the
+// red LED; a done one does not, nor one without.
+func TestHasBlockedTeam(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status engine.QuestStatus
+		counts map[engine.Status]int
+		want   bool
+	}{
+		{"active, blocked", engine.QuestActive, map[engine.Status]int{engine.TeamBlocked: 1}, true},
+		{"stopped, blocked", engine.QuestStopped, map[engine.Status]int{engine.TeamBlocked: 2}, true},
+		{"terminated, blocked", engine.QuestTerminated, map[engine.Status]int{engine.TeamBlocked: 1}, true},
+		{"done, blocked", engine.QuestDone, map[engine.Status]int{engine.TeamBlocked: 1}, false},
+		{"active, revising", engine.QuestActive, map[engine.Status]int{engine.Revising: 1, engine.Exhausted: 3}, false},
+	} {
+		q := engine.Quest{Status: tc.status, Counts: tc.counts}
+		if got := q.HasBlockedTeam(); got != tc.want {
+			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

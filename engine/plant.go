@@ -15,8 +15,8 @@ import (
 // is indistinguishable from one the engine wrote.
 
 // PlantQuest changes quest id's record with set (its council, Teams,
-// per-role providers); counts and the running node are the engine's and
-// are kept.
+// per-role providers); its status, counts and running node are the
+// engine's and are kept.
 func (e *Engine) PlantQuest(id string, set func(*Quest)) error {
 	if err := e.writable(); err != nil {
 		return err
@@ -26,9 +26,9 @@ func (e *Engine) PlantQuest(id string, set func(*Quest)) error {
 		if err != nil {
 			return err
 		}
-		counts, running, queued := q.Counts, q.Running, q.Queued
+		keep := *q
 		set(q)
-		q.ID, q.Counts, q.Running, q.Queued = id, counts, running, queued
+		q.ID, q.Status, q.Reason, q.Counts, q.Running, q.Queued = id, keep.Status, keep.Reason, keep.Counts, keep.Running, keep.Queued
 		return nil
 	})
 }

@@ -620,6 +620,7 @@ type State struct {
 	ConsentsPending int    `json:"consents_pending"`
 	Offline         bool   `json:"offline"`
 	QuestsAttention int    `json:"quests_needing_attention"` // terminated, or stopped other than by the owner
+	TeamsBlocked    int    `json:"teams_blocked,omitempty"`  // unfinished quests with a team_blocked Team (red, like an exhausted quest)
 	Fault           string `json:"fault,omitempty"`
 }
 
@@ -650,7 +651,7 @@ func DeviceView(st box.Status) Device {
 	v := Device{Backend: st.Snapshot.Backend, Green: led(st.Snapshot.Green), Amber: led(st.Snapshot.Amber), Red: led(st.Snapshot.Red),
 		Button: Button{Pin: st.ButtonPin, Simulated: st.Simulated},
 		State: State{Starting: s.Starting, Halted: s.Halted, AgentsRunning: s.AgentsRunning, ConsentsPending: s.ConsentsPending,
-			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, Fault: s.Fault},
+			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, TeamsBlocked: s.TeamsBlocked, Fault: s.Fault},
 		Network:  Network{Online: st.Online},
 		Broker:   Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
 		Consents: make([]Consent, len(st.Consents))}
