@@ -89,6 +89,19 @@ func TestNodeEventsCarryTeamStageAndPhase(t *testing.T) {
 	if ev := got[f.Blocked]; ev.To != string(engine.TeamBlocked) || ev.Team != "" || ev.Stage != "" {
 		t.Errorf("Team's event: %+v, want to team_blocked without team or stage", ev)
 	}
+	// The event a node is created with carries them too.
+	created := false
+	for _, ev := range evs {
+		if ev.Node == f.RevisingStages[3] && ev.Reason == "created" {
+			created = true
+			if ev.Team != f.Revising || ev.Stage != engine.StageExec {
+				t.Errorf("created event of a stage: %+v, want team %s, stage exec", ev, f.Revising)
+			}
+		}
+	}
+	if !created {
+		t.Errorf("no created event of %s", f.RevisingStages[3])
+	}
 }
 
 // TestExportListsTeamStages: a Team's export record lists its stage

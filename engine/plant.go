@@ -56,19 +56,20 @@ func (e *Engine) PlantNode(quest string, n Node, rel string) (*Node, error) {
 				return err
 			}
 		}
-		made, dup, err := t.newNode(q, parent, n.Role, n.Hypothesis, Pending, rel)
+		made, dup, err := t.newNodeWith(q, parent, n.Role, n.Hypothesis, Pending, rel, func(made *Node) {
+			keep := *made
+			*made = n
+			made.ID, made.Quest, made.Order, made.Created = keep.ID, keep.Quest, keep.Order, keep.Created
+			made.Parent, made.Depth, made.Status = keep.Parent, keep.Depth, Pending
+			made.Runs, made.Attempts = slices.Clone(n.Runs), slices.Clone(n.Attempts)
+			made.LockSeq, made.head = 0, false
+		})
 		if err != nil {
 			return err
 		}
 		if dup {
 			return fmt.Errorf("plant node: quest %s has the hypothesis %q already (%s): %w", quest, n.Hypothesis, made.ID, ErrInvalid)
 		}
-		keep := *made
-		*made = n
-		made.ID, made.Quest, made.Order, made.Created = keep.ID, keep.Quest, keep.Order, keep.Created
-		made.Parent, made.Depth, made.Status = keep.Parent, keep.Depth, Pending
-		made.Runs, made.Attempts = slices.Clone(n.Runs), slices.Clone(n.Attempts)
-		made.LockSeq, made.head = 0, false
 		out = made
 		return t.place(q, made, n.Status)
 	})
