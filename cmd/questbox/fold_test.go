@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/planttest"
@@ -121,5 +122,27 @@ func TestExportListsATeamsStages(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no record of the Team %s in the export:\n%s", f.Blocked, out)
+	}
+}
+
+// TestEventLineNamesTeamStageAndPhase: a node event's line names its Team
+// and stage, or its phase; a v1/v2 node event's line is unchanged.
+func TestEventLineNamesTeamStageAndPhase(t *testing.T) {
+	at := time.Date(2026, 12, 3, 12, 0, 5, 0, time.Local)
+	for _, tc := range []struct {
+		name string
+		ev   api.Event
+		want string
+	}{
+		{"v2", api.Event{Time: at, Kind: api.KindNode, Quest: "q1", Node: "n3", Role: "scout", From: "pending", To: "running"},
+			"12:00:05 q1 n3 scout      pending → running"},
+		{"stage", api.Event{Time: at, Kind: api.KindNode, Quest: "q1", Node: "n8", Role: "accepter", Team: "n5", Stage: "accept", From: "pending", To: "running"},
+			"12:00:05 q1 n8 accepter   pending → running  [Team n5 accept]"},
+		{"phase", api.Event{Time: at, Kind: api.KindNode, Quest: "q1", Node: "n1", Role: "owner", Phase: "design", From: "pending", To: "council_pending"},
+			"12:00:05 q1 n1 owner      pending → council_pending  [design phase]"},
+	} {
+		if got := formatEvent(tc.ev); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
