@@ -75,6 +75,16 @@ func TestBrowserTeamsAndCouncil(t *testing.T) {
 		t.Errorf("the dissenting judge's title (hover) is %q, want its vote and dissent", title)
 	}
 	browsertest.Screenshot(t, ctx, "team-folded-council")
+	// A tap on a member opens it: its provider and its dissent.
+	judge := fmt.Sprintf(`%s [data-node=%q]`, g, fx.Judges[1])
+	run("open the dissenting judge", chromedp.Click(judge))
+	browsertest.WaitFor(t, ctx, "the judge's detail", fmt.Sprintf(`document.querySelector('[data-detail=%q]') !== null`, fx.Judges[1]))
+	detail := browsertest.Eval[string](t, ctx, fmt.Sprintf(`document.querySelector('[data-detail=%q]').textContent`, fx.Judges[1]))
+	if !strings.Contains(detail, "provider") || !strings.Contains(detail, "gemini") || !strings.Contains(detail, planttest.Dissent) {
+		t.Errorf("the judge's detail has no provider gemini or dissent: %q", detail)
+	}
+	browsertest.Screenshot(t, ctx, "member-detail")
+	run("close the member", chromedp.Click(`#node .close button`))
 
 	// A tap expands the Team: its stages and their edges are drawn.
 	run("expand the Team", chromedp.Click(team))
