@@ -146,3 +146,11 @@ func TestEventLineNamesTeamStageAndPhase(t *testing.T) {
 		}
 	}
 }
+
+// TestStateTextNamesBlockedTeams: `device status` says why red is lit
+// when a Team is blocked.
+func TestStateTextNamesBlockedTeams(t *testing.T) {
+	if got, want := stateText(api.State{TeamsBlocked: 1, AgentsRunning: 1}), "1 quest(s) with a blocked Team; 1 agent run(s)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
