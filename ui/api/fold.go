@@ -114,13 +114,13 @@ func fold(q *engine.Quest, nodes []Node, edges []Edge) ([]Team, []OwnerCouncil) 
 		if n.TeamKind == "" {
 			continue
 		}
-		max := n.MaxRevisions
-		if max == 0 {
-			max = q.MaxRevisions
+		limit := n.MaxRevisions
+		if limit == 0 {
+			limit = q.MaxRevisions
 		}
 		at[n.ID] = len(teams)
 		teams = append(teams, Team{ID: n.ID, Kind: n.TeamKind, Status: n.Status, Hypothesis: n.Hypothesis,
-			RevisionCount: n.RevisionCount, MaxRevisions: max, Stages: []StageMark{}})
+			RevisionCount: n.RevisionCount, MaxRevisions: limit, Stages: []StageMark{}})
 	}
 	for _, n := range nodes {
 		if i, ok := at[n.Team]; ok && n.Stage != "" {
