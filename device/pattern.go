@@ -136,12 +136,16 @@ func (p Pattern) period() time.Duration {
 // State is what the LEDs report: the box's health as the daemon sees it. The zero
 // value is a healthy, idle box.
 type State struct {
-	Starting         bool   // the daemon has not finished starting
-	AgentsRunning    int    // agent runs in progress
-	ConsentsPending  int    // consent requests waiting for a human
-	Offline          bool   // no network
-	QuestsTerminated int    // quests terminated or exhausted
-	Fault            string // "" = none; otherwise what is broken: store, broker auth, config
+	Starting         bool // the daemon has not finished starting
+	AgentsRunning    int  // agent runs in progress
+	ConsentsPending  int  // consent requests waiting for a human
+	Offline          bool // no network
+	QuestsTerminated int  // quests terminated or exhausted
+	// TeamsBlocked counts the unfinished quests with a Team rejected
+	// max_revisions times (team_blocked, SPEC §2.8): shown as an
+	// exhausted quest is, but not a quest's status, so counted apart.
+	TeamsBlocked int
+	Fault        string // "" = none; otherwise what is broken: store, broker auth, config
 	// Halted means the daemon can do no work at all (its store is refused)
 	// and waits for a person: green is dark, only the fault shows.
 	Halted bool
@@ -162,8 +166,8 @@ type LEDs struct {
 //   - Amber: awaiting consent (2 Hz blink) beats offline (100 ms flash every 1.5 s),
 //     because consent needs a human now while the network usually comes back by
 //     itself; otherwise off.
-//   - Red: a fault (4 Hz blink) beats a terminated or exhausted quest (solid);
-//     otherwise off.
+//   - Red: a fault (4 Hz blink) beats a terminated or exhausted quest, or one
+//     with a blocked Team (solid); otherwise off.
 //
 // Green stays healthy (solid or blinking) even when red shows a fault: it answers
 // "is the daemon doing work", red answers "does something need fixing". Only a
@@ -191,7 +195,7 @@ func Patterns(s State) LEDs {
 	switch {
 	case s.Fault != "":
 		l.Red = PatternFault
-	case s.QuestsTerminated > 0:
+	case s.QuestsTerminated > 0, s.TeamsBlocked > 0:
 		l.Red = PatternSolid
 	}
 	return l
@@ -207,7 +211,7 @@ func Worst(s State) Pattern {
 		return PatternChase
 	case s.Fault != "":
 		return PatternFault
-	case s.QuestsTerminated > 0:
+	case s.QuestsTerminated > 0, s.TeamsBlocked > 0:
 		return PatternSolid
 	case s.ConsentsPending > 0:
 		return PatternConsent

@@ -118,6 +118,8 @@ func TestPatterns(t *testing.T) {
 		{"awaiting consent", device.State{ConsentsPending: 1}, device.LEDs{solid, consent, off}},
 		{"offline", device.State{Offline: true}, device.LEDs{solid, offline, off}},
 		{"quest terminated", device.State{QuestsTerminated: 1}, device.LEDs{solid, off, solid}},
+		{"Team blocked, like an exhausted quest", device.State{TeamsBlocked: 1}, device.LEDs{solid, off, solid}},
+		{"fault beats a blocked Team", device.State{Fault: "config", TeamsBlocked: 1}, device.LEDs{solid, off, fault}},
 		{"fault", device.State{Fault: "store"}, device.LEDs{solid, off, fault}},
 		{"halted on a fault", device.State{Fault: "store", Halted: true}, device.LEDs{off, off, fault}},
 		// Worst state wins on each LED.
@@ -147,6 +149,7 @@ func TestWorst(t *testing.T) {
 		{"offline beats running", device.State{AgentsRunning: 1, Offline: true}, device.PatternOffline},
 		{"consent beats offline", device.State{AgentsRunning: 1, Offline: true, ConsentsPending: 1}, device.PatternConsent},
 		{"terminated beats consent", device.State{ConsentsPending: 1, Offline: true, QuestsTerminated: 1}, device.PatternSolid},
+		{"a blocked Team beats consent", device.State{ConsentsPending: 1, TeamsBlocked: 1}, device.PatternSolid},
 		{"fault beats all", all, device.PatternFault},
 		{"starting", device.State{Starting: true, Fault: "config"}, device.PatternChase},
 	} {

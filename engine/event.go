@@ -30,6 +30,12 @@ type Event struct {
 	Quest string    `json:"quest,omitempty"`
 	Node  string    `json:"node,omitempty"`
 	Role  string    `json:"role,omitempty"`
+	// Team, Stage and Phase are the node's (kind node), when it has them:
+	// the Team a stage node belongs to, its stage, an owner's phase
+	// (SPEC §2.8).
+	Team  string `json:"team,omitempty"`
+	Stage string `json:"stage,omitempty"`
+	Phase string `json:"phase,omitempty"`
 	// From and To are node statuses (kind node) or quest statuses (kind quest).
 	From string `json:"from,omitempty"`
 	To   string `json:"to,omitempty"`
@@ -46,6 +52,13 @@ type Event struct {
 	// Device is what a device event says (kind device; nil in events
 	// recorded before device events were typed).
 	Device *DeviceEvent `json:"device,omitempty"`
+}
+
+// nodeEvent is the event of node n of quest q moving from -> to (from ""
+// for a node created).
+func nodeEvent(q *Quest, n *Node, from, to Status, why string) Event {
+	return Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, Team: n.Team, Stage: n.Stage, Phase: n.Phase,
+		From: string(from), To: string(to), Reason: why}
 }
 
 // emit appends ev to the outbox inside the transaction.

@@ -38,9 +38,11 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 	return e.store.update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bExports), []byte(quest), st) })
 }
 
-// exportBatch returns the terminal nodes locked after cursor, in lock order.
-func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, uint64, error) {
+// exportBatch returns the terminal nodes locked after cursor, in lock
+// order, and the stage nodes of the Teams among them.
+func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][]*Node, uint64, error) {
 	var out []*Node
+	var stages map[string][]*Node
 	upto := cursor
 	err := e.store.view(func(tx *bolt.Tx) error {
 		b := subRO(tx, bLocked, quest)
@@ -57,9 +59,43 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, uint64, erro
 			out = append(out, n)
 			upto = seqOf(k)
 		}
+		var err error
+		stages, err = teamStages(tx, quest, out)
+		return err
+	})
+	return out, stages, upto, err
+}
+
+// teamStages returns the stage nodes of each Team among nodes, by Team id,
+// in creation order: one pass over the quest's nodes, only when there is a
+// Team to export.
+func teamStages(tx *bolt.Tx, quest string, nodes []*Node) (map[string][]*Node, error) {
+	teams := map[string]bool{}
+	for _, n := range nodes {
+		if n.TeamKind != "" {
+			teams[n.ID] = true
+		}
+	}
+	if len(teams) == 0 {
+		return nil, nil
+	}
+	b := subRO(tx, bQNodes, quest)
+	if b == nil {
+		return nil, nil
+	}
+	out := map[string][]*Node{}
+	err := b.ForEach(func(_, id []byte) error {
+		n, err := readNode(tx, string(id))
+		if err != nil {
+			return err
+		}
+		if teams[n.Team] {
+			n.Claim = nil
+			out[n.Team] = append(out[n.Team], n)
+		}
 		return nil
 	})
-	return out, upto, err
+	return out, err
 }
 
 // ExportBatch is what an export has not acknowledged yet: the quest's
@@ -72,6 +108,9 @@ type ExportBatch struct {
 	// batch has From == Upto.
 	From, Upto uint64
 	Nodes      []*Node
+	// Stages are the stage nodes of the Teams among Nodes, by Team id,
+	// oldest first (SPEC §2.8): a Team's export lists them.
+	Stages map[string][]*Node
 	// File and Offset journal a file export: the client cuts File to
 	// Offset, appends the lines, syncs, then acknowledges. If it dies
 	// before acknowledging, the next export to File is told the same
@@ -106,11 +145,11 @@ func (e *Engine) ExportBegin(quest, file string, size int64) (ExportBatch, error
 		return ExportBatch{}, fmt.Errorf("export %s: an interrupted export to %s must be finished first (run `questbox export %s --out %s`): %w",
 			quest, p.File, quest, p.File, ErrBusy)
 	}
-	nodes, upto, err := e.exportBatch(quest, st.Cursor)
+	nodes, stages, upto, err := e.exportBatch(quest, st.Cursor)
 	if err != nil {
 		return ExportBatch{}, err
 	}
-	b := ExportBatch{Quest: quest, From: st.Cursor, Upto: upto, Nodes: nodes, File: file, Offset: size}
+	b := ExportBatch{Quest: quest, From: st.Cursor, Upto: upto, Nodes: nodes, Stages: stages, File: file, Offset: size}
 	if file == "" {
 		return b, nil
 	}

@@ -46,7 +46,8 @@ func TestAppendEventIsJSONMarshal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		str := jsonText
 		ev := Event{Seq: rapid.Uint64().Draw(t, "seq"), Time: genTime(t, "time"), Kind: str.Draw(t, "kind"),
-			Quest: str.Draw(t, "quest"), Node: str.Draw(t, "node"), Role: str.Draw(t, "role"), From: str.Draw(t, "from"),
+			Quest: str.Draw(t, "quest"), Node: str.Draw(t, "node"), Role: str.Draw(t, "role"),
+			Team: str.Draw(t, "team"), Stage: str.Draw(t, "stage"), Phase: str.Draw(t, "phase"), From: str.Draw(t, "from"),
 			To: str.Draw(t, "to"), Outcome: str.Draw(t, "outcome"), Feedback: str.Draw(t, "feedback"),
 			RootCause: str.Draw(t, "rootcause"), ClaimHash: str.Draw(t, "claimhash"), Reason: str.Draw(t, "reason"),
 			Detail: str.Draw(t, "detail")}

@@ -392,7 +392,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 			return err
 		}
 	}
-	return t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, From: string(from), To: string(to), Reason: why})
+	return t.emit(nodeEvent(q, n, from, to, why))
 }
 
 // leaveIndexes takes node n of quest q (key: its order) out of the
@@ -477,6 +477,13 @@ func hypKey(h string) []byte {
 // newNode creates a node in status st (Pending or Proposed) unless the quest
 // already has that hypothesis; then it returns the existing id and dup=true.
 func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel string) (n *Node, dup bool, err error) {
+	return t.newNodeWith(q, parent, role, hyp, st, rel, nil)
+}
+
+// newNodeWith is newNode, with init (when not nil) setting the new node's
+// own fields (a stage's Team and stage, an owner's phase) before it is
+// saved and its created event, which carries them, is emitted.
+func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, rel string, init func(*Node)) (n *Node, dup bool, err error) {
 	hyp = strings.TrimSpace(hyp)
 	if hyp == "" {
 		return nil, false, fmt.Errorf("empty hypothesis: %w", ErrInvalid)
@@ -498,6 +505,9 @@ func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel s
 	if parent != nil {
 		n.Parent = parent.ID
 		n.Depth = parent.Depth + 1
+	}
+	if init != nil {
+		init(n)
 	}
 	if err := hb.Put(hypKey(hyp), []byte(n.ID)); err != nil {
 		return nil, false, err
@@ -527,7 +537,7 @@ func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel s
 			return nil, false, err
 		}
 	}
-	return n, false, t.emit(Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: role, To: string(st), Reason: "created"})
+	return n, false, t.emit(nodeEvent(q, n, "", st, "created"))
 }
 
 func (t *txn) edge(q *Quest, from, to, rel string) error {

@@ -143,6 +143,9 @@ func stateText(s api.State) string {
 	if s.QuestsAttention > 0 {
 		parts = append(parts, fmt.Sprintf("%d quest(s) terminated or stopped for attention", s.QuestsAttention))
 	}
+	if s.TeamsBlocked > 0 {
+		parts = append(parts, fmt.Sprintf("%d quest(s) with a blocked Team", s.TeamsBlocked))
+	}
 	if s.ConsentsPending > 0 {
 		parts = append(parts, fmt.Sprintf("%d consent(s) pending", s.ConsentsPending))
 	}

@@ -79,6 +79,7 @@ func factLine(f api.Fact) string {
 // formatEvent renders one event as a line for a terminal:
 //
 //	12:00:05 q1 n3 scout       pending → running
+//	12:00:06 q1 n8 accepter    pending → running  [Team n5 accept]
 //	12:00:07 q1 n3 verdict FAIL  contract @ evidence: expected …
 func formatEvent(ev api.Event) string {
 	ts := ev.Time.Local().Format("15:04:05")
@@ -90,6 +91,12 @@ func formatEvent(ev api.Event) string {
 			from = "new"
 		}
 		fmt.Fprintf(&b, "%s %s %s %-10s %s → %s", ts, ev.Quest, ev.Node, ev.Role, from, ev.To)
+		if ev.Team != "" {
+			fmt.Fprintf(&b, "  [Team %s %s]", ev.Team, ev.Stage)
+		}
+		if ev.Phase != "" {
+			fmt.Fprintf(&b, "  [%s phase]", ev.Phase)
+		}
 		if ev.Reason != "" {
 			fmt.Fprintf(&b, "  (%s)", oneLine(ev.Reason, 100))
 		}

@@ -166,6 +166,7 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 	if len(q.Checkpoints) > 0 {
 		fmt.Fprintf(w, ", checkpoints %s", strings.Join(q.Checkpoints, ","))
 	}
+	writeLevel(w, q)
 	fmt.Fprintf(w, "\nruns %d/%d, tokens %d/%d, wall clock %s/%s, max tries %d\n\n",
 		q.Used.AgentRuns, q.Limits.MaxAgentRuns, q.Used.Tokens, q.Limits.TokenBudget,
 		q.Used.WallClock, q.Limits.WallClock, q.Limits.MaxTries)
@@ -173,9 +174,13 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(w, "no nodes yet")
 		return nil
 	}
+	folded := foldedNodes(d)
 	tw := table(w)
 	fmt.Fprintln(tw, "NODE\tPARENT\tROLE\tSTATUS\tTRIES\tOUTCOME\tHYPOTHESIS")
 	for _, n := range d.Nodes {
+		if folded[n.ID] {
+			continue
+		}
 		parent := n.Parent
 		if parent == "" {
 			parent = "-"
@@ -184,6 +189,9 @@ func (c *questShowCmd) run(ctx context.Context, e *env, args []string) error {
 			n.Outcome, oneLine(n.Hypothesis, 70))
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := writeFolds(w, d); err != nil {
 		return err
 	}
 	if len(d.Edges) > 0 {

@@ -32,7 +32,7 @@ func TestQuestShowPrintsEdges(t *testing.T) {
 			continue
 		}
 		rest, _, _ := strings.Cut(text[i:], "\n")
-		if !strings.HasSuffix(rest, " "+ed.Relation) {
+		if !strings.HasSuffix(rest, " "+string(ed.Relation)) {
 			t.Errorf("got edge line %q, want it to end in %q", rest, ed.Relation)
 		}
 	}

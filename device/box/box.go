@@ -356,6 +356,9 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 		if q.NeedsAttention() {
 			st.QuestsTerminated++
 		}
+		if q.HasBlockedTeam() {
+			st.TeamsBlocked++
+		}
 	}
 	return st, act.Consents, act.Expired
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/planttest"
 )
 
 func newBox(t *testing.T) (*Box, *engine.Engine) {
@@ -96,6 +97,13 @@ func TestState(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, device.State{QuestsTerminated: 1}},
+		{"a blocked Team shows like an exhausted quest; council members run", func(t *testing.T, b *Box, eng *engine.Engine) {
+			b.Attach(eng)
+			b.SetReady()
+			if _, err := planttest.V32(eng, quest(t, eng, nil).ID); err != nil {
+				t.Fatal(err)
+			}
+		}, device.State{TeamsBlocked: 1, AgentsRunning: 1}},
 		{"failed tick is a fault", func(t *testing.T, b *Box, eng *engine.Engine) {
 			b.Attach(eng)
 			b.SetReady()
@@ -164,5 +172,32 @@ func TestPressNeedsTheSimulator(t *testing.T) {
 	}
 	if _, err := b.Press(context.Background(), 2*MaxPressHold, 1); !errors.Is(err, engine.ErrInvalid) {
 		t.Errorf("hold too long: %v, want ErrInvalid", err)
+	}
+}
+
+// TestBlockedTeamLightsRed: a quest with a team_blocked Team lights the
+// red LED solid, as an exhausted quest does, and its running council
+// member blinks green (SPEC §5.1).
+func TestBlockedTeamLightsRed(t *testing.T) {
+	b, eng := newBox(t)
+	b.started = time.Now().Add(-BootChase)
+	b.Attach(eng)
+	b.SetReady()
+	st, err := b.Status()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Snapshot.Red.Pattern != device.PatternOff.String() {
+		t.Fatalf("red is %q before any Team, want off", st.Snapshot.Red.Pattern)
+	}
+	if _, err := planttest.V32(eng, quest(t, eng, nil).ID); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = b.Status(); err != nil {
+		t.Fatal(err)
+	}
+	if st.Snapshot.Red.Pattern != device.PatternSolid.String() || st.Snapshot.Green.Pattern != device.PatternRunning.String() {
+		t.Errorf("red %q, green %q; want red %q (a blocked Team), green %q (a member runs)", st.Snapshot.Red.Pattern,
+			st.Snapshot.Green.Pattern, device.PatternSolid, device.PatternRunning)
 	}
 }

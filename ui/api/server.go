@@ -301,11 +301,7 @@ func (s *Server) questShow(w http.ResponseWriter, r *http.Request, eng *engine.E
 	if err != nil {
 		return err
 	}
-	v := QuestDetail{Quest: QuestView(q), Nodes: make([]Node, len(nodes)), Edges: edgesView(edges)}
-	for i, n := range nodes {
-		v.Nodes[i] = NodeView(n)
-	}
-	return ok(w, v)
+	return ok(w, DetailView(q, nodes, edges))
 }
 
 func (s *Server) questStop(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -455,7 +451,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 		v.TruncateTo = &b.Offset
 	}
 	for _, n := range b.Nodes {
-		line, err := json.Marshal(ExportRecord{Quest: b.Quest, Node: NodeView(n)})
+		line, err := json.Marshal(ExportRecord{Quest: b.Quest, Node: NodeView(n), Stages: StagesView(b.Stages[n.ID])})
 		if err != nil {
 			return err
 		}

@@ -35,6 +35,28 @@ type Quest struct {
 	Running     string         `json:"running,omitempty"` // the node running now
 	Created     time.Time      `json:"created"`
 	Updated     time.Time      `json:"updated"`
+	// Level is the quest's level (SPEC §2.8: "v3 council", "v3.1
+	// council", "v3.2 teams") for a quest with a council or Teams; a v1
+	// or v2 quest's view reads as it always did (its mode says which).
+	Level string `json:"level,omitempty"`
+	// RoleProviders and Egress: the provider of each role that has its
+	// own, and the vendors the quest may send its material to.
+	RoleProviders map[string]string `json:"role_providers,omitempty"`
+	Egress        []string          `json:"egress,omitempty"`
+	// Council is the providers of the council's members.
+	Council    *Council `json:"council,omitempty"`
+	PhaseGates []string `json:"phase_gates,omitempty"`
+	// Teams: the owner dispatches Teams, each rejected at most
+	// MaxRevisions times; AcceptMode is judge or human.
+	Teams        bool   `json:"teams,omitempty"`
+	MaxRevisions int    `json:"max_revisions,omitempty"`
+	AcceptMode   string `json:"accept_mode,omitempty"`
+}
+
+// Council is a quest's council: one provider per member.
+type Council struct {
+	Reviewers []string `json:"reviewers"`
+	Judges    []string `json:"judges"`
 }
 
 // Limits are a quest's budgets and retry policy.
@@ -69,6 +91,11 @@ type QuestDetail struct {
 	Quest Quest  `json:"quest"`
 	Nodes []Node `json:"nodes"`
 	Edges []Edge `json:"edges"`
+	// Teams and Councils fold the quest's Teams with their stage strips
+	// and its owners' councils with their votes (fold.go); absent for a
+	// quest without them.
+	Teams    []Team         `json:"teams,omitempty"`
+	Councils []OwnerCouncil `json:"councils,omitempty"`
 }
 
 // Node is one node: its claim, its verdict and its history.
@@ -101,6 +128,17 @@ type Node struct {
 	Runs         []string  `json:"runs"`
 	Created      time.Time `json:"created"`
 	Updated      time.Time `json:"updated"`
+	// Provider is the node's own provider (a council member's model).
+	Provider string `json:"provider,omitempty"`
+	// Councils and Teams (SPEC §2.8): an owner's phase (design, run) or
+	// the phase a gate closes; a Team node's kind; a stage node's Team
+	// and stage (plan, exec, accept); the rejections so far and the cap.
+	Phase         string `json:"phase,omitempty"`
+	TeamKind      string `json:"team_kind,omitempty"`
+	Team          string `json:"team,omitempty"`
+	Stage         string `json:"stage,omitempty"`
+	RevisionCount int    `json:"revision_count,omitempty"`
+	MaxRevisions  int    `json:"max_revisions,omitempty"`
 }
 
 // Attempt is one entry of a node's attempt log.
@@ -134,9 +172,9 @@ type Citation struct {
 
 // Edge links two nodes.
 type Edge struct {
-	From     string `json:"from"`
-	To       string `json:"to"`
-	Relation string `json:"relation"` // spawned, grew_to, aborted_to, proposed_from, promoted
+	From     string   `json:"from"`
+	To       string   `json:"to"`
+	Relation Relation `json:"relation"`
 }
 
 // Status is `questbox status`: counts per status and what is left.
@@ -236,6 +274,9 @@ type Event struct {
 	Quest     string    `json:"quest,omitempty"`
 	Node      string    `json:"node,omitempty"`
 	Role      string    `json:"role,omitempty"`
+	Team      string    `json:"team,omitempty"`  // kind node: the stage node's Team
+	Stage     string    `json:"stage,omitempty"` // kind node: plan, exec, accept
+	Phase     string    `json:"phase,omitempty"` // kind node: an owner's design or run
 	From      string    `json:"from,omitempty"`
 	To        string    `json:"to,omitempty"`
 	Outcome   string    `json:"outcome,omitempty"`
@@ -308,10 +349,37 @@ type ExportAck struct {
 	Exported int    `json:"exported"`
 }
 
-// ExportRecord is one line of an export: a terminal node with its quest.
+// ExportRecord is one line of an export: a terminal node with its quest;
+// a Team's lists its stage nodes, oldest first (its revision count is the
+// node's).
 type ExportRecord struct {
 	Quest string `json:"quest"`
 	Node
+	Stages []Stage `json:"stages,omitempty"`
+}
+
+// Stage is one stage node of a Team, as the Team's export lists it.
+type Stage struct {
+	ID            string     `json:"id"`
+	Stage         string     `json:"stage"`
+	Role          string     `json:"role"`
+	Status        NodeStatus `json:"status"`
+	Outcome       Outcome    `json:"outcome,omitempty"`
+	Verdict       string     `json:"verdict,omitempty"`
+	RevisionCount int        `json:"revision_count,omitempty"`
+}
+
+// StagesView is the view of a Team's stage nodes.
+func StagesView(ns []*engine.Node) []Stage {
+	if len(ns) == 0 {
+		return nil
+	}
+	out := make([]Stage, len(ns))
+	for i, n := range ns {
+		out[i] = Stage{ID: n.ID, Stage: n.Stage, Role: n.Role, Status: NodeStatus(n.Status), Outcome: Outcome(n.Outcome),
+			Verdict: n.Verdict, RevisionCount: n.RevisionCount}
+	}
+	return out
 }
 
 func facts(fs []gates.Fact) []Fact {
@@ -381,11 +449,20 @@ func QuestView(q *engine.Quest) Quest {
 	if gate == "" {
 		gate = engine.DefaultGate
 	}
-	return Quest{ID: q.ID, Name: q.Name, Direction: q.Direction, Status: QuestStatus(q.Status), Reason: q.Reason,
+	v := Quest{ID: q.ID, Name: q.Name, Direction: q.Direction, Status: QuestStatus(q.Status), Reason: q.Reason,
 		Attention: q.NeedsAttention(), Mode: q.Mode, Roles: nonNil(q.Roles), Provider: q.Provider, Gate: gate,
 		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
 		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
-		Created: q.Created, Updated: q.Updated}
+		Created: q.Created, Updated: q.Updated,
+		RoleProviders: q.RoleProviders, Egress: q.Egress, PhaseGates: q.PhaseGates,
+		Teams: q.Teams, MaxRevisions: q.MaxRevisions, AcceptMode: q.AcceptMode}
+	if q.AboveV2() {
+		v.Level = q.Level()
+	}
+	if q.HasCouncil() {
+		v.Council = &Council{Reviewers: nonNil(q.CouncilReviewers), Judges: nonNil(q.CouncilJudges)}
+	}
+	return v
 }
 
 // NodeView is the view of n.
@@ -395,7 +472,8 @@ func NodeView(n *engine.Node) Node {
 		Citations: make([]Citation, len(n.Citations)), NewDirections: nonNil(n.NewDirections), Outcome: Outcome(n.Outcome),
 		Facts: facts(n.Facts), Feedback: n.Feedback, FeedbackAdds: feedbackAdds(n.Facts, n.Feedback),
 		ClaimHash: n.ClaimHash, Reason: n.Reason, Attempts: make([]Attempt, len(n.Attempts)), Runs: nonNil(n.Runs),
-		Created: n.Created, Updated: n.Updated}
+		Created: n.Created, Updated: n.Updated, Provider: n.Provider, Phase: n.Phase, TeamKind: n.TeamKind, Team: n.Team,
+		Stage: n.Stage, RevisionCount: n.RevisionCount, MaxRevisions: n.MaxRevisions}
 	for i, c := range n.Citations {
 		v.Citations[i] = Citation{Source: c.Source, Quote: c.Quote}
 	}
@@ -419,7 +497,7 @@ func NodeView(n *engine.Node) Node {
 func edgesView(es []engine.Edge) []Edge {
 	out := make([]Edge, len(es))
 	for i, e := range es {
-		out[i] = Edge{From: e.From, To: e.To, Relation: e.Relation}
+		out[i] = Edge{From: e.From, To: e.To, Relation: Relation(e.Relation)}
 	}
 	return out
 }
@@ -440,7 +518,8 @@ func VerdictView(r engine.SubmitResult) Verdict {
 
 // EventView is the view of ev.
 func EventView(ev engine.Event) Event {
-	v := Event{Seq: ev.Seq, Time: ev.Time, Kind: EventKind(ev.Kind), Quest: ev.Quest, Node: ev.Node, Role: ev.Role, From: ev.From,
+	v := Event{Seq: ev.Seq, Time: ev.Time, Kind: EventKind(ev.Kind), Quest: ev.Quest, Node: ev.Node, Role: ev.Role,
+		Team: ev.Team, Stage: ev.Stage, Phase: ev.Phase, From: ev.From,
 		To: ev.To, Outcome: ev.Outcome, Feedback: ev.Feedback, RootCause: ev.RootCause, ClaimHash: ev.ClaimHash,
 		Reason: ev.Reason, Detail: ev.Detail}
 	if len(ev.Facts) > 0 {
@@ -541,6 +620,7 @@ type State struct {
 	ConsentsPending int    `json:"consents_pending"`
 	Offline         bool   `json:"offline"`
 	QuestsAttention int    `json:"quests_needing_attention"` // terminated, or stopped other than by the owner
+	TeamsBlocked    int    `json:"teams_blocked,omitempty"`  // unfinished quests with a team_blocked Team (red, like an exhausted quest)
 	Fault           string `json:"fault,omitempty"`
 }
 
@@ -571,7 +651,7 @@ func DeviceView(st box.Status) Device {
 	v := Device{Backend: st.Snapshot.Backend, Green: led(st.Snapshot.Green), Amber: led(st.Snapshot.Amber), Red: led(st.Snapshot.Red),
 		Button: Button{Pin: st.ButtonPin, Simulated: st.Simulated},
 		State: State{Starting: s.Starting, Halted: s.Halted, AgentsRunning: s.AgentsRunning, ConsentsPending: s.ConsentsPending,
-			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, Fault: s.Fault},
+			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, TeamsBlocked: s.TeamsBlocked, Fault: s.Fault},
 		Network:  Network{Online: st.Online},
 		Broker:   Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
 		Consents: make([]Consent, len(st.Consents))}

@@ -93,3 +93,63 @@ func TestNoEngineTypeCrossesTheAPI(t *testing.T) {
 		checkOwnTypes(t, reflectType(v), map[string]bool{})
 	}
 }
+
+// TestGoldenCouncilAndTeamViews pins the JSON of a quest with a council and
+// Teams, of its stage and member nodes, their edges and events; the v1 and
+// v2 golden files of TestGoldenViews stay as they were.
+func TestGoldenCouncilAndTeamViews(t *testing.T) {
+	q := fixtureQuest()
+	q.RoleProviders = map[string]string{"judge": "claude", "reviewer": "local"}
+	q.Egress = []string{"local", "anthropic"}
+	q.CouncilReviewers, q.CouncilJudges = []string{"local"}, []string{"claude", "gemini"}
+	q.PhaseGates = []string{"scout"}
+	q.Teams, q.MaxRevisions, q.AcceptMode = true, 2, "judge"
+	q.Counts = map[engine.Status]int{engine.CouncilPending: 1, engine.Revising: 1, engine.TeamBlocked: 1}
+	team := &engine.Node{ID: "n5", Quest: "q1", Parent: "n1", Role: "poc", Hypothesis: "ship the OCR", Status: engine.Revising,
+		TeamKind: "poc", RevisionCount: 1, MaxRevisions: 2, Created: t0, Updated: t0}
+	stage := &engine.Node{ID: "n8", Quest: "q1", Parent: "n5", Role: engine.RoleAccepter, Hypothesis: "judge the OCR", Status: engine.Exhausted,
+		Team: "n5", Stage: engine.StageAccept, Verdict: "reject", RevisionCount: 1, MaxRevisions: 2, Provider: "gemini", Created: t0, Updated: t0}
+	owner := &engine.Node{ID: "n1", Quest: "q1", Role: engine.RoleOwner, Hypothesis: "triage", Status: engine.CouncilPending,
+		Phase: engine.PhaseDesign, Created: t0, Updated: t0}
+	golden(t, "quest_v3", QuestView(q))
+	golden(t, "detail_v3", QuestDetail{Quest: QuestView(q), Nodes: []Node{NodeView(owner), NodeView(team), NodeView(stage)},
+		Edges: edgesView([]engine.Edge{{From: "n1", To: "n9", Relation: engine.EdgeCouncilOf}, {From: "n9", To: "n1", Relation: engine.EdgeCouncilReply},
+			{From: "n5", To: "n6", Relation: engine.EdgeStagesInto}, {From: "n8", To: "n10", Relation: engine.EdgeRejectsTo}})})
+	golden(t, "events_v3", Events{Events: EventViews([]engine.Event{
+		{Seq: 11, Time: t0, Kind: engine.KindNode, Quest: "q1", Node: "n1", Role: "owner", Phase: engine.PhaseDesign, From: "pending", To: "council_pending"},
+		{Seq: 12, Time: t0, Kind: engine.KindNode, Quest: "q1", Node: "n8", Role: "accepter", Team: "n5", Stage: engine.StageAccept, From: "running", To: "exhausted"},
+	}), Next: 12})
+	rec, err := json.Marshal(ExportRecord{Quest: "q1", Node: NodeView(team), Stages: StagesView([]*engine.Node{stage})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "export_team", json.RawMessage(rec))
+}
+
+// TestLevel: the level is derived in one place (engine.Quest.Level) and
+// the view shows it only above v2.
+func TestLevel(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		q         engine.Quest
+		level     string
+		viewLevel string
+	}{
+		{"solo", engine.Quest{Mode: engine.ModeSolo}, engine.LevelSolo, ""},
+		{"team", engine.Quest{Mode: engine.ModeTeam}, engine.LevelTeam, ""},
+		{"council", engine.Quest{Mode: engine.ModeTeam, CouncilJudges: []string{"a"}}, "v3 council", "v3 council"},
+		{"reviewers only", engine.Quest{Mode: engine.ModeTeam, CouncilReviewers: []string{"a", "b"}}, "v3 council", "v3 council"},
+		{"phase gates", engine.Quest{Mode: engine.ModeTeam, CouncilJudges: []string{"a"}, PhaseGates: []string{"scout"}}, "v3.1 council", "v3.1 council"},
+		{"teams", engine.Quest{Mode: engine.ModeTeam, Teams: true}, "v3.2 teams", "v3.2 teams"},
+		{"teams and council", engine.Quest{Mode: engine.ModeTeam, Teams: true, CouncilJudges: []string{"a"}}, "v3.2 teams", "v3.2 teams"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.q.Level(); got != tc.level {
+				t.Errorf("Level() = %q, want %q", got, tc.level)
+			}
+			if got := QuestView(&tc.q).Level; got != tc.viewLevel {
+				t.Errorf("view level = %q, want %q", got, tc.viewLevel)
+			}
+		})
+	}
+}

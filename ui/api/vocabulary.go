@@ -66,6 +66,29 @@ const (
 	KindDevice  EventKind = "device"
 )
 
+// Relation is what an edge says of its two nodes (SPEC §2.3, §2.8).
+type Relation string
+
+// Edge relations.
+const (
+	RelSpawned      Relation = "spawned"
+	RelGrewTo       Relation = "grew_to"
+	RelAbortedTo    Relation = "aborted_to"
+	RelProposedFrom Relation = "proposed_from"
+	RelPromoted     Relation = "promoted"
+	RelCouncilOf    Relation = "council_of"    // owner -> council member
+	RelCouncilReply Relation = "council_reply" // council member -> owner
+	RelStagesInto   Relation = "stages_into"   // Team -> its planner
+	RelMakesPlan    Relation = "makes_plan"    // planner -> executer
+	RelExecutes     Relation = "executes"      // executer -> accepter
+	RelRejectsTo    Relation = "rejects_to"    // accepter -> the revision's stage node
+	RelAcceptsTo    Relation = "accepts_to"    // accepter -> Team
+)
+
+// Relations lists every edge relation.
+var Relations = []Relation{RelSpawned, RelGrewTo, RelAbortedTo, RelProposedFrom, RelPromoted,
+	RelCouncilOf, RelCouncilReply, RelStagesInto, RelMakesPlan, RelExecutes, RelRejectsTo, RelAcceptsTo}
+
 // ProviderExternal is the provider that spawns nothing: an outside agent
 // pulls work with `next` and answers with `submit` (SPEC §2.6).
 const ProviderExternal = "external"

@@ -32,6 +32,18 @@ func TestVocabularyAgreesWithTheEngine(t *testing.T) {
 		{string(OutcomeFail), gates.OutcomeFail.String()},
 		{string(OutcomeReview), gates.OutcomeReview.String()},
 		{ProviderExternal, engine.ProviderExternal},
+		{string(RelSpawned), engine.EdgeSpawned},
+		{string(RelGrewTo), engine.EdgeGrewTo},
+		{string(RelAbortedTo), engine.EdgeAbortedTo},
+		{string(RelProposedFrom), engine.EdgeProposedFrom},
+		{string(RelPromoted), engine.EdgePromoted},
+		{string(RelCouncilOf), engine.EdgeCouncilOf},
+		{string(RelCouncilReply), engine.EdgeCouncilReply},
+		{string(RelStagesInto), engine.EdgeStagesInto},
+		{string(RelMakesPlan), engine.EdgeMakesPlan},
+		{string(RelExecutes), engine.EdgeExecutes},
+		{string(RelRejectsTo), engine.EdgeRejectsTo},
+		{string(RelAcceptsTo), engine.EdgeAcceptsTo},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)

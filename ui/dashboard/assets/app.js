@@ -5,8 +5,10 @@
 (() => {
 const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
-const STATUSES = ['proposed', 'pending', 'running', 'awaiting_consent', 'deferred', 'passed', 'explored', 'growing', 'aborted', 'exhausted'];
-const RELATIONS = ['spawned', 'grew_to', 'proposed_from', 'promoted', 'aborted_to'];
+const STATUSES = ['proposed', 'pending', 'running', 'awaiting_consent', 'deferred', 'passed', 'explored', 'growing', 'aborted', 'exhausted',
+  'council_pending', 'revising', 'team_blocked'];
+// MARKS are the stage marks of a Team's strip (api.Mark.Symbol).
+const MARKS = {done: '✓', rejected: '✗', failed: '✗', running: '…', waiting: '·'};
 
 const st = {
   session: null,      // GET /session
@@ -17,6 +19,7 @@ const st = {
   device: null,       // api.Device
   events: [],         // newest last, at most 100
   open: new Map(),    // quest id -> graph <details> open?
+  expanded: new Set(), // Team node ids whose stages the graph shows
   first: false,       // first render done
   pressed: '',        // what the last press of the virtual button did
   ws: null, backoff: 500,
@@ -271,7 +274,7 @@ function renderQuest(id) {
 function fillQuest(card, id) {
   const q = st.quests.get(id), d = st.details.get(id);
   const pending = st.consents.filter((c) => c.quest === id).length;
-  const counts = STATUSES.filter((s) => q.counts[s]).map((s) => q.counts[s] + ' ' + s.replace('_', ' '));
+  const counts = STATUSES.filter((s) => q.counts[s]).map((s) => q.counts[s] + ' ' + s.replaceAll('_', ' '));
   const open = st.open.has(id) ? st.open.get(id) : true;
   const graph = h('details', {open, ontoggle: (e) => st.open.set(id, e.target.open)},
     h('summary', null, 'Graph (' + q.nodes + ' nodes)'),
@@ -280,7 +283,7 @@ function fillQuest(card, id) {
     h('header', null,
       h('h3', null, q.name),
       h('span', {class: 'badge ' + q.status, 'data-quest-status': id}, q.status),
-      h('span', {class: 'muted'}, q.id + ' · ' + q.mode + ' · ' + q.provider + (q.provider === 'demo' ? ' (demo: canned answers, no real agent)' : ''))),
+      h('span', {class: 'muted'}, q.id + ' · ' + (q.level || q.mode) + ' · ' + q.provider + (q.provider === 'demo' ? ' (demo: canned answers, no real agent)' : ''))),
     q.reason ? h('p', {class: q.needs_attention ? 'error' : 'muted'}, q.reason) : null,
     h('p', {class: 'muted'}, q.direction),
     h('div', {class: 'facts-row'},
@@ -296,14 +299,31 @@ function fillQuest(card, id) {
     graph);
 }
 
+// folds is what the graph folds: each Team's stage nodes (hidden unless
+// the Team is expanded), by node id, and each council member's vote.
+function folds(d) {
+  const team = new Map(), stageOf = new Map(), mark = new Map(), member = new Map();
+  for (const t of d.teams || []) {
+    team.set(t.id, t);
+    for (const s of t.stages) { stageOf.set(s.id, t.id); mark.set(s.id, s); }
+  }
+  for (const c of d.councils || []) for (const m of c.members) member.set(m.id, m);
+  return {team, stageOf, mark, member};
+}
+
+// stripWidth is the room a folded Team's strip takes, in pixels.
+const CHIP = 19;
+function stripWidth(t) { return t.stages.length * CHIP + (t.revision_count ? 40 : 0); }
+
 // layout places nodes as a layered tree: depth down, leaves left to right
-// in id order, each parent centred over its children.
-function layout(d) {
-  const byId = new Map(d.nodes.map((n) => [n.id, n]));
+// in id order, each parent centred over its children. A folded Team is a
+// leaf as wide as its stage strip.
+function layout(d, shown, span) {
+  const byId = new Map(shown.map((n) => [n.id, n]));
   const kids = new Map();
   const roots = [];
   const num = (id) => parseInt(id.replace(/\D/g, ''), 10) || 0;
-  for (const n of [...d.nodes].sort((a, b) => num(a.id) - num(b.id))) {
+  for (const n of [...shown].sort((a, b) => num(a.id) - num(b.id))) {
     if (n.parent && byId.has(n.parent)) {
       if (!kids.has(n.parent)) kids.set(n.parent, []);
       kids.get(n.parent).push(n);
@@ -315,7 +335,7 @@ function layout(d) {
     maxDepth = Math.max(maxDepth, depth);
     const ch = kids.get(n.id) || [];
     let x;
-    if (ch.length === 0) x = next++;
+    if (ch.length === 0) { const w = span(n); x = next + (w - 1) / 2; next += w; }
     else { const xs = ch.map((c) => place(c, depth + 1)); x = (xs[0] + xs[xs.length - 1]) / 2; }
     pos.set(n.id, {x, y: depth});
     return x;
@@ -325,34 +345,91 @@ function layout(d) {
 }
 
 function renderGraph(d) {
-  const {pos, width, depth} = layout(d);
+  const f = folds(d);
   const DX = 46, DY = 62, R = 14, PAD = 24;
-  const W = width * DX + PAD, H = depth * DY + PAD;
+  const folded = (t) => !st.expanded.has(t.id);
+  const shown = d.nodes.filter((n) => !f.stageOf.has(n.id) || !folded(f.team.get(f.stageOf.get(n.id))));
+  const span = (n) => f.team.has(n.id) && folded(f.team.get(n.id)) ? Math.max(1, Math.ceil((stripWidth(f.team.get(n.id)) + 8) / DX)) : 1;
+  const {pos, width, depth} = layout(d, shown, span);
+  const W = width * DX + PAD, H = depth * DY + PAD + 10;
   const at = (id) => { const p = pos.get(id); return {x: PAD / 2 + DX / 2 + p.x * DX, y: PAD / 2 + R + 8 + p.y * DY}; };
   const svg = h('svg:svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
     'aria-label': 'Graph of quest ' + d.quest.id + ': ' + d.nodes.length + ' nodes', 'data-graph': d.quest.id});
+  for (const c of d.councils || []) if (pos.has(c.owner)) svg.append(councilHull(c, at, pos, R));
   const edged = new Set();
   for (const e of d.edges) {
     if (!pos.has(e.from) || !pos.has(e.to)) continue;
     edged.add(e.from + '>' + e.to);
+    if (edged.has(e.to + '>' + e.from)) continue; // a member's reply: the council_of edge already links them
     svg.append(edge(at(e.from), at(e.to), e.relation, R));
   }
-  for (const n of d.nodes) if (n.parent && pos.has(n.parent) && !edged.has(n.parent + '>' + n.id)) svg.append(edge(at(n.parent), at(n.id), 'spawned', R));
-  for (const n of d.nodes) {
-    const p = at(n.id);
+  for (const n of shown) if (n.parent && pos.has(n.parent) && !edged.has(n.parent + '>' + n.id)) svg.append(edge(at(n.parent), at(n.id), 'spawned', R));
+  for (const n of shown) {
+    const p = at(n.id), t = f.team.get(n.id), m = f.member.get(n.id);
+    const toggle = () => { if (st.expanded.has(n.id)) st.expanded.delete(n.id); else st.expanded.add(n.id); renderQuest(d.quest.id); };
+    const activate = t ? toggle : () => openNode(n.id);
+    let label = n.id + ' ' + n.role + ', ' + n.status.replaceAll('_', ' ') + ': ' + n.hypothesis;
+    if (t) label += '. Team ' + t.kind + ', stages ' + t.stages.map((s) => s.stage + ' ' + s.mark).join(', ') + (folded(t) ? ' (activate to expand)' : ' (activate to fold)');
+    if (m) label += '. Council ' + m.role + ' on ' + (m.provider || 'the quest provider') + (m.vote ? ', votes ' + m.vote : ', no vote yet') + (m.dissent ? ', dissent: ' + m.dissent : '');
     const g = h('svg:g', {class: 'node ' + n.status, 'data-node': n.id, 'data-status': n.status, tabindex: 0, role: 'button',
-      'aria-label': n.id + ' ' + n.role + ', ' + n.status.replace('_', ' ') + ': ' + n.hypothesis,
-      onclick: () => openNode(n.id), onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); openNode(n.id); } }},
-    h('svg:title', null, n.id + ' ' + n.role + ' (' + n.status + '): ' + n.hypothesis),
+      'aria-label': label, 'aria-expanded': t ? String(!folded(t)) : null, 'data-team': t ? t.id : null,
+      'data-folded': t ? String(folded(t)) : null,
+      onclick: activate, onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); activate(); } }},
+    h('svg:title', null, label),
     h('svg:circle', {cx: p.x, cy: p.y, r: R}),
     h('svg:text', {x: p.x, y: p.y}, n.id));
     if (n.role === 'owner') {
       const x = p.x, y = p.y - R - 2;
       g.append(h('svg:path', {class: 'crown', d: 'M' + (x - 8) + ' ' + y + 'l2-8 3 5 3-7 3 7 3-5 2 8z', 'aria-hidden': 'true'}));
     }
+    if (t) g.append(teamBadge(t, p, R, folded(t)));
+    if (m) g.append(memberVote(m, p, R));
+    const sm = f.mark.get(n.id);
+    if (sm) g.append(h('svg:text', {class: 'stage-label ' + sm.mark, 'data-stage-label': sm.stage, x: p.x + R + 4, y: p.y, 'aria-hidden': 'true'},
+      sm.stage + ' ' + MARKS[sm.mark] + (sm.revision_count ? ' (rev ' + sm.revision_count + ')' : '')));
     svg.append(g);
   }
   return h('div', {class: 'graph'}, svg);
+}
+
+// teamBadge is a Team's kind over its node and, folded, its stage strip
+// under it: a chip per stage with its mark, then the revisions.
+function teamBadge(t, p, R, isFolded) {
+  const g = h('svg:g', {class: 'team', 'aria-hidden': 'true'},
+    h('svg:text', {class: 'team-kind', x: p.x, y: p.y - R - 4}, t.kind + (isFolded ? ' ▸' : ' ▾')));
+  if (!isFolded) return g;
+  const w = stripWidth(t), x0 = p.x - w / 2, y = p.y + R + 4;
+  const strip = h('svg:g', {class: 'strip', 'data-strip': t.id});
+  t.stages.forEach((s, i) => {
+    const x = x0 + i * CHIP;
+    strip.append(h('svg:g', {class: 'chip ' + s.mark, 'data-stage': s.stage, 'data-mark': s.mark},
+      h('svg:rect', {x, y, width: CHIP - 2, height: 15, rx: 3}),
+      h('svg:text', {x: x + (CHIP - 2) / 2, y: y + 8}, s.stage[0].toUpperCase() + MARKS[s.mark])));
+  });
+  if (t.revision_count) strip.append(h('svg:text', {class: 'rev', x: x0 + t.stages.length * CHIP + 2, y: y + 8}, 'rev ' + t.revision_count + '/' + t.max_revisions));
+  g.append(strip);
+  return g;
+}
+
+// memberVote is a council member's badge (J judge, R reviewer) and its
+// vote under it; a dissent is flagged (its text is in the title, shown on
+// hover, and in the member's detail on a tap).
+function memberVote(m, p, R) {
+  const vote = m.vote || (m.status === 'running' ? '…' : '');
+  return h('svg:g', {class: 'vote', 'data-member': m.id, 'data-vote': m.vote || '', 'aria-hidden': 'true'},
+    h('svg:circle', {class: 'badge-' + m.role, cx: p.x + R - 2, cy: p.y - R + 2, r: 6}),
+    h('svg:text', {class: 'badge-letter', x: p.x + R - 2, y: p.y - R + 2}, m.role === 'judge' ? 'J' : 'R'),
+    vote ? h('svg:text', {class: 'vote-text vote-' + (m.vote || 'none'), x: p.x, y: p.y + R + 9}, vote + (m.dissent ? ' ⚑' : '')) : null);
+}
+
+// councilHull is the rounded box drawn around an owner and its council.
+function councilHull(c, at, pos, R) {
+  const pts = [c.owner, ...c.members.map((m) => m.id)].filter((id) => pos.has(id)).map(at);
+  const x1 = Math.min(...pts.map((p) => p.x)) - R - 8, x2 = Math.max(...pts.map((p) => p.x)) + R + 8;
+  const y1 = Math.min(...pts.map((p) => p.y)) - R - 14, y2 = Math.max(...pts.map((p) => p.y)) + R + 18;
+  return h('svg:g', {class: 'council', 'data-council': c.owner, 'aria-hidden': 'true'},
+    h('svg:rect', {x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: 12}),
+    h('svg:text', {x: x1 + 6, y: y1 + 11}, 'council' + (c.phase ? ' · ' + c.phase : '')));
 }
 
 function edge(a, b, rel, R) {
@@ -363,9 +440,11 @@ function edge(a, b, rel, R) {
 
 function legend() {
   return h('div', {class: 'legend', 'aria-hidden': 'true'},
-    STATUSES.map((s) => h('span', null, h('span', {class: 'sw s-' + s}), s.replace('_', ' '))),
+    STATUSES.map((s) => h('span', null, h('span', {class: 'sw s-' + s}), s.replaceAll('_', ' '))),
     h('span', null, '♛ owner'),
-    h('span', null, 'edges: solid spawned, thick grew to, dashed proposed from, dotted promoted, dash-dot aborted to'));
+    h('span', null, 'Team: tap to show its stages (P plan, E exec, A accept; ✓ done, ✗ rejected, … running)'),
+    h('span', null, 'council: J judge, R reviewer, their vote under them, ⚑ dissent'),
+    h('span', null, 'edges: solid spawned, thick grew to, dashed proposed from, dotted promoted, dash-dot aborted to; stages: thin blue, rejects to red'));
 }
 
 function nodeTable(d) {
@@ -409,6 +488,8 @@ function nodeDetail(n) {
     h('dl', null,
       row('quest', n.quest), row('role', n.role), row('status', n.status), row('parent', n.parent), row('tries', String(n.tries)),
       row('outcome', n.outcome), row('verdict', n.verdict), row('claim hash', n.claim_hash ? h('code', null, n.claim_hash) : ''),
+      row('provider', n.provider), row('phase', n.phase), row('team kind', n.team_kind), row('team', n.team), row('stage', n.stage),
+      row('revisions', n.max_revisions ? n.revision_count + '/' + n.max_revisions : ''),
       row('waiting', n.waiting), row('reason', n.reason)),
     h('h3', null, 'Hypothesis'), h('pre', {class: 'hypothesis'}, n.hypothesis),
     n.evidence ? [h('h3', null, 'Evidence'), h('pre', {class: 'evidence'}, n.evidence)] : null,
@@ -468,7 +549,8 @@ async function press(req) {
 function eventText(ev) {
   const t = new Date(ev.time).toLocaleTimeString();
   switch (ev.kind) {
-    case 'node': return t + ' ' + ev.quest + ' ' + ev.node + ' ' + (ev.role || '') + ' ' + (ev.from || 'new') + ' → ' + ev.to + (ev.reason ? '  (' + ev.reason + ')' : '');
+    case 'node': return t + ' ' + ev.quest + ' ' + ev.node + ' ' + (ev.role || '') + (ev.team ? ' of Team ' + ev.team + (ev.stage ? ' (' + ev.stage + ')' : '') : '') +
+      (ev.phase ? ' [' + ev.phase + ']' : '') + ' ' + (ev.from || 'new') + ' → ' + ev.to + (ev.reason ? '  (' + ev.reason + ')' : '');
     case 'verdict': return t + ' ' + ev.quest + ' ' + ev.node + ' verdict ' + ev.outcome + (ev.facts ? '  ' + ev.facts.map((f) => f.text).join('; ') : '');
     case 'quest': return t + ' ' + ev.quest + ' quest ' + (ev.from || 'new') + ' → ' + ev.to + (ev.reason ? '  (' + ev.reason + ')' : '');
     case 'consent': return t + ' ' + ev.quest + ' ' + ev.node + ' consent ' + ev.outcome + (ev.reason ? '  (' + ev.reason + ')' : '');
