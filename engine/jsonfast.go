@@ -18,10 +18,12 @@ import (
 func appendRun(b []byte, r *Run) []byte {
 	b = append(b, `{"id":`...)
 	b = appendJSONString(b, r.ID)
+	b = appendOptString(b, `,"name":`, r.Name)
 	b = append(b, `,"quest":`...)
 	b = appendJSONString(b, r.Quest)
 	b = append(b, `,"node":`...)
 	b = appendJSONString(b, r.Node)
+	b = appendOptString(b, `,"role":`, r.Role)
 	b = append(b, `,"provider":`...)
 	b = appendJSONString(b, r.Provider)
 	b = append(b, `,"attempt":`...)
@@ -33,12 +35,24 @@ func appendRun(b []byte, r *Run) []byte {
 		b = appendJSONTime(b, r.Ended)
 	}
 	b = appendOptString(b, `,"outcome":`, r.Outcome)
-	if r.Tokens != 0 {
-		b = append(b, `,"tokens":`...)
-		b = strconv.AppendInt(b, int64(r.Tokens), 10)
-	}
+	b = appendOptString(b, `,"exit":`, r.Exit)
+	b = appendOptInt(b, `,"exit_code":`, int64(r.ExitCode))
+	b = appendOptInt(b, `,"tokens":`, int64(r.Tokens))
+	b = appendOptInt(b, `,"bytes_in":`, r.BytesIn)
+	b = appendOptInt(b, `,"bytes_out":`, r.BytesOut)
 	b = appendOptString(b, `,"error":`, r.Error)
+	if r.Redacted {
+		b = append(b, `,"redacted":true`...)
+	}
 	return append(b, '}')
+}
+
+// appendOptInt appends key and v unless v is 0 (omitempty).
+func appendOptInt(b []byte, key string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), v, 10)
 }
 
 // appendEvent appends the JSON of ev; an error is a fact whose level does
