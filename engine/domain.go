@@ -178,6 +178,9 @@ type Quest struct {
 	Replays []string  `json:"replays,omitempty"`
 	Created time.Time `json:"created"`
 	Updated time.Time `json:"updated"`
+	// Project is the directory its command agents run in ("" for the
+	// provider's own); NewQuest checks the daemon can use it.
+	Project string `json:"project,omitempty"`
 }
 
 // Source is where a person's command to a quest came from. The quest's

@@ -30,8 +30,13 @@ import (
 // '{': decodeQuest reads both, so a salvaged or read-only older store
 // reads as it is.
 
-// questRecordV1 is the first byte of a binary quest record.
-const questRecordV1 = 0x01
+// questRecordV1 is the first byte of a binary quest record written before
+// quests had a project; questRecordV2 of one with Quest.Project after
+// every V1 field. Both decode; records are written as V2.
+const (
+	questRecordV1 = 0x01
+	questRecordV2 = 0x02
+)
 
 // errQuestRecord is the cause of a quest record that does not decode.
 var errQuestRecord = errors.New("malformed quest record")
@@ -41,7 +46,7 @@ func encodeQuest(q *Quest) []byte { return appendQuest(make([]byte, 0, 256), q) 
 
 // appendQuest appends q's record to b.
 func appendQuest(b []byte, q *Quest) []byte {
-	b = append(b, questRecordV1)
+	b = append(b, questRecordV2)
 	b = appendString(b, q.ID)
 	b = appendString(b, q.Name)
 	b = appendString(b, q.Direction)
@@ -89,6 +94,7 @@ func appendQuest(b []byte, q *Quest) []byte {
 	b = appendStrings(b, q.Replays)
 	b = appendTime(b, q.Created)
 	b = appendTime(b, q.Updated)
+	b = appendString(b, q.Project) // V2
 	return b
 }
 
@@ -133,7 +139,7 @@ func decodeQuest(raw []byte, q *Quest) error {
 	if len(raw) > 0 && raw[0] == '{' {
 		return json.Unmarshal(raw, q)
 	}
-	if len(raw) == 0 || raw[0] != questRecordV1 {
+	if len(raw) == 0 || (raw[0] != questRecordV1 && raw[0] != questRecordV2) {
 		return fmt.Errorf("%w: unknown form", errQuestRecord)
 	}
 	// One string holds the whole record: every string field is a slice
@@ -177,6 +183,9 @@ func decodeQuest(raw []byte, q *Quest) error {
 	q.Replays = orNil(r.strings())
 	q.Created = r.time()
 	q.Updated = r.time()
+	if raw[0] >= questRecordV2 {
+		q.Project = r.string()
+	}
 	if r.err == nil && len(r.b) > 0 {
 		r.err = fmt.Errorf("%w: %d bytes past its end", errQuestRecord, len(r.b))
 	}

@@ -33,6 +33,7 @@ func genQuest(t *rapid.T) *Quest {
 		WallSession: rapid.Uint64().Draw(t, "session"), WallMark: tm.Draw(t, "mark"),
 		DispatchSeq: rapid.Uint64().Draw(t, "seq"), Replays: strs.Draw(t, "replays"),
 		Created: tm.Draw(t, "created"), Updated: tm.Draw(t, "updated"),
+		Project: str.Draw(t, "project"),
 	}
 	if rapid.Bool().Draw(t, "counts") {
 		q.Counts = map[Status]int{}
@@ -50,8 +51,8 @@ func genQuest(t *rapid.T) *Quest {
 // engine sees no difference between a quest stored before schema 4 and
 // after.
 func TestQuestRecordReadsAsJSONDid(t *testing.T) {
-	if n := reflect.TypeFor[Quest]().NumField(); n != 23 {
-		t.Fatalf("Quest has %d fields; encodeQuest and decodeQuest write and read 23: add the new ones to both (and to genQuest)", n)
+	if n := reflect.TypeFor[Quest]().NumField(); n != 24 {
+		t.Fatalf("Quest has %d fields; encodeQuest and decodeQuest write and read 24: add the new ones to both (and to genQuest)", n)
 	}
 	rapid.Check(t, func(t *rapid.T) {
 		q := genQuest(t)
@@ -91,7 +92,7 @@ func TestQuestRecordDamageIsAnError(t *testing.T) {
 		}
 	})
 	rapid.Check(t, func(t *rapid.T) {
-		_ = decodeQuest(append([]byte{questRecordV1}, rapid.SliceOf(rapid.Byte()).Draw(t, "garbage")...), new(Quest))
+		_ = decodeQuest(append([]byte{questRecordV2}, rapid.SliceOf(rapid.Byte()).Draw(t, "garbage")...), new(Quest))
 	})
 }
 
@@ -133,10 +134,29 @@ func TestQuestRecordsMigrate(t *testing.T) {
 	h.open()
 	var raw []byte
 	_ = h.store.view(func(tx *bolt.Tx) error { raw = append(raw, tx.Bucket(bQuests).Get([]byte(q.ID))...); return nil })
-	if len(raw) == 0 || raw[0] != questRecordV1 {
+	if len(raw) == 0 || raw[0] != questRecordV2 {
 		t.Errorf("after the upgrade the quest record starts with %q, want the binary form", raw[:1])
 	}
 	if got := h.questNow(q.ID); !reflect.DeepEqual(got, want) {
 		t.Errorf("after the upgrade:\n%#v\nwant\n%#v", got, want)
 	}
+}
+
+// A record written before quests had a project (V1) still reads, with no
+// project.
+func TestQuestRecordV1ReadsWithoutProject(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		q := genQuest(t)
+		q.Project = ""
+		raw := encodeQuest(q)
+		v1 := append([]byte{questRecordV1}, raw[1:len(raw)-1]...) // without the empty project
+		var got Quest
+		if err := decodeQuest(v1, &got); err != nil {
+			t.Fatalf("a V1 record: %v", err)
+		}
+		var want Quest
+		if err := decodeQuest(raw, &want); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("a V1 record reads back\n%#v\nwant\n%#v (%v)", got, want, err)
+		}
+	})
 }

@@ -33,6 +33,7 @@ type Quest struct {
 	Counts      map[string]int `json:"counts"` // every node status, zeros included
 	Nodes       int            `json:"nodes"`
 	Running     string         `json:"running,omitempty"` // the node running now
+	Project     string         `json:"project,omitempty"` // where its command agents run
 	Created     time.Time      `json:"created"`
 	Updated     time.Time      `json:"updated"`
 }
@@ -374,7 +375,7 @@ func QuestView(q *engine.Quest) Quest {
 		Attention: q.NeedsAttention(), Mode: q.Mode, Roles: nonNil(q.Roles), Provider: q.Provider, Gate: gate,
 		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
 		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
-		Created: q.Created, Updated: q.Updated}
+		Project: q.Project, Created: q.Created, Updated: q.Updated}
 }
 
 // NodeView is the view of n.
