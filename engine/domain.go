@@ -327,7 +327,8 @@ type Edge struct {
 
 // Run is one dispatch of a node to a provider (SPEC §2.9). ID (r<N>) is
 // the store's key; Name is what people read: quest:<quest>:<node>:<k>,
-// the node's k-th run.
+// the node's k-th run. Name is filled by the readers (QuestRuns, FindRun)
+// and is not stored.
 type Run struct {
 	ID       string    `json:"id"`
 	Name     string    `json:"name,omitempty"`

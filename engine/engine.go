@@ -663,7 +663,9 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	r := Run{ID: runID(seq), Name: RunName(q.ID, n.ID, len(n.Runs)+1), Quest: q.ID, Node: n.ID, Role: n.Role,
+	// Its Name is not stored: a dispatch reads only the node's head, not
+	// its runs; readers number a node's runs (see nameRuns).
+	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
 	if err := b.Put(t.bytesOf(r.ID), t.claim(appendRun(t.spare(256), &r))); err != nil {
 		return Run{}, err

@@ -148,7 +148,35 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 		return nil
 	})
 	slices.SortStableFunc(out, func(a, b Run) int { return cmp.Compare(runNumber(a.ID), runNumber(b.ID)) })
+	nameRuns(out)
 	return out, err
+}
+
+// nameRuns names runs, which are every run of their nodes in the order
+// they started: a node's k-th run is quest:<quest>:<node>:<k>.
+func nameRuns(runs []Run) {
+	k := map[string]int{}
+	for i := range runs {
+		k[runs[i].Node]++
+		runs[i].Name = RunName(runs[i].Quest, runs[i].Node, k[runs[i].Node])
+	}
+}
+
+// runName is the name of run r of node n, from the node's record; the
+// run's id if it cannot be read.
+func (e *Engine) runName(r Run) string {
+	name := r.ID
+	_ = e.store.view(func(tx *bolt.Tx) error {
+		n, err := readNode(tx, r.Node)
+		if err != nil {
+			return err
+		}
+		if k := slices.Index(n.Runs, r.ID); k >= 0 {
+			name = RunName(r.Quest, r.Node, k+1)
+		}
+		return nil
+	})
+	return name
 }
 
 func runNumber(id string) uint64 {
@@ -191,7 +219,15 @@ func (e *Engine) FindRun(ref string) (Run, error) {
 		if err == nil && !ok {
 			err = fmt.Errorf("run %s: %w", ref, ErrNotFound)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		if n, err := readNode(tx, r.Node); err == nil {
+			if k := slices.Index(n.Runs, r.ID); k >= 0 {
+				r.Name = RunName(r.Quest, r.Node, k+1)
+			}
+		}
+		return nil
 	})
 	return r, err
 }

@@ -450,6 +450,7 @@ func (e *Engine) start(d *dispatch) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel()
+		d.run.Name = e.runName(d.run)
 		e.log.Info("run started", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider)
 		lg := e.openLog(d)
 		var (

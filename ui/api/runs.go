@@ -94,6 +94,11 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("X-Questbox-Run", run.ID)
+	if follow {
+		// A run may last longer than the door's write timeout; the
+		// stream ends with the run or the client.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	}
 	w.WriteHeader(http.StatusOK)
 	fw := flushWriter{w: w}
 	if err := eng.RunLog(r.Context(), fw, run.ID, follow); err != nil && r.Context().Err() == nil {
