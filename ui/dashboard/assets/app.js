@@ -72,6 +72,7 @@ async function refreshSession() {
   $('login').hidden = s.logged_in;
   $('login-h').textContent = s.can_read ? 'Log in to make changes' : 'Log in';
   $('logout').hidden = !s.logged_in;
+  document.dispatchEvent(new Event('questbox:session'));
   return s;
 }
 

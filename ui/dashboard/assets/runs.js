@@ -53,13 +53,20 @@ $('new-quest-form').addEventListener('submit', async (ev) => {
 
 // The form is for a logged-in session only; the page shows it then.
 function showForm() { $('new-quest').hidden = !loggedIn(); }
-setInterval(showForm, 1000);
 document.addEventListener('questbox:session', showForm);
 
 // ---- seed and export, on each quest's card ----
 
+// The card is redrawn at every event of its quest: its seed box is kept
+// (and moved into the new card), so what is typed in it stays.
+const seeds = new Map(); // quest id -> the seed box
 window.questboxQuestActions = (q) => {
   if (!loggedIn()) return null;
+  if (!seeds.has(q.id)) seeds.set(q.id, seedBox(q));
+  return seeds.get(q.id);
+};
+
+function seedBox(q) {
   const text = h('textarea', {rows: 2, 'aria-label': 'Hypotheses for ' + q.id + ', one per line', 'data-seed': q.id,
     placeholder: 'one hypothesis per line'});
   const note = h('span', {class: 'hint', role: 'status', 'data-seed-result': q.id});
@@ -74,7 +81,7 @@ window.questboxQuestActions = (q) => {
     h('button', {type: 'button', 'data-seed-button': q.id, onclick: seed}, 'Seed'),
     h('button', {type: 'button', 'data-export': q.id, onclick: () => download(q.id, note)}, 'Download export'),
     note);
-};
+}
 
 // download fetches the quest's terminal nodes not exported yet (the export
 // journal the CLI's `export` uses), hands them to the browser as a file,
