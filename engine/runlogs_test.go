@@ -49,7 +49,9 @@ func TestRunExits(t *testing.T) {
 	h.e.Wait()
 	// A run the shutdown cuts: the next run of the first quest's
 	// hanging root is gone, so hang a new quest.
-	h.quest(func(s *QuestSpec) { s.Provider, s.Direction, s.Mode, s.Roles = "p", "hang", ModeSolo, []string{RoleScout} })
+	h.quest(func(s *QuestSpec) {
+		s.Provider, s.Direction, s.Mode, s.Roles = "p", "hang", ModeSolo, []string{RoleScout}
+	})
 	h.clock.Advance(60e9)
 	if _, err := h.e.Tick(context.Background()); err != nil {
 		t.Fatal(err)
