@@ -18,9 +18,9 @@ import (
 // writes -stderr bytes to its stderr and answers a dead end; each tick
 // dispatches one run per quest, up to daemon.max_parallel at a time. It
 // watches -ticks ticks and reads the daemon's /proc/PID/io, counts the
-// runs that ended (`questbox runs --json`) and the bytes of their log
-// files, and prints bytes per run: in all (store, log file, its fsync),
-// and of the log files alone.
+// runs dispatched meanwhile (the quests' used agent runs) and the bytes
+// the log files grew by, and prints bytes per run: in all (store, log
+// file, its fsync), and of the log files alone.
 func busy(bin, dir string, quests int, tick time.Duration, ticks int, stderrBytes int) error {
 	data := filepath.Join(dir, "data")
 	dead := `{"verdict": "dead", "evidence": "measured: the agent ran and found a dead end.", "citations": [], "new_directions": []}`
@@ -67,23 +67,27 @@ func busy(bin, dir string, quests int, tick time.Duration, ticks int, stderrByte
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// ended counts the agent runs the quests have used (`quest list`,
+	// which every version has, so the harness also measures a questbox
+	// from before the logs) and the bytes in the logs directory.
 	ended := func() (runs int, logBytes int64) {
-		out, err := qb("runs", "--json")
+		out, err := qb("quest", "list", "--json")
 		if err != nil {
 			return 0, 0
 		}
-		var rs []struct {
-			ID      string `json:"id"`
-			Running bool   `json:"running"`
+		var qs []struct {
+			Used struct {
+				AgentRuns int `json:"agent_runs"`
+			} `json:"used"`
 		}
-		json.Unmarshal(out, &rs)
-		for _, r := range rs {
-			if r.Running {
-				continue
-			}
-			runs++
-			if st, err := os.Stat(filepath.Join(data, "logs", r.ID+".log")); err == nil {
-				logBytes += st.Size()
+		json.Unmarshal(out, &qs)
+		for _, q := range qs {
+			runs += q.Used.AgentRuns
+		}
+		ents, _ := os.ReadDir(filepath.Join(data, "logs"))
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil {
+				logBytes += info.Size()
 			}
 		}
 		return runs, logBytes
@@ -104,7 +108,7 @@ func busy(bin, dir string, quests int, tick time.Duration, ticks int, stderrByte
 		return fmt.Errorf("no run ended in %d ticks", ticks)
 	}
 	fmt.Printf("busy daemon: %d quests, agents writing %d bytes of stderr each, %d ticks of %s\n", quests, stderrBytes, ticks, tick)
-	fmt.Printf("runs ended: %d; the daemon wrote %d bytes (/proc/PID/io write_bytes) in %d write calls\n", runs, wrote, calls)
+	fmt.Printf("runs: %d; the daemon wrote %d bytes (/proc/PID/io write_bytes) in %d write calls\n", runs, wrote, calls)
 	fmt.Printf("per run: %.0f bytes written in all (store, log file and its fsync), %.0f bytes of log file\n", float64(wrote)/float64(runs), float64(logs1-logs0)/float64(runs))
 	return nil
 }
