@@ -38,6 +38,23 @@ func (e *Engine) openLog(d *dispatch) *runlog.Log {
 	return lg
 }
 
+// logAnswer appends the answer to the run's log, under a line giving its
+// size.
+func logAnswer(lg *runlog.Log, reply agent.Reply) {
+	if lg == nil {
+		return
+	}
+	cut := ""
+	if reply.Truncated {
+		cut = ", cut at the provider's cap"
+	}
+	fmt.Fprintf(lg, "── answer (%d bytes%s) ──\n", len(reply.Output), cut)
+	lg.Write(reply.Output)
+	if len(reply.Output) > 0 && reply.Output[len(reply.Output)-1] != '\n' {
+		lg.Write([]byte{'\n'})
+	}
+}
+
 // closeLog ends d's log with how the run ended and syncs it, before the
 // result commits.
 func (e *Engine) closeLog(d *dispatch, lg *runlog.Log, res *result) {

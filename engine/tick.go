@@ -477,13 +477,7 @@ func (e *Engine) start(d *dispatch) {
 			res.replay = d.run.Provider == "replay"
 			res.exit, res.exitCode = e.exitOf(ctx, reply, err)
 			res.bytesIn, res.bytesOut = int64(len(req.Prompt)), int64(len(reply.Output))+reply.StderrBytes
-			if lg != nil {
-				fmt.Fprintf(lg, "── answer (%d bytes%s) ──\n", len(reply.Output), map[bool]string{true: ", cut at the provider's cap"}[reply.Truncated])
-				lg.Write(reply.Output)
-				if len(reply.Output) > 0 && reply.Output[len(reply.Output)-1] != '\n' {
-					lg.Write([]byte{'\n'})
-				}
-			}
+			logAnswer(lg, reply)
 		}
 		e.closeLog(d, lg, &res)
 		e.log.Info("run ended", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID,
