@@ -2,9 +2,13 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 // quest new --project: a directory that cannot be used is refused with
@@ -44,5 +48,40 @@ func TestQuestProject(t *testing.T) {
 	must(t, 0, "", append([]string{"tick"}, d...)...)
 	if log := must(t, 0, "", append([]string{"logs", "n1"}, d...)...).stdout; !strings.Contains(log, "ran in "+project+"\n") {
 		t.Errorf("the agent did not run in the project:\n%s", log)
+	}
+}
+
+// A directory the daemon's user cannot write is refused at creation. As
+// root (who may use any directory) the check is made by a questbox running
+// as nobody, over a store nobody may write.
+func TestQuestProjectPermission(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("runs questbox as nobody, which needs root; as another user TestQuestProject checks a 0500 directory")
+	}
+	bin := buildtest.Questbox(t)
+	dir := shortDir(t)
+	os.Chmod(dir, 0o755)
+	for _, d := range []string{"data", "project"} {
+		os.Mkdir(filepath.Join(dir, d), 0o755)
+	}
+	os.Chmod(filepath.Join(dir, "data"), 0o777)
+	nobodyBin := filepath.Join(dir, "questbox")
+	raw, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(nobodyBin, raw, 0o755)
+	cfg := filepath.Join(dir, "questbox.toml")
+	os.WriteFile(cfg, []byte("[network]\nprobe = \"\"\n"), 0o644)
+	project := filepath.Join(dir, "project") // root's, 0755: nobody may not write it
+	cmd := exec.Command(nobodyBin, "quest", "new", "p", "--direction", "somewhere", "--provider", "external", "--project", project,
+		"--config", cfg, "--data", filepath.Join(dir, "data"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	want := `project "` + project + `" cannot be read, written and entered by the daemon's user (uid 65534): permission denied`
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 || !strings.Contains(stderr.String(), want) {
+		t.Errorf("as nobody: %v, %q; want exit 1 and %q", err, stderr.String(), want)
 	}
 }

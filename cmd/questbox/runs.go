@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/questbox/questbox/ui/api"
@@ -102,6 +103,20 @@ func (c *logsCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("logs", args, "RUN|NODE"); err != nil {
 		return err
 	}
-	_, err := e.door.api(ctx).RunLog(ctx, args[0], c.follow, e.stdout)
-	return err
+	if !e.json {
+		_, err := e.door.api(ctx).RunLog(ctx, args[0], c.follow, e.stdout)
+		return err
+	}
+	if c.follow {
+		return usagef("logs --follow streams text; it does not take --json")
+	}
+	var log strings.Builder
+	run, err := e.door.api(ctx).RunLog(ctx, args[0], false, &log)
+	if err != nil {
+		return err
+	}
+	return printJSON(e.stdout, struct {
+		Run string `json:"run"`
+		Log string `json:"log"`
+	}{run, log.String()})
 }

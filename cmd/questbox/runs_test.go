@@ -111,6 +111,11 @@ argv = ["sh", "-c", "cat >/dev/null; echo FIRST-LINE >&2; yes flooding | head -c
 			t.Errorf("logs of the crash lacks %q:\n%s", s, crash)
 		}
 	}
+	var lj struct{ Run, Log string }
+	decode(t, must(t, 0, "", append([]string{"logs", "n1", "--json"}, d...)...), &lj)
+	if lj.Run != "r1" || lj.Log != crash {
+		t.Errorf("logs --json: run %q, log %q; want r1 and the text `logs` prints", lj.Run, lj.Log)
+	}
 	slow := must(t, 0, "", append([]string{"logs", "quest:q2:n2:1"}, d...)...).stdout
 	for _, s := range []string{"waiting for godot", "end: timeout"} {
 		if !strings.Contains(slow, s) {
