@@ -96,6 +96,8 @@ type Config struct {
 	MQTT    MQTT          `toml:"mqtt"`
 	// Dashboard is the web dashboard on Daemon.Listen (see dashboard.go).
 	Dashboard Dashboard `toml:"dashboard"`
+	// Logs bounds the agent runs' logs under <data>/logs (see [Logs]).
+	Logs Logs `toml:"logs"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -127,6 +129,22 @@ type Daemon struct {
 	// dashboard's /api/events?since=, and MQTT and dashboard replay after a
 	// reconnect). Default 10000; at least 100.
 	EventRetention int `toml:"event_retention"`
+}
+
+// Logs bounds the logs of agent runs (SPEC §2.9): one file per run under
+// <data>/logs, holding the run's answer and a command provider's stderr.
+// They are files, not store records, so that the store stays small and the
+// SD card sees one fsync per run.
+type Logs struct {
+	// PerRun is the most bytes one run's log keeps: its first and last
+	// halves, with the cut marked between them. Default 256KiB; at least
+	// 4KiB.
+	PerRun Size `toml:"per_run"`
+	// Total is the most bytes all logs keep together; past it the oldest
+	// runs' logs are deleted first. Every run in flight reserves PerRun of
+	// it, so it must be at least PerRun times daemon.max_parallel. Default
+	// 64MiB.
+	Total Size `toml:"total"`
 }
 
 // QuestDefaults are what `quest new` uses for every flag it is not given.
@@ -356,6 +374,7 @@ func Default() *Config {
 		},
 		Providers: map[string]Provider{},
 		Gates:     map[string]GateProfile{},
+		Logs:      Logs{PerRun: DefaultLogPerRun, Total: DefaultLogTotal},
 		Network: Network{
 			Probe:        "1.1.1.1:53",
 			ProbeTTL:     Duration{30 * time.Second},

@@ -82,6 +82,8 @@ func TestDefaultValues(t *testing.T) {
 		{"network.fetch_timeout", c.Network.FetchTimeout.Duration, 10 * time.Second},
 		{"network.max_body", c.Network.MaxBody, MiB},
 		{"network.allow_private", c.Network.AllowPrivate, false},
+		{"logs.per_run", c.Logs.PerRun, 256 * KiB},
+		{"logs.total", c.Logs.Total, 64 * MiB},
 		{"gpio.button_pull", c.GPIO.ButtonPull, ""},
 		{"gpio.backend", c.GPIO.Backend, "auto"},
 		{"gpio.pins", []int{c.GPIO.Green, c.GPIO.Amber, c.GPIO.Red, c.GPIO.Button}, []int{17, 27, 22, 23}},

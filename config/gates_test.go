@@ -253,6 +253,14 @@ func TestParseGatesJudgeNetworkErrors(t *testing.T) {
 				`network.max_body: 0 must be more than 0 bytes`}},
 		{"allow_private not a bool", "[network]\nallow_private = \"yes\"\n",
 			[]string{`network.allow_private: "yes" is a string, want a boolean (true or false)`}},
+
+		// logs.
+		{"a run's log too small", "[logs]\nper_run = \"1KiB\"\n",
+			[]string{`logs.per_run: 1KiB is below the minimum 4KiB`}},
+		{"total below the runs in flight", "[daemon]\nmax_parallel = 4\n[logs]\nper_run = \"1MiB\"\ntotal = \"3MiB\"\n",
+			[]string{`logs.total: 3MiB is below logs.per_run × daemon.max_parallel (1MiB × 4 = 4MiB): every run in flight reserves logs.per_run`}},
+		{"logs misspelt", "[logs]\nper_rn = \"1MiB\"\n",
+			[]string{`unknown key logs.per_rn (did you mean logs.per_run?)`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := Parse([]byte(tc.file), "questbox.toml")

@@ -60,6 +60,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.GPIO.validate(p)
 	c.MQTT.validate(p, c.Daemon.EventRetention)
 	c.Dashboard.validate(p)
+	c.Logs.validate(p, c.Daemon.MaxParallel)
 	// The messages quote values; none may carry a secret the config holds.
 	return redactAll(newRedactor([]string{brokerPassword(c.MQTT.Broker), c.MQTT.Password}), p.errs)
 }
@@ -402,6 +403,26 @@ func (n *Network) validate(p *problems) {
 	p.durationAtLeast("network.fetch_timeout", n.FetchTimeout, 1)
 	if n.MaxBody <= 0 {
 		p.add("network.max_body", "%s must be more than 0 bytes", n.MaxBody)
+	}
+}
+
+// The defaults of [Logs] and the least a run's log may keep.
+const (
+	DefaultLogPerRun = 256 * KiB
+	DefaultLogTotal  = 64 * MiB
+	MinLogPerRun     = 4 * KiB
+)
+
+func (l *Logs) validate(p *problems, parallel int) {
+	if l.PerRun < MinLogPerRun {
+		p.add("logs.per_run", "%s is below the minimum %s", l.PerRun, MinLogPerRun)
+		return
+	}
+	if parallel < 1 {
+		parallel = 1
+	}
+	if need := l.PerRun * Size(parallel); l.Total < need {
+		p.add("logs.total", "%s is below logs.per_run × daemon.max_parallel (%s × %d = %s): every run in flight reserves logs.per_run", l.Total, l.PerRun, parallel, need)
 	}
 }
 

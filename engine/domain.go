@@ -244,6 +244,9 @@ type Quest struct {
 	MaxRevisions int               `json:"max_revisions,omitempty"`
 	AcceptMode   string            `json:"accept_mode,omitempty"`
 	TeamAccept   map[string]string `json:"team_accept,omitempty"`
+	// Project is the directory its command agents run in ("" for the
+	// provider's own); NewQuest checks the daemon can use it.
+	Project string `json:"project,omitempty"`
 }
 
 // Source is where a person's command to a quest came from. The quest's
@@ -402,18 +405,52 @@ type Edge struct {
 	Relation string `json:"relation"`
 }
 
-// Run is one dispatch of a node to a provider.
+// Run is one dispatch of a node to a provider (SPEC §2.9). ID (r<N>) is
+// the store's key; Name is what people read: quest:<quest>:<node>:<k>,
+// the node's k-th run. Name is filled by the readers (QuestRuns, FindRun)
+// and is not stored.
 type Run struct {
 	ID       string    `json:"id"`
+	Name     string    `json:"name,omitempty"`
 	Quest    string    `json:"quest"`
 	Node     string    `json:"node"`
+	Role     string    `json:"role,omitempty"`
 	Provider string    `json:"provider"`
 	Attempt  int       `json:"attempt"`
 	Started  time.Time `json:"started"`
 	Ended    time.Time `json:"ended,omitzero"`
-	Outcome  string    `json:"outcome,omitempty"`
-	Tokens   int       `json:"tokens,omitempty"`
-	Error    string    `json:"error,omitempty"`
+	// Outcome is what the engine made of the run: PASS, FAIL, REVIEW,
+	// DEFERRED, INTERRUPTED, interrupted (found running at start-up),
+	// aborted, discarded.
+	Outcome string `json:"outcome,omitempty"`
+	// Exit is how the agent's run ended (one of the Exit* constants);
+	// ExitCode is a crashed command's exit status.
+	Exit     string `json:"exit,omitempty"`
+	ExitCode int    `json:"exit_code,omitempty"`
+	Tokens   int    `json:"tokens,omitempty"`
+	// BytesIn is the prompt's size; BytesOut the answer's and the
+	// stderr's, as the agent wrote them (before any log bound).
+	BytesIn  int64  `json:"bytes_in,omitempty"`
+	BytesOut int64  `json:"bytes_out,omitempty"`
+	Error    string `json:"error,omitempty"`
+	// Redacted says the run's log had secrets taken out. Nothing sets it
+	// yet: a later privacy feature will.
+	Redacted bool `json:"redacted,omitempty"`
+}
+
+// How an agent's run ended (Run.Exit).
+const (
+	ExitAnswered    = "answered"    // the agent gave an answer (whatever its verdict)
+	ExitTimeout     = "timeout"     // it ran past its provider's timeout and was killed
+	ExitKilled      = "killed"      // aborted, or killed by a signal
+	ExitCrashed     = "crashed"     // it exited non-zero (Run.ExitCode) or failed
+	ExitDeferred    = "deferred"    // its provider could not be reached
+	ExitInterrupted = "interrupted" // the daemon stopped or restarted under it
+)
+
+// RunName is the user-facing name of a node's k-th run.
+func RunName(quest, node string, k int) string {
+	return "quest:" + quest + ":" + node + ":" + strconv.Itoa(k)
 }
 
 func questID(n uint64) string { return seqID('q', n) }

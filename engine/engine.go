@@ -15,6 +15,7 @@ import (
 
 	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -112,6 +113,9 @@ type Options struct {
 	// dropped, never verdict or consent events (see outbox.go). 0 means no
 	// bound; a bound below EventRetention is raised to it.
 	OutboxMax int
+	// Logs keeps each run's log (its answer, a command's stderr); nil
+	// keeps none.
+	Logs *runlog.Dir
 	// ConsentExpiry, when positive, expires consent requests older than it
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
@@ -243,7 +247,7 @@ func (e *Engine) recoverInterrupted() error {
 			if err != nil {
 				return err
 			}
-			if err := t.endRun(p.run, "interrupted", 0, "the daemon stopped during the run (crash or power cut)"); err != nil {
+			if err := t.endRun(p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)"}); err != nil {
 				return err
 			}
 			var r Run
@@ -274,6 +278,10 @@ type QuestSpec struct {
 	Gate        string
 	Checkpoints []string
 	Limits      Limits
+	// Project is the directory the quest's command agents run in; ""
+	// keeps the provider's. It must be an absolute path to a directory
+	// the daemon can read, write and enter ([CheckProject]).
+	Project string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
@@ -321,7 +329,7 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	}
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
-		Counts: map[Status]int{}, Created: t.now}
+		Counts: map[Status]int{}, Created: t.now, Project: s.Project}
 	// A new quest queues behind the quests dispatched before it existed.
 	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
 	t.startWall(q)
@@ -548,7 +556,7 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 func (t *txn) abort(q *Quest, n *Node, reason string) error {
 	if n.Status == Running {
 		if len(n.Runs) > 0 {
-			if err := t.endRun(n.Runs[len(n.Runs)-1], "aborted", 0, reason); err != nil {
+			if err := t.endRun(n.Runs[len(n.Runs)-1], runEnd{outcome: "aborted", exit: ExitKilled, msg: reason}); err != nil {
 				return err
 			}
 		}
@@ -617,8 +625,20 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 	return res, err
 }
 
-// endRun closes a run record.
-func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
+// runEnd is how a run ended, as its record keeps it.
+type runEnd struct {
+	outcome  string
+	tokens   int
+	msg      string
+	exit     string
+	exitCode int
+	bytesIn  int64
+	bytesOut int64
+}
+
+// endRun closes a run record. An exit already recorded (an abort's
+// "killed") stays when e has none.
+func (t *txn) endRun(id string, e runEnd) error {
 	if id == "" {
 		return nil
 	}
@@ -628,8 +648,12 @@ func (t *txn) endRun(id, outcome string, tokens int, msg string) error {
 	if err != nil || !ok {
 		return err
 	}
-	r.Ended, r.Outcome, r.Tokens, r.Error = t.now, outcome, tokens, msg
-	return b.Put([]byte(id), appendRun(make([]byte, 0, 192), &r))
+	r.Ended, r.Outcome, r.Tokens, r.Error = t.now, e.outcome, e.tokens, e.msg
+	if e.exit != "" {
+		r.Exit, r.ExitCode = e.exit, e.exitCode
+	}
+	r.BytesIn, r.BytesOut = max(r.BytesIn, e.bytesIn), max(r.BytesOut, e.bytesOut)
+	return b.Put([]byte(id), appendRun(make([]byte, 0, 256), &r))
 }
 
 // newRun records a dispatch of n and moves it to running.
@@ -639,8 +663,11 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Provider: provider, Attempt: n.Tries + 1, Started: t.now}
-	if err := b.Put(t.bytesOf(r.ID), t.claim(appendRun(t.spare(192), &r))); err != nil {
+	// Its Name is not stored: a dispatch reads only the node's head, not
+	// its runs; readers number a node's runs (see nameRuns).
+	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
+		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
+	if err := b.Put(t.bytesOf(r.ID), t.claim(appendRun(t.spare(256), &r))); err != nil {
 		return Run{}, err
 	}
 	n.Runs = append(n.Runs, r.ID)

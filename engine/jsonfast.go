@@ -19,10 +19,12 @@ import (
 func appendRun(b []byte, r *Run) []byte {
 	b = append(b, `{"id":`...)
 	b = store.AppendJSONString(b, r.ID)
+	b = store.AppendOptString(b, `,"name":`, r.Name)
 	b = append(b, `,"quest":`...)
 	b = store.AppendJSONString(b, r.Quest)
 	b = append(b, `,"node":`...)
 	b = store.AppendJSONString(b, r.Node)
+	b = store.AppendOptString(b, `,"role":`, r.Role)
 	b = append(b, `,"provider":`...)
 	b = store.AppendJSONString(b, r.Provider)
 	b = append(b, `,"attempt":`...)
@@ -34,12 +36,24 @@ func appendRun(b []byte, r *Run) []byte {
 		b = store.AppendJSONTime(b, r.Ended)
 	}
 	b = store.AppendOptString(b, `,"outcome":`, r.Outcome)
-	if r.Tokens != 0 {
-		b = append(b, `,"tokens":`...)
-		b = strconv.AppendInt(b, int64(r.Tokens), 10)
-	}
+	b = store.AppendOptString(b, `,"exit":`, r.Exit)
+	b = appendOptInt(b, `,"exit_code":`, int64(r.ExitCode))
+	b = appendOptInt(b, `,"tokens":`, int64(r.Tokens))
+	b = appendOptInt(b, `,"bytes_in":`, r.BytesIn)
+	b = appendOptInt(b, `,"bytes_out":`, r.BytesOut)
 	b = store.AppendOptString(b, `,"error":`, r.Error)
+	if r.Redacted {
+		b = append(b, `,"redacted":true`...)
+	}
 	return append(b, '}')
+}
+
+// appendOptInt appends key and v unless v is 0 (omitempty).
+func appendOptInt(b []byte, key string, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	return strconv.AppendInt(append(b, key...), v, 10)
 }
 
 // appendEvent appends the JSON of ev; an error is a fact whose level does

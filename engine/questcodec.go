@@ -79,6 +79,7 @@ var questCodec = store.NewCodec(questRecordV2,
 	store.Int("MaxRevisions", func(q *Quest) *int { return &q.MaxRevisions }),
 	store.Text("AcceptMode", func(q *Quest) *string { return &q.AcceptMode }),
 	store.TextMap("TeamAccept", func(q *Quest) *map[string]string { return &q.TeamAccept }),
+	store.Text("Project", func(q *Quest) *string { return &q.Project }),
 ).WithLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.

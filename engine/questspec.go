@@ -162,6 +162,11 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 	if why := e.checkGate(s); why != "" {
 		add("%s", why)
 	}
+	if s.Project != "" {
+		if why := CheckProject(s.Project); why != "" {
+			add("%s", why)
+		}
+	}
 
 	if !e.HasProvider(s.Provider) {
 		names := []string{ProviderExternal}

@@ -481,7 +481,9 @@ func (e *Engine) start(d *dispatch) {
 	go func() {
 		defer e.wg.Done()
 		defer cancel()
-		e.log.Debug("run started", "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider, "run", d.run.ID)
+		d.run.Name = e.runName(d.run)
+		e.log.Info("run started", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider)
+		lg := e.openLog(d)
 		var (
 			res result
 			tk  *ticket
@@ -492,15 +494,25 @@ func (e *Engine) start(d *dispatch) {
 			// to pending with no try consumed, as when the judge cannot
 			// read the ancestors.
 			tk = e.store.expect()
-			res = result{kind: resInterrupted, why: "building the prompt: " + err.Error()}
+			res = result{kind: resInterrupted, why: "building the prompt: " + err.Error(), exit: ExitInterrupted}
 		} else {
+			req.Dir = d.quest.Project
+			if lg != nil {
+				req.Log = lg
+			}
 			reply, err := d.prov.Run(ctx, req)
 			// The answer's write is on its way: a group commit gathering the
 			// results that come back together waits for it (commit.go).
 			tk = e.store.expect()
 			res = e.judge(ctx, &d.quest, &d.node, reply, err)
 			res.replay = d.run.Provider == "replay"
+			res.exit, res.exitCode = e.exitOf(ctx, reply, err)
+			res.bytesIn, res.bytesOut = int64(len(req.Prompt)), int64(len(reply.Output))+reply.StderrBytes
+			logAnswer(lg, reply)
 		}
+		e.closeLog(d, lg, &res)
+		e.log.Info("run ended", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID,
+			"exit", res.exit, "exit_code", res.exitCode, "outcome", res.outcome(), "bytes_in", res.bytesIn, "bytes_out", res.bytesOut)
 		// The slot frees before the verdict commits; the quest itself stays
 		// busy (Quest.Running) until then, so nothing dispatches twice.
 		e.mu.Lock()

@@ -48,6 +48,11 @@ type result struct {
 	owner  *gates.OwnerAnswer
 	tokens int
 	replay bool // a kept answer judged again: no agent ran
+	// How the agent's run ended and what it moved (Run.Exit, ExitCode,
+	// BytesIn, BytesOut).
+	exit              string
+	exitCode          int
+	bytesIn, bytesOut int64
 }
 
 func (r result) outcome() string {
@@ -271,7 +276,8 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 				}
 				q.Counters.Tokens += res.tokens
 			}
-			return t.endRun(runID, "discarded", res.tokens, fmt.Sprintf("node is %s; the answer was dropped", n.Status))
+			return t.endRun(runID, runEnd{outcome: "discarded", tokens: res.tokens, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
+				bytesIn: res.bytesIn, bytesOut: res.bytesOut})
 		}
 		q, err := t.quest(n.Quest)
 		if err != nil {
@@ -287,7 +293,8 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 // apply moves a running node according to its result.
 func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	q.Counters.Tokens += res.tokens
-	if err := t.endRun(runID, res.outcome(), res.tokens, res.why); err != nil {
+	if err := t.endRun(runID, runEnd{outcome: res.outcome(), tokens: res.tokens, msg: res.why,
+		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
 		return err
 	}
 	if res.kind <= resStopQuest && len(res.raw) == 0 && !res.replay && q.Counters.AgentRuns > 0 {

@@ -17,6 +17,11 @@
 // TestIdleDayWrites and given with -hourly (bytes).
 //
 //	go run ./bench/idle -nodes 100000 -quests 10 -tick 1s -ticks 60
+//
+// With -busy it measures a busy box instead: bytes written per agent run,
+// with the run logs on (busy.go).
+//
+//	go run ./bench/idle -busy -quests 4 -tick 1s -ticks 30 -stderr 2000
 package main
 
 import (
@@ -41,11 +46,36 @@ func main() {
 	tick := flag.Duration("tick", time.Second, "the daemon's tick while measured")
 	ticks := flag.Int("ticks", 60, "ticks to watch")
 	hourly := flag.Int64("hourly", 0, "bytes the hourly wall-clock save writes (from TestIdleDayWrites), for the per-day figure")
+	busyRuns := flag.Bool("busy", false, "the busy variant: quests whose command agents keep running, with their logs (see busy.go)")
+	stderr := flag.Int("stderr", 2000, "with -busy: bytes of stderr each agent run writes")
 	flag.Parse()
-	if err := run(*nodes, *quests, *tick, *ticks, *hourly); err != nil {
+	var err error
+	if *busyRuns {
+		err = runBusy(*quests, *tick, *ticks, *stderr)
+	} else {
+		err = run(*nodes, *quests, *tick, *ticks, *hourly)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "idle:", err)
 		os.Exit(1)
 	}
+}
+
+// runBusy builds questbox and runs the busy variant in a scratch directory.
+func runBusy(quests int, tick time.Duration, ticks, stderr int) error {
+	dir, err := os.MkdirTemp("", "qbbusy")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "questbox")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/questbox")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("build: %w", err)
+	}
+	return busy(bin, dir, quests, tick, ticks, stderr)
 }
 
 func run(nodes, quests int, tick time.Duration, ticks int, hourly int64) error {

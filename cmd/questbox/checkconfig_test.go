@@ -27,3 +27,17 @@ func TestCheckConfigListsEveryProblem(t *testing.T) {
 		at += i
 	}
 }
+
+// run --check-config knows the [logs] keys (issue 21): a good table
+// passes, a bad value and a misspelt key are named with their lines.
+func TestCheckConfigLogs(t *testing.T) {
+	good := writeConfig(t, "[logs]\nper_run = \"64KiB\"\ntotal = \"16MiB\"\n")
+	must(t, 0, "", "run", "--check-config", "--config", good, "--data", t.TempDir())
+	bad := writeConfig(t, "[logs]\nper_run = \"1KiB\"\ntotl = \"16MiB\"\n")
+	r := must(t, 1, "", "run", "--check-config", "--config", bad, "--data", t.TempDir())
+	for _, w := range []string{":3: unknown key logs.totl (did you mean logs.total?)", "logs.per_run: 1KiB is below the minimum 4KiB"} {
+		if !strings.Contains(r.stderr, w) {
+			t.Errorf("check-config does not say %q:\n%s", w, r.stderr)
+		}
+	}
+}

@@ -145,7 +145,7 @@ func verbs() []verb {
 	return []verb{
 		{"run", "[--tick D] [--gpio auto|sim|periph] [--listen ADDR] [--demo] [--check-config]", "run the daemon", standalone, func() command { return new(runCmd) }},
 		{"tick", "", "run exactly one tick, wait for its runs, print what happened", viaAPI, func() command { return new(tickCmd) }},
-		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]...", "create a quest; prints its id", viaAPI, func() command { return new(questNewCmd) }},
+		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]... [--project PATH]", "create a quest; prints its id", viaAPI, func() command { return new(questNewCmd) }},
 		{"quest list", "", "list quests", viaAPI, func() command { return new(questListCmd) }},
 		{"quest show", "ID", "show a quest, its nodes and edges", viaAPI, func() command { return new(questShowCmd) }},
 		{"quest stop", "ID", "pause a quest", viaAPI, func() command { return &questStateCmd{stop: true} }},
@@ -155,6 +155,8 @@ func verbs() []verb {
 		{"next", "QUEST", "print the next node's prompt (changes nothing)", viaAPI, func() command { return new(nextCmd) }},
 		{"submit", "QUEST --node N [--in FILE|-]", "submit an answer; prints the verdict (exit 3 FAIL, 4 REVIEW; DEFERRED offline: exit 0, judged again when the network is back)", viaAPI, func() command { return new(submitCmd) }},
 		{"status", "QUEST", "counts per status and remaining budget", viaAPI, func() command { return new(statusCmd) }},
+		{"runs", "[QUEST] [--node N]", "the agent runs (of a quest, of a node): provider, role, times, how each ended, tokens, bytes", viaAPI, func() command { return new(runsCmd) }},
+		{"logs", "RUN|NODE [--follow]", "a run's log (its stderr and answer; a node's latest run); --follow streams a running agent until it ends", viaAPI, func() command { return new(logsCmd) }},
 		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaAPI, func() command { return new(exportCmd) }},
 		{"rules", "[--quest Q | --gate G]", "the built-in rule kinds and a gate profile's rules (id, level, stage, edges): what the gate blocks", viaAPI, func() command { return new(rulesCmd) }},
 		{"verify", "", "check the store and the verdict ledger chain", viaAPI, func() command { return new(verifyCmd) }},

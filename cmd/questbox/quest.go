@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ type questNewCmd struct {
 	wallClock   time.Duration
 	tokens      int
 	checkpoints listFlag
+	project     string
 }
 
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
@@ -39,6 +41,7 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.wallClock, "wall-clock", 0, "wall-clock budget, e.g. 24h")
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
+	fs.StringVar(&c.project, "project", "", "directory its command agents run in (the daemon's user must be able to read, write and enter it)")
 }
 
 // defaults implements defaulter: what a new quest gets for each flag
@@ -95,6 +98,14 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	if set["checkpoint"] {
 		req.Checkpoints = c.checkpoints
+	}
+	if set["project"] {
+		// Relative to where the command is typed, not to the daemon.
+		p := c.project
+		if abs, err := filepath.Abs(p); err == nil && p != "" {
+			p = abs
+		}
+		req.Project = &p
 	}
 	q, err := e.door.api(ctx).NewQuest(ctx, req)
 	if err != nil {

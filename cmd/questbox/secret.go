@@ -9,13 +9,22 @@ import (
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/internal/journald"
 )
 
 // newLogger is the process's logger on w: a text handler whose every
 // message and attribute goes through the configuration's redactor, so no
 // log line carries a configured secret (config.Redactor says which).
+//
+// Under systemd (journald.Available), the records of agent runs go to the
+// journal as structured entries (QUESTBOX_RUN=, QUESTBOX_QUEST=,
+// QUESTBOX_NODE=), redacted as the text is.
 func (e *env) newLogger(w io.Writer, opts *slog.HandlerOptions) *slog.Logger {
-	return slog.New(&redactHandler{h: slog.NewTextHandler(w, opts), r: e.redact})
+	var h slog.Handler = slog.NewTextHandler(w, opts)
+	if e.getenv != nil && journald.Available(e.getenv) {
+		h = journald.New(h, journald.Socket)
+	}
+	return slog.New(&redactHandler{h: h, r: e.redact})
 }
 
 // redactHandler masks the secrets of r in a record before h formats it.

@@ -17,6 +17,7 @@ import (
 	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -244,6 +245,13 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 	}
 	if j != nil {
 		opt.Judge = j // a nil *judge.Judge in the interface would not be nil
+	}
+	// The runs' logs live next to the store, in files (SPEC §2.9).
+	logs := filepath.Join(st.Dir(), "logs")
+	if st.ReadOnly() {
+		opt.Logs = runlog.OpenReadOnly(logs)
+	} else if opt.Logs, err = runlog.Open(logs, int64(cfg.Logs.PerRun), int64(cfg.Logs.Total)); err != nil {
+		return engine.Options{}, err
 	}
 	return opt, nil
 }

@@ -56,7 +56,10 @@
 //	             {"action": "finish", "summary": "…"}]}
 package agent
 
-import "errors"
+import (
+	"errors"
+	"io"
+)
 
 // Sentinel errors; providers wrap them with the provider name and the
 // executable or URL concerned.
@@ -92,6 +95,13 @@ type Request struct {
 	Attempt    int        // 1-based number of this try on the node
 	Depth      int        // 0 for the quest's root node, parent depth+1 otherwise
 	Proposals  []Proposal // only for role "owner": the quest's proposed nodes, oldest first
+	// Dir is the quest's project directory: a Command runs there instead
+	// of its configured Dir. "" keeps the configured one.
+	Dir string
+	// Log, when not nil, receives what the run produces besides its
+	// answer, as it comes: a Command's stderr, every byte of it. Its
+	// Write must not block for long and its errors are ignored.
+	Log io.Writer
 }
 
 // Reply is a provider's answer to a Request.
@@ -102,6 +112,11 @@ type Reply struct {
 	Tokens         int    // tokens used: provider-reported, else EstimateTokens
 	TokensReported bool   // Tokens came from the provider
 	Model          string // model name when known ("demo" for Demo)
+	// ExitCode is a command's exit status when it exited non-zero (-1
+	// when a signal killed it); 0 otherwise.
+	ExitCode int
+	// StderrBytes is how many bytes a command wrote to stderr.
+	StderrBytes int64
 }
 
 // EstimateTokens is the token count charged when a provider reports none:

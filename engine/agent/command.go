@@ -55,7 +55,9 @@ type CommandConfig struct {
 // Run stops reading it one second after the group is gone.
 //
 // Stdout is kept up to OutputCap and the rest drained; the last 64 KiB of
-// stderr are kept to quote the tail in a non-zero exit's error.
+// stderr are kept to quote the tail in a non-zero exit's error, and all of
+// it goes to Request.Log as it comes (the run's log bounds it). A Request's
+// Dir (the quest's project) replaces the configured working directory.
 //
 // A Command is safe for concurrent Run calls.
 type Command struct {
@@ -171,6 +173,9 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	cmd.Args = append([]string(nil), c.cfg.Argv...)
 	cmd.Env = c.env()
 	cmd.Dir = c.cfg.Dir
+	if req.Dir != "" {
+		cmd.Dir = req.Dir
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 	setProcessGroup(cmd)
 	var killed atomic.Bool
@@ -196,7 +201,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	stderrW.Close()
 
 	stdout := newCapBuffer(c.cfg.OutputCap)
-	stderr := &tailBuffer{max: stderrKeep}
+	stderr := &tailBuffer{max: stderrKeep, log: req.Log}
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		// A child that exits without reading its stdin makes this write fail
@@ -218,13 +223,15 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	reply.Output = stdout.bytes()
 	reply.Truncated = stdout.truncated
 	reply.Tokens = EstimateTokens(req.Prompt, reply.Output)
+	reply.StderrBytes = stderr.n
 
-	return reply, c.outcome(ctx, path, killed.Load(), waitErr, stderr)
+	return reply, c.outcome(ctx, path, killed.Load(), waitErr, stderr, &reply)
 }
 
 // outcome is the error of a run that ended: the caller's cancellation, the
-// timeout's kill, an exit status (with the tail of stderr), or nil.
-func (c *Command) outcome(ctx context.Context, path string, killed bool, waitErr error, stderr *tailBuffer) error {
+// timeout's kill, an exit status (with the tail of stderr, and the status
+// kept in reply.ExitCode), or nil.
+func (c *Command) outcome(ctx context.Context, path string, killed bool, waitErr error, stderr *tailBuffer, reply *Reply) error {
 	switch {
 	case killed && ctx.Err() != nil:
 		return fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, ctx.Err())
@@ -235,6 +242,7 @@ func (c *Command) outcome(ctx context.Context, path string, killed bool, waitErr
 		var exitErr *exec.ExitError
 		if errors.As(waitErr, &exitErr) {
 			status := fmt.Sprintf("exited with status %d", exitErr.ExitCode())
+			reply.ExitCode = exitErr.ExitCode()
 			if exitErr.ExitCode() < 0 {
 				status = exitErr.ProcessState.String() // "signal: killed"
 			}
@@ -297,13 +305,20 @@ func (p *pipes) drain(wg *sync.WaitGroup) {
 	}
 }
 
-// tailBuffer keeps the last max bytes written to it.
+// tailBuffer keeps the last max bytes written to it, counts them, and
+// passes every byte on to log, if set (a failing log does not stop it).
 type tailBuffer struct {
 	max int
 	buf []byte
+	n   int64
+	log io.Writer
 }
 
 func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.n += int64(len(p))
+	if b.log != nil {
+		_, _ = b.log.Write(p)
+	}
 	b.buf = append(b.buf, p...)
 	if len(b.buf) > 2*b.max {
 		// Compact only now and then, keeping appends amortised O(1).

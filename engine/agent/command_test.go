@@ -443,3 +443,29 @@ func TestCommandDoesNotAliasConfig(t *testing.T) {
 		t.Errorf("Output: got %q, want %q", got.Output, "original\n")
 	}
 }
+
+// All of stderr reaches Request.Log, not only the tail the error quotes;
+// the exit status is in the Reply; Request.Dir is where the command runs.
+func TestCommandStderrToLogAndProjectDir(t *testing.T) {
+	project := t.TempDir()
+	c := mustNewCommand(t, CommandConfig{Name: "logging", Dir: t.TempDir(),
+		Argv: shell(`pwd; i=0; while [ $i -lt 5000 ]; do echo "line $i" >&2; i=$((i+1)); done; exit 3`)})
+	var log bytes.Buffer
+	got, err := c.Run(context.Background(), Request{Log: &log, Dir: project})
+	if err == nil {
+		t.Fatal("Run: got nil error, want exit status 3")
+	}
+	var want strings.Builder
+	for i := range 5000 {
+		fmt.Fprintf(&want, "line %d\n", i)
+	}
+	if log.String() != want.String() {
+		t.Errorf("Log got %d bytes, want all %d of stderr", log.Len(), want.Len())
+	}
+	if got.ExitCode != 3 || got.StderrBytes != int64(want.Len()) {
+		t.Errorf("ExitCode %d, StderrBytes %d; want 3, %d", got.ExitCode, got.StderrBytes, want.Len())
+	}
+	if string(got.Output) != project+"\n" {
+		t.Errorf("ran in %q, want the project %q", got.Output, project)
+	}
+}

@@ -115,6 +115,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/tick", s.write(s.tick))
 	m.HandleFunc("GET /api/device", s.device)
 	m.HandleFunc("POST /api/device/press", s.press)
+	m.HandleFunc("GET /api/runs", s.read(s.runList))
+	m.HandleFunc("GET /api/runs/{run}/log", s.read(s.runLog))
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errorf(CodeNotFound, "no such API route: %s %s", r.Method, r.URL.Path))
 	})
@@ -242,6 +244,7 @@ type NewQuest struct {
 	WallClock    *string  `json:"wall_clock,omitempty"`
 	TokenBudget  *int     `json:"token_budget,omitempty"`
 	Checkpoints  []string `json:"checkpoints,omitempty"`
+	Project      *string  `json:"project,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -280,6 +283,9 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	}
 	if req.Checkpoints != nil {
 		spec.Checkpoints = req.Checkpoints
+	}
+	if req.Project != nil {
+		spec.Project = *req.Project
 	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {

@@ -33,6 +33,7 @@ type Quest struct {
 	Counts      map[string]int `json:"counts"` // every node status, zeros included
 	Nodes       int            `json:"nodes"`
 	Running     string         `json:"running,omitempty"` // the node running now
+	Project     string         `json:"project,omitempty"` // where its command agents run
 	Created     time.Time      `json:"created"`
 	Updated     time.Time      `json:"updated"`
 	// Level is the quest's level (SPEC §2.8: "v3 council", "v3.1
@@ -453,7 +454,7 @@ func QuestView(q *engine.Quest) Quest {
 		Attention: q.NeedsAttention(), Mode: q.Mode, Roles: nonNil(q.Roles), Provider: q.Provider, Gate: gate,
 		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
 		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
-		Created: q.Created, Updated: q.Updated,
+		Project: q.Project, Created: q.Created, Updated: q.Updated,
 		RoleProviders: q.RoleProviders, Egress: q.Egress, PhaseGates: q.PhaseGates,
 		Teams: q.Teams, MaxRevisions: q.MaxRevisions, AcceptMode: q.AcceptMode}
 	if q.AboveV2() {

@@ -16,7 +16,7 @@ import (
 // The page: plain HTML, CSS and JavaScript, no framework, no CDN, no fonts
 // (the system's own), so it loads from the box with no internet.
 //
-//go:embed assets/index.html assets/app.css assets/app.js
+//go:embed assets/index.html assets/app.css assets/app.js assets/runs.js
 var assetFS embed.FS
 
 // asset is one embedded file, gzipped once at start-up.
@@ -28,7 +28,7 @@ type asset struct {
 
 func loadAssets() (map[string]*asset, error) {
 	out := map[string]*asset{}
-	for _, name := range []string{"index.html", "app.css", "app.js"} {
+	for _, name := range []string{"index.html", "app.css", "app.js", "runs.js"} {
 		body, err := assetFS.ReadFile("assets/" + name)
 		if err != nil {
 			return nil, fmt.Errorf("BUG: dashboard asset %s: %w", name, err)

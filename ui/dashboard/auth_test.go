@@ -97,7 +97,23 @@ func TestChanges(t *testing.T) {
 	if r := b.do("POST", "/api/quests/q1/stop", struct{}{}, csrfHeader, b.csrf); r.status != http.StatusOK {
 		t.Errorf("stop without Origin: %d %s", r.status, r.body)
 	}
-	for _, path := range []string{"/api/quests", "/api/quests/q1/scan", "/api/quests/q1/submit?node=n1", "/api/quests/q1/export", "/api/tick"} {
+	// Quests from the phone (issue 21): create, seed and export, behind the
+	// same session, CSRF token and Origin checks.
+	for _, path := range []string{"/api/quests", "/api/quests/q1/scan", "/api/quests/q1/export", "/api/quests/q1/export/ack"} {
+		if r := anon.do("POST", path, struct{}{}, "Origin", f.origin); r.status != http.StatusUnauthorized {
+			t.Errorf("unauthenticated POST %s: %d, want 401", path, r.status)
+		}
+		if r := b.do("POST", path, struct{}{}, "Origin", f.origin); r.status != http.StatusForbidden {
+			t.Errorf("POST %s without the CSRF token: %d, want 403", path, r.status)
+		}
+		if r := b.do("POST", path, struct{}{}, "Origin", "http://evil.example", csrfHeader, b.csrf); r.status != http.StatusForbidden {
+			t.Errorf("POST %s from another site: %d, want 403", path, r.status)
+		}
+	}
+	if r := b.change("/api/quests/q1/scan", map[string]any{"hypotheses": []string{"gamma"}}); r.status != http.StatusOK || !strings.Contains(string(r.body), `"added"`) {
+		t.Errorf("scan from a session: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/api/quests/q1/submit?node=n1", "/api/quests/q1/export/abort", "/api/tick"} {
 		if r := b.change(path, nil); r.status != http.StatusForbidden || !strings.Contains(string(r.body), "not offered on the network") {
 			t.Errorf("POST %s: %d %s, want 403", path, r.status, r.body)
 		}

@@ -134,6 +134,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /{$}", s.asset("index.html"))
 	m.HandleFunc("GET /app.js", s.asset("app.js"))
 	m.HandleFunc("GET /app.css", s.asset("app.css"))
+	m.HandleFunc("GET /runs.js", s.asset("runs.js"))
 	m.HandleFunc("GET /session", s.sessionInfo)
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
@@ -147,13 +148,16 @@ func (s *Server) routes() {
 		api.WriteError(w, api.CodeNotFound, "no such page: "+r.URL.Path)
 	})
 
-	// The changes a dashboard may make (issue 11): stop and resume a
-	// quest, abort a node, decide a consent (refused by the API unless
-	// dashboard.consent is on) and press the simulated button (refused by
-	// the box on real pins). Creating quests, submitting answers, exports
-	// and ticks stay with the CLI on the box.
+	// The changes a dashboard may make (issues 11 and 21): create a
+	// quest, seed it, stop and resume it, download its export (the
+	// export journal's begin and acknowledgement), abort a node, decide a
+	// consent (refused by the API unless dashboard.consent is on) and
+	// press the simulated button (refused by the box on real pins).
+	// Submitting answers, an export's abort and ticks stay with the CLI
+	// on the box.
 	ok := func(http.ResponseWriter, *http.Request) {}
-	for _, p := range []string{"POST /api/quests/{id}/stop", "POST /api/quests/{id}/resume", "POST /api/nodes/{id}/abort",
+	for _, p := range []string{"POST /api/quests", "POST /api/quests/{id}/scan", "POST /api/quests/{id}/stop", "POST /api/quests/{id}/resume",
+		"POST /api/quests/{id}/export", "POST /api/quests/{id}/export/ack", "POST /api/nodes/{id}/abort",
 		"POST /api/consents/{node}/approve", "POST /api/consents/{node}/reject", "POST /api/device/press"} {
 		s.changes.HandleFunc(p, ok)
 	}

@@ -75,6 +75,7 @@ async function refreshSession() {
   $('login').hidden = s.logged_in;
   $('login-h').textContent = s.can_read ? 'Log in to make changes' : 'Log in';
   $('logout').hidden = !s.logged_in;
+  document.dispatchEvent(new Event('questbox:session'));
   return s;
 }
 
@@ -252,7 +253,7 @@ function dur(s) {
 function renderQuests() {
   const root = $('quests');
   if (st.quests.size === 0) {
-    root.replaceChildren(h('p', {class: 'muted'}, st.session && st.session.can_read ? 'No quests yet. Create one on the box: questbox quest new NAME --direction TEXT' : 'Log in to see the quests.'));
+    root.replaceChildren(h('p', {class: 'muted'}, st.session && st.session.can_read ? 'No quests yet. Create one below (logged in), or on the box: questbox quest new NAME --direction TEXT' : 'Log in to see the quests.'));
     return;
   }
   const have = new Set();
@@ -296,6 +297,7 @@ function fillQuest(card, id) {
     loggedIn() ? h('div', {class: 'actions'},
       q.status === 'active' ? h('button', {type: 'button', onclick: () => act('POST', '/api/quests/' + enc(id) + '/stop')}, 'Stop') : null,
       q.status === 'stopped' ? h('button', {type: 'button', onclick: () => act('POST', '/api/quests/' + enc(id) + '/resume')}, 'Resume') : null) : null,
+    window.questboxQuestActions ? window.questboxQuestActions(q) : null,
     graph);
 }
 
@@ -499,7 +501,7 @@ function nodeDetail(n) {
     n.attempts.length ? [h('h3', null, 'Attempts'), h('ol', {class: 'attempts'}, n.attempts.map((a) => h('li', null,
       h('div', null, new Date(a.at).toLocaleString(), ' · ', a.outcome, a.run ? ' · run ' + a.run : '', a.try_used ? ' · try used' : '', a.repeats ? ' · ×' + (a.repeats + 1) : ''),
       facts(a.facts, a.feedback, a.facts.length === 0 || a.feedback !== n.feedback)))) ] : null,
-    n.runs.length ? [h('h3', null, 'Runs'), h('p', null, n.runs.join(', '))] : null,
+    window.questboxRuns ? window.questboxRuns(n) : null,
     loggedIn() && !n.terminal ? h('div', {class: 'actions'}, h('button', {type: 'button', class: 'danger', onclick: async () => {
       if (!confirm('Abort ' + n.id + '? An aborted node is never dispatched again.')) return;
       const v = await act('POST', '/api/nodes/' + enc(n.id) + '/abort', {reason: 'aborted from the dashboard'});
@@ -561,6 +563,10 @@ function eventText(ev) {
 function renderEvents() {
   $('events').replaceChildren(...st.events.slice().reverse().map((ev) => h('li', {'data-seq': ev.seq}, eventText(ev))));
 }
+
+// The page's second script (runs.js: new quests, seeding, exports, runs
+// and logs) uses these.
+window.questbox = {h, fill, call, act, enc, loggedIn};
 
 // ---- start ----
 

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+
+	"github.com/questbox/questbox/ui/dashboard/browsertest"
+)
+
+// TestQuestFromThePhone is issue 21's dashboard acceptance on a real
+// daemon in headless Chromium: a wrong value in the new-quest form gets
+// the message the CLI prints; the form creates a team quest; the quest's
+// card seeds two hypotheses; the page shows it run; a node opens its runs
+// and a run its log, live while the agent runs and to its end; the export
+// downloads, and the CLI's export then has nothing left (one journal).
+func TestQuestFromThePhone(t *testing.T) {
+	ctx := browsertest.New(t)
+	dir := shortDir(t)
+	data := filepath.Join(dir, "data")
+	fifo, once := filepath.Join(dir, "go-on"), filepath.Join(dir, "once")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The first run writes a line, waits for the test, and writes another;
+	// every run answers a dead end (a PASS that aborts its node: a terminal node to export).
+	dead, _ := json.Marshal(map[string]any{"verdict": "dead", "evidence": "checked on the sample; it does not work.", "citations": []any{}, "new_directions": []any{}})
+	script := "cat >/dev/null; if [ ! -e " + once + " ]; then touch " + once + "; echo 'working on it' >&2; read x < " + fifo +
+		"; echo 'nearly there' >&2; fi; printf '%s' '" + string(dead) + "'"
+	argv, _ := json.Marshal([]string{"sh", "-c", script})
+	cfg := runsConfig(t, dir, "[providers.steps]\ntype = \"command\"\ntimeout = \"1h\"\nargv = "+string(argv)+"\n")
+	addr := freeAddr(t)
+	dm := startDaemon(t, data, "--config", cfg, "--listen", addr, "--tick", "1s")
+	url := "http://" + addr + "/"
+	waitFor(t, "the dashboard URL", func() bool { return strings.Contains(dm.stdout.String(), "dashboard: "+url) })
+	m := passwordLog.FindStringSubmatch(dm.stderr.String())
+	if m == nil {
+		t.Fatalf("no generated password in the log:\n%s", dm.stderr.String())
+	}
+	downloads := t.TempDir()
+
+	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(browsertest.Timeout(t, ctx), steps...); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	if _, err := chromedp.CallBrowser(browsertest.Timeout(t, ctx), browser.SetDownloadBehavior,
+		browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: downloads}); err != nil {
+		t.Fatalf("allow downloads: %v", err)
+	}
+	run("open the dashboard", chromedp.Navigate(url))
+	browsertest.WaitFor(t, ctx, "the login form", `!document.getElementById('login').hidden`)
+	run("log in", chromedp.SendKeys("#password", m[1]), chromedp.Click(`#login-form button[type=submit]`))
+	browsertest.WaitFor(t, ctx, "the new-quest form", `!document.getElementById('new-quest').hidden`)
+	if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#nq-preset option')].map(o => o.value)`); strings.Join(got, ",") != "none" {
+		t.Errorf("presets: %q, want none only", got)
+	}
+
+	// A wrong value: the CLI's message, word for word.
+	missing := filepath.Join(dir, "no-such-project")
+	cli := must(t, 1, "", "quest", "new", "phone", "--direction", "read invoices", "--provider", "steps", "--project", missing, "--config", cfg, "--data", data)
+	want := strings.TrimSpace(strings.TrimPrefix(cli.stderr, "questbox: "))
+	run("fill the form with a project that does not exist",
+		chromedp.SendKeys("#nq-name", "phone"),
+		chromedp.SendKeys("#nq-direction", "read invoices"),
+		chromedp.Click(`#new-quest-form details summary`),
+		chromedp.SendKeys("#nq-provider", "steps"),
+		chromedp.SendKeys("#nq-project", missing),
+		chromedp.Click(`#new-quest-form button[type=submit]`))
+	browsertest.WaitFor(t, ctx, "the refusal", `document.getElementById('nq-result').className === 'error'`)
+	if got := browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').textContent`); got != want {
+		t.Errorf("the form says\n%q\nthe CLI says\n%q", got, want)
+	}
+
+	browsertest.Eval[bool](t, ctx, `document.getElementById('nq-project').value = '', true`)
+	browsertest.Eval[bool](t, ctx, `document.getElementById('nq-result').className = '', true`)
+	run("create the quest", chromedp.Click(`#new-quest-form button[type=submit]`))
+	browsertest.WaitFor(t, ctx, "the form's answer", `(r => r.dataset.created || r.className === 'error')(document.getElementById('nq-result'))`)
+	if got := browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').dataset.created || document.getElementById('nq-result').textContent`); got != "q1" {
+		t.Fatalf("the form created %q, want q1", got)
+	}
+	browsertest.WaitFor(t, ctx, "its card", `document.querySelector('[data-seed="q1"]') !== null`)
+	var q struct{ Mode, Provider string }
+	if err := json.Unmarshal([]byte(must(t, 0, "", "quest", "show", "q1", "--json", "--data", data).stdout), &struct{ Quest any }{&q}); err != nil {
+		t.Fatal(err)
+	}
+	if q.Mode != "team" || q.Provider != "steps" {
+		t.Errorf("the quest from the form: %+v, want a team quest on steps", q)
+	}
+
+	run("seed two hypotheses",
+		chromedp.SendKeys(`[data-seed="q1"]`, "tesseract jpn\nmanga-ocr"),
+		chromedp.Click(`[data-seed-button="q1"]`))
+	browsertest.WaitFor(t, ctx, "the seeding", `document.querySelector('[data-seed-result="q1"]').textContent === 'Added 2.'`)
+	browsertest.WaitFor(t, ctx, "the seeded nodes in the graph", `document.querySelectorAll('[data-graph="q1"] [data-node]').length >= 3`)
+
+	// The root runs (its agent waits on the FIFO): its log, live.
+	browsertest.WaitFor(t, ctx, "n1 running", `document.querySelector('[data-graph="q1"] [data-node="n1"]').dataset.status === 'running'`)
+	run("open n1", chromedp.Click(`[data-graph="q1"] [data-node="n1"]`))
+	browsertest.WaitFor(t, ctx, "n1's runs", `document.querySelector('[data-runs="n1"] [data-open-log]') !== null`)
+	run("open its live log", chromedp.Click(`[data-runs="n1"] [data-open-log]`))
+	browsertest.WaitFor(t, ctx, "the first line, live", `(document.querySelector('pre[data-log]')?.textContent || '').includes('working on it')`)
+	if browsertest.Eval[bool](t, ctx, `document.querySelector('pre[data-log]').textContent.includes('nearly there')`) {
+		t.Fatal("the page shows a line the agent has not written")
+	}
+	browsertest.Screenshot(t, ctx, "live-log")
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("go\n")
+	f.Close()
+	browsertest.WaitFor(t, ctx, "the run's end, live", `document.querySelector('pre[data-log]').dataset.done === 'true'`)
+	page := browsertest.Eval[string](t, ctx, `document.querySelector('pre[data-log]').textContent`)
+	if !strings.Contains(page, "nearly there") || !strings.Contains(page, "end: answered") {
+		t.Errorf("the live log ends:\n%s", page)
+	}
+	if cliLog := must(t, 0, "", "logs", "n1", "--data", data).stdout; cliLog != page {
+		t.Errorf("the page's log differs from `questbox logs n1`:\n%s\n---\n%s", page, cliLog)
+	}
+	run("close the log", chromedp.Click(`#log .close button`), chromedp.Click(`#node .close button`))
+
+	// The seeded nodes run too; a terminal node is exported.
+	browsertest.WaitFor(t, ctx, "the seeded nodes' dead ends", `['n2', 'n3'].every(id => document.querySelector('[data-graph="q1"] [data-node="' + id + '"]').dataset.status === 'aborted')`)
+	run("download the export", chromedp.Click(`[data-export="q1"]`))
+	browsertest.WaitFor(t, ctx, "the export acknowledged", `document.querySelector('[data-seed-result="q1"]').textContent.startsWith('Exported')`)
+	file := filepath.Join(downloads, "questbox-q1.jsonl")
+	waitFor(t, "the downloaded file", func() bool { _, err := os.Stat(file); return err == nil })
+	body, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	nodes := map[string]bool{}
+	for _, l := range lines {
+		var rec struct{ Quest, ID string }
+		if err := json.Unmarshal([]byte(l), &rec); err != nil || rec.Quest != "q1" {
+			t.Fatalf("a downloaded line: %q (%v)", l, err)
+		}
+		nodes[rec.ID] = true
+	}
+	if !nodes["n2"] || !nodes["n3"] || len(nodes) != len(lines) {
+		t.Errorf("downloaded %d lines for %v, want n2 and n3 once each", len(lines), nodes)
+	}
+	// The same journal as the CLI's export: what the page took is gone.
+	again := must(t, 0, "", "export", "q1", "--data", data).stdout
+	for id := range nodes {
+		if strings.Contains(again, fmt.Sprintf(`"id":%q`, id)) {
+			t.Errorf("`questbox export` after the download repeats %s", id)
+		}
+	}
+	browsertest.Screenshot(t, ctx, "exported")
+}

@@ -1,0 +1,162 @@
+// questbox dashboard, second part: quests from the phone (create one with
+// every option `questbox quest new` has, seed it, download its export) and
+// what the agents did (a node's runs, a run's log, live while it runs).
+// Every change is the same API call the CLI makes; the API's message is
+// shown as it is, so a refusal reads as it does on the CLI.
+'use strict';
+(() => {
+const {h, fill, call, act, enc, loggedIn} = window.questbox;
+const $ = (id) => document.getElementById(id);
+
+// ---- a new quest ----
+
+// PRESETS fill the form. "none" leaves every field to the box's
+// [defaults]. Council and Teams presets will be entries here: a name and
+// the fields they set (ids of the form's inputs without "nq-").
+const PRESETS = {none: {label: 'none', fields: {}}};
+
+const presetSelect = $('nq-preset');
+for (const [k, p] of Object.entries(PRESETS)) presetSelect.append(h('option', {value: k}, p.label));
+presetSelect.addEventListener('change', () => {
+  for (const [k, v] of Object.entries(PRESETS[presetSelect.value].fields)) $('nq-' + k).value = v;
+});
+
+const list = (s) => s.split(',').map((x) => x.trim()).filter((x) => x);
+
+// newQuest is the request of POST /api/quests from the form: a field left
+// empty is left out, and takes the box's default, as a flag left out does.
+function newQuest() {
+  const v = (id) => $('nq-' + id).value.trim();
+  const req = {name: v('name'), direction: v('direction')};
+  for (const k of ['mode', 'provider', 'gate', 'wall_clock', 'project']) if (v(k) !== '') req[k] = v(k);
+  for (const k of ['max_agent_runs', 'max_tries', 'token_budget']) if (v(k) !== '') req[k] = Number(v(k));
+  if (v('roles') !== '') req.roles = list(v('roles'));
+  if (v('checkpoints') !== '') req.checkpoints = list(v('checkpoints'));
+  return req;
+}
+
+$('new-quest-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const out = $('nq-result');
+  out.className = 'hint';
+  out.textContent = 'Creating…';
+  try {
+    const q = await call('POST', '/api/quests', newQuest());
+    out.textContent = 'Created quest ' + q.id + ' (' + q.mode + ', provider ' + q.provider + ').';
+    out.dataset.created = q.id;
+    $('new-quest-form').reset();
+  } catch (e) {
+    out.className = 'error';
+    out.textContent = e.message;
+  }
+});
+
+// The form is for a logged-in session only; the page shows it then.
+function showForm() { $('new-quest').hidden = !loggedIn(); }
+document.addEventListener('questbox:session', showForm);
+
+// ---- seed and export, on each quest's card ----
+
+// The card is redrawn at every event of its quest: its seed box is kept
+// (and moved into the new card), so what is typed in it stays.
+const seeds = new Map(); // quest id -> the seed box
+window.questboxQuestActions = (q) => {
+  if (!loggedIn()) return null;
+  if (!seeds.has(q.id)) seeds.set(q.id, seedBox(q));
+  return seeds.get(q.id);
+};
+
+function seedBox(q) {
+  const text = h('textarea', {rows: 2, 'aria-label': 'Hypotheses for ' + q.id + ', one per line', 'data-seed': q.id,
+    placeholder: 'one hypothesis per line'});
+  const note = h('span', {class: 'hint', role: 'status', 'data-seed-result': q.id});
+  const seed = async () => {
+    const hyps = text.value.split('\n').map((x) => x.trim()).filter((x) => x);
+    if (!hyps.length) { note.textContent = 'Write a hypothesis first.'; return; }
+    const v = await act('POST', '/api/quests/' + enc(q.id) + '/scan', {hypotheses: hyps});
+    if (v) { text.value = ''; note.textContent = 'Added ' + v.added.length + (v.skipped.length ? ', skipped ' + v.skipped.length + ' the quest had' : '') + '.'; }
+  };
+  return h('div', {class: 'seed'},
+    text,
+    h('button', {type: 'button', 'data-seed-button': q.id, onclick: seed}, 'Seed'),
+    h('button', {type: 'button', 'data-export': q.id, onclick: () => download(q.id, note)}, 'Download export'),
+    note);
+}
+
+// download fetches the quest's terminal nodes not exported yet (the export
+// journal the CLI's `export` uses), hands them to the browser as a file,
+// and acknowledges them: each node is in one download (a download that was
+// never acknowledged is offered again; each line names its node).
+async function download(id, note) {
+  const b = await act('POST', '/api/quests/' + enc(id) + '/export', {});
+  if (!b) return;
+  if (!b.lines.length) { note.textContent = 'Nothing new to export.'; return; }
+  const url = URL.createObjectURL(new Blob(b.lines, {type: 'application/x-ndjson'}));
+  const a = h('a', {href: url, download: 'questbox-' + id + '.jsonl', hidden: true});
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  if (await act('POST', '/api/quests/' + enc(id) + '/export/ack', {token: b.token}) !== undefined) {
+    note.textContent = 'Exported ' + b.lines.length + ' node' + (b.lines.length === 1 ? '' : 's') + '.';
+  }
+}
+
+// ---- a node's runs, a run's log ----
+
+const size = (n) => n < 1000 ? n + ' B' : n < 1e6 ? (n / 1e3).toFixed(1) + ' kB' : (n / 1e6).toFixed(1) + ' MB';
+
+function exitText(r) {
+  if (r.running) return 'running';
+  return (r.exit || '–') + (r.exit_code ? ' (exit ' + r.exit_code + ')' : '');
+}
+
+window.questboxRuns = (n) => {
+  if (!n.runs.length) return null;
+  const body = h('div', {'data-runs': n.id}, h('p', {class: 'muted'}, 'Loading the runs…'));
+  call('GET', '/api/runs?node=' + enc(n.id)).then((runs) => fill(body,
+    h('table', {class: 'runs'},
+      h('thead', null, h('tr', null, ['Run', 'Ended', 'Outcome', 'Tokens', 'Out', ''].map((t) => h('th', {scope: 'col'}, t)))),
+      h('tbody', null, runs.map((r) => h('tr', {'data-run': r.id},
+        h('td', null, h('code', null, r.name), h('div', {class: 'hint'}, r.provider + ' · ' + new Date(r.started).toLocaleString())),
+        h('td', null, exitText(r)), h('td', null, r.outcome || ''), h('td', null, String(r.tokens)), h('td', null, size(r.bytes_out)),
+        h('td', null, r.log ? h('button', {type: 'button', 'data-open-log': r.id, onclick: () => openLog(r)}, r.running ? 'Live log' : 'Log') :
+          h('span', {class: 'hint'}, 'log dropped'))))))),
+  (e) => fill(body, h('p', {class: 'error'}, e.message)));
+  return [h('h3', null, 'Runs'), body];
+};
+
+let reading = null; // the AbortController of the log being shown
+async function openLog(r) {
+  if (reading) reading.abort();
+  const ctl = new AbortController();
+  reading = ctl;
+  const dlg = $('log');
+  $('log-h').textContent = r.name + (r.running ? ' (live)' : '');
+  const pre = h('pre', {class: 'log', 'data-log': r.id});
+  const status = h('p', {class: 'hint', role: 'status'}, 'Loading…');
+  fill($('log-body'), status, pre);
+  if (!dlg.open) dlg.showModal();
+  try {
+    const res = await fetch('/api/runs/' + enc(r.id) + '/log' + (r.running ? '?follow=1' : ''), {credentials: 'same-origin', signal: ctl.signal});
+    if (!res.ok) {
+      const v = await res.json().catch(() => ({}));
+      throw new Error((v.error && v.error.message) || res.status + ' ' + res.statusText);
+    }
+    status.textContent = r.running ? 'Following the run…' : '';
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    for (;;) {
+      const {done, value} = await reader.read();
+      if (done) break;
+      pre.append(dec.decode(value, {stream: true}));
+    }
+    pre.append(dec.decode());
+    status.textContent = r.running ? 'The run ended.' : '';
+    pre.dataset.done = 'true';
+  } catch (e) {
+    if (e.name !== 'AbortError') { status.className = 'error'; status.textContent = e.message; }
+  }
+}
+$('log').addEventListener('close', () => { if (reading) reading.abort(); reading = null; });
+})();
