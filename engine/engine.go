@@ -274,6 +274,13 @@ type QuestSpec struct {
 	Gate        string
 	Checkpoints []string
 	Limits      Limits
+	// CouncilReviewers and CouncilJudges name the provider of each member
+	// of the quest's council, one entry per member (see
+	// CouncilProviders); both empty: no council, the owner decides alone
+	// (v2). PhaseGates are the roles whose phase a council gate closes.
+	CouncilReviewers []string
+	CouncilJudges    []string
+	PhaseGates       []string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
@@ -321,7 +328,8 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	}
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
-		Counts: map[Status]int{}, Created: t.now}
+		Counts: map[Status]int{}, Created: t.now,
+		CouncilReviewers: s.CouncilReviewers, CouncilJudges: s.CouncilJudges, PhaseGates: s.PhaseGates}
 	// A new quest queues behind the quests dispatched before it existed.
 	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
 	t.startWall(q)

@@ -91,7 +91,12 @@ func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 		b.WriteString("\nYour previous attempt was rejected. Fix exactly this:\n")
 		b.WriteString(n.Feedback)
 	}
-	if n.Role == RoleOwner {
+	if isMember(n.Role) {
+		if err := councilMaterial(tx, q, &b); err != nil {
+			return req, err
+		}
+		b.WriteString(councilMaterialEnd + memberContract(n.Role))
+	} else if n.Role == RoleOwner {
 		if pb := subRO(tx, bProposed, q.ID); pb != nil {
 			c := pb.Cursor()
 			for k, v := c.First(); k != nil && len(req.Proposals) < 50; k, v = c.Next() {

@@ -176,6 +176,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		}
 	}
 
+	e.checkCouncil(s, add)
+
 	l := s.Limits
 	if l.MaxTries < 1 {
 		add("max_tries %d must be at least 1", l.MaxTries)

@@ -173,6 +173,11 @@ func (r *tickRound) quest(q *Quest) error {
 		}
 		r.rep.Resumed = append(r.rep.Resumed, back...)
 	}
+	if q.Queued[queuedCouncil] != "" {
+		// A council sits: its members run concurrently, nothing else
+		// dispatches (council.go).
+		return r.council(q)
+	}
 	if q.Running != "" {
 		return nil
 	}
@@ -208,8 +213,28 @@ func (r *tickRound) next(q *Quest) error {
 		r.rep.Finished = append(r.rep.Finished, q.ID)
 		return nil
 	}
+	if n != nil && n.Role == RoleOwner && q.hasCouncil() {
+		// The owner's design phase: its council sits, and its members
+		// dispatch in this very tick when slots are free.
+		owner, err := t.node(n.ID)
+		if err != nil {
+			return err
+		}
+		if err := t.openCouncil(q, owner); err != nil {
+			return err
+		}
+		return r.council(q)
+	}
 	if n == nil || !dispatchable {
 		return nil
+	}
+	if isMember(n.Role) {
+		// A member outside a sitting council: its owner was aborted.
+		full, err := t.node(n.ID)
+		if err != nil {
+			return err
+		}
+		return t.abort(q, full, "its council was dissolved")
 	}
 	name := q.ProviderFor(n)
 	prov := r.e.providers[name]
@@ -499,6 +524,9 @@ func (e *Engine) start(d *dispatch) {
 			// results that come back together waits for it (commit.go).
 			tk = e.store.expect()
 			res = e.judge(ctx, &d.quest, &d.node, reply, err)
+			if res.member != nil {
+				disciplineMember(&res, req.Prompt)
+			}
 			res.replay = d.run.Provider == "replay"
 		}
 		// The slot frees before the verdict commits; the quest itself stays

@@ -571,6 +571,17 @@ func trackQueued(q *Quest, n *Node, to Status) {
 	if n.Role != RoleOwner && n.Role != RoleStrategist {
 		return
 	}
+	if n.Role == RoleOwner {
+		// The owner whose council sits (council.go).
+		if to == CouncilPending {
+			if q.Queued == nil {
+				q.Queued = map[string]string{}
+			}
+			q.Queued[queuedCouncil] = n.ID
+		} else if q.Queued[queuedCouncil] == n.ID {
+			delete(q.Queued, queuedCouncil)
+		}
+	}
 	if to == Pending {
 		if q.Queued == nil {
 			q.Queued = map[string]string{}

@@ -1,0 +1,379 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/storetest"
+	"github.com/questbox/questbox/gates"
+)
+
+// scoutScript is a worker that finds two leads, "alpha lead" and "beta
+// lead", whatever it is asked.
+const scoutScript = "#!/bin/sh\ncat >/dev/null\ncat <<'X'\n```json\n" +
+	`{"verdict":"promising","evidence":"the scout found two leads worth weighing","citations":[],"new_directions":["alpha lead","beta lead"]}` +
+	"\n```\nX\n"
+
+// memberScript is a council member's program: it keeps its prompt, notes
+// the node it ran, waits at a barrier until members of its council have
+// started (at most 20 s: past that it answers nothing valid and the test
+// fails), then answers body, where ALPHA and BETA are the ids of the
+// proposals "alpha lead" and "beta lead" read from its prompt.
+func memberScript(dir, name string, barrier int, body string) string {
+	return fmt.Sprintf(`#!/bin/sh
+dir=%q; me=%q
+prompt=$(cat)
+printf '%%s\n' "$prompt" > "$dir/prompt.$me"
+printf '%%s\n' "$prompt" | sed -n 's/^Node \(n[0-9]*\), hypothesis.*/\1/p' >> "$dir/ran.$me"
+: > "$dir/started.$me"
+i=0
+while [ "$(ls "$dir" | grep -c '^started\.')" -lt %d ]; do
+  i=$((i+1)); if [ $i -gt 2000 ]; then echo "barrier timed out"; exit 0; fi
+  sleep 0.01
+done
+ALPHA=$(printf '%%s\n' "$prompt" | sed -n 's/^- \(n[0-9]*\): alpha lead$/\1/p' | head -1)
+BETA=$(printf '%%s\n' "$prompt" | sed -n 's/^- \(n[0-9]*\): beta lead$/\1/p' | head -1)
+printf '%%sjson\n' '`+"```"+`'
+cat <<X
+%s
+X
+printf '%%s\n' '`+"```"+`'
+`, dir, name, barrier, body)
+}
+
+// commandProvider writes script to dir/name.sh and returns a command
+// provider running it.
+func commandProvider(t *testing.T, dir, name, script string) Provider {
+	t.Helper()
+	path := filepath.Join(dir, name+".sh")
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := agent.NewCommand(agent.CommandConfig{Name: name, Argv: []string{"/bin/sh", path}, Timeout: time.Minute, OutputCap: 1 << 16, Env: []string{"PATH"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const (
+	reviewerAbortsBeta = `{"confidence":0.6,"actions":[{"action":"abort","node":"$BETA","reason":"weaker"}],"dissent":"beta is weaker than it looks","notes":"alpha has the evidence"}`
+	judgePromotesAlpha = `{"confidence":0.9,"actions":[{"action":"promote","node":"$ALPHA"}],"dissent":"","verdict_source":"pass","citations":[{"source":"evidence","quote":"the scout found two leads"}]}`
+	reviewerFinishes   = `{"confidence":0.9,"actions":[{"action":"promote","node":"$ALPHA"},{"action":"finish","summary":"alpha it is"}],"dissent":"","notes":"done"}`
+)
+
+// councilRig is a team quest whose scout finds two leads, with a council
+// of command providers, one program per member.
+type councilRig struct {
+	h     *harness
+	q     *Quest
+	dir   string
+	names []string // the members' provider names: reviewers, then judges
+}
+
+func newCouncilRig(t *testing.T, reviewers, judges []string, limits func(*Limits)) *councilRig {
+	t.Helper()
+	dir := t.TempDir()
+	provs := map[string]Provider{"scout": commandProvider(t, dir, "scout", scoutScript)}
+	n := len(reviewers) + len(judges)
+	var names, rs, js []string
+	for i, body := range reviewers {
+		name := fmt.Sprintf("rev%d", i+1)
+		provs[name] = commandProvider(t, dir, name, memberScript(dir, name, n, body))
+		names, rs = append(names, name), append(rs, name)
+	}
+	for i, body := range judges {
+		name := fmt.Sprintf("judge%d", i+1)
+		provs[name] = commandProvider(t, dir, name, memberScript(dir, name, n, body))
+		names, js = append(names, name), append(js, name)
+	}
+	h := newHarness(t, Options{Providers: provs, MaxParallel: 4})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "scout", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = rs, js
+		if limits != nil {
+			limits(&s.Limits)
+		}
+	})
+	return &councilRig{h: h, q: q, dir: dir, names: names}
+}
+
+// byHypothesis maps the quest's hypotheses to their nodes.
+func (r *councilRig) byHypothesis() map[string]*Node {
+	r.h.t.Helper()
+	ns, err := r.h.e.Nodes(r.q.ID)
+	if err != nil {
+		r.h.t.Fatal(err)
+	}
+	out := map[string]*Node{}
+	for _, n := range ns {
+		out[n.Hypothesis] = n
+	}
+	return out
+}
+
+func (r *councilRig) owner() *Node {
+	r.h.t.Helper()
+	ns, err := r.h.e.Nodes(r.q.ID)
+	if err != nil {
+		r.h.t.Fatal(err)
+	}
+	for _, n := range ns {
+		if n.Role == RoleOwner {
+			return n
+		}
+	}
+	r.h.t.Fatalf("no owner node in %s", describeNodes(ns))
+	return nil
+}
+
+func (r *councilRig) file(name string) string {
+	b, err := os.ReadFile(filepath.Join(r.dir, name))
+	if err != nil {
+		r.h.t.Fatalf("%s: %v", name, err)
+	}
+	return string(b)
+}
+
+func TestCouncilJudgeMajorityAppliesReviewersAdvise(t *testing.T) {
+	r := newCouncilRig(t, []string{reviewerAbortsBeta, reviewerAbortsBeta}, []string{judgePromotesAlpha}, nil)
+	r.h.tick() // the scout
+	rep := r.h.tick()
+	// The owner's design phase: three members dispatched in one tick.
+	if len(rep.Dispatched) != 3 {
+		t.Fatalf("council tick dispatched %v, want the 3 members", rep.Dispatched)
+	}
+	owner := r.owner()
+	if owner.Status != CouncilPending || owner.Phase != PhaseDesign {
+		t.Fatalf("owner: got %s phase %q, want council_pending in its design phase", owner.Status, owner.Phase)
+	}
+	// Each member ran once, with its own provider and its role's prompt.
+	members := map[string]*Node{}
+	ns, _ := r.h.e.Nodes(r.q.ID)
+	for _, n := range ns {
+		if isMember(n.Role) {
+			members[n.ID] = n
+			if n.Status != Explored || n.Parent != owner.ID {
+				t.Errorf("member %s: got %s parent %s, want explored under %s (%+v)", n.ID, n.Status, n.Parent, owner.ID, n.Attempts)
+			}
+		}
+	}
+	for _, name := range r.names {
+		ran := strings.Fields(r.file("ran." + name))
+		if len(ran) != 1 || members[ran[0]] == nil || members[ran[0]].Provider != name {
+			t.Fatalf("provider %s ran %v, want exactly one member whose provider it is", name, ran)
+		}
+		role := members[ran[0]].Role
+		if p := r.file("prompt." + name); !strings.Contains(p, "You are the "+role) || !strings.Contains(p, "You are a "+role+" on the owner's council") {
+			t.Errorf("provider %s (%s) got a prompt without its role's contract:\n%s", name, role, p)
+		}
+	}
+	r.h.tick() // the council decides
+	owner = r.owner()
+	if owner.Status != Explored || owner.Phase != PhaseRun {
+		t.Fatalf("owner: got %s phase %q, want explored in its run phase; facts %v", owner.Status, owner.Phase, owner.Facts)
+	}
+	hyps := r.byHypothesis()
+	if a := hyps["alpha lead"]; a.Status != Pending {
+		t.Errorf("alpha (the judge's promote): got %s, want pending", a.Status)
+	}
+	if b := hyps["beta lead"]; b.Status != Proposed {
+		t.Errorf("beta (only the reviewers' abort): got %s, want still proposed", b.Status)
+	}
+	rules := map[string]int{}
+	for _, f := range owner.Facts {
+		rules[f.Rule]++
+	}
+	if rules[ruleCouncilAdvice] != 1 || rules[ruleCouncilDissent] != 2 {
+		t.Errorf("owner facts: got %v, want one advice (the abort) and two dissents", owner.Facts)
+	}
+	edges, _ := r.h.e.Edges(r.q.ID)
+	rel := map[string]int{}
+	for _, e := range edges {
+		rel[e.Relation]++
+	}
+	if rel[EdgeCouncilOf] != 3 || rel[EdgeCouncilReply] != 3 {
+		t.Errorf("edges: got %v, want 3 council_of and 3 council_reply", rel)
+	}
+	if q := r.h.questNow(r.q.ID); q.Counters.AgentRuns != 4 {
+		t.Errorf("agent runs: got %d, want 4 (the scout and 3 members)", q.Counters.AgentRuns)
+	}
+}
+
+func TestCouncilReviewerOnlyNeverFinishes(t *testing.T) {
+	r := newCouncilRig(t, []string{reviewerFinishes, reviewerFinishes}, nil, nil)
+	for range 3 {
+		r.h.tick()
+	}
+	q := r.h.questNow(r.q.ID)
+	if q.Status != QuestActive {
+		t.Fatalf("quest: got %s (%s), want active: a reviewer-only council never finishes", q.Status, q.Reason)
+	}
+	if a := r.byHypothesis()["alpha lead"]; a.Status == Proposed {
+		t.Errorf("alpha: got %s, want promoted: every reviewer proposed it", a.Status)
+	}
+	if o := r.owner(); o.Status != Explored {
+		t.Errorf("owner: got %s, want explored", o.Status)
+	}
+}
+
+func TestCouncilJudgesAbstainDecideNothing(t *testing.T) {
+	r := newCouncilRig(t, []string{reviewerAbortsBeta}, []string{`not json at all`}, func(l *Limits) { l.MaxTries = 1 })
+	r.h.tick() // the scout
+	r.h.tick() // members run; the judge fails its only try: it abstains
+	r.h.tick() // the council decides nothing
+	o := r.owner()
+	if o.Status != Exhausted && o.Status != Pending {
+		t.Fatalf("owner: got %s, want back to pending or exhausted (its try used)", o.Status)
+	}
+	if o.Tries != 1 {
+		t.Errorf("owner tries: got %d, want 1", o.Tries)
+	}
+	hyps := r.byHypothesis()
+	if hyps["beta lead"].Status != Proposed || hyps["alpha lead"].Status != Proposed {
+		t.Errorf("proposals: got alpha %s, beta %s, want both still proposed", hyps["alpha lead"].Status, hyps["beta lead"].Status)
+	}
+}
+
+func TestCouncilSurvivesCrash(t *testing.T) {
+	g := newGate()
+	h := newHarness(t, Options{Providers: map[string]Provider{"g": g, "scout": funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})}, MaxParallel: 4})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Roles = "scout", []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"g"}, []string{"g", "g"}
+	})
+	h.tick()
+	if _, err := h.e.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	started := []string{<-g.started, <-g.started, <-g.started}
+	// kill -9 while all three members run.
+	if err := h.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range started {
+		g.ch(id) <- reply("too late")
+	}
+	h.e.Wait()
+	h.open()
+	for _, id := range started {
+		if n := h.node(id); n.Status != Pending || n.Tries != 0 {
+			t.Errorf("member %s after recovery: got %s tries %d, want pending, no try used", id, n.Status, n.Tries)
+		}
+	}
+	qq := h.questNow(q.ID)
+	owner := qq.Queued[queuedCouncil]
+	if owner == "" || h.node(owner).Status != CouncilPending {
+		t.Fatalf("after recovery: owner %q, want still council_pending (queued %v)", owner, qq.Queued)
+	}
+	if qq.Counters.AgentRuns != 1 {
+		t.Errorf("agent runs: got %d, want 1 (interrupted runs do not count)", qq.Counters.AgentRuns)
+	}
+	rep, err := h.e.Tick(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(rep.Dispatched)
+	slices.Sort(started)
+	if !slices.Equal(rep.Dispatched, started) {
+		t.Fatalf("after restart dispatched %v, want the same members %v again", rep.Dispatched, started)
+	}
+	judge := `{"confidence":1,"actions":[{"action":"finish","summary":"alpha"}],"dissent":"","verdict_source":"pass","citations":[{"source":"e","quote":"two leads worth"}]}`
+	for range 3 {
+		id := <-g.started
+		body := judge
+		if h.node(id).Role == RoleReviewer {
+			body = `{"confidence":0.2,"actions":[],"dissent":"too early","notes":""}`
+		}
+		g.ch(id) <- reply(body)
+	}
+	h.e.Wait()
+	h.clock.Advance(time.Minute)
+	h.tick()
+	o := h.node(owner)
+	if o.Status != Explored {
+		t.Fatalf("owner: got %s, want explored; facts %v", o.Status, o.Facts)
+	}
+	if qq := h.questNow(q.ID); qq.Status != QuestDone {
+		t.Errorf("quest: got %s, want done by the judges' finish", qq.Status)
+	}
+	if _, err := h.e.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	var runs []Run
+	for _, id := range started {
+		rs, _ := h.e.Runs(h.node(id))
+		runs = append(runs, rs...)
+	}
+	if len(runs) != 6 {
+		t.Errorf("member runs: got %d, want 6 (3 interrupted, 3 answered)", len(runs))
+	}
+	_ = gates.SourcePass
+}
+
+// A store salvaged while a council sits keeps the council: its edges, its
+// owner in council_pending, and the decision still to come.
+func TestSalvageKeepsASittingCouncil(t *testing.T) {
+	r := newCouncilRig(t, []string{reviewerAbortsBeta, reviewerAbortsBeta}, []string{judgePromotesAlpha}, nil)
+	r.h.tick()
+	r.h.tick() // the members answered; the owner still sits
+	r.h.bulk(1, 200, func(s *QuestSpec) { s.Provider = ProviderExternal })
+	raw, err := os.ReadFile(filepath.Join(r.h.dir, StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, StoreFile), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := storetest.Open(filepath.Join(dir, StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.LeafOf(storetest.Seq(1), string(bEvents))
+	if err == nil {
+		err = f.Garbage(page)
+	}
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Salvage(dir, time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
+	if err != nil || rep.Healthy {
+		t.Fatalf("salvage: %+v, %v; want a rebuilt store", rep, err)
+	}
+	h2 := &harness{t: t, dir: dir, clock: newFakeClock(), opt: r.h.opt}
+	h2.open()
+	t.Cleanup(h2.close)
+	edges, err := h2.e.Edges(r.q.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range edges {
+		if e.Relation == EdgeCouncilOf || e.Relation == EdgeCouncilReply {
+			n++
+		}
+	}
+	if n != 6 {
+		t.Fatalf("salvaged council edges: got %d, want 6 (%v)", n, edges)
+	}
+	q := h2.questNow(r.q.ID)
+	owner := q.Queued[queuedCouncil]
+	if owner == "" || h2.node(owner).Status != CouncilPending {
+		t.Fatalf("salvaged quest: queued %v, want its owner still council_pending", q.Queued)
+	}
+	h2.tick()
+	if o := h2.node(owner); o.Status != Explored {
+		t.Fatalf("owner after the salvaged council decided: got %s, want explored", o.Status)
+	}
+}
