@@ -96,6 +96,8 @@ type Config struct {
 	MQTT    MQTT          `toml:"mqtt"`
 	// Dashboard is the web dashboard on Daemon.Listen (see dashboard.go).
 	Dashboard Dashboard `toml:"dashboard"`
+	// Council names the providers of council members (see council.go).
+	Council Council `toml:"council"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.

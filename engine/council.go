@@ -20,10 +20,12 @@ package engine
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -342,11 +344,11 @@ func memberContract(role string) string {
 	return b.String()
 }
 
-// councilMaterial writes what a council member weighs: the proposals
-// waiting for the owner and the evidence of the quest's latest locked
+// councilMaterial writes what a council member weighs (and lists the
+// proposals in req, as for an owner): the proposals waiting for the owner and the evidence of the quest's latest locked
 // nodes (newest first, at most councilLocked of them, each cut at
 // councilEvidenceCap bytes). Judges quote it.
-func councilMaterial(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
+func councilMaterial(tx *bolt.Tx, q *Quest, b *strings.Builder, req *agent.Request) error {
 	b.WriteString("\nProposals waiting for the owner's decision (oldest first):\n")
 	none := true
 	if pb := subRO(tx, bProposed, q.ID); pb != nil {
@@ -358,6 +360,7 @@ func councilMaterial(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 				return err
 			}
 			fmt.Fprintf(b, "- %s: %s\n", p.ID, p.Hypothesis)
+			req.Proposals = append(req.Proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
 			none = false
 			i++
 		}
@@ -476,4 +479,57 @@ func disciplineMember(res *result, prompt string) {
 	if len(facts) > 0 {
 		res.feedback = Feedback(res.facts)
 	}
+}
+
+// CouncilConfig names the providers of council members (the config's
+// [council]): see CouncilProviders.
+type CouncilConfig struct {
+	Reviewers []string
+	Judges    []string
+}
+
+// ParseCouncil reads a council's make-up, "reviewer:R,judge:J" (either
+// part may be left out, in any order; "" is no council).
+func ParseCouncil(s string) (reviewers, judges int, err error) {
+	seen := map[string]bool{}
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		kind, num, ok := strings.Cut(part, ":")
+		n, cerr := strconv.Atoi(strings.TrimSpace(num))
+		kind = strings.TrimSpace(kind)
+		switch {
+		case !ok || cerr != nil || n < 0 || n > maxCouncil:
+			return 0, 0, fmt.Errorf("council %q: %q is not KIND:N with N from 0 to %d (e.g. reviewer:2,judge:1): %w", s, part, maxCouncil, ErrInvalid)
+		case kind != RoleReviewer && kind != RoleJudge:
+			return 0, 0, fmt.Errorf("council %q: %q is not reviewer or judge: %w", s, kind, ErrInvalid)
+		case seen[kind]:
+			return 0, 0, fmt.Errorf("council %q: %s is given twice: %w", s, kind, ErrInvalid)
+		}
+		seen[kind] = true
+		if kind == RoleReviewer {
+			reviewers = n
+		} else {
+			judges = n
+		}
+	}
+	return reviewers, judges, nil
+}
+
+// SetCouncil gives s a council of reviewers and judges, their providers
+// from the engine's Options.Council (cycling; the quest's provider when
+// the list is empty) unless override names one for every member of a kind
+// ("reviewer" or "judge" -> provider). Call it after s.Provider is final.
+// NewQuest validates the result.
+func (e *Engine) SetCouncil(s *QuestSpec, reviewers, judges int, override map[string]string) {
+	rl, jl := e.opt.Council.Reviewers, e.opt.Council.Judges
+	if p := override[RoleReviewer]; p != "" {
+		rl = []string{p}
+	}
+	if p := override[RoleJudge]; p != "" {
+		jl = []string{p}
+	}
+	s.CouncilReviewers, s.CouncilJudges = CouncilProviders(reviewers, judges, rl, jl, s.Provider)
 }

@@ -377,3 +377,80 @@ func TestSalvageKeepsASittingCouncil(t *testing.T) {
 		t.Fatalf("owner after the salvaged council decided: got %s, want explored", o.Status)
 	}
 }
+
+// The demo plays council members: a demo quest with a council votes,
+// keeps a dissent, and finishes by its judges' majority.
+func TestDemoCouncilRunsToTheEnd(t *testing.T) {
+	h := newHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}, MaxParallel: 3})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider = ProviderDemo
+		h.e.SetCouncil(s, 2, 1, nil)
+	})
+	for i := 0; i < 60 && h.questNow(q.ID).Status == QuestActive; i++ {
+		h.tick()
+	}
+	got := h.questNow(q.ID)
+	if got.Status != QuestDone {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Fatalf("demo council quest: got %s (%s), want done; nodes:\n%s", got.Status, got.Reason, describeNodes(ns))
+	}
+	ns, _ := h.e.Nodes(q.ID)
+	dissent, members := false, 0
+	for _, n := range ns {
+		if isMember(n.Role) {
+			members++
+			if n.Status != Explored {
+				t.Errorf("member %s: got %s, want explored (facts %v)", n.ID, n.Status, n.Facts)
+			}
+		}
+		for _, f := range n.Facts {
+			dissent = dissent || f.Rule == ruleCouncilDissent
+		}
+	}
+	if members == 0 || !dissent {
+		t.Errorf("got %d members and dissent=%v, want a council with a dissent kept on its owner", members, dissent)
+	}
+}
+
+func TestParseCouncil(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		r, j int
+		ok   bool
+	}{
+		{"reviewer:2,judge:1", 2, 1, true},
+		{" judge:3 ", 0, 3, true},
+		{"", 0, 0, true},
+		{"reviewer:2,reviewer:1", 0, 0, false},
+		{"owner:1", 0, 0, false},
+		{"judge:x", 0, 0, false},
+		{"judge:-1", 0, 0, false},
+	} {
+		r, j, err := ParseCouncil(c.in)
+		if (err == nil) != c.ok || r != c.r || j != c.j {
+			t.Errorf("ParseCouncil(%q): got %d, %d, %v, want %d, %d, ok=%v", c.in, r, j, err, c.r, c.j, c.ok)
+		}
+	}
+}
+
+func TestNewQuestRefusesABadCouncil(t *testing.T) {
+	h := newHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}})
+	for _, c := range []struct {
+		name string
+		spec func(*QuestSpec)
+		want string
+	}{
+		{"solo", func(s *QuestSpec) { s.Mode = ModeSolo; s.CouncilJudges = []string{ProviderDemo} }, "mode solo has no owner"},
+		{"unknown provider", func(s *QuestSpec) { s.CouncilReviewers = []string{"gemini"} }, `council provider "gemini" is not configured`},
+		{"external member", func(s *QuestSpec) { s.CouncilJudges = []string{ProviderExternal} }, "not external"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := h.e.NewQuestSpec("q", "d")
+			s.Provider = ProviderDemo
+			c.spec(&s)
+			if _, err := h.e.NewQuest(s); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("got %v, want an error containing %q", err, c.want)
+			}
+		})
+	}
+}

@@ -116,6 +116,9 @@ type Options struct {
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
 	ConsentExpiry time.Duration
+	// Council names the providers of council members (SPEC §2.8); see
+	// Engine.SetCouncil.
+	Council CouncilConfig
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.

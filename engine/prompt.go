@@ -92,7 +92,7 @@ func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 		b.WriteString(n.Feedback)
 	}
 	if isMember(n.Role) {
-		if err := councilMaterial(tx, q, &b); err != nil {
+		if err := councilMaterial(tx, q, &b, &req); err != nil {
 			return req, err
 		}
 		b.WriteString(councilMaterialEnd + memberContract(n.Role))

@@ -242,6 +242,12 @@ type NewQuest struct {
 	WallClock    *string  `json:"wall_clock,omitempty"`
 	TokenBudget  *int     `json:"token_budget,omitempty"`
 	Checkpoints  []string `json:"checkpoints,omitempty"`
+	// Council is the make-up of the quest's council, "reviewer:R,judge:J"
+	// (SPEC §2.8); left out: none. CouncilProviders names, per member kind
+	// ("reviewer", "judge"), the provider of every member of that kind
+	// instead of the config's [council] lists.
+	Council          *string           `json:"council,omitempty"`
+	CouncilProviders map[string]string `json:"council_providers,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -280,6 +286,20 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	}
 	if req.Checkpoints != nil {
 		spec.Checkpoints = req.Checkpoints
+	}
+	if req.Council != nil {
+		r, j, err := engine.ParseCouncil(*req.Council)
+		if err != nil {
+			return err
+		}
+		for kind := range req.CouncilProviders {
+			if kind != engine.RoleReviewer && kind != engine.RoleJudge {
+				return errorf(CodeInvalid, "council_providers: %q is not reviewer or judge", kind)
+			}
+		}
+		eng.SetCouncil(&spec, r, j, req.CouncilProviders)
+	} else if len(req.CouncilProviders) > 0 {
+		return errorf(CodeInvalid, "council_providers without a council")
 	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {
