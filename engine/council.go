@@ -48,8 +48,12 @@ func (q *Quest) hasCouncil() bool { return len(q.CouncilReviewers)+len(q.Council
 
 // memberHypothesis is the hypothesis of member i (0-based) of role of the
 // council of owner at its sitting (1-based).
-func memberHypothesis(owner, role string, i, of, sitting int) string {
-	return fmt.Sprintf("%s %d of %d on the council of owner %s, sitting %d: review the owner's decision", role, i+1, of, owner, sitting)
+func memberHypothesis(owner *Node, role string, i, of, sitting int) string {
+	what := "review the owner's decision"
+	if isGateRole(owner.Role) {
+		what = fmt.Sprintf("judge whether the %s phase's work may pass", owner.Phase)
+	}
+	return fmt.Sprintf("%s %d of %d on the council of %s %s, sitting %d: %s", role, i+1, of, owner.Role, owner.ID, sitting, what)
 }
 
 // councilSeat is one member of a sitting council.
@@ -59,7 +63,7 @@ type councilSeat struct {
 
 // seats lists the members of the council of owner at its sitting:
 // reviewers first, then judges.
-func (q *Quest) seats(owner string, sitting int) []councilSeat {
+func (q *Quest) seats(owner *Node, sitting int) []councilSeat {
 	var out []councilSeat
 	for i, p := range q.CouncilReviewers {
 		out = append(out, councilSeat{RoleReviewer, p, memberHypothesis(owner, RoleReviewer, i, len(q.CouncilReviewers), sitting)})
@@ -70,18 +74,29 @@ func (q *Quest) seats(owner string, sitting int) []councilSeat {
 	return out
 }
 
-// sitting is the council sitting an owner is in: one more than the tries
-// earlier sittings used.
-func sitting(owner *Node) int { return owner.Tries + 1 }
+// sitting is the council sitting an owner (or a phase gate) is in: one
+// more than the sittings that decided (each leaves a PASS or a FAIL
+// attempt; consent attempts do not count). owner must be read whole.
+func sitting(owner *Node) int {
+	n := 1
+	for _, a := range owner.Attempts {
+		if a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL") {
+			n++
+		}
+	}
+	return n
+}
 
 // openCouncil starts owner's design phase: pending -> council_pending,
 // and one pending member node per seat.
 func (t *txn) openCouncil(q *Quest, owner *Node) error {
-	owner.Phase = PhaseDesign
+	if owner.Role == RoleOwner {
+		owner.Phase = PhaseDesign // a gate keeps the phase it closes
+	}
 	if err := t.move(q, owner, CouncilPending, fmt.Sprintf("design phase: a council of %d reviewer(s) and %d judge(s) sits", len(q.CouncilReviewers), len(q.CouncilJudges))); err != nil {
 		return err
 	}
-	for _, s := range q.seats(owner.ID, sitting(owner)) {
+	for _, s := range q.seats(owner, sitting(owner)) {
 		m, dup, err := t.newNode(q, owner, s.role, s.hyp, Pending, EdgeCouncilOf)
 		if err != nil {
 			return err
@@ -106,7 +121,7 @@ func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
 		return nil, nil
 	}
 	var out []*Node
-	for _, s := range q.seats(owner.ID, sitting(owner)) {
+	for _, s := range q.seats(owner, sitting(owner)) {
 		id := hb.Get(hypKey(s.hyp))
 		if id == nil {
 			continue
@@ -229,6 +244,9 @@ func (t *txn) decide(q *Quest, owner *Node) error {
 			return err
 		}
 		return t.failTry(q, owner, "FAIL")
+	}
+	if isGateRole(owner.Role) {
+		return t.gateDecided(q, owner, d, facts)
 	}
 	o := &gates.OwnerAnswer{Evidence: councilEvidence(d), Actions: d.Actions}
 	owner.Phase = PhaseRun

@@ -454,3 +454,135 @@ func TestNewQuestRefusesABadCouncil(t *testing.T) {
 		})
 	}
 }
+
+// phaseRig is a team quest gated at its scout phase: its scouts find a
+// lead for the poc phase, its council (one reviewer, one judge) promotes
+// every proposal at owner turns and, at the scout gate, revises once and
+// then passes.
+func phaseRig(t *testing.T, checkpoint bool) (*harness, *Quest, *int) {
+	gateSittings := 0
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		if req.Role == RolePOC {
+			return reply(answer("conclusion", "the poc settled the lead for good")), nil
+		}
+		return reply(answer("promising", "the scout found a lead worth weighing", fmt.Sprintf("lead %d", req.Attempt+req.Depth+len(req.Hypothesis)))), nil
+	})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		var actions []string
+		for _, p := range req.Proposals {
+			actions = append(actions, fmt.Sprintf(`{"action":"promote","node":%q}`, p.Node))
+		}
+		list := "[" + strings.Join(actions, ",") + "]"
+		verdict := gates.SourcePass
+		if strings.Contains(req.Hypothesis, "scout_gate") {
+			list = "[]"
+			if req.Role == RoleJudge {
+				gateSittings++
+				if gateSittings == 1 {
+					verdict = gates.SourceRevise
+				}
+			}
+		}
+		if req.Role == RoleReviewer {
+			return reply(fmt.Sprintf(`{"confidence":0.5,"actions":%s,"dissent":"dig deeper","notes":"n"}`, list)), nil
+		}
+		return reply(fmt.Sprintf(`{"confidence":0.9,"actions":%s,"dissent":"","verdict_source":%q,"citations":[{"source":"e","quote":"the scout found a lead"}]}`, list, verdict)), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Roles = "w", []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges, s.PhaseGates = []string{"m"}, []string{"m"}, []string{RoleScout}
+		if checkpoint {
+			s.Checkpoints = []string{"scout_gate"}
+		}
+	})
+	return h, q, &gateSittings
+}
+
+// gatesOf lists the scout gates of q with their status and verdict, and
+// whether any poc node has run.
+func gatesOf(t *testing.T, h *harness, q string) (gs []*Node, pocRan bool) {
+	ns, err := h.e.Nodes(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range ns {
+		switch {
+		case n.Role == "scout_gate":
+			gs = append(gs, n)
+		case n.Role == RolePOC && len(n.Runs) > 0:
+			pocRan = true
+		}
+	}
+	return gs, pocRan
+}
+
+func TestPhaseGateRevisesThenOpensThePhase(t *testing.T) {
+	h, q, _ := phaseRig(t, false)
+	opened := false
+	for i := 0; i < 14; i++ {
+		h.tick()
+		gs, pocRan := gatesOf(t, h, q.ID)
+		passed := len(gs) > 0 && gs[len(gs)-1].Status == Explored && gs[len(gs)-1].Verdict == gates.SourcePass
+		if pocRan && !opened {
+			t.Fatalf("tick %d: a poc node ran before the scout gate passed (gates %v)", i, describeNodes(gs))
+		}
+		opened = opened || passed
+	}
+	gs, pocRan := gatesOf(t, h, q.ID)
+	if len(gs) != 2 || gs[0].Verdict != gates.SourceRevise || gs[1].Verdict != gates.SourcePass || gs[0].Phase != RoleScout {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Fatalf("scout gates: got %s, want a revise then a pass; nodes:\n%s", describeNodes(gs), describeNodes(ns))
+	}
+	if !pocRan {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Errorf("no poc ran after the scout gate passed; nodes:\n%s", describeNodes(ns))
+	}
+	var revision *Node
+	ns, _ := h.e.Nodes(q.ID)
+	for _, n := range ns {
+		if strings.HasPrefix(n.Hypothesis, "Revise after "+gs[0].ID) {
+			revision = n
+		}
+	}
+	if revision == nil || revision.Role != RoleScout || len(revision.Runs) == 0 {
+		t.Fatalf("revision of the scout phase: got %+v, want a scout that ran", revision)
+	}
+}
+
+func TestPhaseGateCheckpointWaitsForTheButton(t *testing.T) {
+	h, q, _ := phaseRig(t, true)
+	var g *Node
+	for i := 0; i < 10 && g == nil; i++ {
+		h.tick()
+		gs, pocRan := gatesOf(t, h, q.ID)
+		if pocRan {
+			t.Fatalf("a poc ran before the button")
+		}
+		if len(gs) > 0 && gs[len(gs)-1].Status == AwaitingConsent {
+			g = gs[len(gs)-1]
+		}
+	}
+	if g == nil {
+		t.Fatal("the scout gate never waited for consent")
+	}
+	for range 3 {
+		h.tick()
+	}
+	if _, pocRan := gatesOf(t, h, q.ID); pocRan {
+		t.Fatal("a poc ran while the gate waited for the button")
+	}
+	if err := h.e.Approve(g.ID, button(t, g.Claim.Hash)); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.node(g.ID); n.Status != Explored || n.Verdict != gates.SourcePass {
+		t.Fatalf("gate after consent: got %s %q, want explored pass", n.Status, n.Verdict)
+	}
+	for range 6 {
+		h.tick()
+	}
+	if _, pocRan := gatesOf(t, h, q.ID); !pocRan {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Errorf("no poc ran after the button; nodes:\n%s", describeNodes(ns))
+	}
+}

@@ -20,7 +20,7 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		"passed>explored":            true, "passed>growing": true, "passed>aborted": true,
 		// An owner's design phase (SPEC §2.8, council.go).
 		"pending>council_pending": true, "council_pending>passed": true, "council_pending>pending": true,
-		"council_pending>exhausted": true,
+		"council_pending>exhausted": true, "council_pending>awaiting_consent": true,
 	}
 	for _, from := range Statuses {
 		for _, to := range Statuses {

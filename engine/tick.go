@@ -181,6 +181,11 @@ func (r *tickRound) quest(q *Quest) error {
 	if q.Running != "" {
 		return nil
 	}
+	if len(q.PhaseGates) > 0 {
+		if sat, err := r.phaseGates(q); err != nil || sat {
+			return err
+		}
+	}
 	if r.slots > 0 {
 		d, ok, err := t.replay(q)
 		if err != nil {
@@ -413,7 +418,16 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		every = 3
 	}
 	waiting := q.Counts[Deferred] + q.Counts[AwaitingConsent]
-	if q.Counts[Proposed] >= every || (q.Counts[Pending] == 0 && waiting == 0) {
+	pending := q.Counts[Pending] > 0
+	if len(q.PhaseGates) > 0 {
+		// Nodes a phase gate holds are no work the owner waits for.
+		id, err := t.firstDispatchable(q)
+		if err != nil {
+			return nil, "", err
+		}
+		pending = id != ""
+	}
+	if q.Counts[Proposed] >= every || (!pending && waiting == 0) {
 		owner, dup, err := t.newOwner(q, q.Counts[Proposed] > 0)
 		if err != nil {
 			return nil, "", err
@@ -429,7 +443,8 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	if !read {
 		return nil, "", nil
 	}
-	if id := first(t.tx, bPending, q.ID); id != "" {
+	id, err := t.firstDispatchable(q)
+	if err == nil && id != "" {
 		n, err = t.nodeHead(id)
 	}
 	return n, "", err

@@ -27,6 +27,7 @@ func TestQuestNewCouncil(t *testing.T) {
 	if roles["reviewer"] != 2 || roles["judge"] != 1 {
 		t.Errorf("after four ticks: got roles %v, want a council of 2 reviewers and 1 judge", roles)
 	}
+	must(t, 0, "", "quest", "new", "gated", "--direction", "d", "--provider", "demo", "--preset", "council", "--gates", "scout,poc", "--checkpoint", "scout_gate", "--data", data)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -35,6 +36,9 @@ func TestQuestNewCouncil(t *testing.T) {
 		{[]string{"--preset", "nope"}, `unknown --preset "nope" (known: council)`},
 		{[]string{"--council", "judges:1"}, `"judges" is not reviewer or judge`},
 		{[]string{"--council", "judge:1", "--council-provider", "judge=gemini"}, `council provider "gemini" is not configured`},
+		{[]string{"--gates", "scout"}, "phase gates (scout) need a council"},
+		{[]string{"--council", "judge:1", "--gates", "owner"}, `phase gate "owner" is not a worker role`},
+		{[]string{"--council", "judge:1", "--checkpoint", "scout_gate"}, `checkpoint "scout_gate" is not one of the quest's roles`},
 	} {
 		args := append([]string{"quest", "new", "x", "--direction", "d", "--provider", "demo", "--data", data}, c.args...)
 		if r := must(t, 1, "", args...); !strings.Contains(r.stderr, c.want) {

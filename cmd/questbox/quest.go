@@ -31,6 +31,7 @@ type questNewCmd struct {
 	preset          string
 	council         string
 	councilProvider string
+	gates           string
 }
 
 // presets name the common combinations of quest new's flags (SPEC §2.8):
@@ -55,6 +56,7 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
 	fs.StringVar(&c.preset, "preset", "", "a named combination of flags: council (= --mode team --council reviewer:2,judge:1)")
 	fs.StringVar(&c.council, "council", "", "owner turns are a council: reviewer:R,judge:J (providers from the config's [council]; team mode only)")
+	fs.StringVar(&c.gates, "gates", "", "phases closed by a council gate, e.g. scout,poc (needs --council; --checkpoint scout_gate puts the button there)")
 	fs.StringVar(&c.councilProvider, "council-provider", "", "the provider of every member of a kind, instead of [council]: reviewer=P,judge=P")
 }
 
@@ -96,6 +98,14 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	req := api.NewQuest{Name: args[0], Direction: c.direction}
 	if set["council"] {
 		req.Council = &c.council
+	}
+	if set["gates"] {
+		req.Gates = []string{}
+		for g := range strings.SplitSeq(c.gates, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				req.Gates = append(req.Gates, g)
+			}
+		}
 	}
 	if set["council-provider"] {
 		req.CouncilProviders = map[string]string{}

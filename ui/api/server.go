@@ -248,6 +248,9 @@ type NewQuest struct {
 	// instead of the config's [council] lists.
 	Council          *string           `json:"council,omitempty"`
 	CouncilProviders map[string]string `json:"council_providers,omitempty"`
+	// Gates are the phases (roles) closed by a council gate (v3.1); a
+	// checkpoint "<phase>_gate" puts the button at that gate.
+	Gates []string `json:"gates,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -300,6 +303,9 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 		eng.SetCouncil(&spec, r, j, req.CouncilProviders)
 	} else if len(req.CouncilProviders) > 0 {
 		return errorf(CodeInvalid, "council_providers without a council")
+	}
+	if req.Gates != nil {
+		spec.PhaseGates = req.Gates
 	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {
