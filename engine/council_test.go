@@ -317,7 +317,6 @@ func TestCouncilSurvivesCrash(t *testing.T) {
 	if len(runs) != 6 {
 		t.Errorf("member runs: got %d, want 6 (3 interrupted, 3 answered)", len(runs))
 	}
-	_ = gates.SourcePass
 }
 
 // A store salvaged while a council sits keeps the council: its edges, its
@@ -584,5 +583,38 @@ func TestPhaseGateCheckpointWaitsForTheButton(t *testing.T) {
 	if _, pocRan := gatesOf(t, h, q.ID); !pocRan {
 		ns, _ := h.e.Nodes(q.ID)
 		t.Errorf("no poc ran after the button; nodes:\n%s", describeNodes(ns))
+	}
+}
+
+// A judge's pass quoting words its prompt never showed is a revise (the
+// judge discipline): its finish does not apply.
+func TestCouncilJudgeWithoutVerifiedQuoteCannotFinish(t *testing.T) {
+	judge := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(`{"confidence":1,"actions":[{"action":"finish","summary":"done"}],"dissent":"","verdict_source":"pass","citations":[{"source":"e","quote":"accuracy 99.9% on every invoice"}]}`), nil
+	})
+	scout := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("dead", "the scout found nothing worth weighing")), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"j": judge, "s": scout}, MaxParallel: 2})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Roles = "s", []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilJudges = []string{"j"}
+	})
+	for range 3 {
+		h.tick()
+	}
+	if got := h.questNow(q.ID); got.Status != QuestActive {
+		t.Fatalf("quest: got %s (%s), want active: an unverified pass cannot finish", got.Status, got.Reason)
+	}
+	ns, _ := h.e.Nodes(q.ID)
+	var judged *Node
+	for _, n := range ns {
+		if n.Role == RoleJudge {
+			judged = n
+			break
+		}
+	}
+	if judged == nil || judged.Verdict != gates.SourceRevise || len(judged.Facts) == 0 || judged.Facts[0].Rule != gates.RuleJudgeCitation {
+		t.Fatalf("judge: got %+v, want verdict revise with a judge-citation fact", judged)
 	}
 }
