@@ -474,6 +474,9 @@ func phaseRig(t *testing.T, checkpoint bool) (*harness, *Quest, *int) {
 		list := "[" + strings.Join(actions, ",") + "]"
 		verdict := gates.SourcePass
 		if strings.Contains(req.Hypothesis, "scout_gate") {
+			if !strings.Contains(req.Prompt, "This council is the gate of the scout phase") {
+				return reply("a gate member's prompt must say which phase it closes"), nil
+			}
 			list = "[]"
 			if req.Role == RoleJudge {
 				gateSittings++

@@ -96,6 +96,9 @@ func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 			return req, err
 		}
 		b.WriteString(councilMaterialEnd + memberContract(n.Role))
+		if len(anc) > 0 && isGateRole(anc[0].Role) {
+			fmt.Fprintf(&b, "This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", anc[0].Phase)
+		}
 	} else if n.Role == RoleOwner {
 		if pb := subRO(tx, bProposed, q.ID); pb != nil {
 			c := pb.Cursor()
