@@ -98,6 +98,8 @@ type Config struct {
 	Dashboard Dashboard `toml:"dashboard"`
 	// Logs bounds the agent runs' logs under <data>/logs (see [Logs]).
 	Logs Logs `toml:"logs"`
+	// Council names the providers of council members (see council.go).
+	Council Council `toml:"council"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.

@@ -217,6 +217,7 @@ func deriveSchema() *schema {
 func schemaSample() *Config {
 	c := Default()
 	c.Defaults.Checkpoints = []string{""}
+	c.Council = Council{Reviewers: []string{""}, Judges: []string{""}}
 	c.Judge = &judge.Config{}
 	c.Providers[anyName] = Provider{Argv: []string{""}, Env: []string{""}}
 	c.Gates[anyName] = GateProfile{Rules: []gates.RuleSpec{{

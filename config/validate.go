@@ -61,6 +61,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.MQTT.validate(p, c.Daemon.EventRetention)
 	c.Dashboard.validate(p)
 	c.Logs.validate(p, c.Daemon.MaxParallel)
+	c.Council.validate(c, p)
 	// The messages quote values; none may carry a secret the config holds.
 	return redactAll(newRedactor([]string{brokerPassword(c.MQTT.Broker), c.MQTT.Password}), p.errs)
 }

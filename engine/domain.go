@@ -61,11 +61,16 @@ func (s Status) Valid() bool {
 // non-terminal status is handled in CanMove.
 var moves = map[Status][]Status{
 	Proposed:        {Pending},
-	Pending:         {Running},
+	Pending:         {Running, CouncilPending},
 	Running:         {Pending, Deferred, AwaitingConsent, Passed, Exhausted},
 	Deferred:        {Pending},
 	AwaitingConsent: {Passed, Pending, Exhausted},
 	Passed:          {Explored, Growing, Aborted},
+	// An owner's design phase (SPEC §2.8): its council decides (passed,
+	// then explored by the merged actions), or decides nothing (every
+	// judge abstained) and the owner's turn comes again, using a try. A
+	// phase gate's pass at a checkpoint waits for the button.
+	CouncilPending: {Passed, Pending, Exhausted, AwaitingConsent},
 }
 
 // CanMove reports whether the ratchet allows a move from s to to.

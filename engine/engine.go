@@ -120,6 +120,9 @@ type Options struct {
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
 	ConsentExpiry time.Duration
+	// Council names the providers of council members (SPEC §2.8); see
+	// Engine.SetCouncil.
+	Council CouncilConfig
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.
@@ -282,6 +285,13 @@ type QuestSpec struct {
 	// keeps the provider's. It must be an absolute path to a directory
 	// the daemon can read, write and enter ([CheckProject]).
 	Project string
+	// CouncilReviewers and CouncilJudges name the provider of each member
+	// of the quest's council, one entry per member (see
+	// CouncilProviders); both empty: no council, the owner decides alone
+	// (v2). PhaseGates are the roles whose phase a council gate closes.
+	CouncilReviewers []string
+	CouncilJudges    []string
+	PhaseGates       []string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
@@ -329,7 +339,8 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	}
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
-		Counts: map[Status]int{}, Created: t.now, Project: s.Project}
+		Counts: map[Status]int{}, Created: t.now, Project: s.Project,
+		CouncilReviewers: s.CouncilReviewers, CouncilJudges: s.CouncilJudges, PhaseGates: s.PhaseGates}
 	// A new quest queues behind the quests dispatched before it existed.
 	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
 	t.startWall(q)

@@ -85,10 +85,12 @@ var probes = []store.Probe{
 	}},
 }
 
-// edgeRelation reports whether rel is one of the relations of SPEC §2.3.
+// edgeRelation reports whether rel is one of the relations of SPEC §2.3
+// and §2.8 (councils and Teams).
 func edgeRelation(rel string) bool {
 	switch rel {
-	case EdgeSpawned, EdgeGrewTo, EdgeAbortedTo, EdgeProposedFrom, EdgePromoted:
+	case EdgeSpawned, EdgeGrewTo, EdgeAbortedTo, EdgeProposedFrom, EdgePromoted,
+		EdgeCouncilOf, EdgeCouncilReply, EdgeStagesInto, EdgeMakesPlan, EdgeExecutes, EdgeRejectsTo, EdgeAcceptsTo:
 		return true
 	}
 	return false

@@ -91,7 +91,15 @@ func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 		b.WriteString("\nYour previous attempt was rejected. Fix exactly this:\n")
 		b.WriteString(n.Feedback)
 	}
-	if n.Role == RoleOwner {
+	if isMember(n.Role) {
+		if err := councilMaterial(tx, q, &b, &req); err != nil {
+			return req, err
+		}
+		b.WriteString(councilMaterialEnd + memberContract(n.Role))
+		if len(anc) > 0 && isGateRole(anc[0].Role) {
+			fmt.Fprintf(&b, "This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", anc[0].Phase)
+		}
+	} else if n.Role == RoleOwner {
 		if pb := subRO(tx, bProposed, q.ID); pb != nil {
 			c := pb.Cursor()
 			for k, v := c.First(); k != nil && len(req.Proposals) < 50; k, v = c.Next() {

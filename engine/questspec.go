@@ -142,6 +142,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 			add("%v", CheckRoleName(r))
 		case seen[r]:
 			add("role %q is listed twice", r)
+		case isGateRole(r):
+			add("role %q ends in %q, which names phase gates (--gates)", r, gateSuffix)
 		}
 		seen[r] = true
 	}
@@ -151,8 +153,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 	checked := map[string]bool{}
 	for _, c := range s.Checkpoints {
 		switch {
-		case !seen[c]:
-			add("checkpoint %q is not one of the quest's roles (%s)", c, strings.Join(s.Roles, ","))
+		case !seen[c] && !(isGateRole(c) && slices.Contains(s.PhaseGates, strings.TrimSuffix(c, gateSuffix))):
+			add("checkpoint %q is not one of the quest's roles (%s) or phase gates", c, strings.Join(s.Roles, ","))
 		case checked[c]:
 			add("checkpoint %q is listed twice", c)
 		}
@@ -180,6 +182,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 			add("provider %q cannot run: %v", s.Provider, err)
 		}
 	}
+
+	e.checkCouncil(s, add)
 
 	l := s.Limits
 	if l.MaxTries < 1 {

@@ -18,6 +18,9 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		"deferred>pending": true, "awaiting_consent>passed": true, "awaiting_consent>pending": true,
 		"awaiting_consent>exhausted": true,
 		"passed>explored":            true, "passed>growing": true, "passed>aborted": true,
+		// An owner's design phase (SPEC §2.8, council.go).
+		"pending>council_pending": true, "council_pending>passed": true, "council_pending>pending": true,
+		"council_pending>exhausted": true, "council_pending>awaiting_consent": true,
 	}
 	for _, from := range Statuses {
 		for _, to := range Statuses {

@@ -21,7 +21,9 @@ type Work struct {
 }
 
 // Next returns the prompt of the quest's next node: its pending owner in
-// team mode, else its oldest pending node. It changes nothing. It returns
+// team mode (unless a council decides the owner's turns: then nothing
+// while the owner waits or its council sits), else its oldest pending
+// node. It changes nothing. It returns
 // nil when nothing is pending.
 func (e *Engine) Next(quest string) (*Work, error) {
 	var w *Work
@@ -34,8 +36,19 @@ func (e *Engine) Next(quest string) (*Work, error) {
 			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
 		}
 		id := q.Queued[RoleOwner]
+		if q.hasCouncil() {
+			// The council decides the owner's turns; its members run
+			// their own providers (council.go). Next offers workers only.
+			id = ""
+			if q.Queued[queuedCouncil] != "" {
+				return nil
+			}
+		}
 		if id == "" {
 			id = first(tx, bPending, quest)
+		}
+		if q.hasCouncil() && id == q.Queued[RoleOwner] {
+			return nil
 		}
 		if id == "" {
 			return nil
@@ -153,6 +166,10 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is running (dispatched to a provider): %w", n.ID, ErrBusy)
 	case n.Status != Pending:
 		return fmt.Errorf("node %s is %s; only a pending node takes a submission: %w", n.ID, n.Status, ErrBusy)
+	case isMember(n.Role):
+		return fmt.Errorf("node %s is a council %s: its own provider answers it, not an outside agent: %w", n.ID, n.Role, ErrInvalid)
+	case n.Role == RoleOwner && q.hasCouncil():
+		return fmt.Errorf("node %s is the owner of a quest with a council: its council decides, not an outside agent: %w", n.ID, ErrInvalid)
 	}
 	return nil
 }

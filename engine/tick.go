@@ -173,8 +173,18 @@ func (r *tickRound) quest(q *Quest) error {
 		}
 		r.rep.Resumed = append(r.rep.Resumed, back...)
 	}
+	if q.Queued[queuedCouncil] != "" {
+		// A council sits: its members run concurrently, nothing else
+		// dispatches (council.go).
+		return r.council(q)
+	}
 	if q.Running != "" {
 		return nil
+	}
+	if len(q.PhaseGates) > 0 {
+		if sat, err := r.phaseGates(q); err != nil || sat {
+			return err
+		}
 	}
 	if r.slots > 0 {
 		d, ok, err := t.replay(q)
@@ -208,8 +218,28 @@ func (r *tickRound) next(q *Quest) error {
 		r.rep.Finished = append(r.rep.Finished, q.ID)
 		return nil
 	}
+	if n != nil && n.Role == RoleOwner && q.hasCouncil() {
+		// The owner's design phase: its council sits, and its members
+		// dispatch in this very tick when slots are free.
+		owner, err := t.node(n.ID)
+		if err != nil {
+			return err
+		}
+		if err := t.openCouncil(q, owner); err != nil {
+			return err
+		}
+		return r.council(q)
+	}
 	if n == nil || !dispatchable {
 		return nil
+	}
+	if isMember(n.Role) {
+		// A member outside a sitting council: its owner was aborted.
+		full, err := t.node(n.ID)
+		if err != nil {
+			return err
+		}
+		return t.abort(q, full, "its council was dissolved")
 	}
 	name := q.ProviderFor(n)
 	prov := r.e.providers[name]
@@ -388,7 +418,16 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		every = 3
 	}
 	waiting := q.Counts[Deferred] + q.Counts[AwaitingConsent]
-	if q.Counts[Proposed] >= every || (q.Counts[Pending] == 0 && waiting == 0) {
+	pending := q.Counts[Pending] > 0
+	if len(q.PhaseGates) > 0 {
+		// Nodes a phase gate holds are no work the owner waits for.
+		id, err := t.firstDispatchable(q)
+		if err != nil {
+			return nil, "", err
+		}
+		pending = id != ""
+	}
+	if q.Counts[Proposed] >= every || (!pending && waiting == 0) {
 		owner, dup, err := t.newOwner(q, q.Counts[Proposed] > 0)
 		if err != nil {
 			return nil, "", err
@@ -404,7 +443,8 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	if !read {
 		return nil, "", nil
 	}
-	if id := first(t.tx, bPending, q.ID); id != "" {
+	id, err := t.firstDispatchable(q)
+	if err == nil && id != "" {
 		n, err = t.nodeHead(id)
 	}
 	return n, "", err
@@ -505,6 +545,9 @@ func (e *Engine) start(d *dispatch) {
 			// results that come back together waits for it (commit.go).
 			tk = e.store.expect()
 			res = e.judge(ctx, &d.quest, &d.node, reply, err)
+			if res.member != nil {
+				disciplineMember(&res, req.Prompt)
+			}
 			res.replay = d.run.Provider == "replay"
 			res.exit, res.exitCode = e.exitOf(ctx, reply, err)
 			res.bytesIn, res.bytesOut = int64(len(req.Prompt)), int64(len(reply.Output))+reply.StderrBytes

@@ -578,8 +578,22 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // trackQueued keeps Quest.Queued in step with the status of owner and
 // strategist nodes.
 func trackQueued(q *Quest, n *Node, to Status) {
-	if n.Role != RoleOwner && n.Role != RoleStrategist {
+	if n.Role != RoleOwner && n.Role != RoleStrategist && !isGateRole(n.Role) {
 		return
+	}
+	if n.Role == RoleOwner || isGateRole(n.Role) {
+		// The owner whose council sits (council.go).
+		if to == CouncilPending {
+			if q.Queued == nil {
+				q.Queued = map[string]string{}
+			}
+			q.Queued[queuedCouncil] = n.ID
+		} else if q.Queued[queuedCouncil] == n.ID {
+			delete(q.Queued, queuedCouncil)
+		}
+		if isGateRole(n.Role) {
+			return
+		}
 	}
 	if to == Pending {
 		if q.Queued == nil {

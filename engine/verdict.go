@@ -46,6 +46,7 @@ type result struct {
 	claim  string
 	answer *gates.Answer
 	owner  *gates.OwnerAnswer
+	member *gates.MemberAnswer // a council member's answer
 	tokens int
 	replay bool // a kept answer judged again: no agent ran
 	// How the agent's run ended and what it moved (Run.Exit, ExitCode,
@@ -125,6 +126,17 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 			res.facts = []gates.Fact{{Rule: "agent-error", Level: gates.Fail, Where: "run", Expected: "the agent exits with status 0", Actual: err.Error()}}
 		}
 		res.feedback = Feedback(res.facts)
+		return res
+	}
+	if isMember(n.Role) {
+		// A council member's answer is read by its own contract; the
+		// judge discipline needs the prompt (disciplineMember).
+		m, facts := gates.ParseMemberAnswer(n.Role, reply.Output)
+		if len(facts) > 0 {
+			res.kind, res.facts, res.feedback = resFail, facts, Feedback(facts)
+			return res
+		}
+		res.kind, res.member = resPass, &m
 		return res
 	}
 	cat, cerr := e.opt.Catalog(q)
@@ -286,7 +298,10 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 		if res.kind == resInterrupted && closing {
 			res.why = "the daemon is shutting down; no try consumed"
 		}
-		return t.apply(q, n, runID, res)
+		if err := t.apply(q, n, runID, res); err != nil {
+			return err
+		}
+		return t.stillRunning(q)
 	}, tk)
 }
 
@@ -344,8 +359,11 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	n.Outcome = res.outcome()
 	n.Facts = res.facts
 	n.Feedback = res.feedback
-	if err := t.stall(q, n, res); err != nil {
-		return err
+	if !isMember(n.Role) {
+		// Members who agree are no stall (see council.go).
+		if err := t.stall(q, n, res); err != nil {
+			return err
+		}
 	}
 	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
 		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why}); err != nil {
@@ -367,6 +385,9 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "requested", ClaimHash: res.claim, Reason: res.why})
 	case resPass:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
+		if res.member != nil {
+			return t.memberPass(q, n, res.member)
+		}
 		return t.pass(q, n, res.answer, res.owner, "PASS")
 	}
 	panic(fmt.Sprintf("BUG: unknown result kind %d", res.kind))

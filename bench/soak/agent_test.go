@@ -76,6 +76,10 @@ func agentMain(dir string) int {
 	seed := uint64(time.Now().UnixNano()) ^ uint64(os.Getpid())<<32
 	r := rand.New(rand.NewPCG(seed, seed>>7))
 	what := pick(r)
+	role := memberRole(string(prompt))
+	if role != "" {
+		what = pickMember(r)
+	}
 	f, err := os.OpenFile(filepath.Join(dir, "invocations.log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -85,6 +89,9 @@ func agentMain(dir string) int {
 	fmt.Fprintf(f, "%s %d %s\n", node, os.Getpid(), what)
 	f.Close()
 
+	if role != "" {
+		return memberAnswer(string(prompt), role, what)
+	}
 	tag := fmt.Sprintf("%x", r.Uint64())
 	dirs := []string{}
 	verdict := what

@@ -1,7 +1,8 @@
 // Package soak is the crash-loop proof of SPEC §9 ("nothing lost"): an
 // integration test, behind the build tag soak, that runs the real
 // `questbox run` binary with a fast tick, a command-provider agent that
-// answers PASS, FAIL, REVIEW or hangs, and a real mosquitto, kills the
+// answers PASS, FAIL, REVIEW or hangs (and votes as a council member in
+// the team quests that have a council), and a real mosquitto, kills the
 // daemon with SIGKILL hundreds of times at random moments, and checks the
 // store's invariants after every restart.
 //

@@ -4,7 +4,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -27,6 +29,19 @@ type questNewCmd struct {
 	tokens      int
 	checkpoints listFlag
 	project     string
+	// Councils (SPEC §2.8): see presets.
+	preset          string
+	council         string
+	councilProvider string
+	gates           string
+}
+
+// presets name the common combinations of quest new's flags (SPEC §2.8):
+// each sets flags the command line leaves out.
+var presets = map[string]map[string]string{
+	// v3/v3.1: a team whose owner turns are a council of two reviewers
+	// and one judge.
+	"council": {"mode": "team", "council": "reviewer:2,judge:1"},
 }
 
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
@@ -42,6 +57,10 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
 	fs.StringVar(&c.project, "project", "", "directory its command agents run in (the daemon's user must be able to read, write and enter it)")
+	fs.StringVar(&c.preset, "preset", "", "a named combination of flags: council (= --mode team --council reviewer:2,judge:1)")
+	fs.StringVar(&c.council, "council", "", "owner turns are a council: reviewer:R,judge:J (providers from the config's [council]; team mode only)")
+	fs.StringVar(&c.gates, "gates", "", "phases closed by a council gate, e.g. scout,poc (needs --council; --checkpoint scout_gate puts the button there)")
+	fs.StringVar(&c.councilProvider, "council-provider", "", "the provider of every member of a kind, instead of [council]: reviewer=P,judge=P")
 }
 
 // defaults implements defaulter: what a new quest gets for each flag
@@ -65,7 +84,42 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	set := map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["preset"] {
+		p, ok := presets[c.preset]
+		if !ok {
+			return usagef("unknown --preset %q (known: %s)", c.preset, strings.Join(slices.Sorted(maps.Keys(presets)), ", "))
+		}
+		for name, val := range p {
+			if !set[name] {
+				if err := c.fs.Set(name, val); err != nil {
+					return fmt.Errorf("BUG: preset %s: %w", c.preset, err)
+				}
+				set[name] = true
+			}
+		}
+	}
 	req := api.NewQuest{Name: args[0], Direction: c.direction}
+	if set["council"] {
+		req.Council = &c.council
+	}
+	if set["gates"] {
+		req.Gates = []string{}
+		for g := range strings.SplitSeq(c.gates, ",") {
+			if g = strings.TrimSpace(g); g != "" {
+				req.Gates = append(req.Gates, g)
+			}
+		}
+	}
+	if set["council-provider"] {
+		req.CouncilProviders = map[string]string{}
+		for part := range strings.SplitSeq(c.councilProvider, ",") {
+			kind, prov, ok := strings.Cut(strings.TrimSpace(part), "=")
+			if !ok || strings.TrimSpace(kind) == "" || strings.TrimSpace(prov) == "" {
+				return usagef("--council-provider %q: want KIND=PROVIDER,... (e.g. reviewer=gemini,judge=codex)", c.councilProvider)
+			}
+			req.CouncilProviders[strings.TrimSpace(kind)] = strings.TrimSpace(prov)
+		}
+	}
 	if set["mode"] {
 		req.Mode = &c.mode
 	}

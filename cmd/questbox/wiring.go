@@ -233,6 +233,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 			Limits: engine.Limits{MaxTries: d.MaxTries, MaxAgentRuns: d.MaxAgentRuns, WallClock: d.WallClock.Duration,
 				TokenBudget: d.TokenBudget, MaxStalled: d.MaxStalled, OwnerEvery: d.OwnerEvery},
 		},
+		Council:        engine.CouncilConfig{Reviewers: slices.Clone(cfg.Council.Reviewers), Judges: slices.Clone(cfg.Council.Judges)},
 		Catalog:        w.gates.quest,
 		GateNames:      cfg.GateNames,
 		Online:         w.net.engineOnline(),

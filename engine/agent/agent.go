@@ -89,12 +89,12 @@ type Request struct {
 	Prompt     string     // full prompt text (direction, hypothesis, ancestors' evidence, last feedback, output contract)
 	Quest      string     // quest id
 	Node       string     // node id
-	Role       string     // scout|poc|strategist|owner
+	Role       string     // scout|poc|strategist|owner, or a council member's: reviewer|judge
 	Direction  string     // the quest's direction
 	Hypothesis string     // the node's hypothesis
 	Attempt    int        // 1-based number of this try on the node
 	Depth      int        // 0 for the quest's root node, parent depth+1 otherwise
-	Proposals  []Proposal // only for role "owner": the quest's proposed nodes, oldest first
+	Proposals  []Proposal // only for role "owner" and council members: the quest's proposed nodes, oldest first
 	// Dir is the quest's project directory: a Command runs there instead
 	// of its configured Dir. "" keeps the configured one.
 	Dir string

@@ -106,7 +106,7 @@ func (p *planter) member(owner, role, provider string, st engine.Status, verdict
 	n := engine.Node{Parent: owner, Role: role, Provider: provider, Status: st, Verdict: verdict,
 		Hypothesis: fmt.Sprintf("council member %d (%s, %s) of %s", p.seq, role, provider, owner)}
 	if dissent != "" {
-		n.Facts = []gates.Fact{{Rule: "dissent", Level: gates.Review, Where: "answer", Expected: "the majority's actions", Actual: dissent}}
+		n.Facts = []gates.Fact{{Rule: engine.RuleCouncilDissent, Level: gates.Review, Where: "answer", Expected: "the majority's actions", Actual: dissent}}
 	}
 	id := p.node(n, engine.EdgeCouncilOf)
 	if replied {

@@ -97,10 +97,6 @@ type MemberVote struct {
 	Dissent  string     `json:"dissent,omitempty"`
 }
 
-// DissentRule is the rule of the fact that keeps a member's dissent: on
-// the member, or on its owner with the member's id as where.
-const DissentRule = "dissent"
-
 // fold returns the Teams and councils of a quest's nodes and edges, nil
 // for a quest that has none (a v1 or v2 quest's detail is unchanged).
 func fold(q *engine.Quest, nodes []Node, edges []Edge) ([]Team, []OwnerCouncil) {
@@ -157,12 +153,12 @@ func fold(q *engine.Quest, nodes []Node, edges []Edge) ([]Team, []OwnerCouncil) 
 // naming it.
 func dissentOf(m, owner Node) string {
 	for _, f := range m.Facts {
-		if f.Rule == DissentRule {
+		if f.Rule == engine.RuleCouncilDissent {
 			return f.Actual
 		}
 	}
 	for _, f := range owner.Facts {
-		if f.Rule == DissentRule && f.Where == m.ID {
+		if f.Rule == engine.RuleCouncilDissent && f.Where == m.ID {
 			return f.Actual
 		}
 	}

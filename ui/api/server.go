@@ -245,6 +245,15 @@ type NewQuest struct {
 	TokenBudget  *int     `json:"token_budget,omitempty"`
 	Checkpoints  []string `json:"checkpoints,omitempty"`
 	Project      *string  `json:"project,omitempty"`
+	// Council is the make-up of the quest's council, "reviewer:R,judge:J"
+	// (SPEC §2.8); left out: none. CouncilProviders names, per member kind
+	// ("reviewer", "judge"), the provider of every member of that kind
+	// instead of the config's [council] lists.
+	Council          *string           `json:"council,omitempty"`
+	CouncilProviders map[string]string `json:"council_providers,omitempty"`
+	// Gates are the phases (roles) closed by a council gate (v3.1); a
+	// checkpoint "<phase>_gate" puts the button at that gate.
+	Gates []string `json:"gates,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -286,6 +295,23 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	}
 	if req.Project != nil {
 		spec.Project = *req.Project
+	}
+	if req.Council != nil {
+		r, j, err := engine.ParseCouncil(*req.Council)
+		if err != nil {
+			return err
+		}
+		for kind := range req.CouncilProviders {
+			if kind != engine.RoleReviewer && kind != engine.RoleJudge {
+				return errorf(CodeInvalid, "council_providers: %q is not reviewer or judge", kind)
+			}
+		}
+		eng.SetCouncil(&spec, r, j, req.CouncilProviders)
+	} else if len(req.CouncilProviders) > 0 {
+		return errorf(CodeInvalid, "council_providers without a council")
+	}
+	if req.Gates != nil {
+		spec.PhaseGates = req.Gates
 	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {

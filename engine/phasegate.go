@@ -1,0 +1,295 @@
+package engine
+
+// Phase gates (SPEC §2.8, kage v3.1): `--gates scout,poc` closes each
+// listed phase (the work of one role) with a council gate. When every node
+// of a phase's role is terminal, a gate node (role "<phase>_gate", Phase
+// the phase) sits as a council (council.go): a strict majority of its
+// judges saying pass opens the next phase (the pending nodes of the next
+// role in the quest's roles, owner aside, may dispatch; until then they
+// wait); otherwise (revise, or a
+// reviewer-only council, which can never pass a gate) the gate spawns a
+// revision of the phase's newest node, with the council's facts as its
+// feedback, and sits again once that revision is terminal. A council
+// that decides nothing sits again, using one of the gate's tries.
+// `--checkpoint scout_gate` makes a pass wait for the button
+// (awaiting_consent); a rejection sends the gate back to sit again.
+//
+// Cost: a quest with phase gates reads, per tick, its gates by their
+// hypothesis keys and its open nodes (pending, proposed, deferred,
+// awaiting consent) to tell whether a phase is done; a quest without
+// reads nothing more.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/questbox/questbox/gates"
+)
+
+// gateSuffix ends the role of a phase gate: "scout_gate".
+const gateSuffix = "_gate"
+
+// isGateRole reports whether role is a phase gate's.
+func isGateRole(role string) bool { return strings.HasSuffix(role, gateSuffix) }
+
+// gateHypothesis is the hypothesis of the round-th gate of phase.
+func gateHypothesis(phase string, round int) string {
+	return fmt.Sprintf("Phase gate %s, round %d: may the %s phase's work pass to the next phase?", phase, round, phase)
+}
+
+// latestGate is the newest gate node of phase (read whole), nil if the
+// phase never had one, and its round.
+func (t *txn) latestGate(q *Quest, phase string) (*Node, int, error) {
+	hb := subRO(t.tx, bHyps, q.ID)
+	if hb == nil {
+		return nil, 0, nil
+	}
+	var last []byte
+	round := 0
+	for {
+		id := hb.Get(hypKey(gateHypothesis(phase, round+1)))
+		if id == nil {
+			break
+		}
+		last, round = id, round+1
+	}
+	if last == nil {
+		return nil, 0, nil
+	}
+	n, err := t.node(string(last))
+	return n, round, err
+}
+
+// phaseOpen reports whether phase's latest gate passed.
+func (t *txn) phaseOpen(q *Quest, phase string) (bool, error) {
+	g, _, err := t.latestGate(q, phase)
+	return g != nil && g.Status == Explored && g.Verdict == gates.SourcePass, err
+}
+
+// nextPhase is the phase after phase: the next role of the quest's roles,
+// in their order, other than owner; "" after the last.
+func (q *Quest) nextPhase(phase string) string {
+	i := slices.Index(q.Roles, phase)
+	if i < 0 {
+		return ""
+	}
+	for _, r := range q.Roles[i+1:] {
+		if r != RoleOwner {
+			return r
+		}
+	}
+	return ""
+}
+
+// heldRoles are the roles whose nodes wait for a phase gate: the phase
+// after a gated phase whose latest gate has not passed.
+func (t *txn) heldRoles(q *Quest) (map[string]bool, error) {
+	held := map[string]bool{}
+	for _, g := range q.PhaseGates {
+		next := q.nextPhase(g)
+		if next == "" {
+			continue
+		}
+		open, err := t.phaseOpen(q, g)
+		if err != nil {
+			return nil, err
+		}
+		if !open {
+			held[next] = true
+		}
+	}
+	return held, nil
+}
+
+// firstDispatchable is the oldest pending node of q that may dispatch:
+// not a council member or a gate (the council machinery runs those), not
+// held by a phase gate. Without phase gates it is the oldest pending node.
+func (t *txn) firstDispatchable(q *Quest) (string, error) {
+	if len(q.PhaseGates) == 0 {
+		return first(t.tx, bPending, q.ID), nil
+	}
+	b := subRO(t.tx, bPending, q.ID)
+	if b == nil {
+		return "", nil
+	}
+	heldRoles, err := t.heldRoles(q)
+	if err != nil {
+		return "", err
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n, err := t.nodeHead(string(v))
+		if err != nil {
+			return "", err
+		}
+		if !isMember(n.Role) && !isGateRole(n.Role) && !heldRoles[n.Role] {
+			return n.ID, nil
+		}
+	}
+	return "", nil
+}
+
+// phaseBusy reports whether a node of role is not terminal yet.
+func (t *txn) phaseBusy(q *Quest, role string) (bool, error) {
+	var ids []string
+	for _, idx := range [][]byte{bPending, bProposed, bDeferred} {
+		if b := subRO(t.tx, idx, q.ID); b != nil {
+			if err := b.ForEach(func(_, v []byte) error { ids = append(ids, string(v)); return nil }); err != nil {
+				return false, err
+			}
+		}
+	}
+	if q.Running != "" {
+		ids = append(ids, q.Running)
+	}
+	if q.Counts[AwaitingConsent] > 0 {
+		err := t.tx.Bucket(bConsent).ForEach(func(k, v []byte) error {
+			if string(v) == q.ID {
+				ids = append(ids, string(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return false, err
+		}
+	}
+	for _, id := range ids {
+		n, err := t.nodeHead(id)
+		if err != nil {
+			return false, err
+		}
+		if n.Role == role {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// newestOf is the newest terminal node of role in q (read whole), or nil.
+func (t *txn) newestOf(q *Quest, role string) (*Node, error) {
+	lb := subRO(t.tx, bLocked, q.ID)
+	if lb == nil {
+		return nil, nil
+	}
+	c := lb.Cursor()
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		h, err := t.nodeHead(string(v))
+		if err != nil {
+			return nil, err
+		}
+		if h.Role == role {
+			return t.node(h.ID)
+		}
+	}
+	return nil, nil
+}
+
+// phaseGates is a gated quest's turn at its gates, when nothing runs and
+// no council sits: a gate that waits sits again, and the first phase
+// whose work is done and newer than its latest gate gets a gate. It
+// reports whether a gate sat (the quest's turn is then over).
+func (r *tickRound) phaseGates(q *Quest) (bool, error) {
+	t := r.t
+	for _, phase := range q.PhaseGates {
+		g, round, err := t.latestGate(q, phase)
+		if err != nil {
+			return false, err
+		}
+		switch {
+		case g != nil && g.Status == Pending:
+			return true, r.sit(q, g)
+		case g != nil && !g.Status.Terminal():
+			return false, nil // awaiting the button: later phases wait
+		case g != nil && g.Status == Explored && g.Verdict == gates.SourcePass:
+			continue // this phase is open: look at the next
+		}
+		busy, err := t.phaseBusy(q, phase)
+		if err != nil || busy {
+			return false, err
+		}
+		last, err := t.newestOf(q, phase)
+		if err != nil || last == nil || (g != nil && last.Order < g.Order) {
+			return false, err // no work yet, or none since the last gate
+		}
+		ng, dup, err := t.newNode(q, last, phase+gateSuffix, gateHypothesis(phase, round+1), Pending, EdgeSpawned)
+		if err != nil {
+			return false, err
+		}
+		if dup {
+			return false, fmt.Errorf("BUG: gate %q exists already as %s", gateHypothesis(phase, round+1), ng.ID)
+		}
+		ng.Phase = phase
+		return true, r.sit(q, ng)
+	}
+	return false, nil
+}
+
+// sit opens the council of gate g (whole, pending) and dispatches its
+// members.
+func (r *tickRound) sit(q *Quest, g *Node) error {
+	if g.head {
+		full, err := r.t.node(g.ID)
+		if err != nil {
+			return err
+		}
+		g = full
+	}
+	if err := r.t.openCouncil(q, g); err != nil {
+		return err
+	}
+	return r.council(q)
+}
+
+// gateDecided applies a gate council's decision d: a pass locks the gate
+// with verdict pass (opening the next phase), or waits for the button at a
+// checkpoint; anything else locks it with verdict revise and spawns a
+// revision of the phase's newest node, the council's facts its feedback.
+func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fact) error {
+	ev := councilEvidence(d)
+	g.Outcome = "PASS"
+	g.ClaimHash = gates.ClaimHash([]byte(ev))
+	g.addAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash})
+	o := &gates.OwnerAnswer{Evidence: ev}
+	if d.Verdict == gates.SourcePass {
+		g.Verdict = gates.SourcePass
+		if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
+			return err
+		}
+		if !q.IsCheckpoint(g.Role) {
+			return t.pass(q, g, nil, o, "PASS")
+		}
+		why := fmt.Sprintf("role %s is a human checkpoint", g.Role)
+		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Owner: o}
+		if err := t.move(q, g, AwaitingConsent, why); err != nil {
+			return err
+		}
+		if err := t.ledger(g, "REVIEW", facts); err != nil {
+			return err
+		}
+		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "requested", ClaimHash: g.ClaimHash, Reason: why})
+	}
+	g.Verdict = gates.SourceRevise
+	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
+		return err
+	}
+	if err := t.pass(q, g, nil, o, "PASS"); err != nil {
+		return err
+	}
+	last, err := t.newestOf(q, g.Phase)
+	if err != nil {
+		return err
+	}
+	if last == nil {
+		return nil
+	}
+	rev, dup, err := t.newNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, truncate(last.Hypothesis, 300)), Pending, "")
+	if err != nil || dup {
+		return err
+	}
+	rev.Feedback = Feedback(facts)
+	if err := t.saveNode(rev); err != nil {
+		return err
+	}
+	return t.edge(q, g.ID, rev.ID, EdgeSpawned)
+}
