@@ -244,6 +244,11 @@ type Quest struct {
 	MaxRevisions int               `json:"max_revisions,omitempty"`
 	AcceptMode   string            `json:"accept_mode,omitempty"`
 	TeamAccept   map[string]string `json:"team_accept,omitempty"`
+	// StallSigs and StallCounts track the no_progress signals besides
+	// StallSig (SPEC §2.8 "Loop control"; see txn.stallSignal): per
+	// signal, its latest signature and how many times in a row it came.
+	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
+	StallCounts map[string]int    `json:"stall_counts,omitempty"`
 }
 
 // Source is where a person's command to a quest came from. The quest's

@@ -503,7 +503,7 @@ func (e *Engine) ResumeQuest(id string, src Source) (*Quest, error) {
 		if q.Status != QuestStopped {
 			return fmt.Errorf("quest %s is %s (%s); only a stopped quest resumes: %w", id, q.Status, q.Reason, ErrIllegalMove)
 		}
-		q.StallSig, q.StallCount = "", 0
+		q.StallSig, q.StallCount, q.StallSigs, q.StallCounts = "", 0, nil, nil
 		out = q
 		return t.setQuestStatus(q, QuestActive, ResumedReason(src))
 	})

@@ -72,6 +72,8 @@ var questCodec = store.NewCodec(
 	store.Int("MaxRevisions", func(q *Quest) *int { return &q.MaxRevisions }),
 	store.Text("AcceptMode", func(q *Quest) *string { return &q.AcceptMode }),
 	store.TextMap("TeamAccept", func(q *Quest) *map[string]string { return &q.TeamAccept }),
+	store.TextMap("StallSigs", func(q *Quest) *map[string]string { return &q.StallSigs }),
+	store.Counts("StallCounts", func(q *Quest) *map[string]int { return &q.StallCounts }, func(s string) string { return s }),
 ).ReadsLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.
