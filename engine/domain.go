@@ -419,6 +419,9 @@ type Run struct {
 	Outcome  string    `json:"outcome,omitempty"`
 	Tokens   int       `json:"tokens,omitempty"`
 	Error    string    `json:"error,omitempty"`
+	// Redacted says that [privacy] redact patterns masked part of the
+	// prompt before it left for the provider's (non-local) vendor.
+	Redacted bool `json:"redacted,omitempty"`
 }
 
 func questID(n uint64) string { return seqID('q', n) }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -116,6 +117,14 @@ type Options struct {
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
 	ConsentExpiry time.Duration
+	// Roles configure roles by name: their provider, prompt template and
+	// max_tries (SPEC §2.8 "Roles"; see RoleOptions).
+	Roles map[string]RoleOptions
+	// Vendors names the vendor of each provider (see Engine.Vendor).
+	Vendors map[string]string
+	// Redact are masked ([privacy] redact) in every prompt sent to a
+	// provider whose vendor is not local; see redact.go.
+	Redact []*regexp.Regexp
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.
@@ -274,6 +283,15 @@ type QuestSpec struct {
 	Gate        string
 	Checkpoints []string
 	Limits      Limits
+	// RoleProviders names, per role, the provider of that role's nodes
+	// (`quest new --role-provider ROLE=PROVIDER`), over the configured
+	// ones (Options.Roles). A role must be one of Roles or a council or
+	// Team role, the provider a configured one.
+	RoleProviders map[string]string
+	// Egress lists the vendors the quest may send its material to
+	// (`quest new --egress`); empty means its provider's vendor and
+	// local (SPEC §2.8 "Privacy egress").
+	Egress []string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
@@ -308,10 +326,17 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	var out *Quest
 	err := e.update(func(t *txn) error {
 		var err error
-		out, err = t.newQuest(s)
-		return err
+		if out, err = t.newQuest(s); err != nil {
+			return err
+		}
+		// Refused here, the quest's writes roll back with the
+		// transaction; the check sees every provider the quest got.
+		return e.settleRoles(out, &s)
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (t *txn) newQuest(s QuestSpec) (*Quest, error) {

@@ -39,6 +39,9 @@ func appendRun(b []byte, r *Run) []byte {
 		b = strconv.AppendInt(b, int64(r.Tokens), 10)
 	}
 	b = store.AppendOptString(b, `,"error":`, r.Error)
+	if r.Redacted {
+		b = append(b, `,"redacted":true`...)
+	}
 	return append(b, '}')
 }
 

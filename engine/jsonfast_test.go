@@ -31,7 +31,7 @@ func TestAppendRunIsJSONMarshal(t *testing.T) {
 		n := rapid.IntRange(math.MinInt32, math.MaxInt32)
 		r := Run{ID: jsonText.Draw(t, "id"), Quest: jsonText.Draw(t, "quest"), Node: jsonText.Draw(t, "node"),
 			Provider: jsonText.Draw(t, "provider"), Attempt: n.Draw(t, "attempt"), Started: genTime(t, "started"),
-			Ended: genTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Tokens: n.Draw(t, "tokens"), Error: jsonText.Draw(t, "error")}
+			Ended: genTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Tokens: n.Draw(t, "tokens"), Error: jsonText.Draw(t, "error"), Redacted: rapid.Bool().Draw(t, "redacted")}
 		want, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)

@@ -33,18 +33,26 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		if !ok {
 			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
 		}
-		id := q.Queued[RoleOwner]
-		if id == "" {
-			id = first(tx, bPending, quest)
+		var n *Node
+		if len(q.RoleProviders) > 0 {
+			// Per-role providers: the tick runs the nodes of the
+			// providers it spawns; next serves only the external ones.
+			if n, err = nextExternal(tx, q); err != nil || n == nil {
+				return err
+			}
+		} else {
+			id := q.Queued[RoleOwner]
+			if id == "" {
+				id = first(tx, bPending, quest)
+			}
+			if id == "" {
+				return nil
+			}
+			if n, err = readNode(tx, id); err != nil {
+				return err
+			}
 		}
-		if id == "" {
-			return nil
-		}
-		n, err := readNode(tx, id)
-		if err != nil {
-			return err
-		}
-		req, err := buildRequest(tx, q, n)
+		req, err := e.buildRequest(tx, q, n)
 		if err != nil {
 			return err
 		}
@@ -52,6 +60,33 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		return nil
 	})
 	return w, err
+}
+
+// nextExternal is q's next node an outside agent answers: its pending
+// owner, else its oldest pending node, whose provider is external; nil if
+// none is.
+func nextExternal(tx *bolt.Tx, q *Quest) (*Node, error) {
+	if id := q.Queued[RoleOwner]; id != "" {
+		n, err := readNode(tx, id)
+		if err != nil || (n.Status == Pending && q.ProviderFor(n) == ProviderExternal) {
+			return n, err
+		}
+	}
+	b := subRO(tx, bPending, q.ID)
+	if b == nil {
+		return nil, nil
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n, err := readNode(tx, string(v))
+		if err != nil {
+			return nil, err
+		}
+		if q.ProviderFor(n) == ProviderExternal {
+			return n, nil
+		}
+	}
+	return nil, nil
 }
 
 // SubmitResult is the verdict on one submission.
@@ -125,7 +160,7 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 			return err
 		}
 		out = SubmitResult{Node: cur.ID, Outcome: res.outcome(), Status: cur.Status, Verdict: cur.Verdict, Tries: cur.Tries,
-			MaxTries: q.Limits.MaxTries, Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}
+			MaxTries: e.maxTries(q, cur.Role), Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}
 		return nil
 	}, tk)
 	if err == nil && budget != "" {

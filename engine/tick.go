@@ -193,10 +193,13 @@ func (r *tickRound) quest(q *Quest) error {
 
 // next picks q's next node and dispatches it. A quest that cannot
 // dispatch now (an external agent pulls its work; no slot is free) still
-// finishes or gets its owner node, but its next node is not read.
+// finishes or gets its owner node, but its next node is not read. An
+// external quest with per-role providers is read: its node is dispatched
+// when its provider is one the box spawns, and left to `next` when it is
+// external (see Engine.Next).
 func (r *tickRound) next(q *Quest) error {
 	t := r.t
-	dispatchable := q.Provider != ProviderExternal && r.slots > 0
+	dispatchable := (q.Provider != ProviderExternal || len(q.RoleProviders) > 0) && r.slots > 0
 	n, done, err := t.pick(q, dispatchable)
 	if err != nil {
 		return err
@@ -212,6 +215,9 @@ func (r *tickRound) next(q *Quest) error {
 		return nil
 	}
 	name := q.ProviderFor(n)
+	if name == ProviderExternal {
+		return nil // an outside agent pulls it with `next`
+	}
 	prov := r.e.providers[name]
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
@@ -494,12 +500,14 @@ func (e *Engine) start(d *dispatch) {
 			tk = e.store.expect()
 			res = result{kind: resInterrupted, why: "building the prompt: " + err.Error()}
 		} else {
+			req, redacted := e.redact(d.run.Provider, req)
 			reply, err := d.prov.Run(ctx, req)
 			// The answer's write is on its way: a group commit gathering the
 			// results that come back together waits for it (commit.go).
 			tk = e.store.expect()
 			res = e.judge(ctx, &d.quest, &d.node, reply, err)
 			res.replay = d.run.Provider == "replay"
+			res.redacted = redacted
 		}
 		// The slot frees before the verdict commits; the quest itself stays
 		// busy (Quest.Running) until then, so nothing dispatches twice.

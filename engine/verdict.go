@@ -48,6 +48,8 @@ type result struct {
 	owner  *gates.OwnerAnswer
 	tokens int
 	replay bool // a kept answer judged again: no agent ran
+	// redacted: the prompt was masked before it left (redact.go).
+	redacted bool
 }
 
 func (r result) outcome() string {
@@ -261,6 +263,11 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 		if err != nil {
 			return err
 		}
+		if res.redacted {
+			if err := t.noteRedacted(runID); err != nil {
+				return err
+			}
+		}
 		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runID {
 			if res.tokens > 0 {
 				// The answer is dropped, but the provider spent it:
@@ -368,9 +375,10 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 // failTry consumes a try: back to pending, or exhausted at max_tries.
 func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	n.Tries++
-	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, q.Limits.MaxTries)
-	if n.Tries >= q.Limits.MaxTries {
-		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, q.Limits.MaxTries)
+	maxTries := t.e.maxTries(q, n.Role)
+	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, maxTries)
+	if n.Tries >= maxTries {
+		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, maxTries)
 	}
 	if err := t.move(q, n, to, why); err != nil {
 		return err
