@@ -60,6 +60,8 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.GPIO.validate(p)
 	c.MQTT.validate(p, c.Daemon.EventRetention)
 	c.Dashboard.validate(p)
+	c.validateRoles(p)
+	c.Privacy.validate(p)
 	// The messages quote values; none may carry a secret the config holds.
 	return redactAll(newRedactor([]string{brokerPassword(c.MQTT.Broker), c.MQTT.Password}), p.errs)
 }
@@ -270,6 +272,9 @@ func (c *Config) validateProviders(p *problems) {
 			}
 		default:
 			p.add(key("type"), "%q is not one of command, openai", pr.Type)
+		}
+		if pr.Vendor != "" && !idPattern.MatchString(pr.Vendor) {
+			p.add(key("vendor"), "%q must match [a-z0-9_-]+ (\"local\" for the box or the LAN, else e.g. \"anthropic\" or \"openai\")", pr.Vendor)
 		}
 		p.durationAtLeast(key("timeout"), pr.Timeout, 1)
 		if pr.OutputCap <= 0 {
