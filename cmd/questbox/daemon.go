@@ -333,6 +333,9 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	if w.judgeErr != nil {
 		errs = append(errs, fmt.Errorf("%s: %v", src, w.judgeErr))
 	}
+	if _, err := e.cfg.RoleOptions(os.ReadFile); err != nil { // the roles' prompt templates
+		errs = append(errs, err)
+	}
 	if e.cfg.MQTT.Enabled() {
 		if _, err := mqttOptions(e.cfg, os.Hostname); err != nil { // the password and TLS files
 			errs = append(errs, fmt.Errorf("%s: %v", src, err))

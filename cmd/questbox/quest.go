@@ -25,6 +25,10 @@ type questNewCmd struct {
 	wallClock   time.Duration
 	tokens      int
 	checkpoints listFlag
+	// roleProviders are --role-provider ROLE=PROVIDER, egress --egress
+	// V,V (both repeatable).
+	roleProviders listFlag
+	egress        listFlag
 }
 
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
@@ -39,6 +43,8 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.wallClock, "wall-clock", 0, "wall-clock budget, e.g. 24h")
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
+	fs.Var(&c.roleProviders, "role-provider", "ROLE=PROVIDER: the provider of that role's nodes, over the config's [roles.ROLE] (repeatable)")
+	fs.Var(&c.egress, "egress", "comma-separated vendors the quest may send its material to (default: its provider's vendor and local)")
 }
 
 // defaults implements defaulter: what a new quest gets for each flag
@@ -95,6 +101,30 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	if set["checkpoint"] {
 		req.Checkpoints = c.checkpoints
+	}
+	for _, rp := range c.roleProviders {
+		role, prov, ok := strings.Cut(rp, "=")
+		role, prov = strings.TrimSpace(role), strings.TrimSpace(prov)
+		if !ok || role == "" || prov == "" {
+			return usagef("quest new: --role-provider %q is not ROLE=PROVIDER (e.g. --role-provider owner=claude)", rp)
+		}
+		if _, dup := req.RoleProviders[role]; dup {
+			return usagef("quest new: --role-provider names role %q twice", role)
+		}
+		if req.RoleProviders == nil {
+			req.RoleProviders = map[string]string{}
+		}
+		req.RoleProviders[role] = prov
+	}
+	for _, list := range c.egress {
+		for v := range strings.SplitSeq(list, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				req.Egress = append(req.Egress, v)
+			}
+		}
+	}
+	if set["egress"] && len(req.Egress) == 0 {
+		return usagef("quest new: --egress is empty; name the vendors the quest may use, e.g. --egress local")
 	}
 	q, err := e.door.api(ctx).NewQuest(ctx, req)
 	if err != nil {

@@ -242,6 +242,13 @@ type NewQuest struct {
 	WallClock    *string  `json:"wall_clock,omitempty"`
 	TokenBudget  *int     `json:"token_budget,omitempty"`
 	Checkpoints  []string `json:"checkpoints,omitempty"`
+	// RoleProviders names, per role, the provider of its nodes, over the
+	// config's [roles.ROLE] provider; Egress lists the vendors the quest
+	// may send its material to (default: its provider's vendor and
+	// local). An unknown role or provider, or a provider of a vendor the
+	// egress does not allow, is refused (400) naming it.
+	RoleProviders map[string]string `json:"role_providers,omitempty"`
+	Egress        []string          `json:"egress,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -281,6 +288,7 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	if req.Checkpoints != nil {
 		spec.Checkpoints = req.Checkpoints
 	}
+	spec.RoleProviders, spec.Egress = req.RoleProviders, req.Egress
 	q, err := eng.NewQuest(spec)
 	if err != nil {
 		return err
