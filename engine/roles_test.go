@@ -417,3 +417,21 @@ func TestExternalQuestWithSpawnedRole(t *testing.T) {
 		t.Fatalf("next: %+v, %v; want the owner", w, err)
 	}
 }
+
+// A provider whose vendor changed since the quest was created, to one its
+// egress does not allow, never runs: the quest stops, saying why.
+func TestEgressCheckedAtDispatch(t *testing.T) {
+	p := &recorder{answer: workerOrOwner}
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p, "o": p}, Vendors: map[string]string{"p": VendorLocal, "o": VendorLocal}})
+	q := h.quest(func(s *QuestSpec) { s.Provider = "p"; s.RoleProviders = map[string]string{RoleOwner: "o"} })
+	h.opt.Vendors = map[string]string{"p": "hosted", "o": VendorLocal}
+	h.restart()
+	h.tick()
+	if got := p.roles(); len(got) != 0 {
+		t.Fatalf("the provider ran %v", got)
+	}
+	qq := h.questNow(q.ID)
+	if qq.Status != QuestStopped || !strings.Contains(qq.Reason, `provider "p" is vendor "hosted", which the quest's egress (local) does not allow`) {
+		t.Fatalf("quest %s %q, want stopped naming the provider and its vendor", qq.Status, qq.Reason)
+	}
+}

@@ -218,6 +218,12 @@ func (r *tickRound) next(q *Quest) error {
 	if name == ProviderExternal {
 		return nil // an outside agent pulls it with `next`
 	}
+	if v := r.e.Vendor(name); len(q.Egress) > 0 && !slices.Contains(q.Egress, v) {
+		// The quest was created when the provider was of another
+		// vendor (the configuration changed since): nothing leaves.
+		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",
+			name, v, strings.Join(q.Egress, ",")))
+	}
 	prov := r.e.providers[name]
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
