@@ -315,7 +315,10 @@ func (e *Engine) HasProvider(name string) bool {
 // never run: an empty name or direction, a mode whose roles cannot make
 // progress ([CheckRoles]), a checkpoint that is not a role, a gate profile
 // that is not configured (Options.GateNames), a provider that is not configured or whose
-// [ProviderChecker] says it cannot run, a negative budget.
+// [ProviderChecker] says it cannot run (the quest's, or a role's), a
+// role provider for a role the quest cannot have, a negative budget, and
+// a provider (the quest's, a role's, a council member's) whose vendor the
+// quest's egress does not allow (see settleRoles).
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.writable(); err != nil {
 		return nil, err

@@ -166,17 +166,8 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		add("%s", why)
 	}
 
-	if !e.HasProvider(s.Provider) {
-		names := []string{ProviderExternal}
-		for n := range e.providers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		add("provider %q is not configured (known: %s)", s.Provider, strings.Join(names, ", "))
-	} else if c, ok := e.providers[s.Provider].(ProviderChecker); ok {
-		if err := c.Check(); err != nil {
-			add("provider %q cannot run: %v", s.Provider, err)
-		}
+	if why := e.checkProvider(s.Provider); why != "" {
+		add("%s", why)
 	}
 
 	e.checkRoleProviders(s, add)
