@@ -404,6 +404,10 @@ func TestExternalQuestWithSpawnedRole(t *testing.T) {
 	if w, err := h.e.Next(q.ID); err != nil || w != nil {
 		t.Fatalf("next: %+v, %v; want nothing (the scout is the box's)", w, err)
 	}
+	_, err := h.e.Submit(context.Background(), q.ID, "n1", []byte(answer("dead", "an outside answer for the box's scout")))
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), `node n1 (scout) runs on provider "s"`) {
+		t.Fatalf("an outside answer for the box's node: got %v, want ErrInvalid naming its provider", err)
+	}
 	h.tick()
 	if got := strings.Join(scouts.roles(), ","); got != "scout" {
 		t.Fatalf("provider s ran %q, want the scout", got)

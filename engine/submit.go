@@ -188,6 +188,11 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is running (dispatched to a provider): %w", n.ID, ErrBusy)
 	case n.Status != Pending:
 		return fmt.Errorf("node %s is %s; only a pending node takes a submission: %w", n.ID, n.Status, ErrBusy)
+	case len(q.RoleProviders) > 0 && q.ProviderFor(n) != ProviderExternal:
+		// A quest with per-role providers: the box runs this node on
+		// its own provider; an outside answer would replace that model.
+		return fmt.Errorf("node %s (%s) runs on provider %q, not an outside agent; `next` serves the nodes an outside agent answers: %w",
+			n.ID, n.Role, q.ProviderFor(n), ErrInvalid)
 	}
 	return nil
 }
