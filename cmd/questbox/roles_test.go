@@ -106,3 +106,71 @@ func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
 		t.Errorf("the demo quest's owner runs on %q, want demo", got)
 	}
 }
+
+// With a command provider per role (different programs), each node runs
+// on its role's program only, with the prompt its role defines: the
+// owner's from its template, carrying the scout's evidence; the scout's
+// the built-in one.
+func TestRoleCommandProvidersEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("worker.out", "```json\n{\"verdict\": \"promising\", \"evidence\": \"the scout found the ledger in the archive\", \"citations\": [], \"new_directions\": [\"read the ledger\"]}\n```\n")
+	write("owner.out", "```json\n{\"evidence\": \"the ledger settles the direction\", \"actions\": [{\"action\": \"finish\", \"summary\": \"found\"}]}\n```\n")
+	write("owner.tmpl", "OWNER TEMPLATE for {{.Quest.ID}}, try {{.Node.Try}} of {{.Node.MaxTries}}\n{{.Parts.Locked}}{{.Parts.Proposals}}{{.Parts.Contract}}")
+	cfg := write("questbox.toml", `
+[defaults]
+provider = "worker"
+owner_every = 1
+
+[providers.worker]
+type = "command"
+vendor = "local"
+argv = ["/bin/sh", "-c", "cat >> '`+dir+`/worker.in'; cat '`+dir+`/worker.out'"]
+
+[providers.boss]
+type = "command"
+vendor = "local"
+argv = ["/bin/sh", "-c", "cat >> '`+dir+`/owner.in'; cat '`+dir+`/owner.out'"]
+
+[roles.owner]
+provider = "boss"
+template = "owner.tmpl"
+max_tries = 2
+`)
+	data := t.TempDir()
+	args := []string{"--config", cfg, "--data", data}
+	must(t, 0, "", append([]string{"quest", "new", "q", "--direction", "find the ledger"}, args...)...)
+	for range 2 {
+		must(t, 0, "", append([]string{"tick"}, args...)...)
+	}
+	worker, err := os.ReadFile(filepath.Join(dir, "worker.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := os.ReadFile(filepath.Join(dir, "owner.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(worker), "You are the "); n != 1 || !strings.Contains(string(worker), "You are the scout") || strings.Contains(string(worker), "OWNER TEMPLATE") {
+		t.Errorf("the worker program got %d prompts, want the scout's only:\n%s", n, worker)
+	}
+	for _, want := range []string{"OWNER TEMPLATE for q1, try 1 of 2", "evidence: the scout found the ledger in the archive", "read the ledger", `"actions"`} {
+		if !strings.Contains(string(owner), want) {
+			t.Errorf("the owner program's prompt lacks %q:\n%s", want, owner)
+		}
+	}
+	if strings.Contains(string(owner), "of questbox quest") {
+		t.Errorf("the owner program got a built-in prompt:\n%s", owner)
+	}
+	r := must(t, 0, "", append([]string{"quest", "show", "q1"}, args...)...)
+	if !strings.Contains(r.stdout, "done") {
+		t.Errorf("quest show:\n%s\nwant the quest done by its owner", r.stdout)
+	}
+}
