@@ -100,6 +100,13 @@ type Config struct {
 	Logs Logs `toml:"logs"`
 	// Council names the providers of council members (see council.go).
 	Council Council `toml:"council"`
+	// Roles configure roles by name ([roles.NAME], see roles.go): each
+	// role's provider, prompt template, max_tries (and the owner's
+	// evidence cap). None by default: every role uses the quest's
+	// provider and the built-in prompt.
+	Roles map[string]Role `toml:"roles"`
+	// Privacy is what leaves the box ([privacy], see roles.go).
+	Privacy Privacy `toml:"privacy"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -244,6 +251,13 @@ type Provider struct {
 	APIKeyEnv string `toml:"api_key_env"`
 	// MaxTokens caps tokens per answer (openai); 0 leaves it to the server.
 	MaxTokens int `toml:"max_tokens"`
+
+	// Vendor names who receives the prompts (both types; SPEC §2.8
+	// "Privacy egress"): "local" for a program or server on the box or
+	// the LAN, else the company or service ("anthropic", "openai"). ""
+	// (default) makes the provider a vendor of its own, named like the
+	// provider, and never local: see [Config.VendorOf].
+	Vendor string `toml:"vendor"`
 }
 
 // GPIO is the wiring of the status LEDs and the consent button (§5), in BCM
@@ -401,6 +415,8 @@ func Default() *Config {
 			ReconnectMax:    Duration{30 * time.Second},
 		},
 		Dashboard: defaultDashboard(),
+		Roles:     map[string]Role{},
+		Privacy:   Privacy{Redact: []string{}},
 	}
 }
 

@@ -220,6 +220,8 @@ func schemaSample() *Config {
 	c.Council = Council{Reviewers: []string{""}, Judges: []string{""}}
 	c.Judge = &judge.Config{}
 	c.Providers[anyName] = Provider{Argv: []string{""}, Env: []string{""}}
+	c.Roles[anyName] = Role{}
+	c.Privacy.Redact = []string{""}
 	c.Gates[anyName] = GateProfile{Rules: []gates.RuleSpec{{
 		Params: map[string]any{anyName: ""}, Attacks: []string{""}, Supersedes: []string{""},
 	}}}

@@ -62,6 +62,8 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.Dashboard.validate(p)
 	c.Logs.validate(p, c.Daemon.MaxParallel)
 	c.Council.validate(c, p)
+	c.validateRoles(p)
+	c.Privacy.validate(p)
 	// The messages quote values; none may carry a secret the config holds.
 	return redactAll(newRedactor([]string{brokerPassword(c.MQTT.Broker), c.MQTT.Password}), p.errs)
 }
@@ -272,6 +274,9 @@ func (c *Config) validateProviders(p *problems) {
 			}
 		default:
 			p.add(key("type"), "%q is not one of command, openai", pr.Type)
+		}
+		if pr.Vendor != "" && !idPattern.MatchString(pr.Vendor) {
+			p.add(key("vendor"), "%q must match [a-z0-9_-]+ (\"local\" for the box or the LAN, else e.g. \"anthropic\" or \"openai\")", pr.Vendor)
 		}
 		p.durationAtLeast(key("timeout"), pr.Timeout, 1)
 		if pr.OutputCap <= 0 {

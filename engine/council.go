@@ -23,9 +23,6 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
-
-	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -366,49 +363,6 @@ func memberContract(role string) string {
 	return b.String()
 }
 
-// councilMaterial writes what a council member weighs (and lists the
-// proposals in req, as for an owner): the proposals waiting for the owner and the evidence of the quest's latest locked
-// nodes (newest first, at most councilLocked of them, each cut at
-// councilEvidenceCap bytes). Judges quote it.
-func councilMaterial(tx *bolt.Tx, q *Quest, b *strings.Builder, req *agent.Request) error {
-	b.WriteString("\nProposals waiting for the owner's decision (oldest first):\n")
-	none := true
-	if pb := subRO(tx, bProposed, q.ID); pb != nil {
-		c := pb.Cursor()
-		i := 0
-		for k, v := c.First(); k != nil && i < 50; k, v = c.Next() {
-			p, err := readNode(tx, string(v))
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(b, "- %s: %s\n", p.ID, p.Hypothesis)
-			req.Proposals = append(req.Proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
-			none = false
-			i++
-		}
-	}
-	if none {
-		b.WriteString("(none: the owner may spawn new work or finish the quest)\n")
-	}
-	b.WriteString("\nEvidence of the quest's latest locked nodes (newest first):\n")
-	if lb := subRO(tx, bLocked, q.ID); lb != nil {
-		c := lb.Cursor()
-		i := 0
-		for k, v := c.Last(); k != nil && i < councilLocked; k, v = c.Prev() {
-			n, err := readNode(tx, string(v))
-			if err != nil {
-				return err
-			}
-			if isMember(n.Role) || n.Role == RoleOwner || n.Evidence == "" {
-				continue
-			}
-			fmt.Fprintf(b, "- %s (%s, %s): %s\n  evidence: %s\n", n.ID, n.Role, n.Status, n.Hypothesis, truncate(n.Evidence, councilEvidenceCap))
-			i++
-		}
-	}
-	return nil
-}
-
 // councilMaterialEnd ends the material of a member's prompt: what comes
 // before it is the evidence a judge's quotes must occur in.
 const councilMaterialEnd = "\n---\n"
@@ -419,12 +373,6 @@ func councilEvidenceOf(prompt string) string {
 	before, _, _ := strings.Cut(prompt, councilMaterialEnd)
 	return before
 }
-
-// What a member's prompt carries of the quest's locked nodes.
-const (
-	councilLocked      = 10
-	councilEvidenceCap = 800
-)
 
 // memberAllowed says why a council member may not use provider name, or
 // "": every member runs an agent of its own, so never external.

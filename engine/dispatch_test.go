@@ -170,7 +170,7 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			want, err = buildRequest(tx, qq, n)
+			want, err = h.e.buildRequest(tx, qq, n)
 			return err
 		})
 		if err != nil {

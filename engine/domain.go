@@ -252,6 +252,11 @@ type Quest struct {
 	// Project is the directory its command agents run in ("" for the
 	// provider's own); NewQuest checks the daemon can use it.
 	Project string `json:"project,omitempty"`
+	// StallSigs and StallCounts track the no_progress signals besides
+	// StallSig (SPEC §2.8 "Loop control"; see txn.stallSignal): per
+	// signal, its latest signature and how many times in a row it came.
+	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
+	StallCounts map[string]int    `json:"stall_counts,omitempty"`
 }
 
 // Source is where a person's command to a quest came from. The quest's
@@ -438,8 +443,8 @@ type Run struct {
 	BytesIn  int64  `json:"bytes_in,omitempty"`
 	BytesOut int64  `json:"bytes_out,omitempty"`
 	Error    string `json:"error,omitempty"`
-	// Redacted says the run's log had secrets taken out. Nothing sets it
-	// yet: a later privacy feature will.
+	// Redacted says that [privacy] redact patterns masked part of the
+	// prompt before it left for the provider's (non-local) vendor.
 	Redacted bool `json:"redacted,omitempty"`
 }
 

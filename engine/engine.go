@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -123,6 +124,14 @@ type Options struct {
 	// Council names the providers of council members (SPEC §2.8); see
 	// Engine.SetCouncil.
 	Council CouncilConfig
+	// Roles configure roles by name: their provider, prompt template and
+	// max_tries (SPEC §2.8 "Roles"; see RoleOptions).
+	Roles map[string]RoleOptions
+	// Vendors names the vendor of each provider (see Engine.Vendor).
+	Vendors map[string]string
+	// Redact are masked ([privacy] redact) in every prompt sent to a
+	// provider whose vendor is not local; see redact.go.
+	Redact []*regexp.Regexp
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.
@@ -292,6 +301,15 @@ type QuestSpec struct {
 	CouncilReviewers []string
 	CouncilJudges    []string
 	PhaseGates       []string
+	// RoleProviders names, per role, the provider of that role's nodes
+	// (`quest new --role-provider ROLE=PROVIDER`), over the configured
+	// ones (Options.Roles). A role must be one of Roles or a council or
+	// Team role, the provider a configured one.
+	RoleProviders map[string]string
+	// Egress lists the vendors the quest may send its material to
+	// (`quest new --egress`); empty means its provider's vendor and
+	// local (SPEC §2.8 "Privacy egress").
+	Egress []string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
@@ -315,7 +333,10 @@ func (e *Engine) HasProvider(name string) bool {
 // never run: an empty name or direction, a mode whose roles cannot make
 // progress ([CheckRoles]), a checkpoint that is not a role, a gate profile
 // that is not configured (Options.GateNames), a provider that is not configured or whose
-// [ProviderChecker] says it cannot run, a negative budget.
+// [ProviderChecker] says it cannot run (the quest's, or a role's), a
+// role provider for a role the quest cannot have, a negative budget, and
+// a provider (the quest's, a role's, a council member's) whose vendor the
+// quest's egress does not allow (see settleRoles).
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.writable(); err != nil {
 		return nil, err
@@ -326,10 +347,17 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	var out *Quest
 	err := e.update(func(t *txn) error {
 		var err error
-		out, err = t.newQuest(s)
-		return err
+		if out, err = t.newQuest(s); err != nil {
+			return err
+		}
+		// Refused here, the quest's writes roll back with the
+		// transaction; the check sees every provider the quest got.
+		return e.settleRoles(out, &s)
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
@@ -522,7 +550,7 @@ func (e *Engine) ResumeQuest(id string, src Source) (*Quest, error) {
 		if q.Status != QuestStopped {
 			return fmt.Errorf("quest %s is %s (%s); only a stopped quest resumes: %w", id, q.Status, q.Reason, ErrIllegalMove)
 		}
-		q.StallSig, q.StallCount = "", 0
+		q.StallSig, q.StallCount, q.StallSigs, q.StallCounts = "", 0, nil, nil
 		out = q
 		return t.setQuestStatus(q, QuestActive, ResumedReason(src))
 	})

@@ -2,7 +2,9 @@ package engine
 
 import (
 	"fmt"
+	"io"
 	"strings"
+	"text/template"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -32,7 +34,7 @@ const ownerContract = "You are the quest's owner. Decide what happens to the pro
 
 // request builds the agent request for dispatching n.
 func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
-	return buildRequest(t.tx, q, n)
+	return t.e.buildRequest(t.tx, q, n)
 }
 
 // runRequest is the request of a dispatch, built by its run when the tick
@@ -41,86 +43,256 @@ func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
 // copies, and the only records it reads are the node's ancestors, each a
 // node that was terminal before its child existed (a child is created
 // with or after its parent's verdict), so its record never changes
-// again (the ratchet). A node with no parent reads nothing.
+// again (the ratchet). A node with no parent reads nothing. (The owner,
+// whose prompt also reads the proposals and the locked nodes, is always
+// built by the tick.)
 func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 	if d.built {
 		return d.req, nil
 	}
 	if d.node.Parent == "" {
-		return buildRequest(nil, &d.quest, &d.node)
+		return e.buildRequest(nil, &d.quest, &d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = buildRequest(tx, &d.quest, &d.node)
+		req, err = e.buildRequest(tx, &d.quest, &d.node)
 		return err
 	})
 	return req, err
 }
 
+// DefaultEvidenceCap bounds the locked nodes' evidence in the owner's
+// prompt, in bytes, when [roles.owner] evidence_cap does not: newest
+// first, each node's evidence cut to a quarter of the cap (so that one
+// long answer cannot crowd out the others) and to what is left of it,
+// with a marker saying how much was cut.
+const DefaultEvidenceCap = 8 << 10
+
+// PromptData is what a role's prompt template ([roles.NAME] template) is
+// rendered with, by Go's text/template: {{.Quest.Direction}},
+// {{.Node.Hypothesis}}, {{range .Ancestors}}…{{end}}, {{.Parts.Contract}}.
+// Parts are the default prompt's pieces, so that a template can reword
+// one part and keep the rest; Parts.Default is the whole default prompt.
+type PromptData struct {
+	Quest PromptQuest
+	Node  PromptNode
+	// Parent is the node's parent; its ID is "" for a root node.
+	Parent PromptNode
+	// Ancestors are the nodes above this one, nearest first (at most 16).
+	Ancestors []PromptNode
+	// Feedback is what the last attempt was rejected for; "" on a first
+	// try.
+	Feedback string
+	// Proposals (owner only) are the quest's proposed nodes, oldest first.
+	Proposals []PromptNode
+	// Locked (owner only) are the quest's locked nodes with their
+	// evidence, newest first, within the evidence cap.
+	Locked []PromptNode
+	Parts  PromptParts
+}
+
+// PromptQuest is the quest in a [PromptData].
+type PromptQuest struct {
+	ID, Name, Direction, Mode string
+}
+
+// PromptNode is a node in a [PromptData]. Evidence is cut (with a marker)
+// where the default prompt cuts it; Try and MaxTries are set for the
+// node being prompted only.
+type PromptNode struct {
+	ID, Role, Status, Hypothesis, Verdict, Evidence string
+	Depth, Try, MaxTries                            int
+}
+
+// PromptParts are the default prompt's pieces, each ending in a newline
+// (or empty): Header (role, quest, direction, node, try), Ancestors,
+// Feedback, Proposals (owner), Locked (owner), Contract (the output
+// contract of the role), and Default, all of them in order.
+type PromptParts struct {
+	Header, Ancestors, Feedback, Proposals, Locked, Contract, Default string
+}
+
+// ParsePromptTemplate parses a role's prompt template (the text of its
+// file, named name in errors) and renders it once with a sample
+// [PromptData], so that a field that does not exist is an error at load
+// time, not at a dispatch.
+func ParsePromptTemplate(name, text string) (*template.Template, error) {
+	tmpl, err := template.New(name).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	sample := &PromptData{Quest: PromptQuest{ID: "q1", Name: "sample", Direction: "d", Mode: ModeTeam},
+		Node: PromptNode{ID: "n2", Role: RoleOwner, Hypothesis: "h", Try: 1, MaxTries: 3}, Parent: PromptNode{ID: "n1"},
+		Ancestors: []PromptNode{{ID: "n1"}}, Proposals: []PromptNode{{ID: "n3"}}, Locked: []PromptNode{{ID: "n1"}}}
+	if err := tmpl.Execute(io.Discard, sample); err != nil {
+		return nil, err
+	}
+	return tmpl, nil
+}
+
 // buildRequest builds the request for dispatching n, reading its ancestors
-// and (for an owner) the quest's proposals in tx, which may be nil for a
-// worker node without a parent.
-func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
+// and (for an owner) the quest's proposals and locked nodes in tx, which
+// may be nil for a worker node without a parent. The prompt is the
+// default one, or the role's template rendered with the same data.
+func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 	req := agent.Request{Quest: q.ID, Node: n.ID, Role: n.Role, Direction: q.Direction, Hypothesis: n.Hypothesis,
 		Attempt: n.Tries + 1, Depth: n.Depth}
+	ro := e.opt.Roles[n.Role]
+	d := PromptData{Quest: PromptQuest{ID: q.ID, Name: q.Name, Direction: q.Direction, Mode: q.Mode},
+		Node: PromptNode{ID: n.ID, Role: n.Role, Status: string(n.Status), Hypothesis: n.Hypothesis,
+			Depth: n.Depth, Try: n.Tries + 1, MaxTries: e.maxTries(q, n.Role)},
+		Feedback: n.Feedback}
 	var b strings.Builder
 	fmt.Fprintf(&b, "You are the %s of questbox quest %s (%q).\n", n.Role, q.ID, q.Name)
 	fmt.Fprintf(&b, "Direction: %s\n", q.Direction)
 	fmt.Fprintf(&b, "Node %s, hypothesis: %s\n", n.ID, n.Hypothesis)
-	fmt.Fprintf(&b, "This is try %d of %d.\n", n.Tries+1, q.Limits.MaxTries)
-	var anc []*Node
-	for p := n.Parent; p != "" && len(anc) < 16; {
+	fmt.Fprintf(&b, "This is try %d of %d.\n", d.Node.Try, d.Node.MaxTries)
+	d.Parts.Header = b.String()
+	b.Reset()
+	var parent *Node
+	for p := n.Parent; p != "" && len(d.Ancestors) < 16; {
 		a, err := readNode(tx, p)
 		if err != nil {
 			return req, err
 		}
-		anc = append(anc, a)
+		if parent == nil {
+			parent = a
+		}
+		d.Ancestors = append(d.Ancestors, PromptNode{ID: a.ID, Role: a.Role, Status: string(a.Status), Hypothesis: a.Hypothesis,
+			Verdict: a.Verdict, Evidence: truncate(a.Evidence, 1000), Depth: a.Depth})
 		p = a.Parent
 	}
-	if len(anc) > 0 {
+	if len(d.Ancestors) > 0 {
+		d.Parent = d.Ancestors[0]
 		b.WriteString("\nWhat the nodes above this one established (nearest first):\n")
-		for _, a := range anc {
+		for _, a := range d.Ancestors {
 			fmt.Fprintf(&b, "- %s (%s, %s): %s\n", a.ID, a.Role, a.Status, a.Hypothesis)
 			if a.Evidence != "" {
-				fmt.Fprintf(&b, "  evidence: %s\n", truncate(a.Evidence, 1000))
+				fmt.Fprintf(&b, "  evidence: %s\n", a.Evidence)
 			}
 		}
 	}
+	d.Parts.Ancestors = b.String()
 	if n.Feedback != "" {
-		b.WriteString("\nYour previous attempt was rejected. Fix exactly this:\n")
-		b.WriteString(n.Feedback)
+		d.Parts.Feedback = "\nYour previous attempt was rejected. Fix exactly this:\n" + n.Feedback
 	}
 	if isMember(n.Role) {
-		if err := councilMaterial(tx, q, &b, &req); err != nil {
+		// A member weighs what the owner would: the same proposals and
+		// locked evidence, within the owner's cap. What comes before
+		// councilMaterialEnd is the material a judge's quotes must occur in.
+		if err := e.ownerParts(tx, q, &req, &d, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
 			return req, err
 		}
-		b.WriteString(councilMaterialEnd + memberContract(n.Role))
-		if len(anc) > 0 && isGateRole(anc[0].Role) {
-			fmt.Fprintf(&b, "This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", anc[0].Phase)
+		d.Parts.Contract = councilMaterialEnd + memberContract(n.Role)
+		if parent != nil && isGateRole(parent.Role) {
+			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", parent.Phase)
 		}
 	} else if n.Role == RoleOwner {
-		if pb := subRO(tx, bProposed, q.ID); pb != nil {
-			c := pb.Cursor()
-			for k, v := c.First(); k != nil && len(req.Proposals) < 50; k, v = c.Next() {
-				p, err := readNode(tx, string(v))
-				if err != nil {
-					return req, err
-				}
-				req.Proposals = append(req.Proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
-			}
+		if err := e.ownerParts(tx, q, &req, &d, ro.EvidenceCap); err != nil {
+			return req, err
 		}
-		b.WriteString("\nProposals waiting for your decision (oldest first):\n")
-		if len(req.Proposals) == 0 {
-			b.WriteString("(none: spawn new work or finish the quest)\n")
-		}
-		for _, p := range req.Proposals {
-			fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
-		}
-		b.WriteString("\n" + ownerContract)
+		d.Parts.Contract = "\n" + ownerContract
 	} else {
-		b.WriteString("\n" + workerContract)
+		d.Parts.Contract = "\n" + workerContract
 	}
-	req.Prompt = b.String()
+	p := &d.Parts
+	p.Default = p.Header + p.Ancestors + p.Feedback + p.Proposals + p.Locked + p.Contract
+	req.Prompt = p.Default
+	if ro.Prompt != nil {
+		var out strings.Builder
+		if err := ro.Prompt.Execute(&out, &d); err != nil {
+			// The template rendered a sample at load time; what fails
+			// now fails on this node's data. The default prompt keeps
+			// the quest going, and the log says why.
+			e.log.Warn("role prompt template failed; the default prompt is used", "role", n.Role, "node", n.ID, "err", err)
+		} else {
+			req.Prompt = out.String()
+		}
+	}
 	return req, nil
+}
+
+// ownerParts reads what the owner decides on: the proposals (oldest
+// first, at most 50) and the locked nodes with their evidence (newest
+// first, within evidenceCap bytes of evidence; 0 means
+// DefaultEvidenceCap).
+func (e *Engine) ownerParts(tx *bolt.Tx, q *Quest, req *agent.Request, d *PromptData, evidenceCap int) error {
+	if pb := subRO(tx, bProposed, q.ID); pb != nil {
+		c := pb.Cursor()
+		for k, v := c.First(); k != nil && len(req.Proposals) < 50; k, v = c.Next() {
+			p, err := readNode(tx, string(v))
+			if err != nil {
+				return err
+			}
+			req.Proposals = append(req.Proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
+			d.Proposals = append(d.Proposals, PromptNode{ID: p.ID, Role: p.Role, Status: string(p.Status), Hypothesis: p.Hypothesis, Depth: p.Depth})
+		}
+	}
+	var b strings.Builder
+	b.WriteString("\nProposals waiting for your decision (oldest first):\n")
+	if len(req.Proposals) == 0 {
+		b.WriteString("(none: spawn new work or finish the quest)\n")
+	}
+	for _, p := range req.Proposals {
+		fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
+	}
+	d.Parts.Proposals = b.String()
+	b.Reset()
+
+	if evidenceCap <= 0 {
+		evidenceCap = DefaultEvidenceCap
+	}
+	left, more := evidenceCap, false
+	if lb := subRO(tx, bLocked, q.ID); lb != nil {
+		c := lb.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Prev() {
+			if left <= 0 {
+				more = true
+				break
+			}
+			l, err := readNode(tx, string(v))
+			if err != nil {
+				return err
+			}
+			if l.Evidence == "" || isMember(l.Role) {
+				continue // a member's evidence is its vote, merged into its owner's
+			}
+			ev := cutEvidence(l.Evidence, min(left, max(evidenceCap/4, 1)))
+			left -= len(ev)
+			d.Locked = append(d.Locked, PromptNode{ID: l.ID, Role: l.Role, Status: string(l.Status), Hypothesis: l.Hypothesis,
+				Verdict: l.Verdict, Evidence: ev, Depth: l.Depth})
+		}
+	}
+	if len(d.Locked) > 0 {
+		fmt.Fprintf(&b, "\nWhat the quest's locked nodes established (newest first, evidence capped at %d bytes):\n", evidenceCap)
+		for _, l := range d.Locked {
+			verdict := l.Status
+			if l.Verdict != "" {
+				verdict += ", " + l.Verdict
+			}
+			fmt.Fprintf(&b, "- %s (%s, %s): %s\n  evidence: %s\n", l.ID, l.Role, verdict, l.Hypothesis, l.Evidence)
+		}
+		if more {
+			b.WriteString("(older locked nodes left out: the evidence cap is reached)\n")
+		}
+	}
+	d.Parts.Locked = b.String()
+	return nil
+}
+
+// cutEvidence returns ev whole when it fits in limit bytes, else its
+// first bytes (on a character boundary) and a marker saying how much of
+// it was cut, the whole within limit when limit leaves room for the
+// marker.
+func cutEvidence(ev string, limit int) string {
+	if len(ev) <= limit {
+		return ev
+	}
+	marker := fmt.Sprintf(" […cut: %d of %d bytes]", len(ev)-limit, len(ev))
+	keep := max(limit-len(marker), 0)
+	for keep > 0 && !isRuneStart(ev[keep]) {
+		keep--
+	}
+	return ev[:keep] + fmt.Sprintf(" […cut: %d of %d bytes]", len(ev)-keep, len(ev))
 }

@@ -80,6 +80,8 @@ var questCodec = store.NewCodec(questRecordV2,
 	store.Text("AcceptMode", func(q *Quest) *string { return &q.AcceptMode }),
 	store.TextMap("TeamAccept", func(q *Quest) *map[string]string { return &q.TeamAccept }),
 	store.Text("Project", func(q *Quest) *string { return &q.Project }),
+	store.TextMap("StallSigs", func(q *Quest) *map[string]string { return &q.StallSigs }),
+	store.Counts("StallCounts", func(q *Quest) *map[string]int { return &q.StallCounts }, func(s string) string { return s }),
 ).WithLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.

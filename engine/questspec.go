@@ -23,7 +23,10 @@ type ProviderChecker interface {
 // one the default Options.Catalog serves (gates.DefaultCatalog).
 const DefaultGate = "default"
 
-var roleRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+var (
+	roleRE   = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+	vendorRE = regexp.MustCompile(`^[a-z0-9_-]+$`)
+)
 
 // CheckRoleName reports why r cannot name a role, or nil: a role is a
 // lower-case letter followed by letters, digits, _ or -, because it ends up
@@ -170,16 +173,14 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		}
 	}
 
-	if !e.HasProvider(s.Provider) {
-		names := []string{ProviderExternal}
-		for n := range e.providers {
-			names = append(names, n)
-		}
-		slices.Sort(names)
-		add("provider %q is not configured (known: %s)", s.Provider, strings.Join(names, ", "))
-	} else if c, ok := e.providers[s.Provider].(ProviderChecker); ok {
-		if err := c.Check(); err != nil {
-			add("provider %q cannot run: %v", s.Provider, err)
+	if why := e.checkProvider(s.Provider); why != "" {
+		add("%s", why)
+	}
+
+	e.checkRoleProviders(s, add)
+	for _, v := range s.Egress {
+		if !vendorRE.MatchString(v) {
+			add("egress vendor %q is not a lower-case name (letters, digits, _ or -)", v)
 		}
 	}
 

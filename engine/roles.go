@@ -1,5 +1,13 @@
 package engine
 
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"text/template"
+)
+
 // ProviderFor is the provider that runs n: the node's own (a council
 // member's), else the quest's provider for n's role, else the quest's.
 func (q *Quest) ProviderFor(n *Node) string {
@@ -10,4 +18,166 @@ func (q *Quest) ProviderFor(n *Node) string {
 		return p
 	}
 	return q.Provider
+}
+
+// RoleOptions configure one role for every quest (the config's
+// [roles.NAME], SPEC §2.8 "Roles"). The zero value changes nothing.
+type RoleOptions struct {
+	// Provider, when set, is the role's provider: NewQuest records it in
+	// the new quest's RoleProviders (for a role the quest uses), so that a
+	// later change of the configuration does not rewire a running quest.
+	// `quest new --role-provider` overrides it per quest.
+	Provider string
+	// Prompt, when not nil, renders the prompt of the role's nodes instead
+	// of the default one, with a [PromptData] (see [ParsePromptTemplate]).
+	// It is read at each dispatch: a changed template applies to the next
+	// prompt of every quest.
+	Prompt *template.Template
+	// MaxTries, when positive, replaces the quest's max_tries for the
+	// role's nodes.
+	MaxTries int
+	// EvidenceCap, for the owner, bounds the locked nodes' evidence its
+	// prompt carries, in bytes; 0 means DefaultEvidenceCap.
+	EvidenceCap int
+}
+
+// VendorLocal is the vendor of a provider on the box or the LAN: prompts
+// to it are never redacted, and every quest allows it unless its egress
+// says otherwise.
+const VendorLocal = "local"
+
+// Vendor is the vendor provider sends its prompts to (SPEC §2.8 "Privacy
+// egress"): the one Options.Vendors names; else local for the built-in
+// demo and external providers; else the provider's own name, so that a
+// provider whose vendor nobody declared is a vendor of its own, never
+// local.
+func (e *Engine) Vendor(provider string) string {
+	if v := e.opt.Vendors[provider]; v != "" {
+		return v
+	}
+	if provider == ProviderDemo || provider == ProviderExternal {
+		return VendorLocal
+	}
+	return provider
+}
+
+// memberRoles are the roles of councils and Teams: a quest may give them
+// a provider whatever its own roles are.
+var memberRoles = []string{RoleReviewer, RoleJudge, RolePlanner, RoleExecuter, RoleAccepter}
+
+// usesRole reports whether q dispatches nodes of role: one of its roles,
+// a council member's when it has a council, a Team stage's when it has
+// Teams.
+func (q *Quest) usesRole(role string) bool {
+	switch role {
+	case RoleReviewer, RoleJudge:
+		return len(q.CouncilReviewers)+len(q.CouncilJudges) > 0
+	case RolePlanner, RoleExecuter, RoleAccepter:
+		return q.Teams
+	}
+	return slices.Contains(q.Roles, role)
+}
+
+// checkRoleProviders says what is wrong with a spec's per-role providers:
+// a role the quest cannot have, a provider that is not configured or
+// cannot run.
+func (e *Engine) checkRoleProviders(s *QuestSpec, add func(string, ...any)) {
+	for _, role := range slices.Sorted(maps.Keys(s.RoleProviders)) {
+		prov := s.RoleProviders[role]
+		if !slices.Contains(s.Roles, role) && !slices.Contains(memberRoles, role) {
+			add("role-provider %s=%s: role %q is not one of the quest's roles (%s) nor a council or Team role (%s)",
+				role, prov, role, strings.Join(s.Roles, ","), strings.Join(memberRoles, ","))
+			continue
+		}
+		if why := e.checkProvider(prov); why != "" {
+			add("role-provider %s=%s: %s", role, prov, why)
+		}
+	}
+}
+
+// checkProvider says why a quest cannot use provider name, or "".
+func (e *Engine) checkProvider(name string) string {
+	if !e.HasProvider(name) {
+		names := []string{ProviderExternal}
+		for n := range e.providers {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		return fmt.Sprintf("provider %q is not configured (known: %s)", name, strings.Join(names, ", "))
+	}
+	if c, ok := e.providers[name].(ProviderChecker); ok {
+		if err := c.Check(); err != nil {
+			return fmt.Sprintf("provider %q cannot run: %v", name, err)
+		}
+	}
+	return ""
+}
+
+// settleRoles fills a new quest's RoleProviders and Egress: the configured
+// role providers (Options.Roles) of the roles it uses, overridden by the
+// spec's; its egress the spec's, or its own provider's vendor and local.
+// Then it refuses (ErrInvalid) a configured role provider that does not
+// exist, and every provider the quest would send its material to whose
+// vendor its egress does not allow: its provider, its role providers and
+// its council members', each named with its vendor.
+func (e *Engine) settleRoles(q *Quest, s *QuestSpec) error {
+	rp := map[string]string{}
+	for role, ro := range e.opt.Roles {
+		if ro.Provider != "" && q.usesRole(role) {
+			rp[role] = ro.Provider
+		}
+	}
+	for role, prov := range s.RoleProviders {
+		rp[role] = prov
+	}
+	q.RoleProviders = nil
+	if len(rp) > 0 {
+		q.RoleProviders = rp
+	}
+	q.Egress = slices.Clone(s.Egress)
+	if len(q.Egress) == 0 {
+		q.Egress = []string{e.Vendor(q.Provider)}
+		if q.Egress[0] != VendorLocal {
+			q.Egress = append(q.Egress, VendorLocal)
+		}
+	}
+	var probs []string
+	for _, role := range slices.Sorted(maps.Keys(rp)) {
+		if _, set := s.RoleProviders[role]; set {
+			continue // checked with the spec
+		}
+		if why := e.checkProvider(rp[role]); why != "" {
+			probs = append(probs, fmt.Sprintf("role %s (from the configuration's [roles.%s]): %s", role, role, why))
+		}
+	}
+	type use struct{ what, provider string }
+	uses := []use{{"the quest's provider", q.Provider}}
+	for _, role := range slices.Sorted(maps.Keys(rp)) {
+		uses = append(uses, use{"role " + role, rp[role]})
+	}
+	for i, p := range q.CouncilReviewers {
+		uses = append(uses, use{fmt.Sprintf("council reviewer %d", i+1), p})
+	}
+	for i, p := range q.CouncilJudges {
+		uses = append(uses, use{fmt.Sprintf("council judge %d", i+1), p})
+	}
+	for _, u := range uses {
+		if v := e.Vendor(u.provider); !slices.Contains(q.Egress, v) {
+			probs = append(probs, fmt.Sprintf("%s: provider %q is vendor %q, which the quest's egress (%s) does not allow (allow it with --egress, declare the provider's vendor in its [providers.NAME] table, or choose another provider)",
+				u.what, u.provider, v, strings.Join(q.Egress, ",")))
+		}
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("quest: %s: %w", strings.Join(probs, "; "), ErrInvalid)
+	}
+	return nil
+}
+
+// maxTries is how many FAILs a node of role may take in q: the role's
+// max_tries when configured (Options.Roles), else the quest's.
+func (e *Engine) maxTries(q *Quest, role string) int {
+	if m := e.opt.Roles[role].MaxTries; m > 0 {
+		return m
+	}
+	return q.Limits.MaxTries
 }

@@ -35,29 +35,37 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		if !ok {
 			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
 		}
-		id := q.Queued[RoleOwner]
-		if q.hasCouncil() {
-			// The council decides the owner's turns; its members run
-			// their own providers (council.go). Next offers workers only.
-			id = ""
-			if q.Queued[queuedCouncil] != "" {
+		var n *Node
+		switch {
+		case q.hasCouncil() && q.Queued[queuedCouncil] != "":
+			// The council sits: its members run their own providers
+			// (council.go), and nothing else of the quest runs meanwhile.
+			return nil
+		case len(q.RoleProviders) > 0:
+			// Per-role providers: the tick runs the nodes of the
+			// providers it spawns; next serves only the external ones.
+			if n, err = nextExternal(tx, q); err != nil || n == nil {
+				return err
+			}
+		default:
+			id := q.Queued[RoleOwner]
+			if q.hasCouncil() {
+				id = "" // the council decides the owner's turns: next offers workers only
+			}
+			if id == "" {
+				id = first(tx, bPending, quest)
+			}
+			if id == "" || (q.hasCouncil() && id == q.Queued[RoleOwner]) {
 				return nil
 			}
+			if n, err = readNode(tx, id); err != nil {
+				return err
+			}
 		}
-		if id == "" {
-			id = first(tx, bPending, quest)
-		}
-		if q.hasCouncil() && id == q.Queued[RoleOwner] {
+		if q.hasCouncil() && (n.Role == RoleOwner || isMember(n.Role)) {
 			return nil
 		}
-		if id == "" {
-			return nil
-		}
-		n, err := readNode(tx, id)
-		if err != nil {
-			return err
-		}
-		req, err := buildRequest(tx, q, n)
+		req, err := e.buildRequest(tx, q, n)
 		if err != nil {
 			return err
 		}
@@ -65,6 +73,33 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		return nil
 	})
 	return w, err
+}
+
+// nextExternal is q's next node an outside agent answers: its pending
+// owner, else its oldest pending node, whose provider is external; nil if
+// none is.
+func nextExternal(tx *bolt.Tx, q *Quest) (*Node, error) {
+	if id := q.Queued[RoleOwner]; id != "" {
+		n, err := readNode(tx, id)
+		if err != nil || (n.Status == Pending && q.ProviderFor(n) == ProviderExternal) {
+			return n, err
+		}
+	}
+	b := subRO(tx, bPending, q.ID)
+	if b == nil {
+		return nil, nil
+	}
+	c := b.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		n, err := readNode(tx, string(v))
+		if err != nil {
+			return nil, err
+		}
+		if q.ProviderFor(n) == ProviderExternal {
+			return n, nil
+		}
+	}
+	return nil, nil
 }
 
 // SubmitResult is the verdict on one submission.
@@ -138,7 +173,7 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 			return err
 		}
 		out = SubmitResult{Node: cur.ID, Outcome: res.outcome(), Status: cur.Status, Verdict: cur.Verdict, Tries: cur.Tries,
-			MaxTries: q.Limits.MaxTries, Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}
+			MaxTries: e.maxTries(q, cur.Role), Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, Reason: res.why}
 		return nil
 	}, tk)
 	if err == nil && budget != "" {
@@ -170,6 +205,11 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is a council %s: its own provider answers it, not an outside agent: %w", n.ID, n.Role, ErrInvalid)
 	case n.Role == RoleOwner && q.hasCouncil():
 		return fmt.Errorf("node %s is the owner of a quest with a council: its council decides, not an outside agent: %w", n.ID, ErrInvalid)
+	case len(q.RoleProviders) > 0 && q.ProviderFor(n) != ProviderExternal:
+		// A quest with per-role providers: the box runs this node on
+		// its own provider; an outside answer would replace that model.
+		return fmt.Errorf("node %s (%s) runs on provider %q, not an outside agent; `next` serves the nodes an outside agent answers: %w",
+			n.ID, n.Role, q.ProviderFor(n), ErrInvalid)
 	}
 	return nil
 }

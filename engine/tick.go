@@ -203,10 +203,13 @@ func (r *tickRound) quest(q *Quest) error {
 
 // next picks q's next node and dispatches it. A quest that cannot
 // dispatch now (an external agent pulls its work; no slot is free) still
-// finishes or gets its owner node, but its next node is not read.
+// finishes or gets its owner node, but its next node is not read. An
+// external quest with per-role providers is read: its node is dispatched
+// when its provider is one the box spawns, and left to `next` when it is
+// external (see Engine.Next).
 func (r *tickRound) next(q *Quest) error {
 	t := r.t
-	dispatchable := q.Provider != ProviderExternal && r.slots > 0
+	dispatchable := (q.Provider != ProviderExternal || len(q.RoleProviders) > 0) && r.slots > 0
 	n, done, err := t.pick(q, dispatchable)
 	if err != nil {
 		return err
@@ -242,6 +245,15 @@ func (r *tickRound) next(q *Quest) error {
 		return t.abort(q, full, "its council was dissolved")
 	}
 	name := q.ProviderFor(n)
+	if name == ProviderExternal {
+		return nil // an outside agent pulls it with `next`
+	}
+	if v := r.e.Vendor(name); len(q.Egress) > 0 && !slices.Contains(q.Egress, v) {
+		// The quest was created when the provider was of another
+		// vendor (the configuration changed since): nothing leaves.
+		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",
+			name, v, strings.Join(q.Egress, ",")))
+	}
 	prov := r.e.providers[name]
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
@@ -536,6 +548,7 @@ func (e *Engine) start(d *dispatch) {
 			tk = e.store.expect()
 			res = result{kind: resInterrupted, why: "building the prompt: " + err.Error(), exit: ExitInterrupted}
 		} else {
+			req, redacted := e.redact(d.run.Provider, req)
 			req.Dir = d.quest.Project
 			if lg != nil {
 				req.Log = lg
@@ -552,6 +565,7 @@ func (e *Engine) start(d *dispatch) {
 			res.exit, res.exitCode = e.exitOf(ctx, reply, err)
 			res.bytesIn, res.bytesOut = int64(len(req.Prompt)), int64(len(reply.Output))+reply.StderrBytes
 			logAnswer(lg, reply)
+			res.redacted = redacted
 		}
 		e.closeLog(d, lg, &res)
 		e.log.Info("run ended", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID,

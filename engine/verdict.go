@@ -54,6 +54,8 @@ type result struct {
 	exit              string
 	exitCode          int
 	bytesIn, bytesOut int64
+	// redacted: the prompt was masked before it left (redact.go).
+	redacted bool
 }
 
 func (r result) outcome() string {
@@ -278,6 +280,11 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 		if err != nil {
 			return err
 		}
+		if res.redacted {
+			if err := t.noteRedacted(runID); err != nil {
+				return err
+			}
+		}
 		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runID {
 			if res.tokens > 0 {
 				// The answer is dropped, but the provider spent it:
@@ -396,9 +403,10 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 // failTry consumes a try: back to pending, or exhausted at max_tries.
 func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	n.Tries++
-	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, q.Limits.MaxTries)
-	if n.Tries >= q.Limits.MaxTries {
-		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, q.Limits.MaxTries)
+	maxTries := t.e.maxTries(q, n.Role)
+	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, maxTries)
+	if n.Tries >= maxTries {
+		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, maxTries)
 	}
 	if err := t.move(q, n, to, why); err != nil {
 		return err
@@ -406,8 +414,25 @@ func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	return t.ledger(n, outcome, n.Facts)
 }
 
-// stall implements no_progress (SPEC §2.5): the same signature (quest, role,
-// fired rule ids, output hash) max_stalled times in a row stops the quest.
+// The no_progress signals besides the answer's (SPEC §2.8 "Loop
+// control"), as stallSignal names them.
+const (
+	// StallFacts: the same fired rules with the same facts.
+	StallFacts = "facts"
+	// StallEvidence: the answer's evidence unchanged after
+	// normalisation (gates.NormalizeText).
+	StallEvidence = "evidence"
+	// StallTeamReject is the signal a Team's pipeline feeds: a Team
+	// rejected for the same reason.
+	StallTeamReject = "team-reject"
+)
+
+// stall implements no_progress (SPEC §2.5, §2.8): the same signature
+// (quest, role, fired rule ids, output hash) max_stalled times in a row
+// stops the quest, and so does each further signal of a verdict: the same
+// fired rules with the same facts (only when rules fired: passing answers
+// share an empty set), and the same evidence after normalisation (only
+// when the answer has evidence).
 func (t *txn) stall(q *Quest, n *Node, res result) error {
 	if q.Limits.MaxStalled <= 0 {
 		return nil
@@ -429,6 +454,88 @@ func (t *txn) stall(q *Quest, n *Node, res result) error {
 	t.track(q)
 	if q.StallCount >= q.Limits.MaxStalled && q.Status == QuestActive {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: the same answer and the same rules %d times in a row; needs attention (`questbox quest resume %s` after a look)", q.StallCount, q.ID))
+	}
+	facts := ""
+	if len(res.facts) > 0 {
+		fs := make([]string, len(res.facts))
+		for i, f := range res.facts {
+			fs[i] = strings.Join([]string{f.Rule, string(f.Level), f.Where, f.Expected, f.Actual}, "\x1f")
+		}
+		slices.Sort(fs)
+		facts = n.Role + "\x00" + strings.Join(fs, "\x1e")
+	}
+	if err := t.stallSignal(q, StallFacts, facts, "the same rules fired with the same facts"); err != nil {
+		return err
+	}
+	evidence := ""
+	if ev := gates.NormalizeText(answerEvidence(n, res)); ev != "" {
+		evidence = n.Role + "\x00" + ev
+	}
+	return t.stallSignal(q, StallEvidence, evidence, "the same evidence")
+}
+
+// answerEvidence is the evidence of the answer res judged: the parsed
+// answer's, or, for an answer that failed a rule after it parsed, read
+// from the raw answer again; "" when it has none.
+func answerEvidence(n *Node, res result) string {
+	switch {
+	case res.answer != nil:
+		return res.answer.Evidence
+	case res.owner != nil:
+		return res.owner.Evidence
+	case len(res.raw) == 0:
+		return ""
+	case n.Role == RoleOwner:
+		o, _ := gates.ParseOwnerAnswer(res.raw)
+		return o.Evidence
+	}
+	a, _ := gates.ParseAnswer(res.raw)
+	return a.Evidence
+}
+
+// stallSignal counts one observation of the no_progress signal named
+// signal (StallFacts, StallEvidence, StallTeamReject, ...): extra is what
+// was observed, compared with the signal's previous observation on this
+// quest. The same extra max_stalled times in a row stops the quest with
+// what (a phrase: "the same evidence") in its reason; a different extra
+// starts the count again at 1, and "" means "nothing to compare" and
+// resets the signal. Each signal counts on its own, in the quest record
+// (StallSigs, StallCounts), so it survives restarts.
+//
+// A Team's pipeline calls it with StallTeamReject and the Team's id and
+// the normalised reason of each rejection: a Team rejected max_stalled
+// times in a row for the same reason stops the quest. The caller passes
+// whatever should make two observations equal; extra is hashed, so it
+// may be long.
+func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
+	if q.Limits.MaxStalled <= 0 {
+		return nil
+	}
+	if extra == "" {
+		if q.StallSigs[signal] == "" && q.StallCounts[signal] == 0 {
+			return nil
+		}
+		delete(q.StallSigs, signal)
+		delete(q.StallCounts, signal)
+		t.track(q)
+		return nil
+	}
+	sum := sha256.Sum256([]byte(extra))
+	sig := hex.EncodeToString(sum[:16])
+	if q.StallSigs == nil {
+		q.StallSigs, q.StallCounts = map[string]string{}, map[string]int{}
+	}
+	if q.StallCounts == nil {
+		q.StallCounts = map[string]int{}
+	}
+	if q.StallSigs[signal] == sig {
+		q.StallCounts[signal]++
+	} else {
+		q.StallSigs[signal], q.StallCounts[signal] = sig, 1
+	}
+	t.track(q)
+	if c := q.StallCounts[signal]; c >= q.Limits.MaxStalled && q.Status == QuestActive {
+		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: %s %d times in a row; needs attention (`questbox quest resume %s` after a look)", what, c, q.ID))
 	}
 	return nil
 }

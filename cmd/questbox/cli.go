@@ -145,7 +145,7 @@ func verbs() []verb {
 	return []verb{
 		{"run", "[--tick D] [--gpio auto|sim|periph] [--listen ADDR] [--demo] [--check-config]", "run the daemon", standalone, func() command { return new(runCmd) }},
 		{"tick", "", "run exactly one tick, wait for its runs, print what happened", viaAPI, func() command { return new(tickCmd) }},
-		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]... [--project PATH] [--preset council] [--council reviewer:R,judge:J] [--council-provider reviewer=P,judge=P] [--gates PHASE,PHASE]", "create a quest; prints its id", viaAPI, func() command { return new(questNewCmd) }},
+		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]... [--role-provider ROLE=PROVIDER]... [--egress V,V] [--project PATH] [--preset council] [--council reviewer:R,judge:J] [--council-provider reviewer=P,judge=P] [--gates PHASE,PHASE]", "create a quest; prints its id", viaAPI, func() command { return new(questNewCmd) }},
 		{"quest list", "", "list quests", viaAPI, func() command { return new(questListCmd) }},
 		{"quest show", "ID", "show a quest, its nodes and edges", viaAPI, func() command { return new(questShowCmd) }},
 		{"quest stop", "ID", "pause a quest", viaAPI, func() command { return &questStateCmd{stop: true} }},

@@ -86,14 +86,17 @@ max_parallel = 3
 [providers.scout]
 type = "command"
 argv = ["sh", %q]
+vendor = "local"
 
 [providers.rev]
 type = "command"
 argv = ["sh", %q]
+vendor = "local"
 
 [providers.judge]
 type = "command"
 argv = ["sh", %q]
+vendor = "local"
 
 [council]
 reviewers = ["rev"]

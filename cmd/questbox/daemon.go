@@ -163,7 +163,7 @@ func (d *daemon) run(ctx context.Context) error {
 		return err
 	}
 	if d.demo {
-		if err := seedDemo(d.e.stdout, d.eng); err != nil {
+		if err := seedDemo(d.e.stdout, d.eng, d.cfg); err != nil {
 			d.log.Error("could not seed the demo quest", "err", err)
 		}
 	}
@@ -333,6 +333,9 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	if w.judgeErr != nil {
 		errs = append(errs, fmt.Errorf("%s: %v", src, w.judgeErr))
 	}
+	if _, err := e.cfg.RoleOptions(os.ReadFile); err != nil { // the roles' prompt templates
+		errs = append(errs, err)
+	}
 	if e.cfg.MQTT.Enabled() {
 		if _, err := mqttOptions(e.cfg, os.Hostname); err != nil { // the password and TLS files
 			errs = append(errs, fmt.Errorf("%s: %v", src, err))
@@ -355,14 +358,24 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	return nil
 }
 
-// seedDemo creates the demo quest on a store that has no quests yet.
-func seedDemo(w io.Writer, eng *engine.Engine) error {
+// seedDemo creates the demo quest on a store that has no quests yet. Its
+// every role runs on the demo provider, whatever providers cfg gives
+// roles: the demo sends nothing anywhere.
+func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 	qs, err := eng.Quests()
 	if err != nil || len(qs) > 0 {
 		return err
 	}
 	s := eng.NewQuestSpec(demoName, demoDir)
 	s.Mode, s.Provider = engine.ModeTeam, engine.ProviderDemo
+	for role, r := range cfg.Roles {
+		if r.Provider != "" && slices.Contains(s.Roles, role) {
+			if s.RoleProviders == nil {
+				s.RoleProviders = map[string]string{}
+			}
+			s.RoleProviders[role] = engine.ProviderDemo
+		}
+	}
 	q, err := eng.NewQuest(s)
 	if err != nil {
 		return err

@@ -28,7 +28,11 @@ type questNewCmd struct {
 	wallClock   time.Duration
 	tokens      int
 	checkpoints listFlag
-	project     string
+	// roleProviders are --role-provider ROLE=PROVIDER, egress --egress
+	// V,V (both repeatable).
+	roleProviders listFlag
+	egress        listFlag
+	project       string
 	// Councils (SPEC §2.8): see presets.
 	preset          string
 	council         string
@@ -61,6 +65,8 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.council, "council", "", "owner turns are a council: reviewer:R,judge:J (providers from the config's [council]; team mode only)")
 	fs.StringVar(&c.gates, "gates", "", "phases closed by a council gate, e.g. scout,poc (needs --council; --checkpoint scout_gate puts the button there)")
 	fs.StringVar(&c.councilProvider, "council-provider", "", "the provider of every member of a kind, instead of [council]: reviewer=P,judge=P")
+	fs.Var(&c.roleProviders, "role-provider", "ROLE=PROVIDER: the provider of that role's nodes, over the config's [roles.ROLE] (repeatable)")
+	fs.Var(&c.egress, "egress", "comma-separated vendors the quest may send its material to (default: its provider's vendor and local)")
 }
 
 // defaults implements defaulter: what a new quest gets for each flag
@@ -160,6 +166,30 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 			p = abs
 		}
 		req.Project = &p
+	}
+	for _, rp := range c.roleProviders {
+		role, prov, ok := strings.Cut(rp, "=")
+		role, prov = strings.TrimSpace(role), strings.TrimSpace(prov)
+		if !ok || role == "" || prov == "" {
+			return usagef("quest new: --role-provider %q is not ROLE=PROVIDER (e.g. --role-provider owner=claude)", rp)
+		}
+		if _, dup := req.RoleProviders[role]; dup {
+			return usagef("quest new: --role-provider names role %q twice", role)
+		}
+		if req.RoleProviders == nil {
+			req.RoleProviders = map[string]string{}
+		}
+		req.RoleProviders[role] = prov
+	}
+	for _, list := range c.egress {
+		for v := range strings.SplitSeq(list, ",") {
+			if v = strings.TrimSpace(v); v != "" {
+				req.Egress = append(req.Egress, v)
+			}
+		}
+	}
+	if set["egress"] && len(req.Egress) == 0 {
+		return usagef("quest new: --egress is empty; name the vendors the quest may use, e.g. --egress local")
 	}
 	q, err := e.door.api(ctx).NewQuest(ctx, req)
 	if err != nil {

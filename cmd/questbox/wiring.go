@@ -220,6 +220,10 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 	if err != nil {
 		return engine.Options{}, err
 	}
+	roles, err := cfg.RoleOptions(os.ReadFile)
+	if err != nil {
+		return engine.Options{}, err
+	}
 	opt := engine.Options{
 		Log:         log,
 		Providers:   w.providers,
@@ -240,6 +244,9 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		Ground:         w.net.grounder,
 		EventRetention: cfg.Daemon.EventRetention,
 		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
+		Roles:          roles,
+		Vendors:        cfg.Vendors(),
+		Redact:         cfg.RedactPatterns(),
 	}
 	if cfg.MQTT.Enabled() {
 		opt.OutboxMax = cfg.MQTT.OutboxMax // the bound of the events that wait for the broker

@@ -254,6 +254,13 @@ type NewQuest struct {
 	// Gates are the phases (roles) closed by a council gate (v3.1); a
 	// checkpoint "<phase>_gate" puts the button at that gate.
 	Gates []string `json:"gates,omitempty"`
+	// RoleProviders names, per role, the provider of its nodes, over the
+	// config's [roles.ROLE] provider; Egress lists the vendors the quest
+	// may send its material to (default: its provider's vendor and
+	// local). An unknown role or provider, or a provider of a vendor the
+	// egress does not allow, is refused (400) naming it.
+	RoleProviders map[string]string `json:"role_providers,omitempty"`
+	Egress        []string          `json:"egress,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -313,6 +320,7 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	if req.Gates != nil {
 		spec.PhaseGates = req.Gates
 	}
+	spec.RoleProviders, spec.Egress = req.RoleProviders, req.Egress
 	q, err := eng.NewQuest(spec)
 	if err != nil {
 		return err

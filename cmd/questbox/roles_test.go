@@ -1,0 +1,176 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/engine"
+)
+
+const rolesConfig = `
+[providers.claude]
+type = "command"
+argv = ["/bin/true"]
+vendor = "anthropic"
+
+[providers.box]
+type = "command"
+argv = ["/bin/true"]
+vendor = "local"
+`
+
+// quest new --role-provider and --egress: a provider of a vendor the
+// quest does not allow is refused (exit 1) naming it and its vendor; an
+// unknown role or provider is refused naming it; a malformed flag is a
+// usage error.
+func TestQuestNewRoleProviderAndEgress(t *testing.T) {
+	cfg, data := writeConfig(t, rolesConfig), t.TempDir()
+	base := []string{"quest", "new", "q", "--direction", "find it", "--provider", "box", "--config", cfg, "--data", data}
+	r := must(t, 1, "", append(base, "--role-provider", "owner=claude")...)
+	if !strings.Contains(r.stderr, `role owner: provider "claude" is vendor "anthropic"`) {
+		t.Errorf("refusal does not name the provider and its vendor:\n%s", r.stderr)
+	}
+	r = must(t, 1, "", append(base, "--role-provider", "owner=nope")...)
+	if !strings.Contains(r.stderr, `role-provider owner=nope: provider "nope" is not configured`) {
+		t.Errorf("refusal does not name the unknown provider:\n%s", r.stderr)
+	}
+	r = must(t, 1, "", append(base, "--role-provider", "chef=claude", "--egress", "local,anthropic")...)
+	if !strings.Contains(r.stderr, `role "chef" is not one of the quest's roles`) {
+		t.Errorf("refusal does not name the unknown role:\n%s", r.stderr)
+	}
+	must(t, 1, "", append(base, "--role-provider", "owner")...)
+	must(t, 0, "", append(base, "--role-provider", "owner=claude", "--egress", "local", "--egress", "anthropic")...)
+}
+
+// run --check-config reads the roles' templates: an unreadable or broken
+// one is reported naming its key.
+func TestCheckConfigRoleTemplates(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "broken.tmpl"), []byte("{{.Node.Colour}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "questbox.toml")
+	text := rolesConfig + "\n[roles.owner]\nprovider = \"claude\"\ntemplate = \"missing.tmpl\"\n\n[roles.poc]\ntemplate = \"broken.tmpl\"\n"
+	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := must(t, 1, "", "run", "--check-config", "--config", cfg, "--data", t.TempDir())
+	for _, want := range []string{"roles.owner.template: \"" + filepath.Join(dir, "missing.tmpl") + "\" cannot be read", "roles.poc.template: ", "Colour"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("check-config does not say %q:\n%s", want, r.stderr)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "missing.tmpl"), []byte("{{.Parts.Default}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "broken.tmpl"), []byte("POC {{.Node.ID}}\n{{.Parts.Contract}}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	must(t, 0, "", "run", "--check-config", "--config", cfg, "--data", t.TempDir())
+}
+
+// The demo quest runs every role on the demo provider, even when [roles]
+// gives one a provider of a vendor the demo quest would refuse.
+func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
+	cfg, err := config.Parse([]byte(rolesConfig+"\n[roles.owner]\nprovider = \"claude\"\n"), "questbox.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := engine.OpenStore(t.TempDir(), engine.StoreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	w := newWiring(cfg, func(string) string { return "" }, 0)
+	opt, err := w.options(cfg, nil, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(st, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer eng.Shutdown(0)
+	var out strings.Builder
+	if err := seedDemo(&out, eng, cfg); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := eng.Quests()
+	if err != nil || len(qs) != 1 {
+		t.Fatalf("quests %v, %v; want the demo quest", qs, err)
+	}
+	if got := qs[0].RoleProviders[engine.RoleOwner]; got != engine.ProviderDemo {
+		t.Errorf("the demo quest's owner runs on %q, want demo", got)
+	}
+}
+
+// With a command provider per role (different programs), each node runs
+// on its role's program only, with the prompt its role defines: the
+// owner's from its template, carrying the scout's evidence; the scout's
+// the built-in one.
+func TestRoleCommandProvidersEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write("worker.out", "```json\n{\"verdict\": \"promising\", \"evidence\": \"the scout found the ledger in the archive\", \"citations\": [], \"new_directions\": [\"read the ledger\"]}\n```\n")
+	write("owner.out", "```json\n{\"evidence\": \"the ledger settles the direction\", \"actions\": [{\"action\": \"finish\", \"summary\": \"found\"}]}\n```\n")
+	write("owner.tmpl", "OWNER TEMPLATE for {{.Quest.ID}}, try {{.Node.Try}} of {{.Node.MaxTries}}\n{{.Parts.Locked}}{{.Parts.Proposals}}{{.Parts.Contract}}")
+	cfg := write("questbox.toml", `
+[defaults]
+provider = "worker"
+owner_every = 1
+
+[providers.worker]
+type = "command"
+vendor = "local"
+argv = ["/bin/sh", "-c", "cat >> '`+dir+`/worker.in'; cat '`+dir+`/worker.out'"]
+
+[providers.boss]
+type = "command"
+vendor = "local"
+argv = ["/bin/sh", "-c", "cat >> '`+dir+`/owner.in'; cat '`+dir+`/owner.out'"]
+
+[roles.owner]
+provider = "boss"
+template = "owner.tmpl"
+max_tries = 2
+`)
+	data := t.TempDir()
+	args := []string{"--config", cfg, "--data", data}
+	must(t, 0, "", append([]string{"quest", "new", "q", "--direction", "find the ledger"}, args...)...)
+	for range 2 {
+		must(t, 0, "", append([]string{"tick"}, args...)...)
+	}
+	worker, err := os.ReadFile(filepath.Join(dir, "worker.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := os.ReadFile(filepath.Join(dir, "owner.in"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(worker), "You are the "); n != 1 || !strings.Contains(string(worker), "You are the scout") || strings.Contains(string(worker), "OWNER TEMPLATE") {
+		t.Errorf("the worker program got %d prompts, want the scout's only:\n%s", n, worker)
+	}
+	for _, want := range []string{"OWNER TEMPLATE for q1, try 1 of 2", "evidence: the scout found the ledger in the archive", "read the ledger", `"actions"`} {
+		if !strings.Contains(string(owner), want) {
+			t.Errorf("the owner program's prompt lacks %q:\n%s", want, owner)
+		}
+	}
+	if strings.Contains(string(owner), "of questbox quest") {
+		t.Errorf("the owner program got a built-in prompt:\n%s", owner)
+	}
+	r := must(t, 0, "", append([]string{"quest", "show", "q1"}, args...)...)
+	if !strings.Contains(r.stdout, "done") {
+		t.Errorf("quest show:\n%s\nwant the quest done by its owner", r.stdout)
+	}
+}
