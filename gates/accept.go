@@ -94,6 +94,9 @@ func ParseAcceptAnswer(raw []byte) (AcceptAnswer, []Fact) {
 		fs.add("answer", "an answer the strict decoder accepts", oneLine(clip(err.Error(), 200)))
 		return AcceptAnswer{}, fs.facts()
 	}
+	if len(a.Citations) == 0 {
+		a.Citations = nil // [] and absent say the same
+	}
 	if f := a.Validate(); len(f) > 0 {
 		return AcceptAnswer{}, f
 	}
