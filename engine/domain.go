@@ -61,11 +61,13 @@ func (s Status) Valid() bool {
 // non-terminal status is handled in CanMove.
 var moves = map[Status][]Status{
 	Proposed:        {Pending},
-	Pending:         {Running},
+	Pending:         {Running, Revising},
 	Running:         {Pending, Deferred, AwaitingConsent, Passed, Exhausted},
 	Deferred:        {Pending},
 	AwaitingConsent: {Passed, Pending, Exhausted},
 	Passed:          {Explored, Growing, Aborted},
+	// A Team's own rows (engine/team.go; teamMoveOK keeps them to Teams).
+	Revising: {Passed, TeamBlocked},
 }
 
 // CanMove reports whether the ratchet allows a move from s to to.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -66,6 +67,9 @@ type QuestDefaults struct {
 	Roles       []string
 	Checkpoints []string
 	Limits      Limits
+	// TeamAccept is each team_kind's accept criteria (`[teams.KIND]
+	// accept`), copied into a Teams quest at creation.
+	TeamAccept map[string]string
 }
 
 // Options configure an Engine. Zero values get the documented defaults.
@@ -274,13 +278,21 @@ type QuestSpec struct {
 	Gate        string
 	Checkpoints []string
 	Limits      Limits
+	// Teams (v3.2): see engine/team.go. MaxRevisions 0 means
+	// DefaultMaxRevisions, AcceptMode "" means AcceptJudge; TeamAccept is
+	// kept only when Teams is set.
+	Teams        bool
+	MaxRevisions int
+	AcceptMode   string
+	TeamAccept   map[string]string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
 func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 	d := e.opt.Defaults
 	return QuestSpec{Name: name, Direction: direction, Mode: d.Mode, Roles: slices.Clone(d.Roles),
-		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits}
+		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits,
+		TeamAccept: maps.Clone(d.TeamAccept)}
 }
 
 // HasProvider reports whether name is a provider this engine can use.
@@ -322,6 +334,9 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
 		Counts: map[Status]int{}, Created: t.now}
+	if s.Teams {
+		q.Teams, q.MaxRevisions, q.AcceptMode, q.TeamAccept = true, s.MaxRevisions, s.AcceptMode, s.TeamAccept
+	}
 	// A new quest queues behind the quests dispatched before it existed.
 	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
 	t.startWall(q)
@@ -333,8 +348,14 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 		return nil, err
 	}
 	if s.Provider != ProviderExternal {
-		if _, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, ""); err != nil {
+		root, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, "")
+		if err != nil {
 			return nil, err
+		}
+		if q.Teams {
+			if err := t.openTeam(q, root); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return q, nil

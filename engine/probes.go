@@ -90,6 +90,8 @@ func edgeRelation(rel string) bool {
 	switch rel {
 	case EdgeSpawned, EdgeGrewTo, EdgeAbortedTo, EdgeProposedFrom, EdgePromoted:
 		return true
+	case EdgeStagesInto, EdgeMakesPlan, EdgeExecutes, EdgeRejectsTo, EdgeAcceptsTo:
+		return true
 	}
 	return false
 }

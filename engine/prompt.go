@@ -109,7 +109,15 @@ func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 		for _, p := range req.Proposals {
 			fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
 		}
+		if err := ownerTeamFacts(tx, q, &b); err != nil {
+			return req, err
+		}
+		if q.Teams {
+			b.WriteString("\nThis quest runs Teams: each node you spawn or promote becomes a Team (planner, executer, accepter).\n")
+		}
 		b.WriteString("\n" + ownerContract)
+	} else if n.Stage != "" {
+		b.WriteString("\n" + stageContract(q, n))
 	} else {
 		b.WriteString("\n" + workerContract)
 	}

@@ -18,6 +18,8 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		"deferred>pending": true, "awaiting_consent>passed": true, "awaiting_consent>pending": true,
 		"awaiting_consent>exhausted": true,
 		"passed>explored":            true, "passed>growing": true, "passed>aborted": true,
+		// A Team's rows (engine/team.go; teamMoveOK keeps them to Teams).
+		"pending>revising": true, "revising>passed": true, "revising>team_blocked": true,
 	}
 	for _, from := range Statuses {
 		for _, to := range Statuses {

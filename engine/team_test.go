@@ -1,0 +1,210 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// teamScripts writes one shell script per stage provider into dir and
+// returns the providers: each logs its name to dir/log, keeps a count of
+// its runs in dir/NAME.n (so $n is its run number) and prints body.
+func teamScripts(t *testing.T, dir string, bodies map[string]string) map[string]Provider {
+	t.Helper()
+	out := map[string]Provider{}
+	for name, body := range bodies {
+		script := filepath.Join(dir, name+".sh")
+		src := fmt.Sprintf("#!/bin/sh\nD=%q\ncat > \"$D/%s.prompt\"\nn=$(cat \"$D/%s.n\" 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > \"$D/%s.n\"\ncp \"$D/%s.prompt\" \"$D/%s.prompt.$n\"\necho %s >> \"$D/log\"\n%s\n",
+			dir, name, name, name, name, name, name, body)
+		if err := os.WriteFile(script, []byte(src), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p, err := agent.NewCommand(agent.CommandConfig{Name: name, Argv: []string{"/bin/sh", script}, Timeout: time.Hour, OutputCap: 1 << 16, Env: []string{"PATH"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = p
+	}
+	return out
+}
+
+// heredoc prints s as the script's answer.
+func heredoc(s string) string { return "cat <<'ANSWER'\n" + s + "\nANSWER" }
+
+const teamPlan = "1. run both engines on the 40 invoices\n2. count exact matches"
+
+func execAnswer(verdict, evidence string, dirs ...string) string {
+	return answer(verdict, evidence, dirs...)
+}
+
+func acceptJSON(quote string) string {
+	return fmt.Sprintf(`{"decision":"accept","reason":"meets the plan","citations":[{"quote":%q}]}`, quote)
+}
+
+func rejectJSON(reason, target string) string {
+	return fmt.Sprintf(`{"decision":"reject","reason":%q,"revision_target":%q}`, reason, target)
+}
+
+const ownerFinish = `{"evidence":"the Team is blocked; nothing more to try","actions":[{"action":"finish","summary":"stopped after a blocked Team"}]}`
+
+// teamQuest creates a Teams quest whose stages run on the providers of
+// their roles (Quest.RoleProviders) and whose owner runs on "owner".
+func teamQuest(h *harness, maxRev int, accept string) *Quest {
+	h.t.Helper()
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Teams, s.MaxRevisions, s.AcceptMode = "owner", true, maxRev, accept
+		s.TeamAccept = map[string]string{RoleScout: "names the winning engine with its score"}
+	})
+	err := h.e.update(func(t *txn) error {
+		q, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		q.RoleProviders = map[string]string{RolePlanner: "planner", RoleExecuter: "executer", RoleAccepter: "accepter"}
+		return nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return q
+}
+
+func readLog(t *testing.T, dir string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Fields(string(b))
+}
+
+func TestTeamRejectedTwiceIsBlockedAndTheOwnerIsTold(t *testing.T) {
+	dir := t.TempDir()
+	provs := teamScripts(t, dir, map[string]string{
+		"planner":  heredoc(teamPlan),
+		"executer": heredoc(execAnswer("promising", "engine A read 31 of 40 invoices exactly", "try engine A on receipts")),
+		"accepter": `if [ $n -eq 1 ]; then echo '` + rejectJSON("no comparison with engine B", "executer") + `'; else echo '` + rejectJSON("still no score for engine B", "planner") + `'; fi`,
+		"owner":    heredoc(ownerFinish),
+	})
+	h := newHarness(t, Options{Providers: provs})
+	q := teamQuest(h, 2, "")
+	team := "n1"
+	if n := h.node(team); n.Status != Revising || n.TeamKind != RoleScout || n.MaxRevisions != 2 {
+		t.Fatalf("root: got %s kind %q max %d, want a revising scout Team with max_revisions 2", n.Status, n.TeamKind, n.MaxRevisions)
+	}
+	for i := 0; i < 5; i++ {
+		h.tick()
+	}
+	n := h.node(team)
+	if n.Status != TeamBlocked || n.RevisionCount != 2 {
+		t.Fatalf("Team: got %s after %d revisions, want team_blocked after 2", n.Status, n.RevisionCount)
+	}
+	if got, want := strings.Join(readLog(t, dir), ","), "planner,executer,accepter,executer,accepter"; got != want {
+		t.Fatalf("stages: got %s, want %s", got, want)
+	}
+	h.tick() // the owner's turn
+	prompt, err := os.ReadFile(filepath.Join(dir, "owner.prompt"))
+	if err != nil {
+		t.Fatalf("the owner never ran: %v", err)
+	}
+	if !strings.Contains(string(prompt), "FAIL Team "+team) || !strings.Contains(string(prompt), "team_blocked") || !strings.Contains(string(prompt), "still no score for engine B") {
+		t.Fatalf("owner prompt does not report the blocked Team:\n%s", prompt)
+	}
+	if got := h.questNow(q.ID).Status; got != QuestDone {
+		t.Fatalf("quest: got %s, want done by the owner", got)
+	}
+	// Each stage is its own node under the ratchet, on its own provider.
+	stages := 0
+	err = h.store.db.View(func(tx *bolt.Tx) error {
+		for i := 2; ; i++ {
+			s, err := readNode(tx, nodeID(uint64(i)))
+			if err != nil || s.Team == "" {
+				return nil
+			}
+			stages++
+			if !s.Status.Terminal() || len(s.Runs) != 1 {
+				return fmt.Errorf("stage %s: %s with %d runs, want locked after one run", s.ID, s.Status, len(s.Runs))
+			}
+		}
+	})
+	if err != nil || stages != 5 {
+		t.Fatalf("stages: %d, %v; want 5 locked stage nodes", stages, err)
+	}
+	if _, err := h.e.Verify(); err != nil {
+		t.Fatalf("verify: %v", err)
+	}
+}
+
+func TestTeamLocksOnlyWhenAcceptAndL1Pass(t *testing.T) {
+	dir := t.TempDir()
+	good := "engine A read 31 of 40 invoices exactly"
+	provs := teamScripts(t, dir, map[string]string{
+		"planner": heredoc(teamPlan),
+		// The first deliverable breaks no contract but fails L1
+		// (evidence-length); the second passes.
+		"executer": `if [ $n -eq 1 ]; then echo '{"verdict":"promising","evidence":"A wins","citations":[],"new_directions":[]}'; else cat <<'ANSWER'
+` + execAnswer("promising", good, "try engine A on receipts") + `
+ANSWER
+fi`,
+		"accepter": `if [ $n -eq 1 ]; then echo '` + acceptJSON("A wins") + `'; else echo '` + acceptJSON("31 of 40") + `'; fi`,
+		"owner":    heredoc(ownerFinish),
+	})
+	h := newHarness(t, Options{Providers: provs})
+	q := teamQuest(h, 2, "")
+	for i := 0; i < 3; i++ {
+		h.tick()
+	}
+	n := h.node("n1")
+	if n.Status != Revising || n.RevisionCount != 1 || !strings.Contains(n.Feedback, "L1 gate") {
+		t.Fatalf("after an accept of an L1 FAIL: got %s, revision %d, feedback %q; want revising, revision 1, the L1 facts", n.Status, n.RevisionCount, n.Feedback)
+	}
+	h.tick() // the executer again
+	h.tick() // the accepter again
+	n = h.node("n1")
+	if n.Status != Growing || n.Verdict != "promising" || n.Evidence != good {
+		t.Fatalf("after an accept of an L1 PASS: got %s verdict %q evidence %q; want growing by the executer's verdict", n.Status, n.Verdict, n.Evidence)
+	}
+	if got := h.questNow(q.ID).Counts[Proposed]; got != 1 {
+		t.Fatalf("proposals: got %d, want the executer's new direction", got)
+	}
+	if got, want := strings.Join(readLog(t, dir), ","), "planner,executer,accepter,executer,accepter"; got != want {
+		t.Fatalf("stages: got %s, want %s", got, want)
+	}
+	p, err := os.ReadFile(filepath.Join(dir, "accepter.prompt.1"))
+	if err != nil || !strings.Contains(string(p), "names the winning engine with its score") || !strings.Contains(string(p), "A wins") {
+		t.Fatalf("accepter prompt (%v) lacks the accept criteria or the deliverable:\n%s", err, p)
+	}
+}
+
+func TestTeamMovesAreTeamsOnly(t *testing.T) {
+	worker, team := &Node{Role: RoleScout}, &Node{Role: RoleScout, TeamKind: RoleScout}
+	tests := []struct {
+		name string
+		n    *Node
+		to   Status
+		want bool
+	}{
+		{"a worker never revises", worker, Revising, false},
+		{"a worker is never team_blocked", worker, TeamBlocked, false},
+		{"a worker runs", worker, Running, true},
+		{"a Team revises", team, Revising, true},
+		{"a Team is blocked", team, TeamBlocked, true},
+		{"a Team is never dispatched", team, Running, false},
+		{"a Team passes", team, Passed, true},
+	}
+	for _, tt := range tests {
+		if got := teamMoveOK(tt.n, tt.to); got != tt.want {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	if TeamBlocked.CanMove(Pending) || TeamBlocked.CanMove(Aborted) {
+		t.Errorf("team_blocked is terminal: got a move out of it")
+	}
+}
