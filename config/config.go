@@ -96,6 +96,9 @@ type Config struct {
 	MQTT    MQTT          `toml:"mqtt"`
 	// Dashboard is the web dashboard on Daemon.Listen (see dashboard.go).
 	Dashboard Dashboard `toml:"dashboard"`
+	// Teams are the accept criteria per team_kind ([teams.KIND], see
+	// teams.go).
+	Teams map[string]Team `toml:"teams"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.

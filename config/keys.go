@@ -218,6 +218,7 @@ func schemaSample() *Config {
 	c := Default()
 	c.Defaults.Checkpoints = []string{""}
 	c.Judge = &judge.Config{}
+	c.Teams = map[string]Team{anyName: {}}
 	c.Providers[anyName] = Provider{Argv: []string{""}, Env: []string{""}}
 	c.Gates[anyName] = GateProfile{Rules: []gates.RuleSpec{{
 		Params: map[string]any{anyName: ""}, Attacks: []string{""}, Supersedes: []string{""},

@@ -25,6 +25,7 @@ type questNewCmd struct {
 	wallClock   time.Duration
 	tokens      int
 	checkpoints listFlag
+	teams       teamFlags
 }
 
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
@@ -39,6 +40,7 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.wallClock, "wall-clock", 0, "wall-clock budget, e.g. 24h")
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
+	c.teams.flags(fs)
 }
 
 // defaults implements defaulter: what a new quest gets for each flag
@@ -63,6 +65,9 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	set := map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	req := api.NewQuest{Name: args[0], Direction: c.direction}
+	if err := c.teams.apply(set, &req, &c.mode); err != nil {
+		return err
+	}
 	if set["mode"] {
 		req.Mode = &c.mode
 	}

@@ -242,6 +242,12 @@ type NewQuest struct {
 	WallClock    *string  `json:"wall_clock,omitempty"`
 	TokenBudget  *int     `json:"token_budget,omitempty"`
 	Checkpoints  []string `json:"checkpoints,omitempty"`
+	// Teams (v3.2): the owner dispatches Teams, each rejected at most
+	// max_revisions times (default 2); accept_mode judge (default) or
+	// human (the accept is a button consent). Refused in solo mode.
+	Teams        bool    `json:"teams,omitempty"`
+	MaxRevisions *int    `json:"max_revisions,omitempty"`
+	AcceptMode   *string `json:"accept_mode,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -280,6 +286,13 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	}
 	if req.Checkpoints != nil {
 		spec.Checkpoints = req.Checkpoints
+	}
+	spec.Teams = req.Teams
+	if req.MaxRevisions != nil {
+		spec.MaxRevisions = *req.MaxRevisions
+	}
+	if req.AcceptMode != nil {
+		spec.AcceptMode = *req.AcceptMode
 	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {
