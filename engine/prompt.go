@@ -78,6 +78,14 @@ func buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 		anc = append(anc, a)
 		p = a.Parent
 	}
+	if n.Stage != "" {
+		req.Stage, req.Revision = n.Stage, n.RevisionCount
+		for _, a := range anc {
+			if a.ID == n.Team {
+				req.Depth = a.Depth
+			}
+		}
+	}
 	if len(anc) > 0 {
 		b.WriteString("\nWhat the nodes above this one established (nearest first):\n")
 		for _, a := range anc {

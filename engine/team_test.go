@@ -208,3 +208,32 @@ func TestTeamMovesAreTeamsOnly(t *testing.T) {
 		t.Errorf("team_blocked is terminal: got a move out of it")
 	}
 }
+
+// TestDemoTeamsQuest: the demo plays planner, executer and accepter; each
+// Team is rejected once, revised, and then locks by the executer's verdict.
+func TestDemoTeamsQuest(t *testing.T) {
+	h := newHarness(t, Options{Providers: map[string]Provider{"demo": agent.Demo{}}})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Teams = "demo", true
+		s.Direction = "find the most accurate free OCR for Japanese invoices"
+	})
+	for i := 0; i < 6; i++ { // plan, exec, accept (reject), exec, accept
+		h.tick()
+	}
+	root := h.node("n1")
+	if root.Status != Growing || root.RevisionCount != 1 || root.Verdict != "promising" {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Fatalf("demo Team: got %s after %d revisions, verdict %q; want growing after 1\n%s", root.Status, root.RevisionCount, root.Verdict, describeNodes(ns))
+	}
+	for i := 0; i < 60 && h.questNow(q.ID).Status == QuestActive; i++ {
+		h.tick()
+	}
+	qq := h.questNow(q.ID)
+	if qq.Status != QuestDone {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Fatalf("demo Teams quest did not finish: %s %q\n%s", qq.Status, qq.Reason, describeNodes(ns))
+	}
+	if qq.Counts[TeamBlocked] != 0 || qq.Counts[Exhausted] != 0 {
+		t.Errorf("demo Teams quest: got counts %v, want no blocked Team and no exhausted stage", qq.Counts)
+	}
+}

@@ -92,6 +92,11 @@ type Request struct {
 	Attempt    int        // 1-based number of this try on the node
 	Depth      int        // 0 for the quest's root node, parent depth+1 otherwise
 	Proposals  []Proposal // only for role "owner": the quest's proposed nodes, oldest first
+	// A Team stage (SPEC §2.8): its stage (plan, exec, accept; "" for any
+	// other node) and the Team's revision it works on (0 first). Depth
+	// is then the Team's own depth.
+	Stage    string
+	Revision int
 }
 
 // Reply is a provider's answer to a Request.

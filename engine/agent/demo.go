@@ -83,6 +83,9 @@ func DemoAnswer(req Request) string {
 	if req.Role == "owner" {
 		return demoOwner(req)
 	}
+	if req.Stage != "" {
+		return demoStage(req)
+	}
 	subject := demoSubject(req)
 	conclusion := demoWorkerAnswer{
 		Verdict:  "conclusion",
