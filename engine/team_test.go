@@ -56,11 +56,14 @@ const ownerFinish = `{"evidence":"the Team is blocked; nothing more to try","act
 
 // teamQuest creates a Teams quest whose stages run on the providers of
 // their roles (Quest.RoleProviders) and whose owner runs on "owner".
-func teamQuest(h *harness, maxRev int, accept string) *Quest {
+func teamQuest(h *harness, maxRev int, accept string, more ...func(*QuestSpec)) *Quest {
 	h.t.Helper()
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider, s.Teams, s.MaxRevisions, s.AcceptMode = "owner", true, maxRev, accept
 		s.TeamAccept = map[string]string{RoleScout: "names the winning engine with its score"}
+		for _, f := range more {
+			f(s)
+		}
 	})
 	err := h.e.update(func(t *txn) error {
 		q, err := t.quest(q.ID)
@@ -235,5 +238,61 @@ func TestDemoTeamsQuest(t *testing.T) {
 	}
 	if qq.Counts[TeamBlocked] != 0 || qq.Counts[Exhausted] != 0 {
 		t.Errorf("demo Teams quest: got counts %v, want no blocked Team and no exhausted stage", qq.Counts)
+	}
+}
+
+func TestTeamRejectedTwiceForTheSameReasonStalls(t *testing.T) {
+	dir := t.TempDir()
+	provs := teamScripts(t, dir, map[string]string{
+		"planner":  heredoc(teamPlan),
+		"executer": heredoc(execAnswer("promising", "engine A read 31 of 40 invoices exactly")),
+		"accepter": `echo '` + rejectJSON("no comparison with engine B", "executer") + `'`,
+		"owner":    heredoc(ownerFinish),
+	})
+	h := newHarness(t, Options{Providers: provs})
+	q := teamQuest(h, 5, "", func(s *QuestSpec) { s.Limits.MaxStalled = 1 })
+	for i := 0; i < 3; i++ {
+		h.tick()
+	}
+	if qq := h.questNow(q.ID); qq.Status != QuestActive {
+		t.Fatalf("after one rejection: got %s %q, want active", qq.Status, qq.Reason)
+	}
+	h.tick()
+	h.tick()
+	qq := h.questNow(q.ID)
+	if qq.Status != QuestStopped || !strings.Contains(qq.Reason, "rejected again for the same reason") {
+		t.Fatalf("after the same rejection twice: got %s %q, want stopped for no progress", qq.Status, qq.Reason)
+	}
+	if n := h.node("n1"); n.Status != Revising || n.RevisionCount != 2 {
+		t.Fatalf("Team: got %s after %d revisions, want still revising after 2", n.Status, n.RevisionCount)
+	}
+}
+
+func TestTeamHumanAcceptIsAButtonConsent(t *testing.T) {
+	dir := t.TempDir()
+	good := "engine A read 31 of 40 invoices exactly"
+	provs := teamScripts(t, dir, map[string]string{
+		"planner":  heredoc(teamPlan),
+		"executer": heredoc(execAnswer("conclusion", good)),
+		"accepter": `echo '` + acceptJSON("31 of 40") + `'`,
+		"owner":    heredoc(ownerFinish),
+	})
+	h := newHarness(t, Options{Providers: provs})
+	teamQuest(h, 2, AcceptHuman)
+	for i := 0; i < 3; i++ {
+		h.tick()
+	}
+	acc := h.node("n4")
+	if acc.Stage != StageAccept || acc.Status != AwaitingConsent || acc.Claim == nil {
+		t.Fatalf("accepter: got %s %s, want the accept awaiting consent", acc.Stage, acc.Status)
+	}
+	if n := h.node("n1"); n.Status != Revising {
+		t.Fatalf("Team before consent: got %s, want revising (an accept locks nothing by itself)", n.Status)
+	}
+	if err := h.e.Approve(acc.ID, button(t, acc.Claim.Hash)); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.node("n1"); n.Status != Explored || n.Verdict != "conclusion" || n.Evidence != good {
+		t.Fatalf("Team after consent: got %s verdict %q, want explored by the executer's conclusion", n.Status, n.Verdict)
 	}
 }
