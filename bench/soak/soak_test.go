@@ -400,7 +400,11 @@ func (s *soak) keepQuests() {
 	}
 	for ; active < activeQuests; active++ {
 		name := fmt.Sprintf("soak %d", s.quests+1)
-		code, out := s.cli("quest", "new", name, "--direction", "survive "+name+" through kill -9", "--json")
+		args := []string{"quest", "new", name, "--direction", "survive " + name + " through kill -9", "--json"}
+		if s.quests%3 == 2 {
+			args = append(args, "--preset", "teams", "--roles", "scout,poc,owner") // every third quest runs Teams
+		}
+		code, out := s.cli(args...)
 		if code != 0 {
 			s.fatalf("quest new: exit %d: %s", code, out)
 		}
