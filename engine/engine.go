@@ -578,7 +578,10 @@ func (t *txn) abort(q *Quest, n *Node, reason string) error {
 	if err := t.move(q, n, Aborted, reason); err != nil {
 		return err
 	}
-	return t.ledger(n, "ABORTED", nil)
+	if err := t.ledger(n, "ABORTED", nil); err != nil {
+		return err
+	}
+	return t.abortedInTeam(q, n)
 }
 
 // cancelInflight cancels the run in flight for node. If run was dispatched

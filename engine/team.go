@@ -394,6 +394,57 @@ func stageKind(n *Node) string {
 	return kind
 }
 
+// abortedInTeam keeps a Team whole when n was just aborted: an aborted
+// Team's waiting stage is aborted with it (a running one finishes and is
+// followed by nothing, see stageDone), and a Team whose stage was aborted
+// on its own is blocked, so that its owner decides again instead of the
+// Team waiting for a stage that will never come.
+func (t *txn) abortedInTeam(q *Quest, n *Node) error {
+	if isTeam(n) {
+		for _, id := range t.waitingStages(q) {
+			s, err := t.node(id)
+			if err != nil {
+				return err
+			}
+			if s.Team == n.ID && !s.Status.Terminal() {
+				if err := t.abort(q, s, "its Team "+n.ID+" was aborted"); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if n.Team == "" {
+		return nil
+	}
+	team, err := t.node(n.Team)
+	if err != nil || team.Status != Revising {
+		return err
+	}
+	return t.blockTeam(q, team, fmt.Sprintf("its %s stage %s was aborted: %s", n.Stage, n.ID, n.Reason))
+}
+
+// waitingStages lists the quest's nodes that wait in the pending, deferred
+// or consent index: a Team's one open stage, if it is not running, is
+// among them.
+func (t *txn) waitingStages(q *Quest) []string {
+	var ids []string
+	for _, idx := range [][]byte{bPending, bDeferred} {
+		if b := subRO(t.tx, idx, q.ID); b != nil {
+			_ = b.ForEach(func(_, v []byte) error { ids = append(ids, string(v)); return nil })
+		}
+	}
+	if q.Counts[AwaitingConsent] > 0 {
+		_ = t.tx.Bucket(bConsent).ForEach(func(k, v []byte) error {
+			if string(v) == q.ID {
+				ids = append(ids, string(k))
+			}
+			return nil
+		})
+	}
+	return ids
+}
+
 // ownerTeamFacts writes the quest's blocked Teams, newest first, into an
 // owner's prompt as fail facts (at most 10).
 func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
@@ -406,8 +457,8 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 	}
 	b.WriteString("\nTeams that are team_blocked (FAIL: their accepter rejected them max_revisions times, or a stage exhausted its tries); decide again:\n")
 	c := lb.Cursor()
-	shown := 0
-	for k, v := c.Last(); k != nil && shown < 10; k, v = c.Prev() {
+	shown, want := 0, min(10, q.Counts[TeamBlocked])
+	for k, v := c.Last(); k != nil && shown < want; k, v = c.Prev() {
 		n, err := readNode(tx, string(v))
 		if err != nil {
 			return err

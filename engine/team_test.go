@@ -296,3 +296,43 @@ func TestTeamHumanAcceptIsAButtonConsent(t *testing.T) {
 		t.Fatalf("Team after consent: got %s verdict %q, want explored by the executer's conclusion", n.Status, n.Verdict)
 	}
 }
+
+func TestAbortingATeamOrItsStage(t *testing.T) {
+	dir := t.TempDir()
+	provs := teamScripts(t, dir, map[string]string{
+		"planner":  heredoc(teamPlan),
+		"executer": heredoc(execAnswer("promising", "engine A read 31 of 40 invoices exactly")),
+		"accepter": `echo '` + acceptJSON("31 of 40") + `'`,
+		"owner":    heredoc(ownerFinish),
+	})
+	h := newHarness(t, Options{Providers: provs})
+	teamQuest(h, 2, "")
+	h.tick() // the planner; the executer n3 waits
+	if _, err := h.e.AbortNode("n1", "not worth it"); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.node("n3"); n.Status != Aborted {
+		t.Fatalf("the aborted Team's waiting executer: got %s, want aborted with it", n.Status)
+	}
+	q2 := teamQuest(h, 2, "")
+	var planner string
+	ns, _ := h.e.Nodes(q2.ID)
+	for _, n := range ns {
+		if n.Stage == StagePlan {
+			planner = n.ID
+		}
+	}
+	if _, err := h.e.AbortNode(planner, "wrong plan"); err != nil {
+		t.Fatal(err)
+	}
+	team := ns[0]
+	if n := h.node(team.ID); n.Status != TeamBlocked || !strings.Contains(n.Reason, "was aborted") {
+		t.Fatalf("a Team whose stage was aborted: got %s %q, want team_blocked saying why", n.Status, n.Reason)
+	}
+	if got := h.questNow(q2.ID).Queued[RoleOwner]; got == "" {
+		t.Fatalf("no owner turn queued after the Team was blocked")
+	}
+	if !edgeRelation(EdgeStagesInto) || !edgeRelation(EdgeRejectsTo) || !edgeRelation(EdgeAcceptsTo) {
+		t.Errorf("salvage does not know the Team relations")
+	}
+}
