@@ -191,7 +191,7 @@ func deliverable(exec *Node) string {
 // stagePassed records a stage's good answer (its L1 outcome, for an
 // executer) and moves its Team on.
 func (t *txn) stagePassed(q *Quest, n *Node, runID string, res result) error {
-	n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
+	n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: res.outcome(), Facts: res.facts, ClaimHash: res.claim})
 	return t.stageDone(q, n, res.answer, res.stage, "PASS")
 }
 
@@ -213,7 +213,11 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 	if err := t.move(q, n, Explored, n.Stage+" stage done"); err != nil {
 		return err
 	}
-	if err := t.ledger(n, outcome, n.Facts); err != nil {
+	recorded := outcome
+	if a != nil {
+		recorded = "DELIVERED (L1 " + st.l1 + ")"
+	}
+	if err := t.ledger(n, recorded, n.Facts); err != nil {
 		return err
 	}
 	team, err := t.node(n.Team)

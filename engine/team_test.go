@@ -168,6 +168,9 @@ fi`,
 	if n.Status != Revising || n.RevisionCount != 1 || !strings.Contains(n.Feedback, "L1 gate") {
 		t.Fatalf("after an accept of an L1 FAIL: got %s, revision %d, feedback %q; want revising, revision 1, the L1 facts", n.Status, n.RevisionCount, n.Feedback)
 	}
+	if ex := h.node("n3"); ex.Stage != StageExec || ex.Outcome != "FAIL" || !ex.Status.Terminal() {
+		t.Fatalf("first executer: got %s %s outcome %q, want a locked stage whose deliverable L1 failed", ex.Stage, ex.Status, ex.Outcome)
+	}
 	h.tick() // the executer again
 	h.tick() // the accepter again
 	n = h.node("n1")

@@ -53,6 +53,9 @@ type result struct {
 }
 
 func (r result) outcome() string {
+	if r.kind == resPass && r.stage != nil && r.stage.l1 != "" {
+		return r.stage.l1 // an executer's deliverable: what L1 said of it
+	}
 	switch r.kind {
 	case resFail:
 		return "FAIL"
