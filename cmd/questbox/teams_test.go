@@ -108,8 +108,11 @@ esac
 	daemon = start()
 	var show api.QuestDetail
 	waitFor(t, "the Team to lock", func() bool {
+		// Until the restarted daemon's socket answers, the CLI finds the
+		// store locked (exit 2): ask again.
+		out, err := exec.Command(bin, "quest", "show", "q1", "--json", "--config", cfg, "--data", data).Output()
 		var d api.QuestDetail
-		if json.Unmarshal([]byte(qbx(0, "quest", "show", "q1", "--json")), &d) != nil || len(d.Nodes) == 0 {
+		if err != nil || json.Unmarshal(out, &d) != nil || len(d.Nodes) == 0 {
 			return false
 		}
 		show = d
