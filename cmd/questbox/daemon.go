@@ -362,12 +362,13 @@ func seedDemo(w io.Writer, eng *engine.Engine) error {
 		return err
 	}
 	s := eng.NewQuestSpec(demoName, demoDir)
-	s.Mode, s.Provider = engine.ModeTeam, engine.ProviderDemo
+	// Teams (v3.2): the demo's Teams are rejected once and revised.
+	s.Mode, s.Provider, s.Teams = engine.ModeTeam, engine.ProviderDemo, true
 	q, err := eng.NewQuest(s)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
+	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team with Teams, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
 	return nil
 }
 
