@@ -140,6 +140,13 @@ func TestTeamRejectedTwiceIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	if err != nil || stages != 5 {
 		t.Fatalf("stages: %d, %v; want 5 locked stage nodes", stages, err)
 	}
+	for i := 2; i <= 6; i++ {
+		s := h.node(nodeID(uint64(i)))
+		runs, err := h.e.Runs(s)
+		if err != nil || len(runs) != 1 || runs[0].Provider != s.Role {
+			t.Errorf("stage %s (%s): runs %+v, %v; want one run on the %s provider", s.ID, s.Role, runs, err, s.Role)
+		}
+	}
 	if _, err := h.e.Verify(); err != nil {
 		t.Fatalf("verify: %v", err)
 	}
