@@ -632,9 +632,15 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 			}
 			if dup {
 				res.Skipped = append(res.Skipped, strings.TrimSpace(h))
-			} else {
-				res.Added = append(res.Added, n.ID)
+				continue
 			}
+			if q.Teams {
+				// A seeded hypothesis is a Team, as the root is.
+				if err := t.openTeam(q, n); err != nil {
+					return err
+				}
+			}
+			res.Added = append(res.Added, n.ID)
 		}
 		return nil
 	})

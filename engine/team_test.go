@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -344,5 +345,38 @@ func TestAbortingATeamOrItsStage(t *testing.T) {
 	}
 	if !edgeRelation(EdgeStagesInto) || !edgeRelation(EdgeRejectsTo) || !edgeRelation(EdgeAcceptsTo) {
 		t.Errorf("salvage does not know the Team relations")
+	}
+}
+
+// TestTeamWithAnExternalAgent: in a Teams quest an external agent seeds
+// Teams with Scan and answers each stage through Next and Submit.
+func TestTeamWithAnExternalAgent(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Teams = ProviderExternal, true })
+	res, err := h.e.Scan(q.ID, []string{"tesseract jpn"})
+	if err != nil || len(res.Added) != 1 {
+		t.Fatalf("scan: %+v, %v", res, err)
+	}
+	team := res.Added[0]
+	answers := []string{
+		teamPlan,
+		execAnswer("promising", "engine A read 31 of 40 invoices exactly", "try engine A on receipts"),
+		acceptJSON("31 of 40"),
+	}
+	for i, a := range answers {
+		w, err := h.e.Next(q.ID)
+		if err != nil || w == nil {
+			t.Fatalf("stage %d: next: %+v, %v", i, w, err)
+		}
+		if want := []string{RolePlanner, RoleExecuter, RoleAccepter}[i]; w.Role != want || !strings.Contains(w.Prompt, "You are the "+want+" of Team "+team) {
+			t.Fatalf("stage %d: got role %s, want %s, its contract in the prompt:\n%s", i, w.Role, want, w.Prompt)
+		}
+		r, err := h.e.Submit(context.Background(), q.ID, w.Node, []byte(a))
+		if err != nil || r.Outcome != "PASS" {
+			t.Fatalf("stage %d: submit: %+v, %v", i, r, err)
+		}
+	}
+	if n := h.node(team); n.Status != Growing || n.Verdict != "promising" {
+		t.Fatalf("Team: got %s verdict %q, want growing", n.Status, n.Verdict)
 	}
 }
