@@ -14,7 +14,7 @@ import (
 // Teams (SPEC §2.8, kage v3.2).
 //
 // In a quest with Teams, every node the owner spawns or promotes (and the
-// quest's root scout) is a Team: a node with a TeamKind (its role: scout,
+// quest's root scout, and each hypothesis Scan seeds) is a Team: a node with a TeamKind (its role: scout,
 // poc, strategist or a role of the quest's own) that is never dispatched
 // itself. Its work is done by stage nodes, each an ordinary node under the
 // ratchet with its own tries, facts, runs and ledger record:
@@ -352,7 +352,7 @@ func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") 
 func stageContract(q *Quest, n *Node) string {
 	switch n.Stage {
 	case StagePlan:
-		return fmt.Sprintf("You are the planner of Team %s (%s). Write the plan an executer will follow to settle the Team's hypothesis: the steps, what to measure, and what will count as done. Answer with the plan as plain text.\n%s", n.Team, teamKindOf(n), acceptCriteria(q, n))
+		return fmt.Sprintf("You are the planner of Team %s (%s). Write the plan an executer will follow to settle the Team's hypothesis: the steps, what to measure, and what will count as done. Answer with the plan as plain text.\n%s", n.Team, stageKind(n), acceptCriteria(q, n))
 	case StageExec:
 		return fmt.Sprintf("You are the executer of Team %s. Carry out the planner's plan (the planner's evidence above) and deliver the result.\n%s", n.Team, workerContract)
 	case StageAccept:
@@ -362,16 +362,6 @@ func stageContract(q *Quest, n *Node) string {
 			"An accept must quote the deliverable word for word; an accept without a verified quote is a reject.\n", n.Team, acceptCriteria(q, n))
 	}
 	return workerContract
-}
-
-// teamKindOf is the kind of a stage's Team, read from its hypothesis-free
-// fields: the stage carries only the Team's id, so the kind is named by
-// the prompt's ancestors; here it is what the stage knows.
-func teamKindOf(n *Node) string {
-	if n.TeamKind != "" {
-		return n.TeamKind
-	}
-	return "team " + n.Team
 }
 
 // acceptCriteria are the accept criteria of a stage's Team, from the
