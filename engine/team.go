@@ -14,9 +14,9 @@ import (
 // Teams (SPEC §2.8, kage v3.2).
 //
 // In a quest with Teams, every node the owner spawns or promotes (and the
-// quest's root scout, and each hypothesis Scan seeds) is a Team: a node with a TeamKind (its role: scout,
-// poc, strategist or a role of the quest's own) that is never dispatched
-// itself. Its work is done by stage nodes, each an ordinary node under the
+// quest's root scout, and each hypothesis Scan seeds) is a Team: a node
+// with a TeamKind (its role: scout, poc, strategist or a role of the
+// quest's own) that is never dispatched itself. Its work is done by stage nodes, each an ordinary node under the
 // ratchet with its own tries, facts, runs and ledger record:
 //
 //	Team --stages_into--> planner --makes_plan--> executer --executes--> accepter
@@ -32,8 +32,9 @@ import (
 //	                          the quest's L1 gate (or a human consents)
 //	passed   -> explored | growing | aborted   by the executer's verdict
 //	revising -> team_blocked  max_revisions rejections, or a stage exhausted
-//	                          its tries; terminal, and an owner turn is queued
-//	(any non-terminal) -> aborted
+//	                          its tries or was aborted; terminal, and an
+//	                          owner turn is queued
+//	(any non-terminal) -> aborted   and the Team's waiting stage with it
 //
 // A stage that answers well moves running -> passed -> explored (the stage
 // is done and locked; its plan, deliverable or decision is its evidence),
