@@ -47,8 +47,8 @@ import (
 // recorded on the executer, is PASS. An L1 FAIL sends the executer back
 // as a rejection would (it counts as a revision). An L1 REVIEW, or
 // AcceptMode human, turns the accept into a button consent on the
-// accepter (awaiting_consent, bound to the claim hash); a human's
-// rejection of it is a FAIL try of the accepter, which answers again.
+// accepter (awaiting_consent, bound to the claim hash); a human who
+// rejects it rejects the Team (a revision of its executer).
 
 // Accept modes of a Teams quest.
 const (
@@ -465,6 +465,19 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 		fmt.Fprintf(b, "- FAIL Team %s (%s): %s\n  blocked: %s\n", n.ID, n.TeamKind, truncate(n.Hypothesis, 200), n.Reason)
 	}
 	return nil
+}
+
+// humanRejectsAccept applies a human's rejection of an accept held on the
+// accepter n: the person stands in for the accepter, so the Team is
+// rejected (a revision of its executer, counted like any) and the
+// accepter's stage is done; it is not asked again.
+func (t *txn) humanRejectsAccept(q *Quest, n *Node, by string) error {
+	if k := len(n.Attempts); k > 0 {
+		n.Attempts[k-1].TryUsed = false // a revision of the Team, not a try of the accepter
+	}
+	a := gates.AcceptAnswer{Decision: gates.AcceptReject, RevisionTarget: gates.TargetExecuter,
+		Reason: "the accept was rejected by a human (" + by + ")"}
+	return t.stageDone(q, n, nil, &stageResult{accept: &a}, "REJECTED")
 }
 
 // acceptConsented applies a human's consent to an accept held on the

@@ -306,6 +306,32 @@ func TestTeamHumanAcceptIsAButtonConsent(t *testing.T) {
 	if n := h.node("n1"); n.Status != Explored || n.Verdict != "conclusion" || n.Evidence != good {
 		t.Fatalf("Team after consent: got %s verdict %q, want explored by the executer's conclusion", n.Status, n.Verdict)
 	}
+
+	// A person who rejects the accept rejects the Team: its executer
+	// revises, and the accepter is not asked again.
+	q2 := teamQuest(h, 2, AcceptHuman)
+	for i := 0; i < 3; i++ {
+		h.tick()
+	}
+	ns, _ := h.e.Nodes(q2.ID)
+	acc = ns[len(ns)-1]
+	if acc.Stage != StageAccept || acc.Status != AwaitingConsent {
+		t.Fatalf("second accepter: got %s %s, want awaiting consent", acc.Stage, acc.Status)
+	}
+	if err := h.e.Reject(acc.ID, button(t, acc.Claim.Hash)); err != nil {
+		t.Fatal(err)
+	}
+	team := h.node(ns[0].ID)
+	if team.Status != Revising || team.RevisionCount != 1 || !strings.Contains(team.Feedback, "rejected by a human") {
+		t.Fatalf("Team after a human rejection: got %s, revision %d, feedback %q; want revising, revision 1", team.Status, team.RevisionCount, team.Feedback)
+	}
+	if a := h.node(acc.ID); !a.Status.Terminal() {
+		t.Fatalf("rejected accepter: got %s, want its stage locked", a.Status)
+	}
+	ns, _ = h.e.Nodes(q2.ID)
+	if last := ns[len(ns)-1]; last.Stage != StageExec || last.Status != Pending || last.RevisionCount != 1 {
+		t.Fatalf("after a human rejection: got %s %s revision %d last, want a pending executer of revision 1", last.Stage, last.Status, last.RevisionCount)
+	}
 }
 
 func TestAbortingATeamOrItsStage(t *testing.T) {
