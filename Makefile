@@ -7,7 +7,7 @@ endif
 LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 30s
 # Every fuzz target, as package:Target; make fuzz runs each for FUZZTIME.
-FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseAnswerFast ./gates:FuzzDateScan ./gates:FuzzParseOwnerAnswer ./gates:FuzzParseMemberAnswer ./gates/judge:FuzzParse \
+FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseAnswerFast ./gates:FuzzDateScan ./gates:FuzzParseOwnerAnswer ./gates:FuzzParseMemberAnswer ./gates:FuzzParseAcceptAnswer ./gates/judge:FuzzParse \
 	./config:FuzzParse ./config:FuzzSizeText ./ui/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing:

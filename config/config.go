@@ -107,6 +107,9 @@ type Config struct {
 	Roles map[string]Role `toml:"roles"`
 	// Privacy is what leaves the box ([privacy], see roles.go).
 	Privacy Privacy `toml:"privacy"`
+	// Teams are the accept criteria per team_kind ([teams.KIND], see
+	// teams.go).
+	Teams map[string]Team `toml:"teams"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.

@@ -219,6 +219,7 @@ func schemaSample() *Config {
 	c.Defaults.Checkpoints = []string{""}
 	c.Council = Council{Reviewers: []string{""}, Judges: []string{""}}
 	c.Judge = &judge.Config{}
+	c.Teams = map[string]Team{anyName: {}}
 	c.Providers[anyName] = Provider{Argv: []string{""}, Env: []string{""}}
 	c.Roles[anyName] = Role{}
 	c.Privacy.Redact = []string{""}

@@ -55,6 +55,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.validateDefaults(p)
 	c.validateProviders(p)
 	c.validateGates(p)
+	c.validateTeams(p)
 	c.validateJudge(p)
 	c.Network.validate(p)
 	c.GPIO.validate(p)

@@ -103,6 +103,9 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: claimHash, Reason: "rejected by " + by}); err != nil {
 			return err
 		}
+		if n.Stage == StageAccept {
+			return t.humanRejectsAccept(q, n, by)
+		}
 		return t.failTry(q, n, "REJECTED")
 	}, nil)
 }

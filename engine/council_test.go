@@ -94,7 +94,7 @@ func newCouncilRig(t *testing.T, reviewers, judges []string, limits func(*Limits
 		provs[name] = commandProvider(t, dir, name, memberScript(dir, name, n, body))
 		names, js = append(names, name), append(js, name)
 	}
-	h := councilHarness(t, Options{Providers: provs, MaxParallel: 4})
+	h := localHarness(t, Options{Providers: provs, MaxParallel: 4})
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider, s.Mode, s.Roles = "scout", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
 		s.CouncilReviewers, s.CouncilJudges = rs, js
@@ -244,7 +244,7 @@ func TestCouncilJudgesAbstainDecideNothing(t *testing.T) {
 
 func TestCouncilSurvivesCrash(t *testing.T) {
 	g := newGate()
-	h := councilHarness(t, Options{Providers: map[string]Provider{"g": g, "scout": funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+	h := localHarness(t, Options{Providers: map[string]Provider{"g": g, "scout": funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
 	})}, MaxParallel: 4})
 	q := h.quest(func(s *QuestSpec) {
@@ -380,7 +380,7 @@ func TestSalvageKeepsASittingCouncil(t *testing.T) {
 // The demo plays council members: a demo quest with a council votes,
 // keeps a dissent, and finishes by its judges' majority.
 func TestDemoCouncilRunsToTheEnd(t *testing.T) {
-	h := councilHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}, MaxParallel: 3})
+	h := localHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}, MaxParallel: 3})
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider = ProviderDemo
 		h.e.SetCouncil(s, 2, 1, nil)
@@ -433,7 +433,7 @@ func TestParseCouncil(t *testing.T) {
 }
 
 func TestNewQuestRefusesABadCouncil(t *testing.T) {
-	h := councilHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}})
+	h := localHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}})
 	for _, c := range []struct {
 		name string
 		spec func(*QuestSpec)
@@ -490,7 +490,7 @@ func phaseRig(t *testing.T, checkpoint bool) (*harness, *Quest, *int) {
 		}
 		return reply(fmt.Sprintf(`{"confidence":0.9,"actions":%s,"dissent":"","verdict_source":%q,"citations":[{"source":"e","quote":"the scout found a lead"}]}`, list, verdict)), nil
 	})
-	h := councilHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
 		Vendors: map[string]string{"m": "local"}})
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider, s.Roles = "w", []string{RoleScout, RolePOC, RoleOwner}
@@ -599,7 +599,7 @@ func TestCouncilJudgeWithoutVerifiedQuoteCannotFinish(t *testing.T) {
 	scout := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		return reply(answer("dead", "the scout found nothing worth weighing")), nil
 	})
-	h := councilHarness(t, Options{Providers: map[string]Provider{"j": judge, "s": scout}, MaxParallel: 2,
+	h := localHarness(t, Options{Providers: map[string]Provider{"j": judge, "s": scout}, MaxParallel: 2,
 		Vendors: map[string]string{"j": "local"}})
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider, s.Roles = "s", []string{RoleScout, RolePOC, RoleOwner}
@@ -622,19 +622,4 @@ func TestCouncilJudgeWithoutVerifiedQuoteCannotFinish(t *testing.T) {
 	if judged == nil || judged.Verdict != gates.SourceRevise || len(judged.Facts) == 0 || judged.Facts[0].Rule != gates.RuleJudgeCitation {
 		t.Fatalf("judge: got %+v, want verdict revise with a judge-citation fact", judged)
 	}
-}
-
-// councilHarness is newHarness with every provider on the box's own
-// vendor: the council's tests weigh votes, not egress (roles_test does).
-func councilHarness(t testing.TB, opt Options) *harness {
-	t.Helper()
-	if opt.Vendors == nil {
-		opt.Vendors = map[string]string{}
-	}
-	for name := range opt.Providers {
-		if _, ok := opt.Vendors[name]; !ok {
-			opt.Vendors[name] = VendorLocal
-		}
-	}
-	return newHarness(t, opt)
 }

@@ -61,7 +61,7 @@ func (s Status) Valid() bool {
 // non-terminal status is handled in CanMove.
 var moves = map[Status][]Status{
 	Proposed:        {Pending},
-	Pending:         {Running, CouncilPending},
+	Pending:         {Running, CouncilPending, Revising},
 	Running:         {Pending, Deferred, AwaitingConsent, Passed, Exhausted},
 	Deferred:        {Pending},
 	AwaitingConsent: {Passed, Pending, Exhausted},
@@ -71,6 +71,8 @@ var moves = map[Status][]Status{
 	// judge abstained) and the owner's turn comes again, using a try. A
 	// phase gate's pass at a checkpoint waits for the button.
 	CouncilPending: {Passed, Pending, Exhausted, AwaitingConsent},
+	// A Team's own rows (engine/team.go; teamMoveOK keeps them to Teams).
+	Revising: {Passed, TeamBlocked},
 }
 
 // CanMove reports whether the ratchet allows a move from s to to.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -68,6 +69,9 @@ type QuestDefaults struct {
 	Roles       []string
 	Checkpoints []string
 	Limits      Limits
+	// TeamAccept is each team_kind's accept criteria (`[teams.KIND]
+	// accept`), copied into a Teams quest at creation.
+	TeamAccept map[string]string
 }
 
 // Options configure an Engine. Zero values get the documented defaults.
@@ -310,13 +314,21 @@ type QuestSpec struct {
 	// (`quest new --egress`); empty means its provider's vendor and
 	// local (SPEC §2.8 "Privacy egress").
 	Egress []string
+	// Teams (v3.2): see engine/team.go. MaxRevisions 0 means
+	// DefaultMaxRevisions, AcceptMode "" means AcceptJudge; TeamAccept is
+	// kept only when Teams is set.
+	Teams        bool
+	MaxRevisions int
+	AcceptMode   string
+	TeamAccept   map[string]string
 }
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
 func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 	d := e.opt.Defaults
 	return QuestSpec{Name: name, Direction: direction, Mode: d.Mode, Roles: slices.Clone(d.Roles),
-		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits}
+		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits,
+		TeamAccept: maps.Clone(d.TeamAccept)}
 }
 
 // HasProvider reports whether name is a provider this engine can use.
@@ -369,6 +381,9 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
 		Counts: map[Status]int{}, Created: t.now, Project: s.Project,
 		CouncilReviewers: s.CouncilReviewers, CouncilJudges: s.CouncilJudges, PhaseGates: s.PhaseGates}
+	if s.Teams {
+		q.Teams, q.MaxRevisions, q.AcceptMode, q.TeamAccept = true, s.MaxRevisions, s.AcceptMode, s.TeamAccept
+	}
 	// A new quest queues behind the quests dispatched before it existed.
 	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
 	t.startWall(q)
@@ -380,8 +395,14 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 		return nil, err
 	}
 	if s.Provider != ProviderExternal {
-		if _, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, ""); err != nil {
+		root, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, "")
+		if err != nil {
 			return nil, err
+		}
+		if q.Teams {
+			if err := t.openTeam(q, root); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return q, nil
@@ -604,7 +625,10 @@ func (t *txn) abort(q *Quest, n *Node, reason string) error {
 	if err := t.move(q, n, Aborted, reason); err != nil {
 		return err
 	}
-	return t.ledger(n, "ABORTED", nil)
+	if err := t.ledger(n, "ABORTED", nil); err != nil {
+		return err
+	}
+	return t.abortedInTeam(q, n)
 }
 
 // cancelInflight cancels the run in flight for node. If run was dispatched
@@ -655,9 +679,15 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 			}
 			if dup {
 				res.Skipped = append(res.Skipped, strings.TrimSpace(h))
-			} else {
-				res.Added = append(res.Added, n.ID)
+				continue
 			}
+			if q.Teams {
+				// A seeded hypothesis is a Team, as the root is.
+				if err := t.openTeam(q, n); err != nil {
+					return err
+				}
+			}
+			res.Added = append(res.Added, n.ID)
 		}
 		return nil
 	})

@@ -44,6 +44,14 @@ func scanNodeHead(raw []byte, h *nodeHead) bool {
 			return s.Int(&h.Tries)
 		case "order":
 			return s.Uint(&h.Order)
+		case "team":
+			return s.Str(&h.Team)
+		case "stage":
+			return s.Str(&h.Stage)
+		case "revision_count":
+			return s.Int(&h.RevisionCount)
+		case "max_revisions":
+			return s.Int(&h.MaxRevisions)
 		}
 		return nodeKeys[string(key)] && s.Skip()
 	})

@@ -210,3 +210,19 @@ func button(t testing.TB, claimHash string) consent.Consent {
 func newFakeClock() *clocktest.Clock {
 	return clocktest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))
 }
+
+// localHarness is newHarness with every provider on the box's own
+// vendor: tests of councils and Teams weigh votes and stages, not egress
+// (roles_test does).
+func localHarness(t testing.TB, opt Options) *harness {
+	t.Helper()
+	if opt.Vendors == nil {
+		opt.Vendors = map[string]string{}
+	}
+	for name := range opt.Providers {
+		if _, ok := opt.Vendors[name]; !ok {
+			opt.Vendors[name] = VendorLocal
+		}
+	}
+	return newHarness(t, opt)
+}

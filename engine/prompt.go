@@ -163,6 +163,14 @@ func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, er
 			Verdict: a.Verdict, Evidence: truncate(a.Evidence, 1000), Depth: a.Depth})
 		p = a.Parent
 	}
+	if n.Stage != "" {
+		req.Stage, req.Revision = n.Stage, n.RevisionCount
+		for _, a := range d.Ancestors {
+			if a.ID == n.Team {
+				req.Depth = a.Depth
+			}
+		}
+	}
 	if len(d.Ancestors) > 0 {
 		d.Parent = d.Ancestors[0]
 		b.WriteString("\nWhat the nodes above this one established (nearest first):\n")
@@ -192,7 +200,18 @@ func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, er
 		if err := e.ownerParts(tx, q, &req, &d, ro.EvidenceCap); err != nil {
 			return req, err
 		}
-		d.Parts.Contract = "\n" + ownerContract
+		// What its Teams came to (a blocked Team is a FAIL the owner
+		// decides on again) comes before its contract.
+		b.Reset()
+		if err := ownerTeamFacts(tx, q, &b); err != nil {
+			return req, err
+		}
+		if q.Teams {
+			b.WriteString("\nThis quest runs Teams: each node you spawn or promote becomes a Team (planner, executer, accepter).\n")
+		}
+		d.Parts.Contract = b.String() + "\n" + ownerContract
+	} else if n.Stage != "" {
+		d.Parts.Contract = "\n" + stageContract(q, n)
 	} else {
 		d.Parts.Contract = "\n" + workerContract
 	}

@@ -164,6 +164,7 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		checked[c] = true
 	}
 
+	probs = append(probs, checkTeams(s)...)
 	if why := e.checkGate(s); why != "" {
 		add("%s", why)
 	}

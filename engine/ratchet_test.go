@@ -21,6 +21,8 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		// An owner's design phase (SPEC §2.8, council.go).
 		"pending>council_pending": true, "council_pending>passed": true, "council_pending>pending": true,
 		"council_pending>exhausted": true, "council_pending>awaiting_consent": true,
+		// A Team's rows (engine/team.go; teamMoveOK keeps them to Teams).
+		"pending>revising": true, "revising>passed": true, "revising>team_blocked": true,
 	}
 	for _, from := range Statuses {
 		for _, to := range Statuses {

@@ -273,6 +273,12 @@ type nodeHead struct {
 	Order      uint64 `json:"order"`
 	Tries      int    `json:"tries"`
 	Feedback   string `json:"feedback"`
+	// A Team stage's own (engine/team.go): the judge and the prompt
+	// read them.
+	Team          string `json:"team"`
+	Stage         string `json:"stage"`
+	RevisionCount int    `json:"revision_count"`
+	MaxRevisions  int    `json:"max_revisions"`
 }
 
 // nodeHead reads node id for its dispatch (pick): a Node with the fields
@@ -296,7 +302,8 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 		}
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
-		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true}
+		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true,
+		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
 		if run := get(&t.curRunning, t.tx.Bucket(bRunning), []byte(n.ID)); run != nil {
 			setRunning(n, run)
@@ -362,7 +369,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 	if from.Terminal() {
 		return fmt.Errorf("node %s is %s: %w", n.ID, from, ErrLocked)
 	}
-	if !from.CanMove(to) {
+	if !from.CanMove(to) || !teamMoveOK(n, to) {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
 	key := t.key8(n.Order)

@@ -56,9 +56,14 @@ type result struct {
 	bytesIn, bytesOut int64
 	// redacted: the prompt was masked before it left (redact.go).
 	redacted bool
+	// stage is what a Team stage's answer produced (engine/team.go).
+	stage *stageResult
 }
 
 func (r result) outcome() string {
+	if r.kind == resPass && r.stage != nil && r.stage.l1 != "" {
+		return r.stage.l1 // an executer's deliverable: what L1 said of it
+	}
 	switch r.kind {
 	case resFail:
 		return "FAIL"
@@ -141,6 +146,9 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 		res.kind, res.member = resPass, &m
 		return res
 	}
+	if n.Stage == StagePlan || n.Stage == StageAccept {
+		return e.judgeStage(q, n, reply, res)
+	}
 	cat, cerr := e.opt.Catalog(q)
 	if cerr != nil {
 		res.kind = resStopQuest
@@ -170,6 +178,15 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	res.root = st.Feedback.RootCause.Rule
 	if res.feedback == "" {
 		res.feedback = Feedback(v.Facts)
+	}
+	if n.Stage == StageExec {
+		// The deliverable's L1 outcome is the accept's to use (team.go).
+		if a, facts := gates.ParseAnswer(reply.Output); len(facts) > 0 {
+			res.kind, res.facts, res.feedback, res.root = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...)), ""
+		} else {
+			res = judgeExec(a, v, res)
+		}
+		return res
 	}
 	switch v.Outcome {
 	case gates.OutcomeFail:
@@ -376,6 +393,9 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why}); err != nil {
 		return err
 	}
+	if res.kind == resPass && res.stage != nil {
+		return t.stagePassed(q, n, runID, res)
+	}
 	switch res.kind {
 	case resFail:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
@@ -411,7 +431,13 @@ func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	if err := t.move(q, n, to, why); err != nil {
 		return err
 	}
-	return t.ledger(n, outcome, n.Facts)
+	if err := t.ledger(n, outcome, n.Facts); err != nil {
+		return err
+	}
+	if to == Exhausted && n.Team != "" {
+		return t.stageExhausted(q, n)
+	}
+	return nil
 }
 
 // The no_progress signals besides the answer's (SPEC §2.8 "Loop
@@ -434,7 +460,7 @@ const (
 // share an empty set), and the same evidence after normalisation (only
 // when the answer has evidence).
 func (t *txn) stall(q *Quest, n *Node, res result) error {
-	if q.Limits.MaxStalled <= 0 {
+	if q.Limits.MaxStalled <= 0 || stallNeutral(n, res) {
 		return nil
 	}
 	var ids []string
@@ -543,6 +569,9 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 // pass moves n to passed and on to its terminal status per the agent's
 // verdict, applying the quest mode's consequences (SPEC §2.4).
 func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
+	if n.Stage == StageAccept && n.Claim != nil {
+		return t.acceptConsented(q, n, outcome)
+	}
 	n.Claim = nil
 	if err := t.move(q, n, Passed, "gate PASS"); err != nil {
 		return err
@@ -640,6 +669,11 @@ func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
 				if err := t.edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
 					return err
 				}
+				if q.Teams {
+					if err := t.openTeam(q, n); err != nil {
+						return err
+					}
+				}
 			case n.Status.Terminal() || n.Status == Running:
 				bad(i, a, fmt.Sprintf("node %s is %s and cannot be aborted now", n.ID, n.Status))
 			default:
@@ -670,6 +704,10 @@ func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
 			}
 			if dup {
 				bad(i, a, fmt.Sprintf("the quest already has this hypothesis as node %s", n.ID))
+			} else if q.Teams {
+				if err := t.openTeam(q, n); err != nil {
+					return err
+				}
 			}
 		case "finish":
 			finish = a.Summary

@@ -101,6 +101,8 @@ func agentMain(dir string) int {
 	case "hang":
 		time.Sleep(agentHang)
 		return 0
+	}
+	switch what {
 	case "flood":
 		// Far past the provider's output_cap: the answer is cut and FAILs.
 		line := strings.Repeat("flood ", 1000) + "\n"
@@ -113,6 +115,11 @@ func agentMain(dir string) int {
 	case "fail":
 		fmt.Printf("no contract here, only noise %s\n", tag)
 		return 0
+	}
+	if stageAnswer(string(prompt), what, tag, r) {
+		return 0
+	}
+	switch what {
 	case "promising":
 		for i := range 1 + r.IntN(2) {
 			dirs = append(dirs, fmt.Sprintf("follow-up %d of %s %s", i, node, tag))
@@ -129,4 +136,34 @@ func agentMain(dir string) int {
 	b, _ := json.Marshal(map[string]any{"verdict": verdict, "evidence": evidence, "citations": cites, "new_directions": dirs})
 	fmt.Printf("Soak findings for %s.\n```json\n%s\n```\n", node, b)
 	return 0
+}
+
+// stageAnswer answers for a Team's planner (a plan) or accepter (accept,
+// quoting the deliverable the prompt shows, or reject with a random
+// revision target), and reports whether the prompt was one of theirs.
+// An executer answers as any worker.
+func stageAnswer(prompt, what, tag string, r *rand.Rand) bool {
+	switch {
+	case strings.HasPrefix(prompt, "You are the planner of"):
+		fmt.Printf("Soak plan %s: 1. look 2. report\n", tag)
+		return true
+	case strings.HasPrefix(prompt, "You are the accepter of"):
+		a := map[string]any{"decision": "reject", "reason": "soak rejects " + tag,
+			"revision_target": []string{"planner", "executer"}[r.IntN(2)]}
+		if what == "promising" || what == "conclusion" || r.IntN(3) == 0 {
+			quote := "soak"
+			if _, rest, ok := strings.Cut(prompt, "  evidence: "); ok {
+				line, _, _ := strings.Cut(rest, "\n")
+				if len(line) > 30 {
+					line = line[:30]
+				}
+				quote = line
+			}
+			a = map[string]any{"decision": "accept", "reason": "soak accepts " + tag, "citations": []map[string]string{{"quote": quote}}}
+		}
+		b, _ := json.Marshal(a)
+		fmt.Printf("Soak decision.\n```json\n%s\n```\n", b)
+		return true
+	}
+	return false
 }

@@ -401,11 +401,15 @@ func (s *soak) keepQuests() {
 	for ; active < activeQuests; active++ {
 		name := fmt.Sprintf("soak %d", s.quests+1)
 		args := []string{"quest", "new", name, "--direction", "survive " + name + " through kill -9", "--json"}
-		if s.quests%3 == 2 {
-			// Every third quest is a team whose owner turns are councils
-			// (SPEC §2.8): members run concurrently and are killed
-			// mid-vote like any run (the soak agent plays them too).
+		switch s.quests % 6 {
+		case 2:
+			// A team whose owner turns are councils (SPEC §2.8): members
+			// run concurrently and are killed mid-vote like any run (the
+			// soak agent plays them too).
 			args = append(args, "--mode", "team", "--roles", "scout,poc,owner", "--council", "reviewer:1,judge:2")
+		case 5:
+			// Teams (v3.2): killed between and during their stages.
+			args = append(args, "--preset", "teams", "--roles", "scout,poc,owner")
 		}
 		code, out := s.cli(args...)
 		if code != 0 {

@@ -41,7 +41,7 @@ func TestQuestNewCouncil(t *testing.T) {
 		want string
 	}{
 		{[]string{"--mode", "solo", "--council", "reviewer:1"}, "mode solo has no owner"},
-		{[]string{"--preset", "nope"}, `unknown --preset "nope" (known: council)`},
+		{[]string{"--preset", "nope"}, `unknown --preset "nope" (known: council, teams)`},
 		{[]string{"--council", "judges:1"}, `"judges" is not reviewer or judge`},
 		{[]string{"--council", "judge:1", "--council-provider", "judge=gemini"}, `council provider "gemini" is not configured`},
 		{[]string{"--gates", "scout"}, "phase gates (scout) need a council"},

@@ -367,7 +367,8 @@ func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 		return err
 	}
 	s := eng.NewQuestSpec(demoName, demoDir)
-	s.Mode, s.Provider = engine.ModeTeam, engine.ProviderDemo
+	// Teams (v3.2): the demo's Teams are rejected once and revised.
+	s.Mode, s.Provider, s.Teams = engine.ModeTeam, engine.ProviderDemo, true
 	for role, r := range cfg.Roles {
 		if r.Provider != "" && slices.Contains(s.Roles, role) {
 			if s.RoleProviders == nil {
@@ -380,7 +381,7 @@ func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
+	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team with Teams, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
 	return nil
 }
 

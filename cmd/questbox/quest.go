@@ -38,6 +38,7 @@ type questNewCmd struct {
 	council         string
 	councilProvider string
 	gates           string
+	teams           teamFlags
 }
 
 // presets name the common combinations of quest new's flags (SPEC §2.8):
@@ -46,6 +47,8 @@ var presets = map[string]map[string]string{
 	// v3/v3.1: a team whose owner turns are a council of two reviewers
 	// and one judge.
 	"council": {"mode": "team", "council": "reviewer:2,judge:1"},
+	// v3.2: the owner dispatches Teams (planner -> executer -> accepter).
+	"teams": {"mode": "team", "teams": "true"},
 }
 
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
@@ -61,12 +64,13 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
 	fs.StringVar(&c.project, "project", "", "directory its command agents run in (the daemon's user must be able to read, write and enter it)")
-	fs.StringVar(&c.preset, "preset", "", "a named combination of flags: council (= --mode team --council reviewer:2,judge:1)")
+	fs.StringVar(&c.preset, "preset", "", "a named combination of flags: council (= --mode team --council reviewer:2,judge:1) or teams (= --mode team --teams)")
 	fs.StringVar(&c.council, "council", "", "owner turns are a council: reviewer:R,judge:J (providers from the config's [council]; team mode only)")
 	fs.StringVar(&c.gates, "gates", "", "phases closed by a council gate, e.g. scout,poc (needs --council; --checkpoint scout_gate puts the button there)")
 	fs.StringVar(&c.councilProvider, "council-provider", "", "the provider of every member of a kind, instead of [council]: reviewer=P,judge=P")
 	fs.Var(&c.roleProviders, "role-provider", "ROLE=PROVIDER: the provider of that role's nodes, over the config's [roles.ROLE] (repeatable)")
 	fs.Var(&c.egress, "egress", "comma-separated vendors the quest may send its material to (default: its provider's vendor and local)")
+	c.teams.flags(fs)
 }
 
 // defaults implements defaulter: what a new quest gets for each flag
@@ -125,6 +129,9 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 			}
 			req.CouncilProviders[strings.TrimSpace(kind)] = strings.TrimSpace(prov)
 		}
+	}
+	if err := c.teams.apply(set, &req); err != nil {
+		return err
 	}
 	if set["mode"] {
 		req.Mode = &c.mode

@@ -236,6 +236,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 			Checkpoints: slices.Clone(d.Checkpoints),
 			Limits: engine.Limits{MaxTries: d.MaxTries, MaxAgentRuns: d.MaxAgentRuns, WallClock: d.WallClock.Duration,
 				TokenBudget: d.TokenBudget, MaxStalled: d.MaxStalled, OwnerEvery: d.OwnerEvery},
+			TeamAccept: cfg.TeamAccept(),
 		},
 		Council:        engine.CouncilConfig{Reviewers: slices.Clone(cfg.Council.Reviewers), Judges: slices.Clone(cfg.Council.Judges)},
 		Catalog:        w.gates.quest,

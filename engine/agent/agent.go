@@ -102,6 +102,11 @@ type Request struct {
 	// answer, as it comes: a Command's stderr, every byte of it. Its
 	// Write must not block for long and its errors are ignored.
 	Log io.Writer
+	// A Team stage (SPEC §2.8): its stage (plan, exec, accept; "" for any
+	// other node) and the Team's revision it works on (0 first). Depth
+	// is then the Team's own depth.
+	Stage    string
+	Revision int
 }
 
 // Reply is a provider's answer to a Request.

@@ -86,6 +86,9 @@ func DemoAnswer(req Request) string {
 	if req.Role == "reviewer" || req.Role == "judge" {
 		return demoMember(req)
 	}
+	if req.Stage != "" {
+		return demoStage(req)
+	}
 	subject := demoSubject(req)
 	conclusion := demoWorkerAnswer{
 		Verdict:  "conclusion",

@@ -261,6 +261,12 @@ type NewQuest struct {
 	// egress does not allow, is refused (400) naming it.
 	RoleProviders map[string]string `json:"role_providers,omitempty"`
 	Egress        []string          `json:"egress,omitempty"`
+	// Teams (v3.2): the owner dispatches Teams, each rejected at most
+	// max_revisions times (default 2); accept_mode judge (default) or
+	// human (the accept is a button consent). Refused in solo mode.
+	Teams        bool    `json:"teams,omitempty"`
+	MaxRevisions *int    `json:"max_revisions,omitempty"`
+	AcceptMode   *string `json:"accept_mode,omitempty"`
 }
 
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
@@ -321,6 +327,13 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 		spec.PhaseGates = req.Gates
 	}
 	spec.RoleProviders, spec.Egress = req.RoleProviders, req.Egress
+	spec.Teams = req.Teams
+	if req.MaxRevisions != nil {
+		spec.MaxRevisions = *req.MaxRevisions
+	}
+	if req.AcceptMode != nil {
+		spec.AcceptMode = *req.AcceptMode
+	}
 	q, err := eng.NewQuest(spec)
 	if err != nil {
 		return err

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// teamStageAgent answers every stage at once: a plan, a deliverable whose
+// verdict is dead (the Team locks as aborted and proposes nothing, so no
+// owner turn comes between cycles), and an accept quoting it.
+var teamStageAgent = funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+	switch req.Stage {
+	case StagePlan:
+		return reply("1. look at the invoices\n2. count the exact matches"), nil
+	case StageExec:
+		return reply(answer("dead", "the bench executer found nothing new on this branch")), nil
+	}
+	return reply(`{"decision":"accept","reason":"as planned","citations":[{"quote":"found nothing new"}]}`), nil
+})
+
+// BenchmarkTeamCycle is one Team cycle in every active quest: three ticks
+// (planner, executer, accepter), every stage answering at once, each
+// answer judged and recorded, the Team locked by the accept. Between
+// cycles (timer stopped) each quest gets a new Team, as an owner's spawn
+// would give it. It reports, per cycle of all the quests, the commits,
+// syncs, bytes written and CPU time, the ticks' commits included, and the
+// CPU time of the three ticks themselves (process CPU while Tick runs: the
+// runs it starts may already be answering on the other core).
+func BenchmarkTeamCycle(b *testing.B) {
+	for _, active := range []int{10, 1000} {
+		b.Run(fmt.Sprintf("active=%d", active), func(b *testing.B) {
+			s := mustOpenStore(b, b.TempDir())
+			b.Cleanup(func() { s.Close() })
+			e, err := New(s, Options{Providers: map[string]Provider{"p": teamStageAgent}, MaxParallel: active})
+			if err != nil {
+				b.Fatal(err)
+			}
+			spec := e.NewQuestSpec("bench", "bench")
+			spec.Provider, spec.Teams, spec.MaxRevisions, spec.AcceptMode = "p", true, DefaultMaxRevisions, AcceptJudge
+			spec.Limits.MaxAgentRuns, spec.Limits.TokenBudget = 1<<30, 1<<30
+			spec.Limits.WallClock, spec.Limits.MaxStalled = 1<<62, 0
+			var ids []string
+			err = e.update(func(t *txn) error {
+				for i := range active {
+					s := spec
+					s.Direction = fmt.Sprintf("direction %d", i)
+					q, err := t.newQuest(s)
+					if err != nil {
+						return err
+					}
+					ids = append(ids, q.ID)
+				}
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx := context.Background()
+			m := &meter{s: s}
+			var tickCPU time.Duration // the three ticks' own work, runs excluded
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				m.start()
+				for stage := range 3 {
+					c0 := cpuTime()
+					rep, err := e.Tick(ctx)
+					tickCPU += cpuTime() - c0
+					if err != nil {
+						b.Fatal(err)
+					}
+					e.Wait()
+					if len(rep.Dispatched) != active {
+						b.Fatalf("cycle %d, stage %d: dispatched %d, want %d", i, stage, len(rep.Dispatched), active)
+					}
+				}
+				m.stop()
+				b.StopTimer()
+				err := e.update(func(t *txn) error {
+					for _, id := range ids {
+						q, err := t.quest(id)
+						if err != nil {
+							return err
+						}
+						if q.Counts[Aborted] != i+1 || q.Counts[Revising] != 0 {
+							return fmt.Errorf("quest %s after cycle %d: counts %v, want %d Teams locked and none revising", id, i, q.Counts, i+1)
+						}
+						n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("Team %d of %s", i+1, id), Pending, "")
+						if err != nil {
+							return err
+						}
+						if err := t.openTeam(q, n); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			m.report(b, "cycle")
+			b.ReportMetric(float64(tickCPU.Microseconds())/1000/float64(b.N), "tick-cpu-ms/cycle")
+			b.ReportMetric(float64(active), "teams/cycle")
+		})
+	}
+}
