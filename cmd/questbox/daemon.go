@@ -39,6 +39,7 @@ type runCmd struct {
 	listen      string
 	demo        bool
 	checkConfig bool
+	settle      time.Duration
 }
 
 func (c *runCmd) flags(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (c *runCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", "", "dashboard address host:port (default: the config's daemon.listen)")
 	fs.BoolVar(&c.demo, "demo", false, "demo mode: the demo provider, a 5s tick, and a demo quest on first start")
 	fs.BoolVar(&c.checkConfig, "check-config", false, "validate the configuration and the providers, then exit")
+	fs.DurationVar(&c.settle, "update-settle", defaultSettle, "how long a release on trial (questbox update) must be ready and feed the watchdog before it is kept")
 }
 
 func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
@@ -65,9 +67,26 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.checkConfig {
 		return c.check(e, w)
 	}
+	log := slog.New(slog.NewTextHandler(e.stderr, nil))
+	// The packaged binary may hand over to a release in the data
+	// directory here (update.go); nothing has been opened yet.
+	trial, err := e.launch(func(msg string, args ...any) { log.Warn(msg, args...) })
+	if err != nil {
+		return err
+	}
+	updateFault("start", e.data)
+	ctx, restart := context.WithCancelCause(ctx)
+	defer restart(nil)
 	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
-		log: slog.New(slog.NewTextHandler(e.stderr, nil)), engines: newDaemonEngines()}
-	return d.run(ctx)
+		log: log, engines: newDaemonEngines(), trial: trial, settle: c.settle, restart: restart}
+	if trial {
+		log.Warn("update: this version is on trial", "version", version, "settle", c.settle)
+	}
+	err = d.run(ctx)
+	if err == nil && errors.Is(context.Cause(ctx), errUpdateRestart) {
+		return &exitError{code: exitRestart}
+	}
+	return err
 }
 
 // apply lays the flags over cfg and returns the tick and the demo delay.
@@ -120,6 +139,17 @@ type daemon struct {
 	// stopMQTT publishes "offline" and disconnects (mqtt.go).
 	stopMQTT func()
 	dash     *dashboardRun
+
+	// The update on trial (update.go). trial and settle are set before
+	// run; readyAt is set by ready before the tick loop starts; committed
+	// is the tick loop's alone.
+	trial     bool
+	settle    time.Duration
+	readyAt   time.Time
+	committed bool
+	// restart stops the daemon with a cause (errUpdateRestart); nil in
+	// tests that build a daemon by hand.
+	restart func(error)
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
@@ -147,6 +177,7 @@ func (d *daemon) run(ctx context.Context) error {
 	// grace period): requests still in flight get a moment to finish, and
 	// a client stalled in the middle of its request is cut off.
 	defer d.sock.Close(socketDrain)
+	updateFault("store", d.e.data)
 	if err := d.openStore(gctx); err != nil {
 		return err
 	}
@@ -164,7 +195,9 @@ func (d *daemon) run(ctx context.Context) error {
 	d.serveDashboard()
 	// Stopped after the engine: the pages see its last events.
 	defer d.dash.stop()
+	updateFault("ready", d.e.data)
 	d.ready()
+	updateFault("after-ready", d.e.data)
 
 	// Serve returns when ctx ends or the device failed.
 	_ = d.eng.Serve(gctx, d.tick, d.tickDone)
@@ -268,6 +301,7 @@ func (d *daemon) ready() {
 	d.engines.set(d.eng, nil)
 	d.log.Info("questbox is running", "version", version, "data", d.e.data, "socket", d.cfg.SocketPath(), "tick", d.tick,
 		"providers", d.wire.providerNames(), "demo", d.demo, "gpio", d.dev.Backend())
+	d.readyAt = time.Now()
 	d.notify("READY=1")
 	d.box.SetReady()
 }
@@ -292,6 +326,7 @@ func (d *daemon) tickDone(rep engine.TickReport, err error) {
 	d.dash.ticked(rep, err)
 	if err == nil {
 		d.notify("WATCHDOG=1")
+		d.trialCommit()
 	}
 }
 

@@ -19,10 +19,12 @@ type Variant struct {
 	Arch, ARM string
 	// Tags is passed to -tags (comma-separated).
 	Tags string
+	// X is one more -X setting ("main.fault=start"), or "".
+	X string
 }
 
 func (v Variant) name() string {
-	return strings.NewReplacer("/", "_", " ", "_", ",", "+").Replace(fmt.Sprintf("questbox-%s-%s%s-%s", v.Version, v.Arch, v.ARM, v.Tags))
+	return strings.NewReplacer("/", "_", " ", "_", ",", "+", "=", "_").Replace(fmt.Sprintf("questbox-%s-%s%s-%s-%s", v.Version, v.Arch, v.ARM, v.Tags, v.X))
 }
 
 var (
@@ -55,8 +57,15 @@ func Build(t testing.TB, v Variant) string {
 	}
 	p := filepath.Join(variantDir, v.name())
 	args := []string{"build", "-trimpath", "-o", p}
+	var ld []string
 	if v.Version != "" {
-		args = append(args, "-ldflags", "-X main.version="+v.Version)
+		ld = append(ld, "-X main.version="+v.Version)
+	}
+	if v.X != "" {
+		ld = append(ld, "-X "+v.X)
+	}
+	if len(ld) > 0 {
+		args = append(args, "-ldflags", strings.Join(ld, " "))
 	}
 	if v.Tags != "" {
 		args = append(args, "-tags", v.Tags)
