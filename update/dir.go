@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -31,13 +32,10 @@ type Dir struct {
 }
 
 // Open returns the Dir of data, whose store is the file store, for a box
-// whose packaged binary is version pkg. It creates data/bin when missing.
+// whose packaged binary is version pkg. It writes nothing: data/bin is
+// made by the first Stage.
 func Open(data, store, pkg string) (*Dir, error) {
-	d := &Dir{data: data, bin: filepath.Join(data, "bin"), store: store, pkg: pkg}
-	if err := os.MkdirAll(d.bin, 0o750); err != nil {
-		return nil, fmt.Errorf("update: %w", err)
-	}
-	return d, nil
+	return &Dir{data: data, bin: filepath.Join(data, "bin"), store: store, pkg: pkg}, nil
 }
 
 func (d *Dir) tries() int {
@@ -77,7 +75,33 @@ func (d *Dir) Stage(binary []byte, r release.Release) (State, error) {
 	if err := d.writeState(s); err != nil {
 		return s, fmt.Errorf("update: %w", err)
 	}
+	// Run as root (sudo questbox update), the files would be root's and
+	// the daemon's user could not commit: they get the data directory's
+	// owner.
+	if err := d.chownLikeData(d.bin, filepath.Join(d.bin, name), filepath.Join(d.bin, stateFile)); err != nil {
+		return s, fmt.Errorf("update: %w", err)
+	}
 	return s, nil
+}
+
+func (d *Dir) chownLikeData(paths ...string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	fi, err := os.Stat(d.data)
+	if err != nil {
+		return err
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	for _, p := range paths {
+		if err := os.Lchown(p, int(st.Uid), int(st.Gid)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Decision is what Launch decided.
