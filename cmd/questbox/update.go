@@ -133,16 +133,13 @@ func (c *updateCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return usagef("update: the signature: %v", err)
 	}
-	r, err := release.Check(pub, release.Host(), bin, sig)
-	if err != nil {
-		return usagef("update: %s refused, nothing changed: %v", src, err)
-	}
 	d, err := e.updateDir()
 	if err != nil {
 		return err
 	}
-	if _, err := d.Stage(bin, r); err != nil {
-		return usagef("%v", err)
+	r, _, err := d.Install(pub, release.Host(), bin, sig)
+	if err != nil {
+		return usagef("update: %s refused, nothing changed: %v", src, err)
 	}
 	fmt.Fprintf(e.stdout, "questbox %s (%s) verified and staged; ", r.Version, r.Target)
 	pid, err := daemonPID(e.cfg.SocketPath())
