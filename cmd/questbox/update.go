@@ -25,6 +25,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/update"
 )
 
@@ -116,10 +117,7 @@ func (c *updateCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	key := c.key
 	if key == "" {
-		key = "/etc/questbox/release.pub"
-		if e.cfg.Path != "" {
-			key = filepath.Join(filepath.Dir(e.cfg.Path), "release.pub")
-		}
+		key = e.releaseKeyPath()
 	}
 	pub, err := release.ReadPublicKey(key)
 	if err != nil {
@@ -252,4 +250,60 @@ func (d *daemon) restartForUpdate() {
 	}
 	d.log.Warn("update: a release is staged; stopping to start it on trial", "version", s.Version, "running", version)
 	d.restart(errUpdateRestart)
+}
+
+// releaseKeyPath is the release public key: release.pub beside the config
+// file, /etc/questbox/release.pub without one.
+func (e *env) releaseKeyPath() string {
+	if e.cfg.Path != "" {
+		return filepath.Join(filepath.Dir(e.cfg.Path), "release.pub")
+	}
+	return "/etc/questbox/release.pub"
+}
+
+// daemonUpdater is the dashboard's api.Updater: an upload is installed as
+// `questbox update` installs a file (update.Dir.Install), and the daemon
+// then restarts into it.
+type daemonUpdater struct{ d *daemon }
+
+func (u daemonUpdater) Install(ctx context.Context, binary, sig []byte) (api.UpdateStatus, error) {
+	e := u.d.e
+	pub, err := release.ReadPublicKey(e.releaseKeyPath())
+	if err != nil {
+		return api.UpdateStatus{}, err
+	}
+	dir, err := e.updateDir()
+	if err != nil {
+		return api.UpdateStatus{}, err
+	}
+	r, _, err := dir.Install(pub, release.Host(), binary, sig)
+	if err != nil {
+		u.d.log.Warn("update: an upload on the dashboard was refused; nothing changed", "err", err)
+		return api.UpdateStatus{}, err
+	}
+	u.d.log.Warn("update: a release uploaded on the dashboard is staged; stopping to start it on trial", "version", r.Version, "running", version)
+	st, err := u.Status()
+	if u.d.restart != nil {
+		u.d.restart(errUpdateRestart)
+	}
+	return st, err
+}
+
+func (u daemonUpdater) Status() (api.UpdateStatus, error) {
+	dir, err := u.d.e.updateDir()
+	if err != nil {
+		return api.UpdateStatus{}, err
+	}
+	s, err := dir.State()
+	if err != nil {
+		return api.UpdateStatus{}, err
+	}
+	st := api.UpdateStatus{Running: version, Committed: s.Current.Version, Last: s.Last}
+	if s.Previous != nil {
+		st.Rollback = s.Previous.Version
+	}
+	if s.Trial != nil {
+		st.Trial = s.Trial.Version
+	}
+	return st, nil
 }

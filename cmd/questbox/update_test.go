@@ -2,13 +2,19 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	"io"
+	"mime/multipart"
 	"net"
+	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +26,7 @@ import (
 
 	"github.com/questbox/questbox/internal/buildtest"
 	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // unitSettings are the questbox.service settings that decide whether
@@ -550,4 +557,110 @@ func TestUpdateRollsBack(t *testing.T) {
 			b.qbx(0, "verify")
 		})
 	}
+}
+
+var dashboardLog = regexp.MustCompile(`msg="dashboard listening" url=(\S+)`)
+
+// dashboard logs in to the current start's dashboard with the password
+// the first start generated, and returns a client with the session and
+// the dashboard's URL and CSRF token.
+func (b *updateBox) dashboard() (*http.Client, string, string) {
+	t := b.t
+	t.Helper()
+	first, _ := os.ReadFile(b.sd.logs[0])
+	pw := passwordLog.FindStringSubmatch(string(first))
+	u := dashboardLog.FindStringSubmatch(b.sd.lastLog())
+	if pw == nil || u == nil {
+		t.Fatalf("no dashboard password or URL in the log:\n%s", b.sd.log())
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar}
+	body, _ := json.Marshal(map[string]string{"password": pw[1]})
+	resp, err := c.Post(u[1]+"login", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var sess struct{ CSRF string }
+	if err := json.NewDecoder(resp.Body).Decode(&sess); err != nil || sess.CSRF == "" {
+		t.Fatalf("login: %s, %v", resp.Status, err)
+	}
+	return c, u[1], sess.CSRF
+}
+
+// upload posts a release file (and its .minisig, when there is one) to
+// the dashboard as its page does; it returns the status and the body.
+func upload(t *testing.T, c *http.Client, url, csrf, file string) (int, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for part, p := range map[string]string{"binary": file, "signature": file + ".minisig"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		w, _ := mw.CreateFormFile(part, filepath.Base(p))
+		w.Write(b)
+	}
+	mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, url+"api/update", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	if csrf != "" {
+		req.Header.Set("X-CSRF-Token", csrf)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(out)
+}
+
+// TestUpdateFromTheDashboard: the dashboard's upload is behind the
+// session and its CSRF token, refuses an unsigned release with nothing
+// changed, and installs a signed one as `questbox update` does: the
+// daemon restarts into it and commits it; the dashboard then shows the
+// running version and the one kept for rollback.
+func TestUpdateFromTheDashboard(t *testing.T) {
+	b := newUpdateBox(t)
+	newer := buildtest.Build(t, buildtest.Variant{Version: newVersion})
+	good := b.release(newer, "questbox-good", newVersion, &b.priv)
+	unsigned := b.release(newer, "questbox-unsigned", newVersion, nil)
+	c, url, csrf := b.dashboard()
+	before := b.dataFiles()
+
+	if code, body := upload(t, http.DefaultClient, url, "", good); code != http.StatusUnauthorized {
+		t.Errorf("without a session: %d %s, want 401", code, body)
+	}
+	if code, body := upload(t, c, url, "", good); code != http.StatusForbidden || !strings.Contains(body, "X-CSRF-Token") {
+		t.Errorf("without the CSRF token: %d %s, want 403", code, body)
+	}
+	if code, body := upload(t, c, url, csrf, unsigned); code != http.StatusBadRequest || !strings.Contains(body, "the release is not signed") {
+		t.Errorf("unsigned: %d %s, want 400 saying it is not signed", code, body)
+	}
+	if after := b.dataFiles(); !slices.Equal(before, after) || b.sd.starts != 1 {
+		t.Fatalf("a refused upload changed the box:\nbefore %v\nafter  %v", before, after)
+	}
+
+	code, body := upload(t, c, url, csrf, good)
+	if code != http.StatusOK || !strings.Contains(body, `"trial": "`+newVersion+`"`) {
+		t.Fatalf("a signed release: %d %s", code, body)
+	}
+	if st := b.sd.exitAndRestart(); st != exitRestart {
+		t.Errorf("the daemon exited %d to restart into the release, want %d", st, exitRestart)
+	}
+	b.sd.until("STATUS=update to " + newVersion + " committed")
+	c, url, _ = b.dashboard()
+	resp, err := c.Get(url + "api/update")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var st api.UpdateStatus
+	json.NewDecoder(resp.Body).Decode(&st)
+	if st.Running != newVersion || st.Committed != newVersion || st.Rollback != oldVersion {
+		t.Errorf("the dashboard shows %+v, want %s running and committed, %s kept for rollback", st, newVersion, oldVersion)
+	}
+	b.sd.stop()
 }

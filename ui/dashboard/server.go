@@ -145,12 +145,15 @@ func (s *Server) routes() {
 
 	// The changes a dashboard may make (issue 11): stop and resume a
 	// quest, abort a node, decide a consent (refused by the API unless
-	// dashboard.consent is on) and press the simulated button (refused by
-	// the box on real pins). Creating quests, submitting answers, exports
+	// dashboard.consent is on), press the simulated button (refused by
+	// the box on real pins) and upload a signed release (checked as
+	// `questbox update` checks it; the API answers unavailable unless the
+	// daemon gave it an Updater). Creating quests, submitting answers, exports
 	// and ticks stay with the CLI on the box.
 	ok := func(http.ResponseWriter, *http.Request) {}
 	for _, p := range []string{"POST /api/quests/{id}/stop", "POST /api/quests/{id}/resume", "POST /api/nodes/{id}/abort",
-		"POST /api/consents/{node}/approve", "POST /api/consents/{node}/reject", "POST /api/device/press"} {
+		"POST /api/consents/{node}/approve", "POST /api/consents/{node}/reject", "POST /api/device/press",
+		"POST /api/update"} {
 		s.changes.HandleFunc(p, ok)
 	}
 }
