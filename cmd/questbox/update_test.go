@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -390,9 +391,23 @@ func (b *updateBox) release(bin, name, version string, key *minisign.PrivateKey)
 	return p
 }
 
-// update runs `questbox update FILE`, wanting exit want; it returns
+// update runs `questbox update FILE|URL`, wanting exit want; it returns
 // stdout and stderr.
 func (b *updateBox) update(want int, file string) string {
+	b.t.Helper()
+	code, out := b.runUpdate(file)
+	if code != want {
+		b.t.Fatalf("questbox update %s: exit %d, want %d\n%s", file, code, want, out)
+	}
+	return out
+}
+
+func (b *updateBox) updateCode(file string) int {
+	code, _ := b.runUpdate(file)
+	return code
+}
+
+func (b *updateBox) runUpdate(file string) (int, string) {
 	b.t.Helper()
 	cmd := exec.Command(b.sd.bin, "update", file, "--config", b.cfg, "--data", b.data)
 	out, err := cmd.CombinedOutput()
@@ -402,10 +417,7 @@ func (b *updateBox) update(want int, file string) string {
 	} else if err != nil {
 		b.t.Fatal(err)
 	}
-	if code != want {
-		b.t.Fatalf("questbox update %s: exit %d, want %d\n%s", file, code, want, out)
-	}
-	return string(out)
+	return code, string(out)
 }
 
 type versionView struct {
@@ -479,14 +491,20 @@ func TestUpdateRefused(t *testing.T) {
 	b.sd.stop()
 }
 
-// TestUpdateCommits: a good release is started on trial through the
-// daemon's own restart, committed once it has been READY and fed the
-// watchdog for the settling time, and runs at every later start; the old
-// version is kept for a rollback and the data is there.
+// TestUpdateCommits: a good release, fetched from a URL (a loopback
+// server), is started on trial through the daemon's own restart,
+// committed once it has been READY and fed the watchdog for the settling
+// time, and runs at every later start; the old version is kept for a
+// rollback and the data is there.
 func TestUpdateCommits(t *testing.T) {
 	b := newUpdateBox(t)
-	file := b.release(buildtest.Build(t, buildtest.Variant{Version: newVersion}), "questbox-linux", newVersion, &b.priv)
-	out := b.update(0, file)
+	b.release(buildtest.Build(t, buildtest.Variant{Version: newVersion}), "questbox-linux", newVersion, &b.priv)
+	srv := httptest.NewServer(http.FileServer(http.Dir(b.dir)))
+	defer srv.Close()
+	if code := b.updateCode(srv.URL + "/no-such-release"); code != exitUsage {
+		t.Errorf("a URL that is not there: exit %d, want %d", code, exitUsage)
+	}
+	out := b.update(0, srv.URL+"/questbox-linux")
 	if !strings.Contains(out, "the daemon restarts into it") {
 		t.Errorf("update said %q", out)
 	}
