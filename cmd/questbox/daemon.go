@@ -70,7 +70,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	log := slog.New(slog.NewTextHandler(e.stderr, nil))
 	// The packaged binary may hand over to a release in the data
 	// directory here (update.go); nothing has been opened yet.
-	trial, err := e.launch(func(msg string, args ...any) { log.Warn(msg, args...) })
+	l, err := e.launch(func(msg string, args ...any) { log.Warn(msg, args...) })
 	if err != nil {
 		return err
 	}
@@ -78,8 +78,8 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	ctx, restart := context.WithCancelCause(ctx)
 	defer restart(nil)
 	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
-		log: log, engines: newDaemonEngines(), trial: trial, settle: c.settle, restart: restart}
-	if trial {
+		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart}
+	if l.trial {
 		log.Warn("update: this version is on trial", "version", version, "settle", c.settle)
 	}
 	err = d.run(ctx)
@@ -143,10 +143,13 @@ type daemon struct {
 	// The update on trial (update.go). trial and settle are set before
 	// run; readyAt is set by ready before the tick loop starts; committed
 	// is the tick loop's alone.
-	trial     bool
-	settle    time.Duration
-	readyAt   time.Time
-	committed bool
+	trial  bool
+	settle time.Duration
+	// rolledBack is what a rollback at this start said: the LEDs show
+	// it as a fault for as long as this daemon runs.
+	rolledBack string
+	readyAt    time.Time
+	committed  bool
 	// restart stops the daemon with a cause (errUpdateRestart); nil in
 	// tests that build a daemon by hand.
 	restart func(error)
@@ -163,6 +166,9 @@ func (d *daemon) run(ctx context.Context) error {
 		return err
 	}
 	defer d.dev.Close()
+	if d.rolledBack != "" {
+		d.box.Notice("update rolled back (see the journal or questbox version)")
+	}
 	// The LEDs chase from now on, and show a refused store.
 	// On an early return (no socket, no store) the LEDs stop too.
 	bctx, stopBox := context.WithCancel(ctx)

@@ -40,6 +40,9 @@ const (
 	// release from the data directory in its place: its value is the
 	// packaged version, and the release does not launch again.
 	launchedEnv = "QUESTBOX_LAUNCHED"
+	// rolledBackEnv carries what a rollback said across the exec into the
+	// committed release, which shows it on the LEDs.
+	rolledBackEnv = "QUESTBOX_ROLLED_BACK"
 	// defaultSettle is how long a release on trial must be READY and
 	// feeding the watchdog before it is committed.
 	defaultSettle = 2 * time.Minute
@@ -62,38 +65,51 @@ func (e *env) updateDir() (*update.Dir, error) {
 	return update.Open(e.data, filepath.Join(e.data, engine.StoreFile), e.packagedVersion())
 }
 
+// launched is what launch decided for the binary that runs.
+type launched struct {
+	trial      bool   // this start is a trial of the running version
+	rolledBack string // what a rollback at this start said, or ""
+}
+
 // launch is the first thing `run` does in the packaged binary: it decides
 // which binary runs (update.Dir.Launch) and, when it is another, executes
 // it in place of this process; it returns only when this binary runs.
-// The returned trial says this start is a trial of the running version.
-func (e *env) launch(log func(msg string, args ...any)) (trial bool, err error) {
+func (e *env) launch(log func(msg string, args ...any)) (launched, error) {
 	d, err := e.updateDir()
 	if err != nil {
-		return false, err
+		return launched{}, err
 	}
 	if e.getenv(launchedEnv) != "" {
 		// Launched by the packaged binary: Launch has run already.
 		s, err := d.State()
 		if err != nil {
-			return false, err
+			return launched{}, err
 		}
-		return s.Trial != nil && s.Trial.Version == version && s.Trial.Starts > 0, nil
+		return launched{trial: s.Trial != nil && s.Trial.Version == version && s.Trial.Starts > 0,
+			rolledBack: e.getenv(rolledBackEnv)}, nil
 	}
 	dec, err := d.Launch()
 	if err != nil {
-		return false, err
+		return launched{}, err
 	}
 	if dec.Said != "" {
 		log(dec.Said)
 	}
+	l := launched{trial: dec.Trial}
+	if dec.RolledBack {
+		l.rolledBack = dec.Said
+	}
 	if dec.Exec == "" {
-		return dec.Trial, nil
+		return l, nil
 	}
 	env := append(os.Environ(), launchedEnv+"="+version)
+	if l.rolledBack != "" {
+		env = append(env, rolledBackEnv+"="+l.rolledBack)
+	}
 	err = syscall.Exec(dec.Exec, append([]string{dec.Exec}, os.Args[1:]...), env)
 	// Exec returned: the binary cannot run here. Counted as a failed start
 	// of the trial (the unit restarts us and Launch rolls it back).
-	return false, fmt.Errorf("start %s: %w", dec.Exec, err)
+	return launched{}, fmt.Errorf("start %s: %w", dec.Exec, err)
 }
 
 // updateCmd is `update FILE|URL`.

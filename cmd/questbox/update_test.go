@@ -568,6 +568,18 @@ func TestUpdateRollsBack(t *testing.T) {
 			if v.Trial != "" || v.Committed != oldVersion || !strings.Contains(v.Last, "rolled back") {
 				t.Errorf("after the rollback: %+v", v)
 			}
+			// The LEDs say it once the start-up chase (BootChase) is over:
+			// red blinks fast (a fault) until the next start.
+			var dev api.Device
+			waitFor(t, "the start-up chase to end", func() bool {
+				if err := json.Unmarshal([]byte(b.qbx(0, "device", "status", "--json")), &dev); err != nil {
+					t.Fatal(err)
+				}
+				return !dev.State.Starting
+			})
+			if !strings.Contains(dev.State.Fault, "update rolled back") || dev.Red.Pattern != "blink 4Hz" {
+				t.Errorf("the LEDs after the rollback: red %q, fault %q; want a fault saying the update was rolled back", dev.Red.Pattern, dev.State.Fault)
+			}
 			if !strings.Contains(b.qbx(0, "quest", "list"), "keep") {
 				t.Error("the quest made before the update is gone")
 			}
