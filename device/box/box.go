@@ -95,7 +95,7 @@ type Box struct {
 	tickErr string
 	readErr string
 	notice  string // a fault that stays until Notice("") (a rolled-back update)
-	offline bool // the network probe's last word
+	offline bool   // the network probe's last word
 	broker  Broker
 	stopped <-chan struct{} // done when Run's context ends (nil before Run)
 }
