@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -120,7 +121,8 @@ type Decision struct {
 }
 
 // Launch decides which binary this start runs; the packaged binary calls
-// it first thing in `questbox run`. A trial gets its start counted (and,
+// it first thing in `questbox run`. When it returns an error the caller
+// runs the packaged binary: it always works. A trial gets its start counted (and,
 // at its first start, the store snapshotted); a trial out of starts is
 // rolled back: its snapshot put back and the committed binary run.
 func (d *Dir) Launch() (Decision, error) {
@@ -139,7 +141,17 @@ func (d *Dir) Launch() (Decision, error) {
 		} else {
 			if t.Starts == 0 {
 				if t.Snapshot, err = d.snapshot(t.Version); err != nil {
-					return Decision{}, err
+					// A trial that could not be undone is not started.
+					said, rerr := d.rollback(&s, fmt.Sprintf("it was not started: %v", err))
+					if rerr != nil {
+						return Decision{}, rerr
+					}
+					dec.RolledBack, dec.Said = true, said
+					dec.Slot = s.Current
+					if s.Current.File != "" {
+						dec.Exec = filepath.Join(d.bin, s.Current.File)
+					}
+					return dec, nil
 				}
 			}
 			t.Starts++
@@ -166,7 +178,9 @@ func (d *Dir) snapshot(version string) (string, error) {
 		return "", nil
 	}
 	name := filepath.Base(d.store) + ".pre-" + version
-	db, err := bolt.Open(d.store, 0o600, &bolt.Options{ReadOnly: true, Timeout: 0})
+	// Nothing else holds the store at start-up; a CLI verb that does
+	// (in-process, without a daemon) gets a moment to finish.
+	db, err := bolt.Open(d.store, 0o600, &bolt.Options{ReadOnly: true, Timeout: 30 * time.Second})
 	if err != nil {
 		return "", fmt.Errorf("update: snapshot of the store before the trial: %w", err)
 	}

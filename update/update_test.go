@@ -211,3 +211,21 @@ func TestPackageWins(t *testing.T) {
 		t.Errorf("state says %q", s.Last)
 	}
 }
+
+// TestUnsnapshottableStoreIsNotTried: a trial whose store cannot be
+// copied (here: not a bbolt file) could not be undone, so it never starts.
+func TestUnsnapshottableStoreIsNotTried(t *testing.T) {
+	b := newBox(t)
+	if err := os.WriteFile(b.store, []byte("not a bbolt file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := b.dir("v1")
+	stage(t, d, "v2")
+	dec := launch(t, d)
+	if dec.Trial || dec.Exec != "" || !dec.RolledBack || !strings.Contains(dec.Said, "it was not started") {
+		t.Fatalf("got %+v, want the trial refused and the packaged v1 run", dec)
+	}
+	if got, _ := os.ReadFile(b.store); string(got) != "not a bbolt file" {
+		t.Errorf("the store was changed: %q", got)
+	}
+}

@@ -140,16 +140,17 @@ type daemon struct {
 	stopMQTT func()
 	dash     *dashboardRun
 
-	// The update on trial (update.go). trial and settle are set before
-	// run; readyAt is set by ready before the tick loop starts; committed
-	// is the tick loop's alone.
+	// The update on trial (update.go). trial, settle and rolledBack are
+	// set before run; healthySince is set by ready before the tick loop
+	// starts, and then, like committed, is the tick loop's alone: a failed
+	// tick (no watchdog fed) starts the settling time again.
 	trial  bool
 	settle time.Duration
 	// rolledBack is what a rollback at this start said: the LEDs show
 	// it as a fault for as long as this daemon runs.
-	rolledBack string
-	readyAt    time.Time
-	committed  bool
+	rolledBack   string
+	healthySince time.Time
+	committed    bool
 	// restart stops the daemon with a cause (errUpdateRestart); nil in
 	// tests that build a daemon by hand.
 	restart func(error)
@@ -307,7 +308,7 @@ func (d *daemon) ready() {
 	d.engines.set(d.eng, nil)
 	d.log.Info("questbox is running", "version", version, "data", d.e.data, "socket", d.cfg.SocketPath(), "tick", d.tick,
 		"providers", d.wire.providerNames(), "demo", d.demo, "gpio", d.dev.Backend())
-	d.readyAt = time.Now()
+	d.healthySince = time.Now()
 	d.notify("READY=1")
 	d.box.SetReady()
 }
@@ -333,6 +334,8 @@ func (d *daemon) tickDone(rep engine.TickReport, err error) {
 	if err == nil {
 		d.notify("WATCHDOG=1")
 		d.trialCommit()
+	} else {
+		d.healthySince = time.Now()
 	}
 }
 

@@ -90,7 +90,10 @@ func (e *env) launch(log func(msg string, args ...any)) (launched, error) {
 	}
 	dec, err := d.Launch()
 	if err != nil {
-		return launched{}, err
+		// The packaged binary runs: a box whose update state cannot be
+		// read or written must still start.
+		log("update: the update state cannot be used; running the packaged binary", "err", err)
+		return launched{}, nil
 	}
 	if dec.Said != "" {
 		log(dec.Said)
@@ -107,9 +110,14 @@ func (e *env) launch(log func(msg string, args ...any)) (launched, error) {
 		env = append(env, rolledBackEnv+"="+l.rolledBack)
 	}
 	err = syscall.Exec(dec.Exec, append([]string{dec.Exec}, os.Args[1:]...), env)
-	// Exec returned: the binary cannot run here. Counted as a failed start
-	// of the trial (the unit restarts us and Launch rolls it back).
-	return launched{}, fmt.Errorf("start %s: %w", dec.Exec, err)
+	// Exec returned: the binary cannot run here. A trial's start failed
+	// (the unit restarts us and Launch counts it); a committed release
+	// that is gone or broken leaves the packaged binary to run.
+	if dec.Trial {
+		return launched{}, fmt.Errorf("start %s: %w", dec.Exec, err)
+	}
+	log("update: the committed release cannot be started; running the packaged binary", "file", dec.Exec, "err", err)
+	return launched{rolledBack: l.rolledBack}, nil
 }
 
 // updateCmd is `update FILE|URL`.
@@ -233,10 +241,10 @@ func daemonPID(sock string) (int, error) {
 }
 
 // trialCommit commits the release on trial once the daemon has been READY
-// for settle and its tick loop keeps feeding the watchdog: tickDone calls
+// and every tick since has fed the watchdog, for settle: tickDone calls
 // it after each WATCHDOG=1.
 func (d *daemon) trialCommit() {
-	if !d.trial || d.committed || d.readyAt.IsZero() || time.Since(d.readyAt) < d.settle {
+	if !d.trial || d.committed || d.healthySince.IsZero() || time.Since(d.healthySince) < d.settle {
 		return
 	}
 	d.committed = true
