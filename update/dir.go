@@ -8,9 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/release"
 )
@@ -18,9 +15,14 @@ import (
 // DefaultTries is how many starts a trial gets to commit.
 const DefaultTries = 2
 
-// ErrNoTrial is returned by Commit when there is no trial of the running
-// version to commit.
-var ErrNoTrial = errors.New("no update on trial for this version")
+var (
+	// ErrNoTrial is returned by Commit when there is no trial of the
+	// running version to commit.
+	ErrNoTrial = errors.New("no update on trial for this version")
+	// ErrOnTrial is returned by Stage (and Install) when a release is on
+	// trial already: it is judged by its own starts first.
+	ErrOnTrial = errors.New("an update is on trial")
+)
 
 // Dir is the binaries of one data directory.
 type Dir struct {
@@ -28,15 +30,18 @@ type Dir struct {
 	bin   string // data/bin
 	store string // the store file
 	pkg   string // the packaged binary's version
+	copy  func(src, dst string) error
 	// Tries is how many starts a trial gets; DefaultTries when 0.
 	Tries int
 }
 
 // Open returns the Dir of data, whose store is the file store, for a box
-// whose packaged binary is version pkg. It writes nothing: data/bin is
-// made by the first Stage.
-func Open(data, store, pkg string) (*Dir, error) {
-	return &Dir{data: data, bin: filepath.Join(data, "bin"), store: store, pkg: pkg}, nil
+// whose packaged binary is version pkg. snapshot copies the store
+// consistently to a new file (engine.SnapshotStore: the store's format is
+// the engine's business). Open writes nothing: data/bin is made by the
+// first Stage.
+func Open(data, store, pkg string, snapshot func(src, dst string) error) (*Dir, error) {
+	return &Dir{data: data, bin: filepath.Join(data, "bin"), store: store, pkg: pkg, copy: snapshot}, nil
 }
 
 func (d *Dir) tries() int {
@@ -59,7 +64,7 @@ func (d *Dir) Stage(binary []byte, r release.Release) (State, error) {
 		return State{}, err
 	}
 	if s.Trial != nil && s.Trial.Starts > 0 {
-		return s, fmt.Errorf("update: %s is on trial (started %d times); wait until it is committed or rolled back", s.Trial.Version, s.Trial.Starts)
+		return s, fmt.Errorf("%w: %s (started %d times); wait until it is committed or rolled back", ErrOnTrial, s.Trial.Version, s.Trial.Starts)
 	}
 	if strings.ContainsAny(r.Version, "/\\") || r.Version == "" || r.Version == "." || r.Version == ".." {
 		return s, fmt.Errorf("update: version %q cannot name a file", r.Version)
@@ -171,26 +176,14 @@ func (d *Dir) Launch() (Decision, error) {
 	return dec, nil
 }
 
-// snapshot copies the store, as one bbolt read transaction, to
-// bin/questbox.db.pre-<version>; "" when there is no store yet.
+// snapshot copies the store to bin/questbox.db.pre-<version> (d.copy);
+// "" when there is no store yet.
 func (d *Dir) snapshot(version string) (string, error) {
 	if _, err := os.Stat(d.store); errors.Is(err, os.ErrNotExist) {
 		return "", nil
 	}
 	name := filepath.Base(d.store) + ".pre-" + version
-	// Nothing else holds the store at start-up; a CLI verb that does
-	// (in-process, without a daemon) gets a moment to finish.
-	db, err := bolt.Open(d.store, 0o600, &bolt.Options{ReadOnly: true, Timeout: 30 * time.Second})
-	if err != nil {
-		return "", fmt.Errorf("update: snapshot of the store before the trial: %w", err)
-	}
-	defer db.Close()
-	dst := filepath.Join(d.bin, name)
-	err = db.View(func(tx *bolt.Tx) error { return tx.CopyFile(dst+".tmp", 0o600) })
-	if err == nil {
-		err = syncRename(dst+".tmp", dst)
-	}
-	if err != nil {
+	if err := d.copy(d.store, filepath.Join(d.bin, name)); err != nil {
 		return "", fmt.Errorf("update: snapshot of the store before the trial: %w", err)
 	}
 	return name, nil

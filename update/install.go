@@ -1,6 +1,8 @@
 package update
 
 import (
+	"errors"
+
 	"aead.dev/minisign"
 
 	"github.com/questbox/questbox/release"
@@ -19,4 +21,16 @@ func (d *Dir) Install(pub minisign.PublicKey, host release.Target, binary, sig [
 	}
 	s, err := d.Stage(binary, r)
 	return r, s, err
+}
+
+// Refused says err is a refusal of Install that changed nothing and whose
+// message is for the person who sent the release: a release sentinel, or
+// ErrOnTrial.
+func Refused(err error) bool {
+	for _, s := range []error{release.ErrUnsigned, release.ErrOtherKey, release.ErrBadSignature, release.ErrWrongTarget, release.ErrNotRelease, ErrOnTrial} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
 }

@@ -7,15 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/release"
 	"github.com/questbox/questbox/update"
 )
 
 var host = release.Target{OS: "linux", Arch: "amd64"}
 
-// box is a data directory with a bbolt store holding one value.
+// box is a data directory whose "store" is a plain file: the snapshot
+// here is a byte copy (engine.SnapshotStore, the real one, is tested in
+// engine and through cmd/questbox's update tests).
 type box struct {
 	t     *testing.T
 	data  string
@@ -29,8 +30,20 @@ func newBox(t *testing.T) *box {
 	return b
 }
 
+func copyBytes(src, dst string) error {
+	body, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, body, 0o600)
+}
+
 func (b *box) dir(pkg string) *update.Dir {
-	d, err := update.Open(b.data, b.store, pkg)
+	return b.dirWith(pkg, copyBytes)
+}
+
+func (b *box) dirWith(pkg string, snapshot func(src, dst string) error) *update.Dir {
+	d, err := update.Open(b.data, b.store, pkg, snapshot)
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -39,32 +52,18 @@ func (b *box) dir(pkg string) *update.Dir {
 
 func (b *box) put(v string) {
 	b.t.Helper()
-	db, err := bolt.Open(b.store, 0o600, nil)
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error {
-		bk, err := tx.CreateBucketIfNotExists([]byte("t"))
-		if err != nil {
-			return err
-		}
-		return bk.Put([]byte("k"), []byte(v))
-	}); err != nil {
+	if err := os.WriteFile(b.store, []byte(v), 0o600); err != nil {
 		b.t.Fatal(err)
 	}
 }
 
 func (b *box) get() string {
 	b.t.Helper()
-	db, err := bolt.Open(b.store, 0o600, &bolt.Options{ReadOnly: true})
+	v, err := os.ReadFile(b.store)
 	if err != nil {
 		b.t.Fatal(err)
 	}
-	defer db.Close()
-	var v string
-	db.View(func(tx *bolt.Tx) error { v = string(tx.Bucket([]byte("t")).Get([]byte("k"))); return nil })
-	return v
+	return string(v)
 }
 
 func launch(t *testing.T, d *update.Dir) update.Decision {
@@ -184,7 +183,7 @@ func TestStageDuringTrialRefused(t *testing.T) {
 	stage(t, d, "v2")
 	stage(t, d, "v3") // not started yet: replaced
 	launch(t, d)
-	if _, err := d.Stage([]byte("x"), release.Release{Version: "v4", Target: host}); err == nil || !strings.Contains(err.Error(), "v3 is on trial") {
+	if _, err := d.Stage([]byte("x"), release.Release{Version: "v4", Target: host}); !errors.Is(err, update.ErrOnTrial) || !strings.Contains(err.Error(), "v3 (started 1 times)") {
 		t.Errorf("got %v, want a refusal naming the trial", err)
 	}
 	if _, err := d.Stage([]byte("x"), release.Release{Version: "../x", Target: host}); err == nil {
@@ -213,13 +212,14 @@ func TestPackageWins(t *testing.T) {
 }
 
 // TestUnsnapshottableStoreIsNotTried: a trial whose store cannot be
-// copied (here: not a bbolt file) could not be undone, so it never starts.
+// copied (here: not a bbolt file, for the engine's snapshot) could not be
+// undone, so it never starts.
 func TestUnsnapshottableStoreIsNotTried(t *testing.T) {
 	b := newBox(t)
 	if err := os.WriteFile(b.store, []byte("not a bbolt file"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d := b.dir("v1")
+	d := b.dirWith("v1", engine.SnapshotStore)
 	stage(t, d, "v2")
 	dec := launch(t, d)
 	if dec.Trial || dec.Exec != "" || !dec.RolledBack || !strings.Contains(dec.Said, "it was not started") {
@@ -227,5 +227,22 @@ func TestUnsnapshottableStoreIsNotTried(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(b.store); string(got) != "not a bbolt file" {
 		t.Errorf("the store was changed: %q", got)
+	}
+}
+
+func TestRefused(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{release.ErrUnsigned, true},
+		{release.ErrWrongTarget, true},
+		{update.ErrOnTrial, true},
+		{errors.New("disk full"), false},
+		{nil, false},
+	} {
+		if got := update.Refused(tc.err); got != tc.want {
+			t.Errorf("Refused(%v) = %v, want %v", tc.err, got, tc.want)
+		}
 	}
 }

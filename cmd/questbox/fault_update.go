@@ -7,14 +7,12 @@ package main
 // STAGE of its start-up. Release builds never have the tag.
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"path/filepath"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // fault names the stage at which this build breaks (see updateFault).
@@ -49,17 +47,9 @@ func updateFault(stage, data string) {
 	}
 }
 
+// migrateAway sets the store's schema version to one past this
+// questbox's, as a migration of a later version would have left it
+// (engine/storetest writes it; only the engine's packages open bbolt).
 func migrateAway(data string) error {
-	db, err := bolt.Open(filepath.Join(data, engine.StoreFile), 0o600, nil)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	return db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists([]byte("meta"))
-		if err != nil {
-			return err
-		}
-		return b.Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, engine.SchemaVersion+1))
-	})
+	return storetest.SetSchema(filepath.Join(data, engine.StoreFile), engine.SchemaVersion+1)
 }

@@ -62,7 +62,7 @@ func (e *env) packagedVersion() string {
 }
 
 func (e *env) updateDir() (*update.Dir, error) {
-	return update.Open(e.data, filepath.Join(e.data, engine.StoreFile), e.packagedVersion())
+	return update.Open(e.data, filepath.Join(e.data, engine.StoreFile), e.packagedVersion(), engine.SnapshotStore)
 }
 
 // launched is what launch decided for the binary that runs.
@@ -301,8 +301,15 @@ func (u daemonUpdater) Install(ctx context.Context, binary, sig []byte) (api.Upd
 		return api.UpdateStatus{}, err
 	}
 	r, _, err := dir.Install(pub, release.Host(), binary, sig)
-	if err != nil {
+	if update.Refused(err) {
 		u.d.log.Warn("update: an upload on the dashboard was refused; nothing changed", "err", err)
+		code := api.CodeInvalid
+		if errors.Is(err, update.ErrOnTrial) {
+			code = api.CodeConflict
+		}
+		return api.UpdateStatus{}, &api.Error{Code: code, Message: "refused, nothing changed: " + err.Error()}
+	}
+	if err != nil {
 		return api.UpdateStatus{}, err
 	}
 	u.d.log.Warn("update: a release uploaded on the dashboard is staged; stopping to start it on trial", "version", r.Version, "running", version)

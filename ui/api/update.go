@@ -5,8 +5,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-
-	"github.com/questbox/questbox/release"
 )
 
 // MaxRelease bounds a release uploaded to POST /api/update (the binary and
@@ -20,9 +18,9 @@ const MaxRelease = 64 << 20
 type Updater interface {
 	// Install checks binary and its minisign signature sig and, when they
 	// pass, stages the release and has the daemon restart into it. A
-	// refused release changes nothing and its error wraps a release
-	// sentinel (unsigned, another key, a bad signature, another machine,
-	// not a questbox release).
+	// refused release changes nothing and its error is an *Error saying
+	// why (CodeInvalid: unsigned, another key, a bad signature, another
+	// machine; CodeConflict: an update is on trial already).
 	Install(ctx context.Context, binary, sig []byte) (UpdateStatus, error)
 	// Status says what runs, is on trial and is kept for rollback.
 	Status() (UpdateStatus, error)
@@ -97,9 +95,6 @@ func (s *Server) updateInstall(w http.ResponseWriter, r *http.Request) {
 			return errorf(CodeInvalid, "no binary part: choose the release file")
 		}
 		st, err := s.opt.Update.Install(r.Context(), bin, sig)
-		if refused(err) {
-			return errorf(CodeInvalid, "refused, nothing changed: %v", err)
-		}
 		if err != nil {
 			return err
 		}
@@ -112,14 +107,4 @@ func uploadErr(err error) error {
 		return errorf(CodeTooLarge, "the upload is larger than %d bytes", MaxRelease)
 	}
 	return errorf(CodeInvalid, "the upload cannot be read: %v", err)
-}
-
-// refused says err is a release's refusal, whose message is for the user.
-func refused(err error) bool {
-	for _, s := range []error{release.ErrUnsigned, release.ErrOtherKey, release.ErrBadSignature, release.ErrWrongTarget, release.ErrNotRelease} {
-		if errors.Is(err, s) {
-			return true
-		}
-	}
-	return false
 }
