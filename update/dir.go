@@ -118,11 +118,12 @@ type Decision struct {
 	// Slot is what runs.
 	Slot Slot
 	// Trial says Slot is on trial (start Starts of Tries).
-	Trial        bool
-	Starts       int
-	RolledBack   bool
-	Said         string // what happened, for the journal; "" when nothing did
-	StateChanged bool
+	Trial  bool
+	Starts int
+	// RolledBack says a trial was rolled back at this start.
+	RolledBack bool
+	// Said is what happened, for the journal; "" when nothing did.
+	Said string
 }
 
 // Launch decides which binary this start runs; the packaged binary calls
