@@ -14,16 +14,17 @@ BENCH_ARGS ?=
 # mosquitto (the MQTT tests run a real broker on a loopback port), chromium
 # (the dashboard's browser tests; they fail under CI=true without it),
 # iproute2 (the network-namespace fault test runs the daemon under
-# `ip netns exec`), systemd (systemd-analyze checks the units) and prometheus
-# (promtool checks the /metrics exposition).
-TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus
+# `ip netns exec`), systemd (systemd-analyze checks the units), prometheus
+# (promtool checks the /metrics exposition) and minisign (release
+# signatures are checked by hand with it; fails under CI=true without it).
+TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus minisign
 # Where browser tests save their screenshots.
 ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
 CROSS    := amd64 arm64 armv6 armv7
 
 .DEFAULT_GOAL := help
-.PHONY: help run test verify-units deb deb-test image image-test check fmt-check vet cross test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help run test verify-units deb deb-test image image-test check fmt-check vet cross release test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
@@ -55,6 +56,17 @@ vet: ## go vet ./...
 	$(GO) vet ./...
 
 cross: $(addprefix dist/questbox-linux-,$(CROSS)) ## static release binaries for amd64, arm64, armv6, armv7 in dist/
+
+# The release key: QUESTBOX_RELEASE_KEY names the minisign secret key file
+# (never in the repository; see the README, "Releases"). release.pub is its
+# public half, which the .deb and the image install as
+# /etc/questbox/release.pub.
+RELEASE_PUB ?= dist/release.pub
+
+release: cross ## cross builds, each signed (FILE.minisig) with the key QUESTBOX_RELEASE_KEY names; dist/release.pub
+	@test -n "$$QUESTBOX_RELEASE_KEY" || { echo "make release: set QUESTBOX_RELEASE_KEY to the release secret key file (README, Releases)"; exit 1; }
+	$(GO) run ./cmd/questbox-release sign --version $(VERSION) $(addprefix dist/questbox-linux-,$(CROSS))
+	$(GO) run ./cmd/questbox-release pub dist/release.pub
 
 dist/questbox-linux-amd64: GOENV := GOARCH=amd64
 dist/questbox-linux-arm64: GOENV := GOARCH=arm64

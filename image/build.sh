@@ -21,6 +21,7 @@
 # `unshare --map-root-user --map-auto`, so that the files keep their owners.
 #
 # Environment: BIN (dist/questbox-linux-arm64), CONF (dist/questbox.toml),
+# RELEASE_PUB (dist/release.pub, installed as /etc/questbox/release.pub),
 # OUT (dist/questbox-arm64.img), KEEP_RAW=1 keeps the uncompressed .img,
 # XZ_LEVEL (-3: a minute or two; -9 is a few MiB smaller and much slower),
 # QUESTBOX_IMAGE_CACHE and REFRESH (see rootfs.sh).
@@ -32,6 +33,7 @@ die() { log "$*"; exit 1; }
 
 BIN=${BIN:-dist/questbox-linux-arm64}
 CONF=${CONF:-dist/questbox.toml}
+RELEASE_PUB=${RELEASE_PUB:-dist/release.pub}
 OUT=${OUT:-dist/questbox-arm64.img}
 BOOT_MIB=256
 # Fixed, so that the data partition starts at the same place in every
@@ -81,6 +83,13 @@ sed 's|^listen = "127.0.0.1:8080"$|listen = ":8080"|' "$CONF" >"$root/etc/questb
 grep -q '^listen = ":8080"$' "$root/etc/questbox/questbox.toml" || die "$CONF has no listen line to open"
 chown "0:$gid" "$root/etc/questbox/questbox.toml"
 chmod 0640 "$root/etc/questbox/questbox.toml"
+# The release key `questbox update` checks releases against (README,
+# "Releases"); an image without one refuses every update.
+if [[ -f $RELEASE_PUB ]]; then
+	install -m 0644 "$RELEASE_PUB" "$root/etc/questbox/release.pub"
+else
+	log "warning: $RELEASE_PUB missing: the image has no release key, questbox update will refuse every release"
+fi
 install -d -m 0750 -o "$uid" -g "$gid" "$root/var/lib/questbox"
 install -d -m 2755 -g "$(awk -F: '$1 == "systemd-journal" {print $3}' "$root/etc/group")" "$root/var/log/journal"
 systemctl --root="$root" --quiet enable questbox.service questbox-setup.service questbox-data.service \

@@ -10,12 +10,15 @@
 # built with --root-owner-group.
 #
 # The package: /usr/bin/questbox, questbox.service, the udev rule, the
-# config as a conffile (/etc/questbox/questbox.toml), the README; the
+# config as a conffile (/etc/questbox/questbox.toml), the release public key
+# (/etc/questbox/release.pub, from RELEASE_PUB; replaced on upgrade, not a
+# conffile), the README; the
 # maintainer scripts in image/deb/ make the questbox user (in group gpio),
 # enable and start the service where systemd runs, stop it before removal,
 # and delete the store only on purge.
 #
-# Environment: VERSION (default: from git describe, made a Debian version).
+# Environment: VERSION (default: from git describe, made a Debian version),
+# RELEASE_PUB (default dist/release.pub).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -25,6 +28,12 @@ die() { log "$*"; exit 1; }
 (($# > 0)) || set -- arm64 armhf
 CONF=dist/questbox.toml
 [[ -f $CONF ]] || die "$CONF missing: make dist/questbox.toml"
+# The release public key (make release writes it): `questbox update` checks
+# releases against /etc/questbox/release.pub. Without it the package
+# installs, and questbox update refuses every release until the key is
+# put there by hand (README, "Releases").
+RELEASE_PUB=${RELEASE_PUB:-dist/release.pub}
+[[ -f $RELEASE_PUB ]] || log "warning: $RELEASE_PUB missing: the package has no release key, questbox update will refuse every release"
 
 # A Debian version must start with a digit: v1.2.3 -> 1.2.3; an untagged
 # tree -> 0~git<commit time>.<hash>; a dirty tree gets +dirty.
@@ -57,6 +66,9 @@ for arch in "$@"; do
 	install -D -m 0644 systemd/questbox.service "$tree/lib/systemd/system/questbox.service"
 	install -D -m 0644 systemd/60-questbox.rules "$tree/lib/udev/rules.d/60-questbox.rules"
 	install -D -m 0644 "$CONF" "$tree/etc/questbox/questbox.toml"
+	if [[ -f $RELEASE_PUB ]]; then
+		install -D -m 0644 "$RELEASE_PUB" "$tree/etc/questbox/release.pub"
+	fi
 	install -D -m 0644 README.md "$tree/usr/share/doc/questbox/README.md"
 	install -d -m 0755 "$tree/DEBIAN"
 	install -m 0755 image/deb/postinst image/deb/prerm image/deb/postrm "$tree/DEBIAN/"

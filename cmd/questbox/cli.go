@@ -165,7 +165,8 @@ func verbs() []verb {
 		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},
 		{"password", "[--stdin]", "set a new dashboard password (generated and printed, or read from stdin); ends every session", standalone, func() command { return new(passwordCmd) }},
 		{"salvage", "", "copy what is readable of a corrupt store into a fresh one", standalone, func() command { return new(salvageCmd) }},
-		{"version", "", "print the version", standalone, func() command { return new(versionCmd) }},
+		{"update", "FILE|URL [--sig FILE|URL] [--key FILE]", "install a signed release: the daemon restarts into it and keeps it only once ready and healthy", standalone, func() command { return new(updateCmd) }},
+		{"version", "", "print the version, and the one kept for rollback", standalone, func() command { return new(versionCmd) }},
 	}
 }
 

@@ -39,6 +39,7 @@ type runCmd struct {
 	listen      string
 	demo        bool
 	checkConfig bool
+	settle      time.Duration
 }
 
 func (c *runCmd) flags(fs *flag.FlagSet) {
@@ -47,6 +48,7 @@ func (c *runCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", "", "dashboard address host:port (default: the config's daemon.listen)")
 	fs.BoolVar(&c.demo, "demo", false, "demo mode: the demo provider, a 5s tick, and a demo quest on first start")
 	fs.BoolVar(&c.checkConfig, "check-config", false, "validate the configuration and the providers, then exit")
+	fs.DurationVar(&c.settle, "update-settle", defaultSettle, "how long a release on trial (questbox update) must be ready and feed the watchdog before it is kept")
 }
 
 func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
@@ -65,9 +67,26 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.checkConfig {
 		return c.check(e, w)
 	}
+	log := e.newLogger(e.stderr, nil)
+	// The packaged binary may hand over to a release in the data
+	// directory here (update.go); nothing has been opened yet.
+	l, err := e.launch(func(msg string, args ...any) { log.Warn(msg, args...) })
+	if err != nil {
+		return err
+	}
+	updateFault("start", e.data)
+	ctx, restart := context.WithCancelCause(ctx)
+	defer restart(nil)
 	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
-		log: e.newLogger(e.stderr, nil), engines: newDaemonEngines()}
-	return d.run(ctx)
+		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart}
+	if l.trial {
+		log.Warn("update: this version is on trial", "version", version, "settle", c.settle)
+	}
+	err = d.run(ctx)
+	if err == nil && errors.Is(context.Cause(ctx), errUpdateRestart) {
+		return &exitError{code: exitRestart}
+	}
+	return err
 }
 
 // apply lays the flags over cfg and returns the tick and the demo delay.
@@ -123,6 +142,21 @@ type daemon struct {
 	// stopMQTT publishes "offline" and disconnects (mqtt.go).
 	stopMQTT func()
 	dash     *dashboardRun
+
+	// The update on trial (update.go). trial, settle and rolledBack are
+	// set before run; healthySince is set by ready before the tick loop
+	// starts, and then, like committed, is the tick loop's alone: a failed
+	// tick (no watchdog fed) starts the settling time again.
+	trial  bool
+	settle time.Duration
+	// rolledBack is what a rollback at this start said: the LEDs show
+	// it as a fault for as long as this daemon runs.
+	rolledBack   string
+	healthySince time.Time
+	committed    bool
+	// restart stops the daemon with a cause (errUpdateRestart); nil in
+	// tests that build a daemon by hand.
+	restart func(error)
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
@@ -136,6 +170,9 @@ func (d *daemon) run(ctx context.Context) error {
 		return err
 	}
 	defer d.dev.Close()
+	if d.rolledBack != "" {
+		d.box.Notice("update rolled back (see the journal or questbox version)")
+	}
 	// The LEDs chase from now on, and show a refused store.
 	// On an early return (no socket, no store) the LEDs stop too.
 	bctx, stopBox := context.WithCancel(ctx)
@@ -150,6 +187,7 @@ func (d *daemon) run(ctx context.Context) error {
 	// grace period): requests still in flight get a moment to finish, and
 	// a client stalled in the middle of its request is cut off.
 	defer d.sock.Close(socketDrain)
+	updateFault("store", d.e.data)
 	if err := d.openStore(gctx); err != nil {
 		return err
 	}
@@ -170,7 +208,9 @@ func (d *daemon) run(ctx context.Context) error {
 	d.serveDashboard()
 	// Stopped after the engine: the pages see its last events.
 	defer d.dash.stop()
+	updateFault("ready", d.e.data)
 	d.ready()
+	updateFault("after-ready", d.e.data)
 
 	// Serve returns when ctx ends or the device failed.
 	_ = d.eng.Serve(gctx, d.tick, d.tickDone)
@@ -282,6 +322,7 @@ func (d *daemon) ready() {
 	d.engines.set(d.eng, nil)
 	d.log.Info("questbox is running", "version", version, "data", d.e.data, "socket", d.cfg.SocketPath(), "tick", d.tick,
 		"providers", d.wire.providerNames(), "demo", d.demo, "gpio", d.dev.Backend())
+	d.healthySince = time.Now()
 	d.notify("READY=1")
 	d.box.SetReady()
 }
@@ -306,6 +347,9 @@ func (d *daemon) tickDone(rep engine.TickReport, err error) {
 	d.dash.ticked(rep, err)
 	if err == nil {
 		d.notify("WATCHDOG=1")
+		d.trialCommit()
+	} else {
+		d.healthySince = time.Now()
 	}
 }
 

@@ -66,7 +66,7 @@ func (d *daemon) serveDashboard() {
 		},
 	})
 	srv, err := dashboard.New(dashboard.Options{
-		API:    api.Options{Engines: d.engines, Config: cfg, Box: d.box, Version: version, Log: d.log},
+		API:    api.Options{Engines: d.engines, Config: cfg, Box: d.box, Version: version, Log: d.log, Update: daemonUpdater{d}},
 		Events: d.local, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
 	if err != nil {
 		d.log.Error("dashboard not started", "err", err)

@@ -33,6 +33,9 @@ func (d *daemon) watchReload(ctx context.Context) (stop func()) {
 				return
 			case <-hup:
 				d.reload()
+				if d.restart != nil {
+					d.restartForUpdate()
+				}
 			}
 		}
 	})

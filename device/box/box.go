@@ -94,7 +94,8 @@ type Box struct {
 	ready   bool
 	tickErr string
 	readErr string
-	offline bool // the network probe's last word
+	notice  string // a fault that stays until Notice("") (a rolled-back update)
+	offline bool   // the network probe's last word
 	broker  Broker
 	stopped <-chan struct{} // done when Run's context ends (nil before Run)
 }
@@ -174,6 +175,16 @@ func (b *Box) SetOnline(online bool) {
 func (b *Box) SetBroker(s Broker) {
 	b.mu.Lock()
 	b.broker = s
+	b.mu.Unlock()
+	b.wake()
+}
+
+// Notice shows a fault that stays until Notice("") — what the daemon
+// shows after an update was rolled back: the box runs, but what was
+// meant to happen did not. Other faults (a store, a tick) win over it.
+func (b *Box) Notice(s string) {
+	b.mu.Lock()
+	b.notice = s
 	b.mu.Unlock()
 	b.wake()
 }
@@ -333,6 +344,9 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 	}
 	if fault == "" && b.broker.Fault {
 		fault = "broker: " + b.broker.Error
+	}
+	if fault == "" {
+		fault = b.notice
 	}
 	offline := b.offline
 	b.mu.Unlock()

@@ -125,6 +125,24 @@ func TestState(t *testing.T) {
 			b.SetReady()
 			b.SetBroker(Broker{Configured: true, Error: "connection refused"})
 		}, device.State{}},
+		{"a rolled-back update is a fault until cleared", func(t *testing.T, b *Box, eng *engine.Engine) {
+			b.Attach(eng)
+			b.SetReady()
+			b.Notice("update rolled back")
+			b.Ticked(nil)
+		}, device.State{Fault: "update rolled back"}},
+		{"a tick's fault wins over it", func(t *testing.T, b *Box, eng *engine.Engine) {
+			b.Attach(eng)
+			b.SetReady()
+			b.Notice("update rolled back")
+			b.Ticked(errors.New("disk full"))
+		}, device.State{Fault: "tick: disk full"}},
+		{"cleared", func(t *testing.T, b *Box, eng *engine.Engine) {
+			b.Attach(eng)
+			b.SetReady()
+			b.Notice("update rolled back")
+			b.Notice("")
+		}, device.State{}},
 		{"broker auth is a fault", func(t *testing.T, b *Box, eng *engine.Engine) {
 			b.Attach(eng)
 			b.SetReady()

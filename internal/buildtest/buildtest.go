@@ -57,4 +57,9 @@ func Cleanup() {
 	if dir != "" {
 		os.RemoveAll(dir)
 	}
+	variantsMu.Lock()
+	defer variantsMu.Unlock()
+	if variantDir != "" {
+		os.RemoveAll(variantDir)
+	}
 }

@@ -63,6 +63,10 @@ type Options struct {
 	// none (QuestCommand): "" is the CLI (the control socket and the
 	// in-process door); the dashboard sets SourceDashboard.
 	Source Source
+	// Update installs releases (POST /api/update) and says what runs (GET
+	// /api/update); nil answers unavailable. The daemon gives it to the
+	// dashboard's door only.
+	Update Updater
 	// Internal sends the message of an unexpected (internal) error to the
 	// client. The control socket and the in-process door set it; the
 	// network door does not, and logs it instead.
@@ -117,6 +121,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/device/press", s.press)
 	m.HandleFunc("GET /api/runs", s.read(s.runList))
 	m.HandleFunc("GET /api/runs/{run}/log", s.read(s.runLog))
+	m.HandleFunc("GET /api/update", s.updateStatus)
+	m.HandleFunc("POST /api/update", s.updateInstall)
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errorf(CodeNotFound, "no such API route: %s %s", r.Method, r.URL.Path))
 	})

@@ -89,7 +89,7 @@ func TestGoldenViews(t *testing.T) {
 // gates or device type: what a client gets is this package's shape only.
 func TestNoEngineTypeCrossesTheAPI(t *testing.T) {
 	for _, v := range []any{Quest{}, QuestDetail{}, Node{}, Status{}, Next{}, Scan{}, Verdict{}, Rules{}, Verify{}, Events{},
-		Tick{}, Consent{}, Health{}, Export{}, ExportAck{}, ExportRecord{}, Device{}, Press{}, errorBody{}} {
+		Tick{}, Consent{}, Health{}, Export{}, ExportAck{}, ExportRecord{}, Device{}, Press{}, UpdateStatus{}, errorBody{}} {
 		checkOwnTypes(t, reflectType(v), map[string]bool{})
 	}
 }

@@ -75,6 +75,7 @@ async function refreshSession() {
   $('login').hidden = s.logged_in;
   $('login-h').textContent = s.can_read ? 'Log in to make changes' : 'Log in';
   $('logout').hidden = !s.logged_in;
+  $('update-form').hidden = !s.logged_in;
   document.dispatchEvent(new Event('questbox:session'));
   return s;
 }
@@ -546,6 +547,33 @@ async function press(req) {
   if (v) { st.pressed = v.map((p) => p.press + ': ' + p.outcome).join('; '); $('press-result').textContent = st.pressed; }
 }
 
+// ---- software: the running version, the one kept for rollback, an upload ----
+
+async function loadUpdate() {
+  let u;
+  try { u = await call('GET', '/api/update'); } catch (e) { return; }
+  fill($('update-body'),
+    h('dt', null, 'running'), h('dd', {'data-version': 'running'}, u.running),
+    u.trial ? [h('dt', null, 'on trial'), h('dd', {'data-version': 'trial'}, u.trial)] : null,
+    h('dt', null, 'kept for rollback'), h('dd', {'data-version': 'rollback'}, u.rollback || 'none'),
+    u.last ? [h('dt', null, 'last update'), h('dd', null, u.last)] : null);
+  $('update-form').hidden = !loggedIn();
+}
+
+$('update-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const form = new FormData();
+  form.append('binary', $('update-binary').files[0]);
+  if ($('update-sig').files[0]) form.append('signature', $('update-sig').files[0]);
+  const headers = {};
+  if (st.session && st.session.csrf) headers['X-CSRF-Token'] = st.session.csrf;
+  $('update-result').textContent = 'uploading…';
+  const r = await fetch('/api/update', {method: 'POST', body: form, headers, credentials: 'same-origin'});
+  const v = await r.json().catch(() => ({}));
+  $('update-result').textContent = r.ok ? 'installed ' + v.trial + ' on trial; the box restarts into it' :
+    ((v.error && v.error.message) || r.status + ' ' + r.statusText);
+});
+
 // ---- events ----
 
 function eventText(ev) {
@@ -574,7 +602,7 @@ window.questbox = {h, fill, call, act, enc, loggedIn};
   try {
     const s = await refreshSession();
     renderAll();
-    if (s.can_read) connect(); else setConn('offline', 'log in');
+    if (s.can_read) { connect(); loadUpdate(); } else setConn('offline', 'log in');
   } catch (e) {
     setConn('reconnecting', 'the box does not answer');
     setTimeout(() => location.reload(), 5000);
