@@ -65,10 +65,24 @@ func (e *Engine) BackupTo(path string) (VerifyReport, error) {
 // (ErrLedgerBroken) or that a newer questbox wrote (ErrSchema). The store
 // must not be open: a daemon closes its own first. See store.Restore.
 func Restore(dir string, src io.Reader, name string, now time.Time) (RestoreReport, error) {
-	return store.Restore(dir, src, name, now, schema(), func(db *store.DB) error {
-		_, err := newStore(db).Verify()
-		return err
-	})
+	return store.Restore(dir, src, name, now, schema(), verifyDB)
+}
+
+// StagedRestore is a verified backup waiting in the data directory to
+// replace the store (see StageRestore).
+type StagedRestore = store.Staged
+
+// StageRestore is the first half of Restore, safe while the store is open
+// and written: the backup is copied into dir and verified (and migrated),
+// or refused with ErrBackupRefused. Swap then replaces the store, once it
+// is closed; Discard drops the copy.
+func StageRestore(dir string, src io.Reader, name string) (*StagedRestore, error) {
+	return store.StageRestore(dir, src, name, schema(), verifyDB)
+}
+
+func verifyDB(db *store.DB) error {
+	_, err := newStore(db).Verify()
+	return err
 }
 
 // PruneBackups removes the oldest of the backups named BackupName in dir

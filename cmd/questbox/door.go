@@ -99,7 +99,7 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 		st.Close()
 		return nil, err
 	}
-	w.net.recordTo(eng, l.e.log)
+	w.net.recordTo(func() *engine.Engine { return eng }, l.e.log)
 	l.st, l.eng, l.write = st, eng, write
 	return eng, nil
 }

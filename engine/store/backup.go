@@ -121,27 +121,42 @@ type RestoreReport struct {
 }
 
 // Restore replaces the store in dir by the backup read from src (name
-// names it in messages). It first copies src into a temporary file in dir and checks the copy — its every page,
-// its schema (a newer questbox's file is ErrSchema), then check (the
-// engine's ledger check) — and migrates an older schema in the copy;
-// a backup file itself is never written. Then, under the store's exclusive lock, the
-// current store is hard-linked to questbox.db.before-restore-<now> and the
-// copy renamed over questbox.db: at every moment questbox.db is one whole
-// store. A store that is open elsewhere (a daemon) makes it ErrInUse: the
-// daemon closes its store before it restores (it calls Restore itself).
-// On error the store is as it was.
-func Restore(dir string, src io.Reader, name string, now time.Time, sch Schema, check func(db *DB) error) (rep RestoreReport, err error) {
-	path := filepath.Join(dir, FileName)
-	rep.Store = path
+// names it in messages): StageRestore, then Swap. The store must not be
+// open in this process. On error the store is as it was.
+func Restore(dir string, src io.Reader, name string, now time.Time, sch Schema, check func(db *DB) error) (RestoreReport, error) {
+	st, err := StageRestore(dir, src, name, sch, check)
+	if err != nil {
+		return RestoreReport{}, err
+	}
+	defer st.Discard()
+	return st.Swap(now)
+}
+
+// Staged is a backup copied into the data directory and verified, ready
+// to replace the store (Swap) or to be dropped (Discard).
+type Staged struct {
+	dir, name, tmp string
+	rep            RestoreReport
+}
+
+// StageRestore copies the backup read from src into a temporary file in
+// dir and checks the copy — its every page, its schema (a newer
+// questbox's file is refused with ErrSchema), then check (the engine's
+// ledger check) — after migrating an older schema in the copy; a backup
+// file itself is never written. A copy that does not verify is removed
+// and the error wraps ErrBackupRefused and the reason's sentinel. It is
+// safe while the store is open and written: the daemon stages a restore
+// before it stops its work.
+func StageRestore(dir string, src io.Reader, name string, sch Schema, check func(db *DB) error) (*Staged, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return rep, fmt.Errorf("restore into %s: %w: %w", dir, ErrStoreFailed, err)
+		return nil, fmt.Errorf("restore into %s: %w: %w", dir, ErrStoreFailed, err)
 	}
 	tmp, err := os.CreateTemp(dir, BackupTempPrefix+"*")
 	if err != nil {
-		return rep, fmt.Errorf("restore into %s: %w: %w", dir, ErrStoreFailed, err)
+		return nil, fmt.Errorf("restore into %s: %w: %w", dir, ErrStoreFailed, err)
 	}
-	tmpName := tmp.Name()
-	defer os.Remove(tmpName) // a no-op once renamed
+	st := &Staged{dir: dir, name: name, tmp: tmp.Name()}
+	st.rep.Store = filepath.Join(dir, FileName)
 	_, err = io.Copy(tmp, src)
 	if err == nil {
 		err = tmp.Sync()
@@ -150,11 +165,12 @@ func Restore(dir string, src io.Reader, name string, now time.Time, sch Schema, 
 		err = cerr
 	}
 	if err != nil {
-		return rep, fmt.Errorf("restore %s: copy it into %s: %w: %w", name, dir, ErrStoreFailed, err)
+		st.Discard()
+		return nil, fmt.Errorf("restore %s: copy it into %s: %w: %w", name, dir, ErrStoreFailed, err)
 	}
-	// The schema as it was, then a writable open that migrates the copy.
+	// A writable open migrates the copy; the schema as it was first.
 	var was uint64
-	err = verifyFile(tmpName, sch, false, func(db *DB) error {
+	err = verifyFile(st.tmp, sch, false, func(db *DB) error {
 		was = db.migratedFrom
 		if check != nil {
 			return check(db)
@@ -162,28 +178,52 @@ func Restore(dir string, src io.Reader, name string, now time.Time, sch Schema, 
 		return nil
 	})
 	if err != nil {
-		return rep, fmt.Errorf("restore %s: %w, nothing was changed: %w", name, ErrBackupRefused, renamed(err, tmpName, name))
+		err = renamed(err, st.tmp, name)
+		st.Discard()
+		return nil, fmt.Errorf("restore %s: %w, nothing was changed: %w", name, ErrBackupRefused, err)
 	}
-	rep.Schema, rep.Migrated = was, was != sch.Version
+	st.rep.Schema, st.rep.Migrated = was, was != sch.Version
+	return st, nil
+}
 
-	// The swap, under the current store's exclusive lock.
-	if cur, err := openLocked(dir, path, Options{LockTimeout: time.Second}); err == nil {
+// Discard removes the staged copy unless Swap made it the store.
+func (st *Staged) Discard() {
+	if st.tmp != "" {
+		os.Remove(st.tmp)
+		st.tmp = ""
+	}
+}
+
+// Swap makes the staged copy the store. Under the current store's
+// exclusive lock (ErrInUse if another process holds it past a second),
+// the store is hard-linked to questbox.db.before-restore-<now> and the
+// copy renamed over questbox.db: at every moment questbox.db is one whole
+// store, and an open waiting for the lock finds the new file (openLocked).
+// The store must not be open in this process.
+func (st *Staged) Swap(now time.Time) (rep RestoreReport, err error) {
+	rep = st.rep
+	path := rep.Store
+	if st.tmp == "" {
+		return rep, fmt.Errorf("BUG: restore %s: swapped twice or after Discard", st.name)
+	}
+	if cur, err := openLocked(st.dir, path, Options{LockTimeout: time.Second}); err == nil {
 		defer cur.Close()
 		rep.Kept = path + RestoredSuffix + now.UTC().Format("20060102T150405Z")
 		if err := os.Link(path, rep.Kept); err != nil {
-			return rep, fmt.Errorf("restore %s: keep the current store: %w: %w", name, ErrStoreFailed, err)
+			return rep, fmt.Errorf("restore %s: keep the current store: %w: %w", st.name, ErrStoreFailed, err)
 		}
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return rep, err
 	}
-	if err := os.Rename(tmpName, path); err != nil {
+	if err := os.Rename(st.tmp, path); err != nil {
 		if rep.Kept != "" {
 			os.Remove(rep.Kept)
 		}
-		return rep, fmt.Errorf("restore %s: %w: %w", name, ErrStoreFailed, err)
+		return rep, fmt.Errorf("restore %s: %w: %w", st.name, ErrStoreFailed, err)
 	}
-	if err := syncDir(dir); err != nil {
-		return rep, fmt.Errorf("restore %s: sync %s: %w: %w", name, dir, ErrStoreFailed, err)
+	st.tmp = ""
+	if err := syncDir(st.dir); err != nil {
+		return rep, fmt.Errorf("restore %s: sync %s: %w: %w", st.name, st.dir, ErrStoreFailed, err)
 	}
 	return rep, nil
 }
