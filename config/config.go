@@ -96,6 +96,8 @@ type Config struct {
 	MQTT    MQTT          `toml:"mqtt"`
 	// Dashboard is the web dashboard on Daemon.Listen (see dashboard.go).
 	Dashboard Dashboard `toml:"dashboard"`
+	// Backup schedules backups of the store (see backup.go).
+	Backup Backup `toml:"backup"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -380,6 +382,7 @@ func Default() *Config {
 			ReconnectMax:    Duration{30 * time.Second},
 		},
 		Dashboard: defaultDashboard(),
+		Backup:    defaultBackup(),
 	}
 }
 

@@ -60,6 +60,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.GPIO.validate(p)
 	c.MQTT.validate(p, c.Daemon.EventRetention)
 	c.Dashboard.validate(p)
+	c.Backup.validate(p)
 	// The messages quote values; none may carry a secret the config holds.
 	return redactAll(newRedactor([]string{brokerPassword(c.MQTT.Broker), c.MQTT.Password}), p.errs)
 }

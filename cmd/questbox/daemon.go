@@ -217,9 +217,11 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 		case <-sctx.Done():
 		}
 	}()
+	stopBackups := d.scheduleBackups(sctx)
 	_ = d.eng.Serve(sctx, d.tick, d.tickDone)
 	cancel()
 	<-watched
+	stopBackups()
 	var req *restoreReq
 	select {
 	case req = <-got:

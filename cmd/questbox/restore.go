@@ -62,3 +62,35 @@ func (d *daemon) swap(req *restoreReq) {
 	}
 	d.engines.afterRestore(func() { req.done <- restoreResult{rep: rep, err: err} })
 }
+
+// scheduleBackups makes a backup every backup.every into backup.dir,
+// keeping backup.keep, until ctx ends; the returned func waits for the
+// one under way. A backup that fails is logged and tried again at the next
+// period: the daemon's work never depends on it.
+func (d *daemon) scheduleBackups(ctx context.Context) (wait func()) {
+	every := d.cfg.Backup.Every.Duration
+	if every <= 0 {
+		return func() {}
+	}
+	dir, keep, eng := d.cfg.BackupDir(), d.cfg.Backup.Keep, d.eng
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case now := <-t.C:
+				path, err := eng.ScheduledBackup(dir, keep, now)
+				if err != nil {
+					d.log.Error("scheduled backup failed; the next is in backup.every", "dir", dir, "every", every, "err", err)
+					continue
+				}
+				d.log.Info("scheduled backup written and verified", "file", path, "keep", keep)
+			}
+		}
+	}()
+	return func() { <-done }
+}
