@@ -66,7 +66,8 @@ func goldenStore(t *testing.T, schema int) {
 		LockedNodes int `json:"locked_nodes"`
 	}
 	readJSON(t, filepath.Join(src, "verify.json"), &was)
-	if was.Schema != schema || was.LockedNodes == 0 || was.Records == 0 {
+	// (schema 1's verify did not print its schema)
+	if (was.Schema != schema && was.Schema != 0) || was.LockedNodes == 0 || was.Records == 0 {
 		t.Fatalf("%s/verify.json: %+v: not a schema %d store with locked nodes", src, was, schema)
 	}
 
