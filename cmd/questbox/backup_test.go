@@ -2,14 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -141,18 +140,22 @@ argv = ["sh", "-c", "cat > /dev/null; sed \"s/PID/$$/\" `+canned+`"]
 }
 
 // setSchema writes schema v into the store file at path, as a newer
-// questbox would have.
+// questbox would have: in place (bbolt keeps a key's value right after
+// it; the meta bucket is inline in its parent's page, so storetest's page
+// edits do not reach it).
 func setSchema(t *testing.T, path string, v uint64) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("schema"), binary.BigEndian.AppendUint64(nil, v))
-	})
-	if err != nil {
+	old := append([]byte("schema"), storetest.Seq(engine.SchemaVersion)...)
+	// Every copy: the live page's and those of free pages.
+	if !bytes.Contains(raw, old) {
+		t.Fatalf("%s does not hold the schema key and value", path)
+	}
+	raw = bytes.ReplaceAll(raw, old, append([]byte("schema"), storetest.Seq(v)...))
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
