@@ -159,3 +159,33 @@ func setSchema(t *testing.T, path string, v uint64) {
 		t.Fatal(err)
 	}
 }
+
+// TestRestoreIntoAWaitingDaemon: a daemon that refused its store (corrupt:
+// it waits with the red LED for a repair) takes a restore at once, and
+// opens the restored store by itself.
+func TestRestoreIntoAWaitingDaemon(t *testing.T) {
+	data := shortDir(t)
+	d := []string{"--data", data}
+	must(t, 0, "", append([]string{"quest", "new", "kept", "--direction", "survive a restore", "--provider", "external"}, d...)...)
+	backup := filepath.Join(t.TempDir(), "b.db")
+	must(t, 0, "", append([]string{"backup", "--out", backup}, d...)...)
+	// Both meta pages damaged: corrupt, and the daemon waits.
+	store := filepath.Join(data, engine.StoreFile)
+	raw, _ := os.ReadFile(store)
+	copy(raw[16:32], bytes.Repeat([]byte{0xff}, 16))
+	copy(raw[4096+16:4096+32], bytes.Repeat([]byte{0xff}, 16))
+	os.WriteFile(store, raw, 0o600)
+	startDaemon(t, data)
+	waitFor(t, "the daemon to wait for its store", func() bool {
+		r := qb(t, "", append([]string{"quest", "list"}, d...)...)
+		return r.code == 2 && strings.Contains(r.stderr, "waiting for its store")
+	})
+	var rep api.Restore
+	decode(t, must(t, 0, "", append([]string{"restore", "--json", backup}, d...)...), &rep)
+	if rep.Kept == "" {
+		t.Errorf("the corrupt store was not kept: %+v", rep)
+	}
+	waitFor(t, "the daemon to open the restored store", func() bool {
+		return qb(t, "", append([]string{"quest", "show", "q1"}, d...)...).code == 0
+	})
+}

@@ -131,6 +131,9 @@ type daemon struct {
 	// live is the session's engine, for the network probe's goroutine;
 	// nil between sessions.
 	live atomic.Pointer[engine.Engine]
+	// holding is set while the daemon waits for a refused store (hold.go):
+	// a restore then swaps the closed file at once.
+	holding atomic.Bool
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,

@@ -83,11 +83,7 @@ func (d *daemonEngines) afterRestore(fn func()) {
 	d.mu.Unlock()
 }
 
-// Restore implements api.Restorer: only a daemon that serves its store
-// restores (not one starting, stopping, or waiting for a repair).
+// Restore implements api.Restorer: the daemon restores (restore.go).
 func (d *daemonEngines) Restore(ctx context.Context, backup io.Reader, name string) (engine.RestoreReport, error) {
-	if _, err := d.Engine(ctx, true); err != nil {
-		return engine.RestoreReport{}, err
-	}
 	return d.restorer.Restore(ctx, backup, name)
 }

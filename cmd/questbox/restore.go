@@ -30,8 +30,22 @@ type restoreResult struct {
 	err error
 }
 
-// Restore implements api.Restorer for daemonEngines.
+// Restore implements api.Restorer for daemonEngines. A daemon that serves
+// its store stops its work for the swap; one waiting for a refused store
+// (hold.go: corrupt, or a newer questbox's) has it closed, so the swap is
+// done at once under the store's lock and the hold opens the restored
+// store at its next look. A daemon starting or stopping refuses.
 func (d *daemon) Restore(ctx context.Context, backup io.Reader, name string) (engine.RestoreReport, error) {
+	if d.holding.Load() {
+		rep, err := engine.Restore(d.e.data, backup, name, time.Now())
+		if err == nil {
+			d.log.Info("restored a backup over the refused store; opening it", "backup", name, "kept", rep.Kept)
+		}
+		return rep, err
+	}
+	if _, err := d.engines.Engine(ctx, true); err != nil {
+		return engine.RestoreReport{}, err
+	}
 	staged, err := engine.StageRestore(d.e.data, backup, name)
 	if err != nil {
 		return engine.RestoreReport{}, err
