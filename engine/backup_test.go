@@ -83,3 +83,32 @@ func TestWriteBackupRefusesABadCopy(t *testing.T) {
 		t.Errorf("temporary copies left: %v", left)
 	}
 }
+
+// TestRestoreMigratesAnOlderBackup: a backup of an older schema (the
+// golden store of schema 4) is migrated in the staged copy, and the file
+// named is not written.
+func TestRestoreMigratesAnOlderBackup(t *testing.T) {
+	src := filepath.Join("testdata", "golden", "schema4", "questbox.db")
+	before, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data := t.TempDir()
+	rep, err := Restore(data, f, src, time.Now())
+	if err != nil || rep.Schema != 4 || !rep.Migrated {
+		t.Fatalf("restore of a schema 4 backup: %+v, %v", rep, err)
+	}
+	if after, _ := os.ReadFile(src); !bytes.Equal(after, before) {
+		t.Error("restore wrote to the backup it read")
+	}
+	st := mustOpenStore(t, data)
+	defer st.Close()
+	if v, err := st.Verify(); err != nil || v.Schema != SchemaVersion || v.Locked != 2 {
+		t.Errorf("the restored store: %+v, %v", v, err)
+	}
+}
