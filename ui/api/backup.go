@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/questbox/questbox/engine"
 )
@@ -46,6 +47,22 @@ type Restore struct {
 // MaxRestore bounds the body of POST /api/restore.
 const MaxRestore = 4 << 30
 
+// TransferTimeout is how long a backup's copy or a restore's upload and
+// swap may take on the control socket: a whole store, written to or read
+// from an SD card, and for a restore the daemon's stop (daemon.grace) and
+// its store's reopen with the full page check. It replaces the socket's
+// BodyTimeout and WriteTimeout for these two routes only.
+const TransferTimeout = time.Hour
+
+// longTransfer lifts the connection's deadlines to TransferTimeout (a
+// door without deadlines ignores it).
+func longTransfer(w http.ResponseWriter) {
+	rc := http.NewResponseController(w)
+	at := time.Now().Add(TransferTimeout)
+	_ = rc.SetReadDeadline(at)
+	_ = rc.SetWriteDeadline(at)
+}
+
 func (s *Server) internalOnly(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if !s.opt.Internal {
@@ -57,6 +74,7 @@ func (s *Server) internalOnly(h http.HandlerFunc) http.HandlerFunc {
 }
 
 func (s *Server) backup(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
+	longTransfer(w)
 	started := false
 	_, err := eng.Backup(w, func(n int64) {
 		started = true
@@ -80,6 +98,7 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request) {
 		if !can {
 			return errorf(CodeUnavailable, "this door cannot restore a backup")
 		}
+		longTransfer(w)
 		name := r.URL.Query().Get("name")
 		if name == "" {
 			name = "the uploaded backup"
