@@ -261,3 +261,19 @@ func Backups(dir, prefix string) ([]string, error) {
 	slices.Sort(m)
 	return m, nil
 }
+
+// staleRestoreAge is how old a restore's staged copy in the data
+// directory must be for an open to take it for one a crash left behind.
+// A restore under way (minutes at most) is never that old.
+const staleRestoreAge = 24 * time.Hour
+
+// removeStaleRestores removes staged copies of restores (BackupTempPrefix
+// files in the data directory) that a crash left behind.
+func removeStaleRestores(dir string, now time.Time) {
+	stale, _ := filepath.Glob(filepath.Join(dir, BackupTempPrefix+"*"))
+	for _, p := range stale {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleRestoreAge {
+			os.Remove(p)
+		}
+	}
+}

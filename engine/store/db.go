@@ -176,6 +176,7 @@ func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
 	if opt.Compact && !opt.ReadOnly {
 		// Under the exclusive lock: no other process is compacting.
 		removeStaleCompactions(dir)
+		removeStaleRestores(dir, time.Now())
 		// The copy was checked page by page before it replaced the
 		// file: the reopen needs no second full walk.
 		again := opt
