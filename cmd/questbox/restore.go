@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/questbox/questbox/engine"
@@ -79,32 +80,45 @@ func (d *daemon) swap(req *restoreReq) {
 
 // scheduleBackups makes a backup every backup.every into backup.dir,
 // keeping backup.keep, until ctx ends; the returned func waits for the
-// one under way. A backup that fails is logged and tried again at the next
-// period: the daemon's work never depends on it.
+// one under way.
 func (d *daemon) scheduleBackups(ctx context.Context) (wait func()) {
 	every := d.cfg.Backup.Every.Duration
 	if every <= 0 {
 		return func() {}
 	}
-	dir, keep, eng := d.cfg.BackupDir(), d.cfg.Backup.Keep, d.eng
+	t := time.NewTicker(every)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		t := time.NewTicker(every)
 		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case now := <-t.C:
-				path, err := eng.ScheduledBackup(dir, keep, now)
-				if err != nil {
-					d.log.Error("scheduled backup failed; the next is in backup.every", "dir", dir, "every", every, "err", err)
-					continue
-				}
-				d.log.Info("scheduled backup written and verified", "file", path, "keep", keep)
-			}
-		}
+		backups{eng: d.eng, dir: d.cfg.BackupDir(), keep: d.cfg.Backup.Keep, log: d.log}.run(ctx, t.C)
 	}()
 	return func() { <-done }
+}
+
+// backups is the scheduled backups of one engine.
+type backups struct {
+	eng  *engine.Engine
+	dir  string
+	keep int
+	log  *slog.Logger
+}
+
+// run makes one backup (engine.ScheduledBackup) at each time ticks
+// delivers, until ctx ends. A backup that fails is logged and tried again
+// at the next tick: the daemon's work never depends on it.
+func (b backups) run(ctx context.Context, ticks <-chan time.Time) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-ticks:
+			path, err := b.eng.ScheduledBackup(b.dir, b.keep, now)
+			if err != nil {
+				b.log.Error("scheduled backup failed; the next is due in backup.every", "dir", b.dir, "err", err)
+				continue
+			}
+			b.log.Info("scheduled backup written and verified", "file", path, "keep", b.keep)
+		}
+	}
 }
