@@ -105,9 +105,10 @@ dist/questbox.toml: systemd/questbox.toml
 deb: dist/questbox-linux-arm64 dist/questbox-linux-armv6 dist/questbox.toml ## dist/questbox_<version>_arm64.deb and _armhf.deb
 	image/deb.sh arm64 armhf
 
-deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, reinstall, remove and purge it in a scratch Debian root
+deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, reinstall, remove and purge it in a scratch Debian root; upgrade to it from the schema-4 package and back
 	image/deb.sh amd64
 	image/deb-test.sh
+	image/deb-upgrade-test.sh
 
 image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached: first build ~30 min, then ~4)
 	image/build.sh

@@ -110,6 +110,8 @@ type Config struct {
 	// Teams are the accept criteria per team_kind ([teams.KIND], see
 	// teams.go).
 	Teams map[string]Team `toml:"teams"`
+	// Backup schedules backups of the store (see backup.go).
+	Backup Backup `toml:"backup"`
 
 	// Path is the file the config was loaded from, or the name given to
 	// [Parse]; "" means built-in defaults. Errors are prefixed with it.
@@ -420,6 +422,7 @@ func Default() *Config {
 		Dashboard: defaultDashboard(),
 		Roles:     map[string]Role{},
 		Privacy:   Privacy{Redact: []string{}},
+		Backup:    defaultBackup(),
 	}
 }
 

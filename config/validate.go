@@ -65,6 +65,7 @@ func (c *Config) validate(isSet func(key string) bool) []error {
 	c.Council.validate(c, p)
 	c.validateRoles(p)
 	c.Privacy.validate(p)
+	c.Backup.validate(p)
 	// The messages quote values; none may carry a secret the config holds.
 	return redactAll(newRedactor([]string{brokerPassword(c.MQTT.Broker), c.MQTT.Password}), p.errs)
 }

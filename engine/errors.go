@@ -36,6 +36,10 @@ var (
 	// opened read-only, and when a read-only open finds a store that needs
 	// a write first (an upgrade to this questbox's schema).
 	ErrReadOnly = store.ErrReadOnly
+	// ErrBackupRefused is returned by Restore when the backup does not
+	// verify (it also wraps why: ErrCorrupt, ErrLedgerBroken, ErrSchema);
+	// nothing was changed.
+	ErrBackupRefused = store.ErrBackupRefused
 	// ErrInvalid is returned when an argument is malformed (empty direction,
 	// unknown mode, unknown provider, ...).
 	ErrInvalid = errors.New("invalid input")

@@ -160,6 +160,8 @@ func verbs() []verb {
 		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaAPI, func() command { return new(exportCmd) }},
 		{"rules", "[--quest Q | --gate G]", "the built-in rule kinds and a gate profile's rules (id, level, stage, edges): what the gate blocks", viaAPI, func() command { return new(rulesCmd) }},
 		{"verify", "", "check the store and the verdict ledger chain", viaAPI, func() command { return new(verifyCmd) }},
+		{"backup", "[--out FILE|DIR]", "write a verified copy of the store while the daemon runs (default questbox-YYYYmmdd-HHMMSS.db here)", viaAPI, func() command { return new(backupCmd) }},
+		{"restore", "FILE", "verify a backup and make it the store, keeping the current one as questbox.db.before-restore-TIME", viaAPI, func() command { return new(restoreCmd) }},
 		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaAPI, func() command { return new(devicePressCmd) }},
 		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaAPI, func() command { return new(deviceStatusCmd) }},
 		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},

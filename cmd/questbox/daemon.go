@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -78,7 +79,9 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	ctx, restart := context.WithCancelCause(ctx)
 	defer restart(nil)
 	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
-		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart}
+		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart,
+		restores: make(chan *restoreReq)}
+	d.engines.restorer = d
 	if l.trial {
 		log.Warn("update: this version is on trial", "version", version, "settle", c.settle)
 	}
@@ -157,6 +160,15 @@ type daemon struct {
 	// restart stops the daemon with a cause (errUpdateRestart); nil in
 	// tests that build a daemon by hand.
 	restart func(error)
+	// restores carries a staged restore from an API handler to the
+	// session, which stops its work and returns it for swap.
+	restores chan *restoreReq
+	// live is the session's engine, for the network probe's goroutine;
+	// nil between sessions.
+	live atomic.Pointer[engine.Engine]
+	// holding is set while the daemon waits for a refused store (hold.go):
+	// a restore then swaps the closed file at once.
+	holding atomic.Bool
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
@@ -188,19 +200,42 @@ func (d *daemon) run(ctx context.Context) error {
 	// a client stalled in the middle of its request is cut off.
 	defer d.sock.Close(socketDrain)
 	updateFault("store", d.e.data)
-	if err := d.openStore(gctx); err != nil {
-		return err
+	first := true
+	for {
+		req, err := d.session(gctx, first)
+		if err != nil {
+			d.engines.set(nil, err) // answers a restore waiting for this session
+			return err
+		}
+		if req == nil {
+			break
+		}
+		first = false
+		d.swap(req)
+	}
+	devErr := g.Wait()
+	d.log.Info("stopped")
+	return devErr
+}
+
+// session is the store and everything over it, from its open to its
+// close: the engine, MQTT, the printer, the dashboard, the tick loop. It
+// returns when ctx ends (nil) or when a restore was asked (the request,
+// with the store closed as at shutdown, for swap).
+func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
+	if err := d.openStore(ctx); err != nil {
+		return nil, err
 	}
 	defer d.st.Close()
 	if err := d.startEngine(); err != nil {
-		return err
+		return nil, err
 	}
 	d.startMQTT()
 	pr, err := startPrinter(d.e.stdout, d.local)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if d.demo {
+	if d.demo && first {
 		if err := seedDemo(d.e.stdout, d.eng, d.cfg); err != nil {
 			d.log.Error("could not seed the demo quest", "err", err)
 		}
@@ -212,13 +247,42 @@ func (d *daemon) run(ctx context.Context) error {
 	d.ready()
 	updateFault("after-ready", d.e.data)
 
-	// Serve returns when ctx ends or the device failed.
-	_ = d.eng.Serve(gctx, d.tick, d.tickDone)
-	devErr := g.Wait()
+	// Serve returns when ctx ends (the device failed, SIGTERM) or a
+	// restore is asked.
+	sctx, cancel := context.WithCancel(ctx)
+	got := make(chan *restoreReq, 1)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case r := <-d.restores:
+			got <- r
+			cancel()
+		case <-sctx.Done():
+		}
+	}()
+	stopBackups := d.scheduleBackups(sctx)
+	_ = d.eng.Serve(sctx, d.tick, d.tickDone)
+	cancel()
+	<-watched
+	stopBackups()
+	var req *restoreReq
+	select {
+	case req = <-got:
+	default:
+	}
+	if req != nil && ctx.Err() != nil {
+		req.staged.Discard()
+		req.done <- restoreResult{err: errStopping}
+		req = nil
+	}
+	if req != nil {
+		d.log.Info("restoring a backup: stopping work as at shutdown", "backup", req.name)
+		d.engines.set(nil, errRestoring)
+	}
 	d.stop()
 	pr.stop()
-	d.log.Info("stopped")
-	return devErr
+	return req, nil
 }
 
 // warnings logs what the configuration lets run but may not work.
@@ -301,10 +365,16 @@ func (d *daemon) startEngine() error {
 	if err != nil {
 		return err
 	}
+	first := d.eng == nil
 	d.eng = eng
 	d.local = api.New(d.localAPI())
-	d.wire.net.recordTo(eng, d.log)
-	d.wire.net.onChange(d.box.SetOnline)
+	if first {
+		// Once per process; a session after a restore records to its
+		// own engine through d.engines.
+		d.wire.net.recordTo(d.live.Load, d.log)
+		d.wire.net.onChange(d.box.SetOnline)
+	}
+	d.live.Store(eng)
 	d.box.Attach(eng)
 	return nil
 }
@@ -331,8 +401,13 @@ func (d *daemon) ready() {
 // flight get the grace period, unfinished nodes go back to pending.
 func (d *daemon) stop() {
 	d.log.Info("stopping: no more dispatches; runs in flight may finish", "grace", d.cfg.Daemon.Grace.Duration)
-	d.notify("STOPPING=1")
-	d.engines.set(nil, errStopping)
+	if d.engines.restoring() {
+		d.notify("RELOADING=1")
+	} else {
+		d.notify("STOPPING=1")
+		d.engines.set(nil, errStopping)
+	}
+	d.live.Store(nil)
 	d.eng.Shutdown(d.cfg.Daemon.Grace.Duration)
 	d.stopMQTT()
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -98,9 +99,22 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 		st.Close()
 		return nil, err
 	}
-	w.net.recordTo(eng, l.e.log)
+	w.net.recordTo(func() *engine.Engine { return eng }, l.e.log)
 	l.st, l.eng, l.write = st, eng, write
 	return eng, nil
+}
+
+// Restore implements api.Restorer without a daemon: the store this
+// process may hold is closed, and engine.Restore swaps the file under the
+// store's exclusive lock (a daemon starting meanwhile waits for it, then
+// opens the restored file).
+func (l *localStore) Restore(_ context.Context, backup io.Reader, name string) (engine.RestoreReport, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.closeLocked(); err != nil {
+		return engine.RestoreReport{}, err
+	}
+	return engine.Restore(l.e.data, backup, name, time.Now())
 }
 
 func (l *localStore) close() error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"sync"
 
 	"github.com/questbox/questbox/engine"
@@ -11,8 +12,9 @@ import (
 // Why the daemon has no engine to serve a command with, but for a refused
 // store.
 var (
-	errStarting = &api.Error{Code: api.CodeUnavailable, Message: "the daemon is starting; try again in a moment"}
-	errStopping = &api.Error{Code: api.CodeUnavailable, Message: "the daemon is stopping"}
+	errStarting  = &api.Error{Code: api.CodeUnavailable, Message: "the daemon is starting; try again in a moment"}
+	errStopping  = &api.Error{Code: api.CodeUnavailable, Message: "the daemon is stopping"}
+	errRestoring = &api.Error{Code: api.CodeUnavailable, Message: "the daemon is restoring a backup; try again in a moment"}
 )
 
 // daemonEngines is api.Engines in the daemon: its one engine once the
@@ -23,9 +25,15 @@ type daemonEngines struct {
 	once    sync.Once
 	settled chan struct{} // closed by the first set
 
-	mu  sync.Mutex // guards eng and err
+	// restorer is the daemon (restore.go); set before the socket serves.
+	restorer api.Restorer
+
+	mu  sync.Mutex // guards eng, err and then
 	eng *engine.Engine
 	err error
+	// then runs at the next set: a restore's answer, once the daemon
+	// serves the restored store (or says why it cannot).
+	then func()
 }
 
 func newDaemonEngines() *daemonEngines { return &daemonEngines{settled: make(chan struct{})} }
@@ -48,6 +56,34 @@ func (d *daemonEngines) Engine(ctx context.Context, _ bool) (*engine.Engine, err
 func (d *daemonEngines) set(eng *engine.Engine, err error) {
 	d.mu.Lock()
 	d.eng, d.err = eng, err
+	then := d.then
+	if err != errRestoring {
+		d.then = nil
+	} else {
+		then = nil
+	}
 	d.mu.Unlock()
 	d.once.Do(func() { close(d.settled) })
+	if then != nil {
+		then()
+	}
+}
+
+// restoring reports whether the daemon is between sessions for a restore.
+func (d *daemonEngines) restoring() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.eng == nil && d.err == errRestoring
+}
+
+// afterRestore runs fn at the next set other than errRestoring.
+func (d *daemonEngines) afterRestore(fn func()) {
+	d.mu.Lock()
+	d.then = fn
+	d.mu.Unlock()
+}
+
+// Restore implements api.Restorer: the daemon restores (restore.go).
+func (d *daemonEngines) Restore(ctx context.Context, backup io.Reader, name string) (engine.RestoreReport, error) {
+	return d.restorer.Restore(ctx, backup, name)
 }

@@ -28,9 +28,11 @@ func holdable(err error) bool {
 // (red 4 Hz, green dark), the control socket answers every command with the
 // reason, systemd hears READY with the reason as STATUS and keeps getting
 // watchdog pings (so it does not restart the daemon in a loop), and the
-// store is opened as soon as the file changes (`questbox salvage` replaces
-// it). It returns the store, or the latest refusal when ctx ends.
+// store is opened as soon as the file changes (`questbox salvage` or
+// `questbox restore` replaces it). It returns the store, or the latest refusal when ctx ends.
 func (d *daemon) hold(ctx context.Context, err error) (*engine.Store, error) {
+	d.holding.Store(true)
+	defer d.holding.Store(false)
 	show := func(err error) {
 		d.box.Halt(err)
 		d.engines.set(nil, fmt.Errorf("the daemon is waiting for its store (red LED blinking) and runs no command until it opens: %w", err))

@@ -94,11 +94,12 @@ func (n *network) grounder() gates.Grounder {
 	return ground.NewSnapshot(cfg)
 }
 
-// recordTo records the probe's changes as device events of eng
-// ("network_up" / "network_down" with the probe's target). The first result
+// recordTo records the probe's changes as device events of the engine eng
+// returns ("network_up" / "network_down" with the probe's target; none
+// while it returns nil: a daemon between two sessions). The first result
 // of a process is recorded only when it is offline: every CLI process
 // probes afresh, and "still online" is not news.
-func (n *network) recordTo(eng *engine.Engine, log *slog.Logger) {
+func (n *network) recordTo(eng func() *engine.Engine, log *slog.Logger) {
 	var mu sync.Mutex // guards first
 	first := true
 	n.onChange(func(online bool) {
@@ -113,7 +114,11 @@ func (n *network) recordTo(eng *engine.Engine, log *slog.Logger) {
 		if !online {
 			outcome = engine.DeviceNetworkDown
 		}
-		if err := eng.RecordDeviceEvent(engine.DeviceEvent{What: outcome, Target: n.target}); err != nil {
+		e := eng()
+		if e == nil {
+			return
+		}
+		if err := e.RecordDeviceEvent(engine.DeviceEvent{What: outcome, Target: n.target}); err != nil {
 			log.Error("could not record the network change", "outcome", outcome, "err", err)
 		}
 	})

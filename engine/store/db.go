@@ -73,6 +73,8 @@ type DB struct {
 	// schema is the file's schema version: SchemaVersion, or an older one
 	// a read-only open reads as it is.
 	schema uint64
+	// migratedFrom is the file's schema version as the open found it.
+	migratedFrom uint64
 	// notes are what the open found and did that the owner should know
 	// (a damaged meta page and its repair, an old schema read as is).
 	notes []string
@@ -174,6 +176,7 @@ func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
 	if opt.Compact && !opt.ReadOnly {
 		// Under the exclusive lock: no other process is compacting.
 		removeStaleCompactions(dir)
+		removeStaleRestores(dir, time.Now())
 		// The copy was checked page by page before it replaced the
 		// file: the reopen needs no second full walk.
 		again := opt
@@ -402,6 +405,7 @@ func (s *DB) migrate() error {
 	if err != nil {
 		return err
 	}
+	s.migratedFrom = v
 	switch {
 	case v > s.want.Version:
 		return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, s.want.Version, ErrSchema)

@@ -18,4 +18,8 @@ var (
 	// read-only, and when a read-only open finds a store that needs a
 	// write first (an upgrade to this questbox's schema).
 	ErrReadOnly = errors.New("store is open read-only")
+	// ErrBackupRefused is returned by Restore when the backup does not
+	// verify (corrupt, a broken ledger, a newer questbox's schema); the
+	// error also wraps the reason's own sentinel. Nothing was changed.
+	ErrBackupRefused = errors.New("backup refused")
 )

@@ -57,14 +57,10 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, co
 		return errorf(CodeUnavailable, "%s: %v: daemon unavailable", c.where, unwrapURL(err))
 	}
 	defer resp.Body.Close()
-	dec := json.NewDecoder(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		var eb errorBody
-		if err := dec.Decode(&eb); err != nil || eb.Error == nil {
-			return errorf(CodeUnavailable, "%s answered %s without an error message", c.where, resp.Status)
-		}
-		return eb.Error
+		return c.failed(resp)
 	}
+	dec := json.NewDecoder(resp.Body)
 	if out == nil {
 		return nil
 	}
@@ -72,6 +68,15 @@ func (c *Client) do(ctx context.Context, method, path string, body io.Reader, co
 		return errorf(CodeUnavailable, "%s: read the answer: %v: daemon unavailable", c.where, err)
 	}
 	return nil
+}
+
+// failed is the error a response other than 200 carries.
+func (c *Client) failed(resp *http.Response) error {
+	var eb errorBody
+	if err := json.NewDecoder(resp.Body).Decode(&eb); err != nil || eb.Error == nil {
+		return errorf(CodeUnavailable, "%s answered %s without an error message", c.where, resp.Status)
+	}
+	return eb.Error
 }
 
 func unwrapURL(err error) error {

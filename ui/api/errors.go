@@ -96,6 +96,7 @@ var sentinels = []struct {
 	err  error
 	code string
 }{
+	{engine.ErrBackupRefused, CodeInvalid}, // before the reason's own sentinel
 	{engine.ErrInUse, CodeUnavailable},
 	{engine.ErrCorrupt, CodeUnavailable},
 	{engine.ErrSchema, CodeUnavailable},

@@ -111,6 +111,8 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/nodes/{id}/abort", s.write(s.abortNode))
 	m.HandleFunc("GET /api/rules", s.rules)
 	m.HandleFunc("GET /api/verify", s.read(s.verify))
+	m.HandleFunc("GET /api/backup", s.internalOnly(s.read(s.backup)))
+	m.HandleFunc("POST /api/restore", s.internalOnly(s.restore))
 	m.HandleFunc("GET /api/events", s.read(s.events))
 	m.HandleFunc("GET /api/events/watch", s.read(s.watchEvents))
 	m.HandleFunc("GET /api/consents", s.read(s.consents))

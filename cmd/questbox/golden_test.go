@@ -1,0 +1,160 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/questbox/questbox/engine"
+)
+
+// goldenDir holds a store made by each released schema's questbox
+// (scripts/golden-stores.sh COMMIT SCHEMA), with what that version printed.
+const goldenDir = "../../engine/testdata/golden"
+
+// goldenNodeFields are the fields of `quest show --json`'s nodes that a
+// later questbox must read back as the version that wrote them printed
+// them (each where that version printed it).
+var goldenNodeFields = []string{"id", "quest", "role", "hypothesis", "status", "terminal", "verdict", "evidence", "claim_hash", "tries", "depth"}
+
+// TestGoldenStores is the schema history (SPEC §7): every released store
+// schema's golden store opens with today's questbox — read-only, which
+// writes nothing — verifies, migrates at the first writing command,
+// verifies again, and reads back the quest, its locked nodes, its ledger
+// and its export cursor as the version that made it recorded them.
+func TestGoldenStores(t *testing.T) {
+	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "schema*"))
+	var schemas []int
+	for _, d := range dirs {
+		n, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "schema"))
+		if err != nil {
+			t.Fatalf("%s: not schemaN", d)
+		}
+		schemas = append(schemas, n)
+	}
+	slices.Sort(schemas)
+	// Every released schema up to this build's has one.
+	for v := 2; v <= engine.SchemaVersion; v++ {
+		if !slices.Contains(schemas, v) {
+			t.Errorf("no golden store for schema %d in %s (scripts/golden-stores.sh COMMIT %d)", v, goldenDir, v)
+		}
+	}
+	for _, v := range schemas {
+		t.Run("schema"+strconv.Itoa(v), func(t *testing.T) { goldenStore(t, v) })
+	}
+}
+
+func goldenStore(t *testing.T, schema int) {
+	src := filepath.Join(goldenDir, "schema"+strconv.Itoa(schema))
+	data := shortDir(t)
+	raw, err := os.ReadFile(filepath.Join(src, "questbox.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := filepath.Join(data, engine.StoreFile)
+	if err := os.WriteFile(store, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var was struct {
+		Schema      int `json:"schema"`
+		Records     int `json:"records"`
+		LockedNodes int `json:"locked_nodes"`
+	}
+	readJSON(t, filepath.Join(src, "verify.json"), &was)
+	// (schema 1's verify did not print its schema)
+	if (was.Schema != schema && was.Schema != 0) || was.LockedNodes == 0 || was.Records == 0 {
+		t.Fatalf("%s/verify.json: %+v: not a schema %d store with locked nodes", src, was, schema)
+	}
+
+	// A read-only open writes nothing: it reads the old schema as it is,
+	// or says it needs an upgrade first.
+	r := qb(t, "", "verify", "--json", "--data", data)
+	switch {
+	case r.code == 0:
+		var v struct{ Schema, Records int }
+		decode(t, r, &v)
+		if v.Schema != schema || v.Records != was.Records {
+			t.Errorf("read-only verify: schema %d, %d records; want %d, %d", v.Schema, v.Records, schema, was.Records)
+		}
+	case r.code == 2 && strings.Contains(r.stderr, "needs an upgrade"):
+	default:
+		t.Errorf("read-only verify: exit %d, %s", r.code, r.stderr)
+	}
+	if got, _ := os.ReadFile(store); !bytes.Equal(got, raw) {
+		t.Fatal("a read-only command changed the store")
+	}
+
+	// The first writing command migrates; the export cursor still says
+	// what was exported, so nothing is exported twice.
+	out := filepath.Join(t.TempDir(), "again.jsonl")
+	must(t, 0, "", "export", "q1", "--out", out, "--data", data)
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Errorf("after the migration, export wrote again what schema %d had exported:\n%s", schema, b)
+	}
+	var v goldenVerify
+	decode(t, must(t, 0, "", "verify", "--json", "--data", data), &v)
+	if v.Schema != engine.SchemaVersion || v.Records != was.Records || v.LockedNodes != was.LockedNodes {
+		t.Errorf("migrated: schema %d, %d records, %d locked; want %d, %d, %d", v.Schema, v.Records, v.LockedNodes, engine.SchemaVersion, was.Records, was.LockedNodes)
+	}
+
+	// The quest and its nodes read back as that version printed them.
+	var old, now struct {
+		Quest map[string]any   `json:"quest"`
+		Nodes []map[string]any `json:"nodes"`
+	}
+	readJSON(t, filepath.Join(src, "show.json"), &old)
+	decode(t, must(t, 0, "", "quest", "show", "q1", "--json", "--data", data), &now)
+	for _, k := range []string{"id", "name", "direction", "status", "mode", "provider"} {
+		if ov, ok := old.Quest[k]; ok && !jsonEqual(ov, now.Quest[k]) {
+			t.Errorf("quest %s: %v, schema %d's questbox printed %v", k, now.Quest[k], schema, ov)
+		}
+	}
+	byID := map[any]map[string]any{}
+	for _, n := range now.Nodes {
+		byID[n["id"]] = n
+	}
+	if len(now.Nodes) != len(old.Nodes) {
+		t.Errorf("%d nodes, schema %d's questbox printed %d", len(now.Nodes), schema, len(old.Nodes))
+	}
+	for _, on := range old.Nodes {
+		n := byID[on["id"]]
+		for _, k := range goldenNodeFields {
+			if ov, ok := on[k]; ok && !jsonEqual(ov, n[k]) {
+				t.Errorf("node %v %s: %v, schema %d's questbox printed %v", on["id"], k, n[k], schema, ov)
+			}
+		}
+	}
+	// What was exported is the locked nodes, each once.
+	exp, _ := os.ReadFile(filepath.Join(src, "export.jsonl"))
+	if lines := bytes.Count(exp, []byte("\n")); lines != was.LockedNodes {
+		t.Errorf("export.jsonl has %d lines, the store %d locked nodes", lines, was.LockedNodes)
+	}
+}
+
+type goldenVerify struct {
+	Schema      int `json:"schema"`
+	Records     int `json:"records"`
+	LockedNodes int `json:"locked_nodes"`
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func jsonEqual(a, b any) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
