@@ -225,6 +225,9 @@ func TestTeamMovesAreTeamsOnly(t *testing.T) {
 
 // TestDemoTeamsQuest: the demo plays planner, executer and accepter; each
 // Team is rejected once, revised, and then locks by the executer's verdict.
+// Exactly one accept (of the revised "reproduce it in a small experiment"
+// Team, whose uncited conclusion the L1 gate sends to REVIEW) waits for the
+// button; the test presses it when it shows.
 func TestDemoTeamsQuest(t *testing.T) {
 	h := newHarness(t, Options{Providers: map[string]Provider{"demo": agent.Demo{}}})
 	q := h.quest(func(s *QuestSpec) {
@@ -239,13 +242,30 @@ func TestDemoTeamsQuest(t *testing.T) {
 		ns, _ := h.e.Nodes(q.ID)
 		t.Fatalf("demo Team: got %s after %d revisions, verdict %q; want growing after 1\n%s", root.Status, root.RevisionCount, root.Verdict, describeNodes(ns))
 	}
+	consents := 0
 	for i := 0; i < 60 && h.questNow(q.ID).Status == QuestActive; i++ {
 		h.tick()
+		cs, err := h.e.Consents()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			consents++
+			if n := h.node(c.Node); n.Stage != StageAccept || !strings.HasPrefix(h.node(n.Team).Hypothesis, "reproduce it in a small experiment: ") {
+				t.Errorf("consent on %s (%s of Team %s), want only the accept of the experiment Team", n.ID, n.Stage, n.Team)
+			}
+			if err := h.e.Approve(c.Node, button(t, c.ClaimHash)); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	qq := h.questNow(q.ID)
 	if qq.Status != QuestDone {
 		ns, _ := h.e.Nodes(q.ID)
 		t.Fatalf("demo Teams quest did not finish: %s %q\n%s", qq.Status, qq.Reason, describeNodes(ns))
+	}
+	if consents != 1 {
+		t.Errorf("demo Teams quest asked for %d consents, want exactly 1", consents)
 	}
 	if qq.Counts[TeamBlocked] != 0 || qq.Counts[Exhausted] != 0 {
 		t.Errorf("demo Teams quest: got counts %v, want no blocked Team and no exhausted stage", qq.Counts)

@@ -11,7 +11,12 @@ import (
 //
 //   - planner: a canned plan in plain text;
 //   - executer: the answer the Demo gives a worker on the Team's
-//     hypothesis at the Team's depth (so the Team locks by that verdict);
+//     hypothesis at the Team's depth (so the Team locks by that verdict),
+//     except on a revised "reproduce it in a small experiment: …" Team:
+//     there the experiment's result is a conclusion that cites no source,
+//     which the L1 gate sends to a human (REVIEW), so the accept of that
+//     one Team waits for the button (awaiting_consent) while the rest of
+//     the quest keeps running;
 //   - accepter: on revision 0 it rejects, sending the executer back; from
 //     revision 1 on it accepts, quoting the deliverable (the first words
 //     of the evidence the prompt shows of the stage above it).
@@ -21,6 +26,12 @@ func demoStage(req Request) string {
 	case "plan":
 		return fmt.Sprintf("%sPlan for %q:\n1. find the claim's primary source\n2. check it against one counter-example\n3. report the verdict with a quote\n", DemoLabel, demoClip(subject, 200))
 	case "exec":
+		if req.Revision >= 1 && demoKindOf(subject) == demoRetry {
+			return demoFence("Canned experiment from the built-in demo provider; it cites nothing, so a person must look.", demoWorkerAnswer{
+				Verdict:  "conclusion",
+				Evidence: fmt.Sprintf("%sThe small experiment for %q reproduced the claim on the sample invoices; there is no source to cite, so a person must approve it with the button.", DemoLabel, demoClip(subject, 200)),
+			})
+		}
 		w := req
 		w.Stage, w.Hypothesis = "", subject
 		return DemoAnswer(w)
