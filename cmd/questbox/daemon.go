@@ -480,16 +480,31 @@ func (c *runCmd) check(e *env, w *wiring) error {
 // seedDemo creates the demo quest on a store that has no quests yet. Its
 // every role runs on the demo provider, whatever providers cfg gives
 // roles: the demo sends nothing anywhere.
+//
+// It is a v3.2 quest (SPEC §2.8 "The demo") that shows, at the 5s tick:
+//   - Teams (planner, executer, accepter): the root Team is rejected once
+//     and revised (a rejects_to edge) by tick 5;
+//   - a council of 1 reviewer and 2 judges on the owner's turns: the
+//     reviewer dissents about a proposal the judges promote (a
+//     council-dissent fact on the owner) by tick 7;
+//   - one consent: the revised "reproduce it in a small experiment" Team
+//     delivers a conclusion that cites nothing, so L1 says REVIEW and its
+//     accept waits for the (virtual) button, by tick 17; the other Teams
+//     keep running meanwhile.
+//
+// TestDemoShowsCouncilTeamsAndButton counts those ticks.
 func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 	qs, err := eng.Quests()
 	if err != nil || len(qs) > 0 {
 		return err
 	}
 	s := eng.NewQuestSpec(demoName, demoDir)
-	// Teams (v3.2): the demo's Teams are rejected once and revised.
 	s.Mode, s.Provider, s.Teams = engine.ModeTeam, engine.ProviderDemo, true
+	s.CouncilReviewers = []string{engine.ProviderDemo}
+	s.CouncilJudges = []string{engine.ProviderDemo, engine.ProviderDemo}
+	demoRoles := []string{engine.RolePlanner, engine.RoleExecuter, engine.RoleAccepter, engine.RoleReviewer, engine.RoleJudge}
 	for role, r := range cfg.Roles {
-		if r.Provider != "" && slices.Contains(s.Roles, role) {
+		if r.Provider != "" && (slices.Contains(s.Roles, role) || slices.Contains(demoRoles, role)) {
 			if s.RoleProviders == nil {
 				s.RoleProviders = map[string]string{}
 			}
@@ -500,7 +515,8 @@ func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team with Teams, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
+	fmt.Fprintf(w, "[demo] seeded demo quest %s %q (mode team with Teams and a council of 1 reviewer and 2 judges, provider demo: canned answers, no real agent)\n", q.ID, q.Name)
+	fmt.Fprintf(w, "[demo] watch for: a Team rejected once and revised, a reviewer's dissent, and one accept that waits for the button: press it with `questbox device press --hold 2s` or the dashboard's button\n")
 	return nil
 }
 
