@@ -27,7 +27,8 @@ import (
 // hypotheses; the page shows it run; a node opens its runs and a run its
 // log, live while the agent runs and to its end; the export downloads,
 // and the CLI's export then has nothing left (one journal); the owner's
-// turn is the council's, its members' nodes on the page.
+// turn is the council's, its members' nodes on the page; the teams preset
+// creates a Teams quest.
 func TestQuestFromThePhone(t *testing.T) {
 	ctx := browsertest.New(t)
 	dir := shortDir(t)
@@ -231,4 +232,22 @@ func TestQuestFromThePhone(t *testing.T) {
 		return done["reviewer"] >= 2 && done["judge"] >= 1
 	})
 	browsertest.Screenshot(t, ctx, "exported")
+
+	// The teams preset: a quest whose owner dispatches Teams.
+	preset("teams")
+	run("a Teams quest", chromedp.SendKeys("#nq-name", "teams"), chromedp.SendKeys("#nq-direction", "read receipts"))
+	setField("provider", "demo")
+	browsertest.Eval[bool](t, ctx, `(r => (r.textContent = '', delete r.dataset.created, true))(document.getElementById('nq-result'))`)
+	run("create it", chromedp.Click(`#new-quest-form button[type=submit]`))
+	browsertest.WaitFor(t, ctx, "the form's answer", `(r => r.dataset.created || r.className === 'error')(document.getElementById('nq-result'))`)
+	if got := browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').dataset.created || document.getElementById('nq-result').textContent`); got != "q2" {
+		t.Fatalf("the form created %q, want q2", got)
+	}
+	var q2 api.Quest
+	if err := json.Unmarshal([]byte(must(t, 0, "", "quest", "show", "q2", "--json", "--data", data).stdout), &struct{ Quest any }{&q2}); err != nil {
+		t.Fatal(err)
+	}
+	if q2.Mode != "team" || !q2.Teams || q2.Council != nil {
+		t.Errorf("the quest of the teams preset: %+v, want Teams in team mode, no council", q2)
+	}
 }
