@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,15 +13,22 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
+	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 
 // TestQuestFromThePhone is issue 21's dashboard acceptance on a real
-// daemon in headless Chromium: a wrong value in the new-quest form gets
-// the message the CLI prints; the form creates a team quest; the quest's
-// card seeds two hypotheses; the page shows it run; a node opens its runs
-// and a run its log, live while the agent runs and to its end; the export
-// downloads, and the CLI's export then has nothing left (one journal).
+// daemon in headless Chromium: the Preset select offers the CLI's presets
+// and fills the fields as --preset does; wrong values in the new-quest
+// form (a malformed council, council providers, role providers,
+// max revisions without Teams, a missing project) get the message the CLI
+// prints for the same value; the form creates a council quest (preset
+// council, the demo playing its members); the quest's card seeds two
+// hypotheses; the page shows it run; a node opens its runs and a run its
+// log, live while the agent runs and to its end; the export downloads,
+// and the CLI's export then has nothing left (one journal); the owner's
+// turn is the council's, its members' nodes on the page; the teams preset
+// creates a Teams quest.
 func TestQuestFromThePhone(t *testing.T) {
 	ctx := browsertest.New(t)
 	dir := shortDir(t)
@@ -31,9 +39,11 @@ func TestQuestFromThePhone(t *testing.T) {
 	}
 	// The first run writes a line, waits for the test, and writes another;
 	// every run answers a dead end (a PASS that aborts its node: a terminal node to export).
-	dead, _ := json.Marshal(map[string]any{"verdict": "dead", "evidence": "checked on the sample; it does not work.", "citations": []any{}, "new_directions": []any{}})
+	// Each answer is its own (the shell's pid in its evidence), so the
+	// quest makes progress and reaches its owner's turn: the council.
+	dead, _ := json.Marshal(map[string]any{"verdict": "dead", "evidence": "checked on sample PID; it does not work.", "citations": []any{}, "new_directions": []any{}})
 	script := "cat >/dev/null; if [ ! -e " + once + " ]; then touch " + once + "; echo 'working on it' >&2; read x < " + fifo +
-		"; echo 'nearly there' >&2; fi; printf '%s' '" + string(dead) + "'"
+		"; echo 'nearly there' >&2; fi; printf '" + strings.Replace(string(dead), "PID", "%s", 1) + "' $$"
 	argv, _ := json.Marshal([]string{"sh", "-c", script})
 	cfg := runsConfig(t, dir, "[providers.steps]\ntype = \"command\"\ntimeout = \"1h\"\nargv = "+string(argv)+"\n")
 	addr := freeAddr(t)
@@ -61,40 +71,86 @@ func TestQuestFromThePhone(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the login form", `!document.getElementById('login').hidden`)
 	run("log in", chromedp.SendKeys("#password", m[1]), chromedp.Click(`#login-form button[type=submit]`))
 	browsertest.WaitFor(t, ctx, "the new-quest form", `!document.getElementById('new-quest').hidden`)
-	if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#nq-preset option')].map(o => o.value)`); strings.Join(got, ",") != "none" {
-		t.Errorf("presets: %q, want none only", got)
+	// The presets are the CLI's (api.Presets, served by GET /api/presets).
+	browsertest.WaitFor(t, ctx, "the presets", `document.querySelectorAll('#nq-preset option').length > 1`)
+	if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#nq-preset option')].map(o => o.value)`); strings.Join(got, ",") != "none,council,teams" {
+		t.Errorf("presets: %q, want none, council, teams", got)
 	}
+	preset := func(name string) {
+		t.Helper()
+		browsertest.Eval[bool](t, ctx, `(s => (s.value = '`+name+`', s.dispatchEvent(new Event('change')), true))(document.getElementById('nq-preset'))`)
+	}
+	preset("council")
+	run("open the options", chromedp.Click(`#new-quest-form details summary`))
+	filled := `['mode', 'council', 'teams'].map(k => (e => e.type === 'checkbox' ? String(e.checked) : e.value)(document.getElementById('nq-' + k))).join(' ')`
+	if got := browsertest.Eval[string](t, ctx, filled); got != "team reviewer:2,judge:1 false" {
+		t.Errorf("the council preset fills mode, council, teams with %q, want the CLI's team reviewer:2,judge:1 false", got)
+	}
+	preset("teams")
+	if got := browsertest.Eval[string](t, ctx, filled); got != "team  true" {
+		t.Errorf("the teams preset fills mode, council, teams with %q, want team, no council, teams", got)
+	}
+	preset("council")
 
-	// A wrong value: the CLI's message, word for word.
-	missing := filepath.Join(dir, "no-such-project")
-	cli := must(t, 1, "", "quest", "new", "phone", "--direction", "read invoices", "--provider", "steps", "--project", missing, "--config", cfg, "--data", data)
-	want := strings.TrimSpace(strings.TrimPrefix(cli.stderr, "questbox: "))
-	run("fill the form with a project that does not exist",
+	// Wrong values: the CLI's message, word for word.
+	cliSays := func(args ...string) string {
+		t.Helper()
+		args = append([]string{"quest", "new", "phone", "--direction", "read invoices", "--provider", "steps", "--config", cfg, "--data", data}, args...)
+		return strings.TrimSpace(strings.TrimPrefix(must(t, 1, "", args...).stderr, "questbox: "))
+	}
+	formSays := func(what string) string {
+		t.Helper()
+		browsertest.Eval[bool](t, ctx, `document.getElementById('nq-result').className = '', true`)
+		run(what, chromedp.Click(`#new-quest-form button[type=submit]`))
+		browsertest.WaitFor(t, ctx, "the refusal", `document.getElementById('nq-result').className === 'error'`)
+		return browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').textContent`)
+	}
+	run("fill the form",
 		chromedp.SendKeys("#nq-name", "phone"),
 		chromedp.SendKeys("#nq-direction", "read invoices"),
-		chromedp.Click(`#new-quest-form details summary`),
-		chromedp.SendKeys("#nq-provider", "steps"),
-		chromedp.SendKeys("#nq-project", missing),
-		chromedp.Click(`#new-quest-form button[type=submit]`))
-	browsertest.WaitFor(t, ctx, "the refusal", `document.getElementById('nq-result').className === 'error'`)
-	if got := browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').textContent`); got != want {
+		chromedp.SendKeys("#nq-provider", "steps"))
+	setField := func(id, v string) {
+		browsertest.Eval[bool](t, ctx, `document.getElementById('nq-`+id+`').value = `+strconv.Quote(v)+`, true`)
+	}
+	for _, c := range []struct{ field, value string }{
+		{"council", "reviewer:x"},
+		{"council_providers", "reviewer"},
+		{"role_providers", "owner"},
+		{"max_revisions", "3"},
+	} {
+		setField(c.field, c.value)
+		flag := map[string]string{"council": "--council", "council_providers": "--council-provider", "role_providers": "--role-provider", "max_revisions": "--max-revisions"}[c.field]
+		want := cliSays("--preset", "council", flag, c.value)
+		if got := formSays("submit " + c.field + " " + c.value); got != want {
+			t.Errorf("%s %q: the form says\n%q\nthe CLI says\n%q", c.field, c.value, got, want)
+		}
+		setField(c.field, "")
+	}
+	setField("council", "reviewer:2,judge:1")
+	missing := filepath.Join(dir, "no-such-project")
+	want := cliSays("--preset", "council", "--project", missing)
+	run("a project that does not exist", chromedp.SendKeys("#nq-project", missing))
+	if got := formSays("submit the missing project"); got != want {
 		t.Errorf("the form says\n%q\nthe CLI says\n%q", got, want)
 	}
 
+	// The demo plays the council's members.
+	setField("council_providers", "reviewer=demo,judge=demo")
 	browsertest.Eval[bool](t, ctx, `document.getElementById('nq-project').value = '', true`)
-	browsertest.Eval[bool](t, ctx, `document.getElementById('nq-result').className = '', true`)
+	browsertest.Eval[bool](t, ctx, `(r => (r.textContent = '', r.className = 'hint', true))(document.getElementById('nq-result'))`)
+	browsertest.ScreenshotOf(t, ctx, "#new-quest", "form")
 	run("create the quest", chromedp.Click(`#new-quest-form button[type=submit]`))
 	browsertest.WaitFor(t, ctx, "the form's answer", `(r => r.dataset.created || r.className === 'error')(document.getElementById('nq-result'))`)
 	if got := browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').dataset.created || document.getElementById('nq-result').textContent`); got != "q1" {
 		t.Fatalf("the form created %q, want q1", got)
 	}
 	browsertest.WaitFor(t, ctx, "its card", `document.querySelector('[data-seed="q1"]') !== null`)
-	var q struct{ Mode, Provider string }
+	var q api.Quest
 	if err := json.Unmarshal([]byte(must(t, 0, "", "quest", "show", "q1", "--json", "--data", data).stdout), &struct{ Quest any }{&q}); err != nil {
 		t.Fatal(err)
 	}
-	if q.Mode != "team" || q.Provider != "steps" {
-		t.Errorf("the quest from the form: %+v, want a team quest on steps", q)
+	if q.Mode != "team" || q.Provider != "steps" || q.Council == nil {
+		t.Errorf("the quest from the form: %+v, want a council quest in team mode on steps", q)
 	}
 
 	run("seed two hypotheses",
@@ -158,5 +214,40 @@ func TestQuestFromThePhone(t *testing.T) {
 			t.Errorf("`questbox export` after the download repeats %s", id)
 		}
 	}
+	// The owner's turn is the council, played by the demo; the page shows
+	// its members' nodes.
+	browsertest.WaitFor(t, ctx, "the council's members on the page",
+		`document.querySelectorAll('[data-graph="q1"] [data-node]').length >= 6`)
+	waitFor(t, "two reviewers and a judge done", func() bool {
+		var d api.QuestDetail
+		if json.Unmarshal([]byte(must(t, 0, "", "quest", "show", "q1", "--json", "--data", data).stdout), &d) != nil {
+			return false
+		}
+		done := map[string]int{}
+		for _, n := range d.Nodes {
+			if n.Status != api.NodePending && n.Status != api.NodeRunning && n.Status != api.NodeDeferred {
+				done[n.Role]++
+			}
+		}
+		return done["reviewer"] >= 2 && done["judge"] >= 1
+	})
 	browsertest.Screenshot(t, ctx, "exported")
+
+	// The teams preset: a quest whose owner dispatches Teams.
+	preset("teams")
+	run("a Teams quest", chromedp.SendKeys("#nq-name", "teams"), chromedp.SendKeys("#nq-direction", "read receipts"))
+	setField("provider", "demo")
+	browsertest.Eval[bool](t, ctx, `(r => (r.textContent = '', delete r.dataset.created, true))(document.getElementById('nq-result'))`)
+	run("create it", chromedp.Click(`#new-quest-form button[type=submit]`))
+	browsertest.WaitFor(t, ctx, "the form's answer", `(r => r.dataset.created || r.className === 'error')(document.getElementById('nq-result'))`)
+	if got := browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').dataset.created || document.getElementById('nq-result').textContent`); got != "q2" {
+		t.Fatalf("the form created %q, want q2", got)
+	}
+	var q2 api.Quest
+	if err := json.Unmarshal([]byte(must(t, 0, "", "quest", "show", "q2", "--json", "--data", data).stdout), &struct{ Quest any }{&q2}); err != nil {
+		t.Fatal(err)
+	}
+	if q2.Mode != "team" || !q2.Teams || q2.Council != nil {
+		t.Errorf("the quest of the teams preset: %+v, want Teams in team mode, no council", q2)
+	}
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"maps"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,7 +31,7 @@ type questNewCmd struct {
 	roleProviders listFlag
 	egress        listFlag
 	project       string
-	// Councils (SPEC §2.8): see presets.
+	// Councils (SPEC §2.8): see api.Presets.
 	preset          string
 	council         string
 	councilProvider string
@@ -41,14 +39,21 @@ type questNewCmd struct {
 	teams           teamFlags
 }
 
-// presets name the common combinations of quest new's flags (SPEC §2.8):
-// each sets flags the command line leaves out.
-var presets = map[string]map[string]string{
-	// v3/v3.1: a team whose owner turns are a council of two reviewers
-	// and one judge.
-	"council": {"mode": "team", "council": "reviewer:2,judge:1"},
-	// v3.2: the owner dispatches Teams (planner -> executer -> accepter).
-	"teams": {"mode": "team", "teams": "true"},
+// presetHelp is --preset's help, from the one table of presets,
+// api.Presets (the dashboard's form offers the same).
+func presetHelp() string {
+	var b strings.Builder
+	b.WriteString("a named combination of flags: ")
+	for i, p := range api.Presets {
+		switch {
+		case i > 0 && i == len(api.Presets)-1:
+			b.WriteString(" or ")
+		case i > 0:
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s (= %s)", p.Name, p.Help)
+	}
+	return b.String()
 }
 
 func (c *questNewCmd) flags(fs *flag.FlagSet) {
@@ -64,7 +69,7 @@ func (c *questNewCmd) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.tokens, "token-budget", 0, "token budget")
 	fs.Var(&c.checkpoints, "checkpoint", "a role whose passed nodes need human consent (repeatable)")
 	fs.StringVar(&c.project, "project", "", "directory its command agents run in (the daemon's user must be able to read, write and enter it)")
-	fs.StringVar(&c.preset, "preset", "", "a named combination of flags: council (= --mode team --council reviewer:2,judge:1) or teams (= --mode team --teams)")
+	fs.StringVar(&c.preset, "preset", "", presetHelp())
 	fs.StringVar(&c.council, "council", "", "owner turns are a council: reviewer:R,judge:J (providers from the config's [council]; team mode only)")
 	fs.StringVar(&c.gates, "gates", "", "phases closed by a council gate, e.g. scout,poc (needs --council; --checkpoint scout_gate puts the button there)")
 	fs.StringVar(&c.councilProvider, "council-provider", "", "the provider of every member of a kind, instead of [council]: reviewer=P,judge=P")
@@ -95,11 +100,11 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	set := map[string]bool{}
 	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["preset"] {
-		p, ok := presets[c.preset]
+		p, ok := api.PresetNamed(c.preset)
 		if !ok {
-			return usagef("unknown --preset %q (known: %s)", c.preset, strings.Join(slices.Sorted(maps.Keys(presets)), ", "))
+			return usagef("unknown --preset %q (known: %s)", c.preset, strings.Join(api.PresetNames(), ", "))
 		}
-		for name, val := range p {
+		for name, val := range p.Flags {
 			if !set[name] {
 				if err := c.fs.Set(name, val); err != nil {
 					return fmt.Errorf("BUG: preset %s: %w", c.preset, err)

@@ -8,7 +8,7 @@ import (
 
 // teamFlags are `quest new`'s flags of v3.2 Teams (SPEC §2.8): --teams,
 // --max-revisions and --accept-mode (`--preset teams` names them; see
-// presets).
+// api.Presets).
 type teamFlags struct {
 	teams        bool
 	maxRevisions int

@@ -186,6 +186,11 @@ func (c *Client) Rules(ctx context.Context, quest, gate string) (r Rules, err er
 	return r, c.get(ctx, path, &r)
 }
 
+// Presets is GET /api/presets: the presets of a new quest.
+func (c *Client) Presets(ctx context.Context) (p []Preset, err error) {
+	return p, c.get(ctx, "/api/presets", &p)
+}
+
 // Verify is GET /api/verify.
 func (c *Client) Verify(ctx context.Context) (v Verify, err error) {
 	return v, c.get(ctx, "/api/verify", &v)

@@ -10,28 +10,81 @@ const $ = (id) => document.getElementById(id);
 
 // ---- a new quest ----
 
-// PRESETS fill the form. "none" leaves every field to the box's
-// [defaults]. Council and Teams presets will be entries here: a name and
-// the fields they set (ids of the form's inputs without "nq-").
-const PRESETS = {none: {label: 'none', fields: {}}};
+// The presets are the box's (GET /api/presets: the table `quest new
+// --preset` reads). A preset names flags of `quest new`; FIELDS maps a
+// flag to the form's input where it differs from the flag's name with
+// "_" for "-". Like --preset, a preset fills only the fields left empty;
+// choosing another preset first empties the fields the previous one
+// filled and nobody changed since.
+const FIELDS = {'checkpoint': 'checkpoints', 'council-provider': 'council_providers', 'role-provider': 'role_providers'};
+const field = (flag) => $('nq-' + (FIELDS[flag] || flag.replaceAll('-', '_')));
+const presets = new Map(); // name -> {flag: value}
+let filled = new Map(); // input -> the value the current preset put there
 
 const presetSelect = $('nq-preset');
-for (const [k, p] of Object.entries(PRESETS)) presetSelect.append(h('option', {value: k}, p.label));
+presetSelect.append(h('option', {value: 'none'}, 'none'));
+let loading = null; // the presets' request, once it is asked
+function loadPresets() {
+  if (loading || !loggedIn()) return;
+  loading = call('GET', '/api/presets').then((list) => {
+    for (const p of list) {
+      presets.set(p.name, p.flags);
+      presetSelect.append(h('option', {value: p.name, title: p.help}, p.name + ' (' + p.help + ')'));
+    }
+  }, () => { loading = null; }); // asked again at the next session change
+}
+const valueOf = (el) => el.type === 'checkbox' ? String(el.checked) : el.value;
+function setValue(el, v) { if (el.type === 'checkbox') el.checked = v === 'true'; else el.value = v; }
+const empty = (el) => el.type === 'checkbox' ? !el.checked : el.value.trim() === '';
 presetSelect.addEventListener('change', () => {
-  for (const [k, v] of Object.entries(PRESETS[presetSelect.value].fields)) $('nq-' + k).value = v;
+  for (const [el, v] of filled) if (valueOf(el) === v) setValue(el, el.type === 'checkbox' ? 'false' : '');
+  filled = new Map();
+  for (const [flag, v] of Object.entries(presets.get(presetSelect.value) || {})) {
+    const el = field(flag);
+    if (!el || !empty(el)) continue;
+    setValue(el, v);
+    filled.set(el, valueOf(el));
+  }
 });
 
 const list = (s) => s.split(',').map((x) => x.trim()).filter((x) => x);
 
+// pairs reads "K=V,K=V" (what --council-provider and --role-provider
+// take) into an object; bad(part) is the message of a malformed part and
+// twice(key) of a key given twice (null: the last one wins).
+function pairs(s, bad, twice) {
+  const out = {};
+  for (const part of list(s)) {
+    const i = part.indexOf('=');
+    const k = i < 0 ? '' : part.slice(0, i).trim(), val = i < 0 ? '' : part.slice(i + 1).trim();
+    if (k === '' || val === '') throw new Error(bad(part));
+    if (twice && k in out) throw new Error(twice(k));
+    out[k] = val;
+  }
+  return out;
+}
+
 // newQuest is the request of POST /api/quests from the form: a field left
 // empty is left out, and takes the box's default, as a flag left out does.
+// What the CLI checks before asking the box is checked here, with its
+// words; the rest is the box's answer, as the CLI shows it.
 function newQuest() {
   const v = (id) => $('nq-' + id).value.trim();
   const req = {name: v('name'), direction: v('direction')};
-  for (const k of ['mode', 'provider', 'gate', 'wall_clock', 'project']) if (v(k) !== '') req[k] = v(k);
-  for (const k of ['max_agent_runs', 'max_tries', 'token_budget']) if (v(k) !== '') req[k] = Number(v(k));
-  if (v('roles') !== '') req.roles = list(v('roles'));
-  if (v('checkpoints') !== '') req.checkpoints = list(v('checkpoints'));
+  for (const k of ['mode', 'provider', 'gate', 'wall_clock', 'project', 'council', 'accept_mode']) if (v(k) !== '') req[k] = v(k);
+  for (const k of ['max_agent_runs', 'max_tries', 'token_budget', 'max_revisions']) if (v(k) !== '') req[k] = Number(v(k));
+  for (const k of ['roles', 'checkpoints', 'gates', 'egress']) if (v(k) !== '') req[k] = list(v(k));
+  if (v('council_providers') !== '') {
+    req.council_providers = pairs(v('council_providers'),
+      () => '--council-provider ' + JSON.stringify(v('council_providers')) + ': want KIND=PROVIDER,... (e.g. reviewer=gemini,judge=codex)', null);
+  }
+  if (v('role_providers') !== '') {
+    req.role_providers = pairs(v('role_providers'),
+      (part) => 'quest new: --role-provider ' + JSON.stringify(part) + ' is not ROLE=PROVIDER (e.g. --role-provider owner=claude)',
+      (role) => 'quest new: --role-provider names role ' + JSON.stringify(role) + ' twice');
+  }
+  if ($('nq-teams').checked) req.teams = true;
+  else if ('max_revisions' in req || 'accept_mode' in req) throw new Error('--max-revisions and --accept-mode need --teams');
   return req;
 }
 
@@ -41,10 +94,12 @@ $('new-quest-form').addEventListener('submit', async (ev) => {
   out.className = 'hint';
   out.textContent = 'Creating…';
   try {
-    const q = await call('POST', '/api/quests', newQuest());
+    const req = newQuest();
+    const q = await call('POST', '/api/quests', req);
     out.textContent = 'Created quest ' + q.id + ' (' + q.mode + ', provider ' + q.provider + ').';
     out.dataset.created = q.id;
     $('new-quest-form').reset();
+    filled = new Map();
   } catch (e) {
     out.className = 'error';
     out.textContent = e.message;
@@ -52,7 +107,7 @@ $('new-quest-form').addEventListener('submit', async (ev) => {
 });
 
 // The form is for a logged-in session only; the page shows it then.
-function showForm() { $('new-quest').hidden = !loggedIn(); }
+function showForm() { $('new-quest').hidden = !loggedIn(); loadPresets(); }
 document.addEventListener('questbox:session', showForm);
 
 // ---- seed and export, on each quest's card ----

@@ -115,6 +115,22 @@ func Screenshot(t *testing.T, ctx context.Context, name string) string {
 	return path
 }
 
+// ScreenshotOf saves the first element sel matches as name.png in
+// ArtifactDir (at the page's viewport: a phone) and returns its path.
+func ScreenshotOf(t *testing.T, ctx context.Context, sel, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(Timeout(t, ctx), chromedp.Screenshot(sel))
+	if err != nil {
+		t.Fatalf("screenshot %s of %s: %v", name, sel, err)
+	}
+	path := filepath.Join(ArtifactDir(t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}
+
 // WaitFor waits until the JavaScript expression js is truthy in the page
 // (checked on every DOM change and animation frame: no sleeping), or fails
 // the test after a generous bound, saying what it waited for.
