@@ -186,15 +186,7 @@ func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
 	if err != nil {
 		return err
 	}
-	run, err := t.newRun(q, m, name)
-	if err != nil {
-		return err
-	}
-	q.Counters.AgentRuns++
-	r.slots--
-	r.ds = append(r.ds, dispatch{quest: *q, node: *m, run: run, req: req, built: true, prov: prov})
-	r.rep.Dispatched = append(r.rep.Dispatched, m.ID)
-	return nil
+	return r.queue(q, m, name, prov, req, true)
 }
 
 // decide merges the answers of owner's council, every member being
