@@ -457,41 +457,30 @@ func (l *Logs) validate(p *problems, parallel int) {
 var tlsSchemes = []string{"ssl", "tls", "mqtts", "wss"}
 
 func (m *MQTT) validate(p *problems, retention int) {
-	// MQTT is off without a broker, which the default file relies on: its
-	// [mqtt] table sets topics and discovery, and leaves the broker out.
-	// But a setting that only serves a connection means the owner wants
-	// one, and staying off without a word would hide the mistake.
+	m.validateConnection(p)
+	for _, t := range []struct{ key, v string }{
+		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
+	} {
+		if t.v == "" || strings.ContainsAny(t.v, "+#\x00") || strings.HasPrefix(t.v, "/") || strings.HasSuffix(t.v, "/") {
+			p.add(t.key, "%q is not a topic prefix (non-empty, no + or #, no leading or trailing /)", t.v)
+		}
+	}
+	if m.CommandsConsent && !m.Commands {
+		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
+	}
+	if m.OutboxMax < retention {
+		p.add("mqtt.outbox_max", "%d must be at least daemon.event_retention (%d): the bound drops only events older than the retention window", m.OutboxMax, retention)
+	}
+	p.durationAtLeast("mqtt.reconnect_max", m.ReconnectMax, time.Second)
+}
+
+// validateConnection checks the settings of the broker connection: the
+// broker URL, TLS files only with a TLS scheme, the credentials.
+func (m *MQTT) validateConnection(p *problems) {
 	if m.Broker == "" {
-		for _, s := range []struct {
-			key string
-			set bool
-		}{
-			{"mqtt.client_id", m.ClientID != ""}, {"mqtt.username", m.Username != ""},
-			{"mqtt.password_file", m.PasswordFile != ""}, {"mqtt.ca_file", m.CAFile != ""},
-			{"mqtt.cert_file", m.CertFile != ""}, {"mqtt.key_file", m.KeyFile != ""},
-		} {
-			if s.set {
-				what := "missing"
-				if p.set("mqtt.broker", false) {
-					what = "empty"
-				}
-				p.add("mqtt.broker", "%s, but %s is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings", what, s.key)
-				break
-			}
-		}
+		m.validateNoBroker(p)
 	}
-	scheme := ""
-	if m.Broker != "" {
-		u, err := url.Parse(m.Broker)
-		if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
-			p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
-		} else {
-			scheme = u.Scheme
-			if u.User != nil {
-				p.add("mqtt.broker", "%q carries credentials; use mqtt.username and mqtt.password_file", u.Redacted())
-			}
-		}
-	}
+	scheme := m.brokerScheme(p)
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		p.add("mqtt.cert_file", "cert_file and key_file go together; set both or neither")
 	}
@@ -510,20 +499,48 @@ func (m *MQTT) validate(p *problems, retention int) {
 	if (m.Password != "" || m.PasswordFile != "") && m.Username == "" {
 		p.add("mqtt.username", "is empty, but a password is set (MQTT 3.1.1 sends a password only with a user name)")
 	}
-	for _, t := range []struct{ key, v string }{
-		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
+}
+
+// validateNoBroker reports a connection setting without a broker. MQTT is
+// off without a broker, which the default file relies on: its [mqtt]
+// table sets topics and discovery, and leaves the broker out. But a
+// setting that only serves a connection means the owner wants one, and
+// staying off without a word would hide the mistake.
+func (m *MQTT) validateNoBroker(p *problems) {
+	for _, s := range []struct {
+		key string
+		set bool
+	}{
+		{"mqtt.client_id", m.ClientID != ""}, {"mqtt.username", m.Username != ""},
+		{"mqtt.password_file", m.PasswordFile != ""}, {"mqtt.ca_file", m.CAFile != ""},
+		{"mqtt.cert_file", m.CertFile != ""}, {"mqtt.key_file", m.KeyFile != ""},
 	} {
-		if t.v == "" || strings.ContainsAny(t.v, "+#\x00") || strings.HasPrefix(t.v, "/") || strings.HasSuffix(t.v, "/") {
-			p.add(t.key, "%q is not a topic prefix (non-empty, no + or #, no leading or trailing /)", t.v)
+		if s.set {
+			what := "missing"
+			if p.set("mqtt.broker", false) {
+				what = "empty"
+			}
+			p.add("mqtt.broker", "%s, but %s is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings", what, s.key)
+			return
 		}
 	}
-	if m.CommandsConsent && !m.Commands {
-		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
+}
+
+// brokerScheme checks mqtt.broker and returns its scheme, or "" when it
+// is unset or not a broker URL.
+func (m *MQTT) brokerScheme(p *problems) string {
+	if m.Broker == "" {
+		return ""
 	}
-	if m.OutboxMax < retention {
-		p.add("mqtt.outbox_max", "%d must be at least daemon.event_retention (%d): the bound drops only events older than the retention window", m.OutboxMax, retention)
+	u, err := url.Parse(m.Broker)
+	if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
+		p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
+		return ""
 	}
-	p.durationAtLeast("mqtt.reconnect_max", m.ReconnectMax, time.Second)
+	if u.User != nil {
+		p.add("mqtt.broker", "%q carries credentials; use mqtt.username and mqtt.password_file", u.Redacted())
+	}
+	return u.Scheme
 }
 
 func sortedKeys[V any](m map[string]V) []string {
