@@ -136,16 +136,25 @@ func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
 	return out, nil
 }
 
+// sitting returns the owner of q's sitting council and its members.
+func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
+	owner, err := t.node(q.Queued[queuedCouncil])
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := t.members(q, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return owner, ms, nil
+}
+
 // council is a quest's turn while its council sits: its pending members
 // dispatch (each takes a slot: they run concurrently), nothing else does;
 // once every member is terminal, the council decides.
 func (r *tickRound) council(q *Quest) error {
 	t := r.t
-	owner, err := t.node(q.Queued[queuedCouncil])
-	if err != nil {
-		return err
-	}
-	ms, err := t.members(q, owner)
+	owner, ms, err := t.sitting(q)
 	if err != nil {
 		return err
 	}
@@ -313,11 +322,7 @@ func (t *txn) stillRunning(q *Quest) error {
 	if q.Running != "" || q.Queued[queuedCouncil] == "" {
 		return nil
 	}
-	owner, err := t.node(q.Queued[queuedCouncil])
-	if err != nil {
-		return err
-	}
-	ms, err := t.members(q, owner)
+	_, ms, err := t.sitting(q)
 	if err != nil {
 		return err
 	}
