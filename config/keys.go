@@ -23,15 +23,6 @@ type step struct {
 	elem int // index into the array of tables name; -1 when name is not one
 }
 
-// keyPath is k as a path through tables only.
-func keyPath(k toml.Key) path {
-	p := make(path, len(k))
-	for i, name := range k {
-		p[i] = step{name, -1}
-	}
-	return p
-}
-
 // with returns a new path: p, then name (element elem, or -1).
 func (p path) with(name string, elem int) path {
 	return append(p[:len(p):len(p)], step{name, elem})

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/BurntSushi/toml"
@@ -76,6 +75,3 @@ func Changed(old, new Keys) []string {
 	slices.Sort(out)
 	return slices.Compact(out)
 }
-
-// names lists the keys of k, sorted (for tests and messages).
-func (k Keys) names() []string { return slices.Sorted(maps.Keys(k.values)) }

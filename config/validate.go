@@ -210,81 +210,100 @@ func (c *Config) validateDefaults(p *problems) {
 
 func (c *Config) validateProviders(p *problems) {
 	for _, name := range sortedKeys(c.Providers) {
-		pr := c.Providers[name]
-		base := toml.Key{"providers", name}.String()
-		key := func(field string) string { return base + "." + field }
-		switch {
-		case name == ProviderDemo || name == ProviderExternal:
-			p.add(base, "%q is reserved for the built-in provider; choose another name", name)
-		case !idPattern.MatchString(name):
-			p.add(base, "provider name %q must match [a-z0-9_-]+", name)
-		}
-		switch {
-		case !p.set(key("type"), pr.Type != ""):
-			p.add(key("type"), "missing; use command or openai")
-		case pr.Type == TypeCommand:
-			const argv = `a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`
-			switch {
-			case !p.set(key("argv"), len(pr.Argv) > 0):
-				p.add(key("argv"), "missing; "+argv)
-			case len(pr.Argv) == 0:
-				p.add(key("argv"), "empty; "+argv)
-			case pr.Argv[0] == "":
-				p.add(key("argv"), "the program (first element) is empty")
-			}
-			for _, e := range pr.Env {
-				if !envPattern.MatchString(e) {
-					p.add(key("env"), "%q is not an environment variable name", e)
-				}
-			}
-			for _, f := range []struct {
-				name string
-				set  bool
-			}{
-				{"base_url", pr.BaseURL != ""}, {"model", pr.Model != ""},
-				{"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
-			} {
-				if f.set {
-					p.add(key(f.name), "only applies to openai providers, and this one is type = \"command\"")
-				}
-			}
-		case pr.Type == TypeOpenAI:
-			if !p.set(key("base_url"), pr.BaseURL != "") {
-				p.add(key("base_url"), "missing; an openai provider needs the endpoint, e.g. base_url = \"http://127.0.0.1:8081/v1\"")
-			} else if u, err := url.Parse(pr.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				p.add(key("base_url"), "%q is not an http:// or https:// URL", pr.BaseURL)
-			}
-			switch {
-			case !p.set(key("model"), pr.Model != ""):
-				p.add(key("model"), "missing; an openai provider needs the model name")
-			case strings.TrimSpace(pr.Model) == "":
-				p.add(key("model"), "empty; an openai provider needs the model name")
-			}
-			if pr.APIKeyEnv != "" && !envPattern.MatchString(pr.APIKeyEnv) {
-				p.add(key("api_key_env"), "%q is not an environment variable name (it names the variable, not the key)", pr.APIKeyEnv)
-			}
-			p.atLeast(key("max_tokens"), pr.MaxTokens, 0)
-			for _, f := range []struct {
-				name string
-				set  bool
-			}{
-				{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""},
-			} {
-				if f.set {
-					p.add(key(f.name), "only applies to command providers, and this one is type = \"openai\"")
-				}
-			}
-		default:
-			p.add(key("type"), "%q is not one of command, openai", pr.Type)
-		}
-		if pr.Vendor != "" && !idPattern.MatchString(pr.Vendor) {
-			p.add(key("vendor"), "%q must match [a-z0-9_-]+ (\"local\" for the box or the LAN, else e.g. \"anthropic\" or \"openai\")", pr.Vendor)
-		}
-		p.durationAtLeast(key("timeout"), pr.Timeout, 1)
-		if pr.OutputCap <= 0 {
-			p.add(key("output_cap"), "%s must be more than 0 bytes", pr.OutputCap)
+		validateProvider(p, name, c.Providers[name])
+	}
+}
+
+// validateProvider checks [providers.NAME]: its name, its type and the
+// fields of that type, and what every provider has (vendor, timeout,
+// output cap).
+func validateProvider(p *problems, name string, pr Provider) {
+	base := toml.Key{"providers", name}.String()
+	key := func(field string) string { return base + "." + field }
+	switch {
+	case name == ProviderDemo || name == ProviderExternal:
+		p.add(base, "%q is reserved for the built-in provider; choose another name", name)
+	case !idPattern.MatchString(name):
+		p.add(base, "provider name %q must match [a-z0-9_-]+", name)
+	}
+	switch {
+	case !p.set(key("type"), pr.Type != ""):
+		p.add(key("type"), "missing; use command or openai")
+	case pr.Type == TypeCommand:
+		validateCommandProvider(p, key, pr)
+	case pr.Type == TypeOpenAI:
+		validateOpenAIProvider(p, key, pr)
+	default:
+		p.add(key("type"), "%q is not one of command, openai", pr.Type)
+	}
+	if pr.Vendor != "" && !idPattern.MatchString(pr.Vendor) {
+		p.add(key("vendor"), "%q must match [a-z0-9_-]+ (\"local\" for the box or the LAN, else e.g. \"anthropic\" or \"openai\")", pr.Vendor)
+	}
+	p.durationAtLeast(key("timeout"), pr.Timeout, 1)
+	if pr.OutputCap <= 0 {
+		p.add(key("output_cap"), "%s must be more than 0 bytes", pr.OutputCap)
+	}
+}
+
+// providerField is whether a provider sets one field (for fields that
+// belong to the other type).
+type providerField struct {
+	name string
+	set  bool
+}
+
+// notForType adds a problem for each field set that only applies to the
+// other type of provider.
+func notForType(p *problems, key func(string) string, fields []providerField, other, this string) {
+	for _, f := range fields {
+		if f.set {
+			p.add(key(f.name), "only applies to %s providers, and this one is type = %q", other, this)
 		}
 	}
+}
+
+// validateCommandProvider checks the fields of a type = "command" provider.
+func validateCommandProvider(p *problems, key func(string) string, pr Provider) {
+	const argv = `a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`
+	switch {
+	case !p.set(key("argv"), len(pr.Argv) > 0):
+		p.add(key("argv"), "missing; "+argv)
+	case len(pr.Argv) == 0:
+		p.add(key("argv"), "empty; "+argv)
+	case pr.Argv[0] == "":
+		p.add(key("argv"), "the program (first element) is empty")
+	}
+	for _, e := range pr.Env {
+		if !envPattern.MatchString(e) {
+			p.add(key("env"), "%q is not an environment variable name", e)
+		}
+	}
+	notForType(p, key, []providerField{
+		{"base_url", pr.BaseURL != ""}, {"model", pr.Model != ""},
+		{"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
+	}, "openai", TypeCommand)
+}
+
+// validateOpenAIProvider checks the fields of a type = "openai" provider.
+func validateOpenAIProvider(p *problems, key func(string) string, pr Provider) {
+	if !p.set(key("base_url"), pr.BaseURL != "") {
+		p.add(key("base_url"), "missing; an openai provider needs the endpoint, e.g. base_url = \"http://127.0.0.1:8081/v1\"")
+	} else if u, err := url.Parse(pr.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		p.add(key("base_url"), "%q is not an http:// or https:// URL", pr.BaseURL)
+	}
+	switch {
+	case !p.set(key("model"), pr.Model != ""):
+		p.add(key("model"), "missing; an openai provider needs the model name")
+	case strings.TrimSpace(pr.Model) == "":
+		p.add(key("model"), "empty; an openai provider needs the model name")
+	}
+	if pr.APIKeyEnv != "" && !envPattern.MatchString(pr.APIKeyEnv) {
+		p.add(key("api_key_env"), "%q is not an environment variable name (it names the variable, not the key)", pr.APIKeyEnv)
+	}
+	p.atLeast(key("max_tokens"), pr.MaxTokens, 0)
+	notForType(p, key, []providerField{
+		{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""},
+	}, "command", TypeOpenAI)
 }
 
 func (g *GPIO) validate(p *problems) {
@@ -438,41 +457,30 @@ func (l *Logs) validate(p *problems, parallel int) {
 var tlsSchemes = []string{"ssl", "tls", "mqtts", "wss"}
 
 func (m *MQTT) validate(p *problems, retention int) {
-	// MQTT is off without a broker, which the default file relies on: its
-	// [mqtt] table sets topics and discovery, and leaves the broker out.
-	// But a setting that only serves a connection means the owner wants
-	// one, and staying off without a word would hide the mistake.
+	m.validateConnection(p)
+	for _, t := range []struct{ key, v string }{
+		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
+	} {
+		if t.v == "" || strings.ContainsAny(t.v, "+#\x00") || strings.HasPrefix(t.v, "/") || strings.HasSuffix(t.v, "/") {
+			p.add(t.key, "%q is not a topic prefix (non-empty, no + or #, no leading or trailing /)", t.v)
+		}
+	}
+	if m.CommandsConsent && !m.Commands {
+		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
+	}
+	if m.OutboxMax < retention {
+		p.add("mqtt.outbox_max", "%d must be at least daemon.event_retention (%d): the bound drops only events older than the retention window", m.OutboxMax, retention)
+	}
+	p.durationAtLeast("mqtt.reconnect_max", m.ReconnectMax, time.Second)
+}
+
+// validateConnection checks the settings of the broker connection: the
+// broker URL, TLS files only with a TLS scheme, the credentials.
+func (m *MQTT) validateConnection(p *problems) {
 	if m.Broker == "" {
-		for _, s := range []struct {
-			key string
-			set bool
-		}{
-			{"mqtt.client_id", m.ClientID != ""}, {"mqtt.username", m.Username != ""},
-			{"mqtt.password_file", m.PasswordFile != ""}, {"mqtt.ca_file", m.CAFile != ""},
-			{"mqtt.cert_file", m.CertFile != ""}, {"mqtt.key_file", m.KeyFile != ""},
-		} {
-			if s.set {
-				what := "missing"
-				if p.set("mqtt.broker", false) {
-					what = "empty"
-				}
-				p.add("mqtt.broker", "%s, but %s is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings", what, s.key)
-				break
-			}
-		}
+		m.validateNoBroker(p)
 	}
-	scheme := ""
-	if m.Broker != "" {
-		u, err := url.Parse(m.Broker)
-		if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
-			p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
-		} else {
-			scheme = u.Scheme
-			if u.User != nil {
-				p.add("mqtt.broker", "%q carries credentials; use mqtt.username and mqtt.password_file", u.Redacted())
-			}
-		}
-	}
+	scheme := m.brokerScheme(p)
 	if (m.CertFile == "") != (m.KeyFile == "") {
 		p.add("mqtt.cert_file", "cert_file and key_file go together; set both or neither")
 	}
@@ -491,20 +499,48 @@ func (m *MQTT) validate(p *problems, retention int) {
 	if (m.Password != "" || m.PasswordFile != "") && m.Username == "" {
 		p.add("mqtt.username", "is empty, but a password is set (MQTT 3.1.1 sends a password only with a user name)")
 	}
-	for _, t := range []struct{ key, v string }{
-		{"mqtt.topic_prefix", m.TopicPrefix}, {"mqtt.discovery_prefix", m.DiscoveryPrefix},
+}
+
+// validateNoBroker reports a connection setting without a broker. MQTT is
+// off without a broker, which the default file relies on: its [mqtt]
+// table sets topics and discovery, and leaves the broker out. But a
+// setting that only serves a connection means the owner wants one, and
+// staying off without a word would hide the mistake.
+func (m *MQTT) validateNoBroker(p *problems) {
+	for _, s := range []struct {
+		key string
+		set bool
+	}{
+		{"mqtt.client_id", m.ClientID != ""}, {"mqtt.username", m.Username != ""},
+		{"mqtt.password_file", m.PasswordFile != ""}, {"mqtt.ca_file", m.CAFile != ""},
+		{"mqtt.cert_file", m.CertFile != ""}, {"mqtt.key_file", m.KeyFile != ""},
 	} {
-		if t.v == "" || strings.ContainsAny(t.v, "+#\x00") || strings.HasPrefix(t.v, "/") || strings.HasSuffix(t.v, "/") {
-			p.add(t.key, "%q is not a topic prefix (non-empty, no + or #, no leading or trailing /)", t.v)
+		if s.set {
+			what := "missing"
+			if p.set("mqtt.broker", false) {
+				what = "empty"
+			}
+			p.add("mqtt.broker", "%s, but %s is set: MQTT stays off without a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883); set one, or remove the MQTT connection settings", what, s.key)
+			return
 		}
 	}
-	if m.CommandsConsent && !m.Commands {
-		p.add("mqtt.commands_consent", "needs mqtt.commands = true")
+}
+
+// brokerScheme checks mqtt.broker and returns its scheme, or "" when it
+// is unset or not a broker URL.
+func (m *MQTT) brokerScheme(p *problems) string {
+	if m.Broker == "" {
+		return ""
 	}
-	if m.OutboxMax < retention {
-		p.add("mqtt.outbox_max", "%d must be at least daemon.event_retention (%d): the bound drops only events older than the retention window", m.OutboxMax, retention)
+	u, err := url.Parse(m.Broker)
+	if err != nil || !oneOf(u.Scheme, "tcp", "ssl", "tls", "mqtt", "mqtts", "ws", "wss") || u.Host == "" {
+		p.add("mqtt.broker", "%q is not a broker URL (e.g. tcp://192.168.1.2:1883 or ssl://broker:8883)", m.Broker)
+		return ""
 	}
-	p.durationAtLeast("mqtt.reconnect_max", m.ReconnectMax, time.Second)
+	if u.User != nil {
+		p.add("mqtt.broker", "%q carries credentials; use mqtt.username and mqtt.password_file", u.Redacted())
+	}
+	return u.Scheme
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -174,22 +174,11 @@ type ButtonEvents struct {
 // pin reader), which has returned by the time Run returns. The error is ctx's,
 // or why the pin could not be configured.
 func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
-	stopped := make(chan struct{})
-	b.mu.Lock()
-	if b.stopped != nil {
-		b.mu.Unlock()
-		return ErrBusy
+	release, err := b.claim()
+	if err != nil {
+		return err
 	}
-	b.stopped = stopped
-	close(b.up)
-	b.mu.Unlock()
-	defer func() {
-		b.mu.Lock()
-		b.stopped = nil
-		b.up = make(chan struct{})
-		b.mu.Unlock()
-		close(stopped)
-	}()
+	defer release()
 
 	pressed := false
 	if b.pin != nil {
@@ -198,7 +187,7 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 		}
 		pressed = b.level(b.pin.Read())
 	}
-	c := NewClassifier(b.cfg.Timing, pressed, b.clock.Now())
+	r := &buttonRun{b: b, ev: ev, c: NewClassifier(b.cfg.Timing, pressed, b.clock.Now()), timer: &lazyTimer{clk: b.clock}}
 
 	ctx, cancel := context.WithCancel(ctx)
 	readerDone := make(chan struct{})
@@ -211,87 +200,131 @@ func (b *Button) Run(ctx context.Context, ev ButtonEvents) error {
 		b.read(ctx)
 	}()
 
-	timer := &lazyTimer{clk: b.clock}
-	defer timer.Stop()
+	defer r.timer.Stop()
 	if b.started != nil {
 		b.started()
-	}
-	rearm := func() {
-		timer.Stop()
-		if at, ok := c.Deadline(); ok {
-			timer.Reset(at.Sub(b.clock.Now()))
-		}
-	}
-	report := func(wasDown bool, ps []Press) {
-		for _, p := range ps {
-			if ev.Press != nil {
-				ev.Press(p)
-			}
-		}
-		if !wasDown && c.Pressed() && ev.Down != nil {
-			ev.Down(c.downAt)
-		}
-	}
-	// advance processes the deadlines up to to one at a time, so that a
-	// press that settles and a gesture it completes, both due, are reported
-	// in their order: Down before the Long it starts. (Tick would fire both
-	// and report the Down last, leaving the Panel a snapshot taken after
-	// the gesture.)
-	advance := func(to time.Time) {
-		for {
-			at, ok := c.Deadline()
-			if !ok || at.After(to) {
-				return
-			}
-			wasDown := c.Pressed()
-			report(wasDown, c.Tick(at))
-		}
-	}
-	// tick processes the deadlines up to now.
-	tick := func() {
-		advance(b.clock.Now())
-		rearm()
-	}
-	edge := func(pressed bool, at time.Time) {
-		advance(at)
-		wasDown := c.Pressed()
-		report(wasDown, c.Edge(pressed, at))
 	}
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case s := <-b.samples:
-			if s.script == nil {
-				edge(s.pressed, s.at)
-			} else {
-				base := b.clock.Now()
-				if c.now.After(base) {
-					base = c.now
-				}
-				for _, st := range s.script {
-					edge(st.pressed, base.Add(st.off))
-				}
-				advance(base.Add(s.end))
-			}
-			rearm()
-			if b.traced != nil {
-				b.traced()
-			}
-			if s.done != nil {
-				close(s.done)
-			}
-		case <-timer.C():
-			tick()
+			r.sample(s)
+		case <-r.timer.C():
+			r.tick()
 		case ack := <-b.syncc:
 			select {
-			case <-timer.C():
-				tick()
+			case <-r.timer.C():
+				r.tick()
 			default:
 			}
 			close(ack)
 		}
 	}
+}
+
+// claim marks the button as running, or returns ErrBusy when a Run
+// already is; release, once Run returns, marks it stopped again.
+func (b *Button) claim() (release func(), err error) {
+	stopped := make(chan struct{})
+	b.mu.Lock()
+	if b.stopped != nil {
+		b.mu.Unlock()
+		return nil, ErrBusy
+	}
+	b.stopped = stopped
+	close(b.up)
+	b.mu.Unlock()
+	return func() {
+		b.mu.Lock()
+		b.stopped = nil
+		b.up = make(chan struct{})
+		b.mu.Unlock()
+		close(stopped)
+	}, nil
+}
+
+// buttonRun is one Run's classifier and deadline timer, used only by the
+// goroutine of that Run.
+type buttonRun struct {
+	b     *Button
+	ev    ButtonEvents
+	c     *Classifier
+	timer *lazyTimer
+}
+
+// sample feeds one pin edge, or a played script of them, to the
+// classifier, then arms the timer for its next deadline.
+func (r *buttonRun) sample(s sample) {
+	if s.script == nil {
+		r.edge(s.pressed, s.at)
+	} else {
+		base := r.b.clock.Now()
+		if r.c.now.After(base) {
+			base = r.c.now
+		}
+		for _, st := range s.script {
+			r.edge(st.pressed, base.Add(st.off))
+		}
+		r.advance(base.Add(s.end))
+	}
+	r.rearm()
+	if r.b.traced != nil {
+		r.b.traced()
+	}
+	if s.done != nil {
+		close(s.done)
+	}
+}
+
+// rearm sets the timer to the classifier's next deadline, if it has one.
+func (r *buttonRun) rearm() {
+	r.timer.Stop()
+	if at, ok := r.c.Deadline(); ok {
+		r.timer.Reset(at.Sub(r.b.clock.Now()))
+	}
+}
+
+// report passes the gestures to ev.Press, and a press that started since
+// (wasDown is the state before) to ev.Down.
+func (r *buttonRun) report(wasDown bool, ps []Press) {
+	for _, p := range ps {
+		if r.ev.Press != nil {
+			r.ev.Press(p)
+		}
+	}
+	if !wasDown && r.c.Pressed() && r.ev.Down != nil {
+		r.ev.Down(r.c.downAt)
+	}
+}
+
+// advance processes the deadlines up to to one at a time, so that a
+// press that settles and a gesture it completes, both due, are reported
+// in their order: Down before the Long it starts. (Tick would fire both
+// and report the Down last, leaving the Panel a snapshot taken after
+// the gesture.)
+func (r *buttonRun) advance(to time.Time) {
+	for {
+		at, ok := r.c.Deadline()
+		if !ok || at.After(to) {
+			return
+		}
+		wasDown := r.c.Pressed()
+		r.report(wasDown, r.c.Tick(at))
+	}
+}
+
+// tick processes the deadlines up to now.
+func (r *buttonRun) tick() {
+	r.advance(r.b.clock.Now())
+	r.rearm()
+}
+
+// edge processes the deadlines up to at, then the edge itself.
+func (r *buttonRun) edge(pressed bool, at time.Time) {
+	r.advance(at)
+	wasDown := r.c.Pressed()
+	r.report(wasDown, r.c.Edge(pressed, at))
 }
 
 // read forwards pin edges to Run until ctx is done. Levels are read and

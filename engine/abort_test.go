@@ -67,7 +67,7 @@ func TestAbortBeforeTheRunStartsSkipsTheAgent(t *testing.T) {
 		t.Errorf("the agent was asked %d times for an aborted node", calls)
 	}
 	n := h.node(aborted)
-	runs, err := h.e.Runs(n)
+	runs, err := h.e.QuestRuns("", n.ID)
 	if err != nil || len(runs) != 1 || runs[0].Outcome != "aborted" {
 		t.Errorf("runs of the aborted node: %+v, %v, want one ended aborted", runs, err)
 	}

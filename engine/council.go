@@ -136,16 +136,25 @@ func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
 	return out, nil
 }
 
+// sitting returns the owner of q's sitting council and its members.
+func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
+	owner, err := t.node(q.Queued[queuedCouncil])
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := t.members(q, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	return owner, ms, nil
+}
+
 // council is a quest's turn while its council sits: its pending members
 // dispatch (each takes a slot: they run concurrently), nothing else does;
 // once every member is terminal, the council decides.
 func (r *tickRound) council(q *Quest) error {
 	t := r.t
-	owner, err := t.node(q.Queued[queuedCouncil])
-	if err != nil {
-		return err
-	}
-	ms, err := t.members(q, owner)
+	owner, ms, err := t.sitting(q)
 	if err != nil {
 		return err
 	}
@@ -186,15 +195,7 @@ func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
 	if err != nil {
 		return err
 	}
-	run, err := t.newRun(q, m, name)
-	if err != nil {
-		return err
-	}
-	q.Counters.AgentRuns++
-	r.slots--
-	r.ds = append(r.ds, dispatch{quest: *q, node: *m, run: run, req: req, built: true, prov: prov})
-	r.rep.Dispatched = append(r.rep.Dispatched, m.ID)
-	return nil
+	return r.queue(q, m, name, prov, req, true)
 }
 
 // decide merges the answers of owner's council, every member being
@@ -321,11 +322,7 @@ func (t *txn) stillRunning(q *Quest) error {
 	if q.Running != "" || q.Queued[queuedCouncil] == "" {
 		return nil
 	}
-	owner, err := t.node(q.Queued[queuedCouncil])
-	if err != nil {
-		return err
-	}
-	ms, err := t.members(q, owner)
+	_, ms, err := t.sitting(q)
 	if err != nil {
 		return err
 	}

@@ -311,7 +311,7 @@ func TestCouncilSurvivesCrash(t *testing.T) {
 	}
 	var runs []Run
 	for _, id := range started {
-		rs, _ := h.e.Runs(h.node(id))
+		rs, _ := h.e.QuestRuns("", id)
 		runs = append(runs, rs...)
 	}
 	if len(runs) != 6 {

@@ -494,22 +494,6 @@ func (e *Engine) Edges(quest string) ([]Edge, error) {
 	return out, err
 }
 
-// Runs returns the runs of a node.
-func (e *Engine) Runs(n *Node) ([]Run, error) {
-	var out []Run
-	err := e.store.view(func(tx *bolt.Tx) error {
-		for _, id := range n.Runs {
-			var r Run
-			if _, err := getJSON(tx.Bucket(bRuns), []byte(id), &r); err != nil {
-				return err
-			}
-			out = append(out, r)
-		}
-		return nil
-	})
-	return out, err
-}
-
 // setQuestStatus changes a quest's status with an event. Its wall clock
 // stops when it leaves active (its time so far is stored) and starts when
 // it becomes active.

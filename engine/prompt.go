@@ -138,30 +138,14 @@ func ParsePromptTemplate(name, text string) (*template.Template, error) {
 func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
 	req := agent.Request{Quest: q.ID, Node: n.ID, Role: n.Role, Direction: q.Direction, Hypothesis: n.Hypothesis,
 		Attempt: n.Tries + 1, Depth: n.Depth}
-	ro := e.opt.Roles[n.Role]
 	d := PromptData{Quest: PromptQuest{ID: q.ID, Name: q.Name, Direction: q.Direction, Mode: q.Mode},
 		Node: PromptNode{ID: n.ID, Role: n.Role, Status: string(n.Status), Hypothesis: n.Hypothesis,
 			Depth: n.Depth, Try: n.Tries + 1, MaxTries: e.maxTries(q, n.Role)},
 		Feedback: n.Feedback}
-	var b strings.Builder
-	fmt.Fprintf(&b, "You are the %s of questbox quest %s (%q).\n", n.Role, q.ID, q.Name)
-	fmt.Fprintf(&b, "Direction: %s\n", q.Direction)
-	fmt.Fprintf(&b, "Node %s, hypothesis: %s\n", n.ID, n.Hypothesis)
-	fmt.Fprintf(&b, "This is try %d of %d.\n", d.Node.Try, d.Node.MaxTries)
-	d.Parts.Header = b.String()
-	b.Reset()
-	var parent *Node
-	for p := n.Parent; p != "" && len(d.Ancestors) < 16; {
-		a, err := readNode(tx, p)
-		if err != nil {
-			return req, err
-		}
-		if parent == nil {
-			parent = a
-		}
-		d.Ancestors = append(d.Ancestors, PromptNode{ID: a.ID, Role: a.Role, Status: string(a.Status), Hypothesis: a.Hypothesis,
-			Verdict: a.Verdict, Evidence: truncate(a.Evidence, 1000), Depth: a.Depth})
-		p = a.Parent
+	d.Parts.Header = promptHeader(q, n, &d)
+	parent, err := readAncestors(tx, n, &d)
+	if err != nil {
+		return req, err
 	}
 	if n.Stage != "" {
 		req.Stage, req.Revision = n.Stage, n.RevisionCount
@@ -173,63 +157,119 @@ func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, er
 	}
 	if len(d.Ancestors) > 0 {
 		d.Parent = d.Ancestors[0]
-		b.WriteString("\nWhat the nodes above this one established (nearest first):\n")
-		for _, a := range d.Ancestors {
-			fmt.Fprintf(&b, "- %s (%s, %s): %s\n", a.ID, a.Role, a.Status, a.Hypothesis)
-			if a.Evidence != "" {
-				fmt.Fprintf(&b, "  evidence: %s\n", a.Evidence)
-			}
-		}
 	}
-	d.Parts.Ancestors = b.String()
+	d.Parts.Ancestors = ancestorsPart(d.Ancestors)
 	if n.Feedback != "" {
 		d.Parts.Feedback = "\nYour previous attempt was rejected. Fix exactly this:\n" + n.Feedback
 	}
-	if isMember(n.Role) {
+	if err := e.contractPart(tx, q, n, parent, &req, &d); err != nil {
+		return req, err
+	}
+	p := &d.Parts
+	p.Default = p.Header + p.Ancestors + p.Feedback + p.Proposals + p.Locked + p.Contract
+	req.Prompt = e.renderPrompt(n, &d)
+	return req, nil
+}
+
+// promptHeader is the prompt's opening: who the agent is, the direction,
+// the hypothesis and the try.
+func promptHeader(q *Quest, n *Node, d *PromptData) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "You are the %s of questbox quest %s (%q).\n", n.Role, q.ID, q.Name)
+	fmt.Fprintf(&b, "Direction: %s\n", q.Direction)
+	fmt.Fprintf(&b, "Node %s, hypothesis: %s\n", n.ID, n.Hypothesis)
+	fmt.Fprintf(&b, "This is try %d of %d.\n", d.Node.Try, d.Node.MaxTries)
+	return b.String()
+}
+
+// readAncestors fills d.Ancestors with up to 16 nodes above n, nearest
+// first, and returns n's parent (nil for a root).
+func readAncestors(tx *bolt.Tx, n *Node, d *PromptData) (*Node, error) {
+	var parent *Node
+	for p := n.Parent; p != "" && len(d.Ancestors) < 16; {
+		a, err := readNode(tx, p)
+		if err != nil {
+			return nil, err
+		}
+		if parent == nil {
+			parent = a
+		}
+		d.Ancestors = append(d.Ancestors, PromptNode{ID: a.ID, Role: a.Role, Status: string(a.Status), Hypothesis: a.Hypothesis,
+			Verdict: a.Verdict, Evidence: truncate(a.Evidence, 1000), Depth: a.Depth})
+		p = a.Parent
+	}
+	return parent, nil
+}
+
+// ancestorsPart is what the nodes above established, as the prompt says it.
+func ancestorsPart(ancestors []PromptNode) string {
+	if len(ancestors) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\nWhat the nodes above this one established (nearest first):\n")
+	for _, a := range ancestors {
+		fmt.Fprintf(&b, "- %s (%s, %s): %s\n", a.ID, a.Role, a.Status, a.Hypothesis)
+		if a.Evidence != "" {
+			fmt.Fprintf(&b, "  evidence: %s\n", a.Evidence)
+		}
+	}
+	return b.String()
+}
+
+// contractPart sets d.Parts.Contract by the node's role (member, owner,
+// Team stage or worker), and for members and owners the owner's material.
+func (e *Engine) contractPart(tx *bolt.Tx, q *Quest, n *Node, parent *Node, req *agent.Request, d *PromptData) error {
+	switch {
+	case isMember(n.Role):
 		// A member weighs what the owner would: the same proposals and
 		// locked evidence, within the owner's cap. What comes before
 		// councilMaterialEnd is the material a judge's quotes must occur in.
-		if err := e.ownerParts(tx, q, &req, &d, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
-			return req, err
+		if err := e.ownerParts(tx, q, req, d, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
+			return err
 		}
 		d.Parts.Contract = councilMaterialEnd + memberContract(n.Role)
 		if parent != nil && isGateRole(parent.Role) {
 			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", parent.Phase)
 		}
-	} else if n.Role == RoleOwner {
-		if err := e.ownerParts(tx, q, &req, &d, ro.EvidenceCap); err != nil {
-			return req, err
+	case n.Role == RoleOwner:
+		if err := e.ownerParts(tx, q, req, d, e.opt.Roles[n.Role].EvidenceCap); err != nil {
+			return err
 		}
 		// What its Teams came to (a blocked Team is a FAIL the owner
 		// decides on again) comes before its contract.
-		b.Reset()
+		var b strings.Builder
 		if err := ownerTeamFacts(tx, q, &b); err != nil {
-			return req, err
+			return err
 		}
 		if q.Teams {
 			b.WriteString("\nThis quest runs Teams: each node you spawn or promote becomes a Team (planner, executer, accepter).\n")
 		}
 		d.Parts.Contract = b.String() + "\n" + ownerContract
-	} else if n.Stage != "" {
+	case n.Stage != "":
 		d.Parts.Contract = "\n" + stageContract(q, n)
-	} else {
+	default:
 		d.Parts.Contract = "\n" + workerContract
 	}
-	p := &d.Parts
-	p.Default = p.Header + p.Ancestors + p.Feedback + p.Proposals + p.Locked + p.Contract
-	req.Prompt = p.Default
-	if ro.Prompt != nil {
-		var out strings.Builder
-		if err := ro.Prompt.Execute(&out, &d); err != nil {
-			// The template rendered a sample at load time; what fails
-			// now fails on this node's data. The default prompt keeps
-			// the quest going, and the log says why.
-			e.log.Warn("role prompt template failed; the default prompt is used", "role", n.Role, "node", n.ID, "err", err)
-		} else {
-			req.Prompt = out.String()
-		}
+	return nil
+}
+
+// renderPrompt renders the role's template over d, or returns the default
+// prompt when the role has none or its template fails on this node.
+func (e *Engine) renderPrompt(n *Node, d *PromptData) string {
+	tmpl := e.opt.Roles[n.Role].Prompt
+	if tmpl == nil {
+		return d.Parts.Default
 	}
-	return req, nil
+	var out strings.Builder
+	if err := tmpl.Execute(&out, d); err != nil {
+		// The template rendered a sample at load time; what fails
+		// now fails on this node's data. The default prompt keeps
+		// the quest going, and the log says why.
+		e.log.Warn("role prompt template failed; the default prompt is used", "role", n.Role, "node", n.ID, "err", err)
+		return d.Parts.Default
+	}
+	return out.String()
 }
 
 // ownerParts reads what the owner decides on: the proposals (oldest

@@ -138,6 +138,42 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		add("direction is empty")
 	}
 
+	checkSpecRoles(s, add)
+
+	probs = append(probs, checkTeams(s)...)
+	if why := e.checkGate(s); why != "" {
+		add("%s", why)
+	}
+	if s.Project != "" {
+		if why := CheckProject(s.Project); why != "" {
+			add("%s", why)
+		}
+	}
+
+	if why := e.checkProvider(s.Provider); why != "" {
+		add("%s", why)
+	}
+
+	e.checkRoleProviders(s, add)
+	for _, v := range s.Egress {
+		if !vendorRE.MatchString(v) {
+			add("egress vendor %q is not a lower-case name (letters, digits, _ or -)", v)
+		}
+	}
+
+	e.checkCouncil(s, add)
+
+	checkLimits(s.Limits, add)
+	if len(probs) > 0 {
+		return fmt.Errorf("quest: %s: %w", strings.Join(probs, "; "), ErrInvalid)
+	}
+	return nil
+}
+
+// checkSpecRoles adds the problems of the spec's roles (names, repeats,
+// the phase gates' suffix, what the mode needs) and of its checkpoints,
+// each of which must be a role or a phase gate, named once.
+func checkSpecRoles(s *QuestSpec, add func(string, ...any)) {
 	seen := map[string]bool{}
 	for _, r := range s.Roles {
 		switch {
@@ -163,39 +199,15 @@ func (e *Engine) validateSpec(s *QuestSpec) error {
 		}
 		checked[c] = true
 	}
+}
 
-	probs = append(probs, checkTeams(s)...)
-	if why := e.checkGate(s); why != "" {
-		add("%s", why)
-	}
-	if s.Project != "" {
-		if why := CheckProject(s.Project); why != "" {
-			add("%s", why)
-		}
-	}
-
-	if why := e.checkProvider(s.Provider); why != "" {
-		add("%s", why)
-	}
-
-	e.checkRoleProviders(s, add)
-	for _, v := range s.Egress {
-		if !vendorRE.MatchString(v) {
-			add("egress vendor %q is not a lower-case name (letters, digits, _ or -)", v)
-		}
-	}
-
-	e.checkCouncil(s, add)
-
-	l := s.Limits
+// checkLimits adds the problems of the spec's limits: at least one try,
+// no negative budget.
+func checkLimits(l Limits, add func(string, ...any)) {
 	if l.MaxTries < 1 {
 		add("max_tries %d must be at least 1", l.MaxTries)
 	}
 	if l.MaxAgentRuns < 0 || l.TokenBudget < 0 || l.WallClock < 0 || l.MaxStalled < 0 || l.OwnerEvery < 0 {
 		add("budgets must not be negative")
 	}
-	if len(probs) > 0 {
-		return fmt.Errorf("quest: %s: %w", strings.Join(probs, "; "), ErrInvalid)
-	}
-	return nil
 }

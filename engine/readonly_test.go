@@ -101,7 +101,7 @@ func TestReadOnlyWritesNothing(t *testing.T) {
 		"Node":      func() error { _, err := e.Node(f.locked); return err },
 		"Nodes":     func() error { _, err := e.Nodes(f.quest); return err },
 		"Edges":     func() error { _, err := e.Edges(f.quest); return err },
-		"Runs":      func() error { n, _ := e.Node(f.running); _, err := e.Runs(n); return err },
+		"QuestRuns": func() error { _, err := e.QuestRuns("", f.running); return err },
 		"Events":    func() error { _, err := e.Events(0, 0); return err },
 		"LastSeq":   func() error { e.LastSeq(); return nil },
 		"Cursor":    func() error { e.Cursor("mqtt"); return nil },

@@ -309,7 +309,7 @@ func redactQuest(t *testing.T, h *harness, prov string) Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := h.e.Runs(ns[0])
+	runs, err := h.e.QuestRuns("", ns[0].ID)
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("runs %v, %v; want one", runs, err)
 	}

@@ -148,11 +148,6 @@ func Salvage(dir string, now time.Time) (SalvageReport, error) {
 	return store.Salvage(dir, now, salvageRecords())
 }
 
-// salvage is Salvage with a test hook after each step (store.SalvageSteps).
-func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
-	return store.SalvageSteps(dir, now, salvageRecords(), fail)
-}
-
 // salvageRecords is what salvage needs of the engine's records.
 func salvageRecords() store.Records {
 	return store.Records{

@@ -143,7 +143,7 @@ func TestTeamRejectedTwiceIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	}
 	for i := 2; i <= 6; i++ {
 		s := h.node(nodeID(uint64(i)))
-		runs, err := h.e.Runs(s)
+		runs, err := h.e.QuestRuns("", s.ID)
 		if err != nil || len(runs) != 1 || runs[0].Provider != s.Role {
 			t.Errorf("stage %s (%s): runs %+v, %v; want one run on the %s provider", s.ID, s.Role, runs, err, s.Role)
 		}

@@ -265,7 +265,14 @@ func (r *tickRound) next(q *Quest) error {
 			return err
 		}
 	}
-	run, err := t.newRun(q, n, name)
+	return r.queue(q, n, name, prov, req, built)
+}
+
+// queue records a run of n on provider name, counts it and takes a slot,
+// and queues it for dispatch once the tick commits; req is the request
+// when built, else it is built at dispatch.
+func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool) error {
+	run, err := r.t.newRun(q, n, name)
 	if err != nil {
 		return err
 	}

@@ -117,76 +117,25 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	if res.tokens == 0 && err == nil && !reply.TokensReported {
 		res.tokens = agent.EstimateTokens("", reply.Output)
 	}
-	if err != nil {
-		switch {
-		case ctx.Err() != nil:
-			res.kind, res.why = resInterrupted, "run cancelled: "+context.Cause(ctx).Error()
-		case errors.Is(err, agent.ErrUnavailable):
-			res.kind, res.why = resDeferred, err.Error()
-		case errors.Is(err, agent.ErrNotFound):
-			res.kind, res.why = resStopQuest, err.Error()
-		case errors.Is(err, agent.ErrTimeout):
-			res.kind = resFail
-			res.facts = []gates.Fact{{Rule: "agent-timeout", Level: gates.Fail, Where: "run", Expected: "an answer before the provider's timeout", Actual: err.Error()}}
-		default:
-			res.kind = resFail
-			res.facts = []gates.Fact{{Rule: "agent-error", Level: gates.Fail, Where: "run", Expected: "the agent exits with status 0", Actual: err.Error()}}
-		}
-		res.feedback = Feedback(res.facts)
-		return res
-	}
-	if isMember(n.Role) {
-		// A council member's answer is read by its own contract; the
-		// judge discipline needs the prompt (disciplineMember).
-		m, facts := gates.ParseMemberAnswer(n.Role, reply.Output)
-		if len(facts) > 0 {
-			res.kind, res.facts, res.feedback = resFail, facts, Feedback(facts)
-			return res
-		}
-		res.kind, res.member = resPass, &m
-		return res
-	}
-	if n.Stage == StagePlan || n.Stage == StageAccept {
+	switch {
+	case err != nil:
+		return judgeRunError(ctx, err, res)
+	case isMember(n.Role):
+		return judgeMember(n, reply, res)
+	case n.Stage == StagePlan || n.Stage == StageAccept:
 		return e.judgeStage(q, n, reply, res)
 	}
-	cat, cerr := e.opt.Catalog(q)
-	if cerr != nil {
-		res.kind = resStopQuest
-		res.why = "gate catalog: " + cerr.Error()
+	v, g, ok := e.judgeGates(ctx, q, n, reply, &res)
+	if !ok {
 		return res
-	}
-	anc, aerr := e.ancestors(n)
-	if aerr != nil {
-		res.kind, res.why = resInterrupted, aerr.Error()
-		return res
-	}
-	in := gates.Input{Raw: reply.Output, Truncated: reply.Truncated, Cap: reply.Cap, Role: n.Role,
-		Direction: q.Direction, Hypothesis: n.Hypothesis, Ancestors: anc,
-		Today: e.clock.Now().Format("2006-01-02"), Sources: e.opt.Sources}
-	var g gates.Grounder
-	if e.opt.Ground != nil {
-		g = e.opt.Ground()
-	}
-	st := cat.EvaluateStaged(ctx, in, g)
-	if st.Deferred {
-		res.kind, res.why = resDeferred, "network stage could not run: "+st.Reason
-		return res
-	}
-	v := st.Verdict
-	res.facts = v.Facts
-	res.feedback = st.Feedback.String()
-	res.root = st.Feedback.RootCause.Rule
-	if res.feedback == "" {
-		res.feedback = Feedback(v.Facts)
 	}
 	if n.Stage == StageExec {
 		// The deliverable's L1 outcome is the accept's to use (team.go).
-		if a, facts := gates.ParseAnswer(reply.Output); len(facts) > 0 {
-			res.kind, res.facts, res.feedback, res.root = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...)), ""
-		} else {
-			res = judgeExec(a, v, res)
+		a, facts := gates.ParseAnswer(reply.Output)
+		if len(facts) > 0 {
+			return res.failParse(facts)
 		}
-		return res
+		return judgeExec(a, v, res)
 	}
 	switch v.Outcome {
 	case gates.OutcomeFail:
@@ -199,27 +148,113 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	default:
 		panic(fmt.Sprintf("BUG: gate returned outcome %v", v.Outcome))
 	}
-	if n.Role == RoleOwner {
-		oa, facts := gates.ParseOwnerAnswer(reply.Output)
-		if len(facts) > 0 {
-			res.kind, res.facts, res.feedback, res.root = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...)), ""
-			return res
-		}
-		res.owner = &oa
-	} else {
-		a, facts := gates.ParseAnswer(reply.Output)
-		if len(facts) > 0 {
-			res.kind, res.facts, res.feedback, res.root = resFail, append(res.facts, facts...), Feedback(append(res.facts, facts...)), ""
-			return res
-		}
-		res.answer = &a
-		if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
-			e.judgeL2(ctx, n, a, g, v, &res)
-		}
-	}
+	res = e.judgeAnswer(ctx, n, reply, g, v, res)
 	if res.kind == resPass && q.IsCheckpoint(n.Role) {
 		res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
 	}
+	return res
+}
+
+// judgeRunError classifies a run that returned no reply: cancelled runs are
+// interrupted, an unavailable provider defers, a missing one stops the
+// quest, and timeouts and other errors fail the node with a fact.
+func judgeRunError(ctx context.Context, err error, res result) result {
+	switch {
+	case ctx.Err() != nil:
+		res.kind, res.why = resInterrupted, "run cancelled: "+context.Cause(ctx).Error()
+	case errors.Is(err, agent.ErrUnavailable):
+		res.kind, res.why = resDeferred, err.Error()
+	case errors.Is(err, agent.ErrNotFound):
+		res.kind, res.why = resStopQuest, err.Error()
+	case errors.Is(err, agent.ErrTimeout):
+		res.kind = resFail
+		res.facts = []gates.Fact{{Rule: "agent-timeout", Level: gates.Fail, Where: "run", Expected: "an answer before the provider's timeout", Actual: err.Error()}}
+	default:
+		res.kind = resFail
+		res.facts = []gates.Fact{{Rule: "agent-error", Level: gates.Fail, Where: "run", Expected: "the agent exits with status 0", Actual: err.Error()}}
+	}
+	res.feedback = Feedback(res.facts)
+	return res
+}
+
+// judgeMember reads a council member's answer by its own contract; the
+// judge discipline needs the prompt (disciplineMember).
+func judgeMember(n *Node, reply agent.Reply, res result) result {
+	m, facts := gates.ParseMemberAnswer(n.Role, reply.Output)
+	if len(facts) > 0 {
+		res.kind, res.facts, res.feedback = resFail, facts, Feedback(facts)
+		return res
+	}
+	res.kind, res.member = resPass, &m
+	return res
+}
+
+// judgeGates runs the quest's gate catalog over the reply and records the
+// verdict's facts and feedback in res. It returns false, with res already
+// decided, when the catalog or the ancestors cannot be read or the network
+// stage could not run; g is the grounder the evaluation used.
+func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.Reply, res *result) (gates.Verdict, gates.Grounder, bool) {
+	cat, cerr := e.opt.Catalog(q)
+	if cerr != nil {
+		res.kind = resStopQuest
+		res.why = "gate catalog: " + cerr.Error()
+		return gates.Verdict{}, nil, false
+	}
+	anc, aerr := e.ancestors(n)
+	if aerr != nil {
+		res.kind, res.why = resInterrupted, aerr.Error()
+		return gates.Verdict{}, nil, false
+	}
+	in := gates.Input{Raw: reply.Output, Truncated: reply.Truncated, Cap: reply.Cap, Role: n.Role,
+		Direction: q.Direction, Hypothesis: n.Hypothesis, Ancestors: anc,
+		Today: e.clock.Now().Format("2006-01-02"), Sources: e.opt.Sources}
+	var g gates.Grounder
+	if e.opt.Ground != nil {
+		g = e.opt.Ground()
+	}
+	st := cat.EvaluateStaged(ctx, in, g)
+	if st.Deferred {
+		res.kind, res.why = resDeferred, "network stage could not run: "+st.Reason
+		return gates.Verdict{}, nil, false
+	}
+	v := st.Verdict
+	res.facts = v.Facts
+	res.feedback = st.Feedback.String()
+	res.root = st.Feedback.RootCause.Rule
+	if res.feedback == "" {
+		res.feedback = Feedback(v.Facts)
+	}
+	return v, g, true
+}
+
+// judgeAnswer parses the answer of a node L1 did not fail: the owner's by
+// its contract, any other role's as an answer, which the L2 judge then
+// reads when L1 passed it with citations.
+func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
+	if n.Role == RoleOwner {
+		oa, facts := gates.ParseOwnerAnswer(reply.Output)
+		if len(facts) > 0 {
+			return res.failParse(facts)
+		}
+		res.owner = &oa
+		return res
+	}
+	a, facts := gates.ParseAnswer(reply.Output)
+	if len(facts) > 0 {
+		return res.failParse(facts)
+	}
+	res.answer = &a
+	if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
+		e.judgeL2(ctx, n, a, g, v, &res)
+	}
+	return res
+}
+
+// failParse fails res with the facts of an answer that did not parse, added
+// to the gate's own; the engine found this failure, so it has no root rule.
+func (res result) failParse(facts []gates.Fact) result {
+	all := append(res.facts, facts...)
+	res.kind, res.facts, res.feedback, res.root = resFail, all, Feedback(all), ""
 	return res
 }
 
@@ -331,6 +366,22 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 
 // apply moves a running node according to its result.
 func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
+	if err := t.settleRun(q, n, runID, res); err != nil {
+		return err
+	}
+	if done, err := t.applyUnjudged(q, n, runID, &res); done {
+		return err
+	}
+	if err := t.recordVerdict(q, n, res); err != nil {
+		return err
+	}
+	return t.applyVerdict(q, n, runID, res)
+}
+
+// settleRun ends the run and its accounting: tokens, the agent-run count
+// (a run the agent never answered does not count) and the node's
+// deferral streak and kept claim.
+func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
 	q.Counters.Tokens += res.tokens
 	if err := t.endRun(runID, runEnd{outcome: res.outcome(), tokens: res.tokens, msg: res.why,
 		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
@@ -348,10 +399,18 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	if res.kind != resInterrupted && res.kind != resStopQuest {
 		n.Claim = nil // a new answer replaces any kept one
 	}
+	return nil
+}
+
+// applyUnjudged applies the results that carry no verdict: an interrupted
+// run, a deferral and a stopped quest. It reports done=false for a judged
+// result, and for a deferral repeated maxDeferrals times, which it turns
+// into a FAIL in res for applyVerdict.
+func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done bool, err error) {
 	switch res.kind {
 	case resInterrupted:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
-		return t.move(q, n, Pending, "interrupted: "+res.why)
+		return true, t.move(q, n, Pending, "interrupted: "+res.why)
 	case resDeferred:
 		n.Deferrals++
 		if n.Deferrals < maxDeferrals {
@@ -360,7 +419,7 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 			if n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
 				q.Replays = append(q.Replays, n.ID)
 			}
-			return t.move(q, n, Deferred, res.why)
+			return true, t.move(q, n, Deferred, res.why)
 		}
 		// The network is up but this stage keeps failing (a site that
 		// refuses every connection): stop deferring, count it as a FAIL.
@@ -372,13 +431,19 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	case resStopQuest:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
 		if err := t.move(q, n, Pending, "no try consumed: "+res.why); err != nil {
-			return err
+			return true, err
 		}
 		if q.Status == QuestActive {
-			return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("needs attention: %s; fix it, then `questbox quest resume %s`", res.why, q.ID))
+			return true, t.setQuestStatus(q, QuestStopped, fmt.Sprintf("needs attention: %s; fix it, then `questbox quest resume %s`", res.why, q.ID))
 		}
-		return nil
+		return true, nil
 	}
+	return false, nil
+}
+
+// recordVerdict writes the verdict onto the node, counts a stall for
+// non-members and emits the verdict event.
+func (t *txn) recordVerdict(q *Quest, n *Node, res result) error {
 	n.ClaimHash = res.claim
 	n.Outcome = res.outcome()
 	n.Facts = res.facts
@@ -389,10 +454,13 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 			return err
 		}
 	}
-	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
-		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why}); err != nil {
-		return err
-	}
+	return t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
+		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why})
+}
+
+// applyVerdict moves the node by its verdict: a FAIL uses a try, a REVIEW
+// asks for consent, a PASS passes the node (or the member, or the stage).
+func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 	if res.kind == resPass && res.stage != nil {
 		return t.stagePassed(q, n, runID, res)
 	}
@@ -640,86 +708,96 @@ func (t *txn) workerRole(q *Quest) string { return workerRole(q.Roles) }
 // is recorded as a fact on the owner node and never applied.
 func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
 	owner.Evidence = o.Evidence
-	bad := func(i int, a gates.Action, why string) {
-		owner.Facts = append(owner.Facts, gates.Fact{Rule: "owner-action", Level: gates.Review,
-			Where: fmt.Sprintf("actions[%d] (%s %s)", i, a.Action, a.Node), Expected: "a valid action", Actual: why + "; not applied"})
-	}
 	finish := ""
 	for i, a := range o.Actions {
+		var why string
+		var err error
 		switch a.Action {
 		case "promote", "abort":
-			n, err := t.node(a.Node)
-			if errors.Is(err, ErrNotFound) {
-				bad(i, a, "no such node")
-				continue
-			} else if err != nil {
-				return err
-			}
-			switch {
-			case n.Quest != q.ID:
-				bad(i, a, fmt.Sprintf("node %s belongs to quest %s", n.ID, n.Quest))
-			case n.ID == owner.ID:
-				bad(i, a, "an owner cannot act on itself")
-			case a.Action == "promote" && n.Status != Proposed:
-				bad(i, a, fmt.Sprintf("node %s is %s; only a proposed node can be promoted", n.ID, n.Status))
-			case a.Action == "promote":
-				if err := t.move(q, n, Pending, "promoted by owner "+owner.ID); err != nil {
-					return err
-				}
-				if err := t.edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
-					return err
-				}
-				if q.Teams {
-					if err := t.openTeam(q, n); err != nil {
-						return err
-					}
-				}
-			case n.Status.Terminal() || n.Status == Running:
-				bad(i, a, fmt.Sprintf("node %s is %s and cannot be aborted now", n.ID, n.Status))
-			default:
-				reason := "aborted by owner " + owner.ID
-				if a.Reason != "" {
-					reason += ": " + a.Reason
-				}
-				if err := t.abort(q, n, reason); err != nil {
-					return err
-				}
-			}
+			why, err = t.ownerOnNode(q, owner, a)
 		case "spawn":
-			role := a.Role
-			if role == "" {
-				role = t.workerRole(q)
-			}
-			if !slices.Contains(q.Roles, role) || role == RoleOwner {
-				bad(i, a, fmt.Sprintf("role %q is not a worker role of this quest", role))
-				continue
-			}
-			if strings.TrimSpace(a.Hypothesis) == "" {
-				bad(i, a, "empty hypothesis")
-				continue
-			}
-			n, dup, err := t.newNode(q, owner, role, a.Hypothesis, Pending, EdgeSpawned)
-			if err != nil {
-				return err
-			}
-			if dup {
-				bad(i, a, fmt.Sprintf("the quest already has this hypothesis as node %s", n.ID))
-			} else if q.Teams {
-				if err := t.openTeam(q, n); err != nil {
-					return err
-				}
-			}
+			why, err = t.ownerSpawn(q, owner, a)
 		case "finish":
 			finish = a.Summary
 			if finish == "" {
 				finish = "finished by owner"
 			}
 		default:
-			bad(i, a, fmt.Sprintf("unknown action %q", a.Action))
+			why = fmt.Sprintf("unknown action %q", a.Action)
+		}
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			owner.Facts = append(owner.Facts, gates.Fact{Rule: "owner-action", Level: gates.Review,
+				Where: fmt.Sprintf("actions[%d] (%s %s)", i, a.Action, a.Node), Expected: "a valid action", Actual: why + "; not applied"})
 		}
 	}
 	if finish != "" && q.Status == QuestActive {
 		return t.setQuestStatus(q, QuestDone, "owner finished: "+truncate(finish, 200))
 	}
 	return nil
+}
+
+// ownerOnNode applies an owner's promote or abort of one node of its quest.
+// It returns why the action was not applied, or "" when it was.
+func (t *txn) ownerOnNode(q *Quest, owner *Node, a gates.Action) (string, error) {
+	n, err := t.node(a.Node)
+	if errors.Is(err, ErrNotFound) {
+		return "no such node", nil
+	} else if err != nil {
+		return "", err
+	}
+	switch {
+	case n.Quest != q.ID:
+		return fmt.Sprintf("node %s belongs to quest %s", n.ID, n.Quest), nil
+	case n.ID == owner.ID:
+		return "an owner cannot act on itself", nil
+	case a.Action == "promote" && n.Status != Proposed:
+		return fmt.Sprintf("node %s is %s; only a proposed node can be promoted", n.ID, n.Status), nil
+	case a.Action == "promote":
+		if err := t.move(q, n, Pending, "promoted by owner "+owner.ID); err != nil {
+			return "", err
+		}
+		if err := t.edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
+			return "", err
+		}
+		if q.Teams {
+			return "", t.openTeam(q, n)
+		}
+		return "", nil
+	case n.Status.Terminal() || n.Status == Running:
+		return fmt.Sprintf("node %s is %s and cannot be aborted now", n.ID, n.Status), nil
+	}
+	reason := "aborted by owner " + owner.ID
+	if a.Reason != "" {
+		reason += ": " + a.Reason
+	}
+	return "", t.abort(q, n, reason)
+}
+
+// ownerSpawn applies an owner's spawn of a new hypothesis under a worker
+// role. It returns why the action was not applied, or "" when it was.
+func (t *txn) ownerSpawn(q *Quest, owner *Node, a gates.Action) (string, error) {
+	role := a.Role
+	if role == "" {
+		role = t.workerRole(q)
+	}
+	if !slices.Contains(q.Roles, role) || role == RoleOwner {
+		return fmt.Sprintf("role %q is not a worker role of this quest", role), nil
+	}
+	if strings.TrimSpace(a.Hypothesis) == "" {
+		return "empty hypothesis", nil
+	}
+	n, dup, err := t.newNode(q, owner, role, a.Hypothesis, Pending, EdgeSpawned)
+	if err != nil {
+		return "", err
+	}
+	if dup {
+		return fmt.Sprintf("the quest already has this hypothesis as node %s", n.ID), nil
+	}
+	if q.Teams {
+		return "", t.openTeam(q, n)
+	}
+	return "", nil
 }

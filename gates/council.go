@@ -261,21 +261,7 @@ func ActionKey(a Action) string {
 // It is pure and deterministic: the order of the votes decides only the
 // order of the actions and which proposer's wording is kept.
 func MergeCouncil(votes []Vote) Decision {
-	var judges, reviewers []*MemberAnswer
-	nJudges := 0
-	for _, v := range votes {
-		switch v.Role {
-		case MemberJudge:
-			nJudges++
-			if v.Answer != nil {
-				judges = append(judges, v.Answer)
-			}
-		case MemberReviewer:
-			if v.Answer != nil {
-				reviewers = append(reviewers, v.Answer)
-			}
-		}
-	}
+	judges, reviewers, nJudges := answersByRole(votes)
 	deciders, needAll := judges, false
 	if nJudges == 0 {
 		deciders, needAll = reviewers, true
@@ -287,52 +273,19 @@ func MergeCouncil(votes []Vote) Decision {
 		}
 		return Decision{Why: who + " abstained: the council decides nothing this turn"}
 	}
-	type tally struct {
-		action Action
-		count  int
-	}
-	var order []string
-	tallies := map[string]*tally{}
-	for _, m := range deciders {
-		seen := map[string]bool{}
-		for _, a := range m.Actions {
-			k := ActionKey(a)
-			if seen[k] || (a.Action == ActionFinish && !needAll && m.VerdictSource != SourcePass) {
-				continue
-			}
-			seen[k] = true
-			if tallies[k] == nil {
-				tallies[k] = &tally{action: a}
-				order = append(order, k)
-			}
-			tallies[k].count++
-		}
-	}
 	d := Decision{Decided: true}
 	applied := map[string]bool{}
-	for _, k := range order {
-		t := tallies[k]
+	for _, t := range tallyActions(deciders, needAll) {
 		ok := 2*t.count > len(deciders)
 		if needAll {
 			ok = t.count == len(deciders) && t.action.Action != ActionFinish
 		}
 		if ok {
-			applied[k] = true
+			applied[ActionKey(t.action)] = true
 			d.Actions = append(d.Actions, t.action)
 		}
 	}
-	advised := map[string]bool{}
-	for _, v := range votes {
-		if v.Answer == nil {
-			continue
-		}
-		for _, a := range v.Answer.Actions {
-			if k := ActionKey(a); !applied[k] && !advised[k] {
-				advised[k] = true
-				d.Advisory = append(d.Advisory, a)
-			}
-		}
-	}
+	d.Advisory = advisoryActions(votes, applied)
 	if needAll {
 		d.Why = fmt.Sprintf("no judges: %d action(s) every one of %d reviewers proposed apply (never a finish)", len(d.Actions), len(deciders))
 		return d
@@ -350,6 +303,74 @@ func MergeCouncil(votes []Vote) Decision {
 	d.Why = fmt.Sprintf("%d of %d judges answered (%d abstained); %d action(s) had a strict majority; %d judge(s) said pass",
 		len(judges), nJudges, nJudges-len(judges), len(d.Actions), passes)
 	return d
+}
+
+// answersByRole splits the votes' answers into the judges' and the
+// reviewers', and counts the judges, abstentions included.
+func answersByRole(votes []Vote) (judges, reviewers []*MemberAnswer, nJudges int) {
+	for _, v := range votes {
+		switch v.Role {
+		case MemberJudge:
+			nJudges++
+			if v.Answer != nil {
+				judges = append(judges, v.Answer)
+			}
+		case MemberReviewer:
+			if v.Answer != nil {
+				reviewers = append(reviewers, v.Answer)
+			}
+		}
+	}
+	return judges, reviewers, nJudges
+}
+
+// actionTally is how many deciders proposed one action.
+type actionTally struct {
+	action Action
+	count  int
+}
+
+// tallyActions counts each decider's distinct actions, in the order they
+// were first proposed. A judge's finish counts only when that judge says
+// pass (needAll, reviewers deciding, counts every finish; none applies).
+func tallyActions(deciders []*MemberAnswer, needAll bool) []*actionTally {
+	var order []*actionTally
+	tallies := map[string]*actionTally{}
+	for _, m := range deciders {
+		seen := map[string]bool{}
+		for _, a := range m.Actions {
+			k := ActionKey(a)
+			if seen[k] || (a.Action == ActionFinish && !needAll && m.VerdictSource != SourcePass) {
+				continue
+			}
+			seen[k] = true
+			if tallies[k] == nil {
+				tallies[k] = &actionTally{action: a}
+				order = append(order, tallies[k])
+			}
+			tallies[k].count++
+		}
+	}
+	return order
+}
+
+// advisoryActions lists, once each and in order, every action any member
+// proposed that the council did not apply.
+func advisoryActions(votes []Vote, applied map[string]bool) []Action {
+	var out []Action
+	advised := map[string]bool{}
+	for _, v := range votes {
+		if v.Answer == nil {
+			continue
+		}
+		for _, a := range v.Answer.Actions {
+			if k := ActionKey(a); !applied[k] && !advised[k] {
+				advised[k] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // Encode is m as the JSON a member of role answers with: exactly the

@@ -78,15 +78,6 @@ func isASCIISpace(c byte) bool {
 	return c == ' ' || '\t' <= c && c <= '\r'
 }
 
-// NormalizeNFC returns s in Unicode NFC: canonical composition only, so
-// "e\u0301" becomes "é" but full-width "Ａ" stays full-width.
-func NormalizeNFC(s string) string { return norm.NFC.String(s) }
-
-// NormalizeNFKC returns s in Unicode NFKC: compatibility composition, so
-// full-width "Ａ１" becomes "A1", "ﬁ" becomes "fi" and half-width katakana
-// becomes full-width.
-func NormalizeNFKC(s string) string { return norm.NFKC.String(s) }
-
 // CollapseSpace replaces every run of Unicode white space with one ASCII
 // space and trims both ends. Format characters are not white space.
 func CollapseSpace(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -17,11 +17,6 @@ func TestNormalizeVariants(t *testing.T) {
 		in   string
 		want string
 	}{
-		{"NFC composes", NormalizeNFC, "e\u0301", "é"},
-		{"NFC keeps full width", NormalizeNFC, "Ａ１", "Ａ１"},
-		{"NFKC narrows full width", NormalizeNFKC, "Ａ１", "A1"},
-		{"NFKC expands ligatures", NormalizeNFKC, "ﬁle", "file"},
-		{"NFKC widens half-width katakana", NormalizeNFKC, "ｶﾀｶﾅ", "カタカナ"},
 		{"collapse space", CollapseSpace, " a \t\n b\u3000c ", "a b c"},
 		{"collapse keeps format chars", CollapseSpace, "a\u200bb", "a\u200bb"},
 		{"strip format", StripFormat, "a\u200bb\u200c\u200d\u2060\ufeff\u00adc", "abc"},

@@ -21,22 +21,9 @@ deb=${1:-$(ls -t dist/questbox_*_"$arch".deb 2>/dev/null | head -1)}
 [[ -f $deb ]] || fail "no dist/questbox_*_$arch.deb: image/deb.sh $arch"
 scripts/deps.sh mmdebstrap debian-archive-keyring
 
-if ((EUID != 0)) && [[ -z ${QUESTBOX_DEB_USERNS:-} ]]; then
-	export QUESTBOX_DEB_USERNS=1
-	exec unshare --map-root-user --map-auto -- "$0" "$deb"
-fi
-
-CACHE=${QUESTBOX_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/questbox-image}
-mkdir -p "$CACHE"
-base=$CACHE/debroot-bookworm-$arch.tar
-if [[ ! -s $base ]]; then
-	log "building the scratch root $base (once)"
-	mmdebstrap --variant=minbase --include=adduser,systemd,procps bookworm "$CACHE/.building-debroot.tar"
-	mv "$CACHE/.building-debroot.tar" "$base"
-fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-tar --numeric-owner -xpf "$base" -C "$root"
+source image/debroot.sh
+debroot_userns "$deb"
+debroot_unpack
 cp "$deb" "$root/tmp/questbox.deb"
 inroot() { chroot "$root" "$@"; }
 passed=0

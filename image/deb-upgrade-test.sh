@@ -43,22 +43,9 @@ if [[ -z ${QUESTBOX_PREV_DEB:-} ]]; then
 fi
 prevdeb=$QUESTBOX_PREV_DEB
 
-if ((EUID != 0)) && [[ -z ${QUESTBOX_DEB_USERNS:-} ]]; then
-	export QUESTBOX_DEB_USERNS=1
-	exec unshare --map-root-user --map-auto -- "$0" "$deb"
-fi
-
-CACHE=${QUESTBOX_IMAGE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/questbox-image}
-mkdir -p "$CACHE"
-base=$CACHE/debroot-bookworm-$arch.tar
-if [[ ! -s $base ]]; then
-	log "building the scratch root $base (once)"
-	mmdebstrap --variant=minbase --include=adduser,systemd,procps bookworm "$CACHE/.building-debroot.tar"
-	mv "$CACHE/.building-debroot.tar" "$base"
-fi
-root=$(mktemp -d)
-trap 'rm -rf "$root"' EXIT
-tar --numeric-owner -xpf "$base" -C "$root"
+source image/debroot.sh
+debroot_userns "$deb"
+debroot_unpack
 cp "$prevdeb" "$root/tmp/prev.deb"
 cp "$deb" "$root/tmp/cur.deb"
 inroot() { chroot "$root" "$@"; }

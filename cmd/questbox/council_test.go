@@ -107,17 +107,7 @@ judges = ["judge"]
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "council", "--direction", "weigh two leads", "--provider", "scout", "--roles", "scout,poc,owner", "--council", "reviewer:1,judge:1")
 
-	run := func() *exec.Cmd {
-		daemon := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
-		logf, _ := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		t.Cleanup(func() { logf.Close() })
-		daemon.Stdout, daemon.Stderr = logf, logf
-		if err := daemon.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-		return daemon
-	}
+	run := func() *exec.Cmd { return startBinaryDaemon(t, bin, cfg, data, dir) }
 	daemon := run()
 	var pids []int
 	waitFor(t, "both members to run at once", func() bool {

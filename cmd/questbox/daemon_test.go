@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -192,20 +190,8 @@ argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
 
-	daemon := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
-	logf, _ := os.Create(filepath.Join(dir, "daemon.log"))
-	defer logf.Close()
-	daemon.Stdout, daemon.Stderr = logf, logf
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-	var agent int
-	waitFor(t, "the agent to start", func() bool {
-		b, err := os.ReadFile(started)
-		agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && agent > 0
-	})
+	daemon := startBinaryDaemon(t, bin, cfg, data, dir)
+	agent := waitForPID(t, "the agent to start", started)
 	// The agent runs in its own process group, which a SIGKILL of the
 	// daemon does not reach; clean it up after the test.
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })

@@ -43,9 +43,6 @@ func (d *door) api(ctx context.Context) *api.Client {
 	return d.client
 }
 
-// daemon reports whether the door is a running daemon.
-func (d *door) daemon() bool { return d.client != nil && d.local == nil }
-
 func (d *door) close() error {
 	if d.stop != nil {
 		d.stop()

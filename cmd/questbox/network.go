@@ -67,15 +67,6 @@ func (n *network) changed(online bool) {
 	}
 }
 
-// online is the probe's verdict (cached for network.probe_ttl); always true
-// without a probe.
-func (n *network) online(ctx context.Context) bool {
-	if n.probe == nil {
-		return true
-	}
-	return n.probe.Online(ctx)
-}
-
 // engineOnline is Options.Online: nil (always online) without a probe.
 func (n *network) engineOnline() func() bool {
 	if n.probe == nil {

@@ -97,60 +97,91 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	if strings.TrimSpace(c.direction) == "" {
 		return usagef("quest new needs --direction TEXT: the vague direction the quest explores")
 	}
-	set := map[string]bool{}
-	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["preset"] {
-		p, ok := api.PresetNamed(c.preset)
-		if !ok {
-			return usagef("unknown --preset %q (known: %s)", c.preset, strings.Join(api.PresetNames(), ", "))
-		}
-		for name, val := range p.Flags {
-			if !set[name] {
-				if err := c.fs.Set(name, val); err != nil {
-					return fmt.Errorf("BUG: preset %s: %w", c.preset, err)
-				}
-				set[name] = true
-			}
-		}
+	set, err := c.setFlags()
+	if err != nil {
+		return err
 	}
 	req := api.NewQuest{Name: args[0], Direction: c.direction}
-	if set["council"] {
-		req.Council = &c.council
-	}
-	if set["gates"] {
-		req.Gates = []string{}
-		for g := range strings.SplitSeq(c.gates, ",") {
-			if g = strings.TrimSpace(g); g != "" {
-				req.Gates = append(req.Gates, g)
-			}
-		}
-	}
-	if set["council-provider"] {
-		req.CouncilProviders = map[string]string{}
-		for part := range strings.SplitSeq(c.councilProvider, ",") {
-			kind, prov, ok := strings.Cut(strings.TrimSpace(part), "=")
-			if !ok || strings.TrimSpace(kind) == "" || strings.TrimSpace(prov) == "" {
-				return usagef("--council-provider %q: want KIND=PROVIDER,... (e.g. reviewer=gemini,judge=codex)", c.councilProvider)
-			}
-			req.CouncilProviders[strings.TrimSpace(kind)] = strings.TrimSpace(prov)
-		}
+	if err := c.councilRequest(set, &req); err != nil {
+		return err
 	}
 	if err := c.teams.apply(set, &req); err != nil {
 		return err
 	}
+	c.budgetRequest(set, &req)
+	if err := c.providerRequest(set, &req); err != nil {
+		return err
+	}
+	q, err := e.door.api(ctx).NewQuest(ctx, req)
+	if err != nil {
+		return err
+	}
+	if e.json {
+		return printJSON(e.stdout, q)
+	}
+	fmt.Fprintln(e.stdout, q.ID)
+	hint := "the daemon dispatches its first node at the next tick"
+	if q.Provider == api.ProviderExternal {
+		hint = fmt.Sprintf("seed it with `questbox scan %s HYPOTHESIS...`, then `questbox next %s`", q.ID, q.ID)
+	}
+	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s, gate %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, q.Gate, hint)
+	return nil
+}
+
+// setFlags returns the flags the command line set, after --preset set
+// the ones it names that the command line left out.
+func (c *questNewCmd) setFlags() (map[string]bool, error) {
+	set := map[string]bool{}
+	c.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if !set["preset"] {
+		return set, nil
+	}
+	p, ok := api.PresetNamed(c.preset)
+	if !ok {
+		return nil, usagef("unknown --preset %q (known: %s)", c.preset, strings.Join(api.PresetNames(), ", "))
+	}
+	for name, val := range p.Flags {
+		if !set[name] {
+			if err := c.fs.Set(name, val); err != nil {
+				return nil, fmt.Errorf("BUG: preset %s: %w", c.preset, err)
+			}
+			set[name] = true
+		}
+	}
+	return set, nil
+}
+
+// councilRequest puts --council, --gates and --council-provider in req.
+func (c *questNewCmd) councilRequest(set map[string]bool, req *api.NewQuest) error {
+	if set["council"] {
+		req.Council = &c.council
+	}
+	if set["gates"] {
+		req.Gates = commaList(c.gates)
+	}
+	if !set["council-provider"] {
+		return nil
+	}
+	req.CouncilProviders = map[string]string{}
+	for part := range strings.SplitSeq(c.councilProvider, ",") {
+		kind, prov, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || strings.TrimSpace(kind) == "" || strings.TrimSpace(prov) == "" {
+			return usagef("--council-provider %q: want KIND=PROVIDER,... (e.g. reviewer=gemini,judge=codex)", c.councilProvider)
+		}
+		req.CouncilProviders[strings.TrimSpace(kind)] = strings.TrimSpace(prov)
+	}
+	return nil
+}
+
+// budgetRequest puts the flags the command line set of the quest's shape
+// and budgets (mode, roles, gate, runs, tries, wall clock, tokens,
+// checkpoints, project) in req; the ones left out take the defaults.
+func (c *questNewCmd) budgetRequest(set map[string]bool, req *api.NewQuest) {
 	if set["mode"] {
 		req.Mode = &c.mode
 	}
 	if set["roles"] {
-		req.Roles = []string{}
-		for r := range strings.SplitSeq(c.roles, ",") {
-			if r = strings.TrimSpace(r); r != "" {
-				req.Roles = append(req.Roles, r)
-			}
-		}
-	}
-	if set["provider"] {
-		req.Provider = &c.provider
+		req.Roles = commaList(c.roles)
 	}
 	if set["gate"] {
 		req.Gate = &c.gate
@@ -179,6 +210,13 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 		}
 		req.Project = &p
 	}
+}
+
+// providerRequest puts --provider, --role-provider and --egress in req.
+func (c *questNewCmd) providerRequest(set map[string]bool, req *api.NewQuest) error {
+	if set["provider"] {
+		req.Provider = &c.provider
+	}
 	for _, rp := range c.roleProviders {
 		role, prov, ok := strings.Cut(rp, "=")
 		role, prov = strings.TrimSpace(role), strings.TrimSpace(prov)
@@ -194,29 +232,24 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 		req.RoleProviders[role] = prov
 	}
 	for _, list := range c.egress {
-		for v := range strings.SplitSeq(list, ",") {
-			if v = strings.TrimSpace(v); v != "" {
-				req.Egress = append(req.Egress, v)
-			}
-		}
+		req.Egress = append(req.Egress, commaList(list)...)
 	}
 	if set["egress"] && len(req.Egress) == 0 {
 		return usagef("quest new: --egress is empty; name the vendors the quest may use, e.g. --egress local")
 	}
-	q, err := e.door.api(ctx).NewQuest(ctx, req)
-	if err != nil {
-		return err
-	}
-	if e.json {
-		return printJSON(e.stdout, q)
-	}
-	fmt.Fprintln(e.stdout, q.ID)
-	hint := "the daemon dispatches its first node at the next tick"
-	if q.Provider == api.ProviderExternal {
-		hint = fmt.Sprintf("seed it with `questbox scan %s HYPOTHESIS...`, then `questbox next %s`", q.ID, q.ID)
-	}
-	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s, gate %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, q.Gate, hint)
 	return nil
+}
+
+// commaList is the non-empty, trimmed items of a comma-separated flag:
+// never nil, so a flag set to "" still says "none".
+func commaList(s string) []string {
+	out := []string{}
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // questListCmd is `quest list`.

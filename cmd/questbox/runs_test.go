@@ -173,14 +173,7 @@ func TestLogsFollow(t *testing.T) {
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "steps", "--direction", "one step at a time", "--provider", "steps", "--max-tries", "1")
 
-	daemon := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
-	logf, _ := os.Create(filepath.Join(dir, "daemon.log"))
-	defer logf.Close()
-	daemon.Stdout, daemon.Stderr = logf, logf
-	if err := daemon.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
+	daemon := startBinaryDaemon(t, bin, cfg, data, dir)
 	waitFor(t, "the run to start", func() bool {
 		var rs []api.Run
 		cmd := exec.Command(bin, "runs", "--json", "--config", cfg, "--data", data)
@@ -263,24 +256,9 @@ func TestRunInterruptedByCrashKeepsItsLog(t *testing.T) {
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "hang", "--direction", "hang until killed", "--provider", "hang", "--mode", "solo", "--max-tries", "1")
 
-	start := func() *exec.Cmd {
-		daemon := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
-		logf, _ := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		t.Cleanup(func() { logf.Close() })
-		daemon.Stdout, daemon.Stderr = logf, logf
-		if err := daemon.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { daemon.Process.Kill(); daemon.Wait() })
-		return daemon
-	}
+	start := func() *exec.Cmd { return startBinaryDaemon(t, bin, cfg, data, dir) }
 	daemon := start()
-	var agent int
-	waitFor(t, "the agent to start", func() bool {
-		b, err := os.ReadFile(started)
-		agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && agent > 0
-	})
+	agent := waitForPID(t, "the agent to start", started)
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })
 	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

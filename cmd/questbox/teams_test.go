@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -80,24 +79,9 @@ esac
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "ocr", "--direction", "free OCR for invoices", "--provider", "stages", "--preset", "teams")
 
-	start := func() *exec.Cmd {
-		d := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
-		logf, _ := os.OpenFile(filepath.Join(dir, "daemon.log"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-		t.Cleanup(func() { logf.Close() })
-		d.Stdout, d.Stderr = logf, logf
-		if err := d.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { d.Process.Kill(); d.Wait() })
-		return d
-	}
+	start := func() *exec.Cmd { return startBinaryDaemon(t, bin, cfg, data, dir) }
 	daemon := start()
-	var pid int
-	waitFor(t, "the accepter to start", func() bool {
-		b, err := os.ReadFile(started)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
-	})
+	pid := waitForPID(t, "the accepter to start", started)
 	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
 	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

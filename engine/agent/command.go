@@ -167,51 +167,18 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 		return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, err)
 	}
 	defer p.close()
-	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW := p.inR, p.inW, p.outR, p.outW, p.errR, p.errW
 
-	cmd := exec.CommandContext(runCtx, path)
-	cmd.Args = append([]string(nil), c.cfg.Argv...)
-	cmd.Env = c.env()
-	cmd.Dir = c.cfg.Dir
-	if req.Dir != "" {
-		cmd.Dir = req.Dir
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-	setProcessGroup(cmd)
-	var killed atomic.Bool
-	cmd.Cancel = func() error {
-		killed.Store(true)
-		return killProcessGroup(cmd.Process)
-	}
-	// Should the group kill fail, os/exec kills the leader itself after this.
-	cmd.WaitDelay = ioGrace
-
+	cmd, killed := c.command(runCtx, path, req.Dir, p)
 	if err := cmd.Start(); err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
-			return reply, fmt.Errorf("command provider %q: %w: %v", c.cfg.Name, ErrNotFound, err)
-		}
-		if ctx.Err() != nil {
-			return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, ctx.Err())
-		}
-		return reply, fmt.Errorf("command provider %q: start %s: %w", c.cfg.Name, path, err)
+		return reply, c.startError(ctx, path, err)
 	}
 	// The child has its own copies; ours would keep the pipes open forever.
-	stdinR.Close()
-	stdoutW.Close()
-	stderrW.Close()
+	p.inR.Close()
+	p.outW.Close()
+	p.errW.Close()
 
-	stdout := newCapBuffer(c.cfg.OutputCap)
-	stderr := &tailBuffer{max: stderrKeep, log: req.Log}
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		// A child that exits without reading its stdin makes this write fail
-		// with EPIPE; that is its right, not an error.
-		_, _ = io.WriteString(stdinW, req.Prompt)
-		stdinW.Close()
-	})
-	wg.Go(func() { _, _ = io.Copy(stdout, stdoutR) })
-	wg.Go(func() { _, _ = io.Copy(stderr, stderrR) })
-
+	stdout, stderr := c.feed(&wg, p, req)
 	waitErr := cmd.Wait()
 	// The leader is gone; take the rest of its group with it so that the
 	// pipes close. After the leader is reaped its pid stays reserved as the
@@ -226,6 +193,59 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	reply.StderrBytes = stderr.n
 
 	return reply, c.outcome(ctx, path, killed.Load(), waitErr, stderr, &reply)
+}
+
+// command is the agent's process, not started: in its own process group
+// on the child's ends of p, in dir (else the provider's). killed reports
+// whether runCtx ended it: its Cancel kills the whole group.
+func (c *Command) command(runCtx context.Context, path, dir string, p *pipes) (*exec.Cmd, *atomic.Bool) {
+	cmd := exec.CommandContext(runCtx, path)
+	cmd.Args = append([]string(nil), c.cfg.Argv...)
+	cmd.Env = c.env()
+	cmd.Dir = c.cfg.Dir
+	if dir != "" {
+		cmd.Dir = dir
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
+	setProcessGroup(cmd)
+	killed := new(atomic.Bool)
+	cmd.Cancel = func() error {
+		killed.Store(true)
+		return killProcessGroup(cmd.Process)
+	}
+	// Should the group kill fail, os/exec kills the leader itself after this.
+	cmd.WaitDelay = ioGrace
+	return cmd, killed
+}
+
+// startError is the error of an agent that did not start: ErrNotFound
+// when the program is missing or not executable, the context's error when
+// the run was cancelled meanwhile.
+func (c *Command) startError(ctx context.Context, path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("command provider %q: %w: %v", c.cfg.Name, ErrNotFound, err)
+	}
+	if ctx.Err() != nil {
+		return fmt.Errorf("command provider %q: %w", c.cfg.Name, ctx.Err())
+	}
+	return fmt.Errorf("command provider %q: start %s: %w", c.cfg.Name, path, err)
+}
+
+// feed writes the prompt to the agent's stdin and copies its stdout (up to
+// the output cap) and stderr (its tail, and live to req.Log) on goroutines
+// counted in wg, which p.drain waits for.
+func (c *Command) feed(wg *sync.WaitGroup, p *pipes, req Request) (*capBuffer, *tailBuffer) {
+	stdout := newCapBuffer(c.cfg.OutputCap)
+	stderr := &tailBuffer{max: stderrKeep, log: req.Log}
+	wg.Go(func() {
+		// A child that exits without reading its stdin makes this write fail
+		// with EPIPE; that is its right, not an error.
+		_, _ = io.WriteString(p.inW, req.Prompt)
+		p.inW.Close()
+	})
+	wg.Go(func() { _, _ = io.Copy(stdout, p.outR) })
+	wg.Go(func() { _, _ = io.Copy(stderr, p.errR) })
+	return stdout, stderr
 }
 
 // outcome is the error of a run that ended: the caller's cancellation, the

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
-	"sync"
 )
 
 // Fingerprint identifies a judge: provider, model and prompt template hash.
@@ -53,43 +52,8 @@ var ErrUndecided = errors.New("judge: undecided results are never cached")
 // entry) never makes a judgement fresher; only a new judgement, stored with
 // Put under its own key, does. Implementations must be safe for concurrent
 // use and must refuse undecided results ([ErrUndecided]). The engine keeps
-// one in bbolt; [MemCache] is for tests.
+// one in bbolt; the tests keep one in memory.
 type Cache interface {
 	Get(key string) (Result, bool, error)
 	Put(key string, r Result) error
-}
-
-// MemCache is an in-memory Cache. The zero value is ready to use.
-type MemCache struct {
-	mu sync.Mutex // guards m
-	m  map[string]Result
-}
-
-// Get implements [Cache].
-func (c *MemCache) Get(key string) (Result, bool, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	r, ok := c.m[key]
-	return r, ok, nil
-}
-
-// Put implements [Cache].
-func (c *MemCache) Put(key string, r Result) error {
-	if !r.Decided {
-		return ErrUndecided
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]Result{}
-	}
-	c.m[key] = r
-	return nil
-}
-
-// Len returns the number of entries.
-func (c *MemCache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
 }

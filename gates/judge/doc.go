@@ -36,5 +36,5 @@
 //
 // The package is pure logic: models reach it through [Model] (the engine
 // adapts its providers) and storage through [Cache] (the engine keeps one in
-// bbolt; [MemCache] is for tests).
+// bbolt; the tests keep one in memory).
 package judge

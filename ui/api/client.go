@@ -172,18 +172,22 @@ func (c *Client) AbortNode(ctx context.Context, id, reason string) (n Node, err 
 // Rules is GET /api/rules: the rules of quest's profile, of gate, or (both
 // "") the built-in kinds and the default profile.
 func (c *Client) Rules(ctx context.Context, quest, gate string) (r Rules, err error) {
+	return r, c.get(ctx, withQuery("/api/rules", "quest", quest, "gate", gate), &r)
+}
+
+// withQuery is path with the query of the pairs key, value in kv whose
+// value is not "" (filters left out), or path itself when there are none.
+func withQuery(path string, kv ...string) string {
 	q := url.Values{}
-	if quest != "" {
-		q.Set("quest", quest)
+	for i := 0; i+1 < len(kv); i += 2 {
+		if kv[i+1] != "" {
+			q.Set(kv[i], kv[i+1])
+		}
 	}
-	if gate != "" {
-		q.Set("gate", gate)
-	}
-	path := "/api/rules"
 	if len(q) > 0 {
 		path += "?" + q.Encode()
 	}
-	return r, c.get(ctx, path, &r)
+	return path
 }
 
 // Presets is GET /api/presets: the presets of a new quest.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/questbox/questbox/engine"
@@ -117,18 +116,7 @@ func (f flushWriter) Flush()                      { http.NewResponseController(f
 
 // Runs is GET /api/runs.
 func (c *Client) Runs(ctx context.Context, quest, node string) (rs []Run, err error) {
-	q := url.Values{}
-	if quest != "" {
-		q.Set("quest", quest)
-	}
-	if node != "" {
-		q.Set("node", node)
-	}
-	path := "/api/runs"
-	if len(q) > 0 {
-		path += "?" + q.Encode()
-	}
-	return rs, c.get(ctx, path, &rs)
+	return rs, c.get(ctx, withQuery("/api/runs", "quest", quest, "node", node), &rs)
 }
 
 // RunLog is GET /api/runs/{run}/log: it copies the log to w as it comes

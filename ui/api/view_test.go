@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -27,20 +26,7 @@ func golden(t *testing.T, name string, v any) {
 		t.Fatal(err)
 	}
 	got = append(got, '\n')
-	path := filepath.Join("testdata", name+".json")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed:\n--- got\n%s--- want\n%s(run go test ./ui/api -update if the change is meant)", path, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name+".json"), got, *update, "run go test ./ui/api -update if the change is meant")
 }
 
 var t0 = time.Date(2026, 12, 3, 7, 0, 0, 0, time.UTC)

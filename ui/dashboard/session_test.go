@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/questbox/questbox/internal/goldentest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -16,20 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // golden compares got with testdata/name (-update rewrites it).
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s changed:\n--- got\n%s--- want\n%s(run go test ./ui/dashboard -update if the change is meant; README's \"The session API\" documents it)", path, got, want)
-	}
+	goldentest.Check(t, filepath.Join("testdata", name), got, *update, "run go test ./ui/dashboard -update if the change is meant; README's \"The session API\" documents it")
 }
 
 // exchange is one request and its answer as the README documents them:

@@ -1,0 +1,12 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/questbox/questbox/engine/store"
+)
+
+// salvage is Salvage with a test hook after each step (store.SalvageSteps).
+func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
+	return store.SalvageSteps(dir, now, salvageRecords(), fail)
+}
