@@ -187,6 +187,9 @@ func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
 		return err
 	}
 	name := q.ProviderFor(full)
+	if stopped, err := r.egressStop(q, name); stopped || err != nil {
+		return err
+	}
 	prov := r.e.providers[name]
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))

@@ -439,3 +439,31 @@ func TestEgressCheckedAtDispatch(t *testing.T) {
 		t.Fatalf("quest %s %q, want stopped naming the provider and its vendor", qq.Status, qq.Reason)
 	}
 }
+
+// The same for a council member: a member whose provider's vendor changed
+// since the quest was created never runs, and the quest stops naming it.
+func TestEgressCheckedAtACouncilsDispatch(t *testing.T) {
+	p := &recorder{answer: workerOrOwner}
+	judge := &recorder{answer: workerOrOwner}
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p, "j": judge}, MaxParallel: 2,
+		Vendors: map[string]string{"p": VendorLocal, "j": VendorLocal}})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Roles = "p", []string{RoleScout, RoleOwner}
+		s.CouncilJudges = []string{"j"}
+	})
+	h.opt.Vendors = map[string]string{"p": VendorLocal, "j": "hosted"}
+	h.restart()
+	for range 3 {
+		h.tick()
+		if h.questNow(q.ID).Status != QuestActive {
+			break
+		}
+	}
+	if got := judge.roles(); len(got) != 0 {
+		t.Fatalf("the judge's provider ran %v", got)
+	}
+	qq := h.questNow(q.ID)
+	if qq.Status != QuestStopped || !strings.Contains(qq.Reason, `provider "j" is vendor "hosted", which the quest's egress (local) does not allow`) {
+		t.Fatalf("quest %s %q, want stopped naming the judge's provider and its vendor", qq.Status, qq.Reason)
+	}
+}

@@ -248,11 +248,8 @@ func (r *tickRound) next(q *Quest) error {
 	if name == ProviderExternal {
 		return nil // an outside agent pulls it with `next`
 	}
-	if v := r.e.Vendor(name); len(q.Egress) > 0 && !slices.Contains(q.Egress, v) {
-		// The quest was created when the provider was of another
-		// vendor (the configuration changed since): nothing leaves.
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",
-			name, v, strings.Join(q.Egress, ",")))
+	if stopped, err := r.egressStop(q, name); stopped || err != nil {
+		return err
 	}
 	prov := r.e.providers[name]
 	if prov == nil {
@@ -771,4 +768,17 @@ func (e *Engine) idle() bool {
 		return nil
 	})
 	return idle
+}
+
+// egressStop stops q, before anything is sent, when provider name's vendor
+// is not one q's egress allows: the quest was created when the provider
+// was of another vendor (the configuration changed since). It reports
+// whether it stopped q.
+func (r *tickRound) egressStop(q *Quest, name string) (bool, error) {
+	v := r.e.Vendor(name)
+	if len(q.Egress) == 0 || slices.Contains(q.Egress, v) {
+		return false, nil
+	}
+	return true, r.t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",
+		name, v, strings.Join(q.Egress, ",")))
 }
