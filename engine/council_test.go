@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
-	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -334,22 +333,7 @@ func TestSalvageKeepsASittingCouncil(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, StoreFile), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f, err := storetest.Open(filepath.Join(dir, StoreFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := f.LeafOf(storetest.Seq(1), string(bEvents))
-	if err == nil {
-		err = f.Garbage(page)
-	}
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Salvage(dir, time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
-	if err != nil || rep.Healthy {
-		t.Fatalf("salvage: %+v, %v; want a rebuilt store", rep, err)
-	}
+	salvageEventsDamage(t, dir)
 	h2 := &harness{t: t, dir: dir, clock: newFakeClock(), opt: r.h.opt}
 	h2.open()
 	t.Cleanup(h2.close)

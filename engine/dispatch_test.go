@@ -11,12 +11,10 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
-	"github.com/questbox/questbox/engine/storetest"
 )
 
 // rawNode is a node's record as it is stored.
@@ -113,22 +111,7 @@ func TestSalvageKeepsARunningNodeRunning(t *testing.T) {
 	g.ch(node) <- reply(answer("dead", "the original box goes on"))
 	// Damage elsewhere (an events page), so that salvage rebuilds the
 	// indexes from the node records.
-	f, err := storetest.Open(filepath.Join(dir, StoreFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, err := f.LeafOf(storetest.Seq(1), string(bEvents))
-	if err == nil {
-		err = f.Garbage(page)
-	}
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Salvage(dir, time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
-	if err != nil || rep.Healthy {
-		t.Fatalf("salvage: %+v, %v; want a rebuilt store", rep, err)
-	}
+	salvageEventsDamage(t, dir)
 	h2 := &harness{t: t, dir: dir, clock: newFakeClock(), opt: Options{}}
 	h2.open()
 	t.Cleanup(h2.close)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates/consent"
 )
 
@@ -225,4 +227,28 @@ func localHarness(t testing.TB, opt Options) *harness {
 		}
 	}
 	return newHarness(t, opt)
+}
+
+// salvageEventsDamage damages the store's first events page (elsewhere
+// than the nodes, so that salvage rebuilds the indexes from the node
+// records) and salvages it, which must rebuild the store.
+func salvageEventsDamage(t *testing.T, dir string) SalvageReport {
+	t.Helper()
+	f, err := storetest.Open(filepath.Join(dir, StoreFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, err := f.LeafOf(storetest.Seq(1), string(bEvents))
+	if err == nil {
+		err = f.Garbage(page)
+	}
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Salvage(dir, time.Date(2026, 12, 2, 11, 0, 0, 0, time.UTC))
+	if err != nil || rep.Healthy {
+		t.Fatalf("salvage: %+v, %v; want a rebuilt store", rep, err)
+	}
+	return rep
 }
