@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -26,6 +27,11 @@ var promptTemplates = []string{
 	"OWNER TEMPLATE for {{.Quest.ID}}, try {{.Node.Try}} of {{.Node.MaxTries}}\n{{.Parts.Locked}}{{.Parts.Proposals}}{{.Parts.Contract}}",
 	"SCOUT {{.Node.ID}} of {{.Quest.ID}}: {{.Node.Hypothesis}} (try {{.Node.Try}} of {{.Node.MaxTries}})\n{{.Parts.Contract}}",
 	"{{.Quest.Direction}} {{.Node.Hypothesis}} {{range .Ancestors}}…{{end}} {{.Parts.Contract}}",
+	"{{.Node.Hypothesis}}",
+	"{{if .Feedback}}…{{else if .Parent.ID}}…{{else}}…{{end}}",
+	"{{with .Feedback}}Fix: {{.}}{{else}}…{{end}}",
+	"{{range .Ancestors}}- {{.ID}}: {{.Hypothesis}}{{else}}(none){{end}}",
+	"{{/* a comment */}}",
 	// Every construct.
 	"{{.Parts.Header}}{{.Parts.Ancestors}}{{.Parts.Feedback}}{{.Parts.Proposals}}{{.Parts.Locked}}{{.Parts.Contract}}",
 	"You are the {{.Node.Role}} of {{.Quest.Name}} ({{.Quest.Mode}}, {{.Quest.ID}}).\nGoal: {{.Quest.Direction}}\n",
@@ -70,11 +76,32 @@ func promptDatas() []PromptData {
 	}
 }
 
+// readmeTemplate is the example template of the README's section on
+// roles (the fenced block after "For example:").
+func readmeTemplate(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const open, fence = "  For example:\n\n  ```\n", "  ```\n"
+	_, rest, ok := strings.Cut(string(readme), open)
+	block, _, closed := strings.Cut(rest, fence)
+	if !ok || !closed || !strings.Contains(block, "{{range") {
+		t.Fatalf("the README has no example template (a fenced block after %q with a {{range}})", open)
+	}
+	var text strings.Builder
+	for line := range strings.Lines(block) {
+		text.WriteString(strings.TrimPrefix(line, "  "))
+	}
+	return text.String()
+}
+
 // TestPromptTemplateMatchesTextTemplate renders every template over every
 // PromptData with both engines.
 func TestPromptTemplateMatchesTextTemplate(t *testing.T) {
 	datas := promptDatas()
-	for i, text := range promptTemplates {
+	for i, text := range append(promptTemplates, readmeTemplate(t)) {
 		ours, err := ParsePromptTemplate("t.tmpl", text)
 		if err != nil {
 			t.Errorf("template %d %q: %v", i, text, err)
