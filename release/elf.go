@@ -10,7 +10,7 @@ import (
 // Inspect needs two facts of an executable: the machine its ELF header
 // names and the Go build info the linker wrote into it. debug/elf and
 // debug/buildinfo read them, and much more (sections, symbols, DWARF,
-// Mach-O, PE), which put ~190 KB into the binary of the box that runs this
+// Mach-O, PE), which put ~240 KB into the binary of the box that runs this
 // check at every update; the few dozen bytes of header read here are
 // enough. TestReadExecutableAgreesWithDebugPackages holds them to the
 // standard library's answers on real questbox builds.
