@@ -78,7 +78,7 @@ func promptDatas() []PromptData {
 
 // readmeTemplate is the example template of the README's section on
 // roles (the fenced block after "For example:").
-func readmeTemplate(t *testing.T) string {
+func readmeTemplate(t testing.TB) string {
 	t.Helper()
 	readme, err := os.ReadFile("../README.md")
 	if err != nil {
@@ -204,6 +204,33 @@ func FuzzPromptTemplate(f *testing.F) {
 			}
 			if got := ours.Render(&datas[j]); got != want {
 				t.Fatalf("%q over data %d:\ngot  %q\nwant %q", text, j, got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkPromptTemplate renders the README's example template over an
+// owner's data with each engine: a dispatch's cost of a role template.
+func BenchmarkPromptTemplate(b *testing.B) {
+	text := readmeTemplate(b)
+	d := promptDatas()[2]
+	b.Run("prompttmpl", func(b *testing.B) {
+		tmpl, err := ParsePromptTemplate("b.tmpl", text)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			tmpl.Render(&d)
+		}
+	})
+	b.Run("text/template", func(b *testing.B) {
+		tmpl := template.Must(template.New("b").Parse(text))
+		b.ReportAllocs()
+		for b.Loop() {
+			var out strings.Builder
+			if err := tmpl.Execute(&out, &d); err != nil {
+				b.Fatal(err)
 			}
 		}
 	})
