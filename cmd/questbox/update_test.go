@@ -34,9 +34,9 @@ import (
 // systemd restarts the daemon and how often it may.
 type unitSettings struct {
 	restart      string
-	forceRestart []int // RestartForceExitStatus
-	success      []int // SuccessExitStatus (beyond 0)
-	burst        int   // StartLimitBurst
+	forceRestart []int  // RestartForceExitStatus
+	success      []int  // SuccessExitStatus (beyond 0)
+	burst        int    // StartLimitBurst
 	timeoutStart string // TimeoutStartSec, as written
 }
 
