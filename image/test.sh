@@ -2,7 +2,9 @@
 # test.sh — boot the questbox image under QEMU, twice, and check it as a
 # user would: it comes up by itself, questbox reports READY, /healthz
 # answers, a quest created in boot one is there in boot two, and both
-# power-offs went through questbox's clean shutdown.
+# power-offs went through questbox's clean shutdown. In the second boot,
+# image/test-update.sh updates the box to a newer build and rolls back from
+# four broken ones (README, "Booting the image under QEMU").
 #
 #   image/test.sh [IMAGE.xz]       default dist/questbox-arm64.img.xz (make image-test)
 #
@@ -72,6 +74,9 @@ mcopy -i "$fat" "::/$initrd" "$work/initrd"
 ssh-keygen -q -t ed25519 -N '' -C image-test -f "$work/key"
 mcopy -i "$fat" "$work/key.pub" ::/questbox-ssh.pub
 ok "kernel $kernel and $initrd from the boot partition; ssh key on it"
+# The update and rollback checks of boot 2 (image/test-update.sh).
+. image/test-update.sh
+update_prepare
 
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sshport=$(freeport)
@@ -191,6 +196,7 @@ done
 ok "boot 2: boot 1 shut questbox down cleanly (stopping, STOPPING=1, stopped; no watchdog, no kill)"
 restarts=$(ssh_ systemctl show -p NRestarts --value questbox.service)
 [[ $restarts == 0 ]] || fail "boot 2: questbox.service restarted $restarts times"
+update_test 2
 poweroff 2
 
 xz_mib=$(($(stat -c %s "$xz_img") / 1024 / 1024))

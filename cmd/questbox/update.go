@@ -88,7 +88,11 @@ func (e *env) launch(log func(msg string, args ...any)) (launched, error) {
 		return launched{trial: s.Trial != nil && s.Trial.Version == version && s.Trial.Starts > 0,
 			rolledBack: e.getenv(rolledBackEnv)}, nil
 	}
-	dec, err := d.Launch()
+	var dec update.Decision
+	err = e.stepTimer(log).run("the update's store snapshot or rollback", e.storeSize(), func() (err error) {
+		dec, err = d.Launch()
+		return err
+	})
 	if err != nil {
 		// The packaged binary runs: a box whose update state cannot be
 		// read or written must still start.
