@@ -182,8 +182,20 @@ EOF
 		upd_until "the rollback of $v" "$UPDATE_TIMEOUT" upd_rolled_back "$v" "$upd_next"
 		secs=$(($(date +%s) - upd_w0))
 		j=$(upd_journal)
-		upd_want "$v" "$j" "starting $v on trial (start 1 of 2" "starting $v on trial (start 2 of 2" \
-			"update to $v rolled back to $upd_next: it started 2 times without becoming ready and healthy for the settling time; the store is as it was before the update"
+		# A try that never became READY ends the trial at once; one that
+		# was READY and then crashed gets its second start.
+		case $f in
+		after-ready)
+			upd_want "$v" "$j" "starting $v on trial (start 1 of 2" "starting $v on trial (start 2 of 2" \
+				"update to $v rolled back to $upd_next: it started 2 times without becoming ready and healthy for the settling time; the store is as it was before the update"
+			;;
+		*)
+			upd_want "$v" "$j" "starting $v on trial (start 1 of 2" \
+				"update to $v rolled back to $upd_next: its start 1 of 2 did not become ready (it exited, crashed, hung or was stopped before READY); the store is as it was before the update"
+			grep -qF "starting $v on trial (start 2 of 2" <<<"$j" && fail "update: $v: a try that never became READY was given a second start:
+$(tail -40 <<<"$j")"
+			;;
+		esac
 		case $f in
 		start) upd_want "$v" "$j" "fault: exit at start" "Main process exited, code=exited, status=1/FAILURE" ;;
 		ready) upd_want "$v" "$j" "operation timed out" "SIGABRT: abort" ;;

@@ -399,6 +399,7 @@ func (d *daemon) ready() {
 	d.healthySince = time.Now()
 	d.notify("READY=1")
 	d.box.SetReady()
+	d.trialReady()
 }
 
 // stop is the shutdown after Serve returned: no more dispatches, runs in

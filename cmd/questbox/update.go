@@ -244,6 +244,23 @@ func daemonPID(sock string) (int, error) {
 	return int(cred.Pid), nil
 }
 
+// trialReady records in the update state that this trial start became
+// READY, so that a crash from now on gets the trial its second start
+// (update.Dir.Ready); a start that never gets here is rolled back at the
+// next one.
+func (d *daemon) trialReady() {
+	if !d.trial {
+		return
+	}
+	u, err := d.e.updateDir()
+	if err == nil {
+		err = u.Ready(version)
+	}
+	if err != nil {
+		d.log.Error("update: could not record that the release on trial is ready; a restart will roll it back", "version", version, "err", err)
+	}
+}
+
 // trialCommit commits the release on trial once the daemon has been READY
 // and every tick since has fed the watchdog, for settle: tickDone calls
 // it after each WATCHDOG=1.
