@@ -110,19 +110,6 @@ func FuzzParseAnswerFast(f *testing.F) {
 	})
 }
 
-func TestExcerptHead(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	for range 5000 {
-		b := make([]byte, r.IntN(80))
-		for i := range b {
-			b[i] = "ab\"\\\n\xe6\x97\xa5\xff"[r.IntN(9)]
-		}
-		if got, want := quoteExcerpt(excerptHead(b)), quoteExcerpt(string(b)); got != want {
-			t.Fatalf("%q: got %s, want %s", b, got, want)
-		}
-	}
-}
-
 // TestQuietRulesSkipped checks that skipping the rules that are silent
 // without the contract changes no report: the bench catalog with and
 // without the plan agree on random, often broken, answers.
