@@ -132,8 +132,9 @@ func plainASCII[S string | []byte](s S) bool {
 	)
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
-		x := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		w := s[i : i+8] // constant indexes below: one 8-byte load, no bounds checks
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
 		bad := x&highs | // 0x80..0xff
 			hasLess(x, 0x20) | // control characters
 			hasZero(x^(0x7f*ones)) | hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones))
