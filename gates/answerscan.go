@@ -129,15 +129,8 @@ func (sc *answerScanner) plainEnd() int {
 	i := sc.i
 	for ; i+8 <= len(sc.b); i += 8 {
 		x := binary.LittleEndian.Uint64(sc.b[i:])
-		// A byte of x is < 0x20, '"' or '\\' (each test sets that
-		// byte's high bit, with false positives only above a true one).
-		ctl := (x - lo7*0x20) &^ x
-		q := x ^ qx8
-		q = (q - lo7) &^ q
-		bs := x ^ bsx8
-		bs = (bs - lo7) &^ bs
-		if (ctl|q|bs)&hi7 != 0 {
-			break
+		if (lessBytes(x, 0x20)|zeroBytes(x^qx8)|zeroBytes(x^bsx8))&hi7 != 0 {
+			break // a byte of x is < 0x20, '"' or '\\'
 		}
 	}
 	for ; i < len(sc.s); i++ {

@@ -123,23 +123,15 @@ func quote(s, suffix string) string {
 
 // plainASCII reports whether every byte of s is printable ASCII other than
 // '"' and '\\' (0x20..0x7e): the bytes strconv.Quote keeps as they are.
-// It tests eight bytes at a time (each test below is exact for "some byte
-// of x is ...", see hasZero and hasLess).
+// It tests eight bytes at a time, as answerScanner.plainEnd does.
 func plainASCII[S string | []byte](s S) bool {
-	const (
-		ones  = 0x0101010101010101
-		highs = 0x8080808080808080
-	)
 	i := 0
 	for ; i+8 <= len(s); i += 8 {
 		w := s[i : i+8] // constant indexes below: one 8-byte load, no bounds checks
 		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
 			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
-		bad := x&highs | // 0x80..0xff
-			hasLess(x, 0x20) | // control characters
-			hasZero(x^(0x7f*ones)) | hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones))
-		if bad != 0 {
-			return false
+		if (x|lessBytes(x, 0x20)|zeroBytes(x^(lo7*0x7f))|zeroBytes(x^qx8)|zeroBytes(x^bsx8))&hi7 != 0 {
+			return false // a byte >= 0x80, < 0x20, 0x7f, '"' or '\\'
 		}
 	}
 	for ; i < len(s); i++ {
@@ -150,15 +142,16 @@ func plainASCII[S string | []byte](s S) bool {
 	return true
 }
 
-// hasZero is non-zero if and only if some byte of x is 0.
-func hasZero(x uint64) uint64 {
-	return (x - 0x0101010101010101) &^ x & 0x8080808080808080
+// zeroBytes sets the high bit of the bytes of x that are 0, and may set it
+// in bytes above one of them but in no others: zeroBytes(x)&hi7 != 0 if
+// and only if some byte of x is 0.
+func zeroBytes(x uint64) uint64 {
+	return (x - lo7) &^ x
 }
 
-// hasLess is non-zero if and only if some byte of x is less than n
-// (n <= 128).
-func hasLess(x uint64, n byte) uint64 {
-	return (x - 0x0101010101010101*uint64(n)) &^ x & 0x8080808080808080
+// lessBytes is zeroBytes for the bytes of x that are less than n (n <= 128).
+func lessBytes(x uint64, n byte) uint64 {
+	return (x - lo7*uint64(n)) &^ x
 }
 
 // rawExcerpt renders raw JSON text as a short single-line excerpt.
