@@ -2,6 +2,7 @@ package gates
 
 import (
 	"encoding/binary"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -24,56 +25,22 @@ func parseAnswerFast(text []byte) (Answer, bool) {
 		return Answer{}, false
 	}
 	sc := answerScanner{b: text, s: string(text)}
-	var (
-		a    Answer
-		seen [4]bool
-	)
-	sc.ws()
-	if !sc.eat('{') {
-		return Answer{}, false
-	}
-	for {
-		sc.ws()
-		name, ok := sc.name()
-		if !ok {
-			return Answer{}, false
-		}
-		sc.ws()
-		if !sc.eat(':') {
-			return Answer{}, false
-		}
-		sc.ws()
-		k := -1
-		switch name {
-		case "verdict":
-			k = 0
+	var a Answer
+	present, ok := sc.fields([]string{"verdict", "evidence", "citations", "new_directions"}, func(k int) (ok bool) {
+		switch k {
+		case 0:
 			a.Verdict, ok = sc.str()
-			ok = ok && (a.Verdict == VerdictPromising || a.Verdict == VerdictDead || a.Verdict == VerdictConclusion)
-		case "evidence":
-			k = 1
+			return ok && (a.Verdict == VerdictPromising || a.Verdict == VerdictDead || a.Verdict == VerdictConclusion)
+		case 1:
 			a.Evidence, ok = sc.str()
-		case "citations":
-			k = 2
+		case 2:
 			a.Citations, ok = sc.citations()
-		case "new_directions":
-			k = 3
+		default:
 			a.NewDirections, ok = sc.strs()
 		}
-		if k < 0 || !ok || seen[k] {
-			return Answer{}, false
-		}
-		seen[k] = true
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		if !sc.eat('}') {
-			return Answer{}, false
-		}
-		break
-	}
-	sc.ws()
-	if sc.i != len(sc.s) || seen != [4]bool{true, true, true, true} {
+		return ok
+	})
+	if !ok || present != 0b1111 || !sc.end() {
 		return Answer{}, false
 	}
 	return a, true
@@ -222,90 +189,93 @@ func (sc *answerScanner) str() (string, bool) {
 
 // strs reads an array of non-blank strings (new_directions).
 func (sc *answerScanner) strs() ([]string, bool) {
-	if !sc.eat('[') {
-		return nil, false
-	}
 	out := []string{}
-	sc.ws()
-	if sc.eat(']') {
-		return out, true
-	}
-	for {
-		sc.ws()
+	ok := sc.list(func() bool {
 		s, ok := sc.str()
-		if !ok || strings.TrimSpace(s) == "" || len(out) == MaxListItems {
-			return nil, false
-		}
 		out = append(out, s)
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		return out, sc.eat(']')
-	}
+		return ok && strings.TrimSpace(s) != ""
+	})
+	return out, ok
 }
 
 // citations reads an array of citation objects with exactly a non-blank
 // source and quote each.
 func (sc *answerScanner) citations() ([]Citation, bool) {
-	if !sc.eat('[') {
-		return nil, false
-	}
 	out := []Citation{}
-	sc.ws()
-	if sc.eat(']') {
-		return out, true
-	}
-	for {
-		sc.ws()
-		c, ok := sc.citation()
-		if !ok || len(out) == MaxListItems {
-			return nil, false
-		}
+	ok := sc.list(func() bool {
+		var c Citation
+		present, ok := sc.fields([]string{"source", "quote"}, func(k int) (ok bool) {
+			if k == 0 {
+				c.Source, ok = sc.str()
+				return ok && strings.TrimSpace(c.Source) != ""
+			}
+			c.Quote, ok = sc.str()
+			return ok && strings.TrimSpace(c.Quote) != ""
+		})
 		out = append(out, c)
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		return out, sc.eat(']')
-	}
+		return ok && present == 0b11
+	})
+	return out, ok
 }
 
-func (sc *answerScanner) citation() (Citation, bool) {
-	var (
-		c          Citation
-		src, quote bool
-	)
+// fields reads a JSON object whose member names have no escapes and are
+// among names, each at most once, calling read(k) to read the value of
+// names[k]. It returns the set of members present (bit k for names[k]);
+// any other member, a repeated one, or read returning false declines.
+func (sc *answerScanner) fields(names []string, read func(k int) bool) (present uint, ok bool) {
+	sc.ws()
 	if !sc.eat('{') {
-		return c, false
+		return 0, false
 	}
 	for {
 		sc.ws()
 		name, ok := sc.name()
 		if !ok {
-			return c, false
+			return 0, false
 		}
 		sc.ws()
 		if !sc.eat(':') {
-			return c, false
+			return 0, false
 		}
 		sc.ws()
-		var v string
-		if v, ok = sc.str(); !ok || strings.TrimSpace(v) == "" {
-			return c, false
+		k := slices.Index(names, name)
+		if k < 0 || present&(1<<k) != 0 || !read(k) {
+			return 0, false
 		}
-		switch {
-		case name == "source" && !src:
-			c.Source, src = v, true
-		case name == "quote" && !quote:
-			c.Quote, quote = v, true
-		default:
-			return c, false
+		present |= 1 << k
+		sc.ws()
+		if sc.eat(',') {
+			continue
+		}
+		return present, sc.eat('}')
+	}
+}
+
+// list reads a JSON array of at most MaxListItems elements, calling item
+// to read each; an empty array is fine.
+func (sc *answerScanner) list(item func() bool) bool {
+	if !sc.eat('[') {
+		return false
+	}
+	sc.ws()
+	if sc.eat(']') {
+		return true
+	}
+	for n := 1; ; n++ {
+		sc.ws()
+		if n > MaxListItems || !item() {
+			return false
 		}
 		sc.ws()
 		if sc.eat(',') {
 			continue
 		}
-		return c, sc.eat('}') && src && quote
+		return sc.eat(']')
 	}
+}
+
+// end reports whether nothing but white space is left.
+func (sc *answerScanner) end() bool {
+	sc.ws()
+	return sc.i == len(sc.s)
 }

@@ -20,42 +20,30 @@ func parseMemberFast(role string, text []byte) (MemberAnswer, bool) {
 	if !utf8.Valid(text) {
 		return MemberAnswer{}, false
 	}
-	judge := role == MemberJudge
 	sc := answerScanner{b: text, s: string(text)}
-	var (
-		m    MemberAnswer
-		seen [6]bool // confidence, actions, dissent, notes, verdict_source, citations
-	)
-	ok := sc.object(func(name string) bool {
-		k, ok := -1, false
-		switch {
-		case name == "confidence":
-			k = 0
+	var m MemberAnswer
+	names := []string{"confidence", "actions", "dissent", "notes"}
+	if role == MemberJudge {
+		names = []string{"confidence", "actions", "dissent", "verdict_source", "citations"}
+	}
+	present, ok := sc.fields(names, func(k int) (ok bool) {
+		switch names[k] {
+		case "confidence":
 			m.Confidence, ok = sc.number()
-		case name == "actions":
-			k = 1
+		case "actions":
 			m.Actions, ok = sc.actions()
-		case name == "dissent":
-			k = 2
+		case "dissent":
 			m.Dissent, ok = sc.str()
-		case name == "notes" && !judge:
-			k = 3
+		case "notes":
 			m.Notes, ok = sc.str()
-		case name == "verdict_source" && judge:
-			k = 4
+		case "verdict_source":
 			m.VerdictSource, ok = sc.str()
-		case name == "citations" && judge:
-			k = 5
+		default:
 			m.Citations, ok = sc.citations()
 		}
-		if k < 0 || !ok || seen[k] {
-			return false
-		}
-		seen[k] = true
-		return true
+		return ok
 	})
-	want := [6]bool{true, true, true, !judge, judge, judge}
-	if !ok || seen != want || len(m.Validate(role)) > 0 {
+	if !ok || present != 1<<len(names)-1 || !sc.end() || len(m.Validate(role)) > 0 {
 		return MemberAnswer{}, false
 	}
 	return m, true
@@ -67,33 +55,21 @@ func parseAcceptFast(text []byte) (AcceptAnswer, bool) {
 		return AcceptAnswer{}, false
 	}
 	sc := answerScanner{b: text, s: string(text)}
-	var (
-		a    AcceptAnswer
-		seen [4]bool // decision, reason, revision_target, citations
-	)
-	ok := sc.object(func(name string) bool {
-		k, ok := -1, false
-		switch name {
-		case "decision":
-			k = 0
+	var a AcceptAnswer
+	present, ok := sc.fields([]string{"decision", "reason", "revision_target", "citations"}, func(k int) (ok bool) {
+		switch k {
+		case 0:
 			a.Decision, ok = sc.str()
-		case "reason":
-			k = 1
+		case 1:
 			a.Reason, ok = sc.str()
-		case "revision_target":
-			k = 2
+		case 2:
 			a.RevisionTarget, ok = sc.str()
-		case "citations":
-			k = 3
+		default:
 			a.Citations, ok = sc.acceptQuotes()
 		}
-		if k < 0 || !ok || seen[k] {
-			return false
-		}
-		seen[k] = true
-		return true
+		return ok
 	})
-	if !ok || !seen[0] || !seen[1] {
+	if !ok || present&0b11 != 0b11 || !sc.end() {
 		return AcceptAnswer{}, false
 	}
 	if len(a.Citations) == 0 {
@@ -103,68 +79,6 @@ func parseAcceptFast(text []byte) (AcceptAnswer, bool) {
 		return AcceptAnswer{}, false
 	}
 	return a, true
-}
-
-// object reads a JSON object whose member names have no escapes, calling
-// member after each name and its colon to read the value; member returns
-// false to decline. The object must be all that is left of the text.
-func (sc *answerScanner) object(member func(name string) bool) bool {
-	if !sc.members(member) {
-		return false
-	}
-	sc.ws()
-	return sc.i == len(sc.s)
-}
-
-// members reads one JSON object at sc.i (see object).
-func (sc *answerScanner) members(member func(name string) bool) bool {
-	sc.ws()
-	if !sc.eat('{') {
-		return false
-	}
-	for {
-		sc.ws()
-		name, ok := sc.name()
-		if !ok {
-			return false
-		}
-		sc.ws()
-		if !sc.eat(':') {
-			return false
-		}
-		sc.ws()
-		if !member(name) {
-			return false
-		}
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		return sc.eat('}')
-	}
-}
-
-// list reads a JSON array of at most MaxListItems elements, calling item
-// to read each; an empty array is fine.
-func (sc *answerScanner) list(item func() bool) bool {
-	if !sc.eat('[') {
-		return false
-	}
-	sc.ws()
-	if sc.eat(']') {
-		return true
-	}
-	for n := 1; ; n++ {
-		sc.ws()
-		if n > MaxListItems || !item() {
-			return false
-		}
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		return sc.eat(']')
-	}
 }
 
 // number reads a JSON number as encoding/json decodes it into a float64
@@ -216,47 +130,28 @@ func (sc *answerScanner) number() (float64, bool) {
 func (sc *answerScanner) actions() ([]Action, bool) {
 	out := []Action{}
 	ok := sc.list(func() bool {
-		a, ok := sc.action()
+		var a Action
+		vals := [...]*string{&a.Action, &a.Node, &a.Reason, &a.Hypothesis, &a.Role, &a.Summary}
+		present, ok := sc.fields([]string{"action", "node", "reason", "hypothesis", "role", "summary"}, func(k int) (ok bool) {
+			*vals[k], ok = sc.str()
+			return ok
+		})
 		out = append(out, a)
-		return ok
-	})
-	return out, ok
-}
-
-func (sc *answerScanner) action() (Action, bool) {
-	var (
-		a       Action
-		present [6]bool // as allActionFields: action, node, reason, hypothesis, role, summary
-	)
-	fields := [6]*string{&a.Action, &a.Node, &a.Reason, &a.Hypothesis, &a.Role, &a.Summary}
-	ok := sc.members(func(name string) bool {
-		k := -1
-		for i, f := range allActionFields() {
-			if f.name == name {
-				k = i
-			}
-		}
-		if k < 0 || present[k] {
+		specs := actionFields(a.Action)
+		if !ok || specs == nil {
 			return false
 		}
-		present[k] = true
-		var ok bool
-		*fields[k], ok = sc.str()
-		return ok
-	})
-	specs := actionFields(a.Action)
-	if !ok || specs == nil {
-		return a, false
-	}
-	// A member its kind does not allow is refused even when empty, as the
-	// slow path refuses it; a required one that is missing is blank, which
-	// Validate refuses.
-	for i, f := range allActionFields() {
-		if present[i] && !hasName(specs, f.name) {
-			return a, false
+		// A member its kind does not allow is refused even when empty,
+		// as the slow path refuses it; a required one that is missing
+		// is blank, which Validate refuses.
+		for k, f := range allActionFields() {
+			if present&(1<<k) != 0 && !hasName(specs, f.name) {
+				return false
+			}
 		}
-	}
-	return a, true
+		return true
+	})
+	return out, ok
 }
 
 // acceptQuotes reads an accepter's citations: objects with exactly a
@@ -264,21 +159,13 @@ func (sc *answerScanner) action() (Action, bool) {
 func (sc *answerScanner) acceptQuotes() ([]AcceptQuote, bool) {
 	out := []AcceptQuote{}
 	ok := sc.list(func() bool {
-		var (
-			q    AcceptQuote
-			seen bool
-		)
-		ok := sc.members(func(name string) bool {
-			if name != "quote" || seen {
-				return false
-			}
-			seen = true
-			var ok bool
+		var q AcceptQuote
+		present, ok := sc.fields([]string{"quote"}, func(int) (ok bool) {
 			q.Quote, ok = sc.str()
 			return ok
 		})
 		out = append(out, q)
-		return ok && seen
+		return ok && present == 1
 	})
 	return out, ok
 }

@@ -2,64 +2,30 @@ package gates
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
 )
 
-// refLocateJSON is locateJSON as it was before its fast paths (every line
-// walked for fences, the facts formatted piece by piece): the reference
-// the fast paths are held to, fact text included.
-func refLocateJSON(raw []byte, fs *factList) (text []byte, ok bool) {
-	if len(raw) > MaxAnswerBytes {
-		fs.add("answer", fmt.Sprintf("at most %d bytes", MaxAnswerBytes), fmt.Sprintf("%d bytes", len(raw)))
-		return nil, false
-	}
-	last, found, others := walkFences(raw)
-	if found {
-		if !last.closed {
-			fs.add("answer", "the ```json block opened at line "+itoa(last.line)+" to be closed by a ``` line",
-				"no closing fence before the end of the answer")
-			return nil, false
-		}
-		text = raw[last.start:last.end]
-		if len(bytes.TrimSpace(text)) == 0 {
-			fs.add("answer", "a JSON object in the ```json block at line "+itoa(last.line), "an empty block")
-			return nil, false
-		}
-		return text, true
-	}
-	trimmed := bytes.TrimSpace(bytes.TrimPrefix(bytes.TrimSpace(raw), []byte("\uFEFF")))
-	switch {
-	case len(trimmed) == 0:
-		fs.add("answer", "a ```json block or a JSON object", "an empty answer")
-		return nil, false
-	case trimmed[0] == '{':
-		return trimmed, true
-	case others > 0:
-		fs.add("answer", "a ```json block or a JSON object",
-			fmt.Sprintf("%d fenced block(s) without a json tag, and the answer starts %s", others, quoteExcerpt(string(trimmed))))
-		return nil, false
-	case mayStartJSON(trimmed[0]) && json.Valid(trimmed):
-		fs.add("answer", "a JSON object", kindOf(trimmed)+" "+rawExcerpt(trimmed))
-		return nil, false
-	default:
-		fs.add("answer", "a ```json block or a JSON object", "the answer starts "+quoteExcerpt(string(trimmed)))
-		return nil, false
-	}
-}
-
-// checkLocateJSON holds locateJSON to refLocateJSON on raw.
+// checkLocateJSON holds the two fast paths of locateJSON to what they
+// stand in for on raw: scanFences to the line walk, answerStarts to the
+// facts as they were formatted before (piece by piece).
 func checkLocateJSON(t *testing.T, raw []byte) {
 	t.Helper()
-	var got, want factList
-	gotText, gotOK := locateJSON(raw, &got)
-	wantText, wantOK := refLocateJSON(raw, &want)
-	if gotOK != wantOK || !bytes.Equal(gotText, wantText) || !reflect.DeepEqual(got.facts(), want.facts()) {
-		t.Fatalf("answer %q: got %v %q %v, want %v %q %v", raw, gotOK, gotText, got.facts(), wantOK, wantText, want.facts())
+	gl, gf, gn := scanFences(raw)
+	wl, wf, wo := walkFences(raw)
+	if gl != wl || gf != wf || gn != wo {
+		t.Fatalf("answer %q: scanFences gives %+v %v %d, the line walk %+v %v %d", raw, gl, gf, gn, wl, wf, wo)
+	}
+	for _, others := range []int{0, 1, 12} {
+		want := "the answer starts " + quoteExcerpt(string(raw))
+		if others > 0 {
+			want = fmt.Sprintf("%d fenced block(s) without a json tag, and the answer starts %s", others, quoteExcerpt(string(raw)))
+		}
+		if got := answerStarts(others, raw); got != want {
+			t.Fatalf("answerStarts(%d, %q) = %s, want %s", others, raw, got, want)
+		}
 	}
 }
 
