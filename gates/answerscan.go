@@ -2,7 +2,6 @@ package gates
 
 import (
 	"encoding/binary"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -26,19 +25,22 @@ func parseAnswerFast(text []byte) (Answer, bool) {
 	}
 	sc := answerScanner{b: text, s: string(text)}
 	var a Answer
-	present, ok := sc.fields([]string{"verdict", "evidence", "citations", "new_directions"}, func(k int) (ok bool) {
-		switch k {
-		case 0:
+	present, ok := sc.fields(func(name string) (k int, ok bool) {
+		switch name {
+		case "verdict":
 			a.Verdict, ok = sc.str()
-			return ok && (a.Verdict == VerdictPromising || a.Verdict == VerdictDead || a.Verdict == VerdictConclusion)
-		case 1:
+			return 0, ok && (a.Verdict == VerdictPromising || a.Verdict == VerdictDead || a.Verdict == VerdictConclusion)
+		case "evidence":
 			a.Evidence, ok = sc.str()
-		case 2:
+			return 1, ok
+		case "citations":
 			a.Citations, ok = sc.citations()
-		default:
+			return 2, ok
+		case "new_directions":
 			a.NewDirections, ok = sc.strs()
+			return 3, ok
 		}
-		return ok
+		return -1, false
 	})
 	if !ok || present != 0b1111 || !sc.end() {
 		return Answer{}, false
@@ -204,13 +206,16 @@ func (sc *answerScanner) citations() ([]Citation, bool) {
 	out := []Citation{}
 	ok := sc.list(func() bool {
 		var c Citation
-		present, ok := sc.fields([]string{"source", "quote"}, func(k int) (ok bool) {
-			if k == 0 {
+		present, ok := sc.fields(func(name string) (k int, ok bool) {
+			switch name {
+			case "source":
 				c.Source, ok = sc.str()
-				return ok && strings.TrimSpace(c.Source) != ""
+				return 0, ok && strings.TrimSpace(c.Source) != ""
+			case "quote":
+				c.Quote, ok = sc.str()
+				return 1, ok && strings.TrimSpace(c.Quote) != ""
 			}
-			c.Quote, ok = sc.str()
-			return ok && strings.TrimSpace(c.Quote) != ""
+			return -1, false
 		})
 		out = append(out, c)
 		return ok && present == 0b11
@@ -218,11 +223,11 @@ func (sc *answerScanner) citations() ([]Citation, bool) {
 	return out, ok
 }
 
-// fields reads a JSON object whose member names have no escapes and are
-// among names, each at most once, calling read(k) to read the value of
-// names[k]. It returns the set of members present (bit k for names[k]);
-// any other member, a repeated one, or read returning false declines.
-func (sc *answerScanner) fields(names []string, read func(k int) bool) (present uint, ok bool) {
+// fields reads a JSON object whose member names have no escapes. For each
+// member, read(name) reads the value and returns the member's number k
+// (0..63), or declines with k < 0 or ok = false. fields returns the set of
+// members present (bit k for member k), and declines a repeated member.
+func (sc *answerScanner) fields(read func(name string) (k int, ok bool)) (present uint64, ok bool) {
 	sc.ws()
 	if !sc.eat('{') {
 		return 0, false
@@ -238,8 +243,8 @@ func (sc *answerScanner) fields(names []string, read func(k int) bool) (present 
 			return 0, false
 		}
 		sc.ws()
-		k := slices.Index(names, name)
-		if k < 0 || present&(1<<k) != 0 || !read(k) {
+		k, ok := read(name)
+		if !ok || k < 0 || present&(1<<k) != 0 {
 			return 0, false
 		}
 		present |= 1 << k

@@ -66,9 +66,6 @@ func (in Input) IsOwner() bool { return in.Role == RoleOwner }
 type Catalog struct {
 	entries []entry
 	graph   *defeat // nil: no edges (plain level aggregation)
-	// loud holds, in order, the indexes of the entries that are not quiet:
-	// all that runs once the contract is known to fail.
-	loud []int
 	// scratch holds *scratch values for Evaluate and Report to reuse (nil
 	// in a Catalog not built by NewCatalog, which cannot evaluate).
 	scratch *sync.Pool
@@ -114,6 +111,10 @@ type entry struct {
 	// not follow the contract (see contractBound), so an evaluation whose
 	// parse failed need not run it.
 	quiet bool
+	// nextLoud is the index of the first entry after this one that is not
+	// quiet (len(entries) if none): once the contract is known to fail,
+	// the evaluation goes on there.
+	nextLoud int
 }
 
 // contractBound is implemented by built-in rules that read the parsed
@@ -160,10 +161,14 @@ func NewCatalog(rules ...Rule) (*Catalog, error) {
 		if e.err != nil {
 			return nil, fmt.Errorf("gates: new catalog: rule %q: %w", id, e.err)
 		}
-		if !e.quiet {
-			c.loud = append(c.loud, i)
-		}
 		c.entries = append(c.entries, e.entry)
+	}
+	next := len(c.entries)
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		c.entries[i].nextLoud = next
+		if !c.entries[i].quiet {
+			next = i
+		}
 	}
 	return c, nil
 }
@@ -321,7 +326,7 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 // in entry order, and returns it; when per is not nil, per[i] is the part
 // of it that entry i returned. in.memo must be set by the caller.
 func (c *Catalog) runInto(per [][]Fact, all []Fact, in Input, only Stage) []Fact {
-	for i := range c.entries {
+	for i := 0; i < len(c.entries); i++ {
 		e := &c.entries[i]
 		if e.quiet {
 			if !in.memo.done {
@@ -329,37 +334,26 @@ func (c *Catalog) runInto(per [][]Fact, all []Fact, in Input, only Stage) []Fact
 			}
 			if len(in.memo.facts) > 0 {
 				// The contract does not hold, so every quiet rule is
-				// silent from here on: run only the others.
-				for _, j := range c.loud {
-					if j > i {
-						all = c.runEntry(per, all, in, only, j)
-					}
-				}
-				return all
+				// silent: go on at the next entry that is not quiet.
+				i = e.nextLoud - 1
+				continue
 			}
 		}
-		all = c.runEntry(per, all, in, only, i)
-	}
-	return all
-}
-
-// runEntry appends the facts of entry i to all (see runInto).
-func (c *Catalog) runEntry(per [][]Fact, all []Fact, in Input, only Stage, i int) []Fact {
-	e := &c.entries[i]
-	if only != 0 && e.stage != only {
-		return all
-	}
-	got, panicked := checkSafely(e.rule, e.id, in)
-	if len(got) == 0 {
-		return all
-	}
-	if all == nil {
-		all = make([]Fact, 0, max(8, len(got)))
-	}
-	start := len(all)
-	all = stamp(all, got, e, panicked)
-	if per != nil {
-		per[i] = all[start:len(all):len(all)]
+		if only != 0 && e.stage != only {
+			continue
+		}
+		got, panicked := checkSafely(e.rule, e.id, in)
+		if len(got) == 0 {
+			continue
+		}
+		if all == nil {
+			all = make([]Fact, 0, max(8, len(got)))
+		}
+		start := len(all)
+		all = stamp(all, got, e, panicked)
+		if per != nil {
+			per[i] = all[start:len(all):len(all)]
+		}
 	}
 	return all
 }

@@ -22,28 +22,35 @@ func parseMemberFast(role string, text []byte) (MemberAnswer, bool) {
 	}
 	sc := answerScanner{b: text, s: string(text)}
 	var m MemberAnswer
-	names := []string{"confidence", "actions", "dissent", "notes"}
-	if role == MemberJudge {
-		names = []string{"confidence", "actions", "dissent", "verdict_source", "citations"}
-	}
-	present, ok := sc.fields(names, func(k int) (ok bool) {
-		switch names[k] {
-		case "confidence":
+	judge := role == MemberJudge
+	present, ok := sc.fields(func(name string) (k int, ok bool) {
+		switch {
+		case name == "confidence":
 			m.Confidence, ok = sc.number()
-		case "actions":
+			return 0, ok
+		case name == "actions":
 			m.Actions, ok = sc.actions()
-		case "dissent":
+			return 1, ok
+		case name == "dissent":
 			m.Dissent, ok = sc.str()
-		case "notes":
+			return 2, ok
+		case name == "notes" && !judge:
 			m.Notes, ok = sc.str()
-		case "verdict_source":
+			return 3, ok
+		case name == "verdict_source" && judge:
 			m.VerdictSource, ok = sc.str()
-		default:
+			return 3, ok
+		case name == "citations" && judge:
 			m.Citations, ok = sc.citations()
+			return 4, ok
 		}
-		return ok
+		return -1, false
 	})
-	if !ok || present != 1<<len(names)-1 || !sc.end() || len(m.Validate(role)) > 0 {
+	want := uint64(0b1111) // a reviewer's four members
+	if judge {
+		want = 0b11111 // a judge's five
+	}
+	if !ok || present != want || !sc.end() || len(m.Validate(role)) > 0 {
 		return MemberAnswer{}, false
 	}
 	return m, true
@@ -56,18 +63,22 @@ func parseAcceptFast(text []byte) (AcceptAnswer, bool) {
 	}
 	sc := answerScanner{b: text, s: string(text)}
 	var a AcceptAnswer
-	present, ok := sc.fields([]string{"decision", "reason", "revision_target", "citations"}, func(k int) (ok bool) {
-		switch k {
-		case 0:
+	present, ok := sc.fields(func(name string) (k int, ok bool) {
+		switch name {
+		case "decision":
 			a.Decision, ok = sc.str()
-		case 1:
+			return 0, ok
+		case "reason":
 			a.Reason, ok = sc.str()
-		case 2:
+			return 1, ok
+		case "revision_target":
 			a.RevisionTarget, ok = sc.str()
-		default:
+			return 2, ok
+		case "citations":
 			a.Citations, ok = sc.acceptQuotes()
+			return 3, ok
 		}
-		return ok
+		return -1, false
 	})
 	if !ok || present&0b11 != 0b11 || !sc.end() {
 		return AcceptAnswer{}, false
@@ -131,10 +142,26 @@ func (sc *answerScanner) actions() ([]Action, bool) {
 	out := []Action{}
 	ok := sc.list(func() bool {
 		var a Action
-		vals := [...]*string{&a.Action, &a.Node, &a.Reason, &a.Hypothesis, &a.Role, &a.Summary}
-		present, ok := sc.fields([]string{"action", "node", "reason", "hypothesis", "role", "summary"}, func(k int) (ok bool) {
-			*vals[k], ok = sc.str()
-			return ok
+		present, ok := sc.fields(func(name string) (k int, ok bool) {
+			var v *string
+			switch name { // numbered as allActionFields lists them
+			case "action":
+				k, v = 0, &a.Action
+			case "node":
+				k, v = 1, &a.Node
+			case "reason":
+				k, v = 2, &a.Reason
+			case "hypothesis":
+				k, v = 3, &a.Hypothesis
+			case "role":
+				k, v = 4, &a.Role
+			case "summary":
+				k, v = 5, &a.Summary
+			default:
+				return -1, false
+			}
+			*v, ok = sc.str()
+			return k, ok
 		})
 		out = append(out, a)
 		specs := actionFields(a.Action)
@@ -160,9 +187,12 @@ func (sc *answerScanner) acceptQuotes() ([]AcceptQuote, bool) {
 	out := []AcceptQuote{}
 	ok := sc.list(func() bool {
 		var q AcceptQuote
-		present, ok := sc.fields([]string{"quote"}, func(int) (ok bool) {
+		present, ok := sc.fields(func(name string) (k int, ok bool) {
+			if name != "quote" {
+				return -1, false
+			}
 			q.Quote, ok = sc.str()
-			return ok
+			return 0, ok
 		})
 		out = append(out, q)
 		return ok && present == 1

@@ -111,3 +111,17 @@ func TestAppendQuoteExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// TestTrimIndent holds trimIndent to bytes.TrimLeft(b, " \t").
+func TestTrimIndent(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	for range 5000 {
+		b := make([]byte, r.IntN(8))
+		for i := range b {
+			b[i] = " \t`x\n\r\v"[r.IntN(7)]
+		}
+		if got, want := trimIndent(b), bytes.TrimLeft(b, " \t"); !bytes.Equal(got, want) {
+			t.Fatalf("trimIndent(%q) = %q, want %q", b, got, want)
+		}
+	}
+}

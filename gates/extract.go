@@ -33,7 +33,7 @@ import (
 // fenceOpen reports whether line opens a fence, with its backtick count and
 // whether its info string is json.
 func fenceOpen(line []byte) (n int, isJSON, ok bool) {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimIndent(line)
 	n = countBackticks(t)
 	if n < 3 {
 		return 0, false, false
@@ -47,9 +47,19 @@ func fenceOpen(line []byte) (n int, isJSON, ok bool) {
 
 // fenceClose reports whether line closes a fence opened with n backticks.
 func fenceClose(line []byte, n int) bool {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimIndent(line)
 	m := countBackticks(t)
 	return m >= n && len(bytes.TrimSpace(t[m:])) == 0
+}
+
+// trimIndent is bytes.TrimLeft(b, " \t"), without building a set of
+// characters for each of the answer's lines.
+func trimIndent(b []byte) []byte {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return b[i:]
 }
 
 func countBackticks(b []byte) int {
