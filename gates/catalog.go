@@ -11,11 +11,11 @@ import (
 // ID, Level, Stage and Description must be constant for the rule's lifetime:
 // [NewCatalog] validates them once. Check must be deterministic and pure: no
 // I/O, no clock, no randomness, and it must not modify in (its slices are
-// shared with the other rules of the evaluation), nor keep it, or hand it to
-// another rule, after it returns (the catalog reuses what in refers to for
-// its next evaluation). It returns nil when the rule did not fire. Facts it returns are stamped by [Catalog.Evaluate] with the
-// rule's own id and level. Check may be called concurrently from several
-// evaluations.
+// shared with the other rules of the evaluation), nor keep it or hand it to
+// another rule after it returns (the catalog reuses what in refers to for
+// its next evaluation). It returns nil when the rule did not fire. Facts it
+// returns are stamped by [Catalog.Evaluate] with the rule's own id and
+// level. Check may be called concurrently from several evaluations.
 type Rule interface {
 	ID() string
 	Level() Level
