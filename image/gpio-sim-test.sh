@@ -21,7 +21,9 @@
 #   - pulling the button line low (sim_gpio23/pull = pull-down, as a
 #     pressed button to ground does) for 3 s approves a checkpoint node,
 #     and three quick pulls reject the next one: the nodes' states are
-#     read through the CLI, the presses from the daemon's journal.
+#     read through the CLI, the presses from the daemon's journal;
+#   - `questbox selftest` with the green LED on BCM 4, a line the device
+#     tree names GPIO_GCLK, lights line 4.
 #
 # A press is a person's gesture, so the guest holds the line for a given
 # time (bash's read -t on a fifo: no fork to skew it); everything else
@@ -165,6 +167,36 @@ $status"
 	presses=$(gpiosim_ssh "$journal" | grep 'device press ' || true)
 	(($(grep -c . <<<"$presses") == 2)) || fail "boot $n: the journal has these presses, want a long and a triple:
 $presses"
+	# --- a header pin Debian's device tree names by its function ----------
+	# BCM 4 is line 4, named GPIO_GCLK: selftest must find it by its
+	# offset and light it.
+	local bcm=4 out
+	out=$(gpiosim_ssh bash -s -- "$sys" "$bcm" <<-'EOF'
+		set -euo pipefail
+		sys=$1 bcm=$2
+		dir=$(mktemp -d /run/gpio-sim-selftest.XXXXXX)
+		printf '[gpio]\ngreen = %d\namber = -1\nred = -1\nbutton = -1\n' "$bcm" >"$dir/questbox.toml"
+		mkfifo "$dir/tick"
+		exec 3<>"$dir/tick"
+		timeout 120 questbox selftest --gpio periph --config "$dir/questbox.toml" --data "$dir" >"$dir/out" 2>&1 &
+		pid=$!
+		lit=0
+		while kill -0 "$pid" 2>/dev/null; do
+			read -r v <"$sys/sim_gpio$bcm/value"
+			((v == 0)) || lit=1
+			read -r -t 0.05 -u 3 || true
+		done
+		rc=0
+		wait "$pid" || rc=$?
+		cat "$dir/out"
+		echo "exit $rc, line $bcm lit $lit"
+	EOF
+	) || fail "boot $n: could not run selftest"
+	[[ $out == *"green LED on GPIO$bcm (BCM $bcm): lit"* && $out == *"exit 0, line $bcm lit 1" ]] ||
+		fail "boot $n: selftest with the green LED on BCM $bcm (line ${gpiosim_names[bcm]}):
+$out"
+	ok "boot $n: selftest lit the green LED on BCM $bcm, line $bcm named ${gpiosim_names[bcm]} in the Pi 4's device tree"
+
 	gpiosim_time=$((SECONDS - t0))
 	ok "boot $n: gpio-sim checks took ${gpiosim_time}s"
 	gpiosim_ssh -O exit 2>/dev/null || true
