@@ -44,7 +44,7 @@ gpiosim_green=17 gpiosim_amber=27 gpiosim_red=22 gpiosim_button=23
 # boots ($work/vmlinuz), and the Pi 4's line names from the boot partition.
 gpiosim_prepare() {
 	local t0=$SECONDS
-	scripts/deps.sh device-tree-compiler
+	scripts/deps.sh device-tree-compiler || fail "gpio-sim: could not install device-tree-compiler (fdtget)"
 	gpiosim_ko=$(image/gpio-sim.sh "$work/vmlinuz") || fail "gpio-sim: no module for ${kernel#vmlinuz-} (image/gpio-sim.sh)"
 	mcopy -i "$fat" "::/$gpiosim_dtb" "$work/$gpiosim_dtb" || fail "gpio-sim: no $gpiosim_dtb on the boot partition"
 	read -r -a gpiosim_names <<<"$(fdtget -t s "$work/$gpiosim_dtb" "$gpiosim_node" gpio-line-names)"
