@@ -29,7 +29,7 @@
 # time (bash's read -t on a fifo: no fork to skew it); everything else
 # waits for a condition, bounded by GPIOSIM_TIMEOUT (default 300 s).
 #
-# Uses test.sh's log, ok, fail, $work, $sshport and $fat (the test copy's
+# Uses test.sh's log, ok, fail, $work, $sshport, $kernel and $fat (the test copy's
 # boot partition, for mtools).
 
 GPIOSIM_TIMEOUT=${GPIOSIM_TIMEOUT:-300}
