@@ -110,9 +110,19 @@ func internStatus(s string) Status {
 	return Status(s)
 }
 
-// getQuest reads quest id from the quests bucket b; ok is false when it
-// does not exist.
-func getQuest(b *bolt.Bucket, id string) (q *Quest, ok bool, err error) {
+// getQuest reads quest id with its runs in flight laid over its record
+// (overlayDispatch); ok is false when it does not exist.
+func getQuest(tx *bolt.Tx, id string) (q *Quest, ok bool, err error) {
+	q, ok, err = getQuestRecord(tx.Bucket(bQuests), id)
+	if ok {
+		overlayDispatch(tx.Bucket(bRunning).Cursor(), q)
+	}
+	return q, ok, err
+}
+
+// getQuestRecord reads quest id from the quests bucket b as stored; ok is
+// false when it does not exist.
+func getQuestRecord(b *bolt.Bucket, id string) (q *Quest, ok bool, err error) {
 	raw := b.Get([]byte(id))
 	if raw == nil {
 		return nil, false, nil
