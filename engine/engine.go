@@ -173,6 +173,9 @@ type Engine struct {
 	// sess is the running Serve's session, nil when none runs (see
 	// wallclock.go). Transactions read it once, at their start.
 	sess atomic.Pointer[session]
+	// view is the tick's memory of the active quests' first pending
+	// nodes (pendingview.go).
+	view pendingView
 }
 
 // New returns an engine on store and puts back to pending every node a

@@ -82,6 +82,7 @@ var questCodec = store.NewCodec(questRecordV2,
 	store.Text("Project", func(q *Quest) *string { return &q.Project }),
 	store.TextMap("StallSigs", func(q *Quest) *map[string]string { return &q.StallSigs }),
 	store.Counts("StallCounts", func(q *Quest) *map[string]int { return &q.StallCounts }, func(s string) string { return s }),
+	store.Uint("Rev", func(q *Quest) *uint64 { return &q.Rev }),
 ).WithLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.

@@ -126,6 +126,7 @@ func (r *tickRound) run() error {
 	if err != nil {
 		return err
 	}
+	e.view.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, each dispatch takes a slot:
 	// sized once, the list is never copied as it grows (a dispatch is a
@@ -415,9 +416,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		if !read {
 			return nil, "", nil
 		}
-		if id := first(t.tx, bPending, q.ID); id != "" {
-			n, err = t.nodeHead(id)
-		}
+		n, err = t.firstPending(q)
 		return n, "", err
 	}
 	// Team: the owner runs when proposals have accumulated or nothing is
@@ -458,6 +457,10 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	}
 	if !read {
 		return nil, "", nil
+	}
+	if len(q.PhaseGates) == 0 {
+		n, err = t.firstPending(q)
+		return n, "", err
 	}
 	id, err := t.firstDispatchable(q)
 	if err == nil && id != "" {

@@ -44,6 +44,10 @@ type txn struct {
 	// dispatching is the run newRun is dispatching, for its running
 	// entry (putRunning).
 	dispatching *Run
+	// touched are the quests one of whose nodes changed (pendingView);
+	// updates what the view learns once the transaction commits.
+	touched map[string]bool
+	updates []viewUpdate
 }
 
 // Blocks a transaction carves its keys and records from start at
@@ -134,8 +138,9 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		return err
 	}
 	var last uint64
+	var updates []viewUpdate
 	run := func(tx *bolt.Tx) error {
-		last = 0
+		last, updates = 0, nil
 		now := e.clock.Now()
 		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
 		if t.sess != nil {
@@ -147,11 +152,15 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		for _, id := range t.order {
 			q := t.quests[id]
 			t.foldWall(q)
+			q.Rev++
 			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), t.claim(appendQuest(t.spare(256), q))); err != nil {
 				return err
 			}
+			if err := t.viewOf(q); err != nil {
+				return err
+			}
 		}
-		last = t.last
+		last, updates = t.last, t.updates
 		return nil
 	}
 	var err error
@@ -162,6 +171,12 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 	}
 	if errors.Is(err, errUnchanged) {
 		return nil
+	}
+	if err == nil {
+		// Only what committed reaches the view (pendingView).
+		for _, u := range updates {
+			e.view.put(u.quest, u.rev, u.head)
+		}
 	}
 	if err == nil && last > 0 {
 		e.hub.publish(last)
@@ -363,6 +378,15 @@ func (t *txn) saveNode(n *Node) error {
 	if n.head {
 		panic("BUG: saving node " + n.ID + ", which was read for its dispatch only")
 	}
+	// A node changed: its quest is saved too, with a new revision, so
+	// that the tick's memory of its first pending node is not used
+	// (pendingView).
+	t.touch(n.Quest)
+	if !t.saved[n.Quest] {
+		if q, err := t.peek(n.Quest); err == nil {
+			t.keep(q)
+		}
+	}
 	n.Updated = t.now
 	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
 }
@@ -413,6 +437,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		// A dispatch leaves the node's record and the quest's as they
 		// are: its running entry says the node runs (overlayRunning) and
 		// what the quest counts of it (overlayDispatch).
+		t.touch(q.ID)
 		t.track(q)
 		if err := t.saveNode(n); err != nil {
 			return err
