@@ -51,12 +51,12 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return d.req, nil
 	}
 	if d.node.Parent == "" {
-		return e.buildRequest(nil, &d.quest, &d.node)
+		return e.buildRequest(nil, &d.quest, d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = e.buildRequest(tx, &d.quest, &d.node)
+		req, err = e.buildRequest(tx, &d.quest, d.node)
 		return err
 	})
 	return req, err

@@ -31,7 +31,7 @@ type TickReport struct {
 
 type dispatch struct {
 	quest Quest
-	node  Node
+	node  *Node
 	run   Run
 	// req is the agent's request when built is set. The tick builds it
 	// only for an owner (whose prompt lists the proposals, which change
@@ -276,7 +276,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	}
 	q.Counters.AgentRuns++
 	r.slots--
-	r.ds = append(r.ds, dispatch{quest: *q, node: *n, run: run, req: req, built: built, prov: prov})
+	r.ds = append(r.ds, dispatch{quest: *q, node: n, run: run, req: req, built: built, prov: prov})
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -564,7 +564,7 @@ func (e *Engine) start(d *dispatch) {
 			// The answer's write is on its way: a group commit gathering the
 			// results that come back together waits for it (commit.go).
 			tk = e.store.expect()
-			res = e.judge(ctx, &d.quest, &d.node, reply, err)
+			res = e.judge(ctx, &d.quest, d.node, reply, err)
 			if res.member != nil {
 				disciplineMember(&res, req.Prompt)
 			}
@@ -748,7 +748,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: *q, node: *n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: *q, node: n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
 	}
 	return dispatch{}, false, nil
 }
