@@ -310,6 +310,13 @@ func (e *Engine) ownerParts(tx *bolt.Tx, q *Quest, req *agent.Request, d *Prompt
 				more = true
 				break
 			}
+			if key, err := nodeKey(string(v)); err == nil {
+				// Most locked nodes of a long quest are dead ends with
+				// no evidence: passed over without decoding them.
+				if role, has, ok := scanEvidence(tx.Bucket(bNodes).Get(key)); ok && (!has || isMember(role)) {
+					continue
+				}
+			}
 			l, err := readNode(tx, string(v))
 			if err != nil {
 				return err
