@@ -64,7 +64,9 @@ func (h *held) Run(ctx context.Context, req agent.Request) (agent.Reply, error) 
 // benchStore returns a data dir with active quests, each with one pending
 // node, and total nodes in all, the rest locked (aborted) inside the
 // active quests and in finished quests.
-func benchStore(b *testing.B, active, nodes int) string { return benchStoreMix(b, active, nodes, false) }
+func benchStore(b *testing.B, active, nodes int) string {
+	return benchStoreMix(b, active, nodes, false)
+}
 
 // Quests of a mixed store (benchStoreMix): of every four active quests,
 // two are solo, one runs Teams and one has a council sitting.
@@ -310,7 +312,9 @@ func (m *meter) report(b *testing.B, unit string) {
 	b.ReportMetric(float64(m.syncs)/n, "syncs/"+unit)
 }
 
-func benchmarkTick(b *testing.B, active, nodes, slots int) { benchmarkTickMix(b, active, nodes, slots, false) }
+func benchmarkTick(b *testing.B, active, nodes, slots int) {
+	benchmarkTickMix(b, active, nodes, slots, false)
+}
 
 func benchmarkTickMix(b *testing.B, active, nodes, slots int, mix bool) {
 	p := &held{}
