@@ -142,15 +142,17 @@ func (t *txn) touch(quest string) {
 }
 
 // viewOf works out, for a quest this transaction saves with revision
-// q.Rev, its first pending node as the commit will leave it.
-func (t *txn) viewOf(q *Quest) error {
+// q.Rev, its first pending node as the commit will leave it. A node it
+// cannot read (a damaged index) is no reason to fail the write: the view
+// then learns nothing, and the tick reads the store and meets the damage
+// as it did before the view.
+func (t *txn) viewOf(q *Quest) {
 	if q.Status != QuestActive {
-		return nil
+		return
 	}
 	h, err := t.readFirstPending(q)
 	if err != nil {
-		return err
+		return
 	}
 	t.updates = append(t.updates, viewUpdate{quest: q.ID, rev: q.Rev, head: copyHead(h)})
-	return nil
 }

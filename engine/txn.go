@@ -156,9 +156,7 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), t.claim(appendQuest(t.spare(256), q))); err != nil {
 				return err
 			}
-			if err := t.viewOf(q); err != nil {
-				return err
-			}
+			t.viewOf(q)
 		}
 		last, updates = t.last, t.updates
 		return nil
