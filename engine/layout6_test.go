@@ -277,3 +277,30 @@ func TestPendingViewIgnoresRolledBackWrites(t *testing.T) {
 		t.Errorf("dispatched %s, want %s", node, second)
 	}
 }
+
+// Verify names a running entry whose node is missing from the store (a
+// torn write), and salvage drops it.
+func TestVerifyNamesADanglingRunningEntry(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
+	h.close()
+	st := mustOpenStore(t, h.dir)
+	err := st.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bRunning).Put(runningKey(q.ID, "n999"), appendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := st.Verify()
+	if !errors.Is(err, ErrCorrupt) || len(rep.Problems) != 1 || rep.Problems[0] != "the running index names node n999, which is missing from the store" {
+		t.Errorf("verify: %v, problems %q", err, rep.Problems)
+	}
+	st.Close()
+	if _, err := Salvage(h.dir, h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h.open() // verified clean at cleanup
+	if got := h.questNow(q.ID); got.Running != "" || got.Counts[Running] != 0 {
+		t.Errorf("after salvage: running %q, counts %v", got.Running, got.Counts)
+	}
+}
