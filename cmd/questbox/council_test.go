@@ -132,6 +132,7 @@ judges = ["judge"]
 	for _, p := range pids {
 		syscall.Kill(-p, syscall.SIGKILL)
 	}
+	waitStoreReleased(t, filepath.Join(data, "questbox.db"))
 
 	show := func() (owner api.Node, ms []api.Node, q api.Quest) {
 		var d api.QuestDetail

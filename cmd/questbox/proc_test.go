@@ -62,3 +62,37 @@ func waitForPID(t *testing.T, what, file string) int {
 	})
 	return pid
 }
+
+// waitStoreReleased waits until no other process has the store file db
+// open: after a daemon is killed, a child it was starting (between the
+// clone and the exec of an agent, when the store's descriptor is still in
+// its table) can hold the store's lock for as long as the machine takes to
+// schedule it. Giving up names the holders.
+func waitStoreReleased(t *testing.T, db string) {
+	t.Helper()
+	holders := func() []string {
+		var who []string
+		fds, _ := filepath.Glob("/proc/[0-9]*/fd/*")
+		for _, fd := range fds {
+			if target, err := os.Readlink(fd); err != nil || target != db {
+				continue
+			}
+			pid := strings.Split(fd, "/")[2]
+			if pid == strconv.Itoa(os.Getpid()) {
+				continue
+			}
+			cmd, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			who = append(who, pid+" "+strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+		return who
+	}
+	logged := false
+	waitFor(t, "the killed daemon's store to be let go", func() bool {
+		who := holders()
+		if len(who) > 0 && !logged {
+			t.Logf("the store is still open in: %v", who)
+			logged = true
+		}
+		return len(who) == 0
+	})
+}
