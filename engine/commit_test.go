@@ -69,7 +69,7 @@ type groupRig struct {
 func newGroupRig(t *testing.T) *groupRig {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
-	s.linger = time.Hour
+	s.latency = time.Hour
 	return &groupRig{t: t, s: s, tk: s.expect(), errs: map[string]error{}}
 }
 

@@ -209,12 +209,13 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 
 // bytes returns the kept bytes, or nil when none were written. The
 // answer lives on in the run's result until it is committed, so the room
-// doubling left past it is given back when it is more than a chunk.
+// past it is given back when it is more than the answer (a short answer
+// read into a first chunk of readChunk).
 func (b *capBuffer) bytes() []byte {
 	if len(b.buf) == 0 {
 		return nil
 	}
-	if cap(b.buf)-len(b.buf) > readChunk {
+	if cap(b.buf) > 2*len(b.buf) {
 		b.buf = slices.Clone(b.buf)
 	}
 	return b.buf

@@ -84,8 +84,8 @@ func TestCapBufferReadFrom(t *testing.T) {
 		wantTruncated bool
 		wantCap       int // at most
 	}{
-		{"small answer, large cap", 1 << 20, strings.NewReader("no JSON"), "no JSON", false, readChunk},
-		{"byte by byte", 1 << 20, iotest.OneByteReader(strings.NewReader("abc")), "abc", false, readChunk},
+		{"small answer, large cap", 1 << 20, strings.NewReader("no JSON"), "no JSON", false, 16},
+		{"byte by byte", 1 << 20, iotest.OneByteReader(strings.NewReader("abc")), "abc", false, 16},
 		{"several chunks", 1 << 20, strings.NewReader(long), long, false, 2 * len(long)},
 		{"cut", 25_000, strings.NewReader(long), long[:25_000], true, 25_000},
 		{"cut at a chunk's end", readChunk, strings.NewReader(long), long[:readChunk], true, readChunk},
