@@ -22,12 +22,12 @@ import (
 // that commit. How long a leader gathers adapts to how writes arrive
 // (gather):
 //
-//   - a lone write (nothing announced, the write before it long ago)
-//     commits at once: a consent press or a single result waits for no
-//     timer;
-//   - while writes arrive in a burst — the latest two less than groupGap
-//     apart, as the results of a busy tick do — the leader keeps gathering
-//     until groupGap passes without a new one;
+//   - a lone write (nothing announced, no other write queued with it)
+//     commits at once: a consent press, a single result or a writer
+//     that writes one thing after the other waits for no timer;
+//   - while writes arrive in a burst — more than one queued, the latest
+//     less than groupGap ago, as the results of a busy tick come — the
+//     leader keeps gathering until groupGap passes without a new one;
 //   - while writes are announced (Store.expect: an agent answered and its
 //     answer is being judged), the leader waits for them;
 //   - but never past groupLatency after the oldest queued write arrived,
@@ -63,9 +63,12 @@ import (
 // advance them).
 const (
 	// groupLatency bounds how long a write waits for its batch to close.
-	groupLatency = 500 * time.Millisecond
+	// A busy tick's results arrive over seconds on a loaded Pi; one
+	// commit a second of such a burst keeps its syncs to a handful,
+	// and a second is little next to a tick of a minute.
+	groupLatency = time.Second
 	// groupGap is the longest pause between two writes of a burst.
-	groupGap = 50 * time.Millisecond
+	groupGap = 100 * time.Millisecond
 	// groupMax bounds the writes in one transaction (and so the memory of
 	// the results it holds).
 	groupMax = 1000
@@ -84,13 +87,11 @@ type groupCall struct {
 
 // group is the store's group committer.
 type group struct {
-	mu      sync.Mutex // guards queue, leading, coming, prev, last
+	mu      sync.Mutex // guards queue, leading, coming
 	queue   []*groupCall
 	leading bool // a leader is gathering or committing
 	coming  int  // writes announced by expect and not yet queued
-	// prev and last are when the latest two writes arrived.
-	prev, last time.Time
-	kick       chan struct{}
+	kick    chan struct{}
 }
 
 // Ticket is an announced write: see Store.expect.
@@ -154,7 +155,6 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	}
 	g.mu.Lock()
 	c.arrived = time.Now()
-	g.prev, g.last = g.last, c.arrived
 	g.queue = append(g.queue, c)
 	tk.useLocked()
 	if g.leading {
@@ -188,7 +188,7 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 func (g *group) gatherLocked(latency time.Duration) []*groupCall {
 	var t *time.Timer
 	for {
-		until, ok := gather(time.Now(), gatherState{oldest: g.queue[0].arrived, prev: g.prev, last: g.last,
+		until, ok := gather(time.Now(), gatherState{oldest: g.queue[0].arrived, last: g.queue[len(g.queue)-1].arrived,
 			queued: len(g.queue), coming: g.coming}, latency, groupGap)
 		if !ok {
 			break
@@ -214,18 +214,17 @@ func (g *group) gatherLocked(latency time.Duration) []*groupCall {
 
 // gatherState is what a gathering leader knows of the writes.
 type gatherState struct {
-	oldest     time.Time // when the oldest queued write arrived
-	prev, last time.Time // when the latest two writes arrived
-	queued     int       // writes queued
-	coming     int       // writes announced and not yet queued
+	oldest, last time.Time // when the oldest and the latest queued writes arrived
+	queued       int       // writes queued
+	coming       int       // writes announced and not yet queued
 }
 
 // gather decides, at now, whether a leader keeps gathering, and until
 // when at the latest (a new write or a withdrawn announcement makes it
-// decide again): while writes are announced, or while the latest two
-// arrived less than gap apart and the latest less than gap ago (a
-// burst), but never past latency after the oldest queued write, and not
-// once groupMax writes are queued. A lone write is committed at once.
+// decide again): while writes are announced, or while more than one is
+// queued and the latest arrived less than gap ago (a burst), but never
+// past latency after the oldest queued write, and not once groupMax
+// writes are queued. A lone write is committed at once.
 func gather(now time.Time, st gatherState, latency, gap time.Duration) (time.Time, bool) {
 	deadline := st.oldest.Add(latency)
 	if st.queued >= groupMax || !now.Before(deadline) {
@@ -234,7 +233,7 @@ func gather(now time.Time, st gatherState, latency, gap time.Duration) (time.Tim
 	if st.coming > 0 {
 		return deadline, true
 	}
-	if !st.prev.IsZero() && st.last.Sub(st.prev) < gap && now.Sub(st.last) < gap {
+	if st.queued > 1 && now.Sub(st.last) < gap {
 		return earliest(st.last.Add(gap), deadline), true
 	}
 	return time.Time{}, false
