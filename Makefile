@@ -8,7 +8,7 @@ LDFLAGS  := -s -w -X main.version=$(VERSION)
 FUZZTIME ?= 30s
 # Every fuzz target, as package:Target; make fuzz runs each for FUZZTIME.
 FUZZ_TARGETS ?= ./gates:FuzzParseAnswer ./gates:FuzzParseAnswerFast ./gates:FuzzDateScan ./gates:FuzzParseOwnerAnswer ./gates:FuzzParseMemberAnswer ./gates:FuzzParseAcceptAnswer ./gates/judge:FuzzParse \
-	./config:FuzzParse ./config:FuzzSizeText ./ui/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies
+	./config:FuzzParse ./config:FuzzSizeText ./ui/mqtt:FuzzParseCommand ./ui/api:FuzzPostBodies ./engine:FuzzPromptTemplate ./release:FuzzInspect
 BENCH_ARGS ?=
 # Debian packages the tests need, installed by scripts/deps.sh when missing:
 # mosquitto (the MQTT tests run a real broker on a loopback port), chromium
@@ -86,7 +86,7 @@ bench: ## Go benchmarks, then every harness under bench/ (BENCH_ARGS passed to e
 bench-arm: ## the tick and scale benchmarks as arm64 and armv6 binaries under qemu-user (relative only, not Pi numbers; minutes)
 	GO=$(GO) scripts/bench-arm.sh
 
-fuzz: ## every fuzz target (agent and owner answers, judge output, config, MQTT commands, API bodies) for FUZZTIME (30s) each
+fuzz: ## every fuzz target (agent and owner answers, judge output, config, MQTT commands, API bodies, prompt templates against text/template, release binaries) for FUZZTIME (30s) each
 	@set -e; for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
 		echo "$(GO) test -run '^$$' -fuzz '^$$fn$$' -fuzztime $(FUZZTIME) $$pkg"; \
 		$(GO) test -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) $$pkg; done

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"text/template"
 
 	"github.com/BurntSushi/toml"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
 // Role configures one role for every quest ([roles.NAME], SPEC §2.8
@@ -24,11 +24,13 @@ type Role struct {
 	// the quest uses, so that changing it later rewires new quests only;
 	// `quest new --role-provider ROLE=PROVIDER` overrides it.
 	Provider string `toml:"provider"`
-	// Template is a file holding the role's prompt, a Go text/template
+	// Template is a file holding the role's prompt, in the template
+	// language of engine/prompttmpl (a part of Go's text/template),
 	// rendered with engine.PromptData ("" = the built-in prompt). A
 	// relative path is relative to the configuration file's directory.
 	// It is read at start-up; `run --check-config` reports a file that
-	// cannot be read or parsed, or that names a field PromptData lacks.
+	// cannot be read, uses what the language does not have, or names a
+	// field PromptData lacks, with its line and column.
 	Template string `toml:"template"`
 	// MaxTries, when more than 0, replaces the quest's max_tries for the
 	// role's nodes. Default 0: the quest's.
@@ -168,7 +170,7 @@ func (c *Config) RoleOptions(readFile func(string) ([]byte, error)) (map[string]
 }
 
 // loadTemplate reads and parses the prompt template at path.
-func loadTemplate(path string, readFile func(string) ([]byte, error)) (*template.Template, error) {
+func loadTemplate(path string, readFile func(string) ([]byte, error)) (*prompttmpl.Template, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("%q cannot be read: %w", path, err)

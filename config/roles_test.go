@@ -86,6 +86,7 @@ func TestRoleOptionsTemplates(t *testing.T) {
 	write("good.tmpl", "{{.Parts.Default}}")
 	write("broken.tmpl", "{{.Node.ID")
 	write("unknown.tmpl", "{{.Node.Colour}}")
+	write("function.tmpl", "Hi.\n  {{len .Ancestors}}")
 	parse := func(role, tmpl string) *Config {
 		t.Helper()
 		c, err := Parse([]byte("[roles."+role+"]\ntemplate = \""+tmpl+"\"\nmax_tries = 4\n"), filepath.Join(dir, "questbox.toml"))
@@ -100,8 +101,9 @@ func TestRoleOptionsTemplates(t *testing.T) {
 	}
 	for _, tc := range []struct{ tmpl, want string }{
 		{"missing.tmpl", "roles.poc.template: \"" + filepath.Join(dir, "missing.tmpl") + "\" cannot be read"},
-		{"broken.tmpl", "is not a prompt template"},
-		{"unknown.tmpl", "can't evaluate field Colour"},
+		{"broken.tmpl", "is not a prompt template: broken.tmpl:1:1: unclosed action"},
+		{"unknown.tmpl", "unknown.tmpl:1:1: .Node.Colour: PromptNode has no field Colour"},
+		{"function.tmpl", "function.tmpl:2:3: {{len .Ancestors}}: functions (len) are not supported"},
 	} {
 		_, err := parse("poc", tc.tmpl).RoleOptions(nil)
 		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.want) {

@@ -2,13 +2,12 @@ package engine
 
 import (
 	"fmt"
-	"io"
 	"strings"
-	"text/template"
 
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
 // workerContract is the output contract of SPEC §2.6, as the agent reads it.
@@ -70,10 +69,12 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 const DefaultEvidenceCap = 8 << 10
 
 // PromptData is what a role's prompt template ([roles.NAME] template) is
-// rendered with, by Go's text/template: {{.Quest.Direction}},
-// {{.Node.Hypothesis}}, {{range .Ancestors}}…{{end}}, {{.Parts.Contract}}.
-// Parts are the default prompt's pieces, so that a template can reword
-// one part and keep the rest; Parts.Default is the whole default prompt.
+// rendered with, in the template language of package prompttmpl (a part
+// of Go's text/template): {{.Quest.Direction}}, {{.Node.Hypothesis}},
+// {{range .Ancestors}}…{{end}}, {{.Parts.Contract}}. Parts are the
+// default prompt's pieces, so that a template can reword one part and
+// keep the rest; Parts.Default is the whole default prompt. A field added
+// here is added to promptDataType too (TestPromptSchemaHasEveryField).
 type PromptData struct {
 	Quest PromptQuest
 	Node  PromptNode
@@ -113,22 +114,50 @@ type PromptParts struct {
 	Header, Ancestors, Feedback, Proposals, Locked, Contract, Default string
 }
 
+// The template types of PromptData and its parts: what a template may
+// read, field by field, without reflection.
+var (
+	promptQuestType = prompttmpl.NewStruct("PromptQuest",
+		prompttmpl.Str("ID", func(q *PromptQuest) string { return q.ID }),
+		prompttmpl.Str("Name", func(q *PromptQuest) string { return q.Name }),
+		prompttmpl.Str("Direction", func(q *PromptQuest) string { return q.Direction }),
+		prompttmpl.Str("Mode", func(q *PromptQuest) string { return q.Mode }))
+	promptNodeType = prompttmpl.NewStruct("PromptNode",
+		prompttmpl.Str("ID", func(n *PromptNode) string { return n.ID }),
+		prompttmpl.Str("Role", func(n *PromptNode) string { return n.Role }),
+		prompttmpl.Str("Status", func(n *PromptNode) string { return n.Status }),
+		prompttmpl.Str("Hypothesis", func(n *PromptNode) string { return n.Hypothesis }),
+		prompttmpl.Str("Verdict", func(n *PromptNode) string { return n.Verdict }),
+		prompttmpl.Str("Evidence", func(n *PromptNode) string { return n.Evidence }),
+		prompttmpl.Num("Depth", func(n *PromptNode) int { return n.Depth }),
+		prompttmpl.Num("Try", func(n *PromptNode) int { return n.Try }),
+		prompttmpl.Num("MaxTries", func(n *PromptNode) int { return n.MaxTries }))
+	promptPartsType = prompttmpl.NewStruct("PromptParts",
+		prompttmpl.Str("Header", func(p *PromptParts) string { return p.Header }),
+		prompttmpl.Str("Ancestors", func(p *PromptParts) string { return p.Ancestors }),
+		prompttmpl.Str("Feedback", func(p *PromptParts) string { return p.Feedback }),
+		prompttmpl.Str("Proposals", func(p *PromptParts) string { return p.Proposals }),
+		prompttmpl.Str("Locked", func(p *PromptParts) string { return p.Locked }),
+		prompttmpl.Str("Contract", func(p *PromptParts) string { return p.Contract }),
+		prompttmpl.Str("Default", func(p *PromptParts) string { return p.Default }))
+	promptDataType = prompttmpl.NewStruct("PromptData",
+		prompttmpl.Sub("Quest", promptQuestType, func(d *PromptData) *PromptQuest { return &d.Quest }),
+		prompttmpl.Sub("Node", promptNodeType, func(d *PromptData) *PromptNode { return &d.Node }),
+		prompttmpl.Sub("Parent", promptNodeType, func(d *PromptData) *PromptNode { return &d.Parent }),
+		prompttmpl.Slice("Ancestors", promptNodeType, func(d *PromptData) []PromptNode { return d.Ancestors }),
+		prompttmpl.Str("Feedback", func(d *PromptData) string { return d.Feedback }),
+		prompttmpl.Slice("Proposals", promptNodeType, func(d *PromptData) []PromptNode { return d.Proposals }),
+		prompttmpl.Slice("Locked", promptNodeType, func(d *PromptData) []PromptNode { return d.Locked }),
+		prompttmpl.Sub("Parts", promptPartsType, func(d *PromptData) *PromptParts { return &d.Parts }))
+)
+
 // ParsePromptTemplate parses a role's prompt template (the text of its
-// file, named name in errors) and renders it once with a sample
-// [PromptData], so that a field that does not exist is an error at load
-// time, not at a dispatch.
-func ParsePromptTemplate(name, text string) (*template.Template, error) {
-	tmpl, err := template.New(name).Option("missingkey=error").Parse(text)
-	if err != nil {
-		return nil, err
-	}
-	sample := &PromptData{Quest: PromptQuest{ID: "q1", Name: "sample", Direction: "d", Mode: ModeTeam},
-		Node: PromptNode{ID: "n2", Role: RoleOwner, Hypothesis: "h", Try: 1, MaxTries: 3}, Parent: PromptNode{ID: "n1"},
-		Ancestors: []PromptNode{{ID: "n1"}}, Proposals: []PromptNode{{ID: "n3"}}, Locked: []PromptNode{{ID: "n1"}}}
-	if err := tmpl.Execute(io.Discard, sample); err != nil {
-		return nil, err
-	}
-	return tmpl, nil
+// file, named name in errors) over [PromptData]. What the template
+// language does not have, and a field that PromptData lacks, are a
+// *prompttmpl.Error naming the line and column, at load time, not at a
+// dispatch; a template that parses always renders.
+func ParsePromptTemplate(name, text string) (*prompttmpl.Template, error) {
+	return prompttmpl.Parse(name, text, promptDataType)
 }
 
 // buildRequest builds the request for dispatching n, reading its ancestors
@@ -255,21 +284,13 @@ func (e *Engine) contractPart(tx *bolt.Tx, q *Quest, n *Node, parent *Node, req 
 }
 
 // renderPrompt renders the role's template over d, or returns the default
-// prompt when the role has none or its template fails on this node.
+// prompt when the role has none.
 func (e *Engine) renderPrompt(n *Node, d *PromptData) string {
 	tmpl := e.opt.Roles[n.Role].Prompt
 	if tmpl == nil {
 		return d.Parts.Default
 	}
-	var out strings.Builder
-	if err := tmpl.Execute(&out, d); err != nil {
-		// The template rendered a sample at load time; what fails
-		// now fails on this node's data. The default prompt keeps
-		// the quest going, and the log says why.
-		e.log.Warn("role prompt template failed; the default prompt is used", "role", n.Role, "node", n.ID, "err", err)
-		return d.Parts.Default
-	}
-	return out.String()
+	return tmpl.Render(d)
 }
 
 // ownerParts reads what the owner decides on: the proposals (oldest

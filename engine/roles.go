@@ -5,7 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/template"
+
+	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
 // ProviderFor is the provider that runs n: the node's own (a council
@@ -32,7 +33,7 @@ type RoleOptions struct {
 	// of the default one, with a [PromptData] (see [ParsePromptTemplate]).
 	// It is read at each dispatch: a changed template applies to the next
 	// prompt of every quest.
-	Prompt *template.Template
+	Prompt *prompttmpl.Template
 	// MaxTries, when positive, replaces the quest's max_tries for the
 	// role's nodes.
 	MaxTries int

@@ -1,9 +1,6 @@
 package release
 
 import (
-	"bytes"
-	"debug/buildinfo"
-	"debug/elf"
 	"fmt"
 	"runtime"
 	"runtime/debug"
@@ -63,30 +60,20 @@ func armLevel(settings []debug.BuildSetting) string {
 	return ""
 }
 
-// elfArch maps an ELF machine to a GOARCH. Only the machines questbox is
-// released for are known.
-var elfArch = map[elf.Machine]string{
-	elf.EM_X86_64:  "amd64",
-	elf.EM_AARCH64: "arm64",
-	elf.EM_ARM:     "arm",
-	elf.EM_386:     "386",
-	elf.EM_RISCV:   "riscv64",
-}
-
 // Inspect reads which machine binary is built for, from its ELF header
 // and its Go build info (the two must agree), and checks that it is
 // questbox. The version is not read: a -trimpath build does not record
 // its -ldflags; the signature vouches for it.
 func Inspect(binary []byte) (Target, error) {
-	f, err := elf.NewFile(bytes.NewReader(binary))
+	f, err := readELF(binary)
 	if err != nil {
 		return Target{}, fmt.Errorf("%w: not an ELF executable: %v", ErrNotRelease, err)
 	}
-	arch, ok := elfArch[f.Machine]
+	arch, ok := elfArch[f.machine]
 	if !ok {
-		return Target{}, fmt.Errorf("%w: ELF machine %v is not one questbox is built for", ErrNotRelease, f.Machine)
+		return Target{}, fmt.Errorf("%w: ELF machine %d is not one questbox is built for", ErrNotRelease, f.machine)
 	}
-	bi, err := buildinfo.Read(bytes.NewReader(binary))
+	bi, err := readBuildInfo(f)
 	if err != nil {
 		return Target{}, fmt.Errorf("%w: no Go build info: %v", ErrNotRelease, err)
 	}

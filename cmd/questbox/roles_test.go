@@ -46,10 +46,12 @@ func TestQuestNewRoleProviderAndEgress(t *testing.T) {
 }
 
 // run --check-config reads the roles' templates: an unreadable or broken
-// one is reported naming its key.
+// one is reported naming its key, and a broken one its line and column;
+// every verb that builds the engine (the daemon, tick here) refuses it
+// the same way.
 func TestCheckConfigRoleTemplates(t *testing.T) {
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "broken.tmpl"), []byte("{{.Node.Colour}}"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "broken.tmpl"), []byte("POC {{.Node.ID}}\n  {{.Node.Colour}}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "questbox.toml")
@@ -58,10 +60,14 @@ func TestCheckConfigRoleTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := must(t, 1, "", "run", "--check-config", "--config", cfg, "--data", t.TempDir())
-	for _, want := range []string{"roles.owner.template: \"" + filepath.Join(dir, "missing.tmpl") + "\" cannot be read", "roles.poc.template: ", "Colour"} {
+	broken := "roles.poc.template: \"" + filepath.Join(dir, "broken.tmpl") + "\" is not a prompt template: broken.tmpl:2:3: .Node.Colour: PromptNode has no field Colour"
+	for _, want := range []string{"roles.owner.template: \"" + filepath.Join(dir, "missing.tmpl") + "\" cannot be read", broken} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("check-config does not say %q:\n%s", want, r.stderr)
 		}
+	}
+	if r := must(t, 1, "", "tick", "--config", cfg, "--data", t.TempDir()); !strings.Contains(r.stderr, broken) {
+		t.Errorf("tick does not say %q:\n%s", broken, r.stderr)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "missing.tmpl"), []byte("{{.Parts.Default}}"), 0o644); err != nil {
 		t.Fatal(err)
