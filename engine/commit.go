@@ -35,7 +35,7 @@ import (
 //
 // So a write waits at most groupLatency for its batch to close, then for
 // the commit in progress ahead of it (if any) and its own: that is the
-// latency bound of every submitter (README, "Group commit"). Past groupMax
+// latency bound of every submitter (README, "The store"). Past groupMax
 // queued writes, the rest go in the batches after. Nothing is
 // acknowledged before the commit that holds it returned.
 //
