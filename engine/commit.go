@@ -25,9 +25,12 @@ import (
 //   - a lone write (nothing announced, no other write queued with it)
 //     commits at once: a consent press, a single result or a writer
 //     that writes one thing after the other waits for no timer;
-//   - while writes arrive in a burst — more than one queued, the latest
-//     less than groupGap ago, as the results of a busy tick come — the
-//     leader keeps gathering until groupGap passes without a new one;
+//   - while writes arrive in a burst — more than one queued (or one just
+//     after a batch of several), the latest less than groupGap ago, as the
+//     results of a busy tick come — and
+//     the engine still has runs out (Engine.runsOut), the leader keeps
+//     gathering until groupGap passes without a new one; once no run is
+//     out, nothing more of the burst can come, and it commits;
 //   - while writes are announced (Store.expect: an agent answered and its
 //     answer is being judged), the leader waits for them;
 //   - but never past groupLatency after the oldest queued write arrived,
@@ -87,11 +90,26 @@ type groupCall struct {
 
 // group is the store's group committer.
 type group struct {
-	mu      sync.Mutex // guards queue, leading, coming
+	mu      sync.Mutex // guards queue, leading, coming, burstUntil, runsOut
 	queue   []*groupCall
 	leading bool // a leader is gathering or committing
 	coming  int  // writes announced by expect and not yet queued
 	kick    chan struct{}
+	// burstUntil is groupGap after the last batch of more than one write
+	// committed: a write alone in the queue before then is part of that
+	// burst (its writers writing again), not a lone write.
+	burstUntil time.Time
+	// runsOut reports whether more writes may come from work in flight
+	// (Store.expectFrom); nil: unknown, as if they may. Called without mu.
+	runsOut func() bool
+}
+
+// expectFrom tells the group commit where more writes of a burst may come
+// from: runsOut reports whether any may (the engine's runs in flight).
+func (s *Store) expectFrom(runsOut func() bool) {
+	s.group.mu.Lock()
+	s.group.runsOut = runsOut
+	s.group.mu.Unlock()
 }
 
 // Ticket is an announced write: see Store.expect.
@@ -172,6 +190,9 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 		g.mu.Unlock()
 		s.commitGroup(calls)
 		g.mu.Lock()
+		if len(calls) > 1 {
+			g.burstUntil = time.Now().Add(groupGap)
+		}
 	}
 	if len(g.queue) > 0 {
 		next := g.queue[0]
@@ -188,8 +209,14 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 func (g *group) gatherLocked(latency time.Duration) []*groupCall {
 	var t *time.Timer
 	for {
+		quiet := false
+		if out := g.runsOut; out != nil {
+			g.mu.Unlock()
+			quiet = !out()
+			g.mu.Lock()
+		}
 		until, ok := gather(time.Now(), gatherState{oldest: g.queue[0].arrived, last: g.queue[len(g.queue)-1].arrived,
-			queued: len(g.queue), coming: g.coming}, latency, groupGap)
+			queued: len(g.queue), coming: g.coming, quiet: quiet, recent: time.Now().Before(g.burstUntil)}, latency, groupGap)
 		if !ok {
 			break
 		}
@@ -217,12 +244,15 @@ type gatherState struct {
 	oldest, last time.Time // when the oldest and the latest queued writes arrived
 	queued       int       // writes queued
 	coming       int       // writes announced and not yet queued
+	quiet        bool      // no run is out: nothing more of a burst can come
+	recent       bool      // a batch of several writes committed less than the gap ago
 }
 
 // gather decides, at now, whether a leader keeps gathering, and until
 // when at the latest (a new write or a withdrawn announcement makes it
 // decide again): while writes are announced, or while more than one is
-// queued and the latest arrived less than gap ago (a burst), but never
+// queued (or a batch of several committed less than gap ago), the latest
+// arrived less than gap ago and runs are still out (a burst), but never
 // past latency after the oldest queued write, and not once groupMax
 // writes are queued. A lone write is committed at once.
 func gather(now time.Time, st gatherState, latency, gap time.Duration) (time.Time, bool) {
@@ -233,7 +263,7 @@ func gather(now time.Time, st gatherState, latency, gap time.Duration) (time.Tim
 	if st.coming > 0 {
 		return deadline, true
 	}
-	if st.queued > 1 && now.Sub(st.last) < gap {
+	if !st.quiet && (st.queued > 1 || st.recent) && now.Sub(st.last) < gap {
 		return earliest(st.last.Add(gap), deadline), true
 	}
 	return time.Time{}, false
@@ -299,4 +329,12 @@ func (s *Store) commitGroup(calls []*groupCall) {
 		c.done = true
 		c.wake <- struct{}{}
 	}
+}
+
+// runsOut reports whether runs are in flight or about to start: their
+// results may still reach the group commit.
+func (e *Engine) runsOut() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inflight) > 0 || e.starting > 0
 }

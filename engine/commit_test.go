@@ -236,6 +236,9 @@ func TestGroupCommitGathers(t *testing.T) {
 		{"a lone write commits at once", ms(0), gatherState{oldest: ms(0), last: ms(0), queued: 1}, time.Time{}},
 		{"a lone write long after the one before", ms(5000), gatherState{oldest: ms(5000), last: ms(5000), queued: 1}, time.Time{}},
 		{"a burst waits for the next write", ms(30), gatherState{oldest: ms(0), last: ms(20), queued: 5}, ms(120)},
+		{"one write just after a batch of several is a burst", ms(5), gatherState{oldest: ms(0), last: ms(0), queued: 1, recent: true}, ms(100)},
+		{"a burst with no run left out commits at once", ms(30), gatherState{oldest: ms(0), last: ms(20), queued: 5, quiet: true}, time.Time{}},
+		{"announced writes are waited for, runs out or not", ms(10), gatherState{oldest: ms(0), last: ms(0), queued: 2, coming: 1, quiet: true}, ms(1000)},
 		{"a burst that paused for a gap commits", ms(121), gatherState{oldest: ms(0), last: ms(20), queued: 5}, time.Time{}},
 		{"a burst never past the latency bound", ms(950), gatherState{oldest: ms(0), last: ms(940), queued: 400}, ms(1000)},
 		{"at the latency bound it commits", ms(1000), gatherState{oldest: ms(0), last: ms(999), queued: 400}, time.Time{}},
@@ -277,10 +280,10 @@ func TestGroupCommitStreamCommitsByLatency(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	s.latency = 20 * time.Millisecond
 	stop := make(chan struct{})
-	var acked sync.WaitGroup
+	var acked, running sync.WaitGroup
 	var mu sync.Mutex
 	writes := 0
-	before := s.Commits()
+	running.Add(8)
 	for w := range 8 {
 		acked.Add(1)
 		go func() {
@@ -298,21 +301,30 @@ func TestGroupCommitStreamCommitsByLatency(t *testing.T) {
 				mu.Lock()
 				writes++
 				mu.Unlock()
+				if i == 0 {
+					running.Done()
+				}
 			}
 		}()
 	}
-	// Wait for a few commits while the writes keep coming.
+	// Once every writer has written, wait for a few commits while the
+	// writes keep coming.
+	running.Wait()
+	mu.Lock()
+	before, from := s.Commits(), writes
+	mu.Unlock()
 	for s.Commits()-before < 5 {
 		runtime.Gosched()
 	}
 	close(stop)
 	acked.Wait()
 	commits := s.Commits() - before
+	writes -= from
 	if commits < 5 {
 		t.Fatalf("%d commits, want at least 5", commits)
 	}
-	if uint64(writes) < 2*commits {
-		t.Errorf("%d writes in %d commits: want batches of several writes each", writes, commits)
+	if uint64(writes) < 3*commits {
+		t.Errorf("%d writes in %d commits: want batches of several writes each (three or more on average)", writes, commits)
 	}
 	t.Logf("%d writes from 8 writers in %d commits", writes, commits)
 }
