@@ -113,8 +113,8 @@ deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; i
 image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached: first build ~30 min, then ~4)
 	image/build.sh
 
-image-test: image ## boot the image twice under qemu-system-aarch64 -M virt (ready, /healthz, a quest survives, clean poweroff); minutes
-	image/test.sh
+image-test: image ## boot the image twice under qemu-system-aarch64 -M virt (ready, /healthz, a quest survives, an update and four rollbacks, LEDs and button on gpio-sim lines, clean poweroff); minutes
+	VERSION=$(VERSION) GO=$(GO) image/test.sh
 
 clean: ## remove build output (dist/) and test artifacts; ./data from `make run` is kept
 	rm -rf dist bin artifacts

@@ -37,8 +37,10 @@ type Config struct {
 	// Backend is "auto" (or ""), "sim" or "periph".
 	Backend string
 	// Chip names the GPIO character device holding the pins, by name
-	// ("gpiochip0") or label ("pinctrl-bcm2711"). "" finds the pins by name on
-	// any chip, which is right on every Raspberry Pi.
+	// ("gpiochip0") or label ("pinctrl-bcm2711"). "" finds the pins by name
+	// ("GPIO17") on any chip, which is right on every Raspberry Pi. A pin
+	// whose line has another name (Debian's device trees call BCM 4
+	// GPIO_GCLK) is taken at its BCM offset on the Pi's own GPIO controller.
 	Chip string
 	// BCM pin numbers. 0 takes the default (BCM 0 and 1 are reserved for the
 	// HAT ID EEPROM); a negative number means not fitted.

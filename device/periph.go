@@ -19,7 +19,7 @@ func openPeriph(cfg Config, log *slog.Logger) (*Device, error) {
 	if _, err := host.Init(); err != nil {
 		return nil, fmt.Errorf("gpio: initialising periph host drivers: %w", err)
 	}
-	lookup, err := pinLookup(cfg.Chip)
+	lookup, err := pinLookup(cfg.Chip, gpioioctl.Chips)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func openPeriph(cfg Config, log *slog.Logger) (*Device, error) {
 			continue
 		}
 		name := pinName(p.num)
-		pin := lookup(name)
+		pin := lookup(p.num)
 		if pin == nil {
 			return fail(&PinError{Pin: name, Role: p.role, Detail: notFoundDetail(cfg.Chip), Err: ErrPinNotFound})
 		}
@@ -61,23 +61,36 @@ func openPeriph(cfg Config, log *slog.Logger) (*Device, error) {
 	return d, nil
 }
 
-// pinLookup returns how to find a pin by name: in periph's registry, or on
-// the named GPIO chip.
-func pinLookup(chip string) (func(string) gpio.PinIO, error) {
+// pinLookup returns how to find a pin by its BCM number: by its name
+// ("GPIO17") in periph's registry, or on the named GPIO chip; failing
+// that, at that offset of the Raspberry Pi's own GPIO controller (a chip
+// socChip accepts). The name alone is not enough: Debian's kernel takes
+// the line names from the upstream device trees, which name ten header
+// pins by their function ("GPIO_GCLK" for BCM 4, "SDA1" for BCM 2,
+// "TXD1" for BCM 14), where Raspberry Pi OS says GPIO4.
+func pinLookup(chip string, chips []*gpioioctl.GPIOChip) (func(bcm int) gpio.PinIO, error) {
 	if chip == "" {
-		return func(name string) gpio.PinIO {
-			if p := gpioreg.ByName(name); p != nil {
+		return func(bcm int) gpio.PinIO {
+			if p := gpioreg.ByName(pinName(bcm)); p != nil {
 				return p
+			}
+			for _, c := range chips {
+				if socChip(c.Label()) {
+					return lineAt(c, bcm)
+				}
 			}
 			return nil
 		}, nil
 	}
 	var names []string
-	for _, c := range gpioioctl.Chips {
+	for _, c := range chips {
 		if c.Name() == chip || c.Label() == chip {
-			return func(name string) gpio.PinIO {
-				if l := c.ByName(name); l != nil {
+			return func(bcm int) gpio.PinIO {
+				if l := c.ByName(pinName(bcm)); l != nil {
 					return l
+				}
+				if socChip(c.Label()) {
+					return lineAt(c, bcm)
 				}
 				return nil // a typed nil *GPIOLine must not become a non-nil interface
 			}, nil
@@ -88,6 +101,25 @@ func pinLookup(chip string) (func(string) gpio.PinIO, error) {
 		return nil, fmt.Errorf("gpio: chip %q not found: no GPIO character device on this machine?: %w", chip, ErrPinNotFound)
 	}
 	return nil, fmt.Errorf("gpio: chip %q not found (have %s): %w", chip, strings.Join(names, ", "), ErrPinNotFound)
+}
+
+// socChip reports whether a GPIO chip's label is that of a Raspberry Pi
+// SoC's GPIO controller, whose line offsets are the BCM numbers: the
+// kernel's pinctrl-bcm2835 driver labels it pinctrl-bcm2835 (Pi 1 to 3,
+// Zero, Zero 2 W) or pinctrl-bcm2711 (Pi 4, 400).
+func socChip(label string) bool {
+	return label == "pinctrl-bcm2835" || label == "pinctrl-bcm2711"
+}
+
+// lineAt is line offset of c, or nil (never a typed nil) if c has none.
+func lineAt(c *gpioioctl.GPIOChip, offset int) gpio.PinIO {
+	if offset < 0 || offset >= c.LineCount() {
+		return nil
+	}
+	if l := c.ByNumber(offset); l != nil {
+		return l
+	}
+	return nil
 }
 
 func notFoundDetail(chip string) string {

@@ -65,7 +65,37 @@ func (h *held) Run(ctx context.Context, req agent.Request) (agent.Reply, error) 
 // node, and total nodes in all, the rest locked (aborted) inside the
 // active quests and in finished quests.
 func benchStore(b *testing.B, active, nodes int) string {
-	key := fmt.Sprintf("%d/%d", active, nodes)
+	return benchStoreMix(b, active, nodes, false)
+}
+
+// Quests of a mixed store (benchStoreMix): of every four active quests,
+// two are solo, one runs Teams and one has a council sitting.
+const (
+	mixTeams   = 2 // i % 4
+	mixCouncil = 3
+)
+
+// mixDispatches is what a tick of a mixed store of active quests
+// dispatches: a node per solo quest, a planner per Teams quest, the three
+// members of every council.
+func mixDispatches(active int) int {
+	n := 0
+	for i := range active {
+		if i%4 == mixCouncil {
+			n += 3
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// benchStoreMix is benchStore; with mix set, half the active quests run
+// councils or Teams: each fourth quest is a team quest with Teams whose
+// root Team has its planner pending, and each fourth a team quest whose
+// owner's council (2 reviewers, 1 judge) sits with its members pending.
+func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
+	key := fmt.Sprintf("%d/%d/%v", active, nodes, mix)
 	benchMu.Lock()
 	defer benchMu.Unlock()
 	if d, ok := benchDirs[key]; ok {
@@ -88,16 +118,43 @@ func benchStore(b *testing.B, active, nodes int) string {
 	spec.Limits.MaxAgentRuns, spec.Limits.TokenBudget = 1<<30, 1<<30
 	spec.Limits.WallClock = 1 << 62
 	spec.Limits.MaxTries, spec.Limits.MaxStalled = 1<<30, 0 // the cycle FAILs forever
+	teams, council := spec, spec
+	teams.Mode, teams.Teams, teams.MaxRevisions, teams.AcceptMode = ModeTeam, true, DefaultMaxRevisions, AcceptJudge
+	council.Mode, council.Roles = ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+	e.SetCouncil(&council, 2, 1, nil)
 	locked := nodes - active
 	const batch = 5000
 	made := 0
 	for q := 0; made < locked || q < active; q++ {
 		err := e.update(func(t *txn) error {
 			s := spec
+			if mix && q < active && q%4 == mixTeams {
+				s = teams
+			} else if mix && q < active && q%4 == mixCouncil {
+				s = council
+			}
 			s.Direction = fmt.Sprintf("direction %d", q)
 			qq, err := t.newQuest(s)
 			if err != nil {
 				return err
+			}
+			if s.Mode == ModeTeam && !s.Teams {
+				// The root aborted, the owner's turn comes and its
+				// council sits, its members pending.
+				root, err := t.node(first(t.tx, bPending, qq.ID))
+				if err != nil {
+					return err
+				}
+				if err := t.abort(qq, root, "bench"); err != nil {
+					return err
+				}
+				owner, _, err := t.newOwner(qq, false)
+				if err != nil {
+					return err
+				}
+				if err := t.openCouncil(qq, owner); err != nil {
+					return err
+				}
 			}
 			per := locked / max(active, 1)
 			if q >= active {
@@ -195,7 +252,13 @@ func benchEngine(b *testing.B, active, nodes int, p Provider) (*Store, *Engine) 
 
 // benchEngineSlots is benchEngine with MaxParallel slots.
 func benchEngineSlots(b *testing.B, active, nodes, slots int, p Provider) (*Store, *Engine) {
-	dir := benchStore(b, active, nodes)
+	return benchEngineMix(b, active, nodes, slots, false, p)
+}
+
+// benchEngineMix is benchEngineSlots on a mixed store (benchStoreMix) when
+// mix is set.
+func benchEngineMix(b *testing.B, active, nodes, slots int, mix bool, p Provider) (*Store, *Engine) {
+	dir := benchStoreMix(b, active, nodes, mix)
 	// Opened as the daemon opens it: a store left with many free pages
 	// by seeding and pruning is compacted once (compact.go).
 	s, err := OpenStore(dir, StoreOptions{Compact: true})
@@ -250,8 +313,12 @@ func (m *meter) report(b *testing.B, unit string) {
 }
 
 func benchmarkTick(b *testing.B, active, nodes, slots int) {
+	benchmarkTickMix(b, active, nodes, slots, false)
+}
+
+func benchmarkTickMix(b *testing.B, active, nodes, slots int, mix bool) {
 	p := &held{}
-	s, e := benchEngineSlots(b, active, nodes, slots, p)
+	s, e := benchEngineMix(b, active, nodes, slots, mix, p)
 	ctx := context.Background()
 	m := &meter{s: s}
 	b.ReportAllocs()
@@ -280,6 +347,17 @@ func benchmarkTick(b *testing.B, active, nodes, slots int) {
 func BenchmarkTick(b *testing.B) {
 	for _, c := range benchConfigs {
 		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) { benchmarkTick(b, c.active, c.nodes, c.active) })
+	}
+}
+
+// BenchmarkTickMixed is BenchmarkTick with half the active quests running
+// councils or Teams (benchStoreMix): at 1,000 active quests a tick
+// dispatches 500 workers, 250 planners and the 750 members of 250
+// councils, every slot free.
+func BenchmarkTickMixed(b *testing.B) {
+	for _, c := range benchConfigs {
+		slots := mixDispatches(c.active)
+		b.Run(fmt.Sprintf("active=%d/nodes=%d", c.active, c.nodes), func(b *testing.B) { benchmarkTickMix(b, c.active, c.nodes, slots, true) })
 	}
 }
 

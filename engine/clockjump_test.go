@@ -108,7 +108,7 @@ func TestTicksSurviveClockJumps(t *testing.T) {
 			var stored *Quest
 			if err := st.view(func(tx *bolt.Tx) error {
 				var err error
-				stored, _, err = getQuest(tx.Bucket(bQuests), q.ID)
+				stored, _, err = getQuest(tx, q.ID)
 				return err
 			}); err != nil {
 				t.Fatal(err)

@@ -145,7 +145,7 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 		// What the dispatch transaction would build for the pending node.
 		var want agent.Request
 		err := h.store.view(func(tx *bolt.Tx) error {
-			qq, _, err := getQuest(tx.Bucket(bQuests), q.ID)
+			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
 			}

@@ -22,10 +22,13 @@
 // events — is one transaction too, and the verdicts, submits, consents and
 // device events that arrive together share one commit (group commit, see
 // commit.go): a tick whose agents all answer at once costs its own commit
-// and a few for the results, not one per result. A dispatch writes its run,
-// the running index, the quest and the event, but not the node's record
-// (readers lay the running index over it, see overlayRunning): a tick
-// dirties no page of the nodes bucket however many nodes the store holds. Every write is committed
+// and a few for the results, not one per result. A dispatch writes its
+// running entry (its run, keyed by quest and node) and its event, and
+// neither the node's record nor the quest's (readers lay the running
+// entries over them, see dispatch.go): a tick dirties no page of the
+// nodes or quests buckets however many the store holds, and picks each
+// quest's node from the engine's memory of its first pending node
+// (pendingview.go) instead of searching the nodes bucket. Every write is committed
 // before its caller returns. bbolt is never opened with NoSync. A tick
 // that changes nothing commits nothing: it reads quests without rewriting
 // them, and wall-clock time passes without a write (see below).

@@ -259,6 +259,10 @@ type Quest struct {
 	// signal, its latest signature and how many times in a row it came.
 	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
 	StallCounts map[string]int    `json:"stall_counts,omitempty"`
+	// Rev counts the saves of the quest's record (schema 6): the tick's
+	// memory of each quest's first pending node is valid for the record
+	// of one revision (see pendingView).
+	Rev uint64 `json:"-"`
 }
 
 // Source is where a person's command to a quest came from. The quest's

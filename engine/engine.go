@@ -173,6 +173,9 @@ type Engine struct {
 	// sess is the running Serve's session, nil when none runs (see
 	// wallclock.go). Transactions read it once, at their start.
 	sess atomic.Pointer[session]
+	// view is the tick's memory of the active quests' first pending
+	// nodes (pendingview.go).
+	view pendingView
 }
 
 // New returns an engine on store and puts back to pending every node a
@@ -249,7 +252,12 @@ func (e *Engine) recoverInterrupted() error {
 		type pair struct{ node, run string }
 		var left []pair
 		err := t.tx.Bucket(bRunning).ForEach(func(k, v []byte) error {
-			left = append(left, pair{string(k), string(v)})
+			_, node, ok := splitRunningKey(k)
+			r, rok := scanRunEntry(v)
+			if !ok || !rok {
+				return fmt.Errorf("running index entry %q: %w", k, ErrCorrupt)
+			}
+			left = append(left, pair{node, r.ID})
 			return nil
 		})
 		if err != nil {
@@ -264,11 +272,11 @@ func (e *Engine) recoverInterrupted() error {
 			if err != nil {
 				return err
 			}
-			if err := t.endRun(p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)"}); err != nil {
+			if err := t.endRun(n, p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)"}); err != nil {
 				return err
 			}
-			var r Run
-			if _, err := getJSON(t.tx.Bucket(bRuns), []byte(p.run), &r); err != nil {
+			r, _, err := getRun(t.tx, p.run, n.Quest, n.ID)
+			if err != nil {
 				return err
 			}
 			n.addAttempt(Attempt{At: t.now, Run: p.run, Outcome: "interrupted", Feedback: "the daemon stopped during the run"})
@@ -415,7 +423,7 @@ func (e *Engine) Quest(id string) (*Quest, error) {
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var ok bool
 		var err error
-		q, ok, err = getQuest(tx.Bucket(bQuests), id)
+		q, ok, err = getQuest(tx, id)
 		if err == nil && !ok {
 			err = fmt.Errorf("quest %s: %w", id, ErrNotFound)
 		}
@@ -432,11 +440,13 @@ func (e *Engine) Quest(id string) (*Quest, error) {
 func (e *Engine) Quests() ([]*Quest, error) {
 	var out []*Quest
 	err := e.store.view(func(tx *bolt.Tx) error {
+		running := tx.Bucket(bRunning).Cursor()
 		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
 			q := new(Quest)
 			if err := decodeQuest(v, q); err != nil {
 				return fmt.Errorf("decode quest %s: %w", k, err)
 			}
+			overlayDispatch(running, q)
 			e.liveWall(q)
 			out = append(out, q)
 			return nil
@@ -601,7 +611,7 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 func (t *txn) abort(q *Quest, n *Node, reason string) error {
 	if n.Status == Running {
 		if len(n.Runs) > 0 {
-			if err := t.endRun(n.Runs[len(n.Runs)-1], runEnd{outcome: "aborted", exit: ExitKilled, msg: reason}); err != nil {
+			if err := t.endRun(n, n.Runs[len(n.Runs)-1], runEnd{outcome: "aborted", exit: ExitKilled, msg: reason}); err != nil {
 				return err
 			}
 		}
@@ -690,15 +700,15 @@ type runEnd struct {
 	bytesOut int64
 }
 
-// endRun closes a run record. An exit already recorded (an abort's
-// "killed") stays when e has none.
-func (t *txn) endRun(id string, e runEnd) error {
+// endRun closes run id of node n, whose record moves from its running
+// entry to the runs bucket (dispatch.go). An exit already recorded (an
+// abort's "killed") stays when e has none.
+func (t *txn) endRun(n *Node, id string, e runEnd) error {
 	if id == "" {
 		return nil
 	}
 	b := appendOnly(t.tx.Bucket(bRuns))
-	var r Run
-	ok, err := getJSON(b, []byte(id), &r)
+	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
 	if err != nil || !ok {
 		return err
 	}
@@ -710,10 +720,11 @@ func (t *txn) endRun(id string, e runEnd) error {
 	return b.Put([]byte(id), appendRun(make([]byte, 0, 256), &r))
 }
 
-// newRun records a dispatch of n and moves it to running.
+// newRun records a dispatch of n and moves it to running. The run's
+// record is its running entry until it ends (dispatch.go): its number
+// comes from the runs bucket's sequence, and nothing else is written.
 func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
-	b := appendOnly(t.tx.Bucket(bRuns))
-	seq, err := b.NextSequence()
+	seq, err := t.tx.Bucket(bRuns).NextSequence()
 	if err != nil {
 		return Run{}, err
 	}
@@ -721,14 +732,13 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	// its runs; readers number a node's runs (see nameRuns).
 	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
-	if err := b.Put(t.bytesOf(r.ID), t.claim(appendRun(t.spare(256), &r))); err != nil {
-		return Run{}, err
-	}
 	n.Runs = append(n.Runs, r.ID)
-	q.DispatchSeq = seq
 	if t.dispatchedTo != provider || t.dispatchedWhy == "" {
 		// Most dispatches of a tick share a provider: one string for them.
 		t.dispatchedTo, t.dispatchedWhy = provider, "dispatched to "+provider
 	}
-	return r, t.move(q, n, Running, t.dispatchedWhy)
+	t.dispatching = &r
+	err = t.move(q, n, Running, t.dispatchedWhy)
+	t.dispatching = nil
+	return r, err
 }

@@ -76,3 +76,21 @@ func jsonKeys(t reflect.Type) map[string]bool {
 	}
 	return keys
 }
+
+// scanEvidence reads the role and the evidence of a node record, for the
+// owner's prompt, which passes over the locked nodes that have no
+// evidence (dead ends, members) without decoding them; ok is false when
+// raw is not a node record this scanner reads (decode it instead).
+func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
+	var ev string
+	ok = store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
+		switch string(key) {
+		case "role":
+			return s.Str(&role)
+		case "evidence":
+			return s.Str(&ev)
+		}
+		return nodeKeys[string(key)] && s.Skip()
+	})
+	return role, ev != "", ok
+}

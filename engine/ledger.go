@@ -286,10 +286,10 @@ func (c *ledgerCheck) links() {
 	}
 }
 
-// indexesName checks that every node the per-quest node indexes name is
-// in the store: a torn write can leave an index page of another commit,
-// and `quest show` or the tick would then look for a node that is not
-// there.
+// indexesName checks that every node the per-quest node indexes and the
+// running index name is in the store: a torn write can leave an index page
+// of another commit, and `quest show`, the tick or the recovery of
+// interrupted runs would then look for a node that is not there.
 func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
 	for _, name := range [][]byte{bQNodes, bPending, bProposed, bDeferred} {
 		idx := tx.Bucket(name)
@@ -302,6 +302,18 @@ func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
 			})
 		})
 	}
+	// The runs in flight (schema 6: quest/node -> run; node -> run id
+	// before, read as it is).
+	_ = tx.Bucket(bRunning).ForEach(func(k, _ []byte) error {
+		node := string(k)
+		if _, n, ok := splitRunningKey(k); ok {
+			node = n
+		}
+		if !present[node] && !c.unproven[node] {
+			c.index = append(c.index, fmt.Sprintf("the running index names node %s, which is missing from the store", node))
+		}
+		return nil
+	})
 }
 
 // lockedIndex maps every node of the locked index to its quest.

@@ -83,10 +83,10 @@ func (t *txn) place(q *Quest, n *Node, to Status) error {
 		return t.saveNode(n)
 	}
 	key := u64(n.Order)
-	if err := t.leaveIndexes(q, n, Pending, key); err != nil {
+	if err := t.leaveIndexes(q, n, Pending, to, key); err != nil {
 		return err
 	}
-	if err := t.enterIndexes(q, n, to, key); err != nil {
+	if err := t.enterIndexes(q, n, Pending, to, key); err != nil {
 		return err
 	}
 	trackQueued(q, n, to)

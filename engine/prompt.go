@@ -50,12 +50,12 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return d.req, nil
 	}
 	if d.node.Parent == "" {
-		return e.buildRequest(nil, &d.quest, &d.node)
+		return e.buildRequest(nil, &d.quest, d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = e.buildRequest(tx, &d.quest, &d.node)
+		req, err = e.buildRequest(tx, &d.quest, d.node)
 		return err
 	})
 	return req, err
@@ -330,6 +330,13 @@ func (e *Engine) ownerParts(tx *bolt.Tx, q *Quest, req *agent.Request, d *Prompt
 			if left <= 0 {
 				more = true
 				break
+			}
+			if key, err := nodeKey(string(v)); err == nil {
+				// Most locked nodes of a long quest are dead ends with
+				// no evidence: passed over without decoding them.
+				if role, has, ok := scanEvidence(tx.Bucket(bNodes).Get(key)); ok && (!has || isMember(role)) {
+					continue
+				}
 			}
 			l, err := readNode(tx, string(v))
 			if err != nil {

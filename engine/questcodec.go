@@ -82,6 +82,7 @@ var questCodec = store.NewCodec(questRecordV2,
 	store.Text("Project", func(q *Quest) *string { return &q.Project }),
 	store.TextMap("StallSigs", func(q *Quest) *map[string]string { return &q.StallSigs }),
 	store.Counts("StallCounts", func(q *Quest) *map[string]int { return &q.StallCounts }, func(s string) string { return s }),
+	store.Uint("Rev", func(q *Quest) *uint64 { return &q.Rev }),
 ).WithLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.
@@ -110,9 +111,19 @@ func internStatus(s string) Status {
 	return Status(s)
 }
 
-// getQuest reads quest id from the quests bucket b; ok is false when it
-// does not exist.
-func getQuest(b *bolt.Bucket, id string) (q *Quest, ok bool, err error) {
+// getQuest reads quest id with its runs in flight laid over its record
+// (overlayDispatch); ok is false when it does not exist.
+func getQuest(tx *bolt.Tx, id string) (q *Quest, ok bool, err error) {
+	q, ok, err = getQuestRecord(tx.Bucket(bQuests), id)
+	if ok {
+		overlayDispatch(tx.Bucket(bRunning).Cursor(), q)
+	}
+	return q, ok, err
+}
+
+// getQuestRecord reads quest id from the quests bucket b as stored; ok is
+// false when it does not exist.
+func getQuestRecord(b *bolt.Bucket, id string) (q *Quest, ok bool, err error) {
 	raw := b.Get([]byte(id))
 	if raw == nil {
 		return nil, false, nil

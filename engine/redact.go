@@ -41,14 +41,12 @@ func (e *Engine) redact(provider string, req agent.Request) (agent.Request, bool
 	return req, masked
 }
 
-// noteRedacted records on run that its prompt was redacted.
-func (t *txn) noteRedacted(id string) error {
-	b := appendOnly(t.tx.Bucket(bRuns))
-	var r Run
-	ok, err := getJSON(b, []byte(id), &r)
+// noteRedacted records on run id of node n that its prompt was redacted.
+func (t *txn) noteRedacted(n *Node, id string) error {
+	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
 	if err != nil || !ok {
 		return err
 	}
 	r.Redacted = true
-	return b.Put([]byte(id), appendRun(make([]byte, 0, 192), &r))
+	return t.putRun(&r)
 }

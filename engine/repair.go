@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -67,6 +68,9 @@ type rebuilder struct {
 	// on: it must survive the indexes being dropped.
 	lockSeq map[string]uint64
 	byID    map[string]*Node
+	// running is the running index as salvage found it, node id -> its
+	// entry (runningEntries), read before the indexes are dropped.
+	running map[string][]byte
 }
 
 func (r *rebuilder) note(format string, args ...any) {
@@ -140,6 +144,7 @@ func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 func (r *rebuilder) readNodes() error {
 	nb := r.tx.Bucket(bNodes)
 	var drop [][]byte
+	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
 		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
@@ -147,7 +152,10 @@ func (r *rebuilder) readNodes() error {
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
-		overlayRunning(r.tx, n) // a running node's record may still say pending
+		if e := r.running[n.ID]; e != nil && n.Status == Pending {
+			// A running node's record says pending (overlayRunning).
+			setRunning(n, e)
+		}
 		r.nodes = append(r.nodes, n)
 		return nil
 	})
@@ -178,6 +186,12 @@ func (r *rebuilder) readQuests() error {
 			r.note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
 			bad = append(bad, slices.Clone(k))
 			return nil
+		}
+		// The dispatches its record does not count yet (overlayDispatch).
+		for node, e := range r.running {
+			if _, ok := scanRunEntry(e); ok && r.questOf(node) == q.ID {
+				applyEntry(q, []byte(node), e)
+			}
 		}
 		r.quests[q.ID] = q
 		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
@@ -305,14 +319,18 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 	}
 	switch {
 	case n.Status == Running:
-		run := ""
-		if len(n.Runs) > 0 {
-			run = n.Runs[len(n.Runs)-1]
+		// In its pending index too, and its run in its running entry
+		// (dispatch.go).
+		if err := put(bPending, key, []byte(n.ID)); err != nil {
+			return err
 		}
-		if err := r.tx.Bucket(bRunning).Put([]byte(n.ID), []byte(run)); err != nil {
+		if err := r.tx.Bucket(bRunning).Put(runningKey(q.ID, n.ID), r.runningValue(n)); err != nil {
 			return err
 		}
 		q.Running = n.ID
+		if len(n.Runs) > 0 {
+			q.DispatchSeq = max(q.DispatchSeq, runNumber(n.Runs[len(n.Runs)-1]))
+		}
 	case n.Status == AwaitingConsent:
 		if err := r.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return err
@@ -360,6 +378,11 @@ func (r *rebuilder) raiseSeqs() error {
 	var maxRun uint64
 	_ = r.tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
 		maxRun = max(maxRun, idNumber(string(k), 'r'))
+		return nil
+	})
+	_ = r.tx.Bucket(bRunning).ForEach(func(_, v []byte) error {
+		e, _ := scanRunEntry(v)
+		maxRun = max(maxRun, idNumber(e.ID, 'r'))
 		return nil
 	})
 	if err := raiseSeq(r.tx.Bucket(bRuns), max(maxRun, r.refs['r']), &r.out); err != nil {
@@ -671,4 +694,34 @@ func (lg *ledgerGaps) fixHead(meta *bolt.Bucket, out *[]string) error {
 		*out = append(*out, "the ledger head named a record that was lost: set to the last ledger record found")
 	}
 	return nil
+}
+
+// questOf is the quest of node id among the nodes read, "" if none.
+func (r *rebuilder) questOf(id string) string {
+	i, ok := slices.BinarySearchFunc(r.nodes, nodeOrder(id), func(n *Node, o uint64) int { return cmp.Compare(n.Order, o) })
+	if !ok {
+		return ""
+	}
+	return r.nodes[i].Quest
+}
+
+// nodeOrder is the sequence number of node id, 0 if it is not a node id.
+func nodeOrder(id string) uint64 { return idNumber(id, 'n') }
+
+// runningValue is running node n's entry: the run record salvage found
+// in its entry, else the one in the runs bucket (a schema 5 entry names
+// its run only), else one made of what the node says.
+func (r *rebuilder) runningValue(n *Node) []byte {
+	e := r.running[n.ID]
+	if _, ok := scanRunEntry(e); ok {
+		return e
+	}
+	run := Run{Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1, Started: n.Updated}
+	if len(n.Runs) > 0 {
+		run.ID = n.Runs[len(n.Runs)-1]
+		if _, err := getJSON(r.tx.Bucket(bRuns), []byte(run.ID), &run); err == nil {
+			run.Quest, run.Node = n.Quest, n.ID
+		}
+	}
+	return appendRun(nil, &run)
 }

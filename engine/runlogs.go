@@ -138,7 +138,13 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 			}
 		}
 		if node == "" {
-			// Every run record, in sequence; the bucket holds runs only.
+			// Every run record, in sequence: the runs in flight from the
+			// running index, then the runs bucket (it holds runs only).
+			running, err := runningRuns(tx, quest)
+			if err != nil {
+				return err
+			}
+			out = append(out, running...)
 			return tx.Bucket(bRuns).ForEach(func(k, v []byte) error {
 				if v == nil {
 					return nil
@@ -155,8 +161,8 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 		}
 		for _, n := range nodes {
 			for _, id := range n.Runs {
-				var r Run
-				if _, err := getJSON(tx.Bucket(bRuns), []byte(id), &r); err != nil {
+				r, _, err := getRun(tx, id, n.Quest, n.ID)
+				if err != nil {
 					return err
 				}
 				out = append(out, r)
@@ -232,7 +238,9 @@ func (e *Engine) FindRun(ref string) (Run, error) {
 			}
 			id = n.Runs[len(n.Runs)-1]
 		}
-		ok, err := getJSON(tx.Bucket(bRuns), []byte(id), &r)
+		var ok bool
+		var err error
+		r, ok, err = getRun(tx, id, "", "")
 		if err == nil && !ok {
 			err = fmt.Errorf("run %s: %w", ref, ErrNotFound)
 		}

@@ -17,7 +17,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = store.FileName
@@ -60,7 +60,8 @@ var (
 // schema 2 would misread — the version keeps it from opening the store;
 // migration 3 rewrites the quest records in their binary form, and
 // migration 4 in the binary form that carries its number of fields (see
-// questcodec.go).
+// questcodec.go); migration 5 moves the running index to the dispatch
+// layout (dispatch.go).
 func schema() store.Schema {
 	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
 		store.CreateBuckets,
@@ -68,18 +69,20 @@ func schema() store.Schema {
 		func(*bolt.Tx) error { return nil },
 		encodeQuests,
 		encodeQuests,
+		migrateRunning,
 	}, ReadAsIs: readAsIs}
 }
 
 // readAsIs says which older schemas a read-only open reads as they are.
 // Schemas 3 to 5 change no record this build cannot read as it is (quests
 // in JSON and in both binary forms decode; a schema 2 store has no running
-// node whose record says pending). Schema 2 only adds node hashes to the
-// ledger: reading schema 1 as it is is harmless, and Verify says what it
-// could not check.
+// node whose record says pending; a running entry keyed by its node alone,
+// before schema 6, is found by overlayRunning). Schema 2 only adds node
+// hashes to the ledger: reading schema 1 as it is is harmless, and Verify
+// says what it could not check.
 func readAsIs(v uint64) (string, bool) {
 	switch v {
-	case 2, 3, 4:
+	case 2, 3, 4, 5:
 		return "", true
 	case 1:
 		return fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion), true

@@ -28,7 +28,7 @@ type Work struct {
 func (e *Engine) Next(quest string) (*Work, error) {
 	var w *Work
 	err := e.store.view(func(tx *bolt.Tx) error {
-		q, ok, err := getQuest(tx.Bucket(bQuests), quest)
+		q, ok, err := getQuest(tx, quest)
 		if err != nil {
 			return err
 		}
@@ -95,7 +95,8 @@ func nextExternal(tx *bolt.Tx, q *Quest) (*Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		if q.ProviderFor(n) == ProviderExternal {
+		// A running node stays in the pending index (schema 6).
+		if n.Status == Pending && q.ProviderFor(n) == ProviderExternal {
 			return n, nil
 		}
 	}

@@ -401,7 +401,7 @@ func (t *txn) abortedInTeam(q *Quest, n *Node) error {
 			if err != nil {
 				return err
 			}
-			if s.Team == n.ID && !s.Status.Terminal() {
+			if s.Team == n.ID && !s.Status.Terminal() && s.Status != Running {
 				if err := t.abort(q, s, "its Team "+n.ID+" was aborted"); err != nil {
 					return err
 				}
@@ -420,8 +420,9 @@ func (t *txn) abortedInTeam(q *Quest, n *Node) error {
 }
 
 // waitingStages lists the quest's nodes that wait in the pending, deferred
-// or consent index: a Team's one open stage, if it is not running, is
-// among them.
+// or consent index: a Team's one open stage is among them. A running
+// node stays in the pending index (schema 6): callers skip it by its
+// status.
 func (t *txn) waitingStages(q *Quest) []string {
 	var ids []string
 	for _, idx := range [][]byte{bPending, bDeferred} {

@@ -31,7 +31,7 @@ type TickReport struct {
 
 type dispatch struct {
 	quest Quest
-	node  Node
+	node  *Node
 	run   Run
 	// req is the agent's request when built is set. The tick builds it
 	// only for an owner (whose prompt lists the proposals, which change
@@ -126,6 +126,7 @@ func (r *tickRound) run() error {
 	if err != nil {
 		return err
 	}
+	e.view.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, each dispatch takes a slot:
 	// sized once, the list is never copied as it grows (a dispatch is a
@@ -275,7 +276,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	}
 	q.Counters.AgentRuns++
 	r.slots--
-	r.ds = append(r.ds, dispatch{quest: *q, node: *n, run: run, req: req, built: built, prov: prov})
+	r.ds = append(r.ds, dispatch{quest: *q, node: n, run: run, req: req, built: built, prov: prov})
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -415,9 +416,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		if !read {
 			return nil, "", nil
 		}
-		if id := first(t.tx, bPending, q.ID); id != "" {
-			n, err = t.nodeHead(id)
-		}
+		n, err = t.firstPending(q)
 		return n, "", err
 	}
 	// Team: the owner runs when proposals have accumulated or nothing is
@@ -458,6 +457,10 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	}
 	if !read {
 		return nil, "", nil
+	}
+	if len(q.PhaseGates) == 0 {
+		n, err = t.firstPending(q)
+		return n, "", err
 	}
 	id, err := t.firstDispatchable(q)
 	if err == nil && id != "" {
@@ -561,7 +564,7 @@ func (e *Engine) start(d *dispatch) {
 			// The answer's write is on its way: a group commit gathering the
 			// results that come back together waits for it (commit.go).
 			tk = e.store.expect()
-			res = e.judge(ctx, &d.quest, &d.node, reply, err)
+			res = e.judge(ctx, &d.quest, d.node, reply, err)
 			if res.member != nil {
 				disciplineMember(&res, req.Prompt)
 			}
@@ -745,7 +748,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: *q, node: *n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: *q, node: n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
 	}
 	return dispatch{}, false, nil
 }

@@ -41,6 +41,13 @@ type txn struct {
 	// dispatchedWhy is the reason of the latest dispatch's event, for
 	// provider dispatchedTo (newRun).
 	dispatchedTo, dispatchedWhy string
+	// dispatching is the run newRun is dispatching, for its running
+	// entry (putRunning).
+	dispatching *Run
+	// touched are the quests one of whose nodes changed (pendingView);
+	// updates what the view learns once the transaction commits.
+	touched map[string]bool
+	updates []viewUpdate
 }
 
 // Blocks a transaction carves its keys and records from start at
@@ -131,8 +138,9 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		return err
 	}
 	var last uint64
+	var updates []viewUpdate
 	run := func(tx *bolt.Tx) error {
-		last = 0
+		last, updates = 0, nil
 		now := e.clock.Now()
 		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
 		if t.sess != nil {
@@ -144,11 +152,13 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		for _, id := range t.order {
 			q := t.quests[id]
 			t.foldWall(q)
+			q.Rev++
 			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), t.claim(appendQuest(t.spare(256), q))); err != nil {
 				return err
 			}
+			t.viewOf(q)
 		}
-		last = t.last
+		last, updates = t.last, t.updates
 		return nil
 	}
 	var err error
@@ -159,6 +169,12 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 	}
 	if errors.Is(err, errUnchanged) {
 		return nil
+	}
+	if err == nil {
+		// Only what committed reaches the view (pendingView).
+		for _, u := range updates {
+			e.view.put(u.quest, u.rev, u.head)
+		}
 	}
 	if err == nil && last > 0 {
 		e.hub.publish(last)
@@ -217,6 +233,10 @@ func (t *txn) decodeQuest(id string, raw []byte) (*Quest, error) {
 	if q.Counts == nil {
 		q.Counts = map[Status]int{}
 	}
+	if t.curRunning == nil {
+		t.curRunning = t.tx.Bucket(bRunning).Cursor()
+	}
+	overlayDispatch(t.curRunning, q)
 	t.quests[id] = q
 	return q, nil
 }
@@ -305,7 +325,8 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true,
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
-		if run := get(&t.curRunning, t.tx.Bucket(bRunning), []byte(n.ID)); run != nil {
+		key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+		if run := get(&t.curRunning, t.tx.Bucket(bRunning), key); run != nil {
 			setRunning(n, run)
 		}
 	}
@@ -315,11 +336,12 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 // overlayRunning lays the running index over a node record read from the
 // store. From schema 3 a dispatch does not rewrite the node's record: the
 // record keeps the status it was dispatched from (pending) and the
-// running index (node -> run) says that it runs, with which run. So a
-// tick that dispatches a node per quest dirties no page of the nodes
-// bucket, however many nodes the store holds; the record is written when
-// the run ends (its verdict, an interruption), as it was before. Every
-// reader of node records goes through here (readNode, and rebuild).
+// running index (from schema 6 quest/node -> its run, see dispatch.go)
+// says that it runs, with which run. So a tick that dispatches a node per
+// quest dirties no page of the nodes bucket, however many nodes the store
+// holds; the record is written when the run ends (its verdict, an
+// interruption), as it was before. Every reader of node records goes
+// through here (readNode, and rebuild).
 func overlayRunning(tx *bolt.Tx, n *Node) {
 	if n.Status != Pending {
 		return
@@ -328,22 +350,40 @@ func overlayRunning(tx *bolt.Tx, n *Node) {
 	if rb == nil {
 		return
 	}
-	if run := rb.Get([]byte(n.ID)); run != nil {
+	run := rb.Get(runningKey(n.Quest, n.ID))
+	if run == nil {
+		// Before schema 6 (an older store read as it is): node -> run id.
+		run = rb.Get([]byte(n.ID))
+	}
+	if run != nil {
 		setRunning(n, run)
 	}
 }
 
-// setRunning marks n running with run, its running index entry.
+// setRunning marks n running with run, its running entry.
 func setRunning(n *Node, run []byte) {
 	n.Status = Running
-	if r := string(run); r != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r) {
-		n.Runs = append(n.Runs, r)
+	r, ok := scanRunEntry(run)
+	if !ok && len(run) > 0 && run[0] == 'r' {
+		r.ID = string(run) // a schema 5 entry, which salvage reads: the run's id
+	}
+	if r.ID != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r.ID) {
+		n.Runs = append(n.Runs, r.ID)
 	}
 }
 
 func (t *txn) saveNode(n *Node) error {
 	if n.head {
 		panic("BUG: saving node " + n.ID + ", which was read for its dispatch only")
+	}
+	// A node changed: its quest is saved too, with a new revision, so
+	// that the tick's memory of its first pending node is not used
+	// (pendingView).
+	t.touch(n.Quest)
+	if !t.saved[n.Quest] {
+		if q, err := t.peek(n.Quest); err == nil {
+			t.keep(q)
+		}
 	}
 	n.Updated = t.now
 	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
@@ -373,10 +413,10 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
 	key := t.key8(n.Order)
-	if err := t.leaveIndexes(q, n, from, key); err != nil {
+	if err := t.leaveIndexes(q, n, from, to, key); err != nil {
 		return err
 	}
-	if err := t.enterIndexes(q, n, to, key); err != nil {
+	if err := t.enterIndexes(q, n, from, to, key); err != nil {
 		return err
 	}
 	trackQueued(q, n, to)
@@ -391,10 +431,12 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 	}
 	q.Counts[to]++
 	n.Status = to
-	t.track(q)
 	if to != Running {
-		// A dispatch leaves the record as it is: the running index says
-		// the node runs (overlayRunning).
+		// A dispatch leaves the node's record and the quest's as they
+		// are: its running entry says the node runs (overlayRunning) and
+		// what the quest counts of it (overlayDispatch).
+		t.touch(q.ID)
+		t.track(q)
 		if err := t.saveNode(n); err != nil {
 			return err
 		}
@@ -403,9 +445,19 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 }
 
 // leaveIndexes takes node n of quest q (key: its order) out of the
-// indexes of status from.
-func (t *txn) leaveIndexes(q *Quest, n *Node, from Status, key []byte) error {
-	if idx := indexFor(from); idx != nil {
+// indexes of status from, on its way to status to. A running node stays in
+// its pending index (its record says pending, schema 6): a dispatch leaves
+// that index as it is, and a node that stops running leaves it unless it
+// goes back to pending.
+func (t *txn) leaveIndexes(q *Quest, n *Node, from, to Status, key []byte) error {
+	idx := indexFor(from)
+	if from == Running {
+		idx = bPending
+	}
+	if (from == Pending && to == Running) || (from == Running && to == Pending) {
+		idx = nil
+	}
+	if idx != nil {
 		b, err := sub(t.tx, idx, q.ID)
 		if err != nil {
 			return err
@@ -416,7 +468,7 @@ func (t *txn) leaveIndexes(q *Quest, n *Node, from Status, key []byte) error {
 	}
 	switch from {
 	case Running:
-		if err := t.tx.Bucket(bRunning).Delete([]byte(n.ID)); err != nil {
+		if err := t.leaveRunning(q, n); err != nil {
 			return err
 		}
 		if q.Running == n.ID {
@@ -428,10 +480,11 @@ func (t *txn) leaveIndexes(q *Quest, n *Node, from Status, key []byte) error {
 	return nil
 }
 
-// enterIndexes puts node n of quest q into the indexes of status to; a
-// terminal status gives it the quest's next lock sequence.
-func (t *txn) enterIndexes(q *Quest, n *Node, to Status, key []byte) error {
-	if idx := indexFor(to); idx != nil {
+// enterIndexes puts node n of quest q, coming from status from, into the
+// indexes of status to; a terminal status gives it the quest's next lock
+// sequence.
+func (t *txn) enterIndexes(q *Quest, n *Node, from, to Status, key []byte) error {
+	if idx := indexFor(to); idx != nil && !(from == Running && to == Pending) {
 		b, err := sub(t.tx, idx, q.ID)
 		if err != nil {
 			return err
@@ -442,14 +495,9 @@ func (t *txn) enterIndexes(q *Quest, n *Node, to Status, key []byte) error {
 	}
 	switch to {
 	case Running:
-		run := ""
-		if len(n.Runs) > 0 {
-			run = n.Runs[len(n.Runs)-1]
-		}
-		if err := t.tx.Bucket(bRunning).Put(t.bytesOf(n.ID), t.bytesOf(run)); err != nil {
+		if err := t.putRunning(q, n, t.plannedRun(q, n)); err != nil {
 			return err
 		}
-		q.Running = n.ID
 	case AwaitingConsent:
 		if err := t.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return err

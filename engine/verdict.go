@@ -333,7 +333,7 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 			return err
 		}
 		if res.redacted {
-			if err := t.noteRedacted(runID); err != nil {
+			if err := t.noteRedacted(n, runID); err != nil {
 				return err
 			}
 		}
@@ -347,7 +347,7 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 				}
 				q.Counters.Tokens += res.tokens
 			}
-			return t.endRun(runID, runEnd{outcome: "discarded", tokens: res.tokens, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
+			return t.endRun(n, runID, runEnd{outcome: "discarded", tokens: res.tokens, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
 				bytesIn: res.bytesIn, bytesOut: res.bytesOut})
 		}
 		q, err := t.quest(n.Quest)
@@ -383,7 +383,7 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 // deferral streak and kept claim.
 func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
 	q.Counters.Tokens += res.tokens
-	if err := t.endRun(runID, runEnd{outcome: res.outcome(), tokens: res.tokens, msg: res.why,
+	if err := t.endRun(n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, msg: res.why,
 		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
 		return err
 	}

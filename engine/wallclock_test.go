@@ -84,7 +84,7 @@ func (h *harness) stored(id string) *Quest {
 	var q *Quest
 	err := h.store.view(func(tx *bolt.Tx) error {
 		var err error
-		q, _, err = getQuest(tx.Bucket(bQuests), id)
+		q, _, err = getQuest(tx, id)
 		return err
 	})
 	if err != nil {

@@ -63,27 +63,36 @@ func ParseAcceptAnswer(raw []byte) (AcceptAnswer, []Fact) {
 	if !ok {
 		return AcceptAnswer{}, fs.facts()
 	}
-	objRaw, ok := parseObjectText(text, &fs)
+	if a, ok := parseAcceptFast(text); ok {
+		return a, nil
+	}
+	return parseAcceptText(text, &fs)
+}
+
+// parseAcceptText is the slow path of ParseAcceptAnswer for the located
+// JSON text: every check, with the facts that explain what is wrong.
+func parseAcceptText(text []byte, fs *factList) (AcceptAnswer, []Fact) {
+	objRaw, ok := parseObjectText(text, fs)
 	if !ok {
 		return AcceptAnswer{}, fs.facts()
 	}
-	obj, ok := decodeObject(objRaw, "", &fs)
+	obj, ok := decodeObject(objRaw, "", fs)
 	if !ok {
 		return AcceptAnswer{}, fs.facts()
 	}
-	checkMembers(obj, "", acceptFields(), &fs)
+	checkMembers(obj, "", acceptFields(), fs)
 	for _, s := range acceptFields() {
-		checkKindMember(obj, "", s.name, s.kind, &fs)
+		checkKindMember(obj, "", s.name, s.kind, fs)
 	}
-	if items, ok := arrayMember(obj, "", "citations", &fs); ok {
+	if items, ok := arrayMember(obj, "", "citations", fs); ok {
 		for i, item := range items {
 			where := index("citations", i)
-			o, ok := objectValue(item, where, &fs)
+			o, ok := objectValue(item, where, fs)
 			if !ok {
 				continue
 			}
-			checkMembers(o, where, []fieldSpec{{name: "quote", kind: "string", required: true}}, &fs)
-			checkKindMember(o, where, "quote", "string", &fs)
+			checkMembers(o, where, []fieldSpec{{name: "quote", kind: "string", required: true}}, fs)
+			checkKindMember(o, where, "quote", "string", fs)
 		}
 	}
 	if !fs.empty() {

@@ -69,6 +69,10 @@ func FuzzParseAcceptAnswer(f *testing.F) {
 	f.Add([]byte("```json\n{\"decision\":\"reject\",\"reason\":\"r\",\"revision_target\":\"planner\"}\n```"))
 	f.Add([]byte(`{"decision":"reject","reason":"r","revision_target":"x","citations":[{}]}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		var fs factList
+		if text, ok := locateJSON(raw, &fs); ok {
+			checkFastAccept(t, text)
+		}
 		got, facts := ParseAcceptAnswer(raw)
 		checkFuzzFacts(t, facts)
 		if len(facts) > 0 {

@@ -24,56 +24,25 @@ func parseAnswerFast(text []byte) (Answer, bool) {
 		return Answer{}, false
 	}
 	sc := answerScanner{b: text, s: string(text)}
-	var (
-		a    Answer
-		seen [4]bool
-	)
-	sc.ws()
-	if !sc.eat('{') {
-		return Answer{}, false
-	}
-	for {
-		sc.ws()
-		name, ok := sc.name()
-		if !ok {
-			return Answer{}, false
-		}
-		sc.ws()
-		if !sc.eat(':') {
-			return Answer{}, false
-		}
-		sc.ws()
-		k := -1
+	var a Answer
+	present, ok := sc.fields(func(name string) (k int, ok bool) {
 		switch name {
 		case "verdict":
-			k = 0
 			a.Verdict, ok = sc.str()
-			ok = ok && (a.Verdict == VerdictPromising || a.Verdict == VerdictDead || a.Verdict == VerdictConclusion)
+			return 0, ok && (a.Verdict == VerdictPromising || a.Verdict == VerdictDead || a.Verdict == VerdictConclusion)
 		case "evidence":
-			k = 1
 			a.Evidence, ok = sc.str()
+			return 1, ok
 		case "citations":
-			k = 2
 			a.Citations, ok = sc.citations()
+			return 2, ok
 		case "new_directions":
-			k = 3
 			a.NewDirections, ok = sc.strs()
+			return 3, ok
 		}
-		if k < 0 || !ok || seen[k] {
-			return Answer{}, false
-		}
-		seen[k] = true
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		if !sc.eat('}') {
-			return Answer{}, false
-		}
-		break
-	}
-	sc.ws()
-	if sc.i != len(sc.s) || seen != [4]bool{true, true, true, true} {
+		return -1, false
+	})
+	if !ok || present != 0b1111 || !sc.end() {
 		return Answer{}, false
 	}
 	return a, true
@@ -129,15 +98,8 @@ func (sc *answerScanner) plainEnd() int {
 	i := sc.i
 	for ; i+8 <= len(sc.b); i += 8 {
 		x := binary.LittleEndian.Uint64(sc.b[i:])
-		// A byte of x is < 0x20, '"' or '\\' (each test sets that
-		// byte's high bit, with false positives only above a true one).
-		ctl := (x - lo7*0x20) &^ x
-		q := x ^ qx8
-		q = (q - lo7) &^ q
-		bs := x ^ bsx8
-		bs = (bs - lo7) &^ bs
-		if (ctl|q|bs)&hi7 != 0 {
-			break
+		if (lessBytes(x, 0x20)|zeroBytes(x^qx8)|zeroBytes(x^bsx8))&hi7 != 0 {
+			break // a byte of x is < 0x20, '"' or '\\'
 		}
 	}
 	for ; i < len(sc.s); i++ {
@@ -229,90 +191,96 @@ func (sc *answerScanner) str() (string, bool) {
 
 // strs reads an array of non-blank strings (new_directions).
 func (sc *answerScanner) strs() ([]string, bool) {
-	if !sc.eat('[') {
-		return nil, false
-	}
 	out := []string{}
-	sc.ws()
-	if sc.eat(']') {
-		return out, true
-	}
-	for {
-		sc.ws()
+	ok := sc.list(func() bool {
 		s, ok := sc.str()
-		if !ok || strings.TrimSpace(s) == "" || len(out) == MaxListItems {
-			return nil, false
-		}
 		out = append(out, s)
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		return out, sc.eat(']')
-	}
+		return ok && strings.TrimSpace(s) != ""
+	})
+	return out, ok
 }
 
 // citations reads an array of citation objects with exactly a non-blank
 // source and quote each.
 func (sc *answerScanner) citations() ([]Citation, bool) {
-	if !sc.eat('[') {
-		return nil, false
-	}
 	out := []Citation{}
-	sc.ws()
-	if sc.eat(']') {
-		return out, true
-	}
-	for {
-		sc.ws()
-		c, ok := sc.citation()
-		if !ok || len(out) == MaxListItems {
-			return nil, false
-		}
+	ok := sc.list(func() bool {
+		var c Citation
+		present, ok := sc.fields(func(name string) (k int, ok bool) {
+			switch name {
+			case "source":
+				c.Source, ok = sc.str()
+				return 0, ok && strings.TrimSpace(c.Source) != ""
+			case "quote":
+				c.Quote, ok = sc.str()
+				return 1, ok && strings.TrimSpace(c.Quote) != ""
+			}
+			return -1, false
+		})
 		out = append(out, c)
-		sc.ws()
-		if sc.eat(',') {
-			continue
-		}
-		return out, sc.eat(']')
-	}
+		return ok && present == 0b11
+	})
+	return out, ok
 }
 
-func (sc *answerScanner) citation() (Citation, bool) {
-	var (
-		c          Citation
-		src, quote bool
-	)
+// fields reads a JSON object whose member names have no escapes. For each
+// member, read(name) reads the value and returns the member's number k
+// (0..63), or declines with k < 0 or ok = false. fields returns the set of
+// members present (bit k for member k), and declines a repeated member.
+func (sc *answerScanner) fields(read func(name string) (k int, ok bool)) (present uint64, ok bool) {
+	sc.ws()
 	if !sc.eat('{') {
-		return c, false
+		return 0, false
 	}
 	for {
 		sc.ws()
 		name, ok := sc.name()
 		if !ok {
-			return c, false
+			return 0, false
 		}
 		sc.ws()
 		if !sc.eat(':') {
-			return c, false
+			return 0, false
 		}
 		sc.ws()
-		var v string
-		if v, ok = sc.str(); !ok || strings.TrimSpace(v) == "" {
-			return c, false
+		k, ok := read(name)
+		if !ok || k < 0 || present&(1<<k) != 0 {
+			return 0, false
 		}
-		switch {
-		case name == "source" && !src:
-			c.Source, src = v, true
-		case name == "quote" && !quote:
-			c.Quote, quote = v, true
-		default:
-			return c, false
+		present |= 1 << k
+		sc.ws()
+		if sc.eat(',') {
+			continue
+		}
+		return present, sc.eat('}')
+	}
+}
+
+// list reads a JSON array of at most MaxListItems elements, calling item
+// to read each; an empty array is fine.
+func (sc *answerScanner) list(item func() bool) bool {
+	if !sc.eat('[') {
+		return false
+	}
+	sc.ws()
+	if sc.eat(']') {
+		return true
+	}
+	for n := 1; ; n++ {
+		sc.ws()
+		if n > MaxListItems || !item() {
+			return false
 		}
 		sc.ws()
 		if sc.eat(',') {
 			continue
 		}
-		return c, sc.eat('}') && src && quote
+		return sc.eat(']')
 	}
+}
+
+// end reports whether nothing but white space is left.
+func (sc *answerScanner) end() bool {
+	sc.ws()
+	return sc.i == len(sc.s)
 }

@@ -110,25 +110,33 @@ func FuzzParseAnswerFast(f *testing.F) {
 	})
 }
 
-func TestExcerptHead(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	for range 5000 {
-		b := make([]byte, r.IntN(80))
-		for i := range b {
-			b[i] = "ab\"\\\n\xe6\x97\xa5\xff"[r.IntN(9)]
-		}
-		if got, want := quoteExcerpt(excerptHead(b)), quoteExcerpt(string(b)); got != want {
-			t.Fatalf("%q: got %s, want %s", b, got, want)
-		}
-	}
-}
-
 // TestQuietRulesSkipped checks that skipping the rules that are silent
-// without the contract changes no report: the bench catalog with and
-// without the plan agree on random, often broken, answers.
+// without the contract changes no report: a catalog with and without the
+// plan agree on random, often broken, answers. The catalogs are the bench
+// catalog (contract first, 19 quiet rules) and the same with rules that
+// read the raw answer (not quiet) before, between and after quiet ones.
 func TestQuietRulesSkipped(t *testing.T) {
-	for _, graph := range []bool{false, true} {
-		c := answerSetCatalog(t, graph)
+	mixed := benchSpecs()
+	raw := func(id, pattern string) RuleSpec {
+		return RuleSpec{ID: id, Kind: "regex", Level: "review", Params: map[string]any{"field": "raw", "pattern": pattern, "mode": "must_not_match"}}
+	}
+	mixed = slices.Insert(mixed, 0, raw("raw-first", "(?i)sorry|```"))
+	mixed = slices.Insert(mixed, 8, raw("raw-middle", `\n\n`))
+	mixed = append(mixed, raw("raw-last", "(?i)json"))
+	mixedCat, err := LoadCatalog(mixed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		c     *Catalog
+		quiet int
+	}{
+		{"bench", answerSetCatalog(t, false), 19},
+		{"bench graph", answerSetCatalog(t, true), 19},
+		{"raw rules among quiet ones", mixedCat, 19},
+	} {
+		c := tc.c
 		plain := *c
 		plain.entries = slices.Clone(c.entries)
 		quiet := 0
@@ -138,22 +146,25 @@ func TestQuietRulesSkipped(t *testing.T) {
 			}
 			plain.entries[i].quiet = false
 		}
-		if quiet != 19 {
-			t.Errorf("got %d quiet rules, want 19 (all but contract)", quiet)
+		if quiet != tc.quiet {
+			t.Errorf("%s: got %d quiet rules, want %d", tc.name, quiet, tc.quiet)
 		}
 		r := rand.New(rand.NewPCG(11, 12))
-		for range 3000 {
+		for k := range 3000 {
 			text := validAnswerText(r)
 			if r.IntN(2) == 0 {
 				text = text[:r.IntN(len(text))]
 			}
 			in := benchInput()
 			in.Raw = []byte("Findings.\n```json\n" + text + "\n```\n")
+			if k%3 == 0 {
+				in.Raw = []byte("sorry, no JSON\n\n" + text) // fails the contract outside a fence
+			}
 			if got, want := c.Report(in), plain.Report(in); !reflect.DeepEqual(got, want) {
-				t.Fatalf("%q: with the plan %v, without %v", in.Raw, got, want)
+				t.Fatalf("%s: %q: with the plan %v, without %v", tc.name, in.Raw, got, want)
 			}
 			if got, want := c.Evaluate(in), plain.Evaluate(in); !reflect.DeepEqual(got, want) {
-				t.Fatalf("%q: with the plan %v, without %v", in.Raw, got, want)
+				t.Fatalf("%s: %q: with the plan %v, without %v", tc.name, in.Raw, got, want)
 			}
 		}
 	}

@@ -313,3 +313,30 @@ func TestAnswerSetsGolden(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkAnswerKinds parses a valid answer of each kind that is not a
+// worker's (a council reviewer's, a judge's, an accepter's), fenced after a
+// line of prose as agents write them.
+func BenchmarkAnswerKinds(b *testing.B) {
+	accept := `{"decision": "accept", "reason": "meets the plan", "citations": [{"quote": "92% on the set"}]}`
+	for _, tc := range []struct {
+		name  string
+		parse func(raw []byte) []Fact
+		raw   string
+	}{
+		{"reviewer", func(raw []byte) []Fact { _, f := ParseMemberAnswer(MemberReviewer, raw); return f }, validReviewerJSON},
+		{"judge", func(raw []byte) []Fact { _, f := ParseMemberAnswer(MemberJudge, raw); return f }, validJudgeJSON},
+		{"accept", func(raw []byte) []Fact { _, f := ParseAcceptAnswer(raw); return f }, accept},
+	} {
+		raw := []byte("My answer.\n\n" + fence(tc.raw))
+		if f := tc.parse(raw); len(f) > 0 {
+			b.Fatalf("%s: got %v, want a valid answer", tc.name, f)
+		}
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tc.parse(raw)
+			}
+		})
+	}
+}

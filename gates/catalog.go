@@ -3,6 +3,7 @@ package gates
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // Rule detects one way of cheating.
@@ -10,10 +11,11 @@ import (
 // ID, Level, Stage and Description must be constant for the rule's lifetime:
 // [NewCatalog] validates them once. Check must be deterministic and pure: no
 // I/O, no clock, no randomness, and it must not modify in (its slices are
-// shared with the other rules of the evaluation). It returns nil when the rule
-// did not fire. Facts it returns are stamped by [Catalog.Evaluate] with the
-// rule's own id and level. Check may be called concurrently from several
-// evaluations.
+// shared with the other rules of the evaluation), nor keep it or hand it to
+// another rule after it returns (the catalog reuses what in refers to for
+// its next evaluation). It returns nil when the rule did not fire. Facts it
+// returns are stamped by [Catalog.Evaluate] with the rule's own id and
+// level. Check may be called concurrently from several evaluations.
 type Rule interface {
 	ID() string
 	Level() Level
@@ -64,6 +66,36 @@ func (in Input) IsOwner() bool { return in.Role == RoleOwner }
 type Catalog struct {
 	entries []entry
 	graph   *defeat // nil: no edges (plain level aggregation)
+	// scratch holds *scratch values for Evaluate and Report to reuse (nil
+	// in a Catalog not built by NewCatalog, which cannot evaluate).
+	scratch *sync.Pool
+}
+
+// scratch is the working memory of one evaluation, none of which outlives
+// it: the parse memo of the built-in rules and a buffer the facts are
+// collected in. A catalog reuses it from one evaluation to the next, so an
+// evaluation allocates what its verdict keeps and little else (on a
+// malformed answer: the contract fact, its text and the verdict's array).
+type scratch struct {
+	memo  parseMemo
+	facts [8]Fact
+}
+
+func (c *Catalog) getScratch() *scratch {
+	if c.scratch == nil {
+		return new(scratch)
+	}
+	return c.scratch.Get().(*scratch)
+}
+
+// putScratch clears s, whose first n facts were written, and gives it back
+// for the next evaluation. Cleared, it holds no string of the answer.
+func (c *Catalog) putScratch(s *scratch, n int) {
+	s.memo = parseMemo{}
+	clear(s.facts[:min(n, len(s.facts))])
+	if c.scratch != nil {
+		c.scratch.Put(s)
+	}
 }
 
 // entry is a rule with the metadata validated by NewCatalog. Evaluation uses
@@ -79,6 +111,10 @@ type entry struct {
 	// not follow the contract (see contractBound), so an evaluation whose
 	// parse failed need not run it.
 	quiet bool
+	// nextLoud is the index of the first entry after this one that is not
+	// quiet (len(entries) if none): once the contract is known to fail,
+	// the evaluation goes on there.
+	nextLoud int
 }
 
 // contractBound is implemented by built-in rules that read the parsed
@@ -100,7 +136,8 @@ func NewCatalog(rules ...Rule) (*Catalog, error) {
 	if len(rules) == 0 {
 		return nil, fmt.Errorf("gates: new catalog: %w", ErrEmptyCatalog)
 	}
-	c := &Catalog{entries: make([]entry, 0, len(rules))}
+	c := &Catalog{entries: make([]entry, 0, len(rules)),
+		scratch: &sync.Pool{New: func() any { return new(scratch) }}}
 	seen := make(map[string]int, len(rules))
 	for i, r := range rules {
 		e, err := describeRule(i, r)
@@ -125,6 +162,13 @@ func NewCatalog(rules ...Rule) (*Catalog, error) {
 			return nil, fmt.Errorf("gates: new catalog: rule %q: %w", id, e.err)
 		}
 		c.entries = append(c.entries, e.entry)
+	}
+	next := len(c.entries)
+	for i := len(c.entries) - 1; i >= 0; i-- {
+		c.entries[i].nextLoud = next
+		if !c.entries[i].quiet {
+			next = i
+		}
 	}
 	return c, nil
 }
@@ -183,8 +227,29 @@ func (c *Catalog) Evaluate(in Input) Verdict {
 	if c == nil || len(c.entries) == 0 {
 		return c.Report(in).Verdict
 	}
+	if c.graph != nil && c.graph.attackEdge {
+		return c.evaluateGraph(in)
+	}
 	// Report's verdict without its feedback, which only Report returns.
-	in.memo = &parseMemo{}
+	// Every fired rule survives: the verdict's facts are all of them, in
+	// catalog order, which is how runInto collects them (into the
+	// scratch's buffer, then one array of the right size).
+	s := c.getScratch()
+	in.memo = &s.memo
+	all := c.runInto(nil, s.facts[:0], in, 0)
+	facts := all
+	if len(all) <= len(s.facts) { // still the scratch's buffer
+		facts = make([]Fact, len(all))
+		copy(facts, all)
+	}
+	c.putScratch(s, len(all))
+	return aggregate(facts)
+}
+
+// evaluateGraph is Evaluate through a defeat graph that has attacks edges.
+func (c *Catalog) evaluateGraph(in Input) Verdict {
+	s := c.getScratch()
+	in.memo = &s.memo
 	var (
 		perBuf   [32][]Fact
 		firedBuf [32]bool
@@ -196,17 +261,13 @@ func (c *Catalog) Evaluate(in Input) Verdict {
 	} else {
 		per, fired = make([][]Fact, n), make([]bool, n)
 	}
-	all := c.runInto(per, in, 0)
-	if c.graph == nil || !c.graph.attackEdge {
-		// Every fired rule survives: the verdict's facts are all of
-		// them, in catalog order, which is how runInto stored them.
-		return aggregate(all)
-	}
+	all := c.runInto(per, s.facts[:0], in, 0)
 	for i, fs := range per {
 		fired[i] = len(fs) > 0
 	}
-	facts, _ := c.outcomeOf(per, fired)
-	return aggregate(facts) // facts is outcomeOf's own slice
+	facts, _ := c.outcomeOf(per, fired) // copies the survivors' facts
+	c.putScratch(s, len(all))
+	return aggregate(facts)
 }
 
 // Report is [Catalog.Evaluate] with the feedback and the defeated facts: the
@@ -216,10 +277,13 @@ func (c *Catalog) Report(in Input) Staged {
 	if c == nil || len(c.entries) == 0 {
 		return c.staged(c.run(in, 0))
 	}
-	in.memo = &parseMemo{}
+	s := c.getScratch()
+	in.memo = &s.memo
 	per := make([][]Fact, len(c.entries))
-	c.runInto(per, in, 0)
-	return c.decide(per)
+	c.runInto(per, nil, in, 0)
+	st := c.decide(per)
+	c.putScratch(s, 0)
+	return st
 }
 
 // EvaluateStage runs only the rules of stage s, in order, and aggregates their
@@ -250,7 +314,7 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 	}
 	in.memo = &parseMemo{}
 	per := make([][]Fact, len(c.entries))
-	c.runInto(per, in, only)
+	c.runInto(per, nil, in, only)
 	var facts []Fact
 	for _, fs := range per {
 		facts = append(facts, fs...)
@@ -258,21 +322,25 @@ func (c *Catalog) run(in Input, only Stage) []Fact {
 	return facts
 }
 
-// runInto stores in per[i] the facts of entry i, for the entries of stage
-// only (0 = all), and returns all of them in entry order (per[i] are
-// slices of it). in.memo must be set by the caller.
-func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) (all []Fact) {
-	for i, e := range c.entries {
-		if only != 0 && e.stage != only {
-			continue
-		}
+// runInto appends to all the facts of every entry of stage only (0 = all)
+// in entry order, and returns it; when per is not nil, per[i] is the part
+// of it that entry i returned. in.memo must be set by the caller.
+func (c *Catalog) runInto(per [][]Fact, all []Fact, in Input, only Stage) []Fact {
+	for i := 0; i < len(c.entries); i++ {
+		e := &c.entries[i]
 		if e.quiet {
 			if !in.memo.done {
 				parseFacts(in) // memoised for the rules
 			}
 			if len(in.memo.facts) > 0 {
+				// The contract does not hold, so every quiet rule is
+				// silent: go on at the next entry that is not quiet.
+				i = e.nextLoud - 1
 				continue
 			}
+		}
+		if only != 0 && e.stage != only {
+			continue
 		}
 		got, panicked := checkSafely(e.rule, e.id, in)
 		if len(got) == 0 {
@@ -283,14 +351,16 @@ func (c *Catalog) runInto(per [][]Fact, in Input, only Stage) (all []Fact) {
 		}
 		start := len(all)
 		all = stamp(all, got, e, panicked)
-		per[i] = all[start:len(all):len(all)]
+		if per != nil {
+			per[i] = all[start:len(all):len(all)]
+		}
 	}
 	return all
 }
 
 // stamp appends got to dst with the entry's id and (unless the rule
 // panicked) its level.
-func stamp(dst, got []Fact, e entry, panicked bool) []Fact {
+func stamp(dst, got []Fact, e *entry, panicked bool) []Fact {
 	for _, f := range got {
 		f.Rule = e.id
 		if !panicked {
@@ -307,7 +377,7 @@ func (c *Catalog) check(e entry, in Input) []Fact {
 	if len(got) == 0 {
 		return nil
 	}
-	return stamp(make([]Fact, 0, len(got)), got, e, panicked)
+	return stamp(make([]Fact, 0, len(got)), got, &e, panicked)
 }
 
 // checkSafely runs r.Check, turning a panic into a single Fail fact.

@@ -2,6 +2,7 @@ package gates
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -237,6 +238,41 @@ func TestEvaluateConcurrently(t *testing.T) {
 		}()
 	}
 	for g := 0; g < 8; g++ {
+		<-done
+	}
+}
+
+// TestEvaluateConcurrentlyAnswerSets has goroutines share the answer-set
+// catalogs, whose evaluations reuse each other's memo and fact buffer: every
+// verdict and report must be the one a lone evaluation gives, fact for fact.
+func TestEvaluateConcurrentlyAnswerSets(t *testing.T) {
+	flat, graph := answerSetCatalog(t, false), answerSetCatalog(t, true)
+	sets := []string{"fires7", "pass", "long-evidence", "malformed"}
+	inputs := make([]Input, len(sets))
+	wantV := make([]Verdict, len(sets))
+	wantR := make([]Staged, len(sets))
+	for i, set := range sets {
+		inputs[i] = answerSetInput(t, set)
+		wantV[i], wantR[i] = flat.Evaluate(inputs[i]), graph.Report(inputs[i])
+	}
+	done := make(chan struct{})
+	for g := 0; g < 6; g++ {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := 0; i < 12; i++ {
+				k := (g + i) % len(sets)
+				if got := flat.Evaluate(inputs[k]); !reflect.DeepEqual(got, wantV[k]) {
+					t.Errorf("%s: got %v, want %v", sets[k], got, wantV[k])
+					return
+				}
+				if got := graph.Report(inputs[k]); !reflect.DeepEqual(got, wantR[k]) {
+					t.Errorf("%s: got %v, want %v", sets[k], got, wantR[k])
+					return
+				}
+			}
+		}()
+	}
+	for g := 0; g < 6; g++ {
 		<-done
 	}
 }

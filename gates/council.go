@@ -82,37 +82,46 @@ func ParseMemberAnswer(role string, raw []byte) (MemberAnswer, []Fact) {
 	if !ok {
 		return MemberAnswer{}, fs.facts()
 	}
-	objRaw, ok := parseObjectText(text, &fs)
+	if m, ok := parseMemberFast(role, text); ok {
+		return m, nil
+	}
+	return parseMemberText(role, text, &fs)
+}
+
+// parseMemberText is the slow path of ParseMemberAnswer for the located
+// JSON text: every check, with the facts that explain what is wrong.
+func parseMemberText(role string, text []byte, fs *factList) (MemberAnswer, []Fact) {
+	objRaw, ok := parseObjectText(text, fs)
 	if !ok {
 		return MemberAnswer{}, fs.facts()
 	}
-	obj, ok := decodeObject(objRaw, "", &fs)
+	obj, ok := decodeObject(objRaw, "", fs)
 	if !ok {
 		return MemberAnswer{}, fs.facts()
 	}
-	checkMembers(obj, "", memberFields(role), &fs)
-	checkKindMember(obj, "", "confidence", "number", &fs)
-	checkKindMember(obj, "", "dissent", "string", &fs)
-	checkKindMember(obj, "", "notes", "string", &fs)
-	if v, ok := stringMember(obj, "", "verdict_source", &fs); ok && v != SourcePass && v != SourceRevise {
+	checkMembers(obj, "", memberFields(role), fs)
+	checkKindMember(obj, "", "confidence", "number", fs)
+	checkKindMember(obj, "", "dissent", "string", fs)
+	checkKindMember(obj, "", "notes", "string", fs)
+	if v, ok := stringMember(obj, "", "verdict_source", fs); ok && v != SourcePass && v != SourceRevise {
 		fs.add("verdict_source", SourcePass+"|"+SourceRevise, quoteExcerpt(v))
 	}
-	if items, ok := arrayMember(obj, "", "actions", &fs); ok {
+	if items, ok := arrayMember(obj, "", "actions", fs); ok {
 		for i, item := range items {
-			checkActionJSON(item, index("actions", i), &fs)
+			checkActionJSON(item, index("actions", i), fs)
 		}
 	}
-	if items, ok := arrayMember(obj, "", "citations", &fs); ok {
+	if items, ok := arrayMember(obj, "", "citations", fs); ok {
 		for i, item := range items {
 			where := index("citations", i)
-			c, ok := objectValue(item, where, &fs)
+			c, ok := objectValue(item, where, fs)
 			if !ok {
 				continue
 			}
-			checkMembers(c, where, citationFields(), &fs)
+			checkMembers(c, where, citationFields(), fs)
 			for _, name := range []string{"source", "quote"} {
-				if s, ok := stringMember(c, where, name, &fs); ok {
-					checkNotBlank(s, path(where, name), &fs)
+				if s, ok := stringMember(c, where, name, fs); ok {
+					checkNotBlank(s, path(where, name), fs)
 				}
 			}
 		}

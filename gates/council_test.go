@@ -147,6 +147,10 @@ func FuzzParseMemberAnswer(f *testing.F) {
 	f.Add(MemberJudge, []byte(fence(validJudgeJSON)))
 	f.Add(MemberReviewer, []byte(`{"confidence":-0,"actions":[{"action":"spawn","hypothesis":"h","role":"poc","node":"n1"}],"dissent":"","notes":""}`))
 	f.Fuzz(func(t *testing.T, role string, raw []byte) {
+		var fs factList
+		if text, ok := locateJSON(raw, &fs); ok && (role == MemberReviewer || role == MemberJudge) {
+			checkFastMember(t, role, text)
+		}
 		got, facts := ParseMemberAnswer(role, raw)
 		checkFuzzFacts(t, facts)
 		if len(facts) > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -32,7 +33,7 @@ import (
 // fenceOpen reports whether line opens a fence, with its backtick count and
 // whether its info string is json.
 func fenceOpen(line []byte) (n int, isJSON, ok bool) {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimIndent(line)
 	n = countBackticks(t)
 	if n < 3 {
 		return 0, false, false
@@ -46,9 +47,19 @@ func fenceOpen(line []byte) (n int, isJSON, ok bool) {
 
 // fenceClose reports whether line closes a fence opened with n backticks.
 func fenceClose(line []byte, n int) bool {
-	t := bytes.TrimLeft(line, " \t")
+	t := trimIndent(line)
 	m := countBackticks(t)
 	return m >= n && len(bytes.TrimSpace(t[m:])) == 0
+}
+
+// trimIndent is bytes.TrimLeft(b, " \t"), without building a set of
+// characters for each of the answer's lines.
+func trimIndent(b []byte) []byte {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
+	}
+	return b[i:]
 }
 
 func countBackticks(b []byte) int {
@@ -69,6 +80,14 @@ type block struct {
 // scanFences returns the last ```json block (if any) and how many other fenced
 // blocks were seen.
 func scanFences(raw []byte) (last block, found bool, others int) {
+	if bytes.Index(raw, []byte("```")) < 0 {
+		return last, false, 0 // no line can open a fence
+	}
+	return walkFences(raw)
+}
+
+// walkFences is scanFences line by line.
+func walkFences(raw []byte) (last block, found bool, others int) {
 	var (
 		in     bool
 		n      int
@@ -121,10 +140,19 @@ func mayStartJSON(c byte) bool {
 	return c == '{' || c == '[' || c == '"' || c == '-' || '0' <= c && c <= '9' || c == 't' || c == 'f' || c == 'n'
 }
 
-// excerptHead returns as much of b as quoteExcerpt looks at: quoteExcerpt
-// of it is quoteExcerpt of all of b, without converting all of b.
-func excerptHead(b []byte) string {
-	return string(b[:min(len(b), excerptBytes+1)])
+// answerStarts is the actual of a fact about an answer that is not JSON:
+// how many fenced blocks without a json tag it has (if any), and how it
+// starts, quoted as quoteExcerpt quotes. It is written into one buffer,
+// so the fact costs one allocation.
+func answerStarts(others int, trimmed []byte) string {
+	var buf [160]byte // room for the longest printable-ASCII excerpt
+	b := buf[:0]
+	if others > 0 {
+		b = strconv.AppendInt(b, int64(others), 10)
+		b = append(b, " fenced block(s) without a json tag, and "...)
+	}
+	b = append(b, "the answer starts "...)
+	return string(appendQuoteExcerpt(b, trimmed))
 }
 
 // locateJSON applies the outer layer of the contract. It returns the JSON text
@@ -156,14 +184,13 @@ func locateJSON(raw []byte, fs *factList) (text []byte, ok bool) {
 	case trimmed[0] == '{':
 		return trimmed, true
 	case others > 0:
-		fs.add("answer", "a ```json block or a JSON object",
-			fmt.Sprintf("%d fenced block(s) without a json tag, and the answer starts %s", others, quoteExcerpt(excerptHead(trimmed))))
+		fs.add("answer", "a ```json block or a JSON object", answerStarts(others, trimmed))
 		return nil, false
 	case mayStartJSON(trimmed[0]) && json.Valid(trimmed): // a scalar or an array: say so precisely
 		fs.add("answer", "a JSON object", kindOf(trimmed)+" "+rawExcerpt(trimmed))
 		return nil, false
 	default:
-		fs.add("answer", "a ```json block or a JSON object", "the answer starts "+quoteExcerpt(excerptHead(trimmed)))
+		fs.add("answer", "a ```json block or a JSON object", answerStarts(0, trimmed))
 		return nil, false
 	}
 }

@@ -74,26 +74,84 @@ func clip(s string, n int) string {
 
 // quoteExcerpt quotes a short, escaped excerpt of s, e.g. "maybe" or "very lon"….
 func quoteExcerpt(s string) string {
-	if len(s) <= excerptBytes {
-		return quote(s, "")
+	if cut, clipped := excerptCut(s); clipped {
+		return quote(s[:cut], "…")
 	}
-	cut := excerptBytes // as clip cuts
+	return quote(s, "")
+}
+
+// excerptCut returns how many bytes of s an excerpt keeps (at most
+// excerptBytes, cut on a rune boundary as clip cuts) and whether that is
+// less than all of s.
+func excerptCut[S string | []byte](s S) (cut int, clipped bool) {
+	if len(s) <= excerptBytes {
+		return len(s), false
+	}
+	cut = excerptBytes
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return quote(s[:cut], "…")
+	return cut, true
+}
+
+// appendQuoteExcerpt appends quoteExcerpt(string(b)) to dst, so that a
+// fact quoting b can be written into one buffer.
+func appendQuoteExcerpt(dst, b []byte) []byte {
+	cut, clipped := excerptCut(b)
+	if b = b[:cut]; plainASCII(b) {
+		dst = append(dst, '"')
+		dst = append(dst, b...)
+		dst = append(dst, '"')
+	} else {
+		dst = strconv.AppendQuote(dst, string(b))
+	}
+	if clipped {
+		dst = append(dst, "…"...)
+	}
+	return dst
 }
 
 // quote returns strconv.Quote(s) + suffix. Printable ASCII other than the
 // quote and the backslash is what strconv.Quote keeps as it is; such a
 // string (most excerpts) is quoted by hand, in one allocation.
 func quote(s, suffix string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
-			return strconv.Quote(s) + suffix
-		}
+	if !plainASCII(s) {
+		return strconv.Quote(s) + suffix
 	}
 	return "\"" + s + "\"" + suffix
+}
+
+// plainASCII reports whether every byte of s is printable ASCII other than
+// '"' and '\\' (0x20..0x7e): the bytes strconv.Quote keeps as they are.
+// It tests eight bytes at a time, as answerScanner.plainEnd does.
+func plainASCII[S string | []byte](s S) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := s[i : i+8] // constant indexes below: one 8-byte load, no bounds checks
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if (x|lessBytes(x, 0x20)|zeroBytes(x^(lo7*0x7f))|zeroBytes(x^qx8)|zeroBytes(x^bsx8))&hi7 != 0 {
+			return false // a byte >= 0x80, < 0x20, 0x7f, '"' or '\\'
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroBytes sets the high bit of the bytes of x that are 0, and may set it
+// in bytes above one of them but in no others: zeroBytes(x)&hi7 != 0 if
+// and only if some byte of x is 0.
+func zeroBytes(x uint64) uint64 {
+	return (x - lo7) &^ x
+}
+
+// lessBytes is zeroBytes for the bytes of x that are less than n (n <= 128).
+func lessBytes(x uint64, n byte) uint64 {
+	return (x - lo7*uint64(n)) &^ x
 }
 
 // rawExcerpt renders raw JSON text as a short single-line excerpt.

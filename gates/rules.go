@@ -58,15 +58,19 @@ func parseFacts(in Input) (parsed, []Fact) {
 		p     parsed
 		facts []Fact
 	)
+	// The parsed value is copied to the heap only when it is valid: an
+	// answer that fails the contract costs no allocation here.
 	if in.IsOwner() {
 		var o OwnerAnswer
 		if o, facts = ParseOwnerAnswer(in.Raw); len(facts) == 0 {
-			p.owner = &o
+			p.owner = new(OwnerAnswer)
+			*p.owner = o
 		}
 	} else {
 		var a Answer
 		if a, facts = ParseAnswer(in.Raw); len(facts) == 0 {
-			p.answer = &a
+			p.answer = new(Answer)
+			*p.answer = a
 		}
 	}
 	if in.memo != nil {

@@ -59,7 +59,7 @@ func (c *Catalog) EvaluateStaged(ctx context.Context, in Input, g Grounder) Stag
 	}
 	in.memo = &parseMemo{}
 	per := make([][]Fact, len(c.entries))
-	c.runInto(per, in, StagePure)
+	c.runInto(per, nil, in, StagePure)
 	first := c.decide(per)
 	if first.Verdict.Outcome == OutcomeFail || !c.hasStage(StageGround) {
 		return first

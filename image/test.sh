@@ -2,7 +2,9 @@
 # test.sh — boot the questbox image under QEMU, twice, and check it as a
 # user would: it comes up by itself, questbox reports READY, /healthz
 # answers, a quest created in boot one is there in boot two, and both
-# power-offs went through questbox's clean shutdown.
+# power-offs went through questbox's clean shutdown. In the second boot,
+# image/test-update.sh updates the box to a newer build and rolls back from
+# four broken ones (README, "Booting the image under QEMU").
 #
 #   image/test.sh [IMAGE.xz]       default dist/questbox-arm64.img.xz (make image-test)
 #
@@ -17,6 +19,11 @@
 #
 # Every wait is bounded (BOOT_TIMEOUT, default 1200 s per boot, emulation
 # is slow); on failure the serial console logs are kept and named.
+#
+# In boot 2 the daemon also runs on kernel GPIO lines: the kernel's
+# gpio-sim, built for the image's kernel and loaded only in this copy,
+# with questbox's LEDs read back and its button pressed
+# (image/gpio-sim-test.sh).
 #
 # Writes dist/image-test.txt: image size, boot-to-ready times.
 set -euo pipefail
@@ -72,6 +79,12 @@ mcopy -i "$fat" "::/$initrd" "$work/initrd"
 ssh-keygen -q -t ed25519 -N '' -C image-test -f "$work/key"
 mcopy -i "$fat" "$work/key.pub" ::/questbox-ssh.pub
 ok "kernel $kernel and $initrd from the boot partition; ssh key on it"
+# The update and rollback checks of boot 2 (image/test-update.sh).
+. image/test-update.sh
+update_prepare
+# The pins under a real kernel, in boot 2 (image/gpio-sim-test.sh).
+source image/gpio-sim-test.sh
+gpiosim_prepare
 
 freeport() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 sshport=$(freeport)
@@ -191,12 +204,15 @@ done
 ok "boot 2: boot 1 shut questbox down cleanly (stopping, STOPPING=1, stopped; no watchdog, no kill)"
 restarts=$(ssh_ systemctl show -p NRestarts --value questbox.service)
 [[ $restarts == 0 ]] || fail "boot 2: questbox.service restarted $restarts times"
+update_test 2
+gpiosim_check 2
 poweroff 2
 
 xz_mib=$(($(stat -c %s "$xz_img") / 1024 / 1024))
 {
 	echo "image: $xz_img $xz_mib MiB compressed, $image_mib MiB raw"
 	echo "kernel start to questbox READY: first boot ${ready1}s, second boot ${ready2}s (QEMU start to READY seen over ssh: ${wall1}s, ${wall2}s)"
+	echo "gpio-sim LED and button checks (boot 2): ${gpiosim_time}s"
 	echo "machine: qemu-system-aarch64 -M virt -cpu cortex-a53 -smp 2 -m 1024, TCG (no KVM) on $(nproc) host cores"
 } | tee dist/image-test.txt >&2
 echo "image-test: $passed passed, $failed failed"

@@ -138,8 +138,8 @@ func (d *Dir) Launch() (Decision, error) {
 	}
 	var dec Decision
 	if t := s.Trial; t != nil {
-		if t.Starts >= d.tries() {
-			said, err := d.rollback(&s, fmt.Sprintf("it started %d times without becoming ready and healthy for the settling time", t.Starts))
+		if why := d.failed(t); why != "" {
+			said, err := d.rollback(&s, why)
 			if err != nil {
 				return Decision{}, err
 			}
@@ -175,6 +175,42 @@ func (d *Dir) Launch() (Decision, error) {
 		dec.Exec = filepath.Join(d.bin, s.Current.File)
 	}
 	return dec, nil
+}
+
+// failed says why trial t is over, "" when it gets another start. A
+// start that never became READY (it exited, crashed, hung until systemd's
+// start timeout or was stopped first) ends the trial at once: waiting for
+// a second start would double the time the box is down for a fault that
+// a start-up does not outgrow. A trial that became READY and then died
+// gets its Tries starts (a power cut or a crash of its first minutes
+// should not undo an update that works).
+func (d *Dir) failed(t *Trial) string {
+	switch {
+	case t.Starts > 0 && t.Ready < t.Starts:
+		return fmt.Sprintf("its start %d of %d did not become ready (it exited, crashed, hung or was stopped before READY)", t.Starts, d.tries())
+	case t.Starts >= d.tries():
+		return fmt.Sprintf("it started %d times without becoming ready and healthy for the settling time", t.Starts)
+	}
+	return ""
+}
+
+// Ready records that this start of the trial of version became READY
+// (the daemon calls it when it tells systemd READY=1). ErrNoTrial when
+// version is not on trial.
+func (d *Dir) Ready(version string) error {
+	s, err := d.readState()
+	if err != nil {
+		return err
+	}
+	t := s.Trial
+	if t == nil || t.Version != version || t.Starts == 0 {
+		return ErrNoTrial
+	}
+	t.Ready = t.Starts
+	if err := d.writeState(s); err != nil {
+		return fmt.Errorf("update: %w", err)
+	}
+	return nil
 }
 
 // snapshot copies the store to bin/questbox.db.pre-<version> (d.copy);

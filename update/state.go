@@ -29,6 +29,9 @@ type Trial struct {
 	Slot
 	// Starts is how many times it was started without committing.
 	Starts int `json:"starts"`
+	// Ready is the last start that became READY (Dir.Ready); a start
+	// that did not is not given another one.
+	Ready int `json:"ready,omitempty"`
 	// Snapshot is the store copy taken before its first start (a file
 	// name in bin/); "" until then, or when there was no store yet.
 	Snapshot string `json:"snapshot,omitempty"`

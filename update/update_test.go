@@ -140,8 +140,9 @@ func TestCommit(t *testing.T) {
 	}
 }
 
-// TestRollback: a trial that does not commit within its starts is rolled
-// back at the next one, with the store as it was before its first start.
+// TestRollback: a trial whose starts became READY but did not commit
+// within its starts is rolled back at the next one, with the store as it
+// was before its first start.
 func TestRollback(t *testing.T) {
 	b := newBox(t)
 	d := b.dir("v1")
@@ -150,9 +151,15 @@ func TestRollback(t *testing.T) {
 		if dec := launch(t, d); !dec.Trial || dec.Starts != i {
 			t.Fatalf("start %d: %+v, want the trial", i, dec)
 		}
+		if err := d.Ready("v2"); err != nil {
+			t.Fatal(err)
+		}
 		b.put("written by v2, start " + string(rune('0'+i)))
 	}
 	dec := launch(t, d)
+	if !strings.Contains(dec.Said, "it started 2 times without becoming ready and healthy") {
+		t.Errorf("it said %q, want the starts it had", dec.Said)
+	}
 	if !dec.RolledBack || dec.Trial || dec.Exec != "" || dec.Slot.Version != "v1" {
 		t.Fatalf("got %+v, want a rollback to the packaged v1", dec)
 	}
@@ -174,6 +181,53 @@ func TestRollback(t *testing.T) {
 	}
 	if dec := launch(t, d); dec.RolledBack || dec.Exec != "" {
 		t.Errorf("the start after the rollback: %+v", dec)
+	}
+}
+
+// TestRollbackOfAStartThatNeverWasReady: a trial start that did not
+// become READY (it exited, hung until systemd's timeout, or crashed while
+// migrating) is rolled back at the very next start, not given another:
+// the box is back after one failed start. Ready of a version not on trial
+// is refused.
+func TestRollbackOfAStartThatNeverWasReady(t *testing.T) {
+	b := newBox(t)
+	d := b.dir("v1")
+	if err := d.Ready("v2"); !errors.Is(err, update.ErrNoTrial) {
+		t.Errorf("Ready with no trial: %v, want ErrNoTrial", err)
+	}
+	stage(t, d, "v2")
+	if err := d.Ready("v2"); !errors.Is(err, update.ErrNoTrial) {
+		t.Errorf("Ready of a trial not started yet: %v, want ErrNoTrial", err)
+	}
+	if dec := launch(t, d); !dec.Trial || dec.Starts != 1 {
+		t.Fatalf("first start: %+v, want the trial", dec)
+	}
+	if err := d.Ready("v3"); !errors.Is(err, update.ErrNoTrial) {
+		t.Errorf("Ready of another version: %v, want ErrNoTrial", err)
+	}
+	b.put("written by v2 before it hung")
+	dec := launch(t, d)
+	if !dec.RolledBack || dec.Trial || dec.Slot.Version != "v1" {
+		t.Fatalf("second start: %+v, want a rollback to v1", dec)
+	}
+	if !strings.Contains(dec.Said, "its start 1 of 2 did not become ready") {
+		t.Errorf("it said %q", dec.Said)
+	}
+	if got := b.get(); got != "v1 data" {
+		t.Errorf("the store after the rollback has %q, want %q", got, "v1 data")
+	}
+
+	// Ready at the first start, a crash, no READY at the second: back.
+	stage(t, d, "v3")
+	launch(t, d)
+	if err := d.Ready("v3"); err != nil {
+		t.Fatal(err)
+	}
+	if dec := launch(t, d); !dec.Trial || dec.Starts != 2 {
+		t.Fatalf("a trial that was ready and crashed: %+v, want its second start", dec)
+	}
+	if dec := launch(t, d); !dec.RolledBack || !strings.Contains(dec.Said, "its start 2 of 2 did not become ready") {
+		t.Errorf("third start: %+v, want a rollback naming start 2", dec)
 	}
 }
 

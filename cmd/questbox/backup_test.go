@@ -104,7 +104,7 @@ argv = ["sh", "-c", "cat > /dev/null; sed \"s/PID/$$/\" `+canned+`"]
 	// Restore into the running daemon.
 	var rep api.Restore
 	decode(t, must(t, 0, "", append([]string{"restore", "--json", b.File}, c...)...), &rep)
-	if rep.Kept == "" || rep.Schema != 5 {
+	if rep.Kept == "" || rep.Schema != engine.SchemaVersion {
 		t.Errorf("restore: %+v", rep)
 	}
 	if _, err := os.Stat(rep.Kept); err != nil {

@@ -341,7 +341,11 @@ func (d *daemon) serveSocket(ctx context.Context) error {
 // from a newer questbox) needs a person: the daemon waits for the repair
 // with the fault on the LEDs, instead of exiting with them dark.
 func (d *daemon) openStore(ctx context.Context) error {
-	st, err := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})
+	var st *engine.Store
+	err := d.e.stepTimer(d.log.Info).run("opening the store (its check, a compaction or a migration)", d.e.storeSize(), func() (err error) {
+		st, err = engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})
+		return err
+	})
 	if err != nil && holdable(err) {
 		st, err = d.hold(ctx, err)
 	}
@@ -395,6 +399,7 @@ func (d *daemon) ready() {
 	d.healthySince = time.Now()
 	d.notify("READY=1")
 	d.box.SetReady()
+	d.trialReady()
 }
 
 // stop is the shutdown after Serve returned: no more dispatches, runs in

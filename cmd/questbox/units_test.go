@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // The README's drop-ins that let the sandboxed daemon use a project
@@ -83,4 +84,18 @@ func verifyWithDropIn(t *testing.T, dropin string) string {
 		t.Fatalf("systemd-analyze verify: %v", err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// The unit's TimeoutStartSec is the daemon's startTimeout: the time the
+// rest of a start-up gets again after a long step (stepTimer) is the
+// unit's own, so a hang after it is caught as soon as one before it.
+func TestUnitStartTimeout(t *testing.T) {
+	u := readUnit(t)
+	got, err := time.ParseDuration(u.timeoutStart)
+	if err != nil {
+		t.Fatalf("questbox.service: TimeoutStartSec=%q: write it as a Go duration too (90s): %v", u.timeoutStart, err)
+	}
+	if got != startTimeout {
+		t.Errorf("questbox.service: TimeoutStartSec=%s, startTimeout is %s: they must be equal", got, startTimeout)
+	}
 }

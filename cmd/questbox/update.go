@@ -88,7 +88,11 @@ func (e *env) launch(log func(msg string, args ...any)) (launched, error) {
 		return launched{trial: s.Trial != nil && s.Trial.Version == version && s.Trial.Starts > 0,
 			rolledBack: e.getenv(rolledBackEnv)}, nil
 	}
-	dec, err := d.Launch()
+	var dec update.Decision
+	err = e.stepTimer(log).run("the update's store snapshot or rollback", e.storeSize(), func() (err error) {
+		dec, err = d.Launch()
+		return err
+	})
 	if err != nil {
 		// The packaged binary runs: a box whose update state cannot be
 		// read or written must still start.
@@ -238,6 +242,23 @@ func daemonPID(sock string) (int, error) {
 		return 0, cerr
 	}
 	return int(cred.Pid), nil
+}
+
+// trialReady records in the update state that this trial start became
+// READY, so that a crash from now on gets the trial its second start
+// (update.Dir.Ready); a start that never gets here is rolled back at the
+// next one.
+func (d *daemon) trialReady() {
+	if !d.trial {
+		return
+	}
+	u, err := d.e.updateDir()
+	if err == nil {
+		err = u.Ready(version)
+	}
+	if err != nil {
+		d.log.Error("update: could not record that the release on trial is ready; a restart will roll it back", "version", version, "err", err)
+	}
 }
 
 // trialCommit commits the release on trial once the daemon has been READY

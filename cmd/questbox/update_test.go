@@ -34,9 +34,10 @@ import (
 // systemd restarts the daemon and how often it may.
 type unitSettings struct {
 	restart      string
-	forceRestart []int // RestartForceExitStatus
-	success      []int // SuccessExitStatus (beyond 0)
-	burst        int   // StartLimitBurst
+	forceRestart []int  // RestartForceExitStatus
+	success      []int  // SuccessExitStatus (beyond 0)
+	burst        int    // StartLimitBurst
+	timeoutStart string // TimeoutStartSec, as written
 }
 
 func readUnit(t *testing.T) unitSettings {
@@ -72,6 +73,8 @@ func readUnit(t *testing.T) unitSettings {
 			u.success = ints(v)
 		case "StartLimitBurst":
 			u.burst, _ = strconv.Atoi(v)
+		case "TimeoutStartSec":
+			u.timeoutStart = v
 		}
 	}
 	return u

@@ -23,7 +23,7 @@ var (
 	Locked   = []byte("locked")   // quest -> {lock seq -> node id}
 	Edges    = []byte("edges")    // quest -> {seq -> Edge}
 	Runs     = []byte("runs")     // run id -> Run
-	Running  = []byte("running")  // node id -> run id
+	Running  = []byte("running")  // quest id/node id -> Run: the runs in flight (schema 6; node id -> run id before)
 	Consent  = []byte("consent")  // node id -> nil: nodes awaiting consent
 	Events   = []byte("events")   // seq -> Event
 	Cursors  = []byte("cursors")  // consumer -> seq acknowledged

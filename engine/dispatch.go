@@ -1,0 +1,347 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/store"
+)
+
+// The dispatch layout (schema 6). A dispatch writes one record: its run,
+// under the running index's key quest id '/' node id. Nothing else:
+//
+//   - the node's record keeps saying pending, and the node stays in its
+//     quest's pending index (readers lay the running entry over the record,
+//     see overlayRunning);
+//   - the quest's record is not rewritten: the bookkeeping of the dispatch
+//     (the node runs, one agent run more, the quest's place in the
+//     dispatch order) is derived from the running entries whose run is
+//     newer than the record's DispatchSeq (overlayDispatch), and folded
+//     into the record whenever the quest is saved for another reason;
+//   - the run's record lives in its running entry while it runs and moves
+//     to the runs bucket when it ends or its node leaves running.
+//
+// So a dispatch is one B-tree write besides its event, into a bucket that
+// holds only the runs in flight (a few pages however large the store), and
+// a quest whose node runs keys its entries next to each other in the order
+// of the active index, so the tick reads them with a cursor walking beside
+// the active quests.
+
+// runningKey is the running index's key of node of quest: the quest's id,
+// '/', the node's. '/' sorts before every digit, so a quest's entries come
+// before those of every quest whose id it is a prefix of ("q1/…" before
+// "q10"), in the active index's order.
+func runningKey(quest, node string) []byte {
+	return appendRunningKey(make([]byte, 0, len(quest)+1+len(node)), quest, node)
+}
+
+func appendRunningKey(b []byte, quest, node string) []byte {
+	b = append(b, quest...)
+	b = append(b, '/')
+	return append(b, node...)
+}
+
+// runningPrefix is the prefix of quest's running entries.
+func runningPrefix(quest string) []byte { return append([]byte(quest), '/') }
+
+// splitRunningKey is the quest and node of a running entry's key; ok is
+// false for a key of another form (a schema 5 entry is keyed by the node
+// id alone).
+func splitRunningKey(k []byte) (quest, node string, ok bool) {
+	i := bytes.IndexByte(k, '/')
+	if i <= 0 || i == len(k)-1 {
+		return "", "", false
+	}
+	return string(k[:i]), string(k[i+1:]), true
+}
+
+// runEntry is what a running entry says of its run: enough to overlay the
+// quest and the node without decoding the whole record.
+type runEntry struct {
+	ID, Role, Provider string
+}
+
+// seq is the run's sequence number (its id's), 0 if unreadable.
+func (r runEntry) seq() uint64 { return runNumber(r.ID) }
+
+// scanRunEntry reads a running entry's value (a run record, appendRun).
+func scanRunEntry(v []byte) (runEntry, bool) {
+	var r runEntry
+	ok := store.ScanObject(v, func(key []byte, s *store.Scanner) bool {
+		switch string(key) {
+		case "id":
+			return s.Str(&r.ID)
+		case "role":
+			return s.Str(&r.Role)
+		case "provider":
+			return s.Str(&r.Provider)
+		}
+		return s.Skip()
+	})
+	return r, ok
+}
+
+// overlayDispatch lays q's running entries over its record: each entry
+// whose run is newer than the record's DispatchSeq is a dispatch the
+// record does not count yet, and is counted here as move and newRun
+// counted it in memory: the node leaves pending for running, the quest
+// names it running, an agent run more (a replay counts none), DispatchSeq
+// is the run's. Saving the quest folds them into its record; the entries
+// whose run is not newer than DispatchSeq are folded already.
+//
+// c is a cursor of the running index; a quest without entries costs one
+// seek.
+func overlayDispatch(c *bolt.Cursor, q *Quest) {
+	prefix := runningPrefix(q.ID)
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		applyEntry(q, k[len(prefix):], v)
+	}
+}
+
+// applyEntry counts the running entry of node (its value v) in q, unless
+// q's record folded it already.
+func applyEntry(q *Quest, node, v []byte) {
+	r, ok := scanRunEntry(v)
+	if !ok || r.seq() <= q.DispatchSeq {
+		return
+	}
+	if q.Counts == nil {
+		q.Counts = map[Status]int{}
+	}
+	q.Counts[Pending]--
+	if q.Counts[Pending] <= 0 {
+		delete(q.Counts, Pending)
+	}
+	q.Counts[Running]++
+	q.Running = string(node)
+	trackQueued(q, &Node{ID: q.Running, Role: r.Role}, Running)
+	if r.Provider != "replay" {
+		q.Counters.AgentRuns++
+	}
+	q.DispatchSeq = r.seq()
+}
+
+// putRunning records run r of node n (of quest q) as running: its entry,
+// and q's DispatchSeq, so that a save of q in this transaction folds it.
+func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
+	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
+	if err := t.tx.Bucket(bRunning).Put(key, t.claim(appendRun(t.spare(256), r))); err != nil {
+		return err
+	}
+	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
+	q.Running = n.ID
+	return nil
+}
+
+// plannedRun is the run n is dispatched with in this transaction (newRun),
+// or, for a node placed running by other means (PlantNode), one made of
+// its last run id.
+func (t *txn) plannedRun(q *Quest, n *Node) *Run {
+	if t.dispatching != nil && t.dispatching.Node == n.ID {
+		return t.dispatching
+	}
+	r := &Run{Quest: q.ID, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1, Started: t.now}
+	if len(n.Runs) > 0 {
+		r.ID = n.Runs[len(n.Runs)-1]
+	}
+	return r
+}
+
+// leaveRunning ends node n's running entry: its run record moves to the
+// runs bucket unless the run's end wrote it there already (endRun).
+func (t *txn) leaveRunning(q *Quest, n *Node) error {
+	rb := t.tx.Bucket(bRunning)
+	key := runningKey(q.ID, n.ID)
+	v := rb.Get(key)
+	if v == nil {
+		return nil
+	}
+	if r, ok := scanRunEntry(v); ok && r.ID != "" {
+		runs := appendOnly(t.tx.Bucket(bRuns))
+		if runs.Get([]byte(r.ID)) == nil {
+			if err := runs.Put([]byte(r.ID), bytes.Clone(v)); err != nil {
+				return err
+			}
+		}
+	}
+	return rb.Delete(key)
+}
+
+// getRun reads run id: from the runs bucket once it ended, from the
+// running entry of node of quest while it runs. With quest or node
+// unknown (""), the running index is searched.
+func getRun(tx *bolt.Tx, id, quest, node string) (Run, bool, error) {
+	var r Run
+	if ok, err := getJSON(tx.Bucket(bRuns), []byte(id), &r); ok || err != nil {
+		return r, ok, err
+	}
+	v := runningValue(tx, id, quest, node)
+	if v == nil {
+		return r, false, nil
+	}
+	if err := json.Unmarshal(v, &r); err != nil {
+		return r, false, fmt.Errorf("decode run %s: %w", id, err)
+	}
+	return r, true, nil
+}
+
+// runningValue is the running entry of run id (of node of quest, when
+// known), or nil.
+func runningValue(tx *bolt.Tx, id, quest, node string) []byte {
+	rb := tx.Bucket(bRunning)
+	if quest != "" && node != "" {
+		if v := rb.Get(runningKey(quest, node)); v != nil {
+			if r, ok := scanRunEntry(v); ok && r.ID == id {
+				return v
+			}
+		}
+		return nil
+	}
+	c := rb.Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if r, ok := scanRunEntry(v); ok && r.ID == id {
+			return v
+		}
+	}
+	return nil
+}
+
+// putRun writes run r where it lives: the runs bucket once ended, else
+// its running entry if it has one (a note on a run in flight).
+func (t *txn) putRun(r *Run) error {
+	if r.Ended.IsZero() {
+		key := runningKey(r.Quest, r.Node)
+		if v := t.tx.Bucket(bRunning).Get(key); v != nil {
+			if e, ok := scanRunEntry(v); ok && e.ID == r.ID {
+				return t.tx.Bucket(bRunning).Put(key, appendRun(make([]byte, 0, 256), r))
+			}
+		}
+	}
+	return appendOnly(t.tx.Bucket(bRuns)).Put([]byte(r.ID), appendRun(make([]byte, 0, 256), r))
+}
+
+// runningRuns is every run in flight, from the running index.
+func runningRuns(tx *bolt.Tx, quest string) ([]Run, error) {
+	var out []Run
+	c := tx.Bucket(bRunning).Cursor()
+	k, v := c.First()
+	if quest != "" {
+		k, v = c.Seek(runningPrefix(quest))
+	}
+	for ; k != nil; k, v = c.Next() {
+		q, _, ok := splitRunningKey(k)
+		if quest != "" && q != quest {
+			break
+		}
+		if !ok {
+			continue
+		}
+		var r Run
+		if err := json.Unmarshal(v, &r); err != nil {
+			return nil, fmt.Errorf("decode running entry %s: %w", k, err)
+		}
+		if tx.Bucket(bRuns).Get([]byte(r.ID)) == nil {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// migrateRunning is the migration to schema 6. A schema 5 running entry is
+// node id -> run id, the run in the runs bucket and the node out of its
+// pending index; each becomes quest id/node id -> the run record, the node
+// back in its pending index (its record says pending). The quests'
+// records counted their dispatches already (their DispatchSeq is at least
+// the run's), so nothing is counted twice.
+func migrateRunning(tx *bolt.Tx) error {
+	rb := tx.Bucket(bRunning)
+	type old struct{ node, run string }
+	var olds []old
+	err := rb.ForEach(func(k, v []byte) error {
+		if _, _, ok := splitRunningKey(k); !ok {
+			olds = append(olds, old{string(k), string(v)})
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, o := range olds {
+		if err := rb.Delete([]byte(o.node)); err != nil {
+			return err
+		}
+		n, err := readNodeRecord(tx, o.node)
+		if err != nil {
+			return fmt.Errorf("migrate running node %s: %w", o.node, err)
+		}
+		var r Run
+		if ok, err := getJSON(tx.Bucket(bRuns), []byte(o.run), &r); err != nil || !ok {
+			r = Run{ID: o.run, Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1}
+		}
+		if err := tx.Bucket(bRuns).Delete([]byte(o.run)); err != nil {
+			return err
+		}
+		if err := rb.Put(runningKey(n.Quest, n.ID), appendRun(nil, &r)); err != nil {
+			return err
+		}
+		if n.Status == Pending {
+			b, err := sub(tx, bPending, n.Quest)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(u64(n.Order), []byte(n.ID)); err != nil {
+				return err
+			}
+		}
+		if err := foldDispatch(tx, n.Quest, r.ID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// foldDispatch raises quest's DispatchSeq to run's, so that the entry of
+// run, which the record counts already, is not counted again.
+func foldDispatch(tx *bolt.Tx, quest, run string) error {
+	qb := tx.Bucket(bQuests)
+	q, ok, err := getQuestRecord(qb, quest)
+	if err != nil || !ok || q.DispatchSeq >= runNumber(run) {
+		return err
+	}
+	q.DispatchSeq = runNumber(run)
+	return putQuest(qb, q)
+}
+
+// readNodeRecord reads node id's record as stored, without the running
+// index laid over it.
+func readNodeRecord(tx *bolt.Tx, id string) (*Node, error) {
+	key, err := nodeKey(id)
+	if err != nil {
+		return nil, err
+	}
+	n := new(Node)
+	ok, err := getJSON(tx.Bucket(bNodes), key, n)
+	if err == nil && !ok {
+		err = fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	return n, err
+}
+
+// runningEntries reads the running index for salvage, in either form
+// (schema 6, quest/node -> run record; schema 5, node -> run id): node id
+// -> its run record (a bare id for schema 5).
+func runningEntries(tx *bolt.Tx) map[string][]byte {
+	out := map[string][]byte{}
+	_ = tx.Bucket(bRunning).ForEach(func(k, v []byte) error {
+		node := string(k)
+		if _, n, ok := splitRunningKey(k); ok {
+			node = n
+		}
+		out[node] = bytes.Clone(v)
+		return nil
+	})
+	return out
+}

@@ -1,0 +1,158 @@
+package engine
+
+import "sync"
+
+// The tick's memory of the active quests' first pending nodes.
+//
+// Picking a quest's next node reads its pending index and the head of the
+// node it names, a search in the nodes bucket that holds every node the
+// box ever made: for a thousand quests that was most of a tick. The
+// pendingView remembers, per quest, the head of the first node of its
+// pending index (nil when it is empty) together with the revision of the
+// quest's record it belongs to (Quest.Rev, raised by every save).
+//
+// It is kept in step only with what commits: a write transaction that
+// saves a quest works out that quest's first pending node from its own
+// final state and hands it over once its commit succeeded (write), so a
+// transaction rolled back (the group commit runs a write again without
+// the one that failed) never leaves anything here. What it holds is
+// correct by construction, however late it arrives: an entry is used
+// only while the quest's record still has the entry's revision, and every
+// change of a quest's pending index or of a node in it saves the quest
+// (move, newNode, saveNode), which raises the revision. An entry of an
+// older revision is simply missed, and the tick reads the store as before
+// and remembers what it read. The view starts empty at open: the first
+// tick of a process reads every quest's first node once.
+type pendingView struct {
+	mu sync.Mutex // guards m
+	m  map[string]viewEntry
+}
+
+// viewEntry is a quest's first pending node as of revision rev.
+type viewEntry struct {
+	rev  uint64
+	head *Node // read for its dispatch only (nodeHead); nil: none pending
+}
+
+// get returns quest's first pending node as of revision rev, a copy the
+// caller may change; ok is false when the view does not know it.
+func (v *pendingView) get(quest string, rev uint64) (head *Node, ok bool) {
+	v.mu.Lock()
+	e, ok := v.m[quest]
+	v.mu.Unlock()
+	if !ok || e.rev != rev {
+		return nil, false
+	}
+	if e.head == nil {
+		return nil, true
+	}
+	h := *e.head
+	return &h, true
+}
+
+// put remembers quest's first pending node as of revision rev, unless a
+// newer revision's is known already.
+func (v *pendingView) put(quest string, rev uint64, head *Node) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.m == nil {
+		v.m = map[string]viewEntry{}
+	}
+	if e, ok := v.m[quest]; ok && e.rev > rev {
+		return
+	}
+	v.m[quest] = viewEntry{rev: rev, head: head}
+}
+
+// trim drops the quests that are no longer active, once the view holds
+// more quests than are active.
+func (v *pendingView) trim(active []*Quest) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if len(v.m) <= len(active) {
+		return
+	}
+	keep := make(map[string]bool, len(active))
+	for _, q := range active {
+		keep[q.ID] = true
+	}
+	for id := range v.m {
+		if !keep[id] {
+			delete(v.m, id)
+		}
+	}
+}
+
+// viewUpdate is what a write transaction hands to the view after its
+// commit: quest's first pending node as of revision rev.
+type viewUpdate struct {
+	quest string
+	rev   uint64
+	head  *Node
+}
+
+// firstPending is the head of q's first pending node (nil: none), from the
+// view when it knows q's revision and this transaction has not changed
+// q's pending nodes yet, else from the store (and then remembered).
+func (t *txn) firstPending(q *Quest) (*Node, error) {
+	if t.pristine(q) {
+		if h, ok := t.e.view.get(q.ID, q.Rev); ok {
+			return h, nil
+		}
+	}
+	h, err := t.readFirstPending(q)
+	if err != nil || !t.pristine(q) {
+		return h, err
+	}
+	t.e.view.put(q.ID, q.Rev, copyHead(h))
+	return h, nil
+}
+
+// pristine says whether q is as its record is stored: this transaction has
+// neither saved it nor changed one of its nodes.
+func (t *txn) pristine(q *Quest) bool { return !t.saved[q.ID] && !t.touched[q.ID] }
+
+// readFirstPending reads the head of q's first pending node from the
+// store (this transaction's state), nil if none.
+func (t *txn) readFirstPending(q *Quest) (*Node, error) {
+	id := first(t.tx, bPending, q.ID)
+	if id == "" {
+		return nil, nil
+	}
+	return t.nodeHead(id)
+}
+
+// copyHead is a copy of head for the view, nil for nil.
+func copyHead(head *Node) *Node {
+	if head == nil {
+		return nil
+	}
+	h := *head
+	h.Runs = nil
+	return &h
+}
+
+// touch notes that a node of quest changed in this transaction: its
+// pending index or the head of a node in it may have.
+func (t *txn) touch(quest string) {
+	if t.touched == nil {
+		t.touched = map[string]bool{}
+	}
+	t.touched[quest] = true
+}
+
+// viewOf works out, for a quest this transaction saves with revision
+// q.Rev, its first pending node as the commit will leave it. A node it
+// cannot read (a damaged index) is no reason to fail the write: the view
+// then learns nothing, and the tick reads the store and meets the damage
+// as it did before the view.
+func (t *txn) viewOf(q *Quest) {
+	if q.Status != QuestActive {
+		return
+	}
+	h, err := t.readFirstPending(q)
+	if err != nil {
+		return
+	}
+	t.updates = append(t.updates, viewUpdate{quest: q.ID, rev: q.Rev, head: copyHead(h)})
+}
