@@ -17,14 +17,37 @@ import (
 // returns only after the commit that holds its write succeeded: what is
 // acknowledged is durable.
 //
-// There is no timer on the common path: the first writer to arrive leads,
-// and commits at once whatever is queued; writers that arrive while its
-// commit syncs queue up and go together in the next one. What makes the
-// results of one tick share a commit is that the engine announces a write
-// before it is ready (Store.expect: an agent answered and its answer is
-// being judged): a leader waits for announced writes, up to
-// groupLinger, before it commits. A lone write with nothing announced
-// commits at once.
+// The first writer to arrive leads: it gathers the writes queued behind
+// it, commits them, and hands the lead to the first write queued during
+// that commit. How long a leader gathers adapts to how writes arrive
+// (gather):
+//
+//   - a lone write (nothing announced, no other write queued with it)
+//     commits at once: a consent press, a single result or a writer
+//     that writes one thing after the other waits for no timer;
+//   - while writes arrive in a burst — more than one queued (or one just
+//     after a batch of several), the latest less than groupGap ago, as the
+//     results of a busy tick come — and
+//     the engine still has runs out (Engine.runsOut), the leader keeps
+//     gathering until groupGap passes without a new one; once no run is
+//     out, nothing more of the burst can come, and it commits;
+//   - while writes are announced (Store.expect: an agent answered and its
+//     answer is being judged), the leader waits for them;
+//   - but never past groupLatency after the oldest queued write arrived,
+//     and never past groupMax writes in one transaction.
+//
+// So a write waits at most groupLatency for its batch to close, then for
+// the commit in progress ahead of it (if any) and its own: that is the
+// latency bound of every submitter (README, "The store"). Past groupMax
+// queued writes, the rest go in the batches after. Nothing is
+// acknowledged before the commit that holds it returned.
+//
+// The results of a busy tick arrive spread over the time their agents
+// take (a thousand processes started on two cores take a second or
+// more); committing each time the previous commit ends, as a group
+// commit without a timer does, made 10 to 50 commits of such a cycle
+// (bench/RESULTS.md, issue 23); gathering a burst up to groupLatency
+// makes about one per groupLatency of the burst.
 //
 // Semantics of a batch, as bbolt's DB.Batch: the functions run one after
 // the other in one transaction, each seeing the writes of those before
@@ -38,19 +61,27 @@ import (
 // committed. A commit that fails (a full disk, an I/O error) fails every
 // write in it with ErrStoreFailed; each caller decides whether to retry.
 
+// The group commit's knobs. They are real time, as bbolt's MaxBatchDelay:
+// commit-latency knobs, not a schedule (tests on a fake clock never
+// advance them).
 const (
-	// groupLinger bounds how long a leader waits for announced writes.
-	// It is real time, as bbolt's MaxBatchDelay: a commit-latency knob,
-	// not a schedule (tests on a fake clock never advance it).
-	groupLinger = 50 * time.Millisecond
-	// groupMax bounds the writes in one transaction.
+	// groupLatency bounds how long a write waits for its batch to close.
+	// A busy tick's results arrive over seconds on a loaded Pi; one
+	// commit a second of such a burst keeps its syncs to a handful,
+	// and a second is little next to a tick of a minute.
+	groupLatency = time.Second
+	// groupGap is the longest pause between two writes of a burst.
+	groupGap = 100 * time.Millisecond
+	// groupMax bounds the writes in one transaction (and so the memory of
+	// the results it holds).
 	groupMax = 1000
 )
 
 // groupCall is one write waiting for a group commit.
 type groupCall struct {
-	fn   func(*bolt.Tx) error
-	wake chan struct{} // done or lead: closed or sent once
+	fn      func(*bolt.Tx) error
+	arrived time.Time
+	wake    chan struct{} // done or lead: closed or sent once
 	// Set by the leader before wake.
 	done      bool
 	err       error
@@ -59,11 +90,26 @@ type groupCall struct {
 
 // group is the store's group committer.
 type group struct {
-	mu      sync.Mutex // guards queue, leading, coming
+	mu      sync.Mutex // guards queue, leading, coming, burstUntil, runsOut
 	queue   []*groupCall
 	leading bool // a leader is gathering or committing
 	coming  int  // writes announced by expect and not yet queued
 	kick    chan struct{}
+	// burstUntil is groupGap after the last batch of more than one write
+	// committed: a write alone in the queue before then is part of that
+	// burst (its writers writing again), not a lone write.
+	burstUntil time.Time
+	// runsOut reports whether more writes may come from work in flight
+	// (Store.expectFrom); nil: unknown, as if they may. Called without mu.
+	runsOut func() bool
+}
+
+// expectFrom tells the group commit where more writes of a burst may come
+// from: runsOut reports whether any may (the engine's runs in flight).
+func (s *Store) expectFrom(runsOut func() bool) {
+	s.group.mu.Lock()
+	s.group.runsOut = runsOut
+	s.group.mu.Unlock()
 }
 
 // Ticket is an announced write: see Store.expect.
@@ -73,7 +119,7 @@ type ticket struct {
 }
 
 // expect announces a write that will reach batch soon (an answer being
-// judged): a leader waits for it, up to groupLinger. The ticket is given
+// judged): a leader waits for it, within groupLatency. The ticket is given
 // to batch, or dropped with settle.
 func (s *Store) expect() *ticket {
 	g := &s.group
@@ -121,11 +167,12 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	}
 	g := &s.group
 	c := &groupCall{fn: fn, wake: make(chan struct{}, 1)}
-	linger := s.linger
-	if linger == 0 {
-		linger = groupLinger
+	latency := s.latency
+	if latency == 0 {
+		latency = groupLatency
 	}
 	g.mu.Lock()
+	c.arrived = time.Now()
 	g.queue = append(g.queue, c)
 	tk.useLocked()
 	if g.leading {
@@ -139,10 +186,13 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	}
 	g.leading = true
 	for !c.done {
-		calls := g.gatherLocked(linger)
+		calls := g.gatherLocked(latency)
 		g.mu.Unlock()
 		s.commitGroup(calls)
 		g.mu.Lock()
+		if len(calls) > 1 {
+			g.burstUntil = time.Now().Add(groupGap)
+		}
 	}
 	if len(g.queue) > 0 {
 		next := g.queue[0]
@@ -154,28 +204,76 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	return c.err
 }
 
-// gatherLocked waits, while writes are announced and up to linger,
-// for them to be queued, then takes up to groupMax queued calls.
-func (g *group) gatherLocked(linger time.Duration) []*groupCall {
-	if g.coming > 0 && len(g.queue) < groupMax {
-		t := time.NewTimer(linger)
-		defer t.Stop()
-	wait:
-		for g.coming > 0 && len(g.queue) < groupMax {
+// gatherLocked waits while the queue should grow (see gather), then
+// takes up to groupMax queued calls.
+func (g *group) gatherLocked(latency time.Duration) []*groupCall {
+	var t *time.Timer
+	for {
+		quiet := false
+		if out := g.runsOut; out != nil {
 			g.mu.Unlock()
-			select {
-			case <-g.kick:
-				g.mu.Lock()
-			case <-t.C:
-				g.mu.Lock()
-				break wait
-			}
+			quiet = !out()
+			g.mu.Lock()
 		}
+		until, ok := gather(time.Now(), gatherState{oldest: g.queue[0].arrived, last: g.queue[len(g.queue)-1].arrived,
+			queued: len(g.queue), coming: g.coming, quiet: quiet, recent: time.Now().Before(g.burstUntil)}, latency, groupGap)
+		if !ok {
+			break
+		}
+		if t == nil {
+			t = time.NewTimer(time.Until(until))
+			defer t.Stop()
+		} else {
+			t.Reset(time.Until(until))
+		}
+		g.mu.Unlock()
+		select {
+		case <-g.kick: // a write queued, or an announced one withdrawn
+		case <-t.C:
+		}
+		g.mu.Lock()
 	}
 	n := min(len(g.queue), groupMax)
 	calls := g.queue[:n:n]
 	g.queue = g.queue[n:]
 	return calls
+}
+
+// gatherState is what a gathering leader knows of the writes.
+type gatherState struct {
+	oldest, last time.Time // when the oldest and the latest queued writes arrived
+	queued       int       // writes queued
+	coming       int       // writes announced and not yet queued
+	quiet        bool      // no run is out: nothing more of a burst can come
+	recent       bool      // a batch of several writes committed less than the gap ago
+}
+
+// gather decides, at now, whether a leader keeps gathering, and until
+// when at the latest (a new write or a withdrawn announcement makes it
+// decide again): while writes are announced, or while more than one is
+// queued (or a batch of several committed less than gap ago), the latest
+// arrived less than gap ago and runs are still out (a burst), but never
+// past latency after the oldest queued write, and not once groupMax
+// writes are queued. A lone write is committed at once.
+func gather(now time.Time, st gatherState, latency, gap time.Duration) (time.Time, bool) {
+	deadline := st.oldest.Add(latency)
+	if st.queued >= groupMax || !now.Before(deadline) {
+		return time.Time{}, false
+	}
+	if st.coming > 0 {
+		return deadline, true
+	}
+	if !st.quiet && (st.queued > 1 || st.recent) && now.Sub(st.last) < gap {
+		return earliest(st.last.Add(gap), deadline), true
+	}
+	return time.Time{}, false
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // commitGroup runs calls in one transaction and commits it, taking out
@@ -231,4 +329,12 @@ func (s *Store) commitGroup(calls []*groupCall) {
 		c.done = true
 		c.wake <- struct{}{}
 	}
+}
+
+// runsOut reports whether runs are in flight or about to start: their
+// results may still reach the group commit.
+func (e *Engine) runsOut() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inflight) > 0 || e.starting > 0
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ type groupRig struct {
 func newGroupRig(t *testing.T) *groupRig {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
-	s.linger = time.Hour
+	s.latency = time.Hour
 	return &groupRig{t: t, s: s, tk: s.expect(), errs: map[string]error{}}
 }
 
@@ -221,6 +222,113 @@ func TestGroupCommitFailedCommitFailsEveryWrite(t *testing.T) {
 	}
 }
 
+// gather, the leader's decision, on the arrivals that matter.
+func TestGroupCommitGathers(t *testing.T) {
+	t0 := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	ms := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Millisecond) }
+	const latency, gap = time.Second, 100 * time.Millisecond
+	tests := []struct {
+		name  string
+		now   time.Time
+		st    gatherState
+		until time.Time // zero: commit now
+	}{
+		{"a lone write commits at once", ms(0), gatherState{oldest: ms(0), last: ms(0), queued: 1}, time.Time{}},
+		{"a lone write long after the one before", ms(5000), gatherState{oldest: ms(5000), last: ms(5000), queued: 1}, time.Time{}},
+		{"a burst waits for the next write", ms(30), gatherState{oldest: ms(0), last: ms(20), queued: 5}, ms(120)},
+		{"one write just after a batch of several is a burst", ms(5), gatherState{oldest: ms(0), last: ms(0), queued: 1, recent: true}, ms(100)},
+		{"a burst with no run left out commits at once", ms(30), gatherState{oldest: ms(0), last: ms(20), queued: 5, quiet: true}, time.Time{}},
+		{"announced writes are waited for, runs out or not", ms(10), gatherState{oldest: ms(0), last: ms(0), queued: 2, coming: 1, quiet: true}, ms(1000)},
+		{"a burst that paused for a gap commits", ms(121), gatherState{oldest: ms(0), last: ms(20), queued: 5}, time.Time{}},
+		{"a burst never past the latency bound", ms(950), gatherState{oldest: ms(0), last: ms(940), queued: 400}, ms(1000)},
+		{"at the latency bound it commits", ms(1000), gatherState{oldest: ms(0), last: ms(999), queued: 400}, time.Time{}},
+		{"announced writes are waited for", ms(10), gatherState{oldest: ms(0), last: ms(0), queued: 1, coming: 3}, ms(1000)},
+		{"announced writes, not past the bound", ms(1000), gatherState{oldest: ms(0), last: ms(0), queued: 1, coming: 3}, time.Time{}},
+		{"a full batch commits", ms(10), gatherState{oldest: ms(0), last: ms(9), queued: groupMax, coming: 3}, time.Time{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			until, wait := gather(tt.now, tt.st, latency, gap)
+			if wait != !tt.until.IsZero() || !until.Equal(tt.until) {
+				t.Errorf("gather at %v: got %v, %v; want %v, %v", tt.now.Sub(t0), until.Sub(t0), wait, tt.until.Sub(t0), !tt.until.IsZero())
+			}
+		})
+	}
+}
+
+// A writer that writes one thing after the other is never held for a
+// burst: each of its writes is alone, and commits at once. (It would take
+// groupGap a write otherwise: 100 writes, 10 s.)
+func TestGroupCommitSequentialWriterIsNotHeld(t *testing.T) {
+	s := mustOpenStore(t, "")
+	t.Cleanup(func() { s.Close() })
+	s.latency = time.Hour
+	for i := range 100 {
+		if err := s.batch(put(fmt.Sprint("k", i), "v"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Nothing to measure but that it returned: with an hour's latency,
+	// a write held for a burst would not have.
+}
+
+// Writes that keep arriving, from many writers at once, are committed in
+// batches that close by the latency bound: a stream with no pause never
+// holds its writers for good, and each commit holds many of them.
+func TestGroupCommitStreamCommitsByLatency(t *testing.T) {
+	s := mustOpenStore(t, "")
+	t.Cleanup(func() { s.Close() })
+	s.latency = 20 * time.Millisecond
+	stop := make(chan struct{})
+	var acked, running sync.WaitGroup
+	var mu sync.Mutex
+	writes := 0
+	running.Add(8)
+	for w := range 8 {
+		acked.Add(1)
+		go func() {
+			defer acked.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := s.batch(put(fmt.Sprint("w", w, "-", i), "v"), nil); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				writes++
+				mu.Unlock()
+				if i == 0 {
+					running.Done()
+				}
+			}
+		}()
+	}
+	// Once every writer has written, wait for a few commits while the
+	// writes keep coming.
+	running.Wait()
+	mu.Lock()
+	before, from := s.Commits(), writes
+	mu.Unlock()
+	for s.Commits()-before < 5 {
+		runtime.Gosched()
+	}
+	close(stop)
+	acked.Wait()
+	commits := s.Commits() - before
+	writes -= from
+	if commits < 5 {
+		t.Fatalf("%d commits, want at least 5", commits)
+	}
+	if uint64(writes) < 3*commits {
+		t.Errorf("%d writes in %d commits: want batches of several writes each (three or more on average)", writes, commits)
+	}
+	t.Logf("%d writes from 8 writers in %d commits", writes, commits)
+}
+
 // crashChild is set in the subprocess of TestAcknowledgedSubmitsSurviveSIGKILL.
 const crashChild = "QUESTBOX_ENGINE_CRASH_CHILD"
 
@@ -228,7 +336,10 @@ const crashChild = "QUESTBOX_ENGINE_CRASH_CHILD"
 // of the process at a random moment: the child submits from many
 // goroutines at once and prints each acknowledgement after Submit
 // returned; the parent kills it with SIGKILL mid-stream, reopens the
-// store and finds every acknowledged verdict.
+// store and finds every acknowledged verdict. The submits arrive as a
+// burst, so the leader gathers them (commit.go): the acknowledgements
+// show how many commits they took, and the test checks that they
+// shared them.
 func TestAcknowledgedSubmitsSurviveSIGKILL(t *testing.T) {
 	if dir := os.Getenv(crashChild); dir != "" {
 		crashChildMain(t, dir)
@@ -252,12 +363,18 @@ func TestAcknowledgedSubmitsSurviveSIGKILL(t *testing.T) {
 	acked := map[string]int{} // node -> tries acknowledged
 	sc := bufio.NewScanner(out)
 	n := 0
+	var firstCommit, lastCommit uint64
 	for sc.Scan() && n < 150 {
 		f := strings.Fields(sc.Text())
-		if len(f) != 3 || f[0] != "ack" {
+		if len(f) != 4 || f[0] != "ack" {
 			continue
 		}
 		tries, _ := strconv.Atoi(f[2])
+		commits, _ := strconv.ParseUint(f[3], 10, 64)
+		if n == 0 {
+			firstCommit = commits
+		}
+		lastCommit = commits
 		acked[f[1]] = max(acked[f[1]], tries)
 		n++
 	}
@@ -288,7 +405,12 @@ func TestAcknowledgedSubmitsSurviveSIGKILL(t *testing.T) {
 	if _, err := e.Verify(); err != nil {
 		t.Errorf("verify after SIGKILL: %v", err)
 	}
-	t.Logf("%d acknowledged submits on %d nodes survived SIGKILL", n, len(acked))
+	// Each ack carries the commits counted after its Submit returned:
+	// 150 acks over the span of a handful of commits were batched.
+	if span := lastCommit - firstCommit; span*3 > uint64(n) {
+		t.Errorf("%d acknowledged submits took %d commits: want batches of three or more on average", n, span)
+	}
+	t.Logf("%d acknowledged submits on %d nodes, in %d commits, survived SIGKILL", n, len(acked), lastCommit-firstCommit)
 }
 
 // crashChildMain submits failing answers from many goroutines until it
@@ -334,7 +456,7 @@ func crashChildMain(t *testing.T, dir string) {
 					os.Exit(1)
 				}
 				mu.Lock()
-				fmt.Fprintf(os.Stdout, "ack %s %d\n", w.Node, r.Tries)
+				fmt.Fprintf(os.Stdout, "ack %s %d %d\n", w.Node, r.Tries, s.Commits())
 				mu.Unlock()
 			}
 		}()

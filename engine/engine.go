@@ -224,6 +224,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		if err := e.recoverInterrupted(); err != nil {
 			return nil, err
 		}
+		store.expectFrom(e.runsOut)
 	}
 	return e, nil
 }

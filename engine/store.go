@@ -106,8 +106,8 @@ type Store struct {
 	writeFault func() error
 	// group commits the writes that arrive together (commit.go).
 	group group
-	// linger replaces groupLinger when set (tests).
-	linger time.Duration
+	// latency replaces groupLatency when set (tests).
+	latency time.Duration
 }
 
 // OpenStore opens the store in dir, creating it only where no file exists:

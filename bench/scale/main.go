@@ -25,6 +25,24 @@
 //     needs the opened store (the store's start-up check is part of it),
 //     then VmRSS, RssAnon, RssFile.
 //
+// -agent command replaces the unreachable agent by a fast command agent: a
+// real process per run (sh reading its prompt and answering a line the
+// gate FAILs, so the node goes back to pending and the next tick
+// dispatches it again), as a user configures one. Every run then records
+// a judged result, through the group commit, and its log file (issue 23).
+// With it the table also gives what a cycle of ticks and results costs:
+// commits per tick (the store's own counter, questbox_store_commits_total
+// on /metrics; each commit is two fdatasyncs, plus an fsync when the file
+// grows) and the peak RSS over the measured ticks (VmHWM, reset before
+// them through /proc/PID/clear_refs). -strace runs each measured daemon
+// under `strace -f --seccomp-bpf -c -e trace=fdatasync,fsync` and prints
+// its counts for the daemon's whole life next to the counter's, to check
+// one against the other.
+//
+// -bin takes several binaries, comma separated (a build of main and one of
+// a branch): each config is measured with each of them in turn, -rounds
+// times, so that before and after share the machine's load.
+//
 // -qemu runs the daemon under qemu-user (e.g. "qemu-aarch64-static" with
 // -bin dist/questbox-linux-arm64): a relative measure of Pi-class cost, not
 // a Pi's numbers (the emulator translates every instruction, and its RSS
@@ -34,14 +52,18 @@
 //	go run ./bench/scale -configs 1000:10000,1000:100000   # 1,000 active quests (~10 s a tick)
 //	go run ./bench/scale -configs 10:1000000 -ticks 5      # one million nodes
 //	make cross && go run ./bench/scale -bin dist/questbox-linux-arm64 -qemu qemu-aarch64-static
+//	go run ./bench/scale -agent command -configs 1000:10000 -ticks 3 -rounds 3 -bin /tmp/before,/tmp/after
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,11 +80,15 @@ func main() {
 	// bench/RESULTS.md gives the command lines of the larger runs.
 	configs := flag.String("configs", "1:10000,10:10000,100:10000,10:100000", "ACTIVE:NODES pairs, comma separated")
 	ticks := flag.Int("ticks", 20, "ticks measured per config")
-	bin := flag.String("bin", "", "questbox binary to measure (default: build ./cmd/questbox)")
+	bins := flag.String("bin", "", "questbox binaries to measure, comma separated (default: build ./cmd/questbox)")
 	qemu := flag.String("qemu", "", "run the measured daemon under this qemu-user (e.g. qemu-aarch64-static, or \"qemu-arm-static -cpu arm1176\")")
+	agent := flag.String("agent", "unreachable", "the agents: unreachable (an openai provider on a closed port) or command (a real process per run)")
+	rounds := flag.Int("rounds", 1, "times each config is measured with each binary, alternating")
+	trace := flag.Bool("strace", false, "run each measured daemon under strace and count its fdatasync and fsync calls")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
 	flag.Parse()
-	if err := run(*configs, *ticks, *bin, *qemu, *keep); err != nil {
+	o := opts{ticks: *ticks, qemu: *qemu, agent: *agent, rounds: *rounds, strace: *trace}
+	if err := run(*configs, *bins, *keep, o); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
@@ -70,18 +96,33 @@ func main() {
 
 type config struct{ active, nodes int }
 
+// opts are the flags that shape every measurement.
+type opts struct {
+	ticks  int
+	qemu   string
+	agent  string // "unreachable" or "command"
+	rounds int
+	strace bool
+}
+
 type result struct {
 	config
+	bin               string
 	seed              time.Duration
 	storeBytes        int64
 	ready             time.Duration
 	rss, anon, file   int64 // KiB, after ready
 	rssAfter          int64 // KiB, after the ticks
+	peak              int64 // KiB, VmHWM over the measured ticks
 	tickMedian, tickP int64 // microseconds
 	writePerTick      int64 // bytes
+	commitsPerTick    float64
+	// With -strace: the calls over the daemon's life, and the store's
+	// commits counted by the daemon up to just before it was stopped.
+	fdatasyncs, fsyncs, lifeCommits int64
 }
 
-func run(list string, ticks int, bin, qemu string, keep bool) error {
+func run(list, bins string, keep bool, o opts) error {
 	var cfgs []config
 	for _, p := range strings.Split(list, ",") {
 		a, n, ok := strings.Cut(strings.TrimSpace(p), ":")
@@ -91,6 +132,12 @@ func run(list string, ticks int, bin, qemu string, keep bool) error {
 			return fmt.Errorf("config %q: want ACTIVE:NODES with NODES >= ACTIVE >= 1", p)
 		}
 		cfgs = append(cfgs, config{active, nodes})
+	}
+	if o.agent != "unreachable" && o.agent != "command" {
+		return fmt.Errorf("-agent %q: want unreachable or command", o.agent)
+	}
+	if o.rounds < 1 {
+		return fmt.Errorf("-rounds %d: want at least 1", o.rounds)
 	}
 	dir, err := os.MkdirTemp("", "qbscale")
 	if err != nil {
@@ -108,15 +155,18 @@ func run(list string, ticks int, bin, qemu string, keep bool) error {
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("build: %w", err)
 	}
-	if bin == "" {
-		bin = native
-	}
-	if bin, err = filepath.Abs(bin); err != nil {
-		return err
-	}
-	fi, err := os.Stat(bin)
-	if err != nil {
-		return err
+	var measured []string
+	for _, b := range strings.Split(bins, ",") {
+		if b = strings.TrimSpace(b); b == "" {
+			b = native
+		}
+		if b, err = filepath.Abs(b); err != nil {
+			return err
+		}
+		if _, err := os.Stat(b); err != nil {
+			return err
+		}
+		measured = append(measured, b)
 	}
 	// A closed port for the agents: bound, then closed, so nothing answers.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -128,27 +178,58 @@ func run(list string, ticks int, bin, qemu string, keep bool) error {
 
 	var results []result
 	for i, c := range cfgs {
-		r, err := measure(filepath.Join(dir, fmt.Sprint(i)), native, bin, qemu, closed, c, ticks)
+		cdir := filepath.Join(dir, fmt.Sprint(i))
+		cfg, err := writeConfig(cdir, c, o.agent, closed)
 		if err != nil {
-			return fmt.Errorf("%d active, %d nodes: %w", c.active, c.nodes, err)
+			return err
 		}
-		results = append(results, r)
-		fmt.Fprintf(os.Stderr, "scale: %d active / %d nodes: tick %s median, ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
-			c.active, c.nodes, us(r.tickMedian), r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
+		seeded := filepath.Join(cdir, "seeded")
+		took, err := seed(native, cfg, seeded, c)
+		if err != nil {
+			return fmt.Errorf("%d active, %d nodes: seed: %w", c.active, c.nodes, err)
+		}
+		for round := range o.rounds {
+			for j, bin := range measured {
+				data := filepath.Join(cdir, fmt.Sprintf("data-%d-%d", round, j))
+				if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
+					return fmt.Errorf("copy the seeded store: %v: %s", err, out)
+				}
+				r, err := measure(bin, cfg, data, c, o)
+				if err != nil {
+					return fmt.Errorf("%d active, %d nodes, %s: %w", c.active, c.nodes, bin, err)
+				}
+				r.seed = took
+				os.RemoveAll(data)
+				results = append(results, r)
+				fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB, ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
+					filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
+			}
+		}
 	}
 	what := "native"
-	if qemu != "" {
-		what = "under " + qemu + " (emulated: a relative measure, not a Pi's numbers)"
+	if o.qemu != "" {
+		what = "under " + o.qemu + " (emulated: a relative measure, not a Pi's numbers)"
 	}
-	fmt.Printf("\nquestbox %s (%.1f MiB), daemon %s; %d ticks per config, each dispatching once per active quest\n\n",
-		filepath.Base(bin), mib(fi.Size()), what, ticks)
-	fmt.Println("| active quests | nodes | store | seed | start to ready | RSS ready (anon + file) | RSS after ticks | tick median | tick p90 | written per tick | per day at 1m tick |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, b := range measured {
+		fi, _ := os.Stat(b)
+		fmt.Printf("\nquestbox %s (%.1f MiB)", b, mib(fi.Size()))
+	}
+	fmt.Printf("\ndaemon %s, %s agents; %d ticks per config, each dispatching once per active quest\n\n", what, o.agent, o.ticks)
+	fmt.Println("| binary | active quests | nodes | store | seed | start to ready | RSS ready (anon + file) | RSS after ticks | peak RSS of the ticks | tick median | tick p90 | commits per tick | written per tick | per day at 1m tick |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		fmt.Printf("| %d | %d | %.1f MiB | %s | %s | %.1f MiB (%.1f + %.1f) | %.1f MiB | %s | %s | %.1f KiB | %.0f MiB |\n",
-			r.active, r.nodes, mib(r.storeBytes), r.seed.Round(100*time.Millisecond), r.ready.Round(time.Millisecond),
-			float64(r.rss)/1024, float64(r.anon)/1024, float64(r.file)/1024, float64(r.rssAfter)/1024,
-			us(r.tickMedian), us(r.tickP), float64(r.writePerTick)/1024, float64(r.writePerTick)*1440/(1<<20))
+		fmt.Printf("| %s | %d | %d | %.1f MiB | %s | %s | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %s | %s | %.1f | %.1f KiB | %.0f MiB |\n",
+			filepath.Base(r.bin), r.active, r.nodes, mib(r.storeBytes), r.seed.Round(100*time.Millisecond), r.ready.Round(time.Millisecond),
+			float64(r.rss)/1024, float64(r.anon)/1024, float64(r.file)/1024, float64(r.rssAfter)/1024, float64(r.peak)/1024,
+			us(r.tickMedian), us(r.tickP), r.commitsPerTick, float64(r.writePerTick)/1024, float64(r.writePerTick)*1440/(1<<20))
+	}
+	if o.strace {
+		fmt.Println("\nstrace over each measured daemon's life (start-up, the warm-up and measured ticks, shutdown), against the store's counter:")
+		fmt.Println("\n| binary | active quests | fdatasync | fsync | commits counted before the stop | 2 x commits |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|")
+		for _, r := range results {
+			fmt.Printf("| %s | %d | %d | %d | %d | %d |\n", filepath.Base(r.bin), r.active, r.fdatasyncs, r.fsyncs, r.lifeCommits, 2*r.lifeCommits)
+		}
 	}
 	return nil
 }
@@ -165,30 +246,41 @@ func us(v int64) string {
 // daemon is a running `questbox run`.
 type daemon struct {
 	cmd    *exec.Cmd
+	pid    int // the daemon's (cmd's own, or its child's under strace)
 	client *api.Client
+	listen string // the dashboard's address, for /metrics
 	exited chan error
 }
 
-func start(bin, qemu, cfg, data string) (*daemon, time.Duration, error) {
-	args := []string{"run", "--config", cfg, "--data", data, "--tick", "1000h", "--gpio", "sim"}
-	var cmd *exec.Cmd
-	if qemu != "" {
-		q := strings.Fields(qemu)
-		cmd = exec.Command(q[0], append(append(q[1:], bin), args...)...)
-	} else {
-		cmd = exec.Command(bin, args...)
+// start starts bin on cfg and data; under qemu when it is set, and under
+// strace (writing its counts to straceOut) when that is set.
+func start(bin, qemu, straceOut, cfg, data string) (*daemon, time.Duration, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, 0, err
 	}
-	logf, err := os.Create(filepath.Join(filepath.Dir(data), "daemon.log"))
+	listen := l.Addr().String()
+	l.Close()
+	argv := []string{bin, "run", "--config", cfg, "--data", data, "--tick", "1000h", "--gpio", "sim", "--listen", listen}
+	if qemu != "" {
+		argv = append(strings.Fields(qemu), argv...)
+	}
+	if straceOut != "" {
+		argv = append([]string{"strace", "-f", "--seccomp-bpf", "-c", "-e", "trace=fdatasync,fsync", "-o", straceOut}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	logf, err := os.Create(filepath.Join(filepath.Dir(data), filepath.Base(data)+".log"))
 	if err != nil {
 		return nil, 0, err
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	sock := filepath.Join(data, "questbox.sock")
-	d := &daemon{cmd: cmd, client: api.NewClient(api.SocketClient(sock), sock), exited: make(chan error, 1)}
+	d := &daemon{cmd: cmd, client: api.NewClient(api.SocketClient(sock), sock), listen: listen, exited: make(chan error, 1)}
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
 		return nil, 0, err
 	}
+	d.pid = cmd.Process.Pid
 	go func() { d.exited <- cmd.Wait(); logf.Close() }()
 	deadline := time.Now().Add(30 * time.Minute) // 1M nodes under emulation take long
 	for {
@@ -203,6 +295,14 @@ func start(bin, qemu, cfg, data string) (*daemon, time.Duration, error) {
 		_, err := d.client.Quests(ctx)
 		cancel()
 		if err == nil {
+			if straceOut != "" {
+				// strace's only child is the daemon.
+				b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", d.pid, d.pid))
+				if d.pid, err = strconv.Atoi(strings.Fields(string(b) + " x")[0]); err != nil {
+					d.stop()
+					return nil, 0, fmt.Errorf("the daemon's pid under strace: %q", b)
+				}
+			}
 			return d, time.Since(t0), nil
 		}
 		if time.Now().After(deadline) {
@@ -214,7 +314,11 @@ func start(bin, qemu, cfg, data string) (*daemon, time.Duration, error) {
 }
 
 func (d *daemon) stop() error {
-	d.cmd.Process.Signal(os.Interrupt)
+	// The daemon itself, not strace: strace writes its counts when the
+	// daemon has gone.
+	if p, err := os.FindProcess(d.pid); err == nil {
+		p.Signal(os.Interrupt)
+	}
 	select {
 	case err := <-d.exited:
 		return err
@@ -224,10 +328,29 @@ func (d *daemon) stop() error {
 	}
 }
 
-// seed builds the store for c with the native binary and returns how long
-// it took.
+// commits reads questbox_store_commits_total from the daemon's /metrics.
+func (d *daemon) commits() (int64, error) {
+	resp, err := http.Get("http://" + d.listen + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "questbox_store_commits_total "); ok {
+			return strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("/metrics (%s) has no questbox_store_commits_total", resp.Status)
+}
+
+// seed builds the store for c with the native binary in data and returns
+// how long it took.
 func seed(native, cfg, data string, c config) (time.Duration, error) {
-	d, _, err := start(native, "", cfg, data)
+	d, _, err := start(native, "", "", cfg, data)
 	if err != nil {
 		return 0, err
 	}
@@ -275,51 +398,70 @@ func seed(native, cfg, data string, c config) (time.Duration, error) {
 	return time.Since(t0), nil
 }
 
-func measure(dir, native, bin, qemu, closed string, c config, ticks int) (result, error) {
-	r := result{config: c}
-	data := filepath.Join(dir, "data")
+// writeConfig writes the daemon's config for c into dir.
+func writeConfig(dir string, c config, agent, closed string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return r, err
+		return "", err
 	}
-	cfg := filepath.Join(dir, "questbox.toml")
-	conf := fmt.Sprintf(`[daemon]
-max_parallel = %d
-[defaults]
-mode = "solo"
-provider = "gone"
-roles = ["scout", "poc", "strategist"]
-max_agent_runs = 1000000000
-token_budget = 1000000000
-wall_clock = "100000h"
-[providers.gone]
+	provider := fmt.Sprintf(`[providers.gone]
 type = "openai"
 base_url = "http://%s/v1"
 model = "none"
 api_key_env = ""
 timeout = "5s"
-[network]
+`, closed)
+	if agent == "command" {
+		// A fast agent: reads its prompt, answers a line without JSON (a
+		// FAIL: back to pending, dispatched again next tick). tries and
+		// stalls are unbounded so that every tick dispatches every quest.
+		argv, _ := json.Marshal([]string{"/bin/sh", "-c", "cat >/dev/null; echo 'no JSON in this answer'"})
+		provider = fmt.Sprintf("[providers.gone]\ntype = \"command\"\nargv = %s\ntimeout = \"60s\"\n", argv)
+	}
+	conf := fmt.Sprintf(`[daemon]
+max_parallel = %d
+[dashboard]
+read = "public"
+[logs]
+per_run = "16KiB"
+[defaults]
+mode = "solo"
+provider = "gone"
+roles = ["scout", "poc", "strategist"]
+max_agent_runs = 1000000000
+max_tries = 1000000
+max_stalled = 1000000
+token_budget = 1000000000
+wall_clock = "100000h"
+%s[network]
 probe = ""
-`, c.active, closed)
-	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
-		return r, err
-	}
-	var err error
-	if r.seed, err = seed(native, cfg, data, c); err != nil {
-		return r, err
-	}
+`, c.active, provider)
+	cfg := filepath.Join(dir, "questbox.toml")
+	return cfg, os.WriteFile(cfg, []byte(conf), 0o644)
+}
+
+func measure(bin, cfg, data string, c config, o opts) (result, error) {
+	r := result{config: c, bin: bin}
 	st, err := os.Stat(filepath.Join(data, "questbox.db"))
 	if err != nil {
 		return r, err
 	}
 	r.storeBytes = st.Size()
-
-	d, ready, err := start(bin, qemu, cfg, data)
+	straceOut := ""
+	if o.strace {
+		straceOut = data + ".strace"
+	}
+	d, ready, err := start(bin, o.qemu, straceOut, cfg, data)
 	if err != nil {
 		return r, err
 	}
-	defer d.stop()
+	stopped := false
+	defer func() {
+		if !stopped {
+			d.stop()
+		}
+	}()
 	r.ready = ready
-	r.rss, r.anon, r.file = memory(d.cmd.Process.Pid)
+	r.rss, r.anon, r.file = memory(d.pid)
 
 	ctx := context.Background()
 	// Two ticks to reach the steady state (every quest deferred, then back).
@@ -328,9 +470,17 @@ probe = ""
 			return r, fmt.Errorf("tick: %w", err)
 		}
 	}
-	w0 := writeBytes(d.cmd.Process.Pid)
+	w0 := writeBytes(d.pid)
+	c0, err := d.commits()
+	if err != nil {
+		return r, err
+	}
+	// VmHWM from here on: the peak of the measured ticks.
+	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", d.pid), []byte("5"), 0); err != nil {
+		return r, fmt.Errorf("reset the peak RSS: %w", err)
+	}
 	var times []int64
-	for range ticks {
+	for range o.ticks {
 		t0 := time.Now()
 		rep, err := d.client.Tick(ctx)
 		if err != nil {
@@ -341,33 +491,64 @@ probe = ""
 			return r, fmt.Errorf("a tick dispatched %d nodes, want one per active quest (%d)", len(rep.Dispatched), c.active)
 		}
 	}
-	r.writePerTick = (writeBytes(d.cmd.Process.Pid) - w0) / int64(ticks)
+	r.writePerTick = (writeBytes(d.pid) - w0) / int64(o.ticks)
+	c1, err := d.commits()
+	if err != nil {
+		return r, err
+	}
+	r.commitsPerTick = float64(c1-c0) / float64(o.ticks)
 	slices.Sort(times)
 	r.tickMedian = times[len(times)/2]
 	r.tickP = times[len(times)*9/10]
-	r.rssAfter, _, _ = memory(d.cmd.Process.Pid)
+	r.rssAfter, _, _ = memory(d.pid)
+	r.peak = status(d.pid)["VmHWM:"]
+	if o.strace {
+		r.lifeCommits = c1
+		stopped = true
+		if err := d.stop(); err != nil {
+			return r, err
+		}
+		b, err := os.ReadFile(straceOut)
+		if err != nil {
+			return r, err
+		}
+		r.fdatasyncs, r.fsyncs = straceCalls(string(b), "fdatasync"), straceCalls(string(b), "fsync")
+	}
 	return r, nil
+}
+
+// straceCalls reads the calls of syscall from strace -c's table.
+func straceCalls(table, syscall string) int64 {
+	for _, l := range strings.Split(table, "\n") {
+		f := strings.Fields(l)
+		if len(f) >= 5 && f[len(f)-1] == syscall {
+			n, _ := strconv.ParseInt(f[3], 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // memory reads VmRSS, RssAnon and RssFile (KiB) of pid.
 func memory(pid int) (rss, anon, file int64) {
+	s := status(pid)
+	return s["VmRSS:"], s["RssAnon:"], s["RssFile:"]
+}
+
+// status reads the numbers of /proc/PID/status (KiB for the memory lines).
+func status(pid int) map[string]int64 {
 	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	m := map[string]int64{}
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
 		if len(f) < 2 {
 			continue
 		}
-		v, _ := strconv.ParseInt(f[1], 10, 64)
-		switch f[0] {
-		case "VmRSS:":
-			rss = v
-		case "RssAnon:":
-			anon = v
-		case "RssFile:":
-			file = v
+		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			m[f[0]] = v
 		}
 	}
-	return
+	return m
 }
 
 // writeBytes is write_bytes of /proc/PID/io: bytes the process caused to

@@ -59,6 +59,7 @@ package agent
 import (
 	"errors"
 	"io"
+	"slices"
 )
 
 // Sentinel errors; providers wrap them with the provider name and the
@@ -144,9 +145,50 @@ type capBuffer struct {
 	truncated bool
 }
 
-func newCapBuffer(max int64) *capBuffer {
-	const prealloc = 64 << 10
-	return &capBuffer{max: max, buf: make([]byte, 0, min(max, prealloc))}
+// readChunk is the most a copy from an agent's pipe reads at once, and
+// what its buffer starts at. An answer's memory grows with the answer,
+// not with the cap: a busy tick has a thousand runs in flight, and a
+// 64 KiB buffer each (as the cap once preallocated), plus io.Copy's
+// 32 KiB, was most of its peak (bench/RESULTS.md, issue 23).
+const readChunk = 4 << 10
+
+func newCapBuffer(max int64) *capBuffer { return &capBuffer{max: max} }
+
+// ReadFrom reads r to its end into the buffer, which grows by doubling
+// from readChunk as the answer comes and never past max; what is past max
+// is read in readChunk pieces and discarded. It reads until EOF or an
+// error, which it returns (EOF is not one).
+func (b *capBuffer) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	var discard []byte
+	for {
+		var n int
+		var err error
+		if int64(len(b.buf)) < b.max {
+			if len(b.buf) == cap(b.buf) {
+				grown := make([]byte, len(b.buf), min(max(2*int64(cap(b.buf)), readChunk), b.max))
+				copy(grown, b.buf)
+				b.buf = grown
+			}
+			n, err = r.Read(b.buf[len(b.buf):cap(b.buf)])
+			b.buf = b.buf[:len(b.buf)+n]
+		} else {
+			if discard == nil {
+				discard = make([]byte, readChunk)
+			}
+			n, err = r.Read(discard)
+			if n > 0 {
+				b.truncated = true
+			}
+		}
+		total += int64(n)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (b *capBuffer) Write(p []byte) (int, error) {
@@ -165,10 +207,16 @@ func (b *capBuffer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// bytes returns the kept bytes, or nil when none were written.
+// bytes returns the kept bytes, or nil when none were written. The
+// answer lives on in the run's result until it is committed, so the room
+// past it is given back when it is more than the answer (a short answer
+// read into a first chunk of readChunk).
 func (b *capBuffer) bytes() []byte {
 	if len(b.buf) == 0 {
 		return nil
+	}
+	if cap(b.buf) > 2*len(b.buf) {
+		b.buf = slices.Clone(b.buf)
 	}
 	return b.buf
 }

@@ -2,7 +2,11 @@ package agent
 
 import (
 	"bytes"
+	"errors"
+	"io"
+	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -65,6 +69,67 @@ func TestCapBuffer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ReadFrom (what a command's stdout is read with) keeps what Write keeps,
+// drains the source past the cap, and holds memory in proportion to the
+// answer, not to the cap.
+func TestCapBufferReadFrom(t *testing.T) {
+	long := strings.Repeat("0123456789", 3000) // 30,000 bytes: several chunks
+	tests := []struct {
+		name          string
+		max           int64
+		src           io.Reader
+		want          string
+		wantTruncated bool
+		wantCap       int // at most
+	}{
+		{"small answer, large cap", 1 << 20, strings.NewReader("no JSON"), "no JSON", false, 16},
+		{"byte by byte", 1 << 20, iotest.OneByteReader(strings.NewReader("abc")), "abc", false, 16},
+		{"several chunks", 1 << 20, strings.NewReader(long), long, false, 2 * len(long)},
+		{"cut", 25_000, strings.NewReader(long), long[:25_000], true, 25_000},
+		{"cut at a chunk's end", readChunk, strings.NewReader(long), long[:readChunk], true, readChunk},
+		{"exact", int64(len(long)), strings.NewReader(long), long, false, len(long)},
+		{"empty", 100, strings.NewReader(""), "", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := newCapBuffer(tt.max)
+			src := &countingReader{r: tt.src}
+			n, err := b.ReadFrom(src)
+			if err != nil || n != src.n {
+				t.Fatalf("ReadFrom: got %d, %v; want %d (all of it), nil", n, err, src.n)
+			}
+			if _, err := src.Read(make([]byte, 1)); err != io.EOF {
+				t.Errorf("the source was not drained: %v", err)
+			}
+			if got := b.bytes(); string(got) != tt.want {
+				t.Errorf("bytes: got %d bytes, want %d", len(got), len(tt.want))
+			}
+			if b.truncated != tt.wantTruncated {
+				t.Errorf("truncated: got %v, want %v", b.truncated, tt.wantTruncated)
+			}
+			if got := cap(b.bytes()); got > tt.wantCap {
+				t.Errorf("the kept answer holds %d bytes of memory, want at most %d", got, tt.wantCap)
+			}
+		})
+	}
+	errBroken := errors.New("broken pipe")
+	b := newCapBuffer(100)
+	if _, err := b.ReadFrom(iotest.ErrReader(errBroken)); !errors.Is(err, errBroken) {
+		t.Errorf("ReadFrom of a failing source: got %v, want %v", err, errBroken)
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }
 
 func TestTailBuffer(t *testing.T) {

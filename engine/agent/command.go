@@ -243,8 +243,8 @@ func (c *Command) feed(wg *sync.WaitGroup, p *pipes, req Request) (*capBuffer, *
 		_, _ = io.WriteString(p.inW, req.Prompt)
 		p.inW.Close()
 	})
-	wg.Go(func() { _, _ = io.Copy(stdout, p.outR) })
-	wg.Go(func() { _, _ = io.Copy(stderr, p.errR) })
+	wg.Go(func() { _, _ = stdout.ReadFrom(p.outR) })
+	wg.Go(func() { _, _ = stderr.ReadFrom(p.errR) })
 	return stdout, stderr
 }
 
@@ -332,6 +332,24 @@ type tailBuffer struct {
 	buf []byte
 	n   int64
 	log io.Writer
+}
+
+// ReadFrom writes what r gives, readChunk at a time, until EOF or an
+// error, which it returns (EOF is not one).
+func (b *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
+	var total int64
+	chunk := make([]byte, readChunk)
+	for {
+		n, err := r.Read(chunk)
+		_, _ = b.Write(chunk[:n])
+		total += int64(n)
+		if err == io.EOF {
+			return total, nil
+		}
+		if err != nil {
+			return total, err
+		}
+	}
 }
 
 func (b *tailBuffer) Write(p []byte) (int, error) {

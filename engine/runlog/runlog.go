@@ -57,9 +57,26 @@ type Dir struct {
 	path          string
 	perRun, total int64
 
-	mu     sync.Mutex       // guards live and closed
+	mu     sync.Mutex       // guards live, closed and closedSum
 	live   map[string]*Log  // run id -> its open log
 	closed map[string]int64 // run id -> size of its closed log
+	// closedSum is the sum of closed's sizes, kept as they change so that
+	// a Create that needs no pruning does not walk every log (a busy box
+	// keeps thousands, and creates a thousand in a tick).
+	closedSum int64
+}
+
+// setClosed records run's closed log of size bytes. d.mu is held.
+func (d *Dir) setClosed(run string, size int64) {
+	d.dropClosed(run)
+	d.closed[run] = size
+	d.closedSum += size
+}
+
+// dropClosed forgets run's closed log. d.mu is held.
+func (d *Dir) dropClosed(run string) {
+	d.closedSum -= d.closed[run]
+	delete(d.closed, run)
 }
 
 // Open opens (creating it if needed) the log directory path, with at most
@@ -86,7 +103,7 @@ func Open(path string, perRun, total int64) (*Dir, error) {
 			continue
 		}
 		if info, err := e.Info(); err == nil {
-			d.closed[run] = info.Size()
+			d.setClosed(run, info.Size())
 		}
 	}
 	return d, nil
@@ -119,10 +136,7 @@ func runNumber(run string) int64 {
 func (d *Dir) Size() int64 {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	var n int64
-	for _, s := range d.closed {
-		n += s
-	}
+	n := d.closedSum
 	for _, l := range d.live {
 		l.mu.Lock()
 		n += l.head
@@ -145,7 +159,7 @@ func (d *Dir) Create(run string) (*Log, error) {
 	if _, ok := d.live[run]; ok {
 		return nil, fmt.Errorf("run logs: %s is already open", run)
 	}
-	delete(d.closed, run)
+	d.dropClosed(run)
 	if err := d.prune(d.perRun * int64(len(d.live)+1)); err != nil {
 		return nil, err
 	}
@@ -162,14 +176,12 @@ func (d *Dir) Create(run string) (*Log, error) {
 // prune deletes the oldest closed logs until they and reserved fit in the
 // total. d.mu is held.
 func (d *Dir) prune(reserved int64) error {
-	var sum int64
-	runs := make([]string, 0, len(d.closed))
-	for r, s := range d.closed {
-		sum += s
-		runs = append(runs, r)
-	}
-	if sum+reserved <= d.total {
+	if d.closedSum+reserved <= d.total {
 		return nil
+	}
+	runs := make([]string, 0, len(d.closed))
+	for r := range d.closed {
+		runs = append(runs, r)
 	}
 	slices.SortFunc(runs, func(a, b string) int {
 		if c := runNumber(a) - runNumber(b); c != 0 {
@@ -178,14 +190,13 @@ func (d *Dir) prune(reserved int64) error {
 		return strings.Compare(a, b)
 	})
 	for _, r := range runs {
-		if sum+reserved <= d.total {
+		if d.closedSum+reserved <= d.total {
 			break
 		}
 		if err := os.Remove(d.file(r)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("run logs: dropping the oldest: %w", err)
 		}
-		sum -= d.closed[r]
-		delete(d.closed, r)
+		d.dropClosed(r)
 	}
 	return nil
 }
@@ -386,7 +397,7 @@ func (l *Log) Close() error {
 	d := l.d
 	d.mu.Lock()
 	delete(d.live, l.run)
-	d.closed[l.run] = size
+	d.setClosed(l.run, size)
 	d.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("run log %s: %w", l.run, err)
