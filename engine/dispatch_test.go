@@ -153,7 +153,7 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			want, err = h.e.buildRequest(tx, qq, n)
+			want, err = h.e.buildRequest(tx, nil, qq, n)
 			return err
 		})
 		if err != nil {

@@ -133,12 +133,14 @@ func copyHead(head *Node) *Node {
 }
 
 // touch notes that a node of quest changed in this transaction: its
-// pending index or the head of a node in it may have.
+// pending index or the head of a node in it may have, and so may the
+// owner's material (materialMemo).
 func (t *txn) touch(quest string) {
 	if t.touched == nil {
 		t.touched = map[string]bool{}
 	}
 	t.touched[quest] = true
+	t.material.forget(quest)
 }
 
 // viewOf works out, for a quest this transaction saves with revision

@@ -33,7 +33,7 @@ const ownerContract = "You are the quest's owner. Decide what happens to the pro
 
 // request builds the agent request for dispatching n.
 func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
-	return t.e.buildRequest(t.tx, q, n)
+	return t.e.buildRequest(t.tx, &t.material, q, n)
 }
 
 // runRequest is the request of a dispatch, built by its run when the tick
@@ -50,12 +50,12 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return d.req, nil
 	}
 	if d.node.Parent == "" {
-		return e.buildRequest(nil, &d.quest, d.node)
+		return e.buildRequest(nil, nil, &d.quest, d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = e.buildRequest(tx, &d.quest, d.node)
+		req, err = e.buildRequest(tx, nil, &d.quest, d.node)
 		return err
 	})
 	return req, err
@@ -162,9 +162,11 @@ func ParsePromptTemplate(name, text string) (*prompttmpl.Template, error) {
 
 // buildRequest builds the request for dispatching n, reading its ancestors
 // and (for an owner) the quest's proposals and locked nodes in tx, which
-// may be nil for a worker node without a parent. The prompt is the
-// default one, or the role's template rendered with the same data.
-func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, error) {
+// may be nil for a worker node without a parent. memo, which may be nil,
+// is the transaction's memory of the owner's material (materialMemo).
+// The prompt is the default one, or the role's template rendered with the
+// same data.
+func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
 	req := agent.Request{Quest: q.ID, Node: n.ID, Role: n.Role, Direction: q.Direction, Hypothesis: n.Hypothesis,
 		Attempt: n.Tries + 1, Depth: n.Depth}
 	d := PromptData{Quest: PromptQuest{ID: q.ID, Name: q.Name, Direction: q.Direction, Mode: q.Mode},
@@ -191,7 +193,7 @@ func (e *Engine) buildRequest(tx *bolt.Tx, q *Quest, n *Node) (agent.Request, er
 	if n.Feedback != "" {
 		d.Parts.Feedback = "\nYour previous attempt was rejected. Fix exactly this:\n" + n.Feedback
 	}
-	if err := e.contractPart(tx, q, n, parent, &req, &d); err != nil {
+	if err := e.contractPart(tx, memo, q, n, parent, &req, &d); err != nil {
 		return req, err
 	}
 	p := &d.Parts
@@ -248,13 +250,13 @@ func ancestorsPart(ancestors []PromptNode) string {
 
 // contractPart sets d.Parts.Contract by the node's role (member, owner,
 // Team stage or worker), and for members and owners the owner's material.
-func (e *Engine) contractPart(tx *bolt.Tx, q *Quest, n *Node, parent *Node, req *agent.Request, d *PromptData) error {
+func (e *Engine) contractPart(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node, parent *Node, req *agent.Request, d *PromptData) error {
 	switch {
 	case isMember(n.Role):
 		// A member weighs what the owner would: the same proposals and
 		// locked evidence, within the owner's cap. What comes before
 		// councilMaterialEnd is the material a judge's quotes must occur in.
-		if err := e.ownerParts(tx, q, req, d, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
+		if err := e.ownerParts(tx, memo, q, req, d, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
 			return err
 		}
 		d.Parts.Contract = councilMaterialEnd + memberContract(n.Role)
@@ -262,7 +264,7 @@ func (e *Engine) contractPart(tx *bolt.Tx, q *Quest, n *Node, parent *Node, req 
 			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", parent.Phase)
 		}
 	case n.Role == RoleOwner:
-		if err := e.ownerParts(tx, q, req, d, e.opt.Roles[n.Role].EvidenceCap); err != nil {
+		if err := e.ownerParts(tx, memo, q, req, d, e.opt.Roles[n.Role].EvidenceCap); err != nil {
 			return err
 		}
 		// What its Teams came to (a blocked Team is a FAIL the owner
@@ -293,78 +295,22 @@ func (e *Engine) renderPrompt(n *Node, d *PromptData) string {
 	return tmpl.Render(d)
 }
 
-// ownerParts reads what the owner decides on: the proposals (oldest
-// first, at most 50) and the locked nodes with their evidence (newest
-// first, within evidenceCap bytes of evidence; 0 means
-// DefaultEvidenceCap).
-func (e *Engine) ownerParts(tx *bolt.Tx, q *Quest, req *agent.Request, d *PromptData, evidenceCap int) error {
-	if pb := subRO(tx, bProposed, q.ID); pb != nil {
-		c := pb.Cursor()
-		for k, v := c.First(); k != nil && len(req.Proposals) < 50; k, v = c.Next() {
-			p, err := readNode(tx, string(v))
-			if err != nil {
-				return err
-			}
-			req.Proposals = append(req.Proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
-			d.Proposals = append(d.Proposals, PromptNode{ID: p.ID, Role: p.Role, Status: string(p.Status), Hypothesis: p.Hypothesis, Depth: p.Depth})
-		}
-	}
-	var b strings.Builder
-	b.WriteString("\nProposals waiting for your decision (oldest first):\n")
-	if len(req.Proposals) == 0 {
-		b.WriteString("(none: spawn new work or finish the quest)\n")
-	}
-	for _, p := range req.Proposals {
-		fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
-	}
-	d.Parts.Proposals = b.String()
-	b.Reset()
-
+// ownerParts sets what the owner decides on (see ownerMaterial) in req
+// and d: from memo when it holds q's material at q's revision and cap,
+// else read in tx (and kept in memo, which may be nil).
+func (e *Engine) ownerParts(tx *bolt.Tx, memo *materialMemo, q *Quest, req *agent.Request, d *PromptData, evidenceCap int) error {
 	if evidenceCap <= 0 {
 		evidenceCap = DefaultEvidenceCap
 	}
-	left, more := evidenceCap, false
-	if lb := subRO(tx, bLocked, q.ID); lb != nil {
-		c := lb.Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			if left <= 0 {
-				more = true
-				break
-			}
-			if key, err := nodeKey(string(v)); err == nil {
-				// Most locked nodes of a long quest are dead ends with
-				// no evidence: passed over without decoding them.
-				if role, has, ok := scanEvidence(tx.Bucket(bNodes).Get(key)); ok && (!has || isMember(role)) {
-					continue
-				}
-			}
-			l, err := readNode(tx, string(v))
-			if err != nil {
-				return err
-			}
-			if l.Evidence == "" || isMember(l.Role) {
-				continue // a member's evidence is its vote, merged into its owner's
-			}
-			ev := cutEvidence(l.Evidence, min(left, max(evidenceCap/4, 1)))
-			left -= len(ev)
-			d.Locked = append(d.Locked, PromptNode{ID: l.ID, Role: l.Role, Status: string(l.Status), Hypothesis: l.Hypothesis,
-				Verdict: l.Verdict, Evidence: ev, Depth: l.Depth})
+	m := memo.get(q, evidenceCap)
+	if m == nil {
+		var err error
+		if m, err = readOwnerMaterial(tx, q, evidenceCap); err != nil {
+			return err
 		}
+		memo.put(q, m)
 	}
-	if len(d.Locked) > 0 {
-		fmt.Fprintf(&b, "\nWhat the quest's locked nodes established (newest first, evidence capped at %d bytes):\n", evidenceCap)
-		for _, l := range d.Locked {
-			verdict := l.Status
-			if l.Verdict != "" {
-				verdict += ", " + l.Verdict
-			}
-			fmt.Fprintf(&b, "- %s (%s, %s): %s\n  evidence: %s\n", l.ID, l.Role, verdict, l.Hypothesis, l.Evidence)
-		}
-		if more {
-			b.WriteString("(older locked nodes left out: the evidence cap is reached)\n")
-		}
-	}
-	d.Parts.Locked = b.String()
+	m.apply(req, d)
 	return nil
 }
 

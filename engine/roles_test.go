@@ -223,7 +223,7 @@ func TestOwnerPromptNewestFirst(t *testing.T) {
 	q, _ := h.e.Quests()
 	var req agent.Request
 	if err := h.e.store.view(func(tx *bolt.Tx) error {
-		return h.e.ownerParts(tx, q[0], &req, &d, 0)
+		return h.e.ownerParts(tx, nil, q[0], &req, &d, 0)
 	}); err != nil {
 		t.Fatal(err)
 	}

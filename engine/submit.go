@@ -65,7 +65,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		if q.hasCouncil() && (n.Role == RoleOwner || isMember(n.Role)) {
 			return nil
 		}
-		req, err := e.buildRequest(tx, q, n)
+		req, err := e.buildRequest(tx, nil, q, n)
 		if err != nil {
 			return err
 		}

@@ -48,6 +48,9 @@ type txn struct {
 	// updates what the view learns once the transaction commits.
 	touched map[string]bool
 	updates []viewUpdate
+	// material is the owner's material of the quests whose prompts this
+	// transaction built, for the members of a council (materialMemo).
+	material materialMemo
 }
 
 // Blocks a transaction carves its keys and records from start at

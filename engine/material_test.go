@@ -1,0 +1,150 @@
+package engine
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// The members of a council dispatched in one tick share one read of the
+// owner's material (materialMemo), and each gets the very request it got
+// when every member read the material itself.
+func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})
+	got := make(chan agent.Request, 3)
+	release := make(chan struct{})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		got <- req
+		<-release
+		return reply("no vote"), nil
+	})
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
+		Vendors: map[string]string{"m": "local"}})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "w", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"m", "m"}, []string{"m"}
+	})
+
+	// Tick until the council's members are dispatched.
+	var members []string
+	for i := 0; i < 10 && members == nil; i++ {
+		rep, err := h.e.Tick(context.Background())
+		if err != nil {
+			t.Fatalf("tick %d: %v", i, err)
+		}
+		for _, id := range rep.Dispatched {
+			if isMember(h.node(id).Role) {
+				members = append(members, id)
+			}
+		}
+		if members == nil {
+			h.e.Wait()
+			h.clock.Advance(time.Minute)
+		}
+	}
+	if len(members) != 3 {
+		t.Fatalf("members dispatched in one tick: %v, want 3", members)
+	}
+	reqs := map[string]agent.Request{}
+	for range members {
+		r := <-got
+		reqs[r.Node] = r
+	}
+
+	// What each member's request was when each read the material itself
+	// (no memo), in the committed store the tick left.
+	want := map[string]agent.Request{}
+	err := h.store.view(func(tx *bolt.Tx) error {
+		qq, _, err := getQuest(tx, q.ID)
+		if err != nil {
+			return err
+		}
+		for _, id := range members {
+			n, err := readNode(tx, id)
+			if err != nil {
+				return err
+			}
+			n.Status = Pending // as the tick saw it
+			if want[id], err = h.e.buildRequest(tx, nil, qq, n); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range members {
+		g, w := reqs[id], want[id]
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("member %s: got request\n%+v\nwant\n%+v", id, g, w)
+		}
+		for _, s := range []string{": alpha lead\n", ": beta lead\n", "evidence: the scout found two leads"} {
+			if !strings.Contains(g.Prompt, s) {
+				t.Errorf("member %s: prompt lacks %q:\n%s", id, s, g.Prompt)
+			}
+		}
+	}
+
+	// In one transaction the three members read the material once: the
+	// memo's entry is the first member's for the other two, and a change
+	// of one of the quest's nodes forgets it.
+	err = h.e.update(func(t2 *txn) error {
+		qq, err := t2.peek(q.ID)
+		if err != nil {
+			return err
+		}
+		var first *ownerMaterial
+		for i, id := range members {
+			n, err := t2.nodeHead(id)
+			if err != nil {
+				return err
+			}
+			n.Status = Pending
+			r, err := t2.request(qq, n)
+			if err != nil {
+				return err
+			}
+			m := t2.material.byQuest[q.ID]
+			if m == nil {
+				t.Fatalf("member %s: no material kept", id)
+			}
+			if i == 0 {
+				first = m
+			} else if m != first {
+				t.Errorf("member %s read the material again", id)
+			}
+			if r.Prompt != want[id].Prompt {
+				t.Errorf("member %s: prompt in one transaction\n%s\nwant\n%s", id, r.Prompt, want[id].Prompt)
+			}
+		}
+		if m := t2.material.get(&Quest{ID: q.ID, Rev: qq.Rev + 1}, first.cap); m != nil {
+			t.Errorf("material of revision %d used for revision %d", qq.Rev, qq.Rev+1)
+		}
+		t2.touch(q.ID)
+		if t2.material.byQuest[q.ID] != nil {
+			t.Errorf("material kept after a node of the quest changed")
+		}
+		return t2.unchanged()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	released = true
+	close(release)
+	h.e.Wait()
+}
