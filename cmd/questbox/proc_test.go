@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,7 +34,8 @@ func binaryCLI(t *testing.T, bin, cfg, data string) func(want int, args ...strin
 }
 
 // startBinaryDaemon starts the built binary's daemon with a one-second tick, its
-// output appended to dir/daemon.log, and kills it when the test ends.
+// output appended to dir/daemon.log, waits until it answers on its control
+// socket, and kills it when the test ends.
 func startBinaryDaemon(t *testing.T, bin, cfg, data, dir string) *exec.Cmd {
 	t.Helper()
 	d := exec.Command(bin, "run", "--config", cfg, "--data", data, "--tick", "1s")
@@ -47,6 +49,17 @@ func startBinaryDaemon(t *testing.T, bin, cfg, data, dir string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { d.Process.Kill(); d.Wait() })
+	// Until the daemon answers on its control socket a CLI would open the
+	// store itself and find it locked by the daemon that is starting.
+	sock := filepath.Join(data, "questbox.sock")
+	waitFor(t, "the daemon to answer on "+sock, func() bool {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	})
 	return d
 }
 
