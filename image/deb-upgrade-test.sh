@@ -8,11 +8,14 @@
 #
 #   image/deb-upgrade-test.sh [DEB]   default: the newest dist/questbox_*_<arch>.deb
 #
-# No release was tagged before this test: the previous package is built
-# from QUESTBOX_PREV (default f5197e4, the last commit of store schema 4)
-# in a temporary git worktree, with that tree's own image/deb.sh. Its
-# version (0~git<commit time>.<hash>) sorts before the current one, so
-# dpkg sees an upgrade, then a downgrade. The scratch root is deb-test.sh's.
+# The previous package is built from QUESTBOX_PREV (default: the newest
+# release tag v0.N.0 that is not on HEAD; f5197e4, the last commit of
+# store schema 4, in a clone without tags) in a temporary git worktree,
+# with that tree's own image/deb.sh. Its version sorts before the current
+# one, so dpkg sees an upgrade, then a downgrade. The schemas are read
+# from the stores, not written here: the upgrade must raise it and the
+# previous binary must refuse the newer one by name. The scratch root is
+# deb-test.sh's.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -23,7 +26,8 @@ arch=$(dpkg --print-architecture)
 deb=${1:-$(ls -t dist/questbox_*_"$arch".deb 2>/dev/null | head -1)}
 [[ -f $deb ]] || fail "no dist/questbox_*_$arch.deb: image/deb.sh $arch"
 deb=$(realpath "$deb")
-prev=${QUESTBOX_PREV:-f5197e4}
+prevtag=$(git tag --list 'v0.*.0' --sort=-v:refname --no-contains HEAD 2>/dev/null | head -1)
+prev=${QUESTBOX_PREV:-${prevtag:-f5197e4}}
 
 if [[ -z ${QUESTBOX_PREV_DEB:-} ]]; then
 	scripts/deps.sh mmdebstrap debian-archive-keyring
@@ -81,11 +85,13 @@ grep -q 'Unpacking questbox .*over' "$root/tmp/cur.log" || fail "dpkg did not up
 qb export q1 --out /tmp/export.jsonl >/dev/null 2>"$root/tmp/export2.log" || fail "export after the upgrade: $(cat "$root/tmp/export2.log")"
 grep -q 'exported 0 nodes' "$root/tmp/export2.log" || fail "after the upgrade export wrote again: $(cat "$root/tmp/export2.log")"
 qb verify --json >"$root/tmp/verify-cur.json" || fail "verify after the upgrade"
-[[ $(field schema <"$root/tmp/verify-cur.json") == 5 && $(field records <"$root/tmp/verify-cur.json") == "$records" && $(field locked_nodes <"$root/tmp/verify-cur.json") == "$locked" ]] ||
+prevschema=$(field schema <"$root/tmp/verify-prev.json")
+curschema=$(field schema <"$root/tmp/verify-cur.json")
+[[ -n $prevschema && -n $curschema ]] && ((curschema > prevschema)) && [[ $(field records <"$root/tmp/verify-cur.json") == "$records" && $(field locked_nodes <"$root/tmp/verify-cur.json") == "$locked" ]] ||
 	fail "after the upgrade: $(cat "$root/tmp/verify-cur.json")"
 qb quest show q1 --json | grep -o '"id": "n[0-9]*"\|"status": "[a-z_]*"' >"$root/tmp/nodes-cur.txt"
 cmp -s "$root/tmp/nodes-prev.txt" "$root/tmp/nodes-cur.txt" || fail "nodes changed by the upgrade: $(diff "$root/tmp/nodes-prev.txt" "$root/tmp/nodes-cur.txt")"
-ok "upgraded to $curver: the store migrated to schema 5; the quest, its nodes, $records ledger records and the export cursor are as they were"
+ok "upgraded to $curver: the store migrated from schema $prevschema to $curschema; the quest, its nodes, $records ledger records and the export cursor are as they were"
 
 # 3. downgrade: the previous binary refuses the upgraded store, changing nothing
 sum=$(sha256sum <"$root/var/lib/questbox/questbox.db")
@@ -96,11 +102,11 @@ for verb in "verify" "quest list" "quest new x --direction y --provider external
 	rc=$?
 	set -e
 	((rc == 2)) || fail "the previous version's '$verb' on the upgraded store: exit $rc, want 2: $(cat "$root/tmp/refused.log")"
-	grep -q 'has schema v5, this questbox knows v4; upgrade questbox' "$root/tmp/refused.log" ||
+	grep -q "has schema v$curschema, this questbox knows v$prevschema; upgrade questbox" "$root/tmp/refused.log" ||
 		fail "the previous version's '$verb' did not say why: $(cat "$root/tmp/refused.log")"
 done
 [[ $(sha256sum <"$root/var/lib/questbox/questbox.db") == "$sum" ]] || fail "the previous version changed the upgraded store"
-ok "downgraded to $prevver: it refuses the schema 5 store (exit 2, 'has schema v5, this questbox knows v4; upgrade questbox') and changes nothing"
+ok "downgraded to $prevver: it refuses the schema $curschema store (exit 2, 'has schema v$curschema, this questbox knows v$prevschema; upgrade questbox') and changes nothing"
 
 # 4. upgrade again: all there
 inroot dpkg -i /tmp/cur.deb >/dev/null 2>&1 || fail "dpkg -i the current package again"
