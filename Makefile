@@ -105,7 +105,7 @@ dist/questbox.toml: systemd/questbox.toml
 deb: dist/questbox-linux-arm64 dist/questbox-linux-armv6 dist/questbox.toml ## dist/questbox_<version>_arm64.deb and _armhf.deb
 	image/deb.sh arm64 armhf
 
-deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, reinstall, remove and purge it in a scratch Debian root; upgrade to it from the schema-4 package and back
+deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, reinstall, remove and purge it in a scratch Debian root; upgrade to it from the previous release tag's package and back
 	image/deb.sh amd64
 	image/deb-test.sh
 	image/deb-upgrade-test.sh
