@@ -86,21 +86,7 @@ func parseAnswerObject(objRaw []byte, fs *factList) (Answer, []Fact) {
 		checkVerdict(v, fs)
 	}
 	checkKindMember(obj, "", "evidence", "string", fs)
-	if items, ok := arrayMember(obj, "", "citations", fs); ok {
-		for i, item := range items {
-			where := index("citations", i)
-			c, ok := objectValue(item, where, fs)
-			if !ok {
-				continue
-			}
-			checkMembers(c, where, citationFields(), fs)
-			for _, name := range []string{"source", "quote"} {
-				if s, ok := stringMember(c, where, name, fs); ok {
-					checkNotBlank(s, path(where, name), fs)
-				}
-			}
-		}
-	}
+	checkCitationsJSON(obj, fs)
 	if items, ok := arrayMember(obj, "", "new_directions", fs); ok {
 		for i, item := range items {
 			where := index("new_directions", i)
@@ -165,5 +151,26 @@ func checkNotBlank(s, where string, fs *factList) {
 func checkLen(where string, n int, fs *factList) {
 	if n > MaxListItems {
 		fs.add(where, fmt.Sprintf("at most %d entries", MaxListItems), fmt.Sprintf("%d entries", n))
+	}
+}
+
+// checkCitationsJSON checks an answer's "citations": each an object of
+// citationFields with a non-blank source and quote (a worker's answer and
+// a council member's share the shape).
+func checkCitationsJSON(obj object, fs *factList) {
+	if items, ok := arrayMember(obj, "", "citations", fs); ok {
+		for i, item := range items {
+			where := index("citations", i)
+			c, ok := objectValue(item, where, fs)
+			if !ok {
+				continue
+			}
+			checkMembers(c, where, citationFields(), fs)
+			for _, name := range []string{"source", "quote"} {
+				if s, ok := stringMember(c, where, name, fs); ok {
+					checkNotBlank(s, path(where, name), fs)
+				}
+			}
+		}
 	}
 }

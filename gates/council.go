@@ -111,21 +111,7 @@ func parseMemberText(role string, text []byte, fs *factList) (MemberAnswer, []Fa
 			checkActionJSON(item, index("actions", i), fs)
 		}
 	}
-	if items, ok := arrayMember(obj, "", "citations", fs); ok {
-		for i, item := range items {
-			where := index("citations", i)
-			c, ok := objectValue(item, where, fs)
-			if !ok {
-				continue
-			}
-			checkMembers(c, where, citationFields(), fs)
-			for _, name := range []string{"source", "quote"} {
-				if s, ok := stringMember(c, where, name, fs); ok {
-					checkNotBlank(s, path(where, name), fs)
-				}
-			}
-		}
-	}
+	checkCitationsJSON(obj, fs)
 	if !fs.empty() {
 		return MemberAnswer{}, fs.facts()
 	}
