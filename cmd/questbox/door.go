@@ -47,7 +47,7 @@ func (d *door) api(ctx context.Context) *api.Client {
 // compacts and migrates its store before it opens the socket, seconds on
 // a big store on an SD card. Past it, the store's own "in use" error says
 // the rest (a daemon whose socket is elsewhere: another --config).
-const daemonStartWait = 30 * time.Second
+var daemonStartWait = 30 * time.Second // a test shortens it
 
 // doorWaitHook, when set (by a test), is called once when a verb starts
 // waiting for the process that holds the store.
