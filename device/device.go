@@ -224,6 +224,9 @@ func newSim(cfg Config, log *slog.Logger) *Device {
 // Backend returns "periph" or "sim".
 func (d *Device) Backend() string { return d.backend }
 
+// HasButton reports whether a button is fitted (gpio.button is not -1).
+func (d *Device) HasButton() bool { return d.button != nil }
+
 // SetState shows s on the LEDs. The device starts in State{Starting: true}.
 func (d *Device) SetState(s State) {
 	d.mu.Lock()

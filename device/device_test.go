@@ -350,6 +350,43 @@ button: saw a long press (1 press(es), last held 2s)
 	}
 }
 
+// TestSelftestNoButton: with no button fitted, Selftest lights the LEDs
+// and passes without waiting for a press, and the device says it has no
+// button (selftest's closing line claims no press then).
+func TestSelftestNoButton(t *testing.T) {
+	clk := clocktest.NewClock(t0)
+	dev, err := device.Open(device.Config{Backend: "sim", Clock: clk, Button: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	if dev.HasButton() {
+		t.Errorf("HasButton with gpio.button = -1")
+	}
+	dev.SetState(device.State{})
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() { done <- device.Selftest(context.Background(), dev, &out) }()
+	for range 3 {
+		clk.BlockUntil(1)
+		clk.Advance(device.SelftestLEDTime)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Selftest: %v\n%s", err, out.String())
+	}
+	if !strings.HasSuffix(out.String(), "button: not fitted\n") {
+		t.Errorf("output does not end in the missing button:\n%s", out.String())
+	}
+	fitted, err := device.Open(device.Config{Backend: "sim", Clock: clk}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fitted.Close()
+	if !fitted.HasButton() {
+		t.Errorf("no button with the default gpio.button")
+	}
+}
+
 func TestSelftestNoPress(t *testing.T) {
 	clk := clocktest.NewClock(t0)
 	dev, err := device.Open(device.Config{Backend: "sim", Clock: clk}, nil)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"path/filepath"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,6 +22,12 @@ const SchemaVersion = 6
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = store.FileName
+
+// StoreHeld reports whether another process holds the store in dir for
+// writing now (a daemon, or a command writing to it), without waiting.
+func StoreHeld(dir string) bool {
+	return store.HeldExclusive(filepath.Join(dir, StoreFile))
+}
 
 // The buckets (store/layout.go), under the names the engine's code uses.
 var (

@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/questbox/questbox/ui/api"
+	"time"
 
 	"os"
 	"path/filepath"
@@ -123,8 +124,9 @@ func TestUsageErrors(t *testing.T) {
 	must(t, 0, "", "rules", "--json")
 }
 
-// TestLockedStore: another process holds the store; the CLI gives up after
-// the lock timeout with exit 2.
+// TestLockedStore: another process holds the store and no daemon answers;
+// the CLI waits for one (shortened here from 30 s), saying so, then gives
+// up after the lock timeout with exit 2.
 func TestLockedStore(t *testing.T) {
 	data := t.TempDir()
 	st, err := engine.OpenStore(data, engine.StoreOptions{})
@@ -132,7 +134,12 @@ func TestLockedStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	defer func(d time.Duration) { daemonStartWait = d }(daemonStartWait)
+	daemonStartWait = 1500 * time.Millisecond
 	r := must(t, 2, "", "quest", "list", "--data", data)
+	if !strings.Contains(r.stderr, "another process holds the store in "+data) {
+		t.Errorf("stderr %q does not say what it waited for", r.stderr)
+	}
 	if !strings.Contains(r.stderr, "questbox store "+data+" is in use by another process") {
 		t.Errorf("stderr %q", r.stderr)
 	}

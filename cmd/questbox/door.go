@@ -31,8 +31,7 @@ func (d *door) api(ctx context.Context) *api.Client {
 		return d.client
 	}
 	sock := d.e.cfg.SocketPath()
-	if c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "unix", sock); err == nil {
-		c.Close()
+	if d.waitForDaemon(ctx, sock) {
 		d.client = api.NewClient(api.SocketClient(sock), "daemon on "+sock)
 		return d.client
 	}
@@ -41,6 +40,65 @@ func (d *door) api(ctx context.Context) *api.Client {
 	hc, stop := api.InProcess(srv)
 	d.client, d.stop = api.NewClient(hc, "questbox"), stop
 	return d.client
+}
+
+// daemonStartWait bounds how long a verb waits for a daemon that holds
+// the store but does not answer on its socket yet: a daemon checks,
+// compacts and migrates its store before it opens the socket, seconds on
+// a big store on an SD card. Past it, the store's own "in use" error says
+// the rest (a daemon whose socket is elsewhere: another --config).
+var daemonStartWait = 30 * time.Second // a test shortens it
+
+// doorWaitHook, when set (by a test), is called once when a verb starts
+// waiting for the process that holds the store.
+var doorWaitHook func()
+
+// waitForDaemon reports whether a daemon answers on sock. When none does
+// but another process holds the store for writing (a daemon starting or
+// stopping, or a writing command), it waits until the socket answers
+// (true) or the store is released (false: the verb opens it itself), at
+// most daemonStartWait, and says so on stderr when that takes more than
+// a second.
+func (d *door) waitForDaemon(ctx context.Context, sock string) bool {
+	answers := func() bool {
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "unix", sock)
+		if err != nil {
+			return false
+		}
+		c.Close()
+		return true
+	}
+	if answers() {
+		return true
+	}
+	if !engine.StoreHeld(d.e.data) {
+		return false
+	}
+	if doorWaitHook != nil {
+		doorWaitHook()
+	}
+	start := time.Now()
+	said := false
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for time.Since(start) < daemonStartWait {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+		if answers() {
+			return true
+		}
+		if !engine.StoreHeld(d.e.data) {
+			return false
+		}
+		if !said && time.Since(start) > time.Second {
+			said = true
+			fmt.Fprintf(d.e.stderr, "questbox: another process holds the store in %s (a daemon starting?); waiting up to %s for its socket %s\n", d.e.data, daemonStartWait, sock)
+		}
+	}
+	return false
 }
 
 func (d *door) close() error {

@@ -1,17 +1,21 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // TestHostileClientsDoNotBlockShutdown: a client that connects and never
@@ -123,5 +127,71 @@ func TestRunOnAFreshDataDirectory(t *testing.T) {
 	}
 	if err := d.stop(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// openEngine is api.Engines over one engine, as a daemon that has just
+// opened its socket serves it.
+type openEngine struct{ e *engine.Engine }
+
+func (o openEngine) Engine(context.Context, bool) (*engine.Engine, error) { return o.e, nil }
+
+// TestVerbWaitsForAStartingDaemon: a verb run while another process holds
+// the store and no daemon answers yet (a daemon checking, compacting or
+// migrating its store before it opens its socket) waits for the socket
+// instead of failing with "store in use", and opens the store itself when
+// the holder lets it go.
+func TestVerbWaitsForAStartingDaemon(t *testing.T) {
+	data := shortDir(t)
+	sock := filepath.Join(data, "questbox.sock")
+	must(t, 0, "", "quest", "new", "waits", "--direction", "a daemon starting", "--provider", "external", "--data", data)
+
+	// The holder lets the store go: the verb opens it itself.
+	runHeld := func(t *testing.T, release func(st *engine.Store)) result {
+		st, err := engine.OpenStore(data, engine.StoreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		waiting := make(chan struct{})
+		doorWaitHook = func() { close(waiting) }
+		defer func() { doorWaitHook = nil }()
+		res := make(chan result, 1)
+		go func() { res <- qb(t, "", "quest", "list", "--data", data) }()
+		select {
+		case r := <-res:
+			t.Fatalf("quest list did not wait for the store's holder: exit %d\n%s", r.code, r.stderr)
+		case <-waiting:
+		}
+		release(st)
+		return <-res
+	}
+	r := runHeld(t, func(st *engine.Store) {
+		if err := st.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	if r.code != 0 || !strings.Contains(r.stdout, "waits") {
+		t.Errorf("after the holder closed the store: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+
+	// The holder is a daemon that opens its socket, still holding the
+	// store: the verb is served through the socket (opening the store
+	// itself would fail, it is held).
+	r = runHeld(t, func(st *engine.Store) {
+		e, err := engine.New(st, engine.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln, err := api.ListenSocket(sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &http.Server{Handler: api.New(api.Options{Engines: openEngine{e}, Config: config.Default(), Version: "test"})}
+		go srv.Serve(ln)
+		t.Cleanup(func() { srv.Close() })
+	})
+	if r.code != 0 || !strings.Contains(r.stdout, "waits") {
+		t.Errorf("with a daemon answering on its socket: exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 }

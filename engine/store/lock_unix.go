@@ -36,6 +36,21 @@ func lockFile(f *os.File, exclusive bool, timeout time.Duration) error {
 	}
 }
 
+// HeldExclusive reports whether another process holds the exclusive
+// lock of the store file at path now (a daemon, or a command writing to
+// it), without waiting. A missing file is not held.
+func HeldExclusive(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	// flock locks belong to the open file: closing this one releases only
+	// the shared lock taken here, never one this process holds elsewhere.
+	defer f.Close()
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	return errors.Is(err, syscall.EWOULDBLOCK)
+}
+
 // diskFree is the bytes an unprivileged writer may still use on dir's
 // file system, and false if it cannot tell.
 func diskFree(dir string) (int64, bool) {
