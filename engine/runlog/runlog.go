@@ -85,11 +85,23 @@ type Dir struct {
 	// a Create that needs no pruning does not walk every log (a busy box
 	// keeps thousands, and creates a thousand in a tick).
 	closedSum int64
+	// oldest lists the closed logs' runs for pruning, oldest first once
+	// sorted (sorted says whether it is). Logs close in about the order
+	// their runs started, so appending mostly keeps it sorted and a Create
+	// that prunes takes from the front instead of sorting every closed log
+	// (a busy tick creates a thousand). An entry whose run is no longer in
+	// closed is stale and skipped.
+	oldest []string
+	sorted bool
 }
 
 // setClosed records run's closed log of size bytes. d.mu is held.
 func (d *Dir) setClosed(run string, size int64) {
 	d.dropClosed(run)
+	if n := len(d.oldest); n > 0 && lessRun(run, d.oldest[n-1]) {
+		d.sorted = false
+	}
+	d.oldest = append(d.oldest, run)
 	d.closed[run] = size
 	d.closedSum += size
 }
@@ -144,6 +156,14 @@ func (d *Dir) file(run string) string { return filepath.Join(d.path, run+".log")
 // validRun keeps run ids to plain file names.
 func validRun(run string) bool {
 	return run != "" && !strings.ContainsAny(run, "/\\\x00") && run != "." && run != ".."
+}
+
+// lessRun orders runs by number, then by name.
+func lessRun(a, b string) bool {
+	if na, nb := runNumber(a), runNumber(b); na != nb {
+		return na < nb
+	}
+	return a < b
 }
 
 // runNumber orders runs: r12 is 12; anything else sorts first.
@@ -242,20 +262,35 @@ func (d *Dir) pruneLocked(reserved int64) []dropped {
 	if d.closedSum+reserved <= d.total {
 		return nil
 	}
-	runs := make([]string, 0, len(d.closed))
-	for r := range d.closed {
-		runs = append(runs, r)
-	}
-	slices.SortFunc(runs, func(a, b string) int {
-		if c := runNumber(a) - runNumber(b); c != 0 {
-			return int(min(max(c, -1), 1))
+	if !d.sorted || len(d.oldest) > 2*len(d.closed)+64 {
+		// Drop the stale entries (and duplicates), then sort.
+		live := d.oldest[:0]
+		seen := make(map[string]bool, len(d.closed))
+		for _, r := range d.oldest {
+			if _, ok := d.closed[r]; ok && !seen[r] {
+				seen[r] = true
+				live = append(live, r)
+			}
 		}
-		return strings.Compare(a, b)
-	})
+		clear(d.oldest[len(live):])
+		d.oldest = live
+		slices.SortFunc(d.oldest, func(a, b string) int {
+			switch {
+			case lessRun(a, b):
+				return -1
+			case lessRun(b, a):
+				return 1
+			}
+			return 0
+		})
+		d.sorted = true
+	}
 	var drop []dropped
-	for _, r := range runs {
-		if d.closedSum+reserved <= d.total {
-			break
+	for len(d.oldest) > 0 && d.closedSum+reserved > d.total {
+		r := d.oldest[0]
+		d.oldest = d.oldest[1:]
+		if _, ok := d.closed[r]; !ok {
+			continue // stale
 		}
 		drop = append(drop, dropped{r, d.closed[r]})
 		d.removing[r] = true
