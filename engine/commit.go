@@ -90,7 +90,7 @@ type groupCall struct {
 
 // group is the store's group committer.
 type group struct {
-	mu      sync.Mutex // guards queue, leading, coming, burstUntil, runsOut
+	mu      sync.Mutex // guards queue, leading, coming, burstUntil, runsOut, beforeCommit
 	queue   []*groupCall
 	leading bool // a leader is gathering or committing
 	coming  int  // writes announced by expect and not yet queued
@@ -102,6 +102,19 @@ type group struct {
 	// runsOut reports whether more writes may come from work in flight
 	// (Store.expectFrom); nil: unknown, as if they may. Called without mu.
 	runsOut func() bool
+	// beforeCommit, when set, runs in the leader before each batch's
+	// transaction (Store.beforeCommit). Called without mu.
+	beforeCommit func()
+}
+
+// beforeEachCommit makes fn run before each group commit's transaction,
+// once per batch: the engine makes the run logs closed so far durable
+// there (runlog.Dir.Sync), so that one sync serves every result of the
+// batch, each of whose logs closed before its write was queued.
+func (s *Store) beforeEachCommit(fn func()) {
+	s.group.mu.Lock()
+	s.group.beforeCommit = fn
+	s.group.mu.Unlock()
 }
 
 // expectFrom tells the group commit where more writes of a burst may come
@@ -187,7 +200,11 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	g.leading = true
 	for !c.done {
 		calls := g.gatherLocked(latency)
+		before := g.beforeCommit
 		g.mu.Unlock()
+		if before != nil {
+			before()
+		}
 		s.commitGroup(calls)
 		g.mu.Lock()
 		if len(calls) > 1 {

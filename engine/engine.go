@@ -225,6 +225,15 @@ func New(store *Store, opt Options) (*Engine, error) {
 			return nil, err
 		}
 		store.expectFrom(e.runsOut)
+		if logs := opt.Logs; logs != nil {
+			// A result commits only after its run's log is durable: one
+			// sync for all the logs of a batch (runlog's package doc).
+			store.beforeEachCommit(func() {
+				if err := logs.Sync(); err != nil {
+					e.log.Warn("run logs not synced", "err", err)
+				}
+			})
+		}
 	}
 	return e, nil
 }

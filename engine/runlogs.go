@@ -55,8 +55,8 @@ func logAnswer(lg *runlog.Log, reply agent.Reply) {
 	}
 }
 
-// closeLog ends d's log with how the run ended and syncs it, before the
-// result commits.
+// closeLog ends d's log with how the run ended and closes it; the group
+// commit that records the result makes it durable first (Store.beforeEachCommit).
 func (e *Engine) closeLog(d *dispatch, lg *runlog.Log, res *result) {
 	if lg == nil {
 		return

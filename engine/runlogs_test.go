@@ -91,3 +91,65 @@ func TestRunExits(t *testing.T) {
 		t.Errorf("FindRun by name: %+v, %v", r, err)
 	}
 }
+
+// A run's result commits only after its log is durable: the group commit
+// that records it syncs the logs closed so far first (one sync for the
+// whole batch), so no write transaction begins while a closed log waits
+// for its sync.
+func TestRunLogDurableBeforeResultCommits(t *testing.T) {
+	dir := t.TempDir()
+	logs, err := runlog.Open(filepath.Join(dir, "logs"), runlog.MinPerRun, 64*runlog.MinPerRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	prov := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		fmt.Fprintf(req.Log, "working on %s\n", req.Node)
+		return reply(answer("dead", "it does not work.")), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": prov}, Logs: logs, MaxParallel: 1})
+	var writes, unsyncedAtWrite int
+	h.store.writeFault = func() error {
+		// Called by the writer (one at a time) as each transaction begins.
+		writes++
+		if logs.Unsynced() > 0 {
+			unsyncedAtWrite++
+		}
+		return nil
+	}
+	const quests = 3
+	for range quests {
+		h.quest(func(s *QuestSpec) {
+			s.Provider, s.Direction, s.Mode, s.Roles = "p", "fine", ModeSolo, []string{RoleScout}
+		})
+	}
+	for range quests {
+		if _, err := h.e.Tick(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		h.e.Wait()
+		h.clock.Advance(60e9)
+	}
+	h.store.writeFault = nil
+	runs, err := h.e.QuestRuns("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != quests {
+		t.Fatalf("got %d runs, want %d", len(runs), quests)
+	}
+	if writes < 2*quests {
+		t.Errorf("saw %d write transactions, want at least %d (a dispatch and a result per run)", writes, 2*quests)
+	}
+	if unsyncedAtWrite > 0 {
+		t.Errorf("%d of %d write transactions began with a closed run log not yet synced", unsyncedAtWrite, writes)
+	}
+	for _, r := range runs {
+		var log bytes.Buffer
+		if err := h.e.RunLog(context.Background(), &log, r.ID, false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(log.String(), "── end: ") {
+			t.Errorf("log of %s has no end line: %q", r.ID, log.String())
+		}
+	}
+}

@@ -35,7 +35,7 @@
 // on /metrics; each commit is two fdatasyncs, plus an fsync when the file
 // grows) and the peak RSS over the measured ticks (VmHWM, reset before
 // them through /proc/PID/clear_refs). -strace runs each measured daemon
-// under `strace -f --seccomp-bpf -c -e trace=fdatasync,fsync` and prints
+// under `strace -f --seccomp-bpf -c -e trace=fdatasync,fsync,syncfs` and prints
 // its counts for the daemon's whole life next to the counter's, to check
 // one against the other.
 //
@@ -119,7 +119,7 @@ type result struct {
 	commitsPerTick    float64
 	// With -strace: the calls over the daemon's life, and the store's
 	// commits counted by the daemon up to just before it was stopped.
-	fdatasyncs, fsyncs, lifeCommits int64
+	fdatasyncs, fsyncs, syncfses, lifeCommits int64
 }
 
 func run(list, bins string, keep bool, o opts) error {
@@ -225,10 +225,10 @@ func run(list, bins string, keep bool, o opts) error {
 	}
 	if o.strace {
 		fmt.Println("\nstrace over each measured daemon's life (start-up, the warm-up and measured ticks, shutdown), against the store's counter:")
-		fmt.Println("\n| binary | active quests | fdatasync | fsync | commits counted before the stop | 2 x commits |")
-		fmt.Println("|---|---:|---:|---:|---:|---:|")
+		fmt.Println("\n| binary | active quests | fdatasync | fsync | syncfs | commits counted before the stop | 2 x commits |")
+		fmt.Println("|---|---:|---:|---:|---:|---:|---:|")
 		for _, r := range results {
-			fmt.Printf("| %s | %d | %d | %d | %d | %d |\n", filepath.Base(r.bin), r.active, r.fdatasyncs, r.fsyncs, r.lifeCommits, 2*r.lifeCommits)
+			fmt.Printf("| %s | %d | %d | %d | %d | %d | %d |\n", filepath.Base(r.bin), r.active, r.fdatasyncs, r.fsyncs, r.syncfses, r.lifeCommits, 2*r.lifeCommits)
 		}
 	}
 	return nil
@@ -266,7 +266,7 @@ func start(bin, qemu, straceOut, cfg, data string) (*daemon, time.Duration, erro
 		argv = append(strings.Fields(qemu), argv...)
 	}
 	if straceOut != "" {
-		argv = append([]string{"strace", "-f", "--seccomp-bpf", "-c", "-e", "trace=fdatasync,fsync", "-o", straceOut}, argv...)
+		argv = append([]string{"strace", "-f", "--seccomp-bpf", "-c", "-e", "trace=fdatasync,fsync,syncfs", "-o", straceOut}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	logf, err := os.Create(filepath.Join(filepath.Dir(data), filepath.Base(data)+".log"))
@@ -512,7 +512,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 		if err != nil {
 			return r, err
 		}
-		r.fdatasyncs, r.fsyncs = straceCalls(string(b), "fdatasync"), straceCalls(string(b), "fsync")
+		r.fdatasyncs, r.fsyncs, r.syncfses = straceCalls(string(b), "fdatasync"), straceCalls(string(b), "fsync"), straceCalls(string(b), "syncfs")
 	}
 	return r, nil
 }

@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -145,6 +144,12 @@ func (c *Command) env() []string {
 // timeout expired (the Reply holds the output so far); ctx.Err() wrapped if
 // ctx was cancelled; "exited with status N: <stderr tail>" for a non-zero
 // exit, with the Reply holding the output.
+//
+// A run in flight costs the calling goroutine (it reads stdout), one
+// that reads stderr and one that waits for the command's exit (parked on
+// the poller, not holding an OS thread, where pidfds exist), plus one
+// that writes the prompt only when it does not fit in the stdin pipe: a
+// busy tick has a thousand runs in flight.
 func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	reply := Reply{Cap: c.cfg.OutputCap}
 	if err := ctx.Err(); err != nil {
@@ -167,8 +172,14 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 		return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, err)
 	}
 	defer p.close()
+	// A prompt that fits in the stdin pipe is written before the start:
+	// no goroutine waits for the child to read it.
+	prefilled := prefill(p.inW, req.Prompt)
+	if prefilled {
+		p.inW.Close()
+	}
 
-	cmd, killed := c.command(runCtx, path, req.Dir, p)
+	cmd := c.command(path, req.Dir, p)
 	if err := cmd.Start(); err != nil {
 		return reply, c.startError(ctx, path, err)
 	}
@@ -177,15 +188,57 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	p.outW.Close()
 	p.errW.Close()
 
-	var wg sync.WaitGroup
-	stdout, stderr := c.feed(&wg, p, req)
-	waitErr := cmd.Wait()
-	// The leader is gone; take the rest of its group with it so that the
-	// pipes close. After the leader is reaped its pid stays reserved as the
-	// group id while any member lives, so this cannot hit a stranger.
-	_ = killProcessGroup(cmd.Process)
+	// Timeout or cancellation kills the whole group (no os/exec watcher
+	// goroutine: AfterFunc runs only if runCtx ends).
+	var killed atomic.Bool
+	stopKill := context.AfterFunc(runCtx, func() {
+		killed.Store(true)
+		_ = killProcessGroup(cmd.Process)
+	})
 
-	p.drain(&wg)
+	written := make(chan struct{})
+	if prefilled {
+		close(written)
+	} else {
+		go func() {
+			defer close(written)
+			// A child that exits without reading its stdin makes this
+			// write fail with EPIPE; that is its right, not an error.
+			_, _ = io.WriteString(p.inW, req.Prompt)
+			p.inW.Close()
+		}()
+	}
+	stderr := &tailBuffer{max: stderrKeep, log: req.Log}
+	stderrDone := make(chan struct{})
+	go func() {
+		defer close(stderrDone)
+		_, _ = stderr.ReadFrom(p.errR)
+	}()
+	var waitErr error
+	exited := make(chan struct{})
+	var grace *time.Timer
+	go func() {
+		defer close(exited)
+		waitExited(cmd.Process.Pid)
+		waitErr = cmd.Wait()
+		stopKill()
+		// The leader is gone; take the rest of its group with it so that
+		// the pipes close. After the leader is reaped its pid stays
+		// reserved as the group id while any member lives, so this cannot
+		// hit a stranger.
+		_ = killProcessGroup(cmd.Process)
+		// Past ioGrace only a process that left the group can hold the
+		// pipes: closing our ends stops the reads and the prompt's write
+		// (we stop listening to it).
+		grace = time.AfterFunc(ioGrace, p.stopReading)
+	}()
+
+	stdout := newCapBuffer(c.cfg.OutputCap)
+	_, _ = stdout.ReadFrom(p.outR)
+	<-exited
+	<-stderrDone
+	<-written
+	grace.Stop()
 
 	reply.Output = stdout.bytes()
 	reply.Truncated = stdout.truncated
@@ -196,10 +249,9 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 }
 
 // command is the agent's process, not started: in its own process group
-// on the child's ends of p, in dir (else the provider's). killed reports
-// whether runCtx ended it: its Cancel kills the whole group.
-func (c *Command) command(runCtx context.Context, path, dir string, p *pipes) (*exec.Cmd, *atomic.Bool) {
-	cmd := exec.CommandContext(runCtx, path)
+// on the child's ends of p, in dir (else the provider's).
+func (c *Command) command(path, dir string, p *pipes) *exec.Cmd {
+	cmd := exec.Command(path)
 	cmd.Args = append([]string(nil), c.cfg.Argv...)
 	cmd.Env = c.env()
 	cmd.Dir = c.cfg.Dir
@@ -208,14 +260,7 @@ func (c *Command) command(runCtx context.Context, path, dir string, p *pipes) (*
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
 	setProcessGroup(cmd)
-	killed := new(atomic.Bool)
-	cmd.Cancel = func() error {
-		killed.Store(true)
-		return killProcessGroup(cmd.Process)
-	}
-	// Should the group kill fail, os/exec kills the leader itself after this.
-	cmd.WaitDelay = ioGrace
-	return cmd, killed
+	return cmd
 }
 
 // startError is the error of an agent that did not start: ErrNotFound
@@ -229,23 +274,6 @@ func (c *Command) startError(ctx context.Context, path string, err error) error 
 		return fmt.Errorf("command provider %q: %w", c.cfg.Name, ctx.Err())
 	}
 	return fmt.Errorf("command provider %q: start %s: %w", c.cfg.Name, path, err)
-}
-
-// feed writes the prompt to the agent's stdin and copies its stdout (up to
-// the output cap) and stderr (its tail, and live to req.Log) on goroutines
-// counted in wg, which p.drain waits for.
-func (c *Command) feed(wg *sync.WaitGroup, p *pipes, req Request) (*capBuffer, *tailBuffer) {
-	stdout := newCapBuffer(c.cfg.OutputCap)
-	stderr := &tailBuffer{max: stderrKeep, log: req.Log}
-	wg.Go(func() {
-		// A child that exits without reading its stdin makes this write fail
-		// with EPIPE; that is its right, not an error.
-		_, _ = io.WriteString(p.inW, req.Prompt)
-		p.inW.Close()
-	})
-	wg.Go(func() { _, _ = stdout.ReadFrom(p.outR) })
-	wg.Go(func() { _, _ = stderr.ReadFrom(p.errR) })
-	return stdout, stderr
 }
 
 // outcome is the error of a run that ended: the caller's cancellation, the
@@ -304,25 +332,12 @@ func (p *pipes) close() {
 	}
 }
 
-// drain waits for the copies to and from the child (wg), at most ioGrace:
-// then something outside the group holds the pipes, and closing our ends
-// unblocks the copies — we stop listening to it.
-func (p *pipes) drain(wg *sync.WaitGroup) {
-	ioDone := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(ioDone)
-	}()
-	grace := time.NewTimer(ioGrace)
-	select {
-	case <-ioDone:
-		grace.Stop()
-	case <-grace.C:
-		p.inW.Close()
-		p.outR.Close()
-		p.errR.Close()
-		<-ioDone
-	}
+// stopReading closes our ends of the pipes to and from the child, which
+// ends the reads and the prompt's write in progress.
+func (p *pipes) stopReading() {
+	p.inW.Close()
+	p.outR.Close()
+	p.errR.Close()
 }
 
 // tailBuffer keeps the last max bytes written to it, counts them, and

@@ -469,3 +469,51 @@ func TestCommandStderrToLogAndProjectDir(t *testing.T) {
 		t.Errorf("ran in %q, want the project %q", got.Output, project)
 	}
 }
+
+// firstWrite closes started at its first Write.
+type firstWrite struct {
+	once    sync.Once
+	started chan struct{}
+}
+
+func (w *firstWrite) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.started) })
+	return len(p), nil
+}
+
+// A run in flight whose prompt fits in the stdin pipe costs three
+// goroutines: the caller's (it reads stdout), stderr's reader and the
+// exit's waiter; no stdin writer, no os/exec context watcher, no drain.
+func TestCommandRunGoroutines(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "release")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := mustNewCommand(t, CommandConfig{Argv: shell(`cat; echo started >&2; read x < "$1"`, fifo)})
+	log := &firstWrite{started: make(chan struct{})}
+	before := runtime.NumGoroutine()
+	type ran struct {
+		reply Reply
+		err   error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		reply, err := c.Run(context.Background(), Request{Prompt: "hello\n", Log: log})
+		done <- ran{reply, err}
+	}()
+	<-log.started // the child read its prompt and waits on the fifo
+	during := runtime.NumGoroutine() - before
+	release, err := os.OpenFile(fifo, os.O_WRONLY, 0) // blocks until the child opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(release, "go")
+	release.Close()
+	r := <-done
+	if r.err != nil || string(r.reply.Output) != "hello\n" {
+		t.Fatalf("Run: got %q, %v; want the prompt echoed", r.reply.Output, r.err)
+	}
+	if during > 3 {
+		t.Errorf("a run in flight had %d goroutines, want at most 3", during)
+	}
+}

@@ -8,16 +8,26 @@
 // a line that says how many bytes were cut between them. All logs together
 // keep at most Total bytes: every run in flight reserves PerRun, and
 // creating a log deletes the oldest closed ones (lowest run number) until
-// the reservation fits. A log is synced once, when it closes, so a crash
-// loses at most the tail of the runs in flight: the head they had written
-// is in the file.
+// the reservation fits.
 //
-// They are files, not store records, so that the store stays small and an
-// SD card sees one fsync per run.
+// Durability: a closed log is durable once a [Dir.Sync] that began after
+// its Close has returned. On Linux Close does not sync: Sync makes every
+// log closed since the last Sync durable with one syncfs(2) of the
+// directory's file system, so the results of a busy tick, committed
+// together, share one sync instead of one fsync each. The engine calls
+// Sync before the group commit that records those runs' results, so a
+// result is committed only after its log is durable. Elsewhere Close syncs
+// its own file, as before, and Sync has nothing to do. A crash loses at
+// most the tail of the runs in flight (and of closed runs whose results
+// are not committed yet): the head they had written is in the file.
 //
-// A [*Dir] and its [*Log]s are safe for concurrent use. A Log's Write never
-// blocks on readers: a follower that falls behind the memory it holds is
-// told how many bytes it missed.
+// They are files, not store records, so that the store stays small.
+//
+// A [*Dir] and its [*Log]s are safe for concurrent use. No file I/O
+// happens under the Dir's lock: creating one run's log never waits for
+// another run's file operations. A Log's Write never blocks on readers: a
+// follower that falls behind the memory it holds is told how many bytes it
+// missed.
 package runlog
 
 import (
@@ -57,18 +67,41 @@ type Dir struct {
 	path          string
 	perRun, total int64
 
-	mu     sync.Mutex       // guards live, closed and closedSum
+	mu     sync.Mutex       // guards live, closed, closedSum, removing and unsynced
 	live   map[string]*Log  // run id -> its open log
 	closed map[string]int64 // run id -> size of its closed log
+	// removing holds the closed logs a Create is deleting (outside mu).
+	removing map[string]bool
+	// unsynced counts the logs closed since the last Sync began (only
+	// where Close leaves the sync to Sync: closeSyncs is false).
+	unsynced int
+	// syncMu serialises Sync, so that a Sync that finds nothing unsynced
+	// returns only after the one in progress made its logs durable.
+	syncMu sync.Mutex
+	// opening, when set (tests), is called by Create just before it
+	// creates run's file.
+	opening func(run string)
 	// closedSum is the sum of closed's sizes, kept as they change so that
 	// a Create that needs no pruning does not walk every log (a busy box
 	// keeps thousands, and creates a thousand in a tick).
 	closedSum int64
+	// oldest lists the closed logs' runs for pruning, oldest first once
+	// sorted (sorted says whether it is). Logs close in about the order
+	// their runs started, so appending mostly keeps it sorted and a Create
+	// that prunes takes from the front instead of sorting every closed log
+	// (a busy tick creates a thousand). An entry whose run is no longer in
+	// closed is stale and skipped.
+	oldest []string
+	sorted bool
 }
 
 // setClosed records run's closed log of size bytes. d.mu is held.
 func (d *Dir) setClosed(run string, size int64) {
 	d.dropClosed(run)
+	if n := len(d.oldest); n > 0 && lessRun(run, d.oldest[n-1]) {
+		d.sorted = false
+	}
+	d.oldest = append(d.oldest, run)
 	d.closed[run] = size
 	d.closedSum += size
 }
@@ -92,7 +125,7 @@ func Open(path string, perRun, total int64) (*Dir, error) {
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return nil, fmt.Errorf("run logs: %w", err)
 	}
-	d := &Dir{path: path, perRun: perRun, total: total, live: map[string]*Log{}, closed: map[string]int64{}}
+	d := &Dir{path: path, perRun: perRun, total: total, live: map[string]*Log{}, closed: map[string]int64{}, removing: map[string]bool{}}
 	ents, err := os.ReadDir(path)
 	if err != nil {
 		return nil, fmt.Errorf("run logs: %w", err)
@@ -112,7 +145,7 @@ func Open(path string, perRun, total int64) (*Dir, error) {
 // OpenReadOnly opens an existing log directory to read it; a missing one
 // reads as empty. Create must not be called on it.
 func OpenReadOnly(path string) *Dir {
-	return &Dir{path: path, live: map[string]*Log{}, closed: map[string]int64{}}
+	return &Dir{path: path, live: map[string]*Log{}, closed: map[string]int64{}, removing: map[string]bool{}}
 }
 
 // Path is the directory.
@@ -125,6 +158,14 @@ func validRun(run string) bool {
 	return run != "" && !strings.ContainsAny(run, "/\\\x00") && run != "." && run != ".."
 }
 
+// lessRun orders runs by number, then by name.
+func lessRun(a, b string) bool {
+	if na, nb := runNumber(a), runNumber(b); na != nb {
+		return na < nb
+	}
+	return a < b
+}
+
 // runNumber orders runs: r12 is 12; anything else sorts first.
 func runNumber(run string) int64 {
 	n, _ := strconv.ParseInt(strings.TrimPrefix(run, "r"), 10, 64)
@@ -135,9 +176,15 @@ func runNumber(run string) int64 {
 // open ones have written to their files.
 func (d *Dir) Size() int64 {
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	n := d.closedSum
+	live := make([]*Log, 0, len(d.live))
 	for _, l := range d.live {
+		live = append(live, l)
+	}
+	d.mu.Unlock()
+	// A Log's lock is held across its file writes: never wait for one
+	// under d.mu.
+	for _, l := range live {
 		l.mu.Lock()
 		n += l.head
 		l.mu.Unlock()
@@ -147,58 +194,167 @@ func (d *Dir) Size() int64 {
 
 // Create starts the log of run, deleting the oldest closed logs until the
 // logs in flight, this one included, fit in the total at PerRun each.
+// The bookkeeping is done under the Dir's lock, the file operations
+// (deleting the oldest, creating this one) after it is released: runs
+// starting together do not queue behind each other's file I/O.
 func (d *Dir) Create(run string) (*Log, error) {
 	if !validRun(run) {
 		return nil, fmt.Errorf("run logs: %q is not a run id", run)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	if d.perRun == 0 {
+		d.mu.Unlock()
 		return nil, errors.New("BUG: runlog: Create on a read-only Dir")
 	}
 	if _, ok := d.live[run]; ok {
+		d.mu.Unlock()
 		return nil, fmt.Errorf("run logs: %s is already open", run)
 	}
+	if d.removing[run] {
+		d.mu.Unlock()
+		return nil, fmt.Errorf("run logs: the old log of %s is being dropped", run)
+	}
 	d.dropClosed(run)
-	if err := d.prune(d.perRun * int64(len(d.live)+1)); err != nil {
+	drop := d.pruneLocked(d.perRun * int64(len(d.live)+1))
+	half := (d.perRun - markerRoom) / 2
+	// Until its file is open the log has written nothing: readers (Copy,
+	// Follow, Size) find it empty and never touch its file.
+	l := &Log{d: d, run: run, headMax: half, tailMax: half, changed: make(chan struct{})}
+	d.live[run] = l
+	d.mu.Unlock()
+
+	err := d.remove(drop)
+	var f *os.File
+	if err == nil {
+		if d.opening != nil {
+			d.opening(run)
+		}
+		f, err = os.OpenFile(d.file(run), os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o640)
+		if err != nil {
+			err = fmt.Errorf("run logs: %w", err)
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.closed = true
+		close(l.changed)
+		l.changed = make(chan struct{})
+		d.mu.Lock()
+		delete(d.live, run)
+		d.mu.Unlock()
 		return nil, err
 	}
-	f, err := os.OpenFile(d.file(run), os.O_RDWR|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o640)
-	if err != nil {
-		return nil, fmt.Errorf("run logs: %w", err)
-	}
-	half := (d.perRun - markerRoom) / 2
-	l := &Log{d: d, run: run, f: f, headMax: half, tailMax: half, changed: make(chan struct{})}
-	d.live[run] = l
+	l.f = f
 	return l, nil
 }
 
-// prune deletes the oldest closed logs until they and reserved fit in the
-// total. d.mu is held.
-func (d *Dir) prune(reserved int64) error {
+// dropped is a closed log being deleted to make room.
+type dropped struct {
+	run  string
+	size int64
+}
+
+// pruneLocked takes the oldest closed logs out of the books until they
+// and reserved fit in the total, and marks them being removed: the caller
+// deletes their files (remove). d.mu is held.
+func (d *Dir) pruneLocked(reserved int64) []dropped {
 	if d.closedSum+reserved <= d.total {
 		return nil
 	}
-	runs := make([]string, 0, len(d.closed))
-	for r := range d.closed {
-		runs = append(runs, r)
+	if !d.sorted || len(d.oldest) > 2*len(d.closed)+64 {
+		// Drop the stale entries (and duplicates), then sort.
+		live := d.oldest[:0]
+		seen := make(map[string]bool, len(d.closed))
+		for _, r := range d.oldest {
+			if _, ok := d.closed[r]; ok && !seen[r] {
+				seen[r] = true
+				live = append(live, r)
+			}
+		}
+		clear(d.oldest[len(live):])
+		d.oldest = live
+		slices.SortFunc(d.oldest, func(a, b string) int {
+			switch {
+			case lessRun(a, b):
+				return -1
+			case lessRun(b, a):
+				return 1
+			}
+			return 0
+		})
+		d.sorted = true
 	}
-	slices.SortFunc(runs, func(a, b string) int {
-		if c := runNumber(a) - runNumber(b); c != 0 {
-			return int(min(max(c, -1), 1))
+	var drop []dropped
+	for len(d.oldest) > 0 && d.closedSum+reserved > d.total {
+		r := d.oldest[0]
+		d.oldest = d.oldest[1:]
+		if _, ok := d.closed[r]; !ok {
+			continue // stale
 		}
-		return strings.Compare(a, b)
-	})
-	for _, r := range runs {
-		if d.closedSum+reserved <= d.total {
-			break
-		}
-		if err := os.Remove(d.file(r)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("run logs: dropping the oldest: %w", err)
-		}
+		drop = append(drop, dropped{r, d.closed[r]})
+		d.removing[r] = true
 		d.dropClosed(r)
 	}
+	return drop
+}
+
+// remove deletes the files of the logs pruneLocked took out, without
+// d.mu. A log that cannot be deleted goes back in the books, and the
+// first such error is returned.
+func (d *Dir) remove(drop []dropped) error {
+	if len(drop) == 0 {
+		return nil
+	}
+	var first error
+	var kept []dropped
+	for _, x := range drop {
+		if err := os.Remove(d.file(x.run)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			kept = append(kept, x)
+			if first == nil {
+				first = fmt.Errorf("run logs: dropping the oldest: %w", err)
+			}
+		}
+	}
+	d.mu.Lock()
+	for _, x := range drop {
+		delete(d.removing, x.run)
+	}
+	for _, x := range kept {
+		d.setClosed(x.run, x.size)
+	}
+	d.mu.Unlock()
+	return first
+}
+
+// Sync makes every log closed before it was called durable (see the
+// package doc): on Linux one syncfs(2) of the directory's file system when
+// a log closed since the last Sync, else nothing. On an error the logs
+// stay counted as unsynced, for the next Sync to try again.
+func (d *Dir) Sync() error {
+	d.syncMu.Lock()
+	defer d.syncMu.Unlock()
+	d.mu.Lock()
+	n := d.unsynced
+	d.unsynced = 0
+	d.mu.Unlock()
+	if n == 0 {
+		return nil
+	}
+	if err := syncFS(d.path); err != nil {
+		d.mu.Lock()
+		d.unsynced += n
+		d.mu.Unlock()
+		return fmt.Errorf("run logs: syncing %d closed logs: %w", n, err)
+	}
 	return nil
+}
+
+// Unsynced is how many closed logs wait for a Sync.
+func (d *Dir) Unsynced() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.unsynced
 }
 
 // Live reports whether run's log is open (its run is in flight).
@@ -359,8 +515,10 @@ func (l *Log) Written() int64 {
 	return l.written
 }
 
-// Close appends the kept tail after a cut marker, syncs the file and
-// closes it. It returns the first error the log met.
+// Close appends the kept tail after a cut marker and closes the file; the
+// log is durable after the next Sync (see the package doc; where Sync
+// cannot share one sync, Close syncs the file itself). It returns the
+// first error the log met.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.closed {
@@ -382,8 +540,10 @@ func (l *Log) Close() error {
 			err = werr
 		}
 	}
-	if serr := l.f.Sync(); err == nil {
-		err = serr
+	if closeSyncs {
+		if serr := l.f.Sync(); err == nil {
+			err = serr
+		}
 	}
 	size := l.head + int64(len(out))
 	if cerr := l.f.Close(); err == nil {
@@ -398,6 +558,9 @@ func (l *Log) Close() error {
 	d.mu.Lock()
 	delete(d.live, l.run)
 	d.setClosed(l.run, size)
+	if !closeSyncs {
+		d.unsynced++
+	}
 	d.mu.Unlock()
 	if err != nil {
 		return fmt.Errorf("run log %s: %w", l.run, err)

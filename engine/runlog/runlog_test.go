@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -133,5 +135,93 @@ func TestFollowLive(t *testing.T) {
 	}
 	if shown.String() != string(file) || !strings.HasSuffix(string(file), "three\n") {
 		t.Errorf("follow showed %q, the file holds %q", shown.String(), file)
+	}
+}
+
+// Creating a log does its file I/O (dropping the oldest, creating the
+// file) outside the Dir's lock: while one Create is in its file
+// operations, other runs create, write, close and sync their logs, and the
+// Dir's size is read. (Were that I/O under the lock, the calls in the hook
+// would wait for the very Create that called it, and never return.)
+func TestCreateDoesNotHoldTheDirDuringFileIO(t *testing.T) {
+	d, err := Open(t.TempDir(), MinPerRun, 2*MinPerRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"r1", "r2"} {
+		l, err := d.Create(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Write(bytes.Repeat([]byte("x"), MinPerRun-markerRoom))
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var inside []string
+	d.opening = func(run string) {
+		if run != "r3" {
+			return
+		}
+		l, err := d.Create("r4")
+		if err != nil {
+			t.Errorf("create r4 while r3 opens: %v", err)
+			return
+		}
+		fmt.Fprintf(l, "r4 ran while r3 was opening\n")
+		if err := l.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := d.Sync(); err != nil {
+			t.Error(err)
+		}
+		inside = append(inside, fmt.Sprint(d.Size() > 0, d.Live("r3"), d.Has("r4")))
+	}
+	l3, err := d.Create("r3") // drops r1 to make room (and r4 drops r2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l3.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"true true true"}; !slices.Equal(inside, want) {
+		t.Errorf("inside r3's Create: got %v, want %v (size read, r3 live, r4 kept)", inside, want)
+	}
+	for _, run := range []string{"r1", "r2"} {
+		if d.Has(run) {
+			t.Errorf("%s is kept, want it dropped to make room", run)
+		}
+	}
+}
+
+// Close leaves the sync to Sync where one sync serves every closed log:
+// Unsynced counts them until a Sync, which leaves none.
+func TestSyncCoversEveryClosedLog(t *testing.T) {
+	d, err := Open(t.TempDir(), MinPerRun, 16*MinPerRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []string{"r1", "r2", "r3"} {
+		l, err := d.Create(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(l, "%s\n", run)
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := 3
+	if closeSyncs {
+		want = 0 // each Close synced its own file
+	}
+	if got := d.Unsynced(); got != want {
+		t.Errorf("after three closes: %d unsynced, want %d", got, want)
+	}
+	if err := d.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if got := d.Unsynced(); got != 0 {
+		t.Errorf("after Sync: %d unsynced, want 0", got)
 	}
 }
