@@ -101,16 +101,18 @@ func (t *txn) key8(v uint64) []byte {
 	return t.claim(binary.BigEndian.AppendUint64(t.spare(8), v))
 }
 
-// slabLen is how many quests or node heads a slab holds (allocQuest,
-// allocHead). A slab lives as long as any of its values: a node head
-// kept by a run in flight keeps its slab's others (a few KiB), which a
-// tick that dispatches one node at a time pays at most once per tick.
+// slabLen is how many quests or node heads a slab holds at most
+// (allocQuest, allocHead); a transaction's first slabs are smaller (4,
+// then twice the previous), so that a tick of a few quests or a write of
+// one quest carves no more than it needs. A slab lives as long as any of
+// its values: a node head kept by a run in flight keeps its slab's
+// others (up to 16 KiB) while it runs.
 const slabLen = 32
 
 // allocQuest returns a zero Quest carved from the transaction's slab.
 func (t *txn) allocQuest() *Quest {
 	if len(t.questSlab) == cap(t.questSlab) {
-		t.questSlab = make([]Quest, 0, slabLen)
+		t.questSlab = make([]Quest, 0, min(max(2*cap(t.questSlab), 4), slabLen))
 	}
 	t.questSlab = t.questSlab[:len(t.questSlab)+1]
 	return &t.questSlab[len(t.questSlab)-1]
@@ -119,7 +121,7 @@ func (t *txn) allocQuest() *Quest {
 // allocHead returns a zero Node carved from the transaction's slab.
 func (t *txn) allocHead() *Node {
 	if len(t.headSlab) == cap(t.headSlab) {
-		t.headSlab = make([]Node, 0, slabLen)
+		t.headSlab = make([]Node, 0, min(max(2*cap(t.headSlab), 4), slabLen))
 	}
 	t.headSlab = t.headSlab[:len(t.headSlab)+1]
 	return &t.headSlab[len(t.headSlab)-1]
