@@ -58,6 +58,23 @@ func splitRunningKey(k []byte) (quest, node string, ok bool) {
 	return string(k[:i]), string(k[i+1:]), true
 }
 
+// runningFill is how full bbolt packs the running index's pages when it
+// splits them at a commit. Its default (half) suits keys inserted one at a
+// time at random places; the running index instead gets a tick's
+// dispatches in one burst, all its new entries in nodes that the commit
+// writes whole, and loses them one by one as runs end. Packed full, a
+// tick of a thousand dispatches writes about half the pages for them.
+// FillPercent is per bucket handle, per transaction: every writer of the
+// index goes through runningForWrite.
+const runningFill = 0.95
+
+// runningForWrite is the running index of tx, set to pack its pages full.
+func runningForWrite(tx *bolt.Tx) *bolt.Bucket {
+	b := tx.Bucket(bRunning)
+	b.FillPercent = runningFill
+	return b
+}
+
 // runEntry is what a running entry says of its run: enough to overlay the
 // quest and the node without decoding the whole record.
 type runEntry struct {
@@ -128,7 +145,7 @@ func applyEntry(q *Quest, node, v []byte) {
 // and q's DispatchSeq, so that a save of q in this transaction folds it.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
-	if err := t.tx.Bucket(bRunning).Put(key, t.claim(appendRun(t.spare(256), r))); err != nil {
+	if err := runningForWrite(t.tx).Put(key, t.claim(appendRun(t.spare(256), r))); err != nil {
 		return err
 	}
 	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
@@ -153,7 +170,7 @@ func (t *txn) plannedRun(q *Quest, n *Node) *Run {
 // leaveRunning ends node n's running entry: its run record moves to the
 // runs bucket unless the run's end wrote it there already (endRun).
 func (t *txn) leaveRunning(q *Quest, n *Node) error {
-	rb := t.tx.Bucket(bRunning)
+	rb := runningForWrite(t.tx)
 	key := runningKey(q.ID, n.ID)
 	v := rb.Get(key)
 	if v == nil {
@@ -216,7 +233,7 @@ func (t *txn) putRun(r *Run) error {
 		key := runningKey(r.Quest, r.Node)
 		if v := t.tx.Bucket(bRunning).Get(key); v != nil {
 			if e, ok := scanRunEntry(v); ok && e.ID == r.ID {
-				return t.tx.Bucket(bRunning).Put(key, appendRun(make([]byte, 0, 256), r))
+				return runningForWrite(t.tx).Put(key, appendRun(make([]byte, 0, 256), r))
 			}
 		}
 	}
@@ -257,7 +274,7 @@ func runningRuns(tx *bolt.Tx, quest string) ([]Run, error) {
 // records counted their dispatches already (their DispatchSeq is at least
 // the run's), so nothing is counted twice.
 func migrateRunning(tx *bolt.Tx) error {
-	rb := tx.Bucket(bRunning)
+	rb := runningForWrite(tx)
 	type old struct{ node, run string }
 	var olds []old
 	err := rb.ForEach(func(k, v []byte) error {

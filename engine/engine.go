@@ -739,15 +739,15 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	}
 	// Its Name is not stored: a dispatch reads only the node's head, not
 	// its runs; readers number a node's runs (see nameRuns).
-	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
+	t.planned = Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
-	n.Runs = append(n.Runs, r.ID)
+	n.Runs = append(n.Runs, t.planned.ID)
 	if t.dispatchedTo != provider || t.dispatchedWhy == "" {
 		// Most dispatches of a tick share a provider: one string for them.
 		t.dispatchedTo, t.dispatchedWhy = provider, "dispatched to "+provider
 	}
-	t.dispatching = &r
+	t.dispatching = &t.planned
 	err = t.move(q, n, Running, t.dispatchedWhy)
 	t.dispatching = nil
-	return r, err
+	return t.planned, err
 }

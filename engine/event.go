@@ -152,8 +152,19 @@ func (t *txn) pruneEvents(retention int) (int, error) {
 	return n + trimmed, err
 }
 
+// pruneBatch bounds how many events one pruneRetention drops, so that a
+// tick after a long outage stays cheap: the oldest go first, the rest at
+// the next ticks.
+const pruneBatch = 5000
+
 // pruneRetention drops events older than the retention window that every
-// durable cursor has passed.
+// durable cursor has passed, the oldest first, at most pruneBatch.
+//
+// It deletes walking backwards from the newest event it drops: after a
+// bbolt cursor deletes its element, the element before it is still where
+// Prev finds it (a delete shifts only what follows), whereas a forward
+// walk would skip one, so a forward prune had to search the tree from its
+// root again for every event (First after each Delete).
 func (t *txn) pruneRetention(retention int) (int, error) {
 	b := t.tx.Bucket(bEvents)
 	last := b.Sequence()
@@ -168,8 +179,24 @@ func (t *txn) pruneRetention(retention int) (int, error) {
 		}
 	}
 	c := b.Cursor()
+	k, _ := c.First()
+	if k == nil || seqOf(k) > limit {
+		return 0, nil
+	}
+	oldest := seqOf(k)
+	// Seqs are unique: at most pruneBatch events lie in this range (fewer
+	// where the outbox bound dropped some already).
+	limit = min(limit, oldest+pruneBatch-1)
+	if k, _ = c.Seek(u64(limit + 1)); k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
 	n := 0
-	for k, _ := c.First(); k != nil && seqOf(k) <= limit && n < 5000; k, _ = c.First() {
+	for ; k != nil && seqOf(k) >= oldest; k, _ = c.Prev() {
+		if seqOf(k) > limit {
+			return n, fmt.Errorf("BUG: pruning events: cursor at %d, past %d", seqOf(k), limit)
+		}
 		if err := c.Delete(); err != nil {
 			return n, err
 		}

@@ -2,11 +2,15 @@ package engine
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // emitN appends n events of kind in one transaction.
-func emitN(t *testing.T, e *Engine, kind string, n int) {
+func emitN(t testing.TB, e *Engine, kind string, n int) {
 	t.Helper()
 	err := e.update(func(tx *txn) error {
 		for range n {
@@ -175,4 +179,124 @@ func seqs(evs []Event) []uint64 {
 		out[i] = ev.Seq
 	}
 	return out
+}
+
+// eventSeqs is every event's seq in the outbox, oldest first.
+func eventSeqs(t *testing.T, e *Engine) []uint64 {
+	t.Helper()
+	var out []uint64
+	err := e.store.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bEvents).ForEach(func(k, _ []byte) error { out = append(out, seqOf(k)); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPruneRetentionDropsExactlyTheOldest prunes an outbox of several
+// thousand pages' worth of events, with gaps (as the outbox bound leaves
+// them), and checks after every call that exactly the oldest events up to
+// the window and the cursors went, at most pruneBatch a call: the prune
+// deletes walking a cursor backwards, and a cursor that skipped or
+// revisited an element after a delete would show here.
+func TestPruneRetentionDropsExactlyTheOldest(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		events    int
+		retention int
+		cursor    uint64 // a durable consumer's ack (0: none)
+	}{
+		{"one batch", 3000, 1000, 0},
+		{"several batches", 13_000, 500, 0},
+		{"held by a cursor", 13_000, 500, 7_777},
+		{"nothing past the window", 400, 1000, 0},
+		{"one event", 2, 1, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := newHarness(t, Options{})
+			emitN(t, h.e, KindDevice, c.events)
+			// Gaps in the middle, as the outbox bound drops events.
+			err := h.e.update(func(tx *txn) error {
+				b := tx.tx.Bucket(bEvents)
+				for s := uint64(100); s < uint64(c.events); s += 37 {
+					if err := b.Delete(u64(s)); err != nil {
+						return err
+					}
+				}
+				if c.cursor > 0 {
+					return tx.tx.Bucket(bCursors).Put([]byte("mqtt"), u64(c.cursor))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := h.e.LastSeq()
+			limit := last - uint64(min(c.retention, int(last)))
+			if c.cursor > 0 {
+				limit = min(limit, c.cursor)
+			}
+			want := eventSeqs(t, h.e)
+			for round := 0; ; round++ {
+				var n int
+				if err := h.e.update(func(tx *txn) error {
+					var err error
+					n, err = tx.pruneRetention(c.retention)
+					return err
+				}); err != nil {
+					t.Fatal(err)
+				}
+				// What must go: the oldest events up to limit, no more
+				// than pruneBatch seqs from the oldest.
+				drop := 0
+				for drop < len(want) && want[drop] <= limit && want[drop] < want[0]+pruneBatch {
+					drop++
+				}
+				want = want[drop:]
+				got := eventSeqs(t, h.e)
+				if n != drop || !slices.Equal(got, want) {
+					t.Fatalf("round %d: pruned %d, want %d; %d events left (first %v), want %d (first %v)",
+						round, n, drop, len(got), got[:min(3, len(got))], len(want), want[:min(3, len(want))])
+				}
+				if drop == 0 {
+					break
+				}
+			}
+			if len(want) > 0 && want[0] <= limit {
+				t.Errorf("events up to %d must be pruned; the oldest left is %d", limit, want[0])
+			}
+			if want[len(want)-1] != last {
+				t.Errorf("the newest event %d must stay; the newest left is %d", last, want[len(want)-1])
+			}
+		})
+	}
+}
+
+// BenchmarkPruneRetention is the retention prune of a tick that
+// dispatched a thousand nodes: a thousand events past the window, in an
+// outbox that holds 10,000.
+func BenchmarkPruneRetention(b *testing.B) {
+	h := newHarness(b, Options{})
+	const retention = 10_000
+	emitN(b, h.e, KindDevice, retention)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		emitN(b, h.e, KindDevice, 1000)
+		err := h.e.update(func(tx *txn) error {
+			b.StartTimer()
+			n, err := tx.pruneRetention(retention)
+			b.StopTimer()
+			if err == nil && n != 1000 {
+				err = fmt.Errorf("pruned %d, want 1000", n)
+			}
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
 }

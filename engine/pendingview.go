@@ -34,8 +34,10 @@ type viewEntry struct {
 	head *Node // read for its dispatch only (nodeHead); nil: none pending
 }
 
-// get returns quest's first pending node as of revision rev, a copy the
-// caller may change; ok is false when the view does not know it.
+// get returns quest's first pending node as of revision rev; ok is false
+// when the view does not know it. The node is the view's: the caller
+// copies it before changing it (a head, once in the view, is never
+// changed, so reading it outside the lock is safe).
 func (v *pendingView) get(quest string, rev uint64) (head *Node, ok bool) {
 	v.mu.Lock()
 	e, ok := v.m[quest]
@@ -43,11 +45,7 @@ func (v *pendingView) get(quest string, rev uint64) (head *Node, ok bool) {
 	if !ok || e.rev != rev {
 		return nil, false
 	}
-	if e.head == nil {
-		return nil, true
-	}
-	h := *e.head
-	return &h, true
+	return e.head, true
 }
 
 // put remembers quest's first pending node as of revision rev, unless a
@@ -97,7 +95,12 @@ type viewUpdate struct {
 func (t *txn) firstPending(q *Quest) (*Node, error) {
 	if t.pristine(q) {
 		if h, ok := t.e.view.get(q.ID, q.Rev); ok {
-			return h, nil
+			if h == nil {
+				return nil, nil
+			}
+			n := t.allocHead()
+			*n = *h
+			return n, nil
 		}
 	}
 	h, err := t.readFirstPending(q)

@@ -132,6 +132,7 @@ func (r *tickRound) run() error {
 	// sized once, the list is never copied as it grows (a dispatch is a
 	// kilobyte, a tick may make a thousand).
 	r.ds = make([]dispatch, 0, max(0, min(r.slots, len(qs))))
+	r.rep.Dispatched = make([]string, 0, cap(r.ds))
 	for _, q := range qs {
 		if err := r.quest(q); err != nil {
 			return err
@@ -276,7 +277,15 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	}
 	q.Counters.AgentRuns++
 	r.slots--
-	r.ds = append(r.ds, dispatch{quest: *q, node: n, run: run, req: req, built: built, prov: prov})
+	// Filled in place: a dispatch is a kilobyte, and a composite literal
+	// appended would be built and then copied.
+	if len(r.ds) < cap(r.ds) {
+		r.ds = r.ds[:len(r.ds)+1]
+	} else {
+		r.ds = append(r.ds, dispatch{}) // a council's members beyond the quests
+	}
+	d := &r.ds[len(r.ds)-1]
+	d.quest, d.node, d.run, d.req, d.built, d.prov = *q, n, run, req, built, prov
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -314,7 +323,9 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		if !bytes.Equal(qk, k) {
 			raw = nil
 		}
-		q, err := t.decodeQuest(id, raw)
+		// Carved from a slab: a thousand active quests cost a few dozen
+		// allocations.
+		q, err := t.decodeQuestInto(id, raw, t.allocQuest())
 		if err != nil {
 			return nil, err
 		}

@@ -42,8 +42,16 @@ type txn struct {
 	// provider dispatchedTo (newRun).
 	dispatchedTo, dispatchedWhy string
 	// dispatching is the run newRun is dispatching, for its running
-	// entry (putRunning).
+	// entry (putRunning); it points at planned, so that a dispatch
+	// allocates no Run of its own.
 	dispatching *Run
+	planned     Run
+	// quests and heads are where the tick's decoded quests and the
+	// heads of the nodes it dispatches are carved from (allocQuest,
+	// allocHead): a few allocations for a thousand dispatches instead
+	// of one each.
+	questSlab []Quest
+	headSlab  []Node
 	// touched are the quests one of whose nodes changed (pendingView);
 	// updates what the view learns once the transaction commits.
 	touched map[string]bool
@@ -91,6 +99,32 @@ func (t *txn) claim(b []byte) []byte {
 // key8 is a big-endian uint64 key, carved from the transaction's block.
 func (t *txn) key8(v uint64) []byte {
 	return t.claim(binary.BigEndian.AppendUint64(t.spare(8), v))
+}
+
+// slabLen is how many quests or node heads a slab holds at most
+// (allocQuest, allocHead); a transaction's first slabs are smaller (4,
+// then twice the previous), so that a tick of a few quests or a write of
+// one quest carves no more than it needs. A slab lives as long as any of
+// its values: a node head kept by a run in flight keeps its slab's
+// others (up to 16 KiB) while it runs.
+const slabLen = 32
+
+// allocQuest returns a zero Quest carved from the transaction's slab.
+func (t *txn) allocQuest() *Quest {
+	if len(t.questSlab) == cap(t.questSlab) {
+		t.questSlab = make([]Quest, 0, min(max(2*cap(t.questSlab), 4), slabLen))
+	}
+	t.questSlab = t.questSlab[:len(t.questSlab)+1]
+	return &t.questSlab[len(t.questSlab)-1]
+}
+
+// allocHead returns a zero Node carved from the transaction's slab.
+func (t *txn) allocHead() *Node {
+	if len(t.headSlab) == cap(t.headSlab) {
+		t.headSlab = make([]Node, 0, min(max(2*cap(t.headSlab), 4), slabLen))
+	}
+	t.headSlab = t.headSlab[:len(t.headSlab)+1]
+	return &t.headSlab[len(t.headSlab)-1]
 }
 
 // bytesOf is s as bytes carved from the transaction's block, for a key
@@ -226,10 +260,17 @@ func (t *txn) peek(id string) (*Quest, error) {
 // decodeQuest decodes quest id's record raw (nil: there is none) and
 // keeps it as the transaction's copy.
 func (t *txn) decodeQuest(id string, raw []byte) (*Quest, error) {
+	return t.decodeQuestInto(id, raw, nil)
+}
+
+// decodeQuestInto is decodeQuest into q (nil: a new Quest).
+func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if raw == nil {
 		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
 	}
-	q := new(Quest)
+	if q == nil {
+		q = new(Quest)
+	}
 	if err := decodeQuest(raw, q); err != nil {
 		return nil, fmt.Errorf("decode quest %s: %w", id, err)
 	}
