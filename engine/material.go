@@ -51,14 +51,22 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 	b.Reset()
 
 	left, more := evidenceCap, false
-	if lb := subRO(tx, bLocked, q.ID); lb != nil {
+	// The evidence index (schema 7) names exactly the locked nodes the
+	// prompt may show; a read-only open of an older store has none and
+	// walks the locked index, passing over the nodes without evidence.
+	idx, indexed := bLocked, tx.Bucket(bEvidence) != nil
+	if indexed {
+		idx = bEvidence
+	}
+	if lb := subRO(tx, idx, q.ID); lb != nil {
 		c := lb.Cursor()
+		var last []byte // the key of the last node shown
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			if left <= 0 {
 				more = true
 				break
 			}
-			if key, err := nodeKey(string(v)); err == nil {
+			if key, err := nodeKey(string(v)); err == nil && !indexed {
 				// Most locked nodes of a long quest are dead ends with
 				// no evidence: passed over without decoding them.
 				if role, has, ok := scanEvidence(tx.Bucket(bNodes).Get(key)); ok && (!has || isMember(role)) {
@@ -69,13 +77,20 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 			if err != nil {
 				return nil, err
 			}
-			if l.Evidence == "" || isMember(l.Role) {
+			if !shownEvidence(l) {
 				continue // a member's evidence is its vote, merged into its owner's
 			}
 			ev := cutEvidence(l.Evidence, min(left, max(evidenceCap/4, 1)))
 			left -= len(ev)
+			last = k
 			m.locked = append(m.locked, PromptNode{ID: l.ID, Role: l.Role, Status: string(l.Status), Hypothesis: l.Hypothesis,
 				Verdict: l.Verdict, Evidence: ev, Depth: l.Depth})
+		}
+		if indexed && !more && left <= 0 {
+			// The prompt says older nodes were left out when the locked
+			// index has any below the last one shown, with or without
+			// evidence, as the walk over the locked index said it.
+			more = olderLocked(tx, q.ID, last)
 		}
 	}
 	if len(m.locked) > 0 {
@@ -93,6 +108,82 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 	}
 	m.lockedPart = b.String()
 	return m, nil
+}
+
+// olderLocked reports whether quest's locked index has a key below key.
+func olderLocked(tx *bolt.Tx, quest string, key []byte) bool {
+	lb := subRO(tx, bLocked, quest)
+	if lb == nil || key == nil {
+		return false
+	}
+	c := lb.Cursor()
+	if k, _ := c.Seek(key); k == nil {
+		k, _ = c.Last() // every key is below key
+		return k != nil
+	}
+	k, _ := c.Prev()
+	return k != nil
+}
+
+// shownEvidence reports whether n's evidence is shown in its quest's
+// owner's prompt (and its council members'), and so has an entry in the
+// evidence index: a locked node with evidence, not a council member's (a
+// member's evidence is its vote, merged into its owner's).
+func shownEvidence(n *Node) bool {
+	return n.Status.Terminal() && n.Evidence != "" && !isMember(n.Role)
+}
+
+// indexEvidence keeps n's entry in the evidence index (schema 7) in step
+// with its record, which is being saved: a locked node whose evidence
+// the owner's prompt shows is under its lock sequence, as in the locked
+// index. Every node write goes through saveNode, which calls it for the
+// locked ones; a locked record never changes after its transaction (the
+// ledger holds its hash), so this is the entry's only writer but
+// migration and salvage, which derive the same from the records.
+func (t *txn) indexEvidence(n *Node) error {
+	if !n.Status.Terminal() || n.LockSeq == 0 {
+		return nil
+	}
+	key := u64(n.LockSeq)
+	if !shownEvidence(n) {
+		if b := subRO(t.tx, bEvidence, n.Quest); b != nil && b.Get(key) != nil {
+			return b.Delete(key)
+		}
+		return nil
+	}
+	b, err := sub(t.tx, bEvidence, n.Quest)
+	if err != nil {
+		return err
+	}
+	if string(b.Get(key)) == n.ID {
+		return nil
+	}
+	return b.Put(key, []byte(n.ID))
+}
+
+// buildEvidenceIndex is the migration to schema 7: it derives the
+// evidence index from every quest's locked index and the locked nodes'
+// records. A node the locked index names that is missing or does not
+// decode is left out: Verify names it (store damage, which salvage
+// repairs, rebuilding this index too), and the upgrade does not hide it.
+func buildEvidenceIndex(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bEvidence); err != nil {
+		return err
+	}
+	locked := tx.Bucket(bLocked)
+	return locked.ForEachBucket(func(q []byte) error {
+		return locked.Bucket(q).ForEach(func(_, id []byte) error {
+			n, err := readNodeRecord(tx, string(id))
+			if err != nil || !shownEvidence(n) || n.LockSeq == 0 {
+				return nil
+			}
+			b, err := sub(tx, bEvidence, string(q))
+			if err != nil {
+				return err
+			}
+			return b.Put(u64(n.LockSeq), id)
+		})
+	})
 }
 
 // apply sets the material in req and d. The slices are copies, so that
