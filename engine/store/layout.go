@@ -41,6 +41,11 @@ var (
 	// Edges per quest): JSON, but for the quests' binary form.
 	RecordBuckets = [][]byte{Nodes, Quests, Events, Ledger, Runs, Exports, Judge, Edges}
 
+	// AddedIn is the schema a bucket first exists in, for the buckets a
+	// store of an older schema lacks: such a store, read as it is, is
+	// complete without them.
+	AddedIn = map[string]uint64{string(Evidence): 7}
+
 	KeySchema     = []byte("schema")
 	KeyLedgerHead = []byte("ledger_head")
 	KeyNodeSeq    = []byte("node_seq")
