@@ -231,7 +231,9 @@ func TestMigrationBuildsTheEvidenceIndex(t *testing.T) {
 // with evidence or not.
 func TestOwnerMaterialWithAndWithoutTheEvidenceIndex(t *testing.T) {
 	h := newHarness(t, Options{})
-	ev := func(i int) string { return fmt.Sprintf("evidence %d: %s", i, strings.Repeat("measured and confirmed ", 4)) }
+	ev := func(i int) string {
+		return fmt.Sprintf("evidence %d: %s", i, strings.Repeat("measured and confirmed ", 4))
+	}
 	type step struct {
 		role string
 		st   Status

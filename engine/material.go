@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -197,9 +198,10 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 }
 
 // materialMemo is a write transaction's memory of the owner's material
-// of the quests whose prompts it built (a field of txn), so that the
-// members of a council dispatched in one tick read it once between them
-// instead of once each (issue 23). It lives and dies with its txn: a
+// of the quests whose prompts it built (a field of txn), and of the nodes
+// above the nodes it built them for, so that the members of a council
+// dispatched in one tick read them once between them instead of once
+// each (issue 23). It lives and dies with its txn: a
 // transaction that is rolled back, or a group commit's function that
 // runs again, starts with an empty one, and nothing of it reaches another
 // transaction. An entry is used only for the quest's revision it was read
@@ -210,6 +212,42 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 // nothing and keeps nothing.
 type materialMemo struct {
 	byQuest map[string]*ownerMaterial
+	// chains are the nodes above a node (readAncestors), by quest and
+	// the node's parent: the members of a council share their owner's.
+	chains map[string]map[string]*ancestry
+}
+
+// ancestry is what readAncestors read above a node with a given parent,
+// at a quest's revision.
+type ancestry struct {
+	rev    uint64
+	parent *Node
+	nodes  []PromptNode
+}
+
+// readAncestors is readAncestors (prompt.go) through the memo: the nodes
+// above n read once per parent and quest revision in the transaction.
+// The parent is shared between the requests that use it, read only.
+func (mm *materialMemo) readAncestors(tx *bolt.Tx, q *Quest, n *Node, d *PromptData) (*Node, error) {
+	if mm == nil || n.Parent == "" {
+		return readAncestors(tx, n, d)
+	}
+	if a := mm.chains[q.ID][n.Parent]; a != nil && a.rev == q.Rev {
+		d.Ancestors = append(d.Ancestors, a.nodes...)
+		return a.parent, nil
+	}
+	parent, err := readAncestors(tx, n, d)
+	if err != nil {
+		return nil, err
+	}
+	if mm.chains == nil {
+		mm.chains = map[string]map[string]*ancestry{}
+	}
+	if mm.chains[q.ID] == nil {
+		mm.chains[q.ID] = map[string]*ancestry{}
+	}
+	mm.chains[q.ID][n.Parent] = &ancestry{rev: q.Rev, parent: parent, nodes: slices.Clone(d.Ancestors)}
+	return parent, nil
 }
 
 // get returns q's material at q's revision read with evidenceCap, nil if
@@ -240,5 +278,6 @@ func (mm *materialMemo) put(q *Quest, m *ownerMaterial) {
 func (mm *materialMemo) forget(quest string) {
 	if mm != nil {
 		delete(mm.byQuest, quest)
+		delete(mm.chains, quest)
 	}
 }

@@ -174,7 +174,7 @@ func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node
 			Depth: n.Depth, Try: n.Tries + 1, MaxTries: e.maxTries(q, n.Role)},
 		Feedback: n.Feedback}
 	d.Parts.Header = promptHeader(q, n, &d)
-	parent, err := readAncestors(tx, n, &d)
+	parent, err := memo.readAncestors(tx, q, n, &d)
 	if err != nil {
 		return req, err
 	}
