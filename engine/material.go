@@ -146,18 +146,19 @@ func (t *txn) indexEvidence(n *Node) error {
 		return nil
 	}
 	key := u64(n.LockSeq)
-	if !shownEvidence(n) {
-		if b := subRO(t.tx, bEvidence, n.Quest); b != nil && b.Get(key) != nil {
-			return b.Delete(key)
+	has := subRO(t.tx, bEvidence, n.Quest)
+	switch {
+	case !shownEvidence(n):
+		if has != nil && has.Get(key) != nil {
+			return has.Delete(key)
 		}
 		return nil
+	case has != nil && string(has.Get(key)) == n.ID:
+		return nil // saved again after it locked, in the same transaction
 	}
 	b, err := sub(t.tx, bEvidence, n.Quest)
 	if err != nil {
 		return err
-	}
-	if string(b.Get(key)) == n.ID {
-		return nil
 	}
 	return b.Put(key, []byte(n.ID))
 }
