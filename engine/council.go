@@ -168,7 +168,7 @@ func (r *tickRound) council(q *Quest) error {
 		if m.Status != Pending || r.slots <= 0 {
 			continue
 		}
-		if err := r.dispatchMember(q, m); err != nil || q.Status != QuestActive {
+		if err := r.dispatchMember(q, owner, m); err != nil || q.Status != QuestActive {
 			return err
 		}
 	}
@@ -180,8 +180,10 @@ func (r *tickRound) council(q *Quest) error {
 
 // dispatchMember dispatches council member m of q, building its request
 // in the tick's transaction (the material it judges is the owner's, as
-// it is now).
-func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
+// it is now). owner is m's owner, read whole for its sitting: the
+// member's prompt shows it and the nodes above it without reading it
+// again (materialMemo.knowParent).
+func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 	t := r.t
 	provider, err := t.nodeProvider(m.ID)
 	if err != nil {
@@ -194,6 +196,11 @@ func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
 	prov := r.e.providers[name]
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
+	}
+	if m.Parent == owner.ID {
+		if err := t.material.knowParent(t.tx, q, owner); err != nil {
+			return err
+		}
 	}
 	req, err := t.request(q, m)
 	if err != nil {

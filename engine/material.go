@@ -226,6 +226,37 @@ type ancestry struct {
 	nodes  []PromptNode
 }
 
+// knowParent keeps, for q's revision, the nodes above a child of parent
+// (parent and the nodes above it), starting from parent as the caller
+// read it whole in this transaction (readNode), so that its children's
+// prompts do not read it again: a council's owner, read for its sitting.
+func (mm *materialMemo) knowParent(tx *bolt.Tx, q *Quest, parent *Node) error {
+	if mm == nil {
+		return nil
+	}
+	if a := mm.chains[q.ID][parent.ID]; a != nil && a.rev == q.Rev {
+		return nil
+	}
+	var d PromptData
+	p, err := readAncestorsFrom(tx, parent.ID, parent, &d)
+	if err != nil {
+		return err
+	}
+	mm.keepAncestry(q, parent.ID, &ancestry{rev: q.Rev, parent: p, nodes: d.Ancestors})
+	return nil
+}
+
+// keepAncestry keeps a as the nodes above the children of parent in q.
+func (mm *materialMemo) keepAncestry(q *Quest, parent string, a *ancestry) {
+	if mm.chains == nil {
+		mm.chains = map[string]map[string]*ancestry{}
+	}
+	if mm.chains[q.ID] == nil {
+		mm.chains[q.ID] = map[string]*ancestry{}
+	}
+	mm.chains[q.ID][parent] = a
+}
+
 // readAncestors is readAncestors (prompt.go) through the memo: the nodes
 // above n read once per parent and quest revision in the transaction.
 // The parent is shared between the requests that use it, read only.
@@ -241,13 +272,7 @@ func (mm *materialMemo) readAncestors(tx *bolt.Tx, q *Quest, n *Node, d *PromptD
 	if err != nil {
 		return nil, err
 	}
-	if mm.chains == nil {
-		mm.chains = map[string]map[string]*ancestry{}
-	}
-	if mm.chains[q.ID] == nil {
-		mm.chains[q.ID] = map[string]*ancestry{}
-	}
-	mm.chains[q.ID][n.Parent] = &ancestry{rev: q.Rev, parent: parent, nodes: slices.Clone(d.Ancestors)}
+	mm.keepAncestry(q, n.Parent, &ancestry{rev: q.Rev, parent: parent, nodes: slices.Clone(d.Ancestors)})
 	return parent, nil
 }
 
