@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -167,7 +168,7 @@ func (r *tickRound) council(q *Quest) error {
 		if m.Status != Pending || r.slots <= 0 {
 			continue
 		}
-		if err := r.dispatchMember(q, m); err != nil || q.Status != QuestActive {
+		if err := r.dispatchMember(q, owner, m); err != nil || q.Status != QuestActive {
 			return err
 		}
 	}
@@ -179,14 +180,16 @@ func (r *tickRound) council(q *Quest) error {
 
 // dispatchMember dispatches council member m of q, building its request
 // in the tick's transaction (the material it judges is the owner's, as
-// it is now).
-func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
+// it is now). owner is m's owner, read whole for its sitting: the
+// member's prompt shows it and the nodes above it without reading it
+// again (materialMemo.knowParent).
+func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 	t := r.t
-	full, err := t.node(m.ID)
+	provider, err := t.nodeProvider(m.ID)
 	if err != nil {
 		return err
 	}
-	name := q.ProviderFor(full)
+	name := q.ProviderFor(&Node{Role: m.Role, Provider: provider})
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
@@ -194,11 +197,44 @@ func (r *tickRound) dispatchMember(q *Quest, m *Node) error {
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
 	}
+	if m.Parent == owner.ID {
+		if err := t.material.knowParent(t.tx, q, owner); err != nil {
+			return err
+		}
+	}
 	req, err := t.request(q, m)
 	if err != nil {
 		return err
 	}
 	return r.queue(q, m, name, prov, req, true)
+}
+
+// nodeProvider is node id's own provider (Node.Provider, a council
+// member's seat), read from its record without decoding the rest of it.
+func (t *txn) nodeProvider(id string) (string, error) {
+	key, err := nodeKey(id)
+	if err != nil {
+		return "", err
+	}
+	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
+	if raw == nil {
+		return "", fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	var provider string
+	ok := store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
+		if string(key) == "provider" {
+			return s.Str(&provider)
+		}
+		return nodeKeys[string(key)] && s.Skip()
+	})
+	if !ok {
+		n, err := t.node(id)
+		if err != nil {
+			return "", err
+		}
+		provider = n.Provider
+	}
+	return provider, nil
 }
 
 // decide merges the answers of owner's council, every member being

@@ -183,6 +183,10 @@ type ledgerCheck struct {
 	// repairs by rebuilding every index, not a rewrite the ledger proves.
 	index []string
 
+	// shown are the locked nodes whose evidence the owner's prompt
+	// shows: the entries the evidence index must have (schema 7).
+	shown map[string]evidenceEntry
+
 	// What chain read: the links that do not match the record before,
 	// the ledger seqs and nodes salvage recorded as lost, the last
 	// record's hash, and whether it did not decode (its hash unknown).
@@ -200,7 +204,7 @@ func (c *ledgerCheck) problem(format string, args ...any) {
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
 func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
-	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}}
+	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, shown: map[string]evidenceEntry{}}
 	c.chain(tx)
 	c.links()
 	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != c.prev && !c.unknown {
@@ -219,6 +223,9 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 		}
 	}
 	c.indexesName(tx, present)
+	if schema >= 7 {
+		c.evidenceIndex(tx)
+	}
 	if schema < 2 {
 		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
 	}
@@ -316,6 +323,47 @@ func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
 	})
 }
 
+// evidenceEntry is where a node belongs in the evidence index.
+type evidenceEntry struct {
+	quest string
+	seq   uint64
+}
+
+// evidenceIndex checks the evidence index (schema 7) against the nodes:
+// it must name every locked node whose evidence the owner's prompt shows
+// (shownEvidence), under its quest and lock sequence, and nothing else.
+// A wrong entry is store damage, as in the other indexes: the owner's
+// prompt would leave out evidence or fail on a node that is not there,
+// and salvage rebuilds the index from the nodes.
+func (c *ledgerCheck) evidenceIndex(tx *bolt.Tx) {
+	idx := tx.Bucket(bEvidence)
+	if idx == nil {
+		c.index = append(c.index, "the evidence index is missing")
+		return
+	}
+	found := map[string]bool{}
+	_ = idx.ForEachBucket(func(q []byte) error {
+		return idx.Bucket(q).ForEach(func(k, id []byte) error {
+			want, ok := c.shown[string(id)]
+			switch {
+			case ok && want.quest == string(q) && want.seq == seqOf(k) && !found[string(id)]:
+				found[string(id)] = true
+			case c.unproven[string(id)]:
+			case ok:
+				c.index = append(c.index, fmt.Sprintf("the evidence index of quest %s names node %s under lock sequence %d; its record says quest %s, lock sequence %d", q, id, seqOf(k), want.quest, want.seq))
+			default:
+				c.index = append(c.index, fmt.Sprintf("the evidence index of quest %s names node %s, which is not a locked node with evidence in the store", q, id))
+			}
+			return nil
+		})
+	})
+	for _, id := range slices.Sorted(maps.Keys(c.shown)) {
+		if !found[id] && !c.unproven[id] {
+			c.index = append(c.index, fmt.Sprintf("locked node %s has evidence but is missing from its quest's evidence index", id))
+		}
+	}
+}
+
 // lockedIndex maps every node of the locked index to its quest.
 func lockedIndex(tx *bolt.Tx) map[string]string {
 	locked := map[string]string{}
@@ -337,8 +385,12 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 	for k, raw := nc.First(); k != nil; k, raw = nc.Next() {
 		var n struct {
 			ID        string `json:"id"`
+			Quest     string `json:"quest"`
+			Role      string `json:"role"`
 			Status    Status `json:"status"`
 			ClaimHash string `json:"claim_hash"`
+			Evidence  string `json:"evidence"`
+			LockSeq   uint64 `json:"lock_seq"`
 		}
 		if err := json.Unmarshal(raw, &n); err != nil {
 			c.problem("node record %s does not decode (%v): it was rewritten or damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err)
@@ -354,6 +406,9 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 			continue
 		}
 		c.locked++
+		if n.LockSeq != 0 && shownEvidence(&Node{Role: n.Role, Status: n.Status, Evidence: n.Evidence}) {
+			c.shown[n.ID] = evidenceEntry{quest: n.Quest, seq: n.LockSeq}
+		}
 		if c.unproven[n.ID] {
 			continue
 		}

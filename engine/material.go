@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -51,14 +52,22 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 	b.Reset()
 
 	left, more := evidenceCap, false
-	if lb := subRO(tx, bLocked, q.ID); lb != nil {
+	// The evidence index (schema 7) names exactly the locked nodes the
+	// prompt may show; a read-only open of an older store has none and
+	// walks the locked index, passing over the nodes without evidence.
+	idx, indexed := bLocked, tx.Bucket(bEvidence) != nil
+	if indexed {
+		idx = bEvidence
+	}
+	if lb := subRO(tx, idx, q.ID); lb != nil {
 		c := lb.Cursor()
+		var last []byte // the key of the last node shown
 		for k, v := c.Last(); k != nil; k, v = c.Prev() {
 			if left <= 0 {
 				more = true
 				break
 			}
-			if key, err := nodeKey(string(v)); err == nil {
+			if key, err := nodeKey(string(v)); err == nil && !indexed {
 				// Most locked nodes of a long quest are dead ends with
 				// no evidence: passed over without decoding them.
 				if role, has, ok := scanEvidence(tx.Bucket(bNodes).Get(key)); ok && (!has || isMember(role)) {
@@ -69,13 +78,20 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 			if err != nil {
 				return nil, err
 			}
-			if l.Evidence == "" || isMember(l.Role) {
+			if !shownEvidence(l) {
 				continue // a member's evidence is its vote, merged into its owner's
 			}
 			ev := cutEvidence(l.Evidence, min(left, max(evidenceCap/4, 1)))
 			left -= len(ev)
+			last = k
 			m.locked = append(m.locked, PromptNode{ID: l.ID, Role: l.Role, Status: string(l.Status), Hypothesis: l.Hypothesis,
 				Verdict: l.Verdict, Evidence: ev, Depth: l.Depth})
+		}
+		if indexed && !more && left <= 0 {
+			// The prompt says older nodes were left out when the locked
+			// index has any below the last one shown, with or without
+			// evidence, as the walk over the locked index said it.
+			more = olderLocked(tx, q.ID, last)
 		}
 	}
 	if len(m.locked) > 0 {
@@ -95,6 +111,83 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 	return m, nil
 }
 
+// olderLocked reports whether quest's locked index has a key below key.
+func olderLocked(tx *bolt.Tx, quest string, key []byte) bool {
+	lb := subRO(tx, bLocked, quest)
+	if lb == nil || key == nil {
+		return false
+	}
+	c := lb.Cursor()
+	if k, _ := c.Seek(key); k == nil {
+		k, _ = c.Last() // every key is below key
+		return k != nil
+	}
+	k, _ := c.Prev()
+	return k != nil
+}
+
+// shownEvidence reports whether n's evidence is shown in its quest's
+// owner's prompt (and its council members'), and so has an entry in the
+// evidence index: a locked node with evidence, not a council member's (a
+// member's evidence is its vote, merged into its owner's).
+func shownEvidence(n *Node) bool {
+	return n.Status.Terminal() && n.Evidence != "" && !isMember(n.Role)
+}
+
+// indexEvidence keeps n's entry in the evidence index (schema 7) in step
+// with its record, which is being saved: a locked node whose evidence
+// the owner's prompt shows is under its lock sequence, as in the locked
+// index. Every node write goes through saveNode, which calls it for the
+// locked ones; a locked record never changes after its transaction (the
+// ledger holds its hash), so this is the entry's only writer but
+// migration and salvage, which derive the same from the records.
+func (t *txn) indexEvidence(n *Node) error {
+	if !n.Status.Terminal() || n.LockSeq == 0 {
+		return nil
+	}
+	key := u64(n.LockSeq)
+	has := subRO(t.tx, bEvidence, n.Quest)
+	switch {
+	case !shownEvidence(n):
+		if has != nil && has.Get(key) != nil {
+			return has.Delete(key)
+		}
+		return nil
+	case has != nil && string(has.Get(key)) == n.ID:
+		return nil // saved again after it locked, in the same transaction
+	}
+	b, err := sub(t.tx, bEvidence, n.Quest)
+	if err != nil {
+		return err
+	}
+	return b.Put(key, []byte(n.ID))
+}
+
+// buildEvidenceIndex is the migration to schema 7: it derives the
+// evidence index from every quest's locked index and the locked nodes'
+// records. A node the locked index names that is missing or does not
+// decode is left out: Verify names it (store damage, which salvage
+// repairs, rebuilding this index too), and the upgrade does not hide it.
+func buildEvidenceIndex(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bEvidence); err != nil {
+		return err
+	}
+	locked := tx.Bucket(bLocked)
+	return locked.ForEachBucket(func(q []byte) error {
+		return locked.Bucket(q).ForEach(func(_, id []byte) error {
+			n, err := readNodeRecord(tx, string(id))
+			if err != nil || !shownEvidence(n) || n.LockSeq == 0 {
+				return nil
+			}
+			b, err := sub(tx, bEvidence, string(q))
+			if err != nil {
+				return err
+			}
+			return b.Put(u64(n.LockSeq), id)
+		})
+	})
+}
+
 // apply sets the material in req and d. The slices are copies, so that
 // no two requests share one (a provider owns its request).
 func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
@@ -106,9 +199,10 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 }
 
 // materialMemo is a write transaction's memory of the owner's material
-// of the quests whose prompts it built (a field of txn), so that the
-// members of a council dispatched in one tick read it once between them
-// instead of once each (issue 23). It lives and dies with its txn: a
+// of the quests whose prompts it built (a field of txn), and of the nodes
+// above the nodes it built them for, so that the members of a council
+// dispatched in one tick read them once between them instead of once
+// each (issue 23). It lives and dies with its txn: a
 // transaction that is rolled back, or a group commit's function that
 // runs again, starts with an empty one, and nothing of it reaches another
 // transaction. An entry is used only for the quest's revision it was read
@@ -119,6 +213,67 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 // nothing and keeps nothing.
 type materialMemo struct {
 	byQuest map[string]*ownerMaterial
+	// chains are the nodes above a node (readAncestors), by quest and
+	// the node's parent: the members of a council share their owner's.
+	chains map[string]map[string]*ancestry
+}
+
+// ancestry is what readAncestors read above a node with a given parent,
+// at a quest's revision.
+type ancestry struct {
+	rev    uint64
+	parent *Node
+	nodes  []PromptNode
+}
+
+// knowParent keeps, for q's revision, the nodes above a child of parent
+// (parent and the nodes above it), starting from parent as the caller
+// read it whole in this transaction (readNode), so that its children's
+// prompts do not read it again: a council's owner, read for its sitting.
+func (mm *materialMemo) knowParent(tx *bolt.Tx, q *Quest, parent *Node) error {
+	if mm == nil {
+		return nil
+	}
+	if a := mm.chains[q.ID][parent.ID]; a != nil && a.rev == q.Rev {
+		return nil
+	}
+	var d PromptData
+	p, err := readAncestorsFrom(tx, parent.ID, parent, &d)
+	if err != nil {
+		return err
+	}
+	mm.keepAncestry(q, parent.ID, &ancestry{rev: q.Rev, parent: p, nodes: d.Ancestors})
+	return nil
+}
+
+// keepAncestry keeps a as the nodes above the children of parent in q.
+func (mm *materialMemo) keepAncestry(q *Quest, parent string, a *ancestry) {
+	if mm.chains == nil {
+		mm.chains = map[string]map[string]*ancestry{}
+	}
+	if mm.chains[q.ID] == nil {
+		mm.chains[q.ID] = map[string]*ancestry{}
+	}
+	mm.chains[q.ID][parent] = a
+}
+
+// readAncestors is readAncestors (prompt.go) through the memo: the nodes
+// above n read once per parent and quest revision in the transaction.
+// The parent is shared between the requests that use it, read only.
+func (mm *materialMemo) readAncestors(tx *bolt.Tx, q *Quest, n *Node, d *PromptData) (*Node, error) {
+	if mm == nil || n.Parent == "" {
+		return readAncestors(tx, n, d)
+	}
+	if a := mm.chains[q.ID][n.Parent]; a != nil && a.rev == q.Rev {
+		d.Ancestors = append(d.Ancestors, a.nodes...)
+		return a.parent, nil
+	}
+	parent, err := readAncestors(tx, n, d)
+	if err != nil {
+		return nil, err
+	}
+	mm.keepAncestry(q, n.Parent, &ancestry{rev: q.Rev, parent: parent, nodes: slices.Clone(d.Ancestors)})
+	return parent, nil
 }
 
 // get returns q's material at q's revision read with evidenceCap, nil if
@@ -149,5 +304,6 @@ func (mm *materialMemo) put(q *Quest, m *ownerMaterial) {
 func (mm *materialMemo) forget(quest string) {
 	if mm != nil {
 		delete(mm.byQuest, quest)
+		delete(mm.chains, quest)
 	}
 }

@@ -13,8 +13,9 @@ import (
 )
 
 // The members of a council dispatched in one tick share one read of the
-// owner's material (materialMemo), and each gets the very request it got
-// when every member read the material itself.
+// owner's material and of the nodes above them (materialMemo), and each
+// gets the very request it got when every member read them itself, from
+// its own provider (a member's seat, read without decoding its record).
 func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
@@ -132,12 +133,22 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 				t.Errorf("member %s: prompt in one transaction\n%s\nwant\n%s", id, r.Prompt, want[id].Prompt)
 			}
 		}
+		// The nodes above the members (their owner) were read once too.
+		if chains := t2.material.chains[q.ID]; len(chains) != 1 {
+			t.Errorf("ancestries kept: %v, want one (the members' owner)", chains)
+		} else {
+			for parent, a := range chains {
+				if a.parent == nil || a.parent.ID != parent || len(a.nodes) == 0 || a.nodes[0].ID != parent || a.parent.Role != RoleOwner {
+					t.Errorf("ancestry of parent %s: %+v", parent, a)
+				}
+			}
+		}
 		if m := t2.material.get(&Quest{ID: q.ID, Rev: qq.Rev + 1}, first.cap); m != nil {
 			t.Errorf("material of revision %d used for revision %d", qq.Rev, qq.Rev+1)
 		}
 		t2.touch(q.ID)
-		if t2.material.byQuest[q.ID] != nil {
-			t.Errorf("material kept after a node of the quest changed")
+		if t2.material.byQuest[q.ID] != nil || t2.material.chains[q.ID] != nil {
+			t.Errorf("material or ancestry kept after a node of the quest changed")
 		}
 		return t2.unchanged()
 	})

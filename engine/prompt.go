@@ -174,7 +174,7 @@ func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node
 			Depth: n.Depth, Try: n.Tries + 1, MaxTries: e.maxTries(q, n.Role)},
 		Feedback: n.Feedback}
 	d.Parts.Header = promptHeader(q, n, &d)
-	parent, err := readAncestors(tx, n, &d)
+	parent, err := memo.readAncestors(tx, q, n, &d)
 	if err != nil {
 		return req, err
 	}
@@ -216,11 +216,21 @@ func promptHeader(q *Quest, n *Node, d *PromptData) string {
 // readAncestors fills d.Ancestors with up to 16 nodes above n, nearest
 // first, and returns n's parent (nil for a root).
 func readAncestors(tx *bolt.Tx, n *Node, d *PromptData) (*Node, error) {
+	return readAncestorsFrom(tx, n.Parent, nil, d)
+}
+
+// readAncestorsFrom is readAncestors from the node p up, p included;
+// first, when it is p's record as readNode reads it, is used instead of
+// reading it again.
+func readAncestorsFrom(tx *bolt.Tx, p string, first *Node, d *PromptData) (*Node, error) {
 	var parent *Node
-	for p := n.Parent; p != "" && len(d.Ancestors) < 16; {
-		a, err := readNode(tx, p)
-		if err != nil {
-			return nil, err
+	for ; p != "" && len(d.Ancestors) < 16; first = nil {
+		a := first
+		if a == nil || a.ID != p {
+			var err error
+			if a, err = readNode(tx, p); err != nil {
+				return nil, err
+			}
 		}
 		if parent == nil {
 			parent = a

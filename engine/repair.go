@@ -343,6 +343,11 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 		if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
 			return err
 		}
+		if shownEvidence(n) {
+			if err := put(bEvidence, u64(n.LockSeq), []byte(n.ID)); err != nil {
+				return err
+			}
+		}
 		r.lockSeq[q.ID] = max(r.lockSeq[q.ID], n.LockSeq)
 	}
 	trackQueued(q, n, n.Status)

@@ -18,7 +18,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = store.FileName
@@ -41,6 +41,7 @@ var (
 	bQNodes   = store.QNodes
 	bHyps     = store.Hyps
 	bLocked   = store.Locked
+	bEvidence = store.Evidence
 	bEdges    = store.Edges
 	bRuns     = store.Runs
 	bRunning  = store.Running
@@ -68,7 +69,8 @@ var (
 // migration 3 rewrites the quest records in their binary form, and
 // migration 4 in the binary form that carries its number of fields (see
 // questcodec.go); migration 5 moves the running index to the dispatch
-// layout (dispatch.go).
+// layout (dispatch.go); migration 6 builds the evidence index
+// (buildEvidenceIndex, material.go).
 func schema() store.Schema {
 	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
 		store.CreateBuckets,
@@ -77,19 +79,22 @@ func schema() store.Schema {
 		encodeQuests,
 		encodeQuests,
 		migrateRunning,
+		buildEvidenceIndex,
 	}, ReadAsIs: readAsIs}
 }
 
 // readAsIs says which older schemas a read-only open reads as they are.
-// Schemas 3 to 5 change no record this build cannot read as it is (quests
+// Schemas 3 to 6 change no record this build cannot read as it is (quests
 // in JSON and in both binary forms decode; a schema 2 store has no running
 // node whose record says pending; a running entry keyed by its node alone,
-// before schema 6, is found by overlayRunning). Schema 2 only adds node
+// before schema 6, is found by overlayRunning; without the evidence index
+// of schema 7 the owner's material walks the locked index, as it did).
+// Schema 2 only adds node
 // hashes to the ledger: reading schema 1 as it is is harmless, and Verify
 // says what it could not check.
 func readAsIs(v uint64) (string, bool) {
 	switch v {
-	case 2, 3, 4, 5:
+	case 2, 3, 4, 5, 6:
 		return "", true
 	case 1:
 		return fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion), true

@@ -430,6 +430,9 @@ func (t *txn) saveNode(n *Node) error {
 		}
 	}
 	n.Updated = t.now
+	if err := t.indexEvidence(n); err != nil {
+		return err
+	}
 	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
 }
 

@@ -354,7 +354,7 @@ func (s *DB) Notes() []string { return slices.Clone(s.notes) }
 func (s *DB) ReadOnly() bool { return s.readOnly }
 
 // schemaState reads the file's schema version and whether every bucket
-// exists.
+// of that schema exists (AddedIn).
 func (s *DB) schemaState() (v uint64, complete bool, err error) {
 	err = s.View(func(tx *bolt.Tx) error {
 		if m := tx.Bucket(Meta); m != nil {
@@ -366,7 +366,7 @@ func (s *DB) schemaState() (v uint64, complete bool, err error) {
 		}
 		complete = true
 		for _, b := range Buckets {
-			if tx.Bucket(b) == nil {
+			if tx.Bucket(b) == nil && v >= AddedIn[string(b)] {
 				complete = false
 			}
 		}

@@ -21,6 +21,7 @@ var (
 	QNodes   = []byte("qnodes")   // quest -> {order -> node id}
 	Hyps     = []byte("hyps")     // quest -> {sha256(normalised hypothesis) -> node id}
 	Locked   = []byte("locked")   // quest -> {lock seq -> node id}
+	Evidence = []byte("evidence") // quest -> {lock seq -> node id}: the locked nodes an owner's prompt shows (schema 7)
 	Edges    = []byte("edges")    // quest -> {seq -> Edge}
 	Runs     = []byte("runs")     // run id -> Run
 	Running  = []byte("running")  // quest id/node id -> Run: the runs in flight (schema 6; node id -> run id before)
@@ -32,13 +33,18 @@ var (
 	Judge    = []byte("judge")    // judge.CacheKey -> judge.Result
 
 	// Buckets is every top-level bucket.
-	Buckets = [][]byte{Meta, Quests, Active, Nodes, Pending, Proposed, Deferred, QNodes, Hyps, Locked, Edges, Runs, Running, Consent, Events, Cursors, Ledger, Exports, Judge}
+	Buckets = [][]byte{Meta, Quests, Active, Nodes, Pending, Proposed, Deferred, QNodes, Hyps, Locked, Evidence, Edges, Runs, Running, Consent, Events, Cursors, Ledger, Exports, Judge}
 	// IndexBuckets are the buckets kept in step with the nodes and quests:
 	// everything in them can be derived again from those records.
-	IndexBuckets = [][]byte{Pending, Proposed, Deferred, QNodes, Hyps, Locked, Running, Consent, Active}
+	IndexBuckets = [][]byte{Pending, Proposed, Deferred, QNodes, Hyps, Locked, Evidence, Running, Consent, Active}
 	// RecordBuckets hold records read one by one (a nested bucket of
 	// Edges per quest): JSON, but for the quests' binary form.
 	RecordBuckets = [][]byte{Nodes, Quests, Events, Ledger, Runs, Exports, Judge, Edges}
+
+	// AddedIn is the schema a bucket first exists in, for the buckets a
+	// store of an older schema lacks: such a store, read as it is, is
+	// complete without them.
+	AddedIn = map[string]uint64{string(Evidence): 7}
 
 	KeySchema     = []byte("schema")
 	KeyLedgerHead = []byte("ledger_head")
