@@ -6,20 +6,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxPrefill bounds the prompt written into the stdin pipe before the
-// start: the pipe is grown to hold it (F_SETPIPE_SZ) up to this, within
-// the system's pipe-max-size and the user's pipe buffer quota.
-const maxPrefill = 1 << 20
-
 // prefill writes prompt into w, the empty stdin pipe of a child not yet
-// started, if the pipe can hold all of it, and reports whether it did.
-// Nothing reads the pipe yet, so a write that did not fit would block.
+// started, if the pipe's buffer (64 KiB by default) holds all of it, and
+// reports whether it did. Nothing reads the pipe yet, so a write that did
+// not fit would block. The pipe is not grown for a longer prompt: a
+// thousand runs in flight would pin that much kernel memory, where the
+// writer goroutine such a prompt gets instead costs a few KiB.
 func prefill(w *os.File, prompt string) bool {
 	if len(prompt) == 0 {
 		return true
-	}
-	if len(prompt) > maxPrefill {
-		return false
 	}
 	rc, err := w.SyscallConn()
 	if err != nil {
@@ -28,9 +23,6 @@ func prefill(w *os.File, prompt string) bool {
 	fits := false
 	_ = rc.Control(func(fd uintptr) {
 		size, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0)
-		if err == nil && size < len(prompt) {
-			size, err = unix.FcntlInt(fd, unix.F_SETPIPE_SZ, len(prompt))
-		}
 		fits = err == nil && size >= len(prompt)
 	})
 	if !fits {
