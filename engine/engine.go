@@ -153,8 +153,14 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped
+	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped, starters, startQueue
 	inflight map[string]context.CancelFunc // node id -> cancel of its run
+	// starters counts the runs in their starting phase (Engine.start), at
+	// most startMax; startQueue holds the runs waiting for one of those
+	// slots, oldest first. Both count in inflight.
+	starters   int
+	startMax   int
+	startQueue []queuedRun
 	// starting counts runs a tick has dispatched (or is committing) but
 	// not yet started: their slots are taken.
 	starting int
@@ -217,7 +223,8 @@ func New(store *Store, opt Options) (*Engine, error) {
 		d.Limits = def.Limits
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
-		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{}}
+		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
+		startMax: startSlots()}
 	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if !e.readOnly {
