@@ -748,6 +748,11 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	// its runs; readers number a node's runs (see nameRuns).
 	r := Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
+	// Its number among the node's runs: a head does not carry the list.
+	r.k = len(n.Runs) + 1
+	if n.head {
+		r.k = n.runCount + len(n.Runs) + 1
+	}
 	n.Runs = append(n.Runs, r.ID)
 	if t.dispatchedTo != provider || t.dispatchedWhy == "" {
 		// Most dispatches of a tick share a provider: one string for them.

@@ -89,7 +89,11 @@ func (e *Engine) runAgent(q queuedRun) {
 	var freed sync.Once
 	free := func() { freed.Do(e.startDone) }
 	defer free()
-	d.run.Name = e.runName(d.run)
+	if d.run.k > 0 {
+		d.run.Name = RunName(d.run.Quest, d.run.Node, d.run.k)
+	} else {
+		d.run.Name = e.runName(d.run)
+	}
 	e.log.Info("run started", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider)
 	lg := e.openLog(d)
 	var (

@@ -1,12 +1,16 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/runlog"
 )
 
 // startQuests makes n solo quests on provider "p" and returns the engine
@@ -184,5 +188,66 @@ func TestShutdownWithQueuedRuns(t *testing.T) {
 		if n := h.node(r.Node); n.Status != Pending {
 			t.Errorf("node %s of run %s: %s, want pending again", r.Node, r.ID, n.Status)
 		}
+	}
+}
+
+// A run is named at its start from what its dispatch knew, without a
+// read: the name its log carries is the one the readers (QuestRuns, and
+// runName's read of the node) give it, over retries, deferrals and every
+// role of a default quest.
+func TestDispatchNamesRunsAsTheReaders(t *testing.T) {
+	logs, err := runlog.Open(filepath.Join(t.TempDir(), "logs"), runlog.MinPerRun, 256*runlog.MinPerRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	calls := 0
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		mu.Lock()
+		calls++
+		c := calls
+		mu.Unlock()
+		switch c % 3 {
+		case 0:
+			return agent.Reply{}, fmt.Errorf("no route: %w", agent.ErrUnavailable)
+		case 1:
+			return reply("no json here, a FAIL"), nil
+		}
+		return reply(answer("promising", "worth growing further, with evidence", "a lead "+fmt.Sprint(c))), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, Logs: logs, MaxParallel: 10})
+	for i := range 3 {
+		h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Name = fmt.Sprint("q", i) })
+	}
+	for range 12 {
+		h.tick()
+	}
+	runs, err := h.e.QuestRuns("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	perNode := map[string]int{}
+	for _, r := range runs {
+		perNode[r.Node]++
+		var b bytes.Buffer
+		if err := logs.Copy(&b, r.ID); err != nil {
+			t.Fatalf("log of %s: %v", r.ID, err)
+		}
+		head, _, _ := strings.Cut(b.String(), " (run ")
+		if got := strings.TrimPrefix(head, "── "); got != r.Name {
+			t.Errorf("run %s started as %q, the readers name it %q", r.ID, got, r.Name)
+		}
+		if got := h.e.runName(r); got != r.Name {
+			t.Errorf("run %s: runName reads %q, QuestRuns %q", r.ID, got, r.Name)
+		}
+	}
+	again := 0
+	for _, k := range perNode {
+		if k > 1 {
+			again++
+		}
+	}
+	if len(runs) < 10 || again < 3 {
+		t.Fatalf("%d runs, %d nodes run more than once: too few to check the numbering", len(runs), again)
 	}
 }
