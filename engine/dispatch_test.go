@@ -132,6 +132,7 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 	)
 	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		mu.Lock()
+		req.Started = nil // the engine's start slot, not part of what the tick built
 		reqs = append(reqs, req)
 		mu.Unlock()
 		if req.Depth < 2 {

@@ -412,6 +412,9 @@ type Node struct {
 	// head marks a node read for its dispatch only (readNodeHead): it
 	// lacks its attempt log and its answer, and must never be saved.
 	head bool
+	// runCount is, on a head, how many runs its record lists (Runs is
+	// not read).
+	runCount int
 }
 
 // Edge links two nodes of a quest (SPEC §2.3).
@@ -452,6 +455,10 @@ type Run struct {
 	// Redacted says that [privacy] redact patterns masked part of the
 	// prompt before it left for the provider's (non-local) vendor.
 	Redacted bool `json:"redacted,omitempty"`
+
+	// k, when not 0, is this run's number among its node's runs, as the
+	// dispatch that made it knew (newRun): its Name without a read.
+	k int
 }
 
 // How an agent's run ended (Run.Exit).

@@ -153,8 +153,14 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped
+	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped, starters, startQueue
 	inflight map[string]context.CancelFunc // node id -> cancel of its run
+	// starters counts the runs in their starting phase (Engine.start), at
+	// most startMax; startQueue holds the runs waiting for one of those
+	// slots, oldest first. Both count in inflight.
+	starters   int
+	startMax   int
+	startQueue []queuedRun
 	// starting counts runs a tick has dispatched (or is committing) but
 	// not yet started: their slots are taken.
 	starting int
@@ -217,7 +223,8 @@ func New(store *Store, opt Options) (*Engine, error) {
 		d.Limits = def.Limits
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
-		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{}}
+		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
+		startMax: startSlots()}
 	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if !e.readOnly {
@@ -741,6 +748,11 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	// its runs; readers number a node's runs (see nameRuns).
 	t.planned = Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
+	// Its number among the node's runs: a head does not carry the list.
+	t.planned.k = len(n.Runs) + 1
+	if n.head {
+		t.planned.k = n.runCount + len(n.Runs) + 1
+	}
 	n.Runs = append(n.Runs, t.planned.ID)
 	if t.dispatchedTo != provider || t.dispatchedWhy == "" {
 		// Most dispatches of a tick share a provider: one string for them.

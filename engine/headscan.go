@@ -52,6 +52,8 @@ func scanNodeHead(raw []byte, h *nodeHead) bool {
 			return s.Int(&h.RevisionCount)
 		case "max_revisions":
 			return s.Int(&h.MaxRevisions)
+		case "runs":
+			return s.Count((*int)(&h.RunCount))
 		}
 		return nodeKeys[string(key)] && s.Skip()
 	})

@@ -343,6 +343,24 @@ type nodeHead struct {
 	Stage         string `json:"stage"`
 	RevisionCount int    `json:"revision_count"`
 	MaxRevisions  int    `json:"max_revisions"`
+	// RunCount is how many runs the record lists, so that a dispatch
+	// numbers its run without reading them (newRun).
+	RunCount runCount `json:"runs"`
+}
+
+// runCount reads a JSON array as the number of values it holds.
+type runCount int
+
+func (c *runCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var runs []json.RawMessage
+	if err := json.Unmarshal(b, &runs); err != nil {
+		return err
+	}
+	*c = runCount(len(runs))
+	return nil
 }
 
 // nodeHead reads node id for its dispatch (pick): a Node with the fields
@@ -366,7 +384,7 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 		}
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
-		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true,
+		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true, runCount: int(h.RunCount),
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
 		key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))

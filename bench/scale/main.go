@@ -34,7 +34,12 @@
 // commits per tick (the store's own counter, questbox_store_commits_total
 // on /metrics; each commit is two fdatasyncs, plus an fsync when the file
 // grows) and the peak RSS over the measured ticks (VmHWM, reset before
-// them through /proc/PID/clear_refs). -strace runs each measured daemon
+// them through /proc/PID/clear_refs), and that peak's parts: RssAnon (heap,
+// stacks) and RssFile (the binary, the store's mmap) sampled from
+// /proc/PID/status every 5 ms during the measured ticks, each part's
+// highest sample; the two maxima need not fall on the same sample, and a
+// sampler can miss a spike shorter than its period, so VmHWM stays the
+// total. -strace runs each measured daemon
 // under `strace -f --seccomp-bpf -c -e trace=fdatasync,fsync,syncfs` and prints
 // its counts for the daemon's whole life next to the counter's, to check
 // one against the other.
@@ -70,6 +75,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/questbox/questbox/ui/api"
@@ -107,16 +113,19 @@ type opts struct {
 
 type result struct {
 	config
-	bin               string
-	seed              time.Duration
-	storeBytes        int64
-	ready             time.Duration
-	rss, anon, file   int64 // KiB, after ready
-	rssAfter          int64 // KiB, after the ticks
-	peak              int64 // KiB, VmHWM over the measured ticks
-	tickMedian, tickP int64 // microseconds
-	writePerTick      int64 // bytes
-	commitsPerTick    float64
+	bin             string
+	seed            time.Duration
+	storeBytes      int64
+	ready           time.Duration
+	rss, anon, file int64 // KiB, after ready
+	rssAfter        int64 // KiB, after the ticks
+	peak            int64 // KiB, VmHWM over the measured ticks
+	// KiB, the highest samples of RssAnon, RssFile and VmRSS over the
+	// measured ticks (peakSampler).
+	peakAnon, peakFile, peakSampled int64
+	tickMedian, tickP               int64 // microseconds
+	writePerTick                    int64 // bytes
+	commitsPerTick                  float64
 	// With -strace: the calls over the daemon's life, and the store's
 	// commits counted by the daemon up to just before it was stopped.
 	fdatasyncs, fsyncs, syncfses, lifeCommits int64
@@ -201,8 +210,8 @@ func run(list, bins string, keep bool, o opts) error {
 				r.seed = took
 				os.RemoveAll(data)
 				results = append(results, r)
-				fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB, ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
-					filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
+				fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB (sampled %d: anon %d, file %d), ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
+					filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.peakSampled, r.peakAnon, r.peakFile, r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
 			}
 		}
 	}
@@ -215,12 +224,13 @@ func run(list, bins string, keep bool, o opts) error {
 		fmt.Printf("\nquestbox %s (%.1f MiB)", b, mib(fi.Size()))
 	}
 	fmt.Printf("\ndaemon %s, %s agents; %d ticks per config, each dispatching once per active quest\n\n", what, o.agent, o.ticks)
-	fmt.Println("| binary | active quests | nodes | store | seed | start to ready | RSS ready (anon + file) | RSS after ticks | peak RSS of the ticks | tick median | tick p90 | commits per tick | written per tick | per day at 1m tick |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| binary | active quests | nodes | store | seed | start to ready | RSS ready (anon + file) | RSS after ticks | peak RSS of the ticks | its parts: max anon + max file (sampled peak) | tick median | tick p90 | commits per tick | written per tick | per day at 1m tick |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		fmt.Printf("| %s | %d | %d | %.1f MiB | %s | %s | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %s | %s | %.1f | %.1f KiB | %.0f MiB |\n",
+		fmt.Printf("| %s | %d | %d | %.1f MiB | %s | %s | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %.1f + %.1f MiB (%.1f) | %s | %s | %.1f | %.1f KiB | %.0f MiB |\n",
 			filepath.Base(r.bin), r.active, r.nodes, mib(r.storeBytes), r.seed.Round(100*time.Millisecond), r.ready.Round(time.Millisecond),
 			float64(r.rss)/1024, float64(r.anon)/1024, float64(r.file)/1024, float64(r.rssAfter)/1024, float64(r.peak)/1024,
+			float64(r.peakAnon)/1024, float64(r.peakFile)/1024, float64(r.peakSampled)/1024,
 			us(r.tickMedian), us(r.tickP), r.commitsPerTick, float64(r.writePerTick)/1024, float64(r.writePerTick)*1440/(1<<20))
 	}
 	if o.strace {
@@ -479,6 +489,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", d.pid), []byte("5"), 0); err != nil {
 		return r, fmt.Errorf("reset the peak RSS: %w", err)
 	}
+	sampler := startPeakSampler(d.pid)
 	var times []int64
 	for range o.ticks {
 		t0 := time.Now()
@@ -502,6 +513,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 	r.tickP = times[len(times)*9/10]
 	r.rssAfter, _, _ = memory(d.pid)
 	r.peak = status(d.pid)["VmHWM:"]
+	r.peakAnon, r.peakFile, r.peakSampled = sampler.stop()
 	if o.strace {
 		r.lifeCommits = c1
 		stopped = true
@@ -527,6 +539,42 @@ func straceCalls(table, syscall string) int64 {
 		}
 	}
 	return 0
+}
+
+// peakSampler keeps the highest RssAnon, RssFile and VmRSS of a process
+// while it runs, sampled every 5 ms.
+type peakSampler struct {
+	done              chan struct{}
+	wg                sync.WaitGroup
+	anon, file, total int64 // KiB; written by the sampler until stop
+}
+
+func startPeakSampler(pid int) *peakSampler {
+	p := &peakSampler{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			rss, anon, file := memory(pid)
+			p.anon, p.file, p.total = max(p.anon, anon), max(p.file, file), max(p.total, rss)
+			select {
+			case <-p.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return p
+}
+
+// stop ends the sampling (after one last sample) and returns the highest
+// RssAnon, RssFile and VmRSS seen, in KiB.
+func (p *peakSampler) stop() (anon, file, total int64) {
+	close(p.done)
+	p.wg.Wait()
+	return p.anon, p.file, p.total
 }
 
 // memory reads VmRSS, RssAnon and RssFile (KiB) of pid.

@@ -108,6 +108,21 @@ type Request struct {
 	// is then the Team's own depth.
 	Stage    string
 	Revision int
+	// Started, when not nil, is called once the agent is under way: a
+	// Command's process spawned, an OpenAI request written to the
+	// connection, a Demo's answer begun. The engine frees the run's start
+	// slot there, so that an agent slow to answer does not keep the next
+	// runs from starting (Engine.start). A provider calls it at most once,
+	// from any goroutine, and may not call it at all (the engine frees the
+	// slot when Run returns); it must not block.
+	Started func()
+}
+
+// started calls r.Started, if set.
+func (r *Request) started() {
+	if r.Started != nil {
+		r.Started()
+	}
 }
 
 // Reply is a provider's answer to a Request.

@@ -187,6 +187,7 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	p.inR.Close()
 	p.outW.Close()
 	p.errW.Close()
+	req.started()
 
 	// Timeout or cancellation kills the whole group (no os/exec watcher
 	// goroutine: AfterFunc runs only if runCtx ends).

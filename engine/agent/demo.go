@@ -61,6 +61,7 @@ const (
 // Run waits Delay (or until ctx is done, returning its error) and answers.
 func (d Demo) Run(ctx context.Context, req Request) (Reply, error) {
 	reply := Reply{Model: DemoModel}
+	req.started()
 	if d.Delay > 0 {
 		timer := time.NewTimer(d.Delay)
 		defer timer.Stop()

@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -134,7 +136,13 @@ func (p *OpenAI) Run(ctx context.Context, req Request) (Reply, error) {
 
 	runCtx, cancel := context.WithTimeout(ctx, p.cfg.Timeout)
 	defer cancel()
-	httpReq, err := http.NewRequestWithContext(runCtx, http.MethodPost, p.endpoint, bytes.NewReader(body))
+	// The request is under way once written; the wait for the answer
+	// after that is the vendor's.
+	var once sync.Once
+	traced := httptrace.WithClientTrace(runCtx, &httptrace.ClientTrace{
+		WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(req.started) },
+	})
+	httpReq, err := http.NewRequestWithContext(traced, http.MethodPost, p.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return reply, fmt.Errorf("openai provider %q: POST %s: %w", p.cfg.Name, p.shown, err)
 	}

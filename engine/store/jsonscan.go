@@ -235,6 +235,38 @@ func (s *Scanner) Uint(p *uint64) bool {
 // Skip passes over one value, of any kind, checking only its shape.
 func (s *Scanner) Skip() bool { return s.skip(0) }
 
+// Count passes over an array, setting *n to how many values it holds
+// (null leaves *n as it is); any other value fails.
+func (s *Scanner) Count(n *int) bool {
+	if s.lit("null") {
+		return true
+	}
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return false
+	}
+	s.i++
+	s.ws()
+	k := 0
+	if !s.eat(']') {
+		for {
+			s.ws()
+			if !s.skip(1) {
+				return false
+			}
+			k++
+			s.ws()
+			if s.eat(']') {
+				break
+			}
+			if !s.eat(',') {
+				return false
+			}
+		}
+	}
+	*n = k
+	return true
+}
+
 // skip passes over one value, of any kind, checking only its shape.
 func (s *Scanner) skip(depth int) bool {
 	if depth > 64 || s.i >= len(s.b) {

@@ -671,29 +671,6 @@ func (s *Server) consents(w http.ResponseWriter, r *http.Request, eng *engine.En
 	return ok(w, out)
 }
 
-// tick runs one round and waits for the runs it started (and any other
-// runs in flight); if the client goes away first it returns without them.
-func (s *Server) tick(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
-	since := eng.LastSeq()
-	rep, err := eng.Tick(r.Context())
-	if err != nil {
-		return err
-	}
-	done := make(chan struct{})
-	go func() { eng.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-r.Context().Done():
-		return r.Context().Err()
-	}
-	evs, err := eng.Events(since, 100000)
-	if err != nil {
-		return err
-	}
-	return ok(w, Tick{Dispatched: nonNil(rep.Dispatched), Resumed: nonNil(rep.Resumed), Finished: nonNil(rep.Finished),
-		Terminated: nonNil(rep.Terminated), Events: EventViews(evs)})
-}
-
 func (s *Server) noDaemon(verb string) *Error {
 	return errorf(CodeUnavailable, "no questbox daemon is running (%s needs `questbox run`)", verb)
 }

@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"context"
+	"runtime"
+	"sync"
+)
+
+// The start of a tick's runs (Engine.start), bounded: see startSlots.
+
+// start launches the run of a dispatch, owned by the engine: Shutdown
+// waits for it. Its starting phase takes one of startMax slots; when none
+// is free the run is queued, in dispatch order, and started when one
+// frees. max_parallel still bounds the runs in flight (queued or not):
+// the slots bound only how many start at the same time, so that a tick
+// dispatching a thousand runs does not hold a thousand requests, logs and
+// half-spawned processes in memory at once.
+func (e *Engine) start(d *dispatch) {
+	e.mu.Lock()
+	e.starting--
+	if e.dropped[d.run.ID] {
+		// Aborted before it started: the abort has ended the run.
+		delete(e.dropped, d.run.ID)
+		e.mu.Unlock()
+		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
+		return
+	}
+	ctx, cancel := context.WithCancel(e.runCtx)
+	e.inflight[d.node.ID] = cancel
+	e.wg.Add(1)
+	q := queuedRun{d: d, ctx: ctx, cancel: cancel}
+	if e.starters < e.startMax {
+		e.starters++
+		e.mu.Unlock()
+		go e.runAgent(q)
+		return
+	}
+	// Every start slot is taken: the run waits as a few words in the
+	// queue, not as a goroutine, and starts when a slot frees.
+	e.startQueue = append(e.startQueue, q)
+	e.mu.Unlock()
+}
+
+// startSlots is how many runs may be in their starting phase at once
+// (Engine.start): twice the CPUs the Go runtime uses, at least 2. Starting
+// a run is CPU and I/O work (its request built, its log created, its
+// process forked), so a few per CPU keep them busy; more would only hold
+// the memory of more half-started runs at the same time.
+func startSlots() int { return max(2, 2*runtime.GOMAXPROCS(0)) }
+
+// queuedRun is a dispatched run waiting for a start slot, with the
+// context its abort or Shutdown cancels.
+type queuedRun struct {
+	d      *dispatch
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// startDone frees a start slot: the oldest queued run takes it over.
+func (e *Engine) startDone() {
+	e.mu.Lock()
+	if len(e.startQueue) == 0 {
+		e.starters--
+		e.mu.Unlock()
+		return
+	}
+	q := e.startQueue[0]
+	e.startQueue[0] = queuedRun{}
+	e.startQueue = e.startQueue[1:]
+	if len(e.startQueue) == 0 {
+		e.startQueue = nil // the drained array goes with it
+	}
+	e.mu.Unlock()
+	go e.runAgent(q)
+}
+
+// runAgent is a run from its start slot to its recorded result. Its
+// starting phase (its name, its log, its request, the agent's start)
+// holds the slot; it frees it as soon as the agent is under way
+// (agent.Request.Started) or, at the latest, when the agent returns, so
+// an agent slow to answer does not hold up the runs queued behind it. A
+// run whose context ended while it was queued goes through the same
+// steps: its provider returns at once and it ends interrupted (Shutdown)
+// or killed (abort), as a run cancelled just before its agent started.
+func (e *Engine) runAgent(q queuedRun) {
+	defer e.wg.Done()
+	d, ctx := q.d, q.ctx
+	defer q.cancel()
+	var freed sync.Once
+	free := func() { freed.Do(e.startDone) }
+	defer free()
+	if d.run.k > 0 {
+		d.run.Name = RunName(d.run.Quest, d.run.Node, d.run.k)
+	} else {
+		d.run.Name = e.runName(d.run)
+	}
+	e.log.Info("run started", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider)
+	lg := e.openLog(d)
+	var (
+		res result
+		tk  *ticket
+	)
+	if req, err := e.runRequest(d); err != nil {
+		// The store could not be read (closed under the run, a
+		// damaged page): no agent is asked, and the node goes back
+		// to pending with no try consumed, as when the judge cannot
+		// read the ancestors.
+		free()
+		tk = e.store.expect()
+		res = result{kind: resInterrupted, why: "building the prompt: " + err.Error(), exit: ExitInterrupted}
+	} else {
+		req, redacted := e.redact(d.run.Provider, req)
+		req.Dir = d.quest.Project
+		if lg != nil {
+			req.Log = lg
+		}
+		req.Started = free
+		reply, err := d.prov.Run(ctx, req)
+		free()
+		// The answer's write is on its way: a group commit gathering the
+		// results that come back together waits for it (commit.go).
+		tk = e.store.expect()
+		res = e.judge(ctx, &d.quest, d.node, reply, err)
+		if res.member != nil {
+			disciplineMember(&res, req.Prompt)
+		}
+		res.replay = d.run.Provider == "replay"
+		res.exit, res.exitCode = e.exitOf(ctx, reply, err)
+		res.bytesIn, res.bytesOut = int64(len(req.Prompt)), int64(len(reply.Output))+reply.StderrBytes
+		logAnswer(lg, reply)
+		res.redacted = redacted
+	}
+	e.closeLog(d, lg, &res)
+	e.log.Info("run ended", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID,
+		"exit", res.exit, "exit_code", res.exitCode, "outcome", res.outcome(), "bytes_in", res.bytesIn, "bytes_out", res.bytesOut)
+	// The slot frees before the verdict commits; the quest itself stays
+	// busy (Quest.Running) until then, so nothing dispatches twice.
+	e.mu.Lock()
+	delete(e.inflight, d.node.ID)
+	e.mu.Unlock()
+	e.record(d, res, tk)
+}
