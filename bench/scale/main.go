@@ -315,6 +315,13 @@ func start(bin, qemu, straceOut, cfg, data string) (*daemon, time.Duration, erro
 			}
 			return d, time.Since(t0), nil
 		}
+		if strings.Contains(err.Error(), "waiting for its store") {
+			// Refused, not slow: e.g. an older binary measured on a
+			// store this tree seeded with a newer schema. It would wait
+			// for a repair for ever.
+			d.stop()
+			return nil, 0, fmt.Errorf("the daemon refused the store: %v (measure an older binary with the harness of its own tree)", err)
+		}
 		if time.Now().After(deadline) {
 			d.stop()
 			return nil, 0, fmt.Errorf("not ready after 30 minutes: %v", err)
