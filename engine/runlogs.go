@@ -185,23 +185,6 @@ func nameRuns(runs []Run) {
 	}
 }
 
-// runName is the name of run r of node n, from the node's record; the
-// run's id if it cannot be read.
-func (e *Engine) runName(r Run) string {
-	name := r.ID
-	_ = e.store.view(func(tx *bolt.Tx) error {
-		n, err := readNode(tx, r.Node)
-		if err != nil {
-			return err
-		}
-		if k := slices.Index(n.Runs, r.ID); k >= 0 {
-			name = RunName(r.Quest, r.Node, k+1)
-		}
-		return nil
-	})
-	return name
-}
-
 func runNumber(id string) uint64 {
 	n, _ := strconv.ParseUint(strings.TrimPrefix(id, "r"), 10, 64)
 	return n

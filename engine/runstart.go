@@ -89,11 +89,9 @@ func (e *Engine) runAgent(q queuedRun) {
 	var freed sync.Once
 	free := func() { freed.Do(e.startDone) }
 	defer free()
-	if d.run.k > 0 {
-		d.run.Name = RunName(d.run.Quest, d.run.Node, d.run.k)
-	} else {
-		d.run.Name = e.runName(d.run)
-	}
+	// Every dispatch's run comes from newRun, which numbers it among its
+	// node's runs: its name needs no read.
+	d.run.Name = RunName(d.run.Quest, d.run.Node, d.run.k)
 	e.log.Info("run started", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider)
 	lg := e.openLog(d)
 	var (

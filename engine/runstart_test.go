@@ -5,9 +5,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
@@ -250,4 +253,22 @@ func TestDispatchNamesRunsAsTheReaders(t *testing.T) {
 	if len(runs) < 10 || again < 3 {
 		t.Fatalf("%d runs, %d nodes run more than once: too few to check the numbering", len(runs), again)
 	}
+}
+
+// runName is the name of run r, read from its node's record (the
+// readers' way), the run's id if it cannot be read: the test's second
+// opinion on the name a run takes from its dispatch.
+func (e *Engine) runName(r Run) string {
+	name := r.ID
+	_ = e.store.view(func(tx *bolt.Tx) error {
+		n, err := readNode(tx, r.Node)
+		if err != nil {
+			return err
+		}
+		if k := slices.Index(n.Runs, r.ID); k >= 0 {
+			name = RunName(r.Quest, r.Node, k+1)
+		}
+		return nil
+	})
+	return name
 }
