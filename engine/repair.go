@@ -654,17 +654,29 @@ func readLedgerGaps(lb *bolt.Bucket, head string) *ledgerGaps {
 }
 
 // unproven lists the locked nodes the ledger can no longer prove: a
-// terminal node whose locking record was lost (when records were lost),
-// a node the ledger locked that is gone, or that came back older.
+// terminal node whose locking record was lost, a node the ledger locked
+// that is gone, or that came back older.
+//
+// A locked node with no locking record at all is unproven even when the
+// ledger shows no gap: a torn write can bring back the ledger's pages,
+// its sequence and its head all from an older commit and the node's page
+// from a newer one, and nothing in the ledger then says a record is
+// missing. A locking record that differs from the node is counted lost
+// only when records were lost; otherwise it stays the ledger's to report.
 func (lg *ledgerGaps) unproven(nodes map[string]*Node, tailUnknown bool) []string {
 	var out []string
+	gaps := len(lg.lost) > 0 || tailUnknown
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
 		n := nodes[id]
-		if !n.Status.Terminal() || (len(lg.lost) == 0 && !tailUnknown) {
+		if !n.Status.Terminal() {
 			continue
 		}
-		if r, ok := lg.last[id]; !ok || r.Status != n.Status || r.ClaimHash != n.ClaimHash {
+		r, ok := lg.last[id]
+		switch {
+		case !ok || !r.Status.Terminal():
 			out = append(out, id) // its locking record was lost
+		case gaps && (r.Status != n.Status || r.ClaimHash != n.ClaimHash):
+			out = append(out, id) // its locking record was lost; an older terminal one is left
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(lg.last)) {

@@ -259,6 +259,69 @@ func TestSalvageRecordsLostLedgerRecords(t *testing.T) {
 	}
 }
 
+// A torn write can bring back the ledger whole from an older commit (its
+// pages, its sequence and its head) beside a nodes page from a newer one:
+// a node locked in the newer commit then has no locking record, and the
+// ledger shows no gap. Salvage must still name that node unproven, so that
+// the salvaged store verifies and says what it can no longer prove
+// (TestPowerLossCopies found it: salvage exited 0 and verify refused).
+func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
+	dir := copyStore(t, buildStore(t))
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locked string
+	err = db.Update(func(tx *bolt.Tx) error {
+		// Roll the ledger back to before its last locking record, as an
+		// older commit had it: records, sequence and head.
+		lb := tx.Bucket(bLedger)
+		c := lb.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Last() {
+			var r LedgerRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if err := lb.Delete(k); err != nil {
+				return err
+			}
+			if r.Status.Terminal() {
+				locked = r.Node
+				break
+			}
+		}
+		k, v := c.Last()
+		var prev LedgerRecord
+		if err := json.Unmarshal(v, &prev); err != nil {
+			return err
+		}
+		if err := lb.SetSequence(seqOf(k)); err != nil {
+			return err
+		}
+		return tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev.Hash))
+	})
+	db.Close()
+	if err != nil || locked == "" {
+		t.Fatalf("rolling the ledger back: %v (locked node %q)", err, locked)
+	}
+	s := mustOpenStore(t, dir)
+	if _, err := s.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "locked node "+locked) {
+		t.Fatalf("before salvage: verify says %v, want the locked node %s without its record", err, locked)
+	}
+	s.Close()
+
+	rep := salvageEventsDamage(t, dir)
+	if rep.Verify != "ok" {
+		t.Fatalf("salvage: the salvaged store does not verify: %s\nrebuilt %q", rep.Verify, rep.Rebuilt)
+	}
+	s = mustOpenStore(t, dir)
+	defer s.Close()
+	vrep, err := s.Verify()
+	if err != nil || !strings.Contains(strings.Join(vrep.Notes, "\n"), locked) {
+		t.Errorf("verify after salvage: %+v, %v; want ok, naming %s unproven", vrep, err, locked)
+	}
+}
+
 // Write failures are ErrStoreFailed, with the cause kept; so is a store
 // that cannot be opened or created.
 func TestStoreFailures(t *testing.T) {
