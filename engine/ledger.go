@@ -133,8 +133,10 @@ type VerifyReport struct {
 // memory map, so a damaged page is a named problem, never a crash.
 //
 // Errors: ErrCorrupt for page-level damage (the ledger is not read then:
-// salvage first); ErrLedgerBroken for ledger problems. The report's
-// Problems lists them all either way.
+// salvage first) and for indexes out of step with the records (pages of
+// different commits; any ledger problems found beside them are listed
+// too); ErrLedgerBroken for ledger problems in a store whose indexes
+// agree with its records. The report's Problems lists them all either way.
 func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
 
 // Verify is Engine.Verify on the store alone.
@@ -151,13 +153,19 @@ func (s *Store) Verify() (VerifyReport, error) {
 		lc := checkLedger(tx, rep.Schema)
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
-		if len(lc.problems) > 0 {
-			rep.Problems = append(lc.problems, lc.index...)
-			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(rep.Problems, "; "), ErrLedgerBroken)
-		}
 		if len(lc.index) > 0 {
-			rep.Problems = lc.index
-			return store.Corrupt(s.Dir(), s.Path(), lc.index...)
+			// The store's own indexes disagree with its records: its
+			// pages come from different commits (a write the card lost,
+			// a torn copy). Ledger problems found beside that are read
+			// from the same mixed pages and prove no rewrite: the store
+			// is damaged, and salvage rebuilds the indexes and records
+			// in the ledger what it can no longer prove.
+			rep.Problems = append(slices.Clip(lc.index), lc.problems...)
+			return store.Corrupt(s.Dir(), s.Path(), rep.Problems...)
+		}
+		if len(lc.problems) > 0 {
+			rep.Problems = lc.problems
+			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(rep.Problems, "; "), ErrLedgerBroken)
 		}
 		return nil
 	})

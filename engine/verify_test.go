@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -318,6 +319,89 @@ func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
 	defer s.Close()
 	vrep, err := s.Verify()
 	if err != nil || !strings.Contains(strings.Join(vrep.Notes, "\n"), locked) {
+		t.Errorf("verify after salvage: %+v, %v; want ok, naming %s unproven", vrep, err, locked)
+	}
+}
+
+// The same roll-back of the ledger, with the locked index also from the
+// older commit (what TestPowerLossCopies's torn copies showed): the store's
+// own indexes disagree with its records, so verify names the store corrupt
+// (listing the ledger's problem too) instead of a broken ledger, which
+// would send the owner to a backup for what salvage repairs; salvage then
+// rebuilds the index and records the node as unproven.
+func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
+	dir := copyStore(t, buildStore(t))
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var locked string
+	err = db.Update(func(tx *bolt.Tx) error {
+		lb := tx.Bucket(bLedger)
+		c := lb.Cursor()
+		for k, v := c.Last(); k != nil; k, v = c.Last() {
+			var r LedgerRecord
+			if err := json.Unmarshal(v, &r); err != nil {
+				return err
+			}
+			if err := lb.Delete(k); err != nil {
+				return err
+			}
+			if r.Status.Terminal() {
+				locked = r.Node
+				break
+			}
+		}
+		k, v := c.Last()
+		var prev LedgerRecord
+		if err := json.Unmarshal(v, &prev); err != nil {
+			return err
+		}
+		if err := lb.SetSequence(seqOf(k)); err != nil {
+			return err
+		}
+		if err := tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev.Hash)); err != nil {
+			return err
+		}
+		// The node's entry in the locked index, as the older commit had it:
+		// not there yet.
+		return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
+			b := tx.Bucket(bLocked).Bucket(q)
+			var del [][]byte
+			_ = b.ForEach(func(k, id []byte) error {
+				if string(id) == locked {
+					del = append(del, bytes.Clone(k))
+				}
+				return nil
+			})
+			for _, k := range del {
+				if err := b.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	db.Close()
+	if err != nil || locked == "" {
+		t.Fatalf("rolling the ledger and the locked index back: %v (locked node %q)", err, locked)
+	}
+	s := mustOpenStore(t, dir)
+	_, err = s.Verify()
+	s.Close()
+	if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrLedgerBroken) ||
+		!strings.Contains(err.Error(), "locked node "+locked+" is missing from its quest's locked index") ||
+		!strings.Contains(err.Error(), "locked node "+locked+" (aborted) has no ledger record") ||
+		!strings.Contains(err.Error(), "questbox salvage") {
+		t.Fatalf("verify: %v\nwant ErrCorrupt naming the index, the ledger's problem and salvage", err)
+	}
+	rep, err := Salvage(dir, time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC))
+	if err != nil || rep.Healthy || rep.Verify != "ok" {
+		t.Fatalf("salvage: %+v, %v; want the store rebuilt and verified", rep, err)
+	}
+	s = mustOpenStore(t, dir)
+	defer s.Close()
+	if vrep, err := s.Verify(); err != nil || !strings.Contains(strings.Join(vrep.Notes, "\n"), locked) {
 		t.Errorf("verify after salvage: %+v, %v; want ok, naming %s unproven", vrep, err, locked)
 	}
 }
