@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -260,6 +261,18 @@ func TestRunInterruptedByCrashKeepsItsLog(t *testing.T) {
 	daemon := start()
 	agent := waitForPID(t, "the agent to start", started)
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })
+	// What the agent wrote is in the daemon's pipe until the daemon copies
+	// it into the log; a kill before that loses it with the pipe, which no
+	// log could keep. The crash comes once the log has it.
+	waitFor(t, "the agent's stderr to reach its log", func() bool {
+		logs, _ := filepath.Glob(filepath.Join(data, "logs", "*.log"))
+		for _, l := range logs {
+			if b, err := os.ReadFile(l); err == nil && bytes.Contains(b, []byte("before the crash")) {
+				return true
+			}
+		}
+		return false
+	})
 	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
