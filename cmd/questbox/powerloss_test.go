@@ -37,7 +37,12 @@ import (
 //     store back to an older commit, never to a wrong one); or
 //   - `verify` exits 2 naming the store corrupt, `salvage` recovers it,
 //     and the salvaged store verifies, its locked nodes again equal to the
-//     live store's.
+//     live store's; or
+//   - `verify` exits 2 naming the verdict ledger broken: sound pages of
+//     more than two commits can hold a ledger from one and a locked node
+//     from a later one, which no check can tell from a rewrite (rare: see
+//     bench/RESULTS.md "Power loss"). It is refused, never taken as
+//     right; README troubleshooting sends the owner to a backup.
 //
 // A copy that verifies with a locked node that differs from the live one
 // is a silent wrong state, and fails the test; so does any other exit.
@@ -54,7 +59,7 @@ func TestPowerLossCopies(t *testing.T) {
 	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 14))
 
 	const copies = 40
-	var opened, salvaged, torn int
+	var opened, salvaged, refused, torn int
 	dirs := make([]string, 0, copies)
 	for i := range copies {
 		// Keep the external quest locking nodes between copies.
@@ -85,8 +90,20 @@ func TestPowerLossCopies(t *testing.T) {
 			}
 			must(t, 0, "", "verify", "--data", dir)
 			salvaged++
+		case v.code == 2 && strings.Contains(v.stderr, "verdict ledger is broken"):
+			// Pages of more than two commits: the daemon committed again
+			// and again while the copy was read, and reused pages the
+			// copy's meta page still names. Each page is sound, and so
+			// can be the indexes, the ledger from one commit beside a
+			// node from a later one: the ledger cannot tell that from a
+			// rewrite, and refuses the store. A real power cut never
+			// mixes more than the last commit's writes (the exact cuts
+			// below); what a copy must never do is verify wrong.
+			refused++
+			t.Logf("copy %d: refused as a broken ledger: %s", i, strings.TrimSpace(v.stderr))
+			continue
 		default:
-			t.Fatalf("copy %d: verify exited %d, want 0, or 2 naming the store corrupt\nstdout: %s\nstderr: %s", i, v.code, v.stdout, v.stderr)
+			t.Fatalf("copy %d: verify exited %d, want 0, or 2 naming the store corrupt or its ledger broken\nstdout: %s\nstderr: %s", i, v.code, v.stdout, v.stderr)
 		}
 		dirs = append(dirs, dir)
 	}
@@ -197,9 +214,9 @@ func TestPowerLossCopies(t *testing.T) {
 			checked++
 		}
 	}
-	t.Logf("%d copies (%d torn across commits, %d during a commit): %d opened and verified, %d refused as corrupt and salvaged; "+
+	t.Logf("%d copies (%d torn across commits, %d during a commit): %d opened and verified, %d refused as corrupt and salvaged, %d refused as a broken ledger; "+
 		"%d exact power cuts (%d page writes lost in all): all opened and verified; %d locked nodes compared with the live store",
-		copies, torn, copies-torn, opened, salvaged, cuts, pagesLost, checked)
+		copies, torn, copies-torn, opened, salvaged, refused, cuts, pagesLost, checked)
 }
 
 // lockedNodes is every terminal node of the store in data, as `quest show
