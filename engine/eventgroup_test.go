@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strconv"
@@ -403,5 +405,58 @@ func TestSalvageDropsARottenEventGroup(t *testing.T) {
 	emitDetailed(t, h.e, 1)
 	if got := h.e.LastSeq(); got <= last {
 		t.Errorf("the next event took seq %d, not past the lost group's %d", got, last)
+	}
+}
+
+// TestGoldenStoresEvents: the outbox of schema 7's golden store (one JSON
+// record per event) and of schema 8's (one group per write) read back
+// whole and in order, read-only and after a writing open migrated it.
+func TestGoldenStoresEvents(t *testing.T) {
+	for _, c := range []struct {
+		schema int
+		groups bool // some record holds several events
+	}{{7, false}, {8, true}} {
+		t.Run("schema"+strconv.Itoa(c.schema), func(t *testing.T) {
+			raw, err := os.ReadFile(filepath.Join("testdata", "golden", "schema"+strconv.Itoa(c.schema), "questbox.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, StoreFile), raw, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			for _, readOnly := range []bool{true, false} {
+				s, err := OpenStore(dir, StoreOptions{ReadOnly: readOnly, Check: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				e, err := New(s, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				evs, err := e.Events(0, 0)
+				last := e.LastSeq()
+				var grouped bool
+				_ = s.view(func(tx *bolt.Tx) error {
+					return tx.Bucket(bEvents).ForEach(func(_, v []byte) error {
+						grouped = grouped || isGroup(v)
+						return nil
+					})
+				})
+				e.Shutdown(0)
+				s.Close()
+				if err != nil || last < 5 || len(evs) != int(last) {
+					t.Fatalf("read-only %v: %d events, newest %d, %v; want every event from 1", readOnly, len(evs), last, err)
+				}
+				for i, ev := range evs {
+					if ev.Seq != uint64(i+1) || ev.Kind == "" || ev.Time.IsZero() {
+						t.Fatalf("read-only %v: event %d: %+v", readOnly, i+1, ev)
+					}
+				}
+				if grouped != c.groups {
+					t.Errorf("read-only %v: group records %v, want %v", readOnly, grouped, c.groups)
+				}
+			}
+		})
 	}
 }
