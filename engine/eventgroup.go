@@ -420,10 +420,17 @@ type eventCursor interface {
 }
 
 // eventsAfter calls fn with every event with Seq > since, oldest first,
-// until fn returns false.
+// until fn returns false. The seqs it gives only rise: were two records
+// ever to overlap (a salvage that found an older copy of a group the
+// outbox bound had rewritten under a later key), no event is given twice.
 func eventsAfter(c eventCursor, since uint64, fn func(ev *Event) bool) error {
+	last := since
+	give := func(ev *Event) bool {
+		last = ev.Seq
+		return fn(ev)
+	}
 	for k, v := seekEvents(c, since); k != nil; k, v = c.Next() {
-		more, err := eachEvent(k, v, since, fn)
+		more, err := eachEvent(k, v, last, give)
 		if err != nil || !more {
 			return err
 		}
