@@ -95,7 +95,7 @@ func roundTrip(t interface{ Fatalf(string, ...any) }, evs []Event) []Event {
 
 // TestEveryEventFieldIsInAGroup: an event with every field set reads back
 // from a group as it was — a new field of Event fails here until
-// eventStrings (or the group's other fields) carries it.
+// eventString (or the group's other fields) carries it.
 func TestEveryEventFieldIsInAGroup(t *testing.T) {
 	var ev Event
 	fillEvery(&ev)
