@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -61,7 +60,9 @@ func nodeEvent(q *Quest, n *Node, from, to Status, why string) Event {
 		From: string(from), To: string(to), Reason: why}
 }
 
-// emit appends ev to the outbox inside the transaction.
+// emit appends ev to the outbox inside the transaction: it takes ev's
+// seq from the bucket's sequence and adds ev to the transaction's group
+// record (eventgroup.go), which flushEvents writes before the commit.
 func (t *txn) emit(ev Event) error {
 	b := appendOnly(t.tx.Bucket(bEvents))
 	seq, err := b.NextSequence()
@@ -71,12 +72,35 @@ func (t *txn) emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	raw, err := appendEvent(t.spare(256), &ev)
-	if err != nil {
+	if t.grouped == groupEvents {
+		if err := t.flushEvents(); err != nil {
+			return err
+		}
+	}
+	g := t.group
+	prev := t.groupLast
+	if t.grouped == 0 {
+		g = appendGroupHead(make([]byte, 0, 256), seq, t.now)
+		prev, t.groupFirst = seq, seq
+	}
+	if g, err = appendGroupEvent(g, prev, &ev); err != nil {
 		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
 	}
-	raw = t.claim(raw)
-	return b.Put(t.key8(seq), raw)
+	t.group, t.groupLast = g, seq
+	t.grouped++
+	return nil
+}
+
+// flushEvents writes the events emitted since the last flush as one group
+// record, keyed by the first one's seq. Engine.write calls it once fn is
+// done, before the commit; emit, when a group is full.
+func (t *txn) flushEvents() error {
+	if t.grouped == 0 {
+		return nil
+	}
+	g := appendGroupEnd(t.group)
+	t.group, t.grouped = nil, 0
+	return appendOnly(t.tx.Bucket(bEvents)).Put(t.key8(t.groupFirst), g)
 }
 
 // Events returns up to limit events with Seq > since, oldest first. It
@@ -87,22 +111,24 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 	}
 	var out []Event
 	err := e.store.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bEvents).Cursor()
-		k, v := c.Seek(u64(since + 1))
-		if k != nil && seqOf(k) > since+1 && since > 0 {
-			return fmt.Errorf("events %d..%d: %w", since+1, seqOf(k)-1, ErrEventsPruned)
+		var gap error
+		err := eventsAfter(tx.Bucket(bEvents).Cursor(), since, func(ev *Event) bool {
+			if len(out) == 0 && since > 0 && ev.Seq > since+1 {
+				gap = fmt.Errorf("events %d..%d: %w", since+1, ev.Seq-1, ErrEventsPruned)
+				return false
+			}
+			out = append(out, *ev)
+			return len(out) < limit
+		})
+		if gap != nil {
+			out = nil
+			return gap
 		}
 		if trim := trimmedThrough(tx); since > 0 && since < trim {
+			out = nil
 			return fmt.Errorf("events after %d: the outbox bound dropped some up to %d: %w", since, trim, ErrEventsPruned)
 		}
-		for ; k != nil && len(out) < limit; k, v = c.Next() {
-			var ev Event
-			if err := json.Unmarshal(v, &ev); err != nil {
-				return fmt.Errorf("decode event %d: %w", seqOf(k), err)
-			}
-			out = append(out, ev)
-		}
-		return nil
+		return err
 	})
 	return out, err
 }
@@ -158,9 +184,12 @@ func (t *txn) pruneEvents(retention int) (int, error) {
 const pruneBatch = 5000
 
 // pruneRetention drops events older than the retention window that every
-// durable cursor has passed, the oldest first, at most pruneBatch.
+// durable cursor has passed, the oldest first, at most pruneBatch. A
+// group record (eventgroup.go) goes whole, once its newest event is old
+// enough: the outbox keeps at least retention events, and up to a group's
+// worth more.
 //
-// It deletes walking backwards from the newest event it drops: after a
+// It deletes walking backwards from the newest record it drops: after a
 // bbolt cursor deletes its element, the element before it is still where
 // Prev finds it (a delete shifts only what follows), whereas a forward
 // walk would skip one, so a forward prune had to search the tree from its
@@ -187,10 +216,22 @@ func (t *txn) pruneRetention(retention int) (int, error) {
 	// Seqs are unique: at most pruneBatch events lie in this range (fewer
 	// where the outbox bound dropped some already).
 	limit = min(limit, oldest+pruneBatch-1)
-	if k, _ = c.Seek(u64(limit + 1)); k == nil {
-		k, _ = c.Last()
+	var v []byte
+	if k, v = c.Seek(u64(limit + 1)); k == nil {
+		k, v = c.Last()
 	} else {
-		k, _ = c.Prev()
+		k, v = c.Prev()
+	}
+	// The record found starts at or before limit; a group may end past
+	// it, and then it stays, with every record after it.
+	if k != nil {
+		end, err := lastSeqIn(k, v)
+		if err != nil {
+			return 0, fmt.Errorf("prune events: %w", err)
+		}
+		if end > limit {
+			k, _ = c.Prev()
+		}
 	}
 	n := 0
 	for ; k != nil && seqOf(k) >= oldest; k, _ = c.Prev() {

@@ -116,15 +116,10 @@ func (o *Outbox) Read(since uint64, limit int) ([]Event, error) {
 	}
 	var out []Event
 	err := o.e.store.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bEvents).Cursor()
-		for k, v := c.Seek(u64(since + 1)); k != nil && len(out) < limit; k, v = c.Next() {
-			var ev Event
-			if err := json.Unmarshal(v, &ev); err != nil {
-				return fmt.Errorf("decode event %d: %w", seqOf(k), err)
-			}
-			out = append(out, ev)
-		}
-		return nil
+		return eventsAfter(tx.Bucket(bEvents).Cursor(), since, func(ev *Event) bool {
+			out = append(out, *ev)
+			return len(out) < limit
+		})
 	})
 	return out, err
 }
@@ -164,38 +159,84 @@ func (t *txn) trimOutbox(bound int) (int, error) {
 	if from >= limit {
 		return 0, nil
 	}
-	var drop [][]byte
+	// Records are rewritten once the walk is over (a bbolt cursor does
+	// not survive writes to its bucket): a single record or a group whose
+	// events all go is deleted, a group that keeps some is written again
+	// without the others, keyed by its first kept seq.
+	type rewrite struct {
+		key  []byte
+		keep []Event // nil: delete
+	}
+	var rewrites []rewrite
+	dropped := 0
 	upto := from
-	c := b.Cursor()
 	looked := 0
-	for k, v := c.Seek(u64(from + 1)); k != nil && seqOf(k) <= limit && looked < trimBatch; k, v = c.Next() {
-		looked++
-		upto = seqOf(k)
-		var head struct {
-			Kind string `json:"kind"`
+	c := b.Cursor()
+	for k, v := seekEvents(c, from); ; k, v = c.Next() {
+		if k == nil || seqOf(k) > limit || looked >= trimBatch {
+			break
 		}
-		if err := json.Unmarshal(v, &head); err != nil {
-			return 0, fmt.Errorf("decode event %d: %w", seqOf(k), err)
+		if !isGroup(v) {
+			looked++
+			upto = seqOf(k)
+			var head struct {
+				Kind string `json:"kind"`
+			}
+			if err := json.Unmarshal(v, &head); err != nil {
+				return 0, fmt.Errorf("decode event %d: %w", seqOf(k), err)
+			}
+			if Droppable(head.Kind) {
+				rewrites = append(rewrites, rewrite{key: append([]byte(nil), k...)})
+				dropped++
+			}
+			continue
 		}
-		if Droppable(head.Kind) {
-			drop = append(drop, append([]byte(nil), k...))
+		var all, keep []Event
+		_, err := eachEvent(k, v, 0, func(ev *Event) bool {
+			all = append(all, *ev)
+			if ev.Seq > from && ev.Seq <= limit && looked < trimBatch {
+				looked++
+				upto = ev.Seq
+				if Droppable(ev.Kind) {
+					return true
+				}
+			}
+			keep = append(keep, *ev)
+			return true
+		})
+		if err != nil {
+			return 0, err
+		}
+		if len(keep) < len(all) {
+			rewrites = append(rewrites, rewrite{key: append([]byte(nil), k...), keep: keep})
+			dropped += len(all) - len(keep)
 		}
 	}
-	for _, k := range drop {
-		if err := b.Delete(k); err != nil {
+	for _, r := range rewrites {
+		if err := b.Delete(r.key); err != nil {
+			return 0, err
+		}
+		if len(r.keep) == 0 {
+			continue
+		}
+		g, err := encodeGroup(r.keep)
+		if err != nil {
+			return 0, fmt.Errorf("BUG: encode events from %d: %w", r.keep[0].Seq, err)
+		}
+		if err := b.Put(u64(r.keep[0].Seq), g); err != nil {
 			return 0, err
 		}
 	}
-	changed := len(drop)
+	changed := len(rewrites)
 	if upto > done {
 		if err := t.tx.Bucket(bMeta).Put(kOutboxTrimmed, u64(upto)); err != nil {
 			return 0, err
 		}
 		changed++
 	}
-	if len(drop) > 0 {
+	if dropped > 0 {
 		t.e.log.Warn("outbox bound reached: dropped undelivered node/quest/device events (verdict and consent events are kept)",
-			"dropped", len(drop), "through_seq", upto, "outbox_max", bound, "lowest_cursor", low)
+			"dropped", dropped, "through_seq", upto, "outbox_max", bound, "lowest_cursor", low)
 	}
 	return changed, nil
 }

@@ -81,7 +81,9 @@ func TestRetentionKeepsWhatAConsumerHasNotAcked(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer o.Close()
-	emitN(t, h.e, KindNode, 300)
+	for range 30 { // 30 writes of 10: retention prunes a write's events whole
+		emitN(t, h.e, KindNode, 10)
+	}
 	h.tick()
 	start := o.Acked()
 	evs, err := o.Read(0, 1000)
@@ -100,8 +102,8 @@ func TestRetentionKeepsWhatAConsumerHasNotAcked(t *testing.T) {
 	}
 	h.tick()
 	evs, _ = o.Read(0, 1000)
-	if len(evs) > 110 {
-		t.Fatalf("after the consumer was removed %d events are kept, want about the retention (100)", len(evs))
+	if len(evs) < 100 || len(evs) > 110 {
+		t.Fatalf("after the consumer was removed %d events are kept, want the retention (100) and at most the rest of a write's (10)", len(evs))
 	}
 }
 
@@ -182,11 +184,33 @@ func seqs(evs []Event) []uint64 {
 }
 
 // eventSeqs is every event's seq in the outbox, oldest first.
-func eventSeqs(t *testing.T, e *Engine) []uint64 {
+func eventSeqs(t testing.TB, e *Engine) []uint64 {
 	t.Helper()
 	var out []uint64
+	for _, r := range eventRecords(t, e) {
+		out = append(out, r.seqs...)
+	}
+	return out
+}
+
+// eventRecord is one record of the events bucket: its key and the seqs of
+// its events.
+type eventRecord struct {
+	key  uint64
+	seqs []uint64
+}
+
+// eventRecords is every record of the outbox, oldest first.
+func eventRecords(t testing.TB, e *Engine) []eventRecord {
+	t.Helper()
+	var out []eventRecord
 	err := e.store.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bEvents).ForEach(func(k, _ []byte) error { out = append(out, seqOf(k)); return nil })
+		return tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
+			r := eventRecord{key: seqOf(k)}
+			_, err := eachEvent(k, v, 0, func(ev *Event) bool { r.seqs = append(r.seqs, ev.Seq); return true })
+			out = append(out, r)
+			return err
+		})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,50 +218,109 @@ func eventSeqs(t *testing.T, e *Engine) []uint64 {
 	return out
 }
 
+// emitWrites appends n events of kind in writes of the sizes given, in
+// turn (a write of more than groupEvents makes several records).
+func emitWrites(t testing.TB, e *Engine, kind string, n int, sizes ...int) {
+	t.Helper()
+	for i := 0; n > 0; i++ {
+		k := min(sizes[i%len(sizes)], n)
+		emitN(t, e, kind, k)
+		n -= k
+	}
+}
+
+// dropEvents drops the events whose seq drop says, as the outbox bound
+// does: a group is written again without them, keyed by its first kept
+// seq.
+func dropEvents(t testing.TB, e *Engine, drop func(seq uint64) bool) {
+	t.Helper()
+	err := e.update(func(tx *txn) error {
+		b := tx.tx.Bucket(bEvents)
+		type rewrite struct {
+			key  []byte
+			keep []Event
+		}
+		var rewrites []rewrite
+		err := b.ForEach(func(k, v []byte) error {
+			var keep []Event
+			all := 0
+			_, err := eachEvent(k, v, 0, func(ev *Event) bool {
+				all++
+				if !drop(ev.Seq) {
+					keep = append(keep, *ev)
+				}
+				return true
+			})
+			if len(keep) < all {
+				rewrites = append(rewrites, rewrite{slices.Clone(k), keep})
+			}
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		for _, r := range rewrites {
+			if err := b.Delete(r.key); err != nil {
+				return err
+			}
+			if len(r.keep) == 0 {
+				continue
+			}
+			g, err := encodeGroup(r.keep)
+			if err != nil {
+				return err
+			}
+			if err := b.Put(u64(r.keep[0].Seq), g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestPruneRetentionDropsExactlyTheOldest prunes an outbox of several
-// thousand pages' worth of events, with gaps (as the outbox bound leaves
-// them), and checks after every call that exactly the oldest events up to
-// the window and the cursors went, at most pruneBatch a call: the prune
-// deletes walking a cursor backwards, and a cursor that skipped or
-// revisited an element after a delete would show here.
+// thousand pages' worth of events, in records of every size (a write of
+// one event, of hundreds, of more than a group holds), with gaps (as the
+// outbox bound leaves them), and checks after every call that exactly the
+// oldest records whose events are all up to the window and the cursors
+// went, at most pruneBatch seqs' worth a call: the prune deletes walking a
+// cursor backwards, and a cursor that skipped or revisited an element
+// after a delete would show here. No event newer than the window goes,
+// and the events kept past it are at most the rest of one record's.
 func TestPruneRetentionDropsExactlyTheOldest(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		events    int
+		sizes     []int // the sizes of the writes, in turn
 		retention int
 		cursor    uint64 // a durable consumer's ack (0: none)
 	}{
-		{"one batch", 3000, 1000, 0},
-		{"several batches", 13_000, 500, 0},
-		{"held by a cursor", 13_000, 500, 7_777},
-		{"nothing past the window", 400, 1000, 0},
-		{"one event", 2, 1, 0},
+		{"one batch", 3000, []int{1, 7, 300, 50}, 1000, 0},
+		{"several batches", 13_000, []int{1, 7, 300, 2000, 50, 3}, 500, 0},
+		{"held by a cursor", 13_000, []int{1, 7, 300, 2000, 50, 3}, 500, 7_777},
+		{"nothing past the window", 400, []int{1, 7, 300, 50}, 1000, 0},
+		{"one event", 2, []int{1}, 1, 0},
+		{"one write", 3000, []int{3000}, 1000, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := newHarness(t, Options{})
-			emitN(t, h.e, KindDevice, c.events)
+			emitWrites(t, h.e, KindDevice, c.events, c.sizes...)
 			// Gaps in the middle, as the outbox bound drops events.
-			err := h.e.update(func(tx *txn) error {
-				b := tx.tx.Bucket(bEvents)
-				for s := uint64(100); s < uint64(c.events); s += 37 {
-					if err := b.Delete(u64(s)); err != nil {
-						return err
-					}
+			dropEvents(t, h.e, func(s uint64) bool { return s >= 100 && s < uint64(c.events) && (s-100)%37 == 0 })
+			if c.cursor > 0 {
+				if err := h.e.AckEvents("mqtt", c.cursor); err != nil {
+					t.Fatal(err)
 				}
-				if c.cursor > 0 {
-					return tx.tx.Bucket(bCursors).Put([]byte("mqtt"), u64(c.cursor))
-				}
-				return nil
-			})
-			if err != nil {
-				t.Fatal(err)
 			}
 			last := h.e.LastSeq()
 			limit := last - uint64(min(c.retention, int(last)))
 			if c.cursor > 0 {
 				limit = min(limit, c.cursor)
 			}
-			want := eventSeqs(t, h.e)
+			want := eventRecords(t, h.e)
 			for round := 0; ; round++ {
 				var n int
 				if err := h.e.update(func(tx *txn) error {
@@ -247,27 +330,43 @@ func TestPruneRetentionDropsExactlyTheOldest(t *testing.T) {
 				}); err != nil {
 					t.Fatal(err)
 				}
-				// What must go: the oldest events up to limit, no more
-				// than pruneBatch seqs from the oldest.
+				// What must go: the oldest records whose events are all
+				// up to limit, none of them pruneBatch seqs or more past
+				// the oldest event.
 				drop := 0
-				for drop < len(want) && want[drop] <= limit && want[drop] < want[0]+pruneBatch {
+				for drop < len(want) {
+					newest := want[drop].seqs[len(want[drop].seqs)-1]
+					if newest > limit || newest >= want[0].seqs[0]+pruneBatch {
+						break
+					}
 					drop++
 				}
 				want = want[drop:]
-				got := eventSeqs(t, h.e)
-				if n != drop || !slices.Equal(got, want) {
-					t.Fatalf("round %d: pruned %d, want %d; %d events left (first %v), want %d (first %v)",
+				got := eventRecords(t, h.e)
+				if n != drop || !slices.EqualFunc(got, want, func(a, b eventRecord) bool { return a.key == b.key && slices.Equal(a.seqs, b.seqs) }) {
+					t.Fatalf("round %d: pruned %d, want %d; %d records left (first %v), want %d (first %v)",
 						round, n, drop, len(got), got[:min(3, len(got))], len(want), want[:min(3, len(want))])
 				}
 				if drop == 0 {
 					break
 				}
 			}
-			if len(want) > 0 && want[0] <= limit {
-				t.Errorf("events up to %d must be pruned; the oldest left is %d", limit, want[0])
+			// Exact to a record: nothing newer than limit went, and what
+			// is kept at or below limit is the rest of one record, the
+			// one that holds limit+1.
+			seqs := eventSeqs(t, h.e)
+			if seqs[len(seqs)-1] != last {
+				t.Errorf("the newest event %d must stay; the newest left is %d", last, seqs[len(seqs)-1])
 			}
-			if want[len(want)-1] != last {
-				t.Errorf("the newest event %d must stay; the newest left is %d", last, want[len(want)-1])
+			if len(want) > 0 {
+				if first := want[0].seqs; first[0] <= limit && first[len(first)-1] <= limit {
+					t.Errorf("record %d, whose events are all up to %d, must be pruned", want[0].key, limit)
+				}
+				for _, r := range want[1:] {
+					if r.seqs[0] <= limit {
+						t.Errorf("record %d starts at or below %d, yet it is not the oldest left", r.key, limit)
+					}
+				}
 			}
 		})
 	}
@@ -279,7 +378,7 @@ func TestPruneRetentionDropsExactlyTheOldest(t *testing.T) {
 func BenchmarkPruneRetention(b *testing.B) {
 	h := newHarness(b, Options{})
 	const retention = 10_000
-	emitN(b, h.e, KindDevice, retention)
+	emitWrites(b, h.e, KindDevice, retention, 1000)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -289,8 +388,8 @@ func BenchmarkPruneRetention(b *testing.B) {
 			b.StartTimer()
 			n, err := tx.pruneRetention(retention)
 			b.StopTimer()
-			if err == nil && n != 1000 {
-				err = fmt.Errorf("pruned %d, want 1000", n)
+			if err == nil && n != 1 {
+				err = fmt.Errorf("pruned %d records, want 1 (the thousand events of one write)", n)
 			}
 			return err
 		})

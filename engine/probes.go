@@ -16,6 +16,9 @@ var probes = []store.Probe{
 		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && len(r.Hash) == 64 && r.digest() == r.Hash
 	}},
 	{Bucket: bEvents, Match: func(k, v []byte) bool {
+		if isGroup(v) {
+			return checkGroup(k, v) == nil // its checksum and its key hold
+		}
 		var ev struct {
 			Seq  uint64 `json:"seq"`
 			Kind string `json:"kind"`

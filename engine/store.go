@@ -18,7 +18,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = store.FileName
@@ -70,7 +70,11 @@ var (
 // migration 4 in the binary form that carries its number of fields (see
 // questcodec.go); migration 5 moves the running index to the dispatch
 // layout (dispatch.go); migration 6 builds the evidence index
-// (buildEvidenceIndex, material.go).
+// (buildEvidenceIndex, material.go); migration 7 changes no byte: from
+// schema 8 the events of a write transaction are one group record
+// (eventgroup.go), which a questbox that knows only schema 7 would
+// misread — the version keeps it from opening the store; the single
+// records of older stores stay as they are, and readers take both.
 func schema() store.Schema {
 	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
 		store.CreateBuckets,
@@ -80,21 +84,23 @@ func schema() store.Schema {
 		encodeQuests,
 		migrateRunning,
 		buildEvidenceIndex,
+		func(*bolt.Tx) error { return nil },
 	}, ReadAsIs: readAsIs}
 }
 
 // readAsIs says which older schemas a read-only open reads as they are.
-// Schemas 3 to 6 change no record this build cannot read as it is (quests
+// Schemas 3 to 7 change no record this build cannot read as it is (quests
 // in JSON and in both binary forms decode; a schema 2 store has no running
 // node whose record says pending; a running entry keyed by its node alone,
 // before schema 6, is found by overlayRunning; without the evidence index
-// of schema 7 the owner's material walks the locked index, as it did).
+// of schema 7 the owner's material walks the locked index, as it did; the
+// single event records before schema 8 are read as they are).
 // Schema 2 only adds node
 // hashes to the ledger: reading schema 1 as it is is harmless, and Verify
 // says what it could not check.
 func readAsIs(v uint64) (string, bool) {
 	switch v {
-	case 2, 3, 4, 5, 6:
+	case 2, 3, 4, 5, 6, 7:
 		return "", true
 	case 1:
 		return fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion), true

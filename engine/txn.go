@@ -26,6 +26,12 @@ type txn struct {
 	saved  map[string]bool   // the quests to save at the end
 	order  []string          // the quests to save, in order
 	last   uint64            // highest event seq written
+	// group is the group record of the events emitted and not yet
+	// written (emit, flushEvents): grouped events, the first with seq
+	// groupFirst, the newest groupLast.
+	group                 []byte
+	grouped               int
+	groupFirst, groupLast uint64
 	// sess is the serving session, nil when none runs; snow is now on
 	// its clock (see wallclock.go).
 	sess *session
@@ -184,6 +190,9 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 			t.snow = t.sess.at(now)
 		}
 		if err := fn(t); err != nil {
+			return err
+		}
+		if err := t.flushEvents(); err != nil {
 			return err
 		}
 		for _, id := range t.order {

@@ -26,7 +26,7 @@ var (
 	Runs     = []byte("runs")     // run id -> Run
 	Running  = []byte("running")  // quest id/node id -> Run: the runs in flight (schema 6; node id -> run id before)
 	Consent  = []byte("consent")  // node id -> nil: nodes awaiting consent
-	Events   = []byte("events")   // seq -> Event
+	Events   = []byte("events")   // first seq -> the events of one write (engine/eventgroup.go); before schema 8, seq -> Event (JSON)
 	Cursors  = []byte("cursors")  // consumer -> seq acknowledged
 	Ledger   = []byte("ledger")   // seq -> LedgerRecord
 	Exports  = []byte("exports")  // quest -> exportState

@@ -59,7 +59,7 @@ type SalvageReport struct {
 // belong; without a sound freelist to tell live pages from stale ones (a
 // file cut short, both meta pages damaged), the unreachable leaf pages are
 // searched for questbox's own records instead (see deepScan). Records
-// damaged inside a sound page (not valid JSON) are dropped. It then rebuilds what the engine derives from the records (the
+// damaged inside a sound page (that do not decode) are dropped. It then rebuilds what the engine derives from the records (the
 // per-quest indexes, the quests' counts, bucket sequences), and appends a
 // SALVAGED record to the verdict ledger naming the ledger records and the
 // locked nodes that were lost, so that the result verifies while the loss
