@@ -201,6 +201,11 @@ type ledgerCheck struct {
 	breaks   []chainBreak
 	lost     [][2]uint64
 	unproven map[string]bool
+	// rewritten are the locked nodes whose record no longer matches
+	// their locking record: whatever the indexes say of them follows
+	// from that one change (a flipped byte in "lock_seq" takes a node out
+	// of its locked index), so it is not counted as index damage.
+	rewritten map[string]bool
 	prev     string
 	unknown  bool
 }
@@ -212,7 +217,7 @@ func (c *ledgerCheck) problem(format string, args ...any) {
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
 func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
-	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, shown: map[string]evidenceEntry{}}
+	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, rewritten: map[string]bool{}, shown: map[string]evidenceEntry{}}
 	c.chain(tx)
 	c.links()
 	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != c.prev && !c.unknown {
@@ -356,7 +361,7 @@ func (c *ledgerCheck) evidenceIndex(tx *bolt.Tx) {
 			switch {
 			case ok && want.quest == string(q) && want.seq == seqOf(k) && !found[string(id)]:
 				found[string(id)] = true
-			case c.unproven[string(id)]:
+			case c.unproven[string(id)] || c.rewritten[string(id)]:
 			case ok:
 				c.index = append(c.index, fmt.Sprintf("the evidence index of quest %s names node %s under lock sequence %d; its record says quest %s, lock sequence %d", q, id, seqOf(k), want.quest, want.seq))
 			default:
@@ -366,7 +371,7 @@ func (c *ledgerCheck) evidenceIndex(tx *bolt.Tx) {
 		})
 	})
 	for _, id := range slices.Sorted(maps.Keys(c.shown)) {
-		if !found[id] && !c.unproven[id] {
+		if !found[id] && !c.unproven[id] && !c.rewritten[id] {
 			c.index = append(c.index, fmt.Sprintf("locked node %s has evidence but is missing from its quest's evidence index", id))
 		}
 	}
@@ -425,14 +430,17 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 			c.problem("locked node %s (%s) has no ledger record", n.ID, n.Status)
 		case r.status != n.Status:
 			c.problem("locked node %s is %s but ledger record %d says %s", n.ID, n.Status, r.seq, r.status)
+			c.rewritten[n.ID] = true
 		case r.claimHash != n.ClaimHash:
 			c.problem("locked node %s: claim hash differs from ledger record %d", n.ID, r.seq)
+			c.rewritten[n.ID] = true
 		case schema >= 2 && r.nodeHash == "":
 			c.problem("locked node %s: ledger record %d carries no hash of the node", n.ID, r.seq)
 		case r.nodeHash != "" && r.nodeHash != nodeHash(raw):
 			c.problem("locked node %s was rewritten after it locked: its stored record does not match the hash in ledger record %d", n.ID, r.seq)
+			c.rewritten[n.ID] = true
 		}
-		if _, ok := locked[n.ID]; !ok {
+		if _, ok := locked[n.ID]; !ok && !c.rewritten[n.ID] {
 			c.index = append(c.index, fmt.Sprintf("locked node %s is missing from its quest's locked index", n.ID))
 		}
 	}

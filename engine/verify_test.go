@@ -406,6 +406,71 @@ func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
 	}
 }
 
+// Bit rot inside a locked node's record that leaves it valid JSON (here
+// "lock_seq" becomes "lock_sXq") is a rewrite the ledger names; what the
+// indexes then say of that node follows from the same change and is not
+// index damage: verify says the ledger is broken, never corrupt, with or
+// without the node in its locked index (salvage's rebuild leaves a node
+// without a lock sequence out of it). TestRandomDamageNeverPanics found a
+// salvaged store called corrupt again this way.
+func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
+	for _, dropIndex := range []bool{false, true} {
+		dir := copyStore(t, buildStore(t))
+		db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id string
+		err = db.Update(func(tx *bolt.Tx) error {
+			nb := tx.Bucket(bNodes)
+			c := nb.Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if bytes.Contains(v, []byte(`"status":"aborted"`)) && bytes.Contains(v, []byte(`"lock_seq":`)) {
+					var n Node
+					if err := json.Unmarshal(v, &n); err != nil {
+						return err
+					}
+					id = n.ID
+					if err := nb.Put(bytes.Clone(k), bytes.Replace(v, []byte(`"lock_seq":`), []byte(`"lock_sXq":`), 1)); err != nil {
+						return err
+					}
+					break
+				}
+			}
+			if !dropIndex {
+				return nil
+			}
+			return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
+				b := tx.Bucket(bLocked).Bucket(q)
+				var del [][]byte
+				_ = b.ForEach(func(k, v []byte) error {
+					if string(v) == id {
+						del = append(del, bytes.Clone(k))
+					}
+					return nil
+				})
+				for _, k := range del {
+					if err := b.Delete(k); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+		})
+		db.Close()
+		if err != nil || id == "" {
+			t.Fatalf("rewriting a locked node: %v (node %q)", err, id)
+		}
+		s := mustOpenStore(t, dir)
+		_, err = s.Verify()
+		s.Close()
+		if !errors.Is(err, ErrLedgerBroken) || errors.Is(err, ErrCorrupt) ||
+			!strings.Contains(err.Error(), "locked node "+id+" was rewritten") || strings.Contains(err.Error(), "index") {
+			t.Errorf("dropped from its index %v: verify says %v; want the ledger broken, naming %s rewritten and no index", dropIndex, err, id)
+		}
+	}
+}
+
 // Write failures are ErrStoreFailed, with the cause kept; so is a store
 // that cannot be opened or created.
 func TestStoreFailures(t *testing.T) {
