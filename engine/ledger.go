@@ -206,8 +206,8 @@ type ledgerCheck struct {
 	// from that one change (a flipped byte in "lock_seq" takes a node out
 	// of its locked index), so it is not counted as index damage.
 	rewritten map[string]bool
-	prev     string
-	unknown  bool
+	prev      string
+	unknown   bool
 }
 
 func (c *ledgerCheck) problem(format string, args ...any) {
