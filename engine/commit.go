@@ -339,12 +339,20 @@ func (s *Store) commitGroup(calls []*groupCall) {
 		}
 		break
 	}
+	committed := false
+	for _, c := range calls {
+		committed = committed || c.err == nil && !c.unchanged
+	}
 	for _, c := range solo {
-		c.err = s.update(c.fn)
+		c.err = s.update(c.fn) // releases what it mapped itself
 	}
 	for _, c := range append(calls, solo...) {
 		c.done = true
 		c.wake <- struct{}{}
+	}
+	if committed {
+		// After the wake-ups: no writer waits for it.
+		s.releaseMapped()
 	}
 }
 

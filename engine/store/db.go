@@ -491,10 +491,6 @@ func (s *DB) Update(fn func(tx *bolt.Tx) error) error {
 	switch {
 	case err == nil:
 		s.committed()
-		// What the transaction read stays mapped until released; the
-		// commit is durable already, and a failure here costs only
-		// resident memory, so it is not the writer's error.
-		_ = s.ReleaseMapped()
 		return nil
 	case fnErr != nil || errors.Is(err, ErrCorrupt):
 		return err
