@@ -198,6 +198,7 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 		g.mu.Lock() // handed the lead
 	}
 	g.leading = true
+	committed := false
 	for !c.done {
 		calls := g.gatherLocked(latency)
 		before := g.beforeCommit
@@ -205,7 +206,7 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 		if before != nil {
 			before()
 		}
-		s.commitGroup(calls)
+		committed = s.commitGroup(calls) || committed
 		g.mu.Lock()
 		if len(calls) > 1 {
 			g.burstUntil = time.Now().Add(groupGap)
@@ -218,6 +219,11 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 		g.leading = false
 	}
 	g.mu.Unlock()
+	if committed {
+		// After the lead is handed on: only this leader's own return
+		// waits for it (~0.2 ms for 8 MiB mapped, BenchmarkReleaseMapped).
+		s.releaseMapped()
+	}
 	return c.err
 }
 
@@ -295,8 +301,8 @@ func earliest(a, b time.Time) time.Time {
 
 // commitGroup runs calls in one transaction and commits it, taking out
 // and running alone each call that fails, and wakes every caller with
-// its result.
-func (s *Store) commitGroup(calls []*groupCall) {
+// its result. It reports whether the batch's transaction committed.
+func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 	var solo []*groupCall
 	for len(calls) > 0 {
 		failed := -1
@@ -339,13 +345,17 @@ func (s *Store) commitGroup(calls []*groupCall) {
 		}
 		break
 	}
+	for _, c := range calls {
+		committed = committed || c.err == nil && !c.unchanged
+	}
 	for _, c := range solo {
-		c.err = s.update(c.fn)
+		c.err = s.update(c.fn) // releases what it mapped itself
 	}
 	for _, c := range append(calls, solo...) {
 		c.done = true
 		c.wake <- struct{}{}
 	}
+	return committed
 }
 
 // runsOut reports whether runs are in flight or about to start: their

@@ -39,7 +39,9 @@
 // /proc/PID/status every 5 ms during the measured ticks, each part's
 // highest sample; the two maxima need not fall on the same sample, and a
 // sampler can miss a spike shorter than its period, so VmHWM stays the
-// total. -strace runs each measured daemon
+// total. The daemon's own CPU time per measured tick (utime + stime of
+// /proc/PID/stat, without its agents') tells what the memory costs in GC.
+// -strace runs each measured daemon
 // under `strace -f --seccomp-bpf -c -e trace=fdatasync,fsync,syncfs` and prints
 // its counts for the daemon's whole life next to the counter's, to check
 // one against the other.
@@ -125,7 +127,10 @@ type result struct {
 	peakAnon, peakFile, peakSampled int64
 	tickMedian, tickP               int64 // microseconds
 	writePerTick                    int64 // bytes
-	commitsPerTick                  float64
+	// cpuPerTick is the daemon's own CPU time (utime + stime of
+	// /proc/PID/stat, not its agents') over the measured ticks, per tick.
+	cpuPerTick     time.Duration
+	commitsPerTick float64
 	// With -strace: the calls over the daemon's life, and the store's
 	// commits counted by the daemon up to just before it was stopped.
 	fdatasyncs, fsyncs, syncfses, lifeCommits int64
@@ -210,8 +215,8 @@ func run(list, bins string, keep bool, o opts) error {
 				r.seed = took
 				os.RemoveAll(data)
 				results = append(results, r)
-				fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB (sampled %d: anon %d, file %d), ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
-					filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.peakSampled, r.peakAnon, r.peakFile, r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
+				fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB (sampled %d: anon %d, file %d), CPU %s/tick, ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
+					filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.peakSampled, r.peakAnon, r.peakFile, r.cpuPerTick.Round(time.Millisecond), r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
 			}
 		}
 	}
@@ -224,14 +229,14 @@ func run(list, bins string, keep bool, o opts) error {
 		fmt.Printf("\nquestbox %s (%.1f MiB)", b, mib(fi.Size()))
 	}
 	fmt.Printf("\ndaemon %s, %s agents; %d ticks per config, each dispatching once per active quest\n\n", what, o.agent, o.ticks)
-	fmt.Println("| binary | active quests | nodes | store | seed | start to ready | RSS ready (anon + file) | RSS after ticks | peak RSS of the ticks | its parts: max anon + max file (sampled peak) | tick median | tick p90 | commits per tick | written per tick | per day at 1m tick |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| binary | active quests | nodes | store | seed | start to ready | RSS ready (anon + file) | RSS after ticks | peak RSS of the ticks | its parts: max anon + max file (sampled peak) | tick median | tick p90 | daemon CPU per tick | commits per tick | written per tick | per day at 1m tick |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
-		fmt.Printf("| %s | %d | %d | %.1f MiB | %s | %s | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %.1f + %.1f MiB (%.1f) | %s | %s | %.1f | %.1f KiB | %.0f MiB |\n",
+		fmt.Printf("| %s | %d | %d | %.1f MiB | %s | %s | %.1f MiB (%.1f + %.1f) | %.1f MiB | %.1f MiB | %.1f + %.1f MiB (%.1f) | %s | %s | %s | %.1f | %.1f KiB | %.0f MiB |\n",
 			filepath.Base(r.bin), r.active, r.nodes, mib(r.storeBytes), r.seed.Round(100*time.Millisecond), r.ready.Round(time.Millisecond),
 			float64(r.rss)/1024, float64(r.anon)/1024, float64(r.file)/1024, float64(r.rssAfter)/1024, float64(r.peak)/1024,
 			float64(r.peakAnon)/1024, float64(r.peakFile)/1024, float64(r.peakSampled)/1024,
-			us(r.tickMedian), us(r.tickP), r.commitsPerTick, float64(r.writePerTick)/1024, float64(r.writePerTick)*1440/(1<<20))
+			us(r.tickMedian), us(r.tickP), r.cpuPerTick.Round(time.Millisecond), r.commitsPerTick, float64(r.writePerTick)/1024, float64(r.writePerTick)*1440/(1<<20))
 	}
 	if o.strace {
 		fmt.Println("\nstrace over each measured daemon's life (start-up, the warm-up and measured ticks, shutdown), against the store's counter:")
@@ -488,6 +493,10 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 		}
 	}
 	w0 := writeBytes(d.pid)
+	cpu0, err := cpuTime(d.pid)
+	if err != nil {
+		return r, err
+	}
 	c0, err := d.commits()
 	if err != nil {
 		return r, err
@@ -510,6 +519,11 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 		}
 	}
 	r.writePerTick = (writeBytes(d.pid) - w0) / int64(o.ticks)
+	cpu1, err := cpuTime(d.pid)
+	if err != nil {
+		return r, err
+	}
+	r.cpuPerTick = (cpu1 - cpu0) / time.Duration(o.ticks)
 	c1, err := d.commits()
 	if err != nil {
 		return r, err
@@ -534,6 +548,29 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 		r.fdatasyncs, r.fsyncs, r.syncfses = straceCalls(string(b), "fdatasync"), straceCalls(string(b), "fsync"), straceCalls(string(b), "syncfs")
 	}
 	return r, nil
+}
+
+// cpuTime is the CPU time the process itself used so far: utime + stime
+// of /proc/PID/stat (its children's, cutime and cstime, are not counted).
+func cpuTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: the fields after it
+	// start after its closing parenthesis, with field 3 (state).
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64) // field 14
+	stime, err2 := strconv.ParseInt(f[12], 10, 64) // field 15
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	const userHZ = 100 // sysconf(_SC_CLK_TCK) on Linux
+	return time.Duration(utime+stime) * time.Second / userHZ, nil
 }
 
 // straceCalls reads the calls of syscall from strace -c's table.
