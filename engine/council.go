@@ -23,7 +23,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -185,11 +184,9 @@ func (r *tickRound) council(q *Quest) error {
 // again (materialMemo.knowParent).
 func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 	t := r.t
-	provider, err := t.nodeProvider(m.ID)
-	if err != nil {
-		return err
-	}
-	name := q.ProviderFor(&Node{Role: m.Role, Provider: provider})
+	// m is a head (members), which carries the member's own provider:
+	// its seat's.
+	name := q.ProviderFor(m)
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
@@ -207,34 +204,6 @@ func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 		return err
 	}
 	return r.queue(q, m, name, prov, req, true)
-}
-
-// nodeProvider is node id's own provider (Node.Provider, a council
-// member's seat), read from its record without decoding the rest of it.
-func (t *txn) nodeProvider(id string) (string, error) {
-	key, err := nodeKey(id)
-	if err != nil {
-		return "", err
-	}
-	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
-	if raw == nil {
-		return "", fmt.Errorf("node %s: %w", id, ErrNotFound)
-	}
-	var provider string
-	ok := store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
-		if string(key) == "provider" {
-			return s.Str(&provider)
-		}
-		return nodeKeys[string(key)] && s.Skip()
-	})
-	if !ok {
-		n, err := t.node(id)
-		if err != nil {
-			return "", err
-		}
-		provider = n.Provider
-	}
-	return provider, nil
 }
 
 // decide merges the answers of owner's council, every member being
