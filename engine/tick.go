@@ -128,10 +128,11 @@ func (r *tickRound) run() error {
 	}
 	e.view.trim(qs)
 	t.saveWallIfDue(qs)
-	// Each quest dispatches at most once, each dispatch takes a slot:
-	// sized once, the list is never copied as it grows (a dispatch is a
+	// Each quest dispatches at most once, or once per seat of its council
+	// (its members run concurrently), each dispatch takes a slot: sized
+	// once, the list is never copied as it grows (a dispatch is a
 	// kilobyte, a tick may make a thousand).
-	r.ds = make([]dispatch, 0, max(0, min(r.slots, len(qs))))
+	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
 	for _, q := range qs {
 		if err := r.quest(q); err != nil {
@@ -152,6 +153,17 @@ func (r *tickRound) run() error {
 	e.mu.Unlock()
 	r.reserved = len(r.ds)
 	return nil
+}
+
+// mostDispatches is the most dispatches a tick can make for qs: one per
+// quest, and one per seat for a quest with a council (its members may
+// all dispatch in the tick, council.go).
+func mostDispatches(qs []*Quest) int {
+	n := 0
+	for _, q := range qs {
+		n += max(1, len(q.CouncilReviewers)+len(q.CouncilJudges))
+	}
+	return n
 }
 
 // quest is one active quest's turn: loop control, deferred nodes back when
@@ -282,7 +294,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	if len(r.ds) < cap(r.ds) {
 		r.ds = r.ds[:len(r.ds)+1]
 	} else {
-		r.ds = append(r.ds, dispatch{}) // a council's members beyond the quests
+		r.ds = append(r.ds, dispatch{}) // not reached: mostDispatches bounds them
 	}
 	d := &r.ds[len(r.ds)-1]
 	d.quest, d.node, d.run, d.req, d.built, d.prov = *q, n, run, req, built, prov
