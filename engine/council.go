@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -177,9 +178,10 @@ func (r *tickRound) council(q *Quest) error {
 	return t.decide(q, owner)
 }
 
-// dispatchMember dispatches council member m of q, building its request
-// in the tick's transaction (the material it judges is the owner's, as
-// it is now). owner is m's owner, read whole for its sitting: the
+// dispatchMember dispatches council member m of q, reading what its
+// prompt shows in the tick's transaction (the material it judges is the
+// owner's, as it is now); its run renders the prompt from that
+// (memberPrompt). owner is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
 // again (materialMemo.knowParent).
 func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
@@ -199,11 +201,15 @@ func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 			return err
 		}
 	}
-	req, err := t.request(q, m)
+	// What the prompt shows of the store is read here, in the tick's
+	// transaction; its run renders it (memberPrompt).
+	mp := &memberPrompt{node: *m}
+	src, err := r.e.readPromptSource(t.tx, &t.material, q, m)
 	if err != nil {
 		return err
 	}
-	return r.queue(q, m, name, prov, req, true)
+	mp.src = src
+	return r.queue(q, m, name, prov, agent.Request{}, false, mp)
 }
 
 // decide merges the answers of owner's council, every member being

@@ -45,10 +45,17 @@ func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
 // with or after its parent's verdict), so its record never changes
 // again (the ratchet). A node with no parent reads nothing. (The owner,
 // whose prompt also reads the proposals and the locked nodes, is always
-// built by the tick.)
+// built by the tick.) A council member's prompt also shows the owner's
+// material, which the next commit may change (another member's vote, a
+// proposal): the tick read it, with the member's ancestors, in its own
+// transaction (dispatch.member), and the run only renders it, reading
+// nothing; a later state of the store never reaches that prompt.
 func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 	if d.built {
 		return d.req, nil
+	}
+	if d.member != nil {
+		return e.renderRequest(&d.quest, &d.member.node, &d.member.src), nil
 	}
 	if d.node.Parent == "" {
 		return e.buildRequest(nil, nil, &d.quest, d.node)

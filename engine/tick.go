@@ -35,11 +35,26 @@ type dispatch struct {
 	run   Run
 	// req is the agent's request when built is set. The tick builds it
 	// only for an owner (whose prompt lists the proposals, which change
-	// after the commit) and for a replay; a worker's run builds its own
-	// from the committed store (runRequest), off the tick's transaction.
-	req   agent.Request
-	built bool
-	prov  Provider
+	// after the commit) and for a replay; a council member's run renders
+	// its own from what the tick read for it (member), and a worker's
+	// run builds its own from the committed store (runRequest), both off
+	// the tick's transaction.
+	req    agent.Request
+	built  bool
+	member *memberPrompt
+	prov   Provider
+}
+
+// memberPrompt is a council member's prompt as its dispatch read it in
+// the tick's transaction: the member as the prompt shows it (pending,
+// before the dispatch marked it running) and what the prompt shows of
+// the store (its owner's material, the nodes above it). Its run renders
+// the request from it alone (runRequest), reading nothing from the
+// store, so the prompt is the one the tick would have built, byte for
+// byte, whatever commits in between.
+type memberPrompt struct {
+	node Node
+	src  promptSource
 }
 
 // Tick runs one round (SPEC §2.4) in a single write transaction: for each
@@ -276,13 +291,14 @@ func (r *tickRound) next(q *Quest) error {
 			return err
 		}
 	}
-	return r.queue(q, n, name, prov, req, built)
+	return r.queue(q, n, name, prov, req, built, nil)
 }
 
 // queue records a run of n on provider name, counts it and takes a slot,
 // and queues it for dispatch once the tick commits; req is the request
-// when built, else it is built at dispatch.
-func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool) error {
+// when built, else its run renders it from member when set (a council
+// member's), else its run builds it (runRequest).
+func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool, member *memberPrompt) error {
 	run, err := r.t.newRun(q, n, name)
 	if err != nil {
 		return err
@@ -297,7 +313,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 		r.ds = append(r.ds, dispatch{}) // not reached: mostDispatches bounds them
 	}
 	d := &r.ds[len(r.ds)-1]
-	d.quest, d.node, d.run, d.req, d.built, d.prov = *q, n, run, req, built, prov
+	d.quest, d.node, d.run, d.req, d.built, d.member, d.prov = *q, n, run, req, built, member, prov
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
