@@ -142,6 +142,7 @@ func (r *tickRound) run() error {
 		return err
 	}
 	e.view.trim(qs)
+	e.sittings.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
 	// (its members run concurrently), each dispatch takes a slot: sized
