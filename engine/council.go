@@ -18,12 +18,14 @@ package engine
 // tries.
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
-	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -118,13 +120,29 @@ func (t *txn) openCouncil(q *Quest, owner *Node) error {
 // for their status only (nodeHead), in seat order. A seat whose node is
 // missing (a salvaged store) is skipped.
 func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
+	return t.membersAt(q, seatKeys(q, owner))
+}
+
+// seatKeys are the hypothesis keys of the seats of owner's council at
+// its sitting, in seat order.
+func seatKeys(q *Quest, owner *Node) [][]byte {
+	seats := q.seats(owner, sitting(owner))
+	keys := make([][]byte, len(seats))
+	for i, s := range seats {
+		keys[i] = hypKey(s.hyp)
+	}
+	return keys
+}
+
+// membersAt is members, the seats given by their hypothesis keys.
+func (t *txn) membersAt(q *Quest, keys [][]byte) ([]*Node, error) {
 	hb := subRO(t.tx, bHyps, q.ID)
 	if hb == nil {
 		return nil, nil
 	}
-	var out []*Node
-	for _, s := range q.seats(owner, sitting(owner)) {
-		id := hb.Get(hypKey(s.hyp))
+	out := make([]*Node, 0, len(keys))
+	for _, k := range keys {
+		id := hb.Get(k)
 		if id == nil {
 			continue
 		}
@@ -137,17 +155,124 @@ func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
 	return out, nil
 }
 
-// sitting returns the owner of q's sitting council and its members.
+// sitting returns the owner of q's sitting council and its members. The
+// owner is read whole, and is the engine's (sittingOwners): the caller
+// reads it and never changes or saves it.
 func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
-	owner, err := t.node(q.Queued[queuedCouncil])
+	so, err := t.sittingOwner(q)
 	if err != nil {
 		return nil, nil, err
 	}
-	ms, err := t.members(q, owner)
+	ms, err := t.membersAt(q, so.keys)
 	if err != nil {
 		return nil, nil, err
 	}
-	return owner, ms, nil
+	return so.owner, ms, nil
+}
+
+// sittingOwners is the engine's memory of the owners of the sitting
+// councils, by quest (a quest has at most one council sitting), so that
+// the tick does not decode each owner's whole record (its attempts give
+// its sitting) and work out its seats' hypothesis keys once a tick for
+// every council: a sitting owner's record does not change while its
+// members run.
+//
+// What it holds is correct by construction: an entry keeps the owner's
+// record, byte for byte, with what was derived from those bytes alone
+// (the decoded node, the seats' keys for the council's make-up), and it
+// is used only when the record in the store is the same bytes and the
+// quest's council the same make-up. Any change of the owner (a new
+// sitting's attempt, a decision) changes its record, and the entry is
+// read again. So a transaction rolled back, or an entry left from an
+// older state, can cost a read, never a wrong answer; nothing needs to be
+// handed over at commit. It is trimmed to the active quests (trim), as
+// the pendingView is.
+type sittingOwners struct {
+	mu sync.Mutex // guards m
+	m  map[string]*sittingOwner
+}
+
+// sittingOwner is a sitting council's owner as decoded from raw, with the
+// hypothesis keys of its seats at its sitting for a council of reviewers
+// and judges. Once in sittingOwners, nothing of it changes.
+type sittingOwner struct {
+	raw               []byte
+	owner             *Node
+	reviewers, judges int
+	keys              [][]byte
+}
+
+// get returns quest's entry when it was made from raw and the council of
+// reviewers and judges, else nil.
+func (so *sittingOwners) get(quest string, raw []byte, reviewers, judges int) *sittingOwner {
+	so.mu.Lock()
+	e := so.m[quest]
+	so.mu.Unlock()
+	if e == nil || e.reviewers != reviewers || e.judges != judges || !bytes.Equal(e.raw, raw) {
+		return nil
+	}
+	return e
+}
+
+// put keeps e as quest's entry.
+func (so *sittingOwners) put(quest string, e *sittingOwner) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	if so.m == nil {
+		so.m = map[string]*sittingOwner{}
+	}
+	so.m[quest] = e
+}
+
+// trim drops the quests that are not active, once it holds more quests
+// than are active.
+func (so *sittingOwners) trim(active []*Quest) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	if len(so.m) <= len(active) {
+		return
+	}
+	keep := make(map[string]bool, len(active))
+	for _, q := range active {
+		keep[q.ID] = true
+	}
+	for id := range so.m {
+		if !keep[id] {
+			delete(so.m, id)
+		}
+	}
+}
+
+// sittingOwner is the owner of q's sitting council (read whole, as
+// readNode reads it) with its seats' keys, from the engine's memory when
+// the owner's record is the one it decoded (sittingOwners).
+func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
+	id := q.Queued[queuedCouncil]
+	key, err := nodeKey(id)
+	if err != nil {
+		return nil, err
+	}
+	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
+	if raw == nil {
+		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	r, j := len(q.CouncilReviewers), len(q.CouncilJudges)
+	if e := t.e.sittings.get(q.ID, raw, r, j); e != nil {
+		return e, nil
+	}
+	owner, err := t.node(id)
+	if err != nil {
+		return nil, err
+	}
+	e := &sittingOwner{owner: owner, reviewers: r, judges: j, keys: seatKeys(q, owner)}
+	if owner.Status != Pending {
+		// A pending record is overlaid with the running index
+		// (readNode): it is more than its bytes, and not kept. A
+		// sitting owner is council_pending.
+		e.raw = bytes.Clone(raw)
+		t.e.sittings.put(q.ID, e)
+	}
+	return e, nil
 }
 
 // council is a quest's turn while its council sits: its pending members
@@ -175,21 +300,26 @@ func (r *tickRound) council(q *Quest) error {
 	if !done {
 		return nil
 	}
-	return t.decide(q, owner)
+	// The sitting's owner is the engine's, read only: the decision
+	// changes a copy read whole.
+	full, err := t.node(owner.ID)
+	if err != nil {
+		return err
+	}
+	return t.decide(q, full)
 }
 
-// dispatchMember dispatches council member m of q, building its request
-// in the tick's transaction (the material it judges is the owner's, as
-// it is now). owner is m's owner, read whole for its sitting: the
+// dispatchMember dispatches council member m of q, reading what its
+// prompt shows in the tick's transaction (the material it judges is the
+// owner's, as it is now); its run renders the prompt from that
+// (memberPrompt). owner is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
 // again (materialMemo.knowParent).
 func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 	t := r.t
-	provider, err := t.nodeProvider(m.ID)
-	if err != nil {
-		return err
-	}
-	name := q.ProviderFor(&Node{Role: m.Role, Provider: provider})
+	// m is a head (members), which carries the member's own provider:
+	// its seat's.
+	name := q.ProviderFor(m)
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
@@ -202,39 +332,15 @@ func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 			return err
 		}
 	}
-	req, err := t.request(q, m)
+	// What the prompt shows of the store is read here, in the tick's
+	// transaction; its run renders it (memberPrompt).
+	mp := &memberPrompt{node: *m}
+	src, err := r.e.readPromptSource(t.tx, &t.material, q, m)
 	if err != nil {
 		return err
 	}
-	return r.queue(q, m, name, prov, req, true)
-}
-
-// nodeProvider is node id's own provider (Node.Provider, a council
-// member's seat), read from its record without decoding the rest of it.
-func (t *txn) nodeProvider(id string) (string, error) {
-	key, err := nodeKey(id)
-	if err != nil {
-		return "", err
-	}
-	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
-	if raw == nil {
-		return "", fmt.Errorf("node %s: %w", id, ErrNotFound)
-	}
-	var provider string
-	ok := store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
-		if string(key) == "provider" {
-			return s.Str(&provider)
-		}
-		return nodeKeys[string(key)] && s.Skip()
-	})
-	if !ok {
-		n, err := t.node(id)
-		if err != nil {
-			return "", err
-		}
-		provider = n.Provider
-	}
-	return provider, nil
+	mp.src = src
+	return r.queue(q, m, name, prov, agent.Request{}, false, mp)
 }
 
 // decide merges the answers of owner's council, every member being

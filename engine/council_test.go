@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -605,5 +606,98 @@ func TestCouncilJudgeWithoutVerifiedQuoteCannotFinish(t *testing.T) {
 	}
 	if judged == nil || judged.Verdict != gates.SourceRevise || len(judged.Facts) == 0 || judged.Facts[0].Rule != gates.RuleJudgeCitation {
 		t.Fatalf("judge: got %+v, want verdict revise with a judge-citation fact", judged)
+	}
+}
+
+// The engine's memory of a sitting council's owner (sittingOwners) is
+// used only while the owner's record is the one it decoded: the same
+// bytes give the same entry, without decoding again; a change of the
+// record (here the attempt of a sitting that decided nothing, as decide
+// writes it) is read again, and the seats are the next sitting's.
+func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
+	errRollback := errors.New("rolled back: the test changed the owner by hand")
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply("no vote"), nil // a try used: the council keeps sitting
+	})
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
+		Vendors: map[string]string{"m": "local"}})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "w", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"m"}, []string{"m", "m"}
+	})
+	for i := 0; i < 10 && h.questNow(q.ID).Queued[queuedCouncil] == ""; i++ {
+		h.tick()
+	}
+	if h.questNow(q.ID).Queued[queuedCouncil] == "" {
+		t.Fatal("no council sat in 10 ticks")
+	}
+	hypOf := func(t2 *txn, k []byte) string {
+		id := subRO(t2.tx, bHyps, q.ID).Get(k)
+		if id == nil {
+			return ""
+		}
+		n, err := t2.nodeHead(string(id))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n.Hypothesis
+	}
+	err := h.e.update(func(t2 *txn) error {
+		qq, err := t2.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		first, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		again, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		if again != first {
+			t.Errorf("the same owner record was decoded again")
+		}
+		if len(first.keys) != 3 || !strings.Contains(hypOf(t2, first.keys[0]), "sitting 1:") {
+			t.Errorf("first sitting's seats: %d keys, the first one's hypothesis %q", len(first.keys), hypOf(t2, first.keys[0]))
+		}
+		// The sitting decided nothing: the owner's record changes.
+		owner, err := t2.node(qq.Queued[queuedCouncil])
+		if err != nil {
+			return err
+		}
+		owner.addAttempt(Attempt{At: t2.now, Outcome: "FAIL", TryUsed: true})
+		if err := t2.saveNode(owner); err != nil {
+			return err
+		}
+		next, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		if next == first || sitting(next.owner) != 2 {
+			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, sitting(next.owner))
+		}
+		want := seatKeys(qq, next.owner)
+		for i, k := range next.keys {
+			if string(k) != string(want[i]) || string(k) == string(first.keys[i]) {
+				t.Errorf("seat %d: the key of the wrong sitting", i)
+			}
+		}
+		// Another make-up of the council is another set of seats.
+		qq.CouncilJudges = qq.CouncilJudges[:1]
+		fewer, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		if len(fewer.keys) != 2 {
+			t.Errorf("a council of 1 reviewer and 1 judge: %d seats' keys, want 2", len(fewer.keys))
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatal(err)
 	}
 }

@@ -182,6 +182,9 @@ type Engine struct {
 	// view is the tick's memory of the active quests' first pending
 	// nodes (pendingview.go).
 	view pendingView
+	// sittings is the tick's memory of the sitting councils' owners
+	// (council.go).
+	sittings sittingOwners
 }
 
 // New returns an engine on store and puts back to pending every node a

@@ -38,6 +38,8 @@ func scanNodeHead(raw []byte, h *nodeHead) bool {
 			return ok
 		case "feedback":
 			return s.Str(&h.Feedback)
+		case "provider":
+			return s.Str(&h.Provider)
 		case "depth":
 			return s.Int(&h.Depth)
 		case "tries":

@@ -29,7 +29,7 @@ func genNode(t *rapid.T) *Node {
 		Order: rapid.Uint64().Draw(t, "order"), Tries: n.Draw(t, "tries"), Verdict: str.Draw(t, "verdict"),
 		Evidence: str.Draw(t, "evidence"), NewDirections: strs.Draw(t, "dirs"), Outcome: str.Draw(t, "outcome"),
 		Facts: facts.Draw(t, "facts"), Feedback: str.Draw(t, "feedback"), ClaimHash: str.Draw(t, "claimhash"),
-		Reason: str.Draw(t, "reason"), Runs: strs.Draw(t, "runs"), Deferrals: n.Draw(t, "deferrals"),
+		Reason: str.Draw(t, "reason"), Provider: str.Draw(t, "provider"), Runs: strs.Draw(t, "runs"), Deferrals: n.Draw(t, "deferrals"),
 		LockSeq: rapid.Uint64().Draw(t, "lockseq"), Created: tm.Draw(t, "created"), Updated: tm.Draw(t, "updated")}
 	for range rapid.IntRange(0, 3).Draw(t, "attempts") {
 		nd.Attempts = append(nd.Attempts, Attempt{At: tm.Draw(t, "at"), Run: str.Draw(t, "run"), Outcome: str.Draw(t, "o"),

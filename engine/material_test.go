@@ -160,3 +160,137 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 	close(release)
 	h.e.Wait()
 }
+
+// A council member's run renders the prompt its dispatch read in the
+// tick's transaction (dispatch.member): a commit between the tick and the
+// run that changes the owner's material (here a new proposal) does not
+// reach it. Each member gets, byte for byte, the request built in the
+// store as the tick left it; built in the store as it is when the run
+// starts, it would list the late proposal.
+func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})
+	got := make(chan agent.Request, 3)
+	release := make(chan struct{})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		got <- req
+		<-release
+		return reply("no vote"), nil
+	})
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
+		Vendors: map[string]string{"m": "local"}})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "w", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"m"}, []string{"m", "m"}
+	})
+	const late = "a proposal made after the tick committed"
+	want := map[string]agent.Request{}
+	// Between the tick that seats the council and its members' runs:
+	// the requests as the committed tick defines them, then a commit
+	// that changes the material.
+	h.e.startHook = func() {
+		if len(want) > 0 || h.questNow(q.ID).Queued[queuedCouncil] == "" {
+			return
+		}
+		err := h.store.view(func(tx *bolt.Tx) error {
+			qq, _, err := getQuest(tx, q.ID)
+			if err != nil {
+				return err
+			}
+			hb := subRO(tx, bHyps, q.ID)
+			owner, err := readNode(tx, qq.Queued[queuedCouncil])
+			if err != nil {
+				return err
+			}
+			for _, s := range qq.seats(owner, sitting(owner)) {
+				n, err := readNode(tx, string(hb.Get(hypKey(s.hyp))))
+				if err != nil {
+					return err
+				}
+				n.Status = Pending // as the tick saw it
+				if want[n.ID], err = h.e.buildRequest(tx, nil, qq, n); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Errorf("the requests as the tick left the store: %v", err)
+			return
+		}
+		err = h.e.update(func(t *txn) error {
+			qq, err := t.quest(q.ID)
+			if err != nil {
+				return err
+			}
+			_, _, err = t.newNode(qq, nil, RoleScout, late, Proposed, "")
+			return err
+		})
+		if err != nil {
+			t.Errorf("the later commit: %v", err)
+		}
+	}
+	defer func() { h.e.startHook = nil }()
+	var members []string
+	for i := 0; i < 10 && members == nil; i++ {
+		rep, err := h.e.Tick(context.Background())
+		if err != nil {
+			t.Fatalf("tick %d: %v", i, err)
+		}
+		for _, id := range rep.Dispatched {
+			if isMember(h.node(id).Role) {
+				members = append(members, id)
+			}
+		}
+		if members == nil {
+			h.e.Wait()
+			h.clock.Advance(time.Minute)
+		}
+	}
+	if len(members) != 3 || len(want) != 3 {
+		t.Fatalf("members dispatched in one tick: %v, requests taken before the later commit: %d; want 3 of each", members, len(want))
+	}
+	for range members {
+		r := <-got
+		r.Started = nil // the engine's start slot, not part of the request
+		if w, ok := want[r.Node]; !ok {
+			t.Errorf("a request for %s, not a member of the sitting", r.Node)
+		} else if !reflect.DeepEqual(r, w) {
+			t.Errorf("member %s: got request\n%+v\nwant (the store as the tick left it)\n%+v", r.Node, r, w)
+		}
+		if strings.Contains(r.Prompt, late) {
+			t.Errorf("member %s's prompt shows a proposal committed after its tick:\n%s", r.Node, r.Prompt)
+		}
+	}
+	// The later commit did change the material: built now, the prompt
+	// lists the late proposal.
+	err := h.store.view(func(tx *bolt.Tx) error {
+		qq, _, err := getQuest(tx, q.ID)
+		if err != nil {
+			return err
+		}
+		n, err := readNode(tx, members[0])
+		if err != nil {
+			return err
+		}
+		n.Status = Pending
+		now, err := h.e.buildRequest(tx, nil, qq, n)
+		if err == nil && !strings.Contains(now.Prompt, late) {
+			t.Errorf("built from the store after the later commit, the prompt does not show it:\n%s", now.Prompt)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	released = true
+	h.e.Wait()
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	bolt "go.etcd.io/bbolt"
@@ -44,10 +45,17 @@ func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
 // with or after its parent's verdict), so its record never changes
 // again (the ratchet). A node with no parent reads nothing. (The owner,
 // whose prompt also reads the proposals and the locked nodes, is always
-// built by the tick.)
+// built by the tick.) A council member's prompt also shows the owner's
+// material, which the next commit may change (another member's vote, a
+// proposal): the tick read it, with the member's ancestors, in its own
+// transaction (dispatch.member), and the run only renders it, reading
+// nothing; a later state of the store never reaches that prompt.
 func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 	if d.built {
 		return d.req, nil
+	}
+	if d.member != nil {
+		return e.renderRequest(&d.quest, &d.member.node, &d.member.src), nil
 	}
 	if d.node.Parent == "" {
 		return e.buildRequest(nil, nil, &d.quest, d.node)
@@ -167,17 +175,77 @@ func ParsePromptTemplate(name, text string) (*prompttmpl.Template, error) {
 // The prompt is the default one, or the role's template rendered with the
 // same data.
 func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
+	src, err := e.readPromptSource(tx, memo, q, n)
+	if err != nil {
+		return agent.Request{Quest: q.ID, Node: n.ID}, err
+	}
+	return e.renderRequest(q, n, &src), nil
+}
+
+// promptSource is what a node's prompt shows of the store, read in one
+// transaction (readPromptSource); the rest of the prompt (renderRequest)
+// is made of the quest and the node alone. Nothing in it is changed once
+// read: a council's members share their owner's ancestry and material.
+type promptSource struct {
+	// ancestors are the nodes above the node, nearest first (at most 16).
+	ancestors []PromptNode
+	// gate, for a council member, is set when its owner is a phase
+	// gate: the council closes the phase gatePhase.
+	gate      bool
+	gatePhase string
+	// material is the owner's material (members and owners), nil for
+	// the others.
+	material *ownerMaterial
+	// teamFacts are an owner's blocked Teams (ownerTeamFacts).
+	teamFacts string
+}
+
+// readPromptSource reads in tx (through memo, which may be nil) what n's
+// prompt shows of the store: see buildRequest.
+func (e *Engine) readPromptSource(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (promptSource, error) {
+	var src promptSource
+	var d PromptData
+	parent, err := memo.readAncestors(tx, q, n, &d)
+	if err != nil {
+		return src, err
+	}
+	src.ancestors = slices.Clip(d.Ancestors)
+	switch {
+	case isMember(n.Role):
+		// A member weighs what the owner would: the same proposals and
+		// locked evidence, within the owner's cap.
+		if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
+			return src, err
+		}
+		if parent != nil && isGateRole(parent.Role) {
+			src.gate, src.gatePhase = true, parent.Phase
+		}
+	case n.Role == RoleOwner:
+		if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[n.Role].EvidenceCap); err != nil {
+			return src, err
+		}
+		// What its Teams came to (a blocked Team is a FAIL the owner
+		// decides on again) comes before its contract.
+		var b strings.Builder
+		if err := ownerTeamFacts(tx, q, &b); err != nil {
+			return src, err
+		}
+		src.teamFacts = b.String()
+	}
+	return src, nil
+}
+
+// renderRequest is the request for dispatching n of q with what its
+// prompt shows of the store, src; it reads nothing else, so a run can
+// build it from what its dispatch read (dispatch.src).
+func (e *Engine) renderRequest(q *Quest, n *Node, src *promptSource) agent.Request {
 	req := agent.Request{Quest: q.ID, Node: n.ID, Role: n.Role, Direction: q.Direction, Hypothesis: n.Hypothesis,
 		Attempt: n.Tries + 1, Depth: n.Depth}
 	d := PromptData{Quest: PromptQuest{ID: q.ID, Name: q.Name, Direction: q.Direction, Mode: q.Mode},
 		Node: PromptNode{ID: n.ID, Role: n.Role, Status: string(n.Status), Hypothesis: n.Hypothesis,
 			Depth: n.Depth, Try: n.Tries + 1, MaxTries: e.maxTries(q, n.Role)},
-		Feedback: n.Feedback}
+		Feedback: n.Feedback, Ancestors: src.ancestors}
 	d.Parts.Header = promptHeader(q, n, &d)
-	parent, err := memo.readAncestors(tx, q, n, &d)
-	if err != nil {
-		return req, err
-	}
 	if n.Stage != "" {
 		req.Stage, req.Revision = n.Stage, n.RevisionCount
 		for _, a := range d.Ancestors {
@@ -193,13 +261,11 @@ func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node
 	if n.Feedback != "" {
 		d.Parts.Feedback = "\nYour previous attempt was rejected. Fix exactly this:\n" + n.Feedback
 	}
-	if err := e.contractPart(tx, memo, q, n, parent, &req, &d); err != nil {
-		return req, err
-	}
+	e.contractPart(q, n, src, &req, &d)
 	p := &d.Parts
 	p.Default = p.Header + p.Ancestors + p.Feedback + p.Proposals + p.Locked + p.Contract
 	req.Prompt = e.renderPrompt(n, &d)
-	return req, nil
+	return req
 }
 
 // promptHeader is the prompt's opening: who the agent is, the direction,
@@ -260,29 +326,20 @@ func ancestorsPart(ancestors []PromptNode) string {
 
 // contractPart sets d.Parts.Contract by the node's role (member, owner,
 // Team stage or worker), and for members and owners the owner's material.
-func (e *Engine) contractPart(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node, parent *Node, req *agent.Request, d *PromptData) error {
+func (e *Engine) contractPart(q *Quest, n *Node, src *promptSource, req *agent.Request, d *PromptData) {
 	switch {
 	case isMember(n.Role):
-		// A member weighs what the owner would: the same proposals and
-		// locked evidence, within the owner's cap. What comes before
-		// councilMaterialEnd is the material a judge's quotes must occur in.
-		if err := e.ownerParts(tx, memo, q, req, d, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
-			return err
-		}
+		// What comes before councilMaterialEnd is the material a judge's
+		// quotes must occur in.
+		src.material.apply(req, d)
 		d.Parts.Contract = councilMaterialEnd + memberContract(n.Role)
-		if parent != nil && isGateRole(parent.Role) {
-			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", parent.Phase)
+		if src.gate {
+			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", src.gatePhase)
 		}
 	case n.Role == RoleOwner:
-		if err := e.ownerParts(tx, memo, q, req, d, e.opt.Roles[n.Role].EvidenceCap); err != nil {
-			return err
-		}
-		// What its Teams came to (a blocked Team is a FAIL the owner
-		// decides on again) comes before its contract.
+		src.material.apply(req, d)
 		var b strings.Builder
-		if err := ownerTeamFacts(tx, q, &b); err != nil {
-			return err
-		}
+		b.WriteString(src.teamFacts)
 		if q.Teams {
 			b.WriteString("\nThis quest runs Teams: each node you spawn or promote becomes a Team (planner, executer, accepter).\n")
 		}
@@ -292,7 +349,6 @@ func (e *Engine) contractPart(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node
 	default:
 		d.Parts.Contract = "\n" + workerContract
 	}
-	return nil
 }
 
 // renderPrompt renders the role's template over d, or returns the default
@@ -305,23 +361,22 @@ func (e *Engine) renderPrompt(n *Node, d *PromptData) string {
 	return tmpl.Render(d)
 }
 
-// ownerParts sets what the owner decides on (see ownerMaterial) in req
-// and d: from memo when it holds q's material at q's revision and cap,
-// else read in tx (and kept in memo, which may be nil).
-func (e *Engine) ownerParts(tx *bolt.Tx, memo *materialMemo, q *Quest, req *agent.Request, d *PromptData, evidenceCap int) error {
+// memoisedMaterial is what the owner decides on (ownerMaterial): from
+// memo when it holds q's material at q's revision and cap, else read in
+// tx (and kept in memo, which may be nil).
+func (e *Engine) memoisedMaterial(tx *bolt.Tx, memo *materialMemo, q *Quest, evidenceCap int) (*ownerMaterial, error) {
 	if evidenceCap <= 0 {
 		evidenceCap = DefaultEvidenceCap
 	}
-	m := memo.get(q, evidenceCap)
-	if m == nil {
-		var err error
-		if m, err = readOwnerMaterial(tx, q, evidenceCap); err != nil {
-			return err
-		}
-		memo.put(q, m)
+	if m := memo.get(q, evidenceCap); m != nil {
+		return m, nil
 	}
-	m.apply(req, d)
-	return nil
+	m, err := readOwnerMaterial(tx, q, evidenceCap)
+	if err != nil {
+		return nil, err
+	}
+	memo.put(q, m)
+	return m, nil
 }
 
 // cutEvidence returns ev whole when it fits in limit bytes, else its

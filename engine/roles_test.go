@@ -223,7 +223,12 @@ func TestOwnerPromptNewestFirst(t *testing.T) {
 	q, _ := h.e.Quests()
 	var req agent.Request
 	if err := h.e.store.view(func(tx *bolt.Tx) error {
-		return h.e.ownerParts(tx, nil, q[0], &req, &d, 0)
+		m, err := h.e.memoisedMaterial(tx, nil, q[0], 0)
+		if err != nil {
+			return err
+		}
+		m.apply(&req, &d)
+		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}

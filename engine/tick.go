@@ -35,11 +35,26 @@ type dispatch struct {
 	run   Run
 	// req is the agent's request when built is set. The tick builds it
 	// only for an owner (whose prompt lists the proposals, which change
-	// after the commit) and for a replay; a worker's run builds its own
-	// from the committed store (runRequest), off the tick's transaction.
-	req   agent.Request
-	built bool
-	prov  Provider
+	// after the commit) and for a replay; a council member's run renders
+	// its own from what the tick read for it (member), and a worker's
+	// run builds its own from the committed store (runRequest), both off
+	// the tick's transaction.
+	req    agent.Request
+	built  bool
+	member *memberPrompt
+	prov   Provider
+}
+
+// memberPrompt is a council member's prompt as its dispatch read it in
+// the tick's transaction: the member as the prompt shows it (pending,
+// before the dispatch marked it running) and what the prompt shows of
+// the store (its owner's material, the nodes above it). Its run renders
+// the request from it alone (runRequest), reading nothing from the
+// store, so the prompt is the one the tick would have built, byte for
+// byte, whatever commits in between.
+type memberPrompt struct {
+	node Node
+	src  promptSource
 }
 
 // Tick runs one round (SPEC §2.4) in a single write transaction: for each
@@ -127,11 +142,13 @@ func (r *tickRound) run() error {
 		return err
 	}
 	e.view.trim(qs)
+	e.sittings.trim(qs)
 	t.saveWallIfDue(qs)
-	// Each quest dispatches at most once, each dispatch takes a slot:
-	// sized once, the list is never copied as it grows (a dispatch is a
+	// Each quest dispatches at most once, or once per seat of its council
+	// (its members run concurrently), each dispatch takes a slot: sized
+	// once, the list is never copied as it grows (a dispatch is a
 	// kilobyte, a tick may make a thousand).
-	r.ds = make([]dispatch, 0, max(0, min(r.slots, len(qs))))
+	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
 	for _, q := range qs {
 		if err := r.quest(q); err != nil {
@@ -152,6 +169,17 @@ func (r *tickRound) run() error {
 	e.mu.Unlock()
 	r.reserved = len(r.ds)
 	return nil
+}
+
+// mostDispatches is the most dispatches a tick can make for qs: one per
+// quest, and one per seat for a quest with a council (its members may
+// all dispatch in the tick, council.go).
+func mostDispatches(qs []*Quest) int {
+	n := 0
+	for _, q := range qs {
+		n += max(1, len(q.CouncilReviewers)+len(q.CouncilJudges))
+	}
+	return n
 }
 
 // quest is one active quest's turn: loop control, deferred nodes back when
@@ -264,13 +292,14 @@ func (r *tickRound) next(q *Quest) error {
 			return err
 		}
 	}
-	return r.queue(q, n, name, prov, req, built)
+	return r.queue(q, n, name, prov, req, built, nil)
 }
 
 // queue records a run of n on provider name, counts it and takes a slot,
 // and queues it for dispatch once the tick commits; req is the request
-// when built, else it is built at dispatch.
-func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool) error {
+// when built, else its run renders it from member when set (a council
+// member's), else its run builds it (runRequest).
+func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool, member *memberPrompt) error {
 	run, err := r.t.newRun(q, n, name)
 	if err != nil {
 		return err
@@ -282,10 +311,10 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	if len(r.ds) < cap(r.ds) {
 		r.ds = r.ds[:len(r.ds)+1]
 	} else {
-		r.ds = append(r.ds, dispatch{}) // a council's members beyond the quests
+		r.ds = append(r.ds, dispatch{}) // not reached: mostDispatches bounds them
 	}
 	d := &r.ds[len(r.ds)-1]
-	d.quest, d.node, d.run, d.req, d.built, d.prov = *q, n, run, req, built, prov
+	d.quest, d.node, d.run, d.req, d.built, d.member, d.prov = *q, n, run, req, built, member, prov
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }

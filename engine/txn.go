@@ -346,6 +346,9 @@ type nodeHead struct {
 	Order      uint64 `json:"order"`
 	Tries      int    `json:"tries"`
 	Feedback   string `json:"feedback"`
+	// Provider is the node's own provider (a council member's seat),
+	// which its dispatch needs.
+	Provider string `json:"provider"`
 	// A Team stage's own (engine/team.go): the judge and the prompt
 	// read them.
 	Team          string `json:"team"`
@@ -393,7 +396,7 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 		}
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
-		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, head: true, runCount: int(h.RunCount),
+		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, Provider: h.Provider, head: true, runCount: int(h.RunCount),
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
 		key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
