@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -50,6 +51,7 @@ func storeMappedKiB(t *testing.T, s *Store) int64 {
 func TestCommitsReleaseTheMappedStore(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
+	s.releaseGap = time.Millisecond // released a moment after each commit (the wait has its own test)
 	value := func(i int) []byte { return bytes.Repeat(fmt.Appendf(nil, "bulk %05d;", i), 300) }
 	err := s.update(func(tx *bolt.Tx) error {
 		for i := range 2000 { // ~6 MB of pages
@@ -93,9 +95,67 @@ func TestCommitsReleaseTheMappedStore(t *testing.T) {
 		if err := c.write(); err != nil {
 			t.Fatal(err)
 		}
-		if got := storeMappedKiB(t, s); got > read/10 {
-			t.Errorf("%s: after the commit, %d KiB of the store mapped (%d before); want at most a tenth", c.name, got, read)
-		}
+		waitMapped(t, s, c.name+": the release after the commit", func(kib int64) bool { return kib <= read/10 })
 	}
 	readAll()
+}
+
+// waitMapped waits until the store's mapped size satisfies ok: the release
+// runs on a timer after the last commit. A release that never comes fails
+// the test (its deadline), never passes it.
+func waitMapped(t *testing.T, s *Store, what string, ok func(kib int64) bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		kib := storeMappedKiB(t, s)
+		if ok(kib) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: still %d KiB of the store mapped after 30 s", what, kib)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestReleaseWaitsForQuiet: commits that keep coming push the release
+// back (each release costs the reads after it a fault per page), so a
+// busy store stays mapped; once no commit came for the gap, it is
+// released.
+func TestReleaseWaitsForQuiet(t *testing.T) {
+	s := mustOpenStore(t, "")
+	t.Cleanup(func() { s.Close() })
+	s.releaseGap = time.Hour
+	bulk := func(tx *bolt.Tx) error {
+		for i := range 2000 {
+			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := s.update(bulk); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read := storeMappedKiB(t, s)
+	if read < 4096 {
+		t.Fatalf("after reading every value, %d KiB of the store mapped; want at least 4 MiB", read)
+	}
+	for i := range 3 {
+		if err := s.update(put("k", fmt.Sprint("busy ", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := storeMappedKiB(t, s); got < read/2 {
+		t.Errorf("commits within the gap released the map: %d KiB mapped, %d before", got, read)
+	}
+	s.releaseMu.Lock()
+	s.release.Reset(time.Millisecond) // the gap has passed with no commit
+	s.releaseMu.Unlock()
+	waitMapped(t, s, "the release once quiet", func(kib int64) bool { return kib <= read/10 })
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -126,7 +127,22 @@ type Store struct {
 	group group
 	// latency replaces groupLatency when set (tests).
 	latency time.Duration
+	// release releases the mapped store once no commit came for
+	// releaseAfter (releaseMapped); releaseGap replaces releaseAfter when
+	// set (tests).
+	releaseMu  sync.Mutex
+	release    *time.Timer
+	closed     bool
+	releaseGap time.Duration
 }
+
+// releaseAfter is how long the store must go without a commit before
+// its mapped pages are released. Releasing after every commit made each
+// read after it fault its pages in again: a 1,000-dispatch tick cost
+// 20-30 % more CPU (bench/RESULTS.md, "the merged tree" of this pass).
+// Pages a busy box reads are wanted again within a second; once it is
+// quiet they are not.
+const releaseAfter = 5 * time.Second
 
 // OpenStore opens the store in dir, creating it only where no file exists:
 // an existing file that is empty, cut short or damaged is corrupt, never a
@@ -184,7 +200,15 @@ func salvageRecords() store.Records {
 }
 
 // Close closes the file.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.releaseMu.Lock()
+	s.closed = true
+	if s.release != nil {
+		s.release.Stop()
+	}
+	s.releaseMu.Unlock()
+	return s.db.Close()
+}
 
 // Dir is the data directory.
 func (s *Store) Dir() string { return s.db.Dir() }
@@ -225,14 +249,29 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	return err
 }
 
-// releaseMapped takes the store pages the last transactions read out of
-// the daemon's resident memory (store.DB.ReleaseMapped; the page cache
-// keeps them), after a commit: a busy cycle reads pages all over the
-// store, and they stayed mapped, ~19 MiB of a 1,000-result cycle's peak
-// (bench/RESULTS.md, issue 23, branch rss). The commit is durable before
-// it runs, and its failure (a store closed meanwhile) costs resident
-// memory only, so it is nobody's error.
-func (s *Store) releaseMapped() { _ = s.db.ReleaseMapped() }
+// releaseMapped takes the store pages the transactions read out of the
+// daemon's resident memory (store.DB.ReleaseMapped; the page cache keeps
+// them) once the store has gone releaseAfter without a commit: a busy
+// cycle reads pages all over the store, and they stayed mapped while the
+// box sat idle, ~17 MiB of its resident memory after an outbox prune
+// (bench/RESULTS.md, issue 23, branch rss). Called after each commit, it
+// only pushes the release back. The release's failure (a store closed
+// meanwhile) costs resident memory only, so it is nobody's error.
+func (s *Store) releaseMapped() {
+	gap := releaseAfter
+	if s.releaseGap != 0 {
+		gap = s.releaseGap
+	}
+	s.releaseMu.Lock()
+	defer s.releaseMu.Unlock()
+	switch {
+	case s.closed:
+	case s.release == nil:
+		s.release = time.AfterFunc(gap, func() { _ = s.db.ReleaseMapped() })
+	default:
+		s.release.Reset(gap)
+	}
+}
 
 // fault is the test hook's error, as a failed write.
 func (s *Store) fault() error {
