@@ -497,6 +497,34 @@ func TestRandomDamageNeverPanics(t *testing.T) {
 	}
 }
 
+// A ledger record that does not decode is store damage (bit rot, or a
+// page of another bucket's records where the tree names a ledger page, as
+// TestPowerLossCopies's torn copies showed with outbox groups), not a
+// rewrite: verify names the store corrupt and salvage, which drops the
+// record, records it lost, and verifies.
+func TestRottenLedgerRecordIsCorrupt(t *testing.T) {
+	dir := copyStore(t, buildStore(t))
+	const seq = 12
+	damageFile(t, dir, func(f *storetest.File) error {
+		return f.Rewrite(storetest.Seq(seq), []byte(`"seq":`), []byte("\"seq\"\x00"), "ledger")
+	})
+	s := mustOpenStore(t, dir)
+	_, err := s.Verify()
+	s.Close()
+	if !errors.Is(err, ErrCorrupt) || errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), fmt.Sprintf("ledger record %d does not decode", seq)) {
+		t.Fatalf("verify: %v; want the store corrupt, naming ledger record %d", err, seq)
+	}
+	rep, err := Salvage(dir, time.Now())
+	if err != nil || rep.Healthy || rep.Verify != "ok" {
+		t.Fatalf("salvage: %+v, %v; want the record dropped and a store that verifies", rep, err)
+	}
+	s = mustOpenStore(t, dir)
+	defer s.Close()
+	if vrep, err := s.Verify(); err != nil || !strings.Contains(strings.Join(vrep.Notes, "\n"), fmt.Sprintf("ledger records %d were lost", seq)) {
+		t.Errorf("verify after salvage: %+v, %v; want ok, noting record %d lost", vrep, err, seq)
+	}
+}
+
 // Bit rot inside a value, on a sound page: the store opens, verify names
 // the record, and salvage drops it — recording the loss — so that the
 // result verifies and every other record is kept.
@@ -514,8 +542,8 @@ func TestSalvageDropsARottenRecord(t *testing.T) {
 	}
 	_, err = s.Verify()
 	s.Close()
-	if !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "node record "+nodeID(seq)+" does not decode") {
-		t.Fatalf("verify: %v; want the rotten node named", err)
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "node record "+nodeID(seq)+" does not decode") || !strings.Contains(err.Error(), "questbox salvage") {
+		t.Fatalf("verify: %v; want the store corrupt, the rotten node named and salvage", err)
 	}
 	rep, err := Salvage(dir, time.Now())
 	if err != nil || rep.Healthy || rep.Verify != "ok" {

@@ -153,14 +153,15 @@ func (s *Store) Verify() (VerifyReport, error) {
 		lc := checkLedger(tx, rep.Schema)
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
-		if len(lc.index) > 0 {
-			// The store's own indexes disagree with its records: its
-			// pages come from different commits (a write the card lost,
-			// a torn copy). Ledger problems found beside that are read
-			// from the same mixed pages and prove no rewrite: the store
-			// is damaged, and salvage rebuilds the indexes and records
-			// in the ledger what it can no longer prove.
-			rep.Problems = append(slices.Clip(lc.index), lc.problems...)
+		if damage := append(slices.Clip(lc.rotten), lc.index...); len(damage) > 0 {
+			// Records that do not decode, or indexes that disagree with
+			// the records: the store's pages are damaged or come from
+			// different commits (a write the card lost, a torn copy).
+			// Ledger problems found beside that are read from the same
+			// pages and prove no rewrite: the store is damaged, and
+			// salvage drops what does not decode, rebuilds the indexes
+			// and records in the ledger what it can no longer prove.
+			rep.Problems = append(damage, lc.problems...)
 			return store.Corrupt(s.Dir(), s.Path(), rep.Problems...)
 		}
 		if len(lc.problems) > 0 {
@@ -190,6 +191,10 @@ type ledgerCheck struct {
 	// store damage (an index page from another commit), which salvage
 	// repairs by rebuilding every index, not a rewrite the ledger proves.
 	index []string
+	// rotten lists the ledger and node records that do not decode: store
+	// damage too (bit rot, or a page of another bucket's records where
+	// the tree names a ledger page), which salvage drops and records.
+	rotten []string
 
 	// shown are the locked nodes whose evidence the owner's prompt
 	// shows: the entries the evidence index must have (schema 7).
@@ -258,7 +263,7 @@ func (c *ledgerCheck) chain(tx *bolt.Tx) {
 		seq := seqOf(k)
 		var r LedgerRecord
 		if err := json.Unmarshal(v, &r); err != nil {
-			c.problem("ledger record %d does not decode (%v)", seq, err)
+			c.rotten = append(c.rotten, fmt.Sprintf("ledger record %d does not decode (%v)", seq, err))
 			c.unknown, prevSeq = true, seq
 			continue
 		}
@@ -406,7 +411,7 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 			LockSeq   uint64 `json:"lock_seq"`
 		}
 		if err := json.Unmarshal(raw, &n); err != nil {
-			c.problem("node record %s does not decode (%v): it was rewritten or damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err)
+			c.rotten = append(c.rotten, fmt.Sprintf("node record %s does not decode (%v): it was damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err))
 			present[nodeID(seqOf(k))] = true
 			continue
 		}
@@ -482,7 +487,7 @@ func salvageLoss(r LedgerRecord) string {
 // reporting the break instead of the upgrade hiding it.
 func sealLedger(tx *bolt.Tx) error {
 	c := checkLedger(tx, 1)
-	if len(c.problems) > 0 {
+	if len(c.problems) > 0 || len(c.rotten) > 0 {
 		return nil
 	}
 	return reseal(tx, c.last)
