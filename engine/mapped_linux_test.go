@@ -1,45 +1,22 @@
 package engine
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // storeMappedKiB is the resident size of this process's mappings of the
 // store's file, from /proc/self/smaps.
 func storeMappedKiB(t *testing.T, s *Store) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	kib, err := storetest.MappedKiB(s.Path())
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var kib int64
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		if fields := strings.Fields(l); len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			in = len(fields) == 6 && fields[5] == s.Path()
-			continue
-		}
-		if v, ok := strings.CutPrefix(l, "Rss:"); in && ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("smaps: %q: %v", l, err)
-			}
-			kib += n
-		}
-	}
-	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return kib

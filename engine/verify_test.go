@@ -274,32 +274,9 @@ func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
 	}
 	var locked string
 	err = db.Update(func(tx *bolt.Tx) error {
-		// Roll the ledger back to before its last locking record, as an
-		// older commit had it: records, sequence and head.
-		lb := tx.Bucket(bLedger)
-		c := lb.Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Last() {
-			var r LedgerRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-			if err := lb.Delete(k); err != nil {
-				return err
-			}
-			if r.Status.Terminal() {
-				locked = r.Node
-				break
-			}
-		}
-		k, v := c.Last()
-		var prev LedgerRecord
-		if err := json.Unmarshal(v, &prev); err != nil {
-			return err
-		}
-		if err := lb.SetSequence(seqOf(k)); err != nil {
-			return err
-		}
-		return tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev.Hash))
+		var err error
+		locked, err = rollLedgerBack(tx)
+		return err
 	})
 	db.Close()
 	if err != nil || locked == "" {
@@ -337,50 +314,13 @@ func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
 	}
 	var locked string
 	err = db.Update(func(tx *bolt.Tx) error {
-		lb := tx.Bucket(bLedger)
-		c := lb.Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Last() {
-			var r LedgerRecord
-			if err := json.Unmarshal(v, &r); err != nil {
-				return err
-			}
-			if err := lb.Delete(k); err != nil {
-				return err
-			}
-			if r.Status.Terminal() {
-				locked = r.Node
-				break
-			}
-		}
-		k, v := c.Last()
-		var prev LedgerRecord
-		if err := json.Unmarshal(v, &prev); err != nil {
-			return err
-		}
-		if err := lb.SetSequence(seqOf(k)); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev.Hash)); err != nil {
+		var err error
+		if locked, err = rollLedgerBack(tx); err != nil {
 			return err
 		}
 		// The node's entry in the locked index, as the older commit had it:
 		// not there yet.
-		return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-			b := tx.Bucket(bLocked).Bucket(q)
-			var del [][]byte
-			_ = b.ForEach(func(k, id []byte) error {
-				if string(id) == locked {
-					del = append(del, bytes.Clone(k))
-				}
-				return nil
-			})
-			for _, k := range del {
-				if err := b.Delete(k); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		return dropFromLockedIndex(tx, locked)
 	})
 	db.Close()
 	if err != nil || locked == "" {
@@ -440,22 +380,7 @@ func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
 			if !dropIndex {
 				return nil
 			}
-			return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-				b := tx.Bucket(bLocked).Bucket(q)
-				var del [][]byte
-				_ = b.ForEach(func(k, v []byte) error {
-					if string(v) == id {
-						del = append(del, bytes.Clone(k))
-					}
-					return nil
-				})
-				for _, k := range del {
-					if err := b.Delete(k); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
+			return dropFromLockedIndex(tx, id)
 		})
 		db.Close()
 		if err != nil || id == "" {
@@ -469,6 +394,56 @@ func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
 			t.Errorf("dropped from its index %v: verify says %v; want the ledger broken, naming %s rewritten and no index", dropIndex, err, id)
 		}
 	}
+}
+
+// rollLedgerBack rolls the ledger back to before its last locking record,
+// as an older commit had it (its records, sequence and head), and returns
+// the node that record locked.
+func rollLedgerBack(tx *bolt.Tx) (string, error) {
+	lb := tx.Bucket(bLedger)
+	c := lb.Cursor()
+	locked := ""
+	for k, v := c.Last(); k != nil && locked == ""; k, v = c.Last() {
+		var r LedgerRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			return "", err
+		}
+		if err := lb.Delete(k); err != nil {
+			return "", err
+		}
+		if r.Status.Terminal() {
+			locked = r.Node
+		}
+	}
+	k, v := c.Last()
+	var prev LedgerRecord
+	if err := json.Unmarshal(v, &prev); err != nil {
+		return "", err
+	}
+	if err := lb.SetSequence(seqOf(k)); err != nil {
+		return "", err
+	}
+	return locked, tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev.Hash))
+}
+
+// dropFromLockedIndex deletes node id's entries from every locked index.
+func dropFromLockedIndex(tx *bolt.Tx, id string) error {
+	return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
+		b := tx.Bucket(bLocked).Bucket(q)
+		var del [][]byte
+		_ = b.ForEach(func(k, v []byte) error {
+			if string(v) == id {
+				del = append(del, bytes.Clone(k))
+			}
+			return nil
+		})
+		for _, k := range del {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // Write failures are ErrStoreFailed, with the cause kept; so is a store

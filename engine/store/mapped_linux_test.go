@@ -1,46 +1,23 @@
 package store
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // mappedKiB is the resident size of this process's mappings of path, from
 // /proc/self/smaps.
 func mappedKiB(t testing.TB, path string) int64 {
 	t.Helper()
-	f, err := os.Open("/proc/self/smaps")
+	kib, err := storetest.MappedKiB(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var kib int64
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		if fields := strings.Fields(l); len(fields) >= 5 && strings.Contains(fields[0], "-") && !strings.HasSuffix(fields[0], ":") {
-			in = len(fields) == 6 && fields[5] == path
-			continue
-		}
-		if v, ok := strings.CutPrefix(l, "Rss:"); in && ok {
-			n, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			if err != nil {
-				t.Fatalf("smaps: %q: %v", l, err)
-			}
-			kib += n
-		}
-	}
-	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
 	return kib
