@@ -188,7 +188,8 @@ func putLength(b []byte, at int) []byte {
 	return b[:len(b)-(5-w)]
 }
 
-// putDevice appends the JSON of d, as the single-event record has it.
+// putDevice appends the JSON of d, as the single-event record (appendEvent)
+// and a group record have it.
 func putDevice(b []byte, d *DeviceEvent) []byte {
 	b = append(b, `{"what":`...)
 	b = store.AppendJSONString(b, d.What)

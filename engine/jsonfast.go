@@ -96,17 +96,7 @@ func appendEvent(b []byte, ev *Event) ([]byte, error) {
 	}
 	b = store.AppendOptString(b, `,"detail":`, ev.Detail)
 	if d := ev.Device; d != nil {
-		b = append(b, `,"device":{"what":`...)
-		b = store.AppendJSONString(b, d.What)
-		b = store.AppendOptString(b, `,"press":`, d.Press)
-		b = store.AppendOptString(b, `,"result":`, d.Result)
-		b = store.AppendOptString(b, `,"target":`, d.Target)
-		b = store.AppendOptString(b, `,"broker":`, d.Broker)
-		b = store.AppendOptString(b, `,"error":`, d.Error)
-		if d.Fault {
-			b = append(b, `,"fault":true`...)
-		}
-		b = append(b, '}')
+		b = putDevice(append(b, `,"device":`...), d)
 	}
 	return append(b, '}'), nil
 }
