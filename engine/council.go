@@ -248,13 +248,9 @@ func (so *sittingOwners) trim(active []*Quest) {
 // the owner's record is the one it decoded (sittingOwners).
 func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	id := q.Queued[queuedCouncil]
-	key, err := nodeKey(id)
+	raw, err := t.nodeRecord(id)
 	if err != nil {
 		return nil, err
-	}
-	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
-	if raw == nil {
-		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
 	r, j := len(q.CouncilReviewers), len(q.CouncilJudges)
 	if e := t.e.sittings.get(q.ID, raw, r, j); e != nil {

@@ -375,11 +375,9 @@ func (c *runCount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// nodeHead reads node id for its dispatch (pick): a Node with the fields
-// of nodeHead only, marked so that saving it is a bug. A dispatch moves it
-// to running, which does not write its record (overlayRunning); the run's
-// end reads it whole.
-func (t *txn) nodeHead(id string) (*Node, error) {
+// nodeRecord is node id's stored record, read through the transaction's
+// node cursor (valid until the transaction writes the nodes bucket).
+func (t *txn) nodeRecord(id string) ([]byte, error) {
 	key, err := nodeKey(id)
 	if err != nil {
 		return nil, err
@@ -388,11 +386,23 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
+	return raw, nil
+}
+
+// nodeHead reads node id for its dispatch (pick): a Node with the fields
+// of nodeHead only, marked so that saving it is a bug. A dispatch moves it
+// to running, which does not write its record (overlayRunning); the run's
+// end reads it whole.
+func (t *txn) nodeHead(id string) (*Node, error) {
+	raw, err := t.nodeRecord(id)
+	if err != nil {
+		return nil, err
+	}
 	var h nodeHead
 	if !scanNodeHead(raw, &h) {
 		h = nodeHead{}
 		if err := json.Unmarshal(raw, &h); err != nil {
-			return nil, fmt.Errorf("decode %s: %w", key, err)
+			return nil, fmt.Errorf("decode node %s: %w", id, err)
 		}
 	}
 	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
