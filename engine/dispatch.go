@@ -20,8 +20,10 @@ import (
 //     dispatch order) is derived from the running entries whose run is
 //     newer than the record's DispatchSeq (overlayDispatch), and folded
 //     into the record whenever the quest is saved for another reason;
-//   - the run's record lives in its running entry while it runs and moves
-//     to the runs bucket when it ends or its node leaves running.
+//   - the run's record lives in its running entry while it runs (from
+//     schema 8 in a compact binary form, runningentry.go; the JSON of the
+//     run before) and moves to the runs bucket, as JSON, when it ends or
+//     its node leaves running.
 //
 // So a dispatch is one B-tree write besides its event, into a bucket that
 // holds only the runs in flight (a few pages however large the store), and
