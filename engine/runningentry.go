@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"strconv"
 	"time"
 )
 
@@ -98,8 +99,9 @@ func appendRunning(b []byte, quest, node string, r *Run) []byte {
 	start := len(b)
 	var mask uint64
 	seq := runNumber(r.ID)
+	var id [24]byte
 	switch {
-	case seq > 0 && r.ID == runID(seq):
+	case seq > 0 && string(strconv.AppendUint(append(id[:0], 'r'), seq, 10)) == r.ID: // runID(seq), not allocated
 		mask |= rfSeq
 	case r.ID != "":
 		mask |= rfID
