@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
@@ -21,8 +20,10 @@ import (
 //     dispatch order) is derived from the running entries whose run is
 //     newer than the record's DispatchSeq (overlayDispatch), and folded
 //     into the record whenever the quest is saved for another reason;
-//   - the run's record lives in its running entry while it runs and moves
-//     to the runs bucket when it ends or its node leaves running.
+//   - the run's record lives in its running entry while it runs (from
+//     schema 8 in a compact binary form, runningentry.go; the JSON of the
+//     run before) and moves to the runs bucket, as JSON, when it ends or
+//     its node leaves running.
 //
 // So a dispatch is one B-tree write besides its event, into a bucket that
 // holds only the runs in flight (a few pages however large the store), and
@@ -84,8 +85,12 @@ type runEntry struct {
 // seq is the run's sequence number (its id's), 0 if unreadable.
 func (r runEntry) seq() uint64 { return runNumber(r.ID) }
 
-// scanRunEntry reads a running entry's value (a run record, appendRun).
+// scanRunEntry reads a running entry's value, in either form: compact
+// (appendRunning) or the JSON of its run (appendRun, schemas 6 and 7).
 func scanRunEntry(v []byte) (runEntry, bool) {
+	if isCompactRunning(v) {
+		return scanCompactRunning(v)
+	}
 	var r runEntry
 	ok := store.ScanObject(v, func(key []byte, s *store.Scanner) bool {
 		switch string(key) {
@@ -145,7 +150,7 @@ func applyEntry(q *Quest, node, v []byte) {
 // and q's DispatchSeq, so that a save of q in this transaction folds it.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
-	if err := runningForWrite(t.tx).Put(key, t.claim(appendRun(t.spare(256), r))); err != nil {
+	if err := runningForWrite(t.tx).Put(key, t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))); err != nil {
 		return err
 	}
 	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
@@ -168,7 +173,8 @@ func (t *txn) plannedRun(q *Quest, n *Node) *Run {
 }
 
 // leaveRunning ends node n's running entry: its run record moves to the
-// runs bucket unless the run's end wrote it there already (endRun).
+// runs bucket, as JSON (a compact entry is written out as appendRun), unless
+// the run's end wrote it there already (endRun).
 func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	rb := runningForWrite(t.tx)
 	key := runningKey(q.ID, n.ID)
@@ -179,12 +185,27 @@ func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	if r, ok := scanRunEntry(v); ok && r.ID != "" {
 		runs := appendOnly(t.tx.Bucket(bRuns))
 		if runs.Get([]byte(r.ID)) == nil {
-			if err := runs.Put([]byte(r.ID), bytes.Clone(v)); err != nil {
+			if err := runs.Put([]byte(r.ID), runRecord(key, v)); err != nil {
 				return err
 			}
 		}
 	}
 	return rb.Delete(key)
+}
+
+// runRecord is the runs bucket's record of the run in running entry v
+// (under key k): its JSON. A JSON entry is that already and is kept byte
+// for byte; a compact one is decoded and written as appendRun. v is one
+// that scanRunEntry read, so a compact v decodes.
+func runRecord(k, v []byte) []byte {
+	if !isCompactRunning(v) {
+		return bytes.Clone(v)
+	}
+	var r Run
+	if err := decodeRunning(k, v, &r); err != nil {
+		panic("BUG: a running entry scanRunEntry read does not decode: " + err.Error())
+	}
+	return appendRun(make([]byte, 0, 256), &r)
 }
 
 // getRun reads run id: from the runs bucket once it ended, from the
@@ -195,35 +216,36 @@ func getRun(tx *bolt.Tx, id, quest, node string) (Run, bool, error) {
 	if ok, err := getJSON(tx.Bucket(bRuns), []byte(id), &r); ok || err != nil {
 		return r, ok, err
 	}
-	v := runningValue(tx, id, quest, node)
+	k, v := runningValue(tx, id, quest, node)
 	if v == nil {
 		return r, false, nil
 	}
-	if err := json.Unmarshal(v, &r); err != nil {
+	if err := decodeRunning(k, v, &r); err != nil {
 		return r, false, fmt.Errorf("decode run %s: %w", id, err)
 	}
 	return r, true, nil
 }
 
 // runningValue is the running entry of run id (of node of quest, when
-// known), or nil.
-func runningValue(tx *bolt.Tx, id, quest, node string) []byte {
+// known) and its key, or nil.
+func runningValue(tx *bolt.Tx, id, quest, node string) (k, v []byte) {
 	rb := tx.Bucket(bRunning)
 	if quest != "" && node != "" {
-		if v := rb.Get(runningKey(quest, node)); v != nil {
+		k := runningKey(quest, node)
+		if v := rb.Get(k); v != nil {
 			if r, ok := scanRunEntry(v); ok && r.ID == id {
-				return v
+				return k, v
 			}
 		}
-		return nil
+		return nil, nil
 	}
 	c := rb.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		if r, ok := scanRunEntry(v); ok && r.ID == id {
-			return v
+			return k, v
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // putRun writes run r where it lives: the runs bucket once ended, else
@@ -233,7 +255,7 @@ func (t *txn) putRun(r *Run) error {
 		key := runningKey(r.Quest, r.Node)
 		if v := t.tx.Bucket(bRunning).Get(key); v != nil {
 			if e, ok := scanRunEntry(v); ok && e.ID == r.ID {
-				return runningForWrite(t.tx).Put(key, appendRun(make([]byte, 0, 256), r))
+				return runningForWrite(t.tx).Put(key, appendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
 			}
 		}
 	}
@@ -257,7 +279,7 @@ func runningRuns(tx *bolt.Tx, quest string) ([]Run, error) {
 			continue
 		}
 		var r Run
-		if err := json.Unmarshal(v, &r); err != nil {
+		if err := decodeRunning(k, v, &r); err != nil {
 			return nil, fmt.Errorf("decode running entry %s: %w", k, err)
 		}
 		if tx.Bucket(bRuns).Get([]byte(r.ID)) == nil {
@@ -301,7 +323,7 @@ func migrateRunning(tx *bolt.Tx) error {
 		if err := tx.Bucket(bRuns).Delete([]byte(o.run)); err != nil {
 			return err
 		}
-		if err := rb.Put(runningKey(n.Quest, n.ID), appendRun(nil, &r)); err != nil {
+		if err := rb.Put(runningKey(n.Quest, n.ID), appendRunning(nil, n.Quest, n.ID, &r)); err != nil {
 			return err
 		}
 		if n.Status == Pending {

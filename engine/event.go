@@ -225,11 +225,11 @@ func (t *txn) pruneRetention(retention int) (int, error) {
 	// The record found starts at or before limit; a group may end past
 	// it, and then it stays, with every record after it.
 	if k != nil {
-		end, err := lastSeqIn(k, v)
+		past, err := holdsPast(k, v, limit)
 		if err != nil {
 			return 0, fmt.Errorf("prune events: %w", err)
 		}
-		if end > limit {
+		if past {
 			k, _ = c.Prev()
 		}
 	}

@@ -435,6 +435,32 @@ func lastSeqIn(k, v []byte) (uint64, error) {
 	}
 }
 
+// holdsPast reports whether the events record k, v holds an event whose
+// seq is past limit: a single record's is its key; a group is read (its
+// checksum checked, its events skipped, not decoded) only up to its first
+// event past limit, as its seqs rise. Retention asks it of the record that
+// straddles its window each time it runs, so it stops there rather than
+// reading the whole group as lastSeqIn does.
+func holdsPast(k, v []byte, limit uint64) (bool, error) {
+	if !isGroup(v) {
+		return seqOf(k) > limit, nil
+	}
+	r, err := openGroup(k, v)
+	if err != nil {
+		return false, err
+	}
+	var ev Event
+	for {
+		more, err := r.next(&ev, math.MaxUint64)
+		if err != nil || !more {
+			return false, err
+		}
+		if r.seq > limit {
+			return true, nil
+		}
+	}
+}
+
 // eventCursor is what eventsAfter walks: a bbolt cursor of the events
 // bucket.
 type eventCursor interface {

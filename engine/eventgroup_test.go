@@ -541,3 +541,70 @@ func TestOverlappingGroupsGiveEachEventOnce(t *testing.T) {
 		}
 	}
 }
+
+// holdsPast, which retention asks of the record straddling its window,
+// says what lastSeqIn, reading the whole record, says: whether an event
+// past limit is in it, for a group with gaps at every limit around its
+// seqs, and for a single record.
+func TestHoldsPastIsLastSeqIn(t *testing.T) {
+	at := time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC)
+	var evs []Event
+	for _, s := range []uint64{10, 11, 14, 15, 20, 31} {
+		evs = append(evs, Event{Seq: s, Time: at, Kind: "node", Quest: "q1"})
+	}
+	group, err := encodeGroup(evs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := appendRun(nil, &Run{ID: "not an event, but not a group either"})
+	for _, rec := range []struct {
+		name string
+		k, v []byte
+	}{{"group", u64(10), group}, {"single", u64(17), single}} {
+		last, err := lastSeqIn(rec.k, rec.v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for limit := uint64(0); limit <= 40; limit++ {
+			got, err := holdsPast(rec.k, rec.v, limit)
+			if want := last > limit; err != nil || got != want {
+				t.Errorf("%s, limit %d: %v, %v; want %v (its last seq %d)", rec.name, limit, got, err, want, last)
+			}
+		}
+	}
+	damaged := bytes.Clone(group)
+	damaged[len(damaged)/2] ^= 0x40
+	if _, err := holdsPast(u64(10), damaged, 0); err == nil {
+		t.Error("a damaged group: no error")
+	}
+}
+
+// BenchmarkRetentionStraddle: what retention reads of the 1,000-event
+// group that straddles its window (limit at its middle), read whole
+// (lastSeqIn, before) and up to the first event past the limit (holdsPast).
+func BenchmarkRetentionStraddle(b *testing.B) {
+	at := time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC)
+	evs := make([]Event, 1000)
+	for i := range evs {
+		evs[i] = Event{Seq: uint64(1001 + i), Time: at, Kind: "node", Quest: "q1", Node: "n1", From: "pending", To: "running", Detail: "dispatched to p"}
+	}
+	group, err := encodeGroup(evs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	k, limit := u64(1001), uint64(1500)
+	b.Run("lastSeqIn", func(b *testing.B) {
+		for b.Loop() {
+			if end, err := lastSeqIn(k, group); err != nil || end <= limit {
+				b.Fatal(end, err)
+			}
+		}
+	})
+	b.Run("holdsPast", func(b *testing.B) {
+		for b.Loop() {
+			if past, err := holdsPast(k, group, limit); err != nil || !past {
+				b.Fatal(past, err)
+			}
+		}
+	})
+}

@@ -764,5 +764,5 @@ func (r *rebuilder) runningValue(n *Node) []byte {
 			run.Quest, run.Node = n.Quest, n.ID
 		}
 	}
-	return appendRun(nil, &run)
+	return appendRunning(nil, n.Quest, n.ID, &run)
 }

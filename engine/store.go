@@ -73,9 +73,12 @@ var (
 // layout (dispatch.go); migration 6 builds the evidence index
 // (buildEvidenceIndex, material.go); migration 7 changes no byte: from
 // schema 8 the events of a write transaction are one group record
-// (eventgroup.go), which a questbox that knows only schema 7 would
-// misread — the version keeps it from opening the store; the single
-// records of older stores stay as they are, and readers take both.
+// (eventgroup.go), and a dispatch writes its running entry in a compact
+// binary form (runningentry.go), both of which a questbox that knows only
+// schema 7 would misread — the version keeps it from opening the store;
+// the single event records and JSON running entries of older stores stay
+// as they are (a run in flight ends into the runs bucket as JSON either
+// way), and readers take both forms.
 func schema() store.Schema {
 	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
 		store.CreateBuckets,
@@ -95,7 +98,8 @@ func schema() store.Schema {
 // node whose record says pending; a running entry keyed by its node alone,
 // before schema 6, is found by overlayRunning; without the evidence index
 // of schema 7 the owner's material walks the locked index, as it did; the
-// single event records before schema 8 are read as they are).
+// single event records and JSON running entries before schema 8 are read
+// as they are).
 // Schema 2 only adds node
 // hashes to the ledger: reading schema 1 as it is is harmless, and Verify
 // says what it could not check.

@@ -24,7 +24,7 @@ var (
 	Evidence = []byte("evidence") // quest -> {lock seq -> node id}: the locked nodes an owner's prompt shows (schema 7)
 	Edges    = []byte("edges")    // quest -> {seq -> Edge}
 	Runs     = []byte("runs")     // run id -> Run
-	Running  = []byte("running")  // quest id/node id -> Run: the runs in flight (schema 6; node id -> run id before)
+	Running  = []byte("running")  // quest id/node id -> Run: the runs in flight (schema 8 compact, engine/runningentry.go; JSON in 6 and 7; node id -> run id before)
 	Consent  = []byte("consent")  // node id -> nil: nodes awaiting consent
 	Events   = []byte("events")   // first seq -> the events of one write (engine/eventgroup.go); before schema 8, seq -> Event (JSON)
 	Cursors  = []byte("cursors")  // consumer -> seq acknowledged
