@@ -151,6 +151,7 @@ func TestShutdownWithQueuedRuns(t *testing.T) {
 	entered := make(chan struct{}, runs)
 	var mu sync.Mutex
 	var cancelledAtStart int
+	var e *Engine
 	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		if ctx.Err() != nil {
 			mu.Lock()
@@ -160,9 +161,20 @@ func TestShutdownWithQueuedRuns(t *testing.T) {
 		}
 		entered <- struct{}{}
 		<-ctx.Done() // never answers; holds its slot
+		// Shutdown cancels the runs' contexts one by one, in no order:
+		// this run frees its slot once the runs queued behind it are
+		// cancelled too, or the next could start between two
+		// cancellations and reach its provider a moment before its own.
+		e.mu.Lock()
+		queued := slices.Clone(e.startQueue)
+		e.mu.Unlock()
+		for _, q := range queued {
+			<-q.ctx.Done()
+		}
 		return agent.Reply{}, ctx.Err()
 	})
 	h := startQuests(t, p, runs, 1)
+	e = h.e
 	if _, err := h.e.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
