@@ -96,7 +96,21 @@ func TestCorruptionThroughTheCLI(t *testing.T) {
 				return f.Garbage(root)
 			})
 		}, "bucket nodes: page", 200},
-		{"cut in half", truncate(func(n int) int { return n / 2 }), "the file is cut short", 1},
+		{"cut in half", func(t *testing.T, path string) {
+			// Half of the pages in use, not of the file: bbolt grows the
+			// file ahead of its pages (up to twice what they take), so
+			// the second half of a compact store can be free space alone,
+			// and cutting it off loses nothing (verify then rightly
+			// passes).
+			var used int64
+			damage(t, path, func(f *storetest.File) error {
+				used = int64(f.HWM()) * int64(f.PageSize())
+				return nil
+			})
+			if err := os.Truncate(path, used/2); err != nil {
+				t.Fatal(err)
+			}
+		}, "the file is cut short", 1},
 		{"cut to 0 bytes", truncate(func(int) int { return 0 }), "the file is empty (0 bytes); only a missing file is a new store", 0},
 		{"locked node rewritten", func(t *testing.T, path string) {
 			damage(t, path, func(f *storetest.File) error {

@@ -40,9 +40,10 @@ import (
 //     live store's; or
 //   - `verify` exits 2 naming the verdict ledger broken: sound pages of
 //     more than two commits can hold a ledger from one and a locked node
-//     from a later one, which no check can tell from a rewrite (rare: see
-//     bench/RESULTS.md "Power loss"). It is refused, never taken as
-//     right; README troubleshooting sends the owner to a backup.
+//     from a later one, which no check can tell from a rewrite (none in
+//     400 runs: bench/RESULTS.md, "What CI found: the power-loss
+//     copies"). It is refused, never taken as right; README
+//     troubleshooting sends the owner to a backup.
 //
 // A copy that verifies with a locked node that differs from the live one
 // is a silent wrong state, and fails the test; so does any other exit.
