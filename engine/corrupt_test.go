@@ -503,10 +503,22 @@ func TestRandomDamageNeverPanics(t *testing.T) {
 // rewrite: verify names the store corrupt and salvage, which drops the
 // record, records it lost, and verifies.
 func TestRottenLedgerRecordIsCorrupt(t *testing.T) {
-	dir := copyStore(t, buildStore(t))
+	base := buildStore(t)
+	for _, c := range []struct{ name, old, new string }{
+		{"not JSON", `"seq":`, "\"seq\"\x00"},
+		// Valid JSON whose time does not parse: salvage must drop what
+		// verify cannot decode (TestRandomDamageNeverPanics found one).
+		{"a time that does not parse", `"time":"2026-12-02T`, `"time":"2026-12-02i`},
+	} {
+		t.Run(c.name, func(t *testing.T) { rottenLedgerRecord(t, base, c.old, c.new) })
+	}
+}
+
+func rottenLedgerRecord(t *testing.T, base, old, new string) {
+	dir := copyStore(t, base)
 	const seq = 12
 	damageFile(t, dir, func(f *storetest.File) error {
-		return f.Rewrite(storetest.Seq(seq), []byte(`"seq":`), []byte("\"seq\"\x00"), "ledger")
+		return f.Rewrite(storetest.Seq(seq), []byte(old), []byte(new), "ledger")
 	})
 	s := mustOpenStore(t, dir)
 	_, err := s.Verify()

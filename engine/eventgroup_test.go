@@ -389,7 +389,11 @@ func TestSalvageDropsARottenEventGroup(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pages are sound: %v", err)
 	}
+	_, err = s.Verify()
 	s.Close()
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "event record 4 does not decode") {
+		t.Fatalf("verify: %v; want the store corrupt, naming the rotten group", err)
+	}
 	rep, err := Salvage(dir, time.Now())
 	if err != nil || rep.Healthy || rep.Verify != "ok" {
 		t.Fatalf("salvage: %+v, %v; want the record dropped and a store that verifies", rep, err)

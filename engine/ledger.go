@@ -151,6 +151,7 @@ func (s *Store) Verify() (VerifyReport, error) {
 			return pc.Err
 		}
 		lc := checkLedger(tx, rep.Schema)
+		lc.rotten = append(lc.rotten, rottenEvents(tx)...)
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
 		if damage := append(slices.Clip(lc.rotten), lc.index...); len(damage) > 0 {
@@ -171,6 +172,25 @@ func (s *Store) Verify() (VerifyReport, error) {
 		return nil
 	})
 	return rep, err
+}
+
+// rottenEvents names the outbox records that do not decode: a group whose
+// checksum or form is wrong, a single record that is not JSON. Readers
+// of the outbox would stop there; salvage drops them.
+func rottenEvents(tx *bolt.Tx) []string {
+	var out []string
+	_ = tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
+		ok := json.Valid(v)
+		if isGroup(v) {
+			first, sound := groupKey(v)
+			ok = sound && checkGroup(u64(first), v) == nil
+		}
+		if !ok {
+			out = append(out, fmt.Sprintf("event record %d does not decode", seqOf(k)))
+		}
+		return nil
+	})
+	return out
 }
 
 // lastRecord is what the ledger check keeps of a node's last record.

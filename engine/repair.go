@@ -440,6 +440,11 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 			switch {
 			case name == string(bQuests):
 				valid = decodeQuest(v, new(Quest)) == nil
+			case name == string(bLedger) && valid:
+				// Verify decodes every ledger record (a time that does
+				// not parse is as damaged as a broken brace): so must
+				// what salvage keeps.
+				valid = json.Unmarshal(v, new(LedgerRecord)) == nil
 			case name == string(bEvents) && isGroup(v):
 				first, ok := groupKey(v)
 				valid = ok && checkGroup(u64(first), v) == nil
