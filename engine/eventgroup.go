@@ -271,33 +271,9 @@ func groupKey(v []byte) (uint64, bool) {
 	return first, n > 0
 }
 
-func (r *groupReader) uvarint() (uint64, bool) {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		return 0, false
-	}
-	r.b = r.b[n:]
-	return v, true
-}
-
-func (r *groupReader) varint() (int64, bool) {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		return 0, false
-	}
-	r.b = r.b[n:]
-	return v, true
-}
-
-func (r *groupReader) bytes() ([]byte, bool) {
-	n, ok := r.uvarint()
-	if !ok || n > uint64(len(r.b)) {
-		return nil, false
-	}
-	s := r.b[:n]
-	r.b = r.b[n:]
-	return s, true
-}
+func (r *groupReader) uvarint() (uint64, bool) { return store.Uvarint(&r.b) }
+func (r *groupReader) varint() (int64, bool)   { return store.Varint(&r.b) }
+func (r *groupReader) bytes() ([]byte, bool)   { return store.Prefixed(&r.b) }
 
 // next reads the next event into ev, decoding its fields only when its
 // seq is past since (otherwise only ev.Seq is set). It returns false at

@@ -8,6 +8,8 @@ import (
 	"hash/crc32"
 	"strconv"
 	"time"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // The running entry's compact form (schema 8).
@@ -280,22 +282,18 @@ type runningDecoder struct {
 func (d *runningDecoder) fail() { d.bad, d.b = true, nil }
 
 func (d *runningDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	v, ok := store.Uvarint(&d.b)
+	if !ok {
 		d.fail()
-		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
 func (d *runningDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
+	v, ok := store.Varint(&d.b)
+	if !ok {
 		d.fail()
-		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
@@ -314,13 +312,12 @@ func (d *runningDecoder) str(mask, bit uint64, s *string) {
 	if mask&bit == 0 {
 		return
 	}
-	n := d.uvarint()
-	if d.bad || n > uint64(len(d.b)) {
+	v, ok := store.Prefixed(&d.b)
+	if !ok {
 		d.fail()
 		return
 	}
-	*s = string(d.b[:n])
-	d.b = d.b[n:]
+	*s = string(v)
 }
 
 func (d *runningDecoder) time(mask, set, zone uint64) time.Time {

@@ -268,17 +268,12 @@ func TestSalvageRecordsLostLedgerRecords(t *testing.T) {
 // (TestPowerLossCopies found it: salvage exited 0 and verify refused).
 func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
 	dir := copyStore(t, buildStore(t))
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var locked string
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := editByHand(t, dir, func(tx *bolt.Tx) error {
 		var err error
 		locked, err = rollLedgerBack(tx)
 		return err
 	})
-	db.Close()
 	if err != nil || locked == "" {
 		t.Fatalf("rolling the ledger back: %v (locked node %q)", err, locked)
 	}
@@ -308,12 +303,8 @@ func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
 // rebuilds the index and records the node as unproven.
 func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
 	dir := copyStore(t, buildStore(t))
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var locked string
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := editByHand(t, dir, func(tx *bolt.Tx) error {
 		var err error
 		if locked, err = rollLedgerBack(tx); err != nil {
 			return err
@@ -322,7 +313,6 @@ func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
 		// not there yet.
 		return dropFromLockedIndex(tx, locked)
 	})
-	db.Close()
 	if err != nil || locked == "" {
 		t.Fatalf("rolling the ledger and the locked index back: %v (locked node %q)", err, locked)
 	}
@@ -354,14 +344,11 @@ func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
 // without a lock sequence out of it). TestRandomDamageNeverPanics found a
 // salvaged store called corrupt again this way.
 func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
+	base := buildStore(t)
 	for _, dropIndex := range []bool{false, true} {
-		dir := copyStore(t, buildStore(t))
-		db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		dir := copyStore(t, base)
 		var id string
-		err = db.Update(func(tx *bolt.Tx) error {
+		err := editByHand(t, dir, func(tx *bolt.Tx) error {
 			nb := tx.Bucket(bNodes)
 			c := nb.Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -382,7 +369,6 @@ func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
 			}
 			return dropFromLockedIndex(tx, id)
 		})
-		db.Close()
 		if err != nil || id == "" {
 			t.Fatalf("rewriting a locked node: %v (node %q)", err, id)
 		}
@@ -394,6 +380,18 @@ func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
 			t.Errorf("dropped from its index %v: verify says %v; want the ledger broken, naming %s rewritten and no index", dropIndex, err, id)
 		}
 	}
+}
+
+// editByHand changes the store file in dir in one bbolt transaction, as
+// a hand (or a card) would: no engine, no checks.
+func editByHand(t *testing.T, dir string, fn func(tx *bolt.Tx) error) error {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	return db.Update(fn)
 }
 
 // rollLedgerBack rolls the ledger back to before its last locking record,

@@ -321,22 +321,18 @@ func (d *reader) fail(what string) {
 }
 
 func (d *reader) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	v, ok := Uvarint(&d.b)
+	if !ok {
 		d.fail("a number")
-		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 
 func (d *reader) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
+	v, ok := Varint(&d.b)
+	if !ok {
 		d.fail("a number")
-		return 0
 	}
-	d.b = d.b[n:]
 	return v
 }
 

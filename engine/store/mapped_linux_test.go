@@ -110,7 +110,8 @@ func TestReleaseMappedWhileTheFileGrows(t *testing.T) {
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	errs := make(chan error, 3)
-	for range 2 {
+	// untilStopped runs fn over and over until stop closes or fn fails.
+	untilStopped := func(fn func() error) {
 		wg.Go(func() {
 			for {
 				select {
@@ -118,26 +119,17 @@ func TestReleaseMappedWhileTheFileGrows(t *testing.T) {
 					return
 				default:
 				}
-				if _, err := readBulk(s); err != nil {
+				if err := fn(); err != nil {
 					errs <- err
 					return
 				}
 			}
 		})
 	}
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if err := s.ReleaseMapped(); err != nil {
-				errs <- err
-				return
-			}
-		}
-	})
+	for range 2 {
+		untilStopped(func() error { _, err := readBulk(s); return err })
+	}
+	untilStopped(s.ReleaseMapped)
 	for i := range 20 { // 20 × 300 values of 3 KB: the file grows past bbolt's first maps
 		putBulk(t, s, 500+i*300, 300)
 	}
