@@ -55,15 +55,15 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return d.req, nil
 	}
 	if d.member != nil {
-		return e.renderRequest(&d.quest, &d.member.node, &d.member.src), nil
+		return e.renderRequest(d.quest, &d.member.node, &d.member.src), nil
 	}
 	if d.node.Parent == "" {
-		return e.buildRequest(nil, nil, &d.quest, d.node)
+		return e.buildRequest(nil, nil, d.quest, d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = e.buildRequest(tx, nil, &d.quest, d.node)
+		req, err = e.buildRequest(tx, nil, d.quest, d.node)
 		return err
 	})
 	return req, err

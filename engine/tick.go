@@ -30,7 +30,12 @@ type TickReport struct {
 }
 
 type dispatch struct {
-	quest Quest
+	// quest is the tick's transaction's copy of the quest, shared by
+	// the quest's dispatches of the tick (a council's members): nothing
+	// changes it once the transaction has committed, and its runs only
+	// read it (runRequest, judge). A pointer, not a copy: a copy was 600
+	// bytes a dispatch to allocate and move.
+	quest *Quest
 	node  *Node
 	run   Run
 	// req is the agent's request when built is set. The tick builds it
@@ -314,7 +319,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 		r.ds = append(r.ds, dispatch{}) // not reached: mostDispatches bounds them
 	}
 	d := &r.ds[len(r.ds)-1]
-	d.quest, d.node, d.run, d.req, d.built, d.member, d.prov = *q, n, run, req, built, member, prov
+	d.quest, d.node, d.run, d.req, d.built, d.member, d.prov = q, n, run, req, built, member, prov
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -723,7 +728,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: *q, node: n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: q, node: n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
 	}
 	return dispatch{}, false, nil
 }
