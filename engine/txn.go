@@ -58,6 +58,14 @@ type txn struct {
 	// of one each.
 	questSlab []Quest
 	headSlab  []Node
+	// runSlab is where the run lists of the heads a tick dispatches are
+	// carved from (allocRuns).
+	runSlab []string
+	// groupRoom is the room the transaction's event group record starts
+	// with (emit): a tick that dispatches a thousand nodes emits a
+	// thousand events, and a record grown from a few hundred bytes
+	// would be copied a dozen times.
+	groupRoom int
 	// touched are the quests one of whose nodes changed (pendingView);
 	// updates what the view learns once the transaction commits.
 	touched map[string]bool
@@ -131,6 +139,17 @@ func (t *txn) allocHead() *Node {
 	}
 	t.headSlab = t.headSlab[:len(t.headSlab)+1]
 	return &t.headSlab[len(t.headSlab)-1]
+}
+
+// allocRuns returns an empty run list with room for one run, carved from
+// the transaction's slab (of slabLen lists); a list that grows past one
+// moves to its own array (append).
+func (t *txn) allocRuns() []string {
+	if len(t.runSlab) == cap(t.runSlab) {
+		t.runSlab = make([]string, 0, min(max(2*cap(t.runSlab), 4), 8*slabLen))
+	}
+	t.runSlab = t.runSlab[:len(t.runSlab)+1]
+	return t.runSlab[len(t.runSlab)-1 : len(t.runSlab)-1 : len(t.runSlab)]
 }
 
 // bytesOf is s as bytes carved from the transaction's block, for a key
