@@ -185,6 +185,9 @@ type Engine struct {
 	// view is the tick's memory of the active quests' first pending
 	// nodes (pendingview.go).
 	view pendingView
+	// decoded is the tick's memory of the active quests' records,
+	// decoded (questcache.go).
+	decoded questCache
 	// sittings is the tick's memory of the sitting councils' owners
 	// (council.go).
 	sittings sittingOwners

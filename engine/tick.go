@@ -152,6 +152,7 @@ func (r *tickRound) run() error {
 		return err
 	}
 	e.view.trim(qs)
+	e.decoded.trim(qs)
 	e.sittings.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
@@ -373,7 +374,7 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		}
 		// Carved from a slab: a thousand active quests cost a few dozen
 		// allocations.
-		q, err := t.decodeQuestInto(id, raw, t.allocQuest())
+		q, err := t.cachedQuestInto(id, raw, t.allocQuest())
 		if err != nil {
 			return nil, err
 		}
