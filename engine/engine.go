@@ -153,7 +153,7 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped, starters, startQueue
+	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped, starters, startQueue, lastActive
 	inflight map[string]context.CancelFunc // node id -> cancel of its run
 	// starters counts the runs in their starting phase (Engine.start), at
 	// most startMax; startQueue holds the runs waiting for one of those
@@ -165,6 +165,9 @@ type Engine struct {
 	// not yet started: their slots are taken.
 	starting int
 	closing  bool
+	// lastActive is how many quests the latest tick read: the next
+	// tick sizes its map of quests by it (tickRound.run).
+	lastActive int
 	// unrecorded holds the runs whose result could not be committed yet
 	// (a full disk, an I/O error); each keeps retrying.
 	unrecorded map[string]bool
@@ -182,6 +185,9 @@ type Engine struct {
 	// view is the tick's memory of the active quests' first pending
 	// nodes (pendingview.go).
 	view pendingView
+	// decoded is the tick's memory of the active quests' records,
+	// decoded (questcache.go).
+	decoded questCache
 	// sittings is the tick's memory of the sitting councils' owners
 	// (council.go).
 	sittings sittingOwners
@@ -755,6 +761,9 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	t.planned.k = len(n.Runs) + 1
 	if n.head {
 		t.planned.k = n.runCount + len(n.Runs) + 1
+	}
+	if cap(n.Runs) == 0 {
+		n.Runs = t.allocRuns() // a head lists no runs: one from the slab
 	}
 	n.Runs = append(n.Runs, t.planned.ID)
 	if t.dispatchedTo != provider || t.dispatchedWhy == "" {

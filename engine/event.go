@@ -80,7 +80,7 @@ func (t *txn) emit(ev Event) error {
 	g := t.group
 	prev := t.groupLast
 	if t.grouped == 0 {
-		g = appendGroupHead(make([]byte, 0, 256), seq, t.now)
+		g = appendGroupHead(make([]byte, 0, max(256, t.groupRoom)), seq, t.now)
 		prev, t.groupFirst = seq, seq
 	}
 	if g, err = appendGroupEvent(g, prev, &ev); err != nil {

@@ -38,7 +38,7 @@ func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
 }
 
 // runRequest is the request of a dispatch, built by its run when the tick
-// did not build it (see dispatch.built). It reads the same data the tick's
+// did not build it (see dispatch.req). It reads the same data the tick's
 // transaction would have: the quest and the node are the dispatch's own
 // copies, and the only records it reads are the node's ancestors, each a
 // node that was terminal before its child existed (a child is created
@@ -51,19 +51,19 @@ func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
 // transaction (dispatch.member), and the run only renders it, reading
 // nothing; a later state of the store never reaches that prompt.
 func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
-	if d.built {
-		return d.req, nil
+	if d.req != nil {
+		return *d.req, nil
 	}
 	if d.member != nil {
-		return e.renderRequest(&d.quest, &d.member.node, &d.member.src), nil
+		return e.renderRequest(d.quest, &d.member.node, &d.member.src), nil
 	}
 	if d.node.Parent == "" {
-		return e.buildRequest(nil, nil, &d.quest, d.node)
+		return e.buildRequest(nil, nil, d.quest, d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = e.buildRequest(tx, nil, &d.quest, d.node)
+		req, err = e.buildRequest(tx, nil, d.quest, d.node)
 		return err
 	})
 	return req, err

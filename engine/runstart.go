@@ -118,7 +118,7 @@ func (e *Engine) runAgent(q queuedRun) {
 		// The answer's write is on its way: a group commit gathering the
 		// results that come back together waits for it (commit.go).
 		tk = e.store.expect()
-		res = e.judge(ctx, &d.quest, d.node, reply, err)
+		res = e.judge(ctx, d.quest, d.node, reply, err)
 		if res.member != nil {
 			disciplineMember(&res, req.Prompt)
 		}

@@ -30,17 +30,22 @@ type TickReport struct {
 }
 
 type dispatch struct {
-	quest Quest
+	// quest is the tick's transaction's copy of the quest, shared by
+	// the quest's dispatches of the tick (a council's members): nothing
+	// changes it once the transaction has committed, and its runs only
+	// read it (runRequest, judge). A pointer, not a copy: a copy was 600
+	// bytes a dispatch to allocate and move.
+	quest *Quest
 	node  *Node
 	run   Run
-	// req is the agent's request when built is set. The tick builds it
-	// only for an owner (whose prompt lists the proposals, which change
-	// after the commit) and for a replay; a council member's run renders
-	// its own from what the tick read for it (member), and a worker's
-	// run builds its own from the committed store (runRequest), both off
-	// the tick's transaction.
-	req    agent.Request
-	built  bool
+	// req is the agent's request when the tick built it, else nil. The
+	// tick builds it only for an owner (whose prompt lists the
+	// proposals, which change after the commit) and for a replay; a
+	// council member's run renders its own from what the tick read for
+	// it (member), and a worker's run builds its own from the committed
+	// store (runRequest), both off the tick's transaction. A pointer:
+	// most dispatches have none, and a request is 192 bytes.
+	req    *agent.Request
 	member *memberPrompt
 	prov   Provider
 }
@@ -133,6 +138,11 @@ func (r *tickRound) run() error {
 	// reserved.
 	e.mu.Lock()
 	r.slots = e.opt.MaxParallel - len(e.inflight) - e.starting
+	if len(t.quests) == 0 && e.lastActive > 0 {
+		// Sized for the quests the last tick read: a map of a thousand
+		// grown from empty is rehashed seven times.
+		t.quests = make(map[string]*Quest, e.lastActive)
+	}
 	e.mu.Unlock()
 	if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
 		return err
@@ -142,6 +152,7 @@ func (r *tickRound) run() error {
 		return err
 	}
 	e.view.trim(qs)
+	e.decoded.trim(qs)
 	e.sittings.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
@@ -150,6 +161,11 @@ func (r *tickRound) run() error {
 	// kilobyte, a tick may make a thousand).
 	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
+	// A dispatch's event takes about 64 bytes of the group record.
+	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
+	e.mu.Lock()
+	e.lastActive = len(qs)
+	e.mu.Unlock()
 	for _, q := range qs {
 		if err := r.quest(q); err != nil {
 			return err
@@ -306,15 +322,19 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	}
 	q.Counters.AgentRuns++
 	r.slots--
-	// Filled in place: a dispatch is a kilobyte, and a composite literal
-	// appended would be built and then copied.
+	// Filled in place: a composite literal appended would be built and
+	// then copied.
 	if len(r.ds) < cap(r.ds) {
 		r.ds = r.ds[:len(r.ds)+1]
 	} else {
 		r.ds = append(r.ds, dispatch{}) // not reached: mostDispatches bounds them
 	}
 	d := &r.ds[len(r.ds)-1]
-	d.quest, d.node, d.run, d.req, d.built, d.member, d.prov = *q, n, run, req, built, member, prov
+	d.quest, d.node, d.run, d.member, d.prov = q, n, run, member, prov
+	if built {
+		d.req = new(agent.Request)
+		*d.req = req
+	}
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -354,7 +374,7 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		}
 		// Carved from a slab: a thousand active quests cost a few dozen
 		// allocations.
-		q, err := t.decodeQuestInto(id, raw, t.allocQuest())
+		q, err := t.cachedQuestInto(id, raw, t.allocQuest())
 		if err != nil {
 			return nil, err
 		}
@@ -723,7 +743,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: *q, node: n, run: run, req: req, built: true, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: q, node: n, run: run, req: &req, prov: replayProvider(n.Claim.Raw)}, true, nil
 	}
 	return dispatch{}, false, nil
 }

@@ -58,10 +58,21 @@ type txn struct {
 	// of one each.
 	questSlab []Quest
 	headSlab  []Node
+	// runSlab is where the run lists of the heads a tick dispatches are
+	// carved from (allocRuns).
+	runSlab []string
+	// groupRoom is the room the transaction's event group record starts
+	// with (emit): a tick that dispatches a thousand nodes emits a
+	// thousand events, and a record grown from a few hundred bytes
+	// would be copied a dozen times.
+	groupRoom int
 	// touched are the quests one of whose nodes changed (pendingView);
 	// updates what the view learns once the transaction commits.
 	touched map[string]bool
 	updates []viewUpdate
+	// saves are the quests the transaction wrote, with their records,
+	// for the questCache once it commits.
+	saves []questUpdate
 	// material is the owner's material of the quests whose prompts this
 	// transaction built, for the members of a council (materialMemo).
 	material materialMemo
@@ -133,6 +144,17 @@ func (t *txn) allocHead() *Node {
 	return &t.headSlab[len(t.headSlab)-1]
 }
 
+// allocRuns returns an empty run list with room for one run, carved from
+// the transaction's slab (of slabLen lists); a list that grows past one
+// moves to its own array (append).
+func (t *txn) allocRuns() []string {
+	if len(t.runSlab) == cap(t.runSlab) {
+		t.runSlab = make([]string, 0, min(max(2*cap(t.runSlab), 4), 8*slabLen))
+	}
+	t.runSlab = t.runSlab[:len(t.runSlab)+1]
+	return t.runSlab[len(t.runSlab)-1 : len(t.runSlab)-1 : len(t.runSlab)]
+}
+
 // bytesOf is s as bytes carved from the transaction's block, for a key
 // or a value that must stay valid until the commit.
 func (t *txn) bytesOf(s string) []byte {
@@ -182,8 +204,9 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 	}
 	var last uint64
 	var updates []viewUpdate
+	var saved []questUpdate
 	run := func(tx *bolt.Tx) error {
-		last, updates = 0, nil
+		last, updates, saved = 0, nil, nil
 		now := e.clock.Now()
 		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
 		if t.sess != nil {
@@ -199,12 +222,14 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 			q := t.quests[id]
 			t.foldWall(q)
 			q.Rev++
-			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), t.claim(appendQuest(t.spare(256), q))); err != nil {
+			rec := t.claim(appendQuest(t.spare(256), q))
+			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), rec); err != nil {
 				return err
 			}
 			t.viewOf(q)
+			t.saves = append(t.saves, questUpdate{rec: rec, q: q})
 		}
-		last, updates = t.last, t.updates
+		last, updates, saved = t.last, t.updates, t.saves
 		return nil
 	}
 	var err error
@@ -217,10 +242,12 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		return nil
 	}
 	if err == nil {
-		// Only what committed reaches the view (pendingView).
+		// Only what committed reaches the view (pendingView) and the
+		// tick's decoded quests (questCache).
 		for _, u := range updates {
 			e.view.put(u.quest, u.rev, u.head)
 		}
+		e.decoded.learn(saved)
 	}
 	if err == nil && last > 0 {
 		e.hub.publish(last)
@@ -283,6 +310,31 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if err := decodeQuest(raw, q); err != nil {
 		return nil, fmt.Errorf("decode quest %s: %w", id, err)
 	}
+	return t.adoptQuest(id, q), nil
+}
+
+// cachedQuestInto is decodeQuestInto through the tick's decoded quests
+// (questCache): a copy of the cached Quest when the cache holds exactly
+// record raw, else the record decoded, and remembered.
+func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
+	if raw != nil && t.e.decoded.get(id, raw, q) {
+		return t.adoptQuest(id, q), nil
+	}
+	if raw == nil {
+		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
+	}
+	if err := decodeQuest(raw, q); err != nil {
+		return nil, fmt.Errorf("decode quest %s: %w", id, err)
+	}
+	if q.Status == QuestActive {
+		t.e.decoded.put(id, bytes.Clone(raw), q)
+	}
+	return t.adoptQuest(id, q), nil
+}
+
+// adoptQuest makes q, quest id's record as stored, the transaction's
+// copy, with the running entries laid over it (overlayDispatch).
+func (t *txn) adoptQuest(id string, q *Quest) *Quest {
 	if q.Counts == nil {
 		q.Counts = map[Status]int{}
 	}
@@ -291,7 +343,7 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	}
 	overlayDispatch(t.curRunning, q)
 	t.quests[id] = q
-	return q, nil
+	return q
 }
 
 // track registers a changed quest to be saved at commit.

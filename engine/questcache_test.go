@@ -1,0 +1,296 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/agent"
+)
+
+// storedQuest is quest id's record as the store holds it (a copy).
+func storedQuest(t *testing.T, e *Engine, id string) []byte {
+	t.Helper()
+	var raw []byte
+	err := e.store.view(func(tx *bolt.Tx) error {
+		raw = bytes.Clone(tx.Bucket(bQuests).Get([]byte(id)))
+		return nil
+	})
+	if err != nil || raw == nil {
+		t.Fatalf("read quest %s: %v (%d bytes)", id, err, len(raw))
+	}
+	return raw
+}
+
+// checkQuestCache fails unless every entry of e's questCache whose record
+// is the stored one holds what that record decodes to; it returns how
+// many entries the next tick would use.
+func checkQuestCache(t *testing.T, e *Engine) int {
+	t.Helper()
+	e.decoded.mu.Lock()
+	entries := make(map[string]cachedQuest, len(e.decoded.m))
+	for id, c := range e.decoded.m {
+		entries[id] = c
+	}
+	e.decoded.mu.Unlock()
+	current := 0
+	for id, c := range entries {
+		if !bytes.Equal(c.raw, storedQuest(t, e, id)) {
+			continue // stale: a tick misses it and decodes
+		}
+		current++
+		var want Quest
+		if err := decodeQuest(c.raw, &want); err != nil {
+			t.Fatalf("quest %s: the cached record does not decode: %v", id, err)
+		}
+		if !reflect.DeepEqual(*c.q, want) {
+			t.Fatalf("quest %s: the cache holds\n%#v\nits record decodes to\n%#v", id, *c.q, want)
+		}
+	}
+	return current
+}
+
+// TestQuestCacheIsTheDecodedRecord runs quests of both modes through
+// ticks whose agents answer every way (directions, dead ends, answers
+// that break the contract, owners' turns, budgets running out) and checks
+// after every tick and every result that each cached quest is exactly
+// what its stored record decodes to, and that the ticks did use the
+// cache.
+func TestQuestCacheIsTheDecodedRecord(t *testing.T) {
+	var calls atomic.Int64
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		switch k := calls.Add(1); k % 4 {
+		case 0:
+			return reply(answer("promising", "it works "+req.Node, fmt.Sprintf("idea %d", k))), nil
+		case 1:
+			return reply(answer("dead", "it does not "+req.Node)), nil
+		case 2:
+			return reply("no JSON here"), nil
+		}
+		return agent.Reply{}, fmt.Errorf("offline: %w", agent.ErrUnavailable)
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 4})
+	for i := range 6 {
+		h.quest(func(s *QuestSpec) {
+			s.Provider = "p"
+			if i%2 == 0 {
+				s.Mode = ModeSolo
+			}
+			s.Limits.MaxAgentRuns = 6 + i
+			s.Direction = fmt.Sprintf("direction %d", i)
+		})
+	}
+	used := 0
+	for range 12 {
+		used += checkQuestCache(t, h.e)
+		h.tick()
+	}
+	checkQuestCache(t, h.e)
+	if used == 0 {
+		t.Fatal("no tick found a cached quest whose record was the stored one")
+	}
+}
+
+// TestQuestCacheIsNeverAheadOfTheStore changes a quest in writes that
+// roll back: the cache keeps the committed record, and the next tick
+// reads the committed quest, not the rolled-back change.
+func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
+	if _, err := h.e.Scan(q.ID, []string{"an idea"}); err != nil {
+		t.Fatal(err)
+	}
+	committed := storedQuest(t, h.e, q.ID)
+	boom := errors.New("boom")
+	for round := range 3 {
+		err := h.e.update(func(t *txn) error {
+			qq, err := t.quest(q.ID)
+			if err != nil {
+				return err
+			}
+			qq.Counters.Tokens = 999
+			qq.Counts[Pending] += 5
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("round %d: update: %v", round, err)
+		}
+		if checkQuestCache(t, h.e) != 1 {
+			t.Fatalf("round %d: the cache does not hold the committed record", round)
+		}
+		if got := storedQuest(t, h.e, q.ID); !bytes.Equal(got, committed) {
+			t.Fatalf("round %d: a rolled-back write changed the record", round)
+		}
+		var tokens, pending int
+		err = h.e.update(func(t *txn) error {
+			qs, err := t.activeQuests()
+			if err != nil || len(qs) != 1 {
+				return errors.Join(err, fmt.Errorf("%d active quests", len(qs)))
+			}
+			tokens, pending = qs[0].Counters.Tokens, qs[0].Counts[Pending]
+			qs[0].Counters.Tokens = 777 // the tick's copy, never the cache's
+			return boom
+		})
+		if !errors.Is(err, boom) {
+			t.Fatalf("round %d: read: %v", round, err)
+		}
+		if tokens != 0 || pending != 1 {
+			t.Fatalf("round %d: the tick read tokens %d, pending %d; want 0 and 1", round, tokens, pending)
+		}
+	}
+}
+
+// TestTickCopyOfACachedQuestIsItsOwn changes every map and appends to
+// every slice of a tick's copy of a cached quest (whatever fields Quest
+// has): the cached quest does not change.
+func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
+	var q Quest
+	fillEvery(&q)
+	q.Status = QuestActive
+	raw := encodeQuest(&q)
+	var c questCache
+	c.put(q.ID, raw, &q)
+	var copied Quest
+	if !c.get(q.ID, raw, &copied) {
+		t.Fatal("the cache does not hand out the record it was given")
+	}
+	if c.get(q.ID, append(bytes.Clone(raw[:len(raw)-1]), raw[len(raw)-1]^1), &Quest{}) {
+		t.Fatal("the cache handed out a quest for a record that differs in a byte")
+	}
+	v := reflect.ValueOf(&copied).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.Map:
+			if f.IsNil() {
+				t.Fatalf("fillEvery left map %s nil", v.Type().Field(i).Name)
+			}
+			f.SetMapIndex(reflect.ValueOf("changed").Convert(f.Type().Key()), reflect.Zero(f.Type().Elem()))
+		case reflect.Slice:
+			if f.Len() != f.Cap() {
+				t.Errorf("slice %s of a tick's copy has room past its end (%d of %d): an append would write into the cache's array", v.Type().Field(i).Name, f.Len(), f.Cap())
+			}
+			f.Set(reflect.Append(f, reflect.Zero(f.Type().Elem())))
+		}
+	}
+	var want Quest
+	if err := decodeQuest(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(*c.m[q.ID].q, want) {
+		t.Fatalf("changing a tick's copy changed the cached quest:\n%#v\nwant\n%#v", *c.m[q.ID].q, want)
+	}
+}
+
+// TestCachedCopyReadsAsTheRecord: what a write hands to the cache is
+// what its record decodes to, also for the values the record form does
+// not keep as they are in memory (a local time with a monotonic reading,
+// empty lists and maps that read back as nil).
+func TestCachedCopyReadsAsTheRecord(t *testing.T) {
+	local := time.FixedZone("here", 3600)
+	cases := map[string]func(q *Quest){
+		"every field set": func(q *Quest) {},
+		"a local time with a monotonic reading": func(q *Quest) {
+			q.Updated = time.Now().In(local)
+			q.WallMark = time.Now()
+		},
+		"empty lists and maps": func(q *Quest) {
+			q.Roles, q.Checkpoints, q.Replays, q.Egress = []string{}, []string{}, []string{}, []string{}
+			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = []string{}, []string{}, []string{}
+			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept = map[Status]int{}, map[string]string{}, map[string]string{}, map[string]string{}
+			q.StallSigs, q.StallCounts = map[string]string{}, map[string]int{}
+		},
+		"nil lists and maps": func(q *Quest) {
+			q.Roles, q.Checkpoints, q.Replays, q.Egress = nil, nil, nil, nil
+			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = nil, nil, nil
+			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept, q.StallSigs, q.StallCounts = nil, nil, nil, nil, nil, nil
+		},
+		"zero times": func(q *Quest) { q.Created, q.Updated, q.WallMark = time.Time{}, time.Time{}, time.Time{} },
+	}
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			var q Quest
+			fillEvery(&q)
+			change(&q)
+			var want Quest
+			if err := decodeQuest(encodeQuest(&q), &want); err != nil {
+				t.Fatal(err)
+			}
+			if got := cachedCopy(&q); !reflect.DeepEqual(*got, want) {
+				t.Fatalf("cachedCopy gives\n%#v\nthe record reads back\n%#v", *got, want)
+			}
+		})
+	}
+}
+
+// TestQuestCacheLearnsOnlyWhatCommits puts a write that saves a quest
+// into a group commit with a write that fails after it: the batch is
+// rolled back, and the first write, run again alone, saves another
+// change. The cache holds the record that committed, never the one that
+// was rolled back.
+func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
+	if _, err := h.e.Scan(q.ID, []string{"an idea"}); err != nil {
+		t.Fatal(err)
+	}
+	h.tick() // the cache reads the quest
+	if checkQuestCache(t, h.e) != 1 {
+		t.Fatal("the tick did not remember the quest")
+	}
+	h.store.latency = time.Hour // the batch commits when the announced write arrives
+	tk := h.store.expect()
+	boom := errors.New("boom")
+	var runs atomic.Int64
+	saving := func(t *txn) error {
+		qq, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		qq.Counters.Tokens = 111 // in the batch, rolled back
+		if runs.Add(1) > 1 {
+			qq.Counters.Tokens = 222 // alone, committed
+		}
+		return nil
+	}
+	errs := make(chan error, 1)
+	go func() { errs <- h.e.batch(saving, nil) }()
+	for {
+		h.store.group.mu.Lock()
+		queued := len(h.store.group.queue) > 0
+		h.store.group.mu.Unlock()
+		if queued {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	err := h.e.batch(func(t *txn) error {
+		if _, err := t.quest(q.ID); err != nil {
+			return err
+		}
+		return boom
+	}, tk)
+	if !errors.Is(err, boom) {
+		t.Fatalf("failing write: %v", err)
+	}
+	if err := <-errs; err != nil {
+		t.Fatalf("saving write: %v", err)
+	}
+	if runs.Load() != 2 {
+		t.Fatalf("the saving write ran %d times, want 2 (in the batch, then alone)", runs.Load())
+	}
+	h.e.decoded.mu.Lock()
+	c := h.e.decoded.m[q.ID]
+	h.e.decoded.mu.Unlock()
+	if !bytes.Equal(c.raw, storedQuest(t, h.e, q.ID)) || c.q.Counters.Tokens != 222 {
+		t.Fatalf("the cache holds a record the store does not (tokens %d, want 222): the rolled-back save reached it", c.q.Counters.Tokens)
+	}
+	checkQuestCache(t, h.e)
+}
