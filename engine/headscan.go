@@ -98,3 +98,19 @@ func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
 	})
 	return role, ev != "", ok
 }
+
+// scanStatus reads the status of a node record as it is stored (no
+// running entry laid over it), for the owner's prompt, which passes over
+// the locked nodes that are not blocked Teams without decoding them; ok
+// is false when raw is not a node record this scanner reads (decode it
+// instead).
+func scanStatus(raw []byte) (st Status, ok bool) {
+	var s string
+	ok = store.ScanObject(raw, func(key []byte, sc *store.Scanner) bool {
+		if string(key) == "status" {
+			return sc.Str(&s)
+		}
+		return nodeKeys[string(key)] && sc.Skip()
+	})
+	return Status(s), ok
+}

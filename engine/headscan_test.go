@@ -90,6 +90,38 @@ func TestScanNodeHeadGivesUpOrAgrees(t *testing.T) {
 	})
 }
 
+// scanStatus reads the status json.Unmarshal reads of every record
+// json.Marshal writes, and on a damaged record either gives up (the
+// owner's prompt then decodes it) or reads the status json.Unmarshal
+// reads; it checks the form of the JSON, not what the values mean (a time
+// that does not parse is passed over, as the owner's material passes over
+// a record without evidence: verify names such a record).
+func TestScanStatusReadsAsJSONDoes(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		raw, err := json.Marshal(genNode(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want Node
+		if err := json.Unmarshal(raw, &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := scanStatus(raw)
+		if !ok || got != want.Status {
+			t.Fatalf("scanStatus read %q (ok %v), json.Unmarshal %q, of\n%s", got, ok, want.Status, raw)
+		}
+		i := rapid.IntRange(0, len(raw)-1).Draw(t, "at")
+		raw[i] = rapid.SampledFrom([]byte(`{}[]":,\-0e.tn "x`)).Draw(t, "byte")
+		var damaged struct {
+			Status Status `json:"status"`
+		}
+		werr := json.Unmarshal(raw, &damaged)
+		if got, ok := scanStatus(raw); ok && (werr != nil || got != damaged.Status) {
+			t.Fatalf("on %q scanStatus read %q; json.Unmarshal: %q, %v", raw, got, damaged.Status, werr)
+		}
+	})
+}
+
 // TestEveryNodeFieldRoundTrips is the test a new field of Node needs: a
 // node with every field set is stored as json.Marshal writes it and reads
 // back equal, and the dispatch's fast read of its head takes that record
