@@ -701,3 +701,93 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A sitting owner's entry remembers its members' ids, and the tick finds
+// the members by them (sittingMembers) only after checking that each
+// node is its seat's member: ids that name other nodes (other seats'
+// members, the owner, a node that does not exist, as an entry from a
+// rolled-back transaction could) give the members the hypothesis index
+// names, in seat order, as membersAt finds them.
+func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
+	errRollback := errors.New("rolled back")
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply("no vote"), nil
+	})
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
+		Vendors: map[string]string{"m": "local"}})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "w", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"m"}, []string{"m", "m"}
+	})
+	for i := 0; i < 10 && h.questNow(q.ID).Queued[queuedCouncil] == ""; i++ {
+		h.tick()
+	}
+	if h.questNow(q.ID).Queued[queuedCouncil] == "" {
+		t.Fatal("no council sat in 10 ticks")
+	}
+	ids := func(ns []*Node) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.ID)
+		}
+		return out
+	}
+	err := h.e.update(func(t2 *txn) error {
+		qq, err := t2.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		so, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		want, err := t2.membersAt(qq, so.keys)
+		if err != nil {
+			return err
+		}
+		if len(want) != 3 {
+			t.Fatalf("the index names %d members, want 3", len(want))
+		}
+		if _, err := t2.sittingMembers(qq, so); err != nil {
+			return err
+		}
+		learnt, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(learnt.ids, ids(want)) {
+			t.Errorf("the entry learnt the ids %v, want %v", learnt.ids, ids(want))
+		}
+		for _, c := range []struct {
+			name string
+			ids  []string
+		}{
+			{"as learnt", ids(want)},
+			{"other seats' members", []string{want[1].ID, want[2].ID, want[0].ID}},
+			{"the owner and nodes that do not exist", []string{so.owner.ID, "n99999", ""}},
+			{"fewer", []string{want[0].ID}},
+		} {
+			e := *learnt
+			e.ids = c.ids
+			got, err := t2.sittingMembers(qq, &e)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(ids(got), ids(want)) {
+				t.Errorf("%s: got the members %v, want %v", c.name, ids(got), ids(want))
+			}
+			for i, m := range got {
+				if m.Status != want[i].Status || m.Role != want[i].Role || m.Hypothesis != want[i].Hypothesis {
+					t.Errorf("%s: member %s read as %+v, want %+v", c.name, m.ID, *m, *want[i])
+				}
+			}
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatal(err)
+	}
+}
