@@ -170,7 +170,7 @@ func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ms, err := t.sittingMembers(q, so)
+	ms, err := t.sittingMembers(q, so, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -190,13 +190,27 @@ func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
 // hypothesis. An id remembered from a transaction that was rolled back
 // names no node, or another one: it fails the check and the index is
 // read.
-func (t *txn) sittingMembers(q *Quest, so *sittingOwner) ([]*Node, error) {
+//
+// A sitting's members were created one after the other (the first
+// sitting's right after their owner), so their records follow each other
+// in the nodes bucket: a member is read with a step of the node cursor
+// (nextNodeHead) when it is the record after the one read before it, the
+// owner's when afterOwner says that the caller has just read the owner's
+// record (sittingOwner) with no write since.
+func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*Node, error) {
 	out := make([]*Node, 0, len(so.seats))
 	var hb *bolt.Bucket
 	var learnt []string
 	for i, seat := range so.seats {
 		if i < len(so.ids) && so.ids[i] != "" {
-			m, err := t.nodeHead(so.ids[i])
+			// No write comes between the reads of this loop.
+			m, ok, err := (*Node)(nil), false, error(nil)
+			if (i == 0 && afterOwner) || (i > 0 && len(out) == i) {
+				m, ok, err = t.nextNodeHead(so.ids[i])
+			}
+			if !ok && err == nil {
+				m, err = t.nodeHead(so.ids[i])
+			}
 			switch {
 			case err == nil && m.Quest == q.ID && m.Parent == so.owner.ID && m.Role == seat.role && m.Hypothesis == seat.hyp:
 				out = append(out, m)
@@ -365,7 +379,7 @@ func (r *tickRound) council(q *Quest) error {
 		return err
 	}
 	owner := so.owner
-	ms, err := t.sittingMembers(q, so)
+	ms, err := t.sittingMembers(q, so, true)
 	if err != nil {
 		return err
 	}

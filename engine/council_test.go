@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -751,7 +752,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if len(want) != 3 {
 			t.Fatalf("the index names %d members, want 3", len(want))
 		}
-		if _, err := t2.sittingMembers(qq, so); err != nil {
+		if _, err := t2.sittingMembers(qq, so, false); err != nil {
 			return err
 		}
 		learnt, err := t2.sittingOwner(qq)
@@ -770,20 +771,43 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 			{"the owner and nodes that do not exist", []string{so.owner.ID, "n99999", ""}},
 			{"fewer", []string{want[0].ID}},
 		} {
-			e := *learnt
-			e.ids = c.ids
-			got, err := t2.sittingMembers(qq, &e)
-			if err != nil {
-				return err
-			}
-			if !slices.Equal(ids(got), ids(want)) {
-				t.Errorf("%s: got the members %v, want %v", c.name, ids(got), ids(want))
-			}
-			for i, m := range got {
-				if m.Status != want[i].Status || m.Role != want[i].Role || m.Hypothesis != want[i].Hypothesis {
-					t.Errorf("%s: member %s read as %+v, want %+v", c.name, m.ID, *m, *want[i])
+			for _, afterOwner := range []bool{false, true} {
+				e := *learnt
+				e.ids = c.ids
+				if afterOwner {
+					// As the tick reads them: the owner's record, then
+					// its members with steps of the node cursor.
+					if _, err := t2.sittingOwner(qq); err != nil {
+						return err
+					}
+				}
+				got, err := t2.sittingMembers(qq, &e, afterOwner)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(ids(got), ids(want)) {
+					t.Errorf("%s, after the owner %v: got the members %v, want %v", c.name, afterOwner, ids(got), ids(want))
+				}
+				for i, m := range got {
+					if !reflect.DeepEqual(m, want[i]) {
+						t.Errorf("%s, after the owner %v: member %s read as %+v, want %+v", c.name, afterOwner, m.ID, *m, *want[i])
+					}
 				}
 			}
+		}
+		// A step of the node cursor reads only the record right after
+		// the one read before.
+		if _, err := t2.nodeHead(want[0].ID); err != nil {
+			return err
+		}
+		if m, ok, err := t2.nextNodeHead(want[2].ID); ok || err != nil {
+			t.Errorf("a step from %s read %s as %v (ok %v, %v), want no read: it is not the next record", want[0].ID, want[2].ID, m, ok, err)
+		}
+		if _, err := t2.nodeHead(want[0].ID); err != nil {
+			return err
+		}
+		if m, ok, err := t2.nextNodeHead(want[1].ID); !ok || err != nil || !reflect.DeepEqual(m, want[1]) {
+			t.Errorf("a step from %s to %s read %v (ok %v, %v), want %+v", want[0].ID, want[1].ID, m, ok, err, *want[1])
 		}
 		return errRollback
 	})

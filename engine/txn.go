@@ -398,6 +398,33 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.headOf(id, raw)
+}
+
+// nextNodeHead is nodeHead for id when its record is the one right after
+// the record the node cursor read last, with a step of the cursor instead
+// of a search from the root; ok is false when it is not (read it with
+// nodeHead). The caller has read the previous record with nodeHead or
+// nextNodeHead, with no write of the nodes bucket since: a write may move
+// what a bbolt cursor steps to.
+func (t *txn) nextNodeHead(id string) (n *Node, ok bool, err error) {
+	if t.curNodes == nil {
+		return nil, false, nil
+	}
+	key, err := nodeKey(id)
+	if err != nil {
+		return nil, false, nil
+	}
+	k, raw := t.curNodes.Next()
+	if !bytes.Equal(k, key) || raw == nil {
+		return nil, false, nil
+	}
+	n, err = t.headOf(id, raw)
+	return n, err == nil, err
+}
+
+// headOf is nodeHead of node id's record raw.
+func (t *txn) headOf(id string, raw []byte) (*Node, error) {
 	var h nodeHead
 	if !scanNodeHead(raw, &h) {
 		h = nodeHead{}
