@@ -203,13 +203,19 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 	var learnt []string
 	for i, seat := range so.seats {
 		if i < len(so.ids) && so.ids[i] != "" {
+			// What the seat says of its member: strings the head takes
+			// instead of copies of the record's bytes when they match.
+			like := nodeHead{ID: so.ids[i], Quest: q.ID, Parent: so.owner.ID, Role: seat.role, Hypothesis: seat.hyp, Provider: seat.provider}
 			// No write comes between the reads of this loop.
 			m, ok, err := (*Node)(nil), false, error(nil)
 			if (i == 0 && afterOwner) || (i > 0 && len(out) == i) {
-				m, ok, err = t.nextNodeHead(so.ids[i])
+				m, ok, err = t.nextNodeHead(so.ids[i], &like)
 			}
 			if !ok && err == nil {
-				m, err = t.nodeHead(so.ids[i])
+				var raw []byte
+				if raw, err = t.nodeRecord(so.ids[i]); err == nil {
+					m, err = t.headOf(so.ids[i], raw, &like)
+				}
 			}
 			switch {
 			case err == nil && m.Quest == q.ID && m.Parent == so.owner.ID && m.Role == seat.role && m.Hypothesis == seat.hyp:

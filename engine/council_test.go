@@ -800,13 +800,13 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if _, err := t2.nodeHead(want[0].ID); err != nil {
 			return err
 		}
-		if m, ok, err := t2.nextNodeHead(want[2].ID); ok || err != nil {
+		if m, ok, err := t2.nextNodeHead(want[2].ID, nil); ok || err != nil {
 			t.Errorf("a step from %s read %s as %v (ok %v, %v), want no read: it is not the next record", want[0].ID, want[2].ID, m, ok, err)
 		}
 		if _, err := t2.nodeHead(want[0].ID); err != nil {
 			return err
 		}
-		if m, ok, err := t2.nextNodeHead(want[1].ID); !ok || err != nil || !reflect.DeepEqual(m, want[1]) {
+		if m, ok, err := t2.nextNodeHead(want[1].ID, nil); !ok || err != nil || !reflect.DeepEqual(m, want[1]) {
 			t.Errorf("a step from %s to %s read %v (ok %v, %v), want %+v", want[0].ID, want[1].ID, m, ok, err, *want[1])
 		}
 		return errRollback

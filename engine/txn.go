@@ -398,7 +398,7 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return t.headOf(id, raw)
+	return t.headOf(id, raw, nil)
 }
 
 // nextNodeHead is nodeHead for id when its record is the one right after
@@ -407,7 +407,7 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 // nodeHead). The caller has read the previous record with nodeHead or
 // nextNodeHead, with no write of the nodes bucket since: a write may move
 // what a bbolt cursor steps to.
-func (t *txn) nextNodeHead(id string) (n *Node, ok bool, err error) {
+func (t *txn) nextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err error) {
 	if t.curNodes == nil {
 		return nil, false, nil
 	}
@@ -419,14 +419,15 @@ func (t *txn) nextNodeHead(id string) (n *Node, ok bool, err error) {
 	if !bytes.Equal(k, key) || raw == nil {
 		return nil, false, nil
 	}
-	n, err = t.headOf(id, raw)
+	n, err = t.headOf(id, raw, like)
 	return n, err == nil, err
 }
 
-// headOf is nodeHead of node id's record raw.
-func (t *txn) headOf(id string, raw []byte) (*Node, error) {
+// headOf is nodeHead of node id's record raw; like is what the caller
+// expects it to hold, or nil (scanNodeHead).
+func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	var h nodeHead
-	if !scanNodeHead(raw, &h) {
+	if !scanNodeHead(raw, &h, like) {
 		h = nodeHead{}
 		if err := json.Unmarshal(raw, &h); err != nil {
 			return nil, fmt.Errorf("decode node %s: %w", id, err)
