@@ -390,7 +390,8 @@ func (r *tickRound) council(q *Quest) error {
 		return err
 	}
 	done := true
-	for _, m := range ms {
+	var prompts []memberPrompt // one allocation for the council's dispatches
+	for i, m := range ms {
 		if m.Status.Terminal() {
 			continue
 		}
@@ -398,7 +399,10 @@ func (r *tickRound) council(q *Quest) error {
 		if m.Status != Pending || r.slots <= 0 {
 			continue
 		}
-		if err := r.dispatchMember(q, so, m); err != nil || q.Status != QuestActive {
+		if prompts == nil {
+			prompts = make([]memberPrompt, len(ms))
+		}
+		if err := r.dispatchMember(q, so, m, &prompts[i]); err != nil || q.Status != QuestActive {
 			return err
 		}
 	}
@@ -414,14 +418,14 @@ func (r *tickRound) council(q *Quest) error {
 	return t.decide(q, full)
 }
 
-// dispatchMember dispatches council member m of q, reading what its
-// prompt shows in the tick's transaction (the material it judges is the
-// owner's, as it is now); its run renders the prompt from that
-// (memberPrompt). so is m's owner, read whole for its sitting: the
+// dispatchMember dispatches council member m of q, with mp (zero) for
+// its prompt, reading what its prompt shows in the tick's transaction
+// (the material it judges is the owner's, as it is now); its run renders
+// the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
 // again (so.ancestors, or materialMemo.knowParent for an owner with a
 // parent).
-func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node) error {
+func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memberPrompt) error {
 	t, owner := r.t, so.owner
 	// m is a head (members), which carries the member's own provider:
 	// its seat's.
@@ -435,7 +439,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node) error {
 	}
 	// What the prompt shows of the store is read here, in the tick's
 	// transaction; its run renders it (memberPrompt).
-	mp := &memberPrompt{node: *m}
+	mp.node = *m
 	if m.Parent == owner.ID && so.ancestors != nil {
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).
