@@ -600,6 +600,24 @@ func (t *txn) stillRunning(q *Quest) error {
 	return nil
 }
 
+// memberContractPart is the contract part of a council member's prompt
+// (d.Parts.Contract, before a gate's note): the end of the material, then
+// the member's output contract. A reviewer's and a judge's are made once
+// (memberContracts), not once for each member's prompt.
+func memberContractPart(role string) string {
+	if c, ok := memberContracts[role]; ok {
+		return c
+	}
+	return councilMaterialEnd + memberContract(role)
+}
+
+// memberContracts are memberContractPart of a reviewer and of a judge,
+// never changed.
+var memberContracts = map[string]string{
+	RoleReviewer: councilMaterialEnd + memberContract(RoleReviewer),
+	RoleJudge:    councilMaterialEnd + memberContract(RoleJudge),
+}
+
 // memberContract is the output contract of a council member of role.
 func memberContract(role string) string {
 	var b strings.Builder

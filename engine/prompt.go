@@ -344,7 +344,7 @@ func (e *Engine) contractPart(q *Quest, n *Node, src *promptSource, req *agent.R
 		// What comes before councilMaterialEnd is the material a judge's
 		// quotes must occur in.
 		src.material.apply(req, d)
-		d.Parts.Contract = councilMaterialEnd + memberContract(n.Role)
+		d.Parts.Contract = memberContractPart(n.Role)
 		if src.gate {
 			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", src.gatePhase)
 		}
