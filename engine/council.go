@@ -19,11 +19,14 @@ package engine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
@@ -126,7 +129,11 @@ func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
 // seatKeys are the hypothesis keys of the seats of owner's council at
 // its sitting, in seat order.
 func seatKeys(q *Quest, owner *Node) [][]byte {
-	seats := q.seats(owner, sitting(owner))
+	return keysOf(q.seats(owner, sitting(owner)))
+}
+
+// keysOf are the hypothesis keys of seats, in seat order.
+func keysOf(seats []councilSeat) [][]byte {
 	keys := make([][]byte, len(seats))
 	for i, s := range seats {
 		keys[i] = hypKey(s.hyp)
@@ -163,11 +170,90 @@ func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ms, err := t.membersAt(q, so.keys)
+	ms, err := t.sittingMembers(q, so, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	return so.owner, ms, nil
+}
+
+// sittingMembers is membersAt for the seats of so, a sitting owner: each
+// seat's member is found by the id so remembers for it when the node of
+// that id is the seat's member (of q, a child of the owner, in the seat's
+// role, with the seat's hypothesis), else through the quest's hypothesis
+// index, as membersAt finds it (and so's entry then learns the ids).
+//
+// Why a remembered id gives the node the index names: the index maps a
+// seat's hypothesis (normalised) to the one node of the quest that has it
+// (newNode never creates a second one; a hypothesis index entry is never
+// changed or removed), and the node read by the id has that very
+// hypothesis. An id remembered from a transaction that was rolled back
+// names no node, or another one: it fails the check and the index is
+// read.
+//
+// A sitting's members were created one after the other (the first
+// sitting's right after their owner), so their records follow each other
+// in the nodes bucket: a member is read with a step of the node cursor
+// (nextNodeHead) when it is the record after the one read before it, the
+// owner's when afterOwner says that the caller has just read the owner's
+// record (sittingOwner) with no write since.
+func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*Node, error) {
+	out := make([]*Node, 0, len(so.seats))
+	var hb *bolt.Bucket
+	var learnt []string
+	for i, seat := range so.seats {
+		if i < len(so.ids) && so.ids[i] != "" {
+			// What the seat says of its member: strings the head takes
+			// instead of copies of the record's bytes when they match.
+			like := nodeHead{ID: so.ids[i], Quest: q.ID, Parent: so.owner.ID, Role: seat.role, Hypothesis: seat.hyp, Provider: seat.provider}
+			// No write comes between the reads of this loop.
+			m, ok, err := (*Node)(nil), false, error(nil)
+			if (i == 0 && afterOwner) || (i > 0 && len(out) == i) {
+				m, ok, err = t.nextNodeHead(so.ids[i], &like)
+			}
+			if !ok && err == nil {
+				var raw []byte
+				if raw, err = t.nodeRecord(so.ids[i]); err == nil {
+					m, err = t.headOf(so.ids[i], raw, &like)
+				}
+			}
+			switch {
+			case err == nil && m.Quest == q.ID && m.Parent == so.owner.ID && m.Role == seat.role && m.Hypothesis == seat.hyp:
+				out = append(out, m)
+				continue
+			case err != nil && !errors.Is(err, ErrNotFound):
+				return nil, err
+			}
+		}
+		if hb == nil {
+			if hb = subRO(t.tx, bHyps, q.ID); hb == nil {
+				return nil, nil
+			}
+		}
+		if learnt == nil {
+			learnt = make([]string, len(so.seats))
+			for j, m := range out {
+				learnt[j] = m.ID
+			}
+		}
+		id := hb.Get(so.keys[i])
+		if id == nil {
+			continue
+		}
+		m, err := t.nodeHead(string(id))
+		if err != nil {
+			return nil, err
+		}
+		learnt[i] = m.ID
+		out = append(out, m)
+	}
+	if learnt != nil && so.raw != nil {
+		// Entries are never changed once kept: a copy learns the ids.
+		e := *so
+		e.ids = learnt
+		t.e.sittings.put(q.ID, &e)
+	}
+	return out, nil
 }
 
 // sittingOwners is the engine's memory of the owners of the sitting
@@ -199,7 +285,17 @@ type sittingOwner struct {
 	raw               []byte
 	owner             *Node
 	reviewers, judges int
+	seats             []councilSeat
 	keys              [][]byte
+	// ids are the members' node ids by seat ("" where the hypothesis
+	// index named none), as the index named them when this entry was
+	// read (nil until then): sittingMembers checks each before using it.
+	ids []string
+	// ancestors are the nodes above the owner's members, as their
+	// prompts show them (the owner, then the nodes above it), when the
+	// owner has no parent: then they are the owner's record's alone.
+	// Nil when it has one (the prompt reads them, materialMemo).
+	ancestors []PromptNode
 }
 
 // get returns quest's entry when it was made from raw and the council of
@@ -260,7 +356,15 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &sittingOwner{owner: owner, reviewers: r, judges: j, keys: seatKeys(q, owner)}
+	seats := q.seats(owner, sitting(owner))
+	e := &sittingOwner{owner: owner, reviewers: r, judges: j, seats: seats, keys: keysOf(seats)}
+	if owner.Parent == "" {
+		var d PromptData
+		if _, err := readAncestorsFrom(t.tx, owner.ID, owner, &d); err != nil {
+			return nil, err
+		}
+		e.ancestors = slices.Clip(d.Ancestors)
+	}
 	if owner.Status != Pending {
 		// A pending record is overlaid with the running index
 		// (readNode): it is more than its bytes, and not kept. A
@@ -276,12 +380,18 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 // once every member is terminal, the council decides.
 func (r *tickRound) council(q *Quest) error {
 	t := r.t
-	owner, ms, err := t.sitting(q)
+	so, err := t.sittingOwner(q)
+	if err != nil {
+		return err
+	}
+	owner := so.owner
+	ms, err := t.sittingMembers(q, so, true)
 	if err != nil {
 		return err
 	}
 	done := true
-	for _, m := range ms {
+	var prompts []memberPrompt // one allocation for the council's dispatches
+	for i, m := range ms {
 		if m.Status.Terminal() {
 			continue
 		}
@@ -289,7 +399,10 @@ func (r *tickRound) council(q *Quest) error {
 		if m.Status != Pending || r.slots <= 0 {
 			continue
 		}
-		if err := r.dispatchMember(q, owner, m); err != nil || q.Status != QuestActive {
+		if prompts == nil {
+			prompts = make([]memberPrompt, len(ms))
+		}
+		if err := r.dispatchMember(q, so, m, &prompts[i]); err != nil || q.Status != QuestActive {
 			return err
 		}
 	}
@@ -305,14 +418,15 @@ func (r *tickRound) council(q *Quest) error {
 	return t.decide(q, full)
 }
 
-// dispatchMember dispatches council member m of q, reading what its
-// prompt shows in the tick's transaction (the material it judges is the
-// owner's, as it is now); its run renders the prompt from that
-// (memberPrompt). owner is m's owner, read whole for its sitting: the
+// dispatchMember dispatches council member m of q, with mp (zero) for
+// its prompt, reading what its prompt shows in the tick's transaction
+// (the material it judges is the owner's, as it is now); its run renders
+// the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
-// again (materialMemo.knowParent).
-func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
-	t := r.t
+// again (so.ancestors, or materialMemo.knowParent for an owner with a
+// parent).
+func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memberPrompt) error {
+	t, owner := r.t, so.owner
 	// m is a head (members), which carries the member's own provider:
 	// its seat's.
 	name := q.ProviderFor(m)
@@ -323,14 +437,23 @@ func (r *tickRound) dispatchMember(q *Quest, owner, m *Node) error {
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
 	}
+	// What the prompt shows of the store is read here, in the tick's
+	// transaction; its run renders it (memberPrompt).
+	mp.node = *m
+	if m.Parent == owner.ID && so.ancestors != nil {
+		// The nodes above the member are its owner's entry's (shared by
+		// the sitting's members, read only).
+		mp.src.ancestors = so.ancestors
+		if err := r.e.memberSource(t.tx, &t.material, q, owner, &mp.src); err != nil {
+			return err
+		}
+		return r.queue(q, m, name, prov, agent.Request{}, false, mp)
+	}
 	if m.Parent == owner.ID {
 		if err := t.material.knowParent(t.tx, q, owner); err != nil {
 			return err
 		}
 	}
-	// What the prompt shows of the store is read here, in the tick's
-	// transaction; its run renders it (memberPrompt).
-	mp := &memberPrompt{node: *m}
 	src, err := r.e.readPromptSource(t.tx, &t.material, q, m)
 	if err != nil {
 		return err
@@ -475,6 +598,24 @@ func (t *txn) stillRunning(q *Quest) error {
 		}
 	}
 	return nil
+}
+
+// memberContractPart is the contract part of a council member's prompt
+// (d.Parts.Contract, before a gate's note): the end of the material, then
+// the member's output contract. A reviewer's and a judge's are made once
+// (memberContracts), not once for each member's prompt.
+func memberContractPart(role string) string {
+	if c, ok := memberContracts[role]; ok {
+		return c
+	}
+	return councilMaterialEnd + memberContract(role)
+}
+
+// memberContracts are memberContractPart of a reviewer and of a judge,
+// never changed.
+var memberContracts = map[string]string{
+	RoleReviewer: councilMaterialEnd + memberContract(RoleReviewer),
+	RoleJudge:    councilMaterialEnd + memberContract(RoleJudge),
 }
 
 // memberContract is the output contract of a council member of role.

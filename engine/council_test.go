@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -694,6 +695,119 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		}
 		if len(fewer.keys) != 2 {
 			t.Errorf("a council of 1 reviewer and 1 judge: %d seats' keys, want 2", len(fewer.keys))
+		}
+		return errRollback
+	})
+	if !errors.Is(err, errRollback) {
+		t.Fatal(err)
+	}
+}
+
+// A sitting owner's entry remembers its members' ids, and the tick finds
+// the members by them (sittingMembers) only after checking that each
+// node is its seat's member: ids that name other nodes (other seats'
+// members, the owner, a node that does not exist, as an entry from a
+// rolled-back transaction could) give the members the hypothesis index
+// names, in seat order, as membersAt finds them.
+func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
+	errRollback := errors.New("rolled back")
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply("no vote"), nil
+	})
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 3,
+		Vendors: map[string]string{"m": "local"}})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "w", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"m"}, []string{"m", "m"}
+	})
+	for i := 0; i < 10 && h.questNow(q.ID).Queued[queuedCouncil] == ""; i++ {
+		h.tick()
+	}
+	if h.questNow(q.ID).Queued[queuedCouncil] == "" {
+		t.Fatal("no council sat in 10 ticks")
+	}
+	ids := func(ns []*Node) []string {
+		var out []string
+		for _, n := range ns {
+			out = append(out, n.ID)
+		}
+		return out
+	}
+	err := h.e.update(func(t2 *txn) error {
+		qq, err := t2.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		so, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		want, err := t2.membersAt(qq, so.keys)
+		if err != nil {
+			return err
+		}
+		if len(want) != 3 {
+			t.Fatalf("the index names %d members, want 3", len(want))
+		}
+		if _, err := t2.sittingMembers(qq, so, false); err != nil {
+			return err
+		}
+		learnt, err := t2.sittingOwner(qq)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(learnt.ids, ids(want)) {
+			t.Errorf("the entry learnt the ids %v, want %v", learnt.ids, ids(want))
+		}
+		for _, c := range []struct {
+			name string
+			ids  []string
+		}{
+			{"as learnt", ids(want)},
+			{"other seats' members", []string{want[1].ID, want[2].ID, want[0].ID}},
+			{"the owner and nodes that do not exist", []string{so.owner.ID, "n99999", ""}},
+			{"fewer", []string{want[0].ID}},
+		} {
+			for _, afterOwner := range []bool{false, true} {
+				e := *learnt
+				e.ids = c.ids
+				if afterOwner {
+					// As the tick reads them: the owner's record, then
+					// its members with steps of the node cursor.
+					if _, err := t2.sittingOwner(qq); err != nil {
+						return err
+					}
+				}
+				got, err := t2.sittingMembers(qq, &e, afterOwner)
+				if err != nil {
+					return err
+				}
+				if !slices.Equal(ids(got), ids(want)) {
+					t.Errorf("%s, after the owner %v: got the members %v, want %v", c.name, afterOwner, ids(got), ids(want))
+				}
+				for i, m := range got {
+					if !reflect.DeepEqual(m, want[i]) {
+						t.Errorf("%s, after the owner %v: member %s read as %+v, want %+v", c.name, afterOwner, m.ID, *m, *want[i])
+					}
+				}
+			}
+		}
+		// A step of the node cursor reads only the record right after
+		// the one read before.
+		if _, err := t2.nodeHead(want[0].ID); err != nil {
+			return err
+		}
+		if m, ok, err := t2.nextNodeHead(want[2].ID, nil); ok || err != nil {
+			t.Errorf("a step from %s read %s as %v (ok %v, %v), want no read: it is not the next record", want[0].ID, want[2].ID, m, ok, err)
+		}
+		if _, err := t2.nodeHead(want[0].ID); err != nil {
+			return err
+		}
+		if m, ok, err := t2.nextNodeHead(want[1].ID, nil); !ok || err != nil || !reflect.DeepEqual(m, want[1]) {
+			t.Errorf("a step from %s to %s read %v (ok %v, %v), want %+v", want[0].ID, want[1].ID, m, ok, err, *want[1])
 		}
 		return errRollback
 	})

@@ -17,29 +17,39 @@ import (
 //
 // The keys it skips are Node's own, read from its json tags (nodeKeys): a
 // new field of Node needs nothing here unless the dispatch reads it.
-func scanNodeHead(raw []byte, h *nodeHead) bool {
+//
+// like, when not nil, is what the caller expects the record to hold: a
+// string field that holds the same as like's is set to like's string
+// instead of a copy of the record's bytes (a council's members, whose
+// ids, quest, owner, role, hypothesis and provider their seats give). It
+// changes no value read, only what is allocated; a status is always one
+// of the engine's own strings when it is a known status.
+func scanNodeHead(raw []byte, h *nodeHead, like *nodeHead) bool {
+	if like == nil {
+		like = &nodeHead{}
+	}
 	return store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
 		// A switch on the converted bytes compares without allocating.
 		switch string(key) {
 		case "id":
-			return s.Str(&h.ID)
+			return s.StrLike(&h.ID, like.ID)
 		case "quest":
-			return s.Str(&h.Quest)
+			return s.StrLike(&h.Quest, like.Quest)
 		case "parent":
-			return s.Str(&h.Parent)
+			return s.StrLike(&h.Parent, like.Parent)
 		case "role":
-			return s.Str(&h.Role)
+			return s.StrLike(&h.Role, like.Role)
 		case "hypothesis":
-			return s.Str(&h.Hypothesis)
+			return s.StrLike(&h.Hypothesis, like.Hypothesis)
 		case "status":
 			st := string(h.Status)
-			ok := s.Str(&st)
+			ok := s.StrOf(&st, statusNames)
 			h.Status = Status(st)
 			return ok
 		case "feedback":
 			return s.Str(&h.Feedback)
 		case "provider":
-			return s.Str(&h.Provider)
+			return s.StrLike(&h.Provider, like.Provider)
 		case "depth":
 			return s.Int(&h.Depth)
 		case "tries":
@@ -60,6 +70,16 @@ func scanNodeHead(raw []byte, h *nodeHead) bool {
 		return nodeKeys[string(key)] && s.Skip()
 	})
 }
+
+// statusNames are the statuses' strings (Statuses), which scanNodeHead
+// gives a head instead of a copy of its record's bytes.
+var statusNames = func() []string {
+	out := make([]string, len(Statuses))
+	for i, st := range Statuses {
+		out[i] = string(st)
+	}
+	return out
+}()
 
 // nodeKeys are the keys json.Marshal writes for a Node.
 var nodeKeys = jsonKeys(reflect.TypeFor[Node]())
@@ -97,4 +117,20 @@ func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
 		return nodeKeys[string(key)] && s.Skip()
 	})
 	return role, ev != "", ok
+}
+
+// scanStatus reads the status of a node record as it is stored (no
+// running entry laid over it), for the owner's prompt, which passes over
+// the locked nodes that are not blocked Teams without decoding them; ok
+// is false when raw is not a node record this scanner reads (decode it
+// instead).
+func scanStatus(raw []byte) (st Status, ok bool) {
+	var s string
+	ok = store.ScanObject(raw, func(key []byte, sc *store.Scanner) bool {
+		if string(key) == "status" {
+			return sc.Str(&s)
+		}
+		return nodeKeys[string(key)] && sc.Skip()
+	})
+	return Status(s), ok
 }

@@ -25,11 +25,23 @@ type ownerMaterial struct {
 	proposalsPart, lockedPart string
 }
 
+// The proposals part of the owner's prompt: its heading, and the whole
+// part when there are none.
+const (
+	proposalsHeading = "\nProposals waiting for your decision (oldest first):\n"
+	noProposalsPart  = proposalsHeading + "(none: spawn new work or finish the quest)\n"
+)
+
 // readOwnerMaterial reads q's owner's material in tx, the locked nodes'
 // evidence within evidenceCap bytes (> 0).
 func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, error) {
 	m := &ownerMaterial{rev: q.Rev, cap: evidenceCap}
-	if pb := subRO(tx, bProposed, q.ID); pb != nil {
+	// The quest's counts say whether it has proposals (as the tick's
+	// undefer trusts them for deferred nodes): most owner turns and
+	// councils of a long quest have none, and the index is not opened.
+	if q.Counts[Proposed] == 0 {
+		m.proposalsPart = noProposalsPart
+	} else if pb := subRO(tx, bProposed, q.ID); pb != nil {
 		c := pb.Cursor()
 		for k, v := c.First(); k != nil && len(m.proposals) < 50; k, v = c.Next() {
 			p, err := readNode(tx, string(v))
@@ -41,15 +53,16 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 		}
 	}
 	var b strings.Builder
-	b.WriteString("\nProposals waiting for your decision (oldest first):\n")
 	if len(m.proposals) == 0 {
-		b.WriteString("(none: spawn new work or finish the quest)\n")
+		m.proposalsPart = noProposalsPart
+	} else {
+		b.WriteString(proposalsHeading)
+		for _, p := range m.proposals {
+			fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
+		}
+		m.proposalsPart = b.String()
+		b.Reset()
 	}
-	for _, p := range m.proposals {
-		fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
-	}
-	m.proposalsPart = b.String()
-	b.Reset()
 
 	left, more := evidenceCap, false
 	// The evidence index (schema 7) names exactly the locked nodes the

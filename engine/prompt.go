@@ -212,13 +212,8 @@ func (e *Engine) readPromptSource(tx *bolt.Tx, memo *materialMemo, q *Quest, n *
 	src.ancestors = slices.Clip(d.Ancestors)
 	switch {
 	case isMember(n.Role):
-		// A member weighs what the owner would: the same proposals and
-		// locked evidence, within the owner's cap.
-		if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
+		if err := e.memberSource(tx, memo, q, parent, &src); err != nil {
 			return src, err
-		}
-		if parent != nil && isGateRole(parent.Role) {
-			src.gate, src.gatePhase = true, parent.Phase
 		}
 	case n.Role == RoleOwner:
 		if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[n.Role].EvidenceCap); err != nil {
@@ -233,6 +228,23 @@ func (e *Engine) readPromptSource(tx *bolt.Tx, memo *materialMemo, q *Quest, n *
 		src.teamFacts = b.String()
 	}
 	return src, nil
+}
+
+// memberSource sets in src what a council member's prompt shows of the
+// store besides the nodes above it, read in tx (through memo, which may
+// be nil): its owner's material, and the phase its owner gates, parent
+// being the member's parent (its owner; nil for none).
+func (e *Engine) memberSource(tx *bolt.Tx, memo *materialMemo, q *Quest, parent *Node, src *promptSource) error {
+	// A member weighs what the owner would: the same proposals and
+	// locked evidence, within the owner's cap.
+	var err error
+	if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
+		return err
+	}
+	if parent != nil && isGateRole(parent.Role) {
+		src.gate, src.gatePhase = true, parent.Phase
+	}
+	return nil
 }
 
 // renderRequest is the request for dispatching n of q with what its
@@ -332,7 +344,7 @@ func (e *Engine) contractPart(q *Quest, n *Node, src *promptSource, req *agent.R
 		// What comes before councilMaterialEnd is the material a judge's
 		// quotes must occur in.
 		src.material.apply(req, d)
-		d.Parts.Contract = councilMaterialEnd + memberContract(n.Role)
+		d.Parts.Contract = memberContractPart(n.Role)
 		if src.gate {
 			d.Parts.Contract += fmt.Sprintf("This council is the gate of the %s phase: a strict majority of judges saying pass opens the next phase; revise sends the phase's newest node back for a revision. Actions are not needed here.\n", src.gatePhase)
 		}

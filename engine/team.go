@@ -453,8 +453,17 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 	}
 	b.WriteString("\nTeams that are team_blocked (FAIL: their accepter rejected them max_revisions times, or a stage exhausted its tries); decide again:\n")
 	c := lb.Cursor()
+	nodes, cur := tx.Bucket(bNodes), (*bolt.Cursor)(nil)
 	shown, want := 0, min(10, q.Counts[TeamBlocked])
 	for k, v := c.Last(); k != nil && shown < want; k, v = c.Prev() {
+		// Most locked nodes of a long quest are not blocked Teams: their
+		// status is read from the record without decoding it. A locked
+		// record is terminal, so no running entry overlays its status.
+		if key, err := nodeKey(string(v)); err == nil {
+			if st, ok := scanStatus(get(&cur, nodes, key)); ok && st != TeamBlocked {
+				continue
+			}
+		}
 		n, err := readNode(tx, string(v))
 		if err != nil {
 			return err

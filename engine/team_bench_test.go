@@ -3,8 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -107,6 +110,104 @@ func BenchmarkTeamCycle(b *testing.B) {
 			m.report(b, "cycle")
 			b.ReportMetric(float64(tickCPU.Microseconds())/1000/float64(b.N), "tick-cpu-ms/cycle")
 			b.ReportMetric(float64(active), "teams/cycle")
+		})
+	}
+}
+
+// BenchmarkOwnerPromptBlockedTeams builds the owner's prompt of a Teams
+// quest whose one blocked Team locked first, below locked nodes (dead
+// workers) locked after it: the tick builds an owner's prompt in its
+// transaction, and the prompt lists the blocked Teams (ownerTeamFacts),
+// which it finds by walking the quest's locked nodes newest first.
+func BenchmarkOwnerPromptBlockedTeams(b *testing.B) {
+	for _, locked := range []int{100, 10_000} {
+		b.Run(fmt.Sprintf("locked=%d", locked), func(b *testing.B) {
+			s := mustOpenStore(b, b.TempDir())
+			b.Cleanup(func() { s.Close() })
+			e, err := New(s, Options{Providers: map[string]Provider{"p": teamStageAgent}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			spec := e.NewQuestSpec("bench", "bench")
+			spec.Provider, spec.Teams, spec.MaxRevisions, spec.AcceptMode = "p", true, DefaultMaxRevisions, AcceptJudge
+			spec.Limits.MaxAgentRuns, spec.Limits.TokenBudget = 1<<30, 1<<30
+			var qid, planner string
+			err = e.update(func(t *txn) error {
+				q, err := t.newQuest(spec)
+				if err != nil {
+					return err
+				}
+				qid = q.ID
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			ns, err := e.Nodes(qid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, n := range ns {
+				if n.Stage == StagePlan {
+					planner = n.ID
+				}
+			}
+			if planner == "" {
+				b.Fatalf("quest %s has no planner", qid)
+			}
+			if _, err := e.AbortNode(planner, "wrong plan"); err != nil {
+				b.Fatal(err)
+			}
+			for made := 0; made < locked; {
+				err := e.update(func(t *txn) error {
+					q, err := t.quest(qid)
+					if err != nil {
+						return err
+					}
+					for j := 0; j < 5000 && made < locked; j++ {
+						n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("dead end %d", made), Pending, "")
+						if err != nil {
+							return err
+						}
+						if err := t.abort(q, n, "bench"); err != nil {
+							return err
+						}
+						made++
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			var q *Quest
+			var owner *Node
+			err = e.update(func(t *txn) error {
+				if q, err = t.quest(qid); err != nil {
+					return err
+				}
+				owner, err = t.node(q.Queued[RoleOwner])
+				return err
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				var req agent.Request
+				err := e.store.view(func(tx *bolt.Tx) error {
+					var err error
+					req, err = e.buildRequest(tx, nil, q, owner)
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !strings.Contains(req.Prompt, "FAIL Team ") {
+					b.Fatalf("the owner's prompt lists no blocked Team:\n%s", req.Prompt)
+				}
+			}
 		})
 	}
 }

@@ -450,14 +450,45 @@ func (t *txn) nodeHead(id string) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
+	return t.headOf(id, raw, nil)
+}
+
+// nextNodeHead is nodeHead for id when its record is the one right after
+// the record the node cursor read last, with a step of the cursor instead
+// of a search from the root; ok is false when it is not (read it with
+// nodeHead). The caller has read the previous record with nodeHead or
+// nextNodeHead, with no write of the nodes bucket since: a write may move
+// what a bbolt cursor steps to.
+func (t *txn) nextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err error) {
+	if t.curNodes == nil {
+		return nil, false, nil
+	}
+	seq, ok := nodeSeq(id)
+	if !ok {
+		return nil, false, nil
+	}
+	k, raw := t.curNodes.Next()
+	if len(k) != 8 || binary.BigEndian.Uint64(k) != seq || raw == nil {
+		return nil, false, nil
+	}
+	n, err = t.headOf(id, raw, like)
+	return n, err == nil, err
+}
+
+// headOf is nodeHead of node id's record raw; like is what the caller
+// expects it to hold, or nil (scanNodeHead).
+func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	var h nodeHead
-	if !scanNodeHead(raw, &h) {
+	if !scanNodeHead(raw, &h, like) {
 		h = nodeHead{}
 		if err := json.Unmarshal(raw, &h); err != nil {
 			return nil, fmt.Errorf("decode node %s: %w", id, err)
 		}
 	}
-	n := &Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
+	// Carved from the transaction's slab, as the pendingView's heads are:
+	// a tick reads hundreds (a council's members).
+	n := t.allocHead()
+	*n = Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, Provider: h.Provider, head: true, runCount: int(h.RunCount),
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
@@ -803,13 +834,23 @@ func trackQueued(q *Quest, n *Node, to Status) {
 // endian, so that nodes created together share pages and a tick dirties one
 // page per dispatched node however many nodes the store holds.
 func nodeKey(id string) ([]byte, error) {
-	if len(id) < 2 || id[0] != 'n' {
+	v, ok := nodeSeq(id)
+	if !ok {
 		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
+	}
+	return u64(v), nil
+}
+
+// nodeSeq is the number in node id (its key, nodeKey), false when id is
+// not a node id as nodeID writes it.
+func nodeSeq(id string) (uint64, bool) {
+	if len(id) < 2 || id[0] != 'n' {
+		return 0, false
 	}
 	// Only the form nodeID writes: no sign, no leading zero.
 	v, err := strconv.ParseUint(id[1:], 10, 64)
 	if err != nil || (id[1] == '0' && len(id) > 2) {
-		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
+		return 0, false
 	}
-	return u64(v), nil
+	return v, true
 }

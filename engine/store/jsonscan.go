@@ -103,7 +103,20 @@ func (s *Scanner) key() ([]byte, bool) {
 
 // Str reads a string (or null, which leaves *v as it is, as
 // encoding/json does).
-func (s *Scanner) Str(v *string) bool {
+func (s *Scanner) Str(v *string) bool { return s.str(v, "", nil) }
+
+// StrLike is Str, setting *v to like itself, without copying the bytes
+// read, when the string read is like: a reader that knows what a field
+// most likely holds saves an allocation.
+func (s *Scanner) StrLike(v *string, like string) bool { return s.str(v, like, nil) }
+
+// StrOf is Str, setting *v to the element of known that the string read
+// is, if any, without copying the bytes read: for a field of a few known
+// values.
+func (s *Scanner) StrOf(v *string, known []string) bool { return s.str(v, "", known) }
+
+// str is Str, StrLike and StrOf.
+func (s *Scanner) str(v *string, like string, known []string) bool {
 	if s.lit("null") {
 		return true
 	}
@@ -123,7 +136,18 @@ func (s *Scanner) Str(v *string) bool {
 				if !utf8.Valid(tok) {
 					return false
 				}
-				*v = string(tok[1 : len(tok)-1])
+				b := tok[1 : len(tok)-1]
+				if string(b) == like {
+					*v = like
+					return true
+				}
+				for _, k := range known {
+					if string(b) == k {
+						*v = k
+						return true
+					}
+				}
+				*v = string(b)
 				return true
 			}
 			return json.Unmarshal(tok, v) == nil
