@@ -110,6 +110,9 @@ type group struct {
 	// beforeCommit, when set, runs in the leader before each batch's
 	// transaction (Store.beforeCommit). Called without mu.
 	beforeCommit func()
+	// afterCommit, when set, runs in the leader after each batch's
+	// callers were told (Store.afterEachCommit). Called without mu.
+	afterCommit func()
 }
 
 // beforeEachCommit makes fn run before each group commit's transaction,
@@ -119,6 +122,16 @@ type group struct {
 func (s *Store) beforeEachCommit(fn func()) {
 	s.group.mu.Lock()
 	s.group.beforeCommit = fn
+	s.group.mu.Unlock()
+}
+
+// afterEachCommit makes fn run after each group commit's batch, once its
+// writes' outcomes were handed out (then, wake): the engine wakes its
+// event subscribers there once for all the writes queued as data in the
+// batch, instead of once per write (Engine.batchAsync).
+func (s *Store) afterEachCommit(fn func()) {
+	s.group.mu.Lock()
+	s.group.afterCommit = fn
 	s.group.mu.Unlock()
 }
 
@@ -260,12 +273,15 @@ func (s *Store) leadLocked(latency time.Duration, done func() bool) {
 	committed := false
 	for !done() {
 		calls := g.gatherLocked(latency)
-		before := g.beforeCommit
+		before, after := g.beforeCommit, g.afterCommit
 		g.mu.Unlock()
 		if before != nil {
 			before()
 		}
 		committed = s.commitGroup(calls) || committed
+		if after != nil {
+			after()
+		}
 		g.mu.Lock()
 		if len(calls) > 1 {
 			g.burstUntil = time.Now().Add(groupGap)

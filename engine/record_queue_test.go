@@ -103,6 +103,14 @@ func (a *asyncCalls) put(name, key string, fn func(*bolt.Tx) error, tk *ticket) 
 func TestGroupCommitQueuedAsData(t *testing.T) {
 	r := newGroupRig(t)
 	a := newAsyncCalls(r.s)
+	// The engine wakes its subscribers here, once a batch: after every
+	// write of the batch was told its outcome.
+	told := make(chan int, 8) // by batch: how many had been told
+	r.s.afterEachCommit(func() {
+		a.mu.Lock()
+		told <- len(a.errs)
+		a.mu.Unlock()
+	})
 	before := r.s.Commits()
 	for _, k := range []string{"a0", "a1", "a2"} {
 		a.put(k, k, put(k, "v"), nil)
@@ -130,6 +138,9 @@ func TestGroupCommitQueuedAsData(t *testing.T) {
 	}
 	if !errors.Is(a.errs["bad"], boom) || a.seen["bad"] {
 		t.Errorf("failing write queued as data: then(%v), readable %v; want boom, false", a.errs["bad"], a.seen["bad"])
+	}
+	if n := <-told; n != 4 || len(told) != 0 {
+		t.Errorf("afterEachCommit ran after %d of 4 writes queued as data were told, and %d times more; want once, after all 4", n, len(told))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -200,8 +201,25 @@ func (e *Engine) batchAsync(fn func(t *txn) error, tk *ticket, then func(error))
 		then(err)
 		return
 	}
-	w := &engineWrite{e: e, fn: fn}
+	w := &engineWrite{e: e, fn: fn, async: true}
 	e.store.batchAsync(w.run, tk, func(err error) { then(w.committed(err)) })
+}
+
+// raiseTo sets v to seq unless it holds a higher one already.
+func raiseTo(v *atomic.Uint64, seq uint64) {
+	for u := v.Load(); u < seq && !v.CompareAndSwap(u, seq); u = v.Load() {
+	}
+}
+
+// publishQueued wakes the event subscribers once for the writes queued as
+// data that a group commit just committed (Store.afterEachCommit): a
+// batch of hundreds of results wakes each subscriber once, not once per
+// result, each wake making it read the outbox anew while the rest of the
+// batch is handed out.
+func (e *Engine) publishQueued() {
+	if seq := e.unpublished.Swap(0); seq > 0 {
+		e.hub.publish(seq)
+	}
 }
 
 // engineWrite is one write of the engine's through the store: fn run in
@@ -209,6 +227,9 @@ func (e *Engine) batchAsync(fn func(t *txn) error, tk *ticket, then func(error))
 type engineWrite struct {
 	e  *Engine
 	fn func(t *txn) error
+	// async: queued as data (batchAsync); its events are published with
+	// its batch's (publishQueued).
+	async bool
 	// Set by run, for committed.
 	last    uint64
 	updates []viewUpdate
@@ -256,7 +277,11 @@ func (w *engineWrite) committed(err error) error {
 		}
 	}
 	if err == nil && w.last > 0 {
-		w.e.hub.publish(w.last)
+		if !w.async {
+			w.e.hub.publish(w.last)
+		} else {
+			raiseTo(&w.e.unpublished, w.last)
+		}
 	}
 	w.updates = nil
 	return err
