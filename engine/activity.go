@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // Activity is what runs and what waits at one moment: the one count of
@@ -17,13 +19,82 @@ type Activity struct {
 	Expired  int
 	// AgentsRunning is the agent runs in flight.
 	AgentsRunning int
-	// Quests are the quests read for the count, in Quests order.
+	// NeedAttention counts the quests that need the owner
+	// (Quest.NeedsAttention); TeamsBlocked those with a blocked Team
+	// (Quest.HasBlockedTeam).
+	NeedAttention, TeamsBlocked int
+	// Quests are the quests read for the count, in Quests order; nil from
+	// ActivityCounts.
 	Quests []*Quest
 }
 
 // Activity reads the activity at now. It reads the consent queue and the
 // quests (their Counts, kept in step by the engine): no node is scanned.
 func (e *Engine) Activity(now time.Time) (Activity, error) {
+	a, err := e.consentActivity(now)
+	if err != nil {
+		return a, err
+	}
+	qs, err := e.Quests()
+	if err != nil {
+		return a, fmt.Errorf("reading quests: %w", err)
+	}
+	a.Quests = qs
+	running := 0
+	for _, q := range qs {
+		running += q.Counts[Running]
+		a.countQuest(q)
+	}
+	// A run's slot frees just before its verdict commits: count the larger.
+	a.AgentsRunning = max(running, e.InFlight())
+	return a, nil
+}
+
+// ActivityCounts is Activity without its Quests: the counts only, for a
+// face that shows no quest (the LEDs, on every burst of events). It
+// decodes one quest at a time into the same value instead of keeping all
+// of them: a busy cycle of 1,000 quests woke the LEDs several times, each
+// holding every quest decoded at once (bench/RESULTS.md, issue 23, branch
+// peak40).
+func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
+	a, err := e.consentActivity(now)
+	if err != nil {
+		return a, err
+	}
+	running := 0
+	var q Quest
+	err = e.store.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bRunning).Cursor()
+		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
+			q = Quest{}
+			if err := decodeQuest(v, &q); err != nil {
+				return fmt.Errorf("decode quest %s: %w", k, err)
+			}
+			overlayDispatch(c, &q)
+			running += q.Counts[Running]
+			a.countQuest(&q)
+			return nil
+		})
+	})
+	if err != nil {
+		return a, fmt.Errorf("reading quests: %w", err)
+	}
+	a.AgentsRunning = max(running, e.InFlight())
+	return a, nil
+}
+
+// countQuest counts q in NeedAttention and TeamsBlocked.
+func (a *Activity) countQuest(q *Quest) {
+	if q.NeedsAttention() {
+		a.NeedAttention++
+	}
+	if q.HasBlockedTeam() {
+		a.TeamsBlocked++
+	}
+}
+
+// consentActivity is the activity's consent part at now.
+func (e *Engine) consentActivity(now time.Time) (Activity, error) {
 	var a Activity
 	all, err := e.Consents()
 	if err != nil {
@@ -36,16 +107,5 @@ func (e *Engine) Activity(now time.Time) (Activity, error) {
 		}
 		a.Consents = append(a.Consents, r)
 	}
-	qs, err := e.Quests()
-	if err != nil {
-		return a, fmt.Errorf("reading quests: %w", err)
-	}
-	a.Quests = qs
-	running := 0
-	for _, q := range qs {
-		running += q.Counts[Running]
-	}
-	// A run's slot frees just before its verdict commits: count the larger.
-	a.AgentsRunning = max(running, e.InFlight())
 	return a, nil
 }

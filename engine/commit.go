@@ -77,11 +77,16 @@ const (
 	groupMax = 1000
 )
 
-// groupCall is one write waiting for a group commit.
+// groupCall is one write waiting for a group commit: either a caller
+// waiting on wake (Store.batch) or, with then set, data queued without a
+// goroutine (Store.batchAsync).
 type groupCall struct {
 	fn      func(*bolt.Tx) error
 	arrived time.Time
-	wake    chan struct{} // done or lead: closed or sent once
+	wake    chan struct{} // done or lead: sent once; nil with then
+	// then, when set, is called by the leader with the write's error
+	// once its commit is decided; it must not block or write.
+	then func(error)
 	// Set by the leader before wake.
 	done      bool
 	err       error
@@ -105,6 +110,9 @@ type group struct {
 	// beforeCommit, when set, runs in the leader before each batch's
 	// transaction (Store.beforeCommit). Called without mu.
 	beforeCommit func()
+	// afterCommit, when set, runs in the leader after each batch's
+	// callers were told (Store.afterEachCommit). Called without mu.
+	afterCommit func()
 }
 
 // beforeEachCommit makes fn run before each group commit's transaction,
@@ -114,6 +122,16 @@ type group struct {
 func (s *Store) beforeEachCommit(fn func()) {
 	s.group.mu.Lock()
 	s.group.beforeCommit = fn
+	s.group.mu.Unlock()
+}
+
+// afterEachCommit makes fn run after each group commit's batch, once its
+// writes' outcomes were handed out (then, wake): the engine wakes its
+// event subscribers there once for all the writes queued as data in the
+// batch, instead of once per write (Engine.batchAsync).
+func (s *Store) afterEachCommit(fn func()) {
+	s.group.mu.Lock()
+	s.group.afterCommit = fn
 	s.group.mu.Unlock()
 }
 
@@ -198,31 +216,89 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 		g.mu.Lock() // handed the lead
 	}
 	g.leading = true
+	s.leadLocked(latency, func() bool { return c.done })
+	return c.err
+}
+
+// batchAsync queues fn as batch does, but as data: it returns at once, and
+// then is called with what batch would have returned, by the goroutine
+// that commits the batch, once its commit is decided (it must not block
+// nor write to the store; what must wait goes to a goroutine of its own).
+// So a thousand results of a busy tick wait for their commit as a
+// thousand small values in the queue, not as a thousand goroutines with
+// their stacks (bench/RESULTS.md, issue 23, branch peak40). When no
+// leader is gathering, one is started for the queue: it leads until the
+// queue is empty, then ends.
+func (s *Store) batchAsync(fn func(*bolt.Tx) error, tk *ticket, then func(error)) {
+	if s.ReadOnly() {
+		tk.settle()
+		then(fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly))
+		return
+	}
+	g := &s.group
+	c := &groupCall{fn: fn, then: then}
+	g.mu.Lock()
+	c.arrived = time.Now()
+	g.queue = append(g.queue, c)
+	tk.useLocked()
+	if g.leading {
+		g.mu.Unlock()
+		g.poke()
+		return
+	}
+	g.leading = true
+	g.mu.Unlock()
+	go s.leadQueue()
+}
+
+// leadQueue leads the group commit until its queue is empty: the leader
+// of writes queued as data (batchAsync), which have no goroutine of their
+// own to lead.
+func (s *Store) leadQueue() {
+	latency := s.latency
+	if latency == 0 {
+		latency = groupLatency
+	}
+	g := &s.group
+	g.mu.Lock()
+	s.leadLocked(latency, func() bool { return len(g.queue) == 0 })
+}
+
+// leadLocked gathers and commits batches until done reports true, then
+// hands the lead on: to the first queued caller waiting on wake, or to a
+// new leadQueue when the first queued write is data. It is called with
+// g.mu held and g.leading set, and returns with g.mu released.
+func (s *Store) leadLocked(latency time.Duration, done func() bool) {
+	g := &s.group
 	committed := false
-	for !c.done {
+	for !done() {
 		calls := g.gatherLocked(latency)
-		before := g.beforeCommit
+		before, after := g.beforeCommit, g.afterCommit
 		g.mu.Unlock()
 		if before != nil {
 			before()
 		}
 		committed = s.commitGroup(calls) || committed
+		if after != nil {
+			after()
+		}
 		g.mu.Lock()
 		if len(calls) > 1 {
 			g.burstUntil = time.Now().Add(groupGap)
 		}
 	}
-	if len(g.queue) > 0 {
-		next := g.queue[0]
-		next.wake <- struct{}{} // lead: it finds itself not done
-	} else {
+	switch {
+	case len(g.queue) == 0:
 		g.leading = false
+	case g.queue[0].then == nil:
+		g.queue[0].wake <- struct{}{} // lead: it finds itself not done
+	default:
+		go s.leadQueue() // still leading: the new leader takes over
 	}
 	g.mu.Unlock()
 	if committed {
 		s.releaseMapped() // pushed back while commits keep coming
 	}
-	return c.err
 }
 
 // gatherLocked waits while the queue should grow (see gather), then
@@ -351,6 +427,10 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 	}
 	for _, c := range append(calls, solo...) {
 		c.done = true
+		if c.then != nil {
+			c.then(c.err)
+			continue
+		}
 		c.wake <- struct{}{}
 	}
 	return committed

@@ -148,6 +148,9 @@ type Engine struct {
 	providers map[string]Provider
 	opt       Options
 	hub       hub
+	// unpublished is the highest event seq committed by writes queued as
+	// data and not yet published (publishQueued); 0: none.
+	unpublished atomic.Uint64
 
 	runCtx    context.Context
 	cancelRun context.CancelFunc
@@ -241,6 +244,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 			return nil, err
 		}
 		store.expectFrom(e.runsOut)
+		store.afterEachCommit(e.publishQueued)
 		if logs := opt.Logs; logs != nil {
 			// A result commits only after its run's log is durable: one
 			// sync for all the logs of a batch (runlog's package doc).

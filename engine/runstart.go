@@ -136,5 +136,5 @@ func (e *Engine) runAgent(q queuedRun) {
 	e.mu.Lock()
 	delete(e.inflight, d.node.ID)
 	e.mu.Unlock()
-	e.record(d, res, tk)
+	e.record(d.node.ID, d.run.ID, res, tk)
 }

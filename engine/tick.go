@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
@@ -579,45 +577,6 @@ func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
 		}
 	}
 	return t.newNode(q, nil, RoleOwner, ownerHypothesis(q, proposals, round), Pending, "")
-}
-
-// Backoff between attempts to record a run's result.
-const (
-	recordRetryFirst = time.Second
-	recordRetryMax   = time.Minute
-)
-
-// record commits a run's result, through the group commit (so results
-// that come back together share one commit), retrying with backoff while
-// the store refuses the write (a full SD card, an I/O error): the answer is kept in
-// memory meanwhile, and Unrecorded reports it so the box can show a fault.
-// The node stays running, so nothing dispatches it again. Only Shutdown's
-// cancellation gives up; the node then goes back to pending at the next
-// start-up with an interrupted attempt.
-func (e *Engine) record(d *dispatch, res result, tk *ticket) {
-	defer e.markUnrecorded(d.run.ID, nil)
-	defer tk.settle()
-	wait := recordRetryFirst
-	for {
-		err := e.complete(d.node.ID, d.run.ID, res, tk)
-		tk = nil // a retry is not announced
-		if err == nil {
-			return
-		}
-		if errors.Is(err, berrors.ErrDatabaseNotOpen) {
-			// The store was closed under the run (a crash test does
-			// that; Shutdown cancels first): no retry can land.
-			e.log.Error("run result lost: the store is closed", "node", d.node.ID, "run", d.run.ID)
-			return
-		}
-		e.markUnrecorded(d.run.ID, err)
-		e.log.Error("run result could not be recorded; retrying", "node", d.node.ID, "run", d.run.ID, "retry_in", wait, "err", err)
-		if clock.Sleep(e.runCtx, e.clock, wait) != nil {
-			e.log.Error("gave up recording a run result: its node goes back to pending at the next start-up", "node", d.node.ID, "run", d.run.ID)
-			return
-		}
-		wait = min(2*wait, recordRetryMax)
-	}
 }
 
 // markUnrecorded notes that run's result waits to be written because of

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -202,56 +203,114 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 		tk.settle()
 		return err
 	}
-	var last uint64
-	var updates []viewUpdate
-	var saved []questUpdate
-	run := func(tx *bolt.Tx) error {
-		last, updates, saved = 0, nil, nil
-		now := e.clock.Now()
-		t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
-		if t.sess != nil {
-			t.snow = t.sess.at(now)
-		}
-		if err := fn(t); err != nil {
-			return err
-		}
-		if err := t.flushEvents(); err != nil {
-			return err
-		}
-		for _, id := range t.order {
-			q := t.quests[id]
-			t.foldWall(q)
-			q.Rev++
-			rec := t.claim(appendQuest(t.spare(256), q))
-			if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), rec); err != nil {
-				return err
-			}
-			t.viewOf(q)
-			t.saves = append(t.saves, questUpdate{rec: rec, q: q})
-		}
-		last, updates, saved = t.last, t.updates, t.saves
-		return nil
-	}
+	w := &engineWrite{e: e, fn: fn}
 	var err error
 	if grouped {
-		err = e.store.batch(run, tk)
+		err = e.store.batch(w.run, tk)
 	} else {
-		err = e.store.update(run)
+		err = e.store.update(w.run)
 	}
+	return w.committed(err)
+}
+
+// batchAsync is batch without waiting: it queues fn in the group commit
+// and returns at once; then is called with what batch would have
+// returned, once fn's transaction committed or failed, on the goroutine
+// that committed it (Store.batchAsync): then must not block nor write.
+func (e *Engine) batchAsync(fn func(t *txn) error, tk *ticket, then func(error)) {
+	if err := e.writable(); err != nil {
+		tk.settle()
+		then(err)
+		return
+	}
+	w := &engineWrite{e: e, fn: fn, async: true}
+	e.store.batchAsync(w.run, tk, func(err error) { then(w.committed(err)) })
+}
+
+// raiseTo sets v to seq unless it holds a higher one already.
+func raiseTo(v *atomic.Uint64, seq uint64) {
+	for u := v.Load(); u < seq && !v.CompareAndSwap(u, seq); u = v.Load() {
+	}
+}
+
+// publishQueued wakes the event subscribers once for the writes queued as
+// data that a group commit just committed (Store.afterEachCommit): a
+// batch of hundreds of results wakes each subscriber once, not once per
+// result, each wake making it read the outbox anew while the rest of the
+// batch is handed out.
+func (e *Engine) publishQueued() {
+	if seq := e.unpublished.Swap(0); seq > 0 {
+		e.hub.publish(seq)
+	}
+}
+
+// engineWrite is one write of the engine's through the store: fn run in
+// a txn, its quests saved, and what it changed published once committed.
+type engineWrite struct {
+	e  *Engine
+	fn func(t *txn) error
+	// async: queued as data (batchAsync); its events are published with
+	// its batch's (publishQueued).
+	async bool
+	// Set by run, for committed.
+	last    uint64
+	updates []viewUpdate
+	saved   []questUpdate
+}
+
+// run is the write's transaction function; it may run more than once
+// (group commit), each run starting afresh.
+func (w *engineWrite) run(tx *bolt.Tx) error {
+	e := w.e
+	w.last, w.updates, w.saved = 0, nil, nil
+	now := e.clock.Now()
+	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
+	if t.sess != nil {
+		t.snow = t.sess.at(now)
+	}
+	if err := w.fn(t); err != nil {
+		return err
+	}
+	if err := t.flushEvents(); err != nil {
+		return err
+	}
+	for _, id := range t.order {
+		q := t.quests[id]
+		t.foldWall(q)
+		q.Rev++
+		rec := t.claim(appendQuest(t.spare(256), q))
+		if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), rec); err != nil {
+			return err
+		}
+		t.viewOf(q)
+		t.saves = append(t.saves, questUpdate{rec: rec, q: q})
+	}
+	w.last, w.updates, w.saved = t.last, t.updates, t.saves
+	return nil
+}
+
+// committed publishes what the write changed once its transaction
+// returned err, and returns the write's error (errUnchanged is none).
+func (w *engineWrite) committed(err error) error {
 	if errors.Is(err, errUnchanged) {
 		return nil
 	}
 	if err == nil {
 		// Only what committed reaches the view (pendingView) and the
 		// tick's decoded quests (questCache).
-		for _, u := range updates {
-			e.view.put(u.quest, u.rev, u.head)
+		for _, u := range w.updates {
+			w.e.view.put(u.quest, u.rev, u.head)
 		}
-		e.decoded.learn(saved)
+		w.e.decoded.learn(w.saved)
 	}
-	if err == nil && last > 0 {
-		e.hub.publish(last)
+	if err == nil && w.last > 0 {
+		if !w.async {
+			w.e.hub.publish(w.last)
+		} else {
+			raiseTo(&w.e.unpublished, w.last)
+		}
 	}
+	w.updates = nil
 	return err
 }
 

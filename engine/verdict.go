@@ -324,10 +324,16 @@ func (e *Engine) ancestors(n *Node) ([]string, error) {
 // is no longer running this run (aborted meanwhile) keeps its status; the
 // run is recorded as discarded. tk is the write's announcement, or nil.
 func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
+	return e.batch(e.completion(nodeID, runID, res), tk)
+}
+
+// completion is complete's write, for the group commit (complete, and
+// record, which queues it without waiting).
+func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error {
 	e.mu.Lock()
 	closing := e.closing
 	e.mu.Unlock()
-	return e.batch(func(t *txn) error {
+	return func(t *txn) error {
 		n, err := t.node(nodeID)
 		if err != nil {
 			return err
@@ -361,7 +367,7 @@ func (e *Engine) complete(nodeID, runID string, res result, tk *ticket) error {
 			return err
 		}
 		return t.stillRunning(q)
-	}, tk)
+	}
 }
 
 // apply moves a running node according to its result.

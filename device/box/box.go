@@ -358,7 +358,7 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 		st.Starting = true
 		return st, nil, 0
 	}
-	act, err := eng.Activity(now)
+	act, err := eng.ActivityCounts(now)
 	if err != nil && fault == "" {
 		fault = "store: " + err.Error()
 	}
@@ -366,14 +366,7 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 		fault = fmt.Sprintf("store: %d run result(s) wait to be recorded: %v", n, err)
 	}
 	st.ConsentsPending, st.AgentsRunning, st.Fault = len(act.Consents), act.AgentsRunning, fault
-	for _, q := range act.Quests {
-		if q.NeedsAttention() {
-			st.QuestsTerminated++
-		}
-		if q.HasBlockedTeam() {
-			st.TeamsBlocked++
-		}
-	}
+	st.QuestsTerminated, st.TeamsBlocked = act.NeedAttention, act.TeamsBlocked
 	return st, act.Consents, act.Expired
 }
 
@@ -401,7 +394,7 @@ func (q consentQueue) Pending() ([]device.ConsentRequest, error) {
 	if eng == nil {
 		return nil, nil
 	}
-	act, err := eng.Activity(q.b.clock.Now())
+	act, err := eng.ActivityCounts(q.b.clock.Now())
 	if err != nil {
 		return nil, err
 	}
