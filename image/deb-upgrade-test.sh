@@ -13,9 +13,11 @@
 # store schema 4, in a clone without tags) in a temporary git worktree,
 # with that tree's own image/deb.sh. Its version sorts before the current
 # one, so dpkg sees an upgrade, then a downgrade. The schemas are read
-# from the stores, not written here: the upgrade must raise it and the
-# previous binary must refuse the newer one by name. The scratch root is
-# deb-test.sh's.
+# from the stores, not written here: when the current version's schema is
+# newer, the upgrade must raise it and the previous binary must refuse the
+# newer store by name; when both versions share a schema (no store change
+# since that release), the upgrade must keep it and the previous binary
+# must read the store as it was. The scratch root is deb-test.sh's.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -87,26 +89,40 @@ grep -q 'exported 0 nodes' "$root/tmp/export2.log" || fail "after the upgrade ex
 qb verify --json >"$root/tmp/verify-cur.json" || fail "verify after the upgrade"
 prevschema=$(field schema <"$root/tmp/verify-prev.json")
 curschema=$(field schema <"$root/tmp/verify-cur.json")
-[[ -n $prevschema && -n $curschema ]] && ((curschema > prevschema)) && [[ $(field records <"$root/tmp/verify-cur.json") == "$records" && $(field locked_nodes <"$root/tmp/verify-cur.json") == "$locked" ]] ||
+[[ -n $prevschema && -n $curschema ]] && ((curschema >= prevschema)) && [[ $(field records <"$root/tmp/verify-cur.json") == "$records" && $(field locked_nodes <"$root/tmp/verify-cur.json") == "$locked" ]] ||
 	fail "after the upgrade: $(cat "$root/tmp/verify-cur.json")"
 qb quest show q1 --json | grep -o '"id": "n[0-9]*"\|"status": "[a-z_]*"' >"$root/tmp/nodes-cur.txt"
 cmp -s "$root/tmp/nodes-prev.txt" "$root/tmp/nodes-cur.txt" || fail "nodes changed by the upgrade: $(diff "$root/tmp/nodes-prev.txt" "$root/tmp/nodes-cur.txt")"
-ok "upgraded to $curver: the store migrated from schema $prevschema to $curschema; the quest, its nodes, $records ledger records and the export cursor are as they were"
+if ((curschema > prevschema)); then
+	ok "upgraded to $curver: the store migrated from schema $prevschema to $curschema; the quest, its nodes, $records ledger records and the export cursor are as they were"
+else
+	ok "upgraded to $curver: the store kept schema $curschema (the same as $prevver's); the quest, its nodes, $records ledger records and the export cursor are as they were"
+fi
 
-# 3. downgrade: the previous binary refuses the upgraded store, changing nothing
+# 3. downgrade: the previous binary refuses a newer store, changing
+# nothing, and reads a store of its own schema as it was
 sum=$(sha256sum <"$root/var/lib/questbox/questbox.db")
 inroot dpkg -i /tmp/prev.deb >"$root/tmp/down.log" 2>&1 || { cat "$root/tmp/down.log" >&2; fail "dpkg -i the previous package over the current one"; }
-for verb in "verify" "quest list" "quest new x --direction y --provider external"; do
-	set +e
-	qb $verb >/dev/null 2>"$root/tmp/refused.log"
-	rc=$?
-	set -e
-	((rc == 2)) || fail "the previous version's '$verb' on the upgraded store: exit $rc, want 2: $(cat "$root/tmp/refused.log")"
-	grep -q "has schema v$curschema, this questbox knows v$prevschema; upgrade questbox" "$root/tmp/refused.log" ||
-		fail "the previous version's '$verb' did not say why: $(cat "$root/tmp/refused.log")"
-done
-[[ $(sha256sum <"$root/var/lib/questbox/questbox.db") == "$sum" ]] || fail "the previous version changed the upgraded store"
-ok "downgraded to $prevver: it refuses the schema $curschema store (exit 2, 'has schema v$curschema, this questbox knows v$prevschema; upgrade questbox') and changes nothing"
+if ((curschema == prevschema)); then
+	qb verify --json >"$root/tmp/verify-down.json" || fail "verify with $prevver after the upgrade: $(cat "$root/tmp/verify-down.json")"
+	[[ $(field records <"$root/tmp/verify-down.json") == "$records" && $(field locked_nodes <"$root/tmp/verify-down.json") == "$locked" ]] ||
+		fail "$prevver after the upgrade: $(cat "$root/tmp/verify-down.json")"
+	qb quest show q1 --json | grep -o '"id": "n[0-9]*"\|"status": "[a-z_]*"' >"$root/tmp/nodes-down.txt"
+	cmp -s "$root/tmp/nodes-prev.txt" "$root/tmp/nodes-down.txt" || fail "$prevver reads other nodes: $(diff "$root/tmp/nodes-prev.txt" "$root/tmp/nodes-down.txt")"
+	ok "downgraded to $prevver: the schema $curschema store verifies and reads as it was"
+else
+	for verb in "verify" "quest list" "quest new x --direction y --provider external"; do
+		set +e
+		qb $verb >/dev/null 2>"$root/tmp/refused.log"
+		rc=$?
+		set -e
+		((rc == 2)) || fail "the previous version's '$verb' on the upgraded store: exit $rc, want 2: $(cat "$root/tmp/refused.log")"
+		grep -q "has schema v$curschema, this questbox knows v$prevschema; upgrade questbox" "$root/tmp/refused.log" ||
+			fail "the previous version's '$verb' did not say why: $(cat "$root/tmp/refused.log")"
+	done
+	[[ $(sha256sum <"$root/var/lib/questbox/questbox.db") == "$sum" ]] || fail "the previous version changed the upgraded store"
+	ok "downgraded to $prevver: it refuses the schema $curschema store (exit 2, 'has schema v$curschema, this questbox knows v$prevschema; upgrade questbox') and changes nothing"
+fi
 
 # 4. upgrade again: all there
 inroot dpkg -i /tmp/cur.deb >/dev/null 2>&1 || fail "dpkg -i the current package again"
