@@ -194,14 +194,25 @@ func (g *group) poke() {
 // errUnchanged is returned as it is, with nothing committed for it.
 func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	if s.ReadOnly() {
-		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly)
+		return s.readOnlyWrite()
 	}
 	g := &s.group
 	c := &groupCall{fn: fn, wake: make(chan struct{}, 1)}
-	latency := s.latency
-	if latency == 0 {
-		latency = groupLatency
+	if g.join(c, tk) {
+		<-c.wake
+		if c.done {
+			return c.err
+		}
+		g.mu.Lock() // handed the lead
 	}
+	s.leadLocked(s.gatherLatency(), func() bool { return c.done })
+	return c.err
+}
+
+// join queues c and reports whether a leader is at work already (it is
+// poked to gather c). If not, the caller leads from now on: join returns
+// with g.mu held and g.leading set.
+func (g *group) join(c *groupCall, tk *ticket) (led bool) {
 	g.mu.Lock()
 	c.arrived = time.Now()
 	g.queue = append(g.queue, c)
@@ -209,15 +220,24 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 	if g.leading {
 		g.mu.Unlock()
 		g.poke()
-		<-c.wake
-		if c.done {
-			return c.err
-		}
-		g.mu.Lock() // handed the lead
+		return true
 	}
 	g.leading = true
-	s.leadLocked(latency, func() bool { return c.done })
-	return c.err
+	return false
+}
+
+// readOnlyWrite is the error of a write asked of a read-only open.
+func (s *Store) readOnlyWrite() error {
+	return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly)
+}
+
+// gatherLatency is how long a write waits at most for its batch to close:
+// groupLatency, unless a test set another.
+func (s *Store) gatherLatency() time.Duration {
+	if s.latency == 0 {
+		return groupLatency
+	}
+	return s.latency
 }
 
 // batchAsync queues fn as batch does, but as data: it returns at once, and
@@ -232,21 +252,13 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 func (s *Store) batchAsync(fn func(*bolt.Tx) error, tk *ticket, then func(error)) {
 	if s.ReadOnly() {
 		tk.settle()
-		then(fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly))
+		then(s.readOnlyWrite())
 		return
 	}
 	g := &s.group
-	c := &groupCall{fn: fn, then: then}
-	g.mu.Lock()
-	c.arrived = time.Now()
-	g.queue = append(g.queue, c)
-	tk.useLocked()
-	if g.leading {
-		g.mu.Unlock()
-		g.poke()
+	if g.join(&groupCall{fn: fn, then: then}, tk) {
 		return
 	}
-	g.leading = true
 	g.mu.Unlock()
 	go s.leadQueue()
 }
@@ -255,13 +267,9 @@ func (s *Store) batchAsync(fn func(*bolt.Tx) error, tk *ticket, then func(error)
 // of writes queued as data (batchAsync), which have no goroutine of their
 // own to lead.
 func (s *Store) leadQueue() {
-	latency := s.latency
-	if latency == 0 {
-		latency = groupLatency
-	}
 	g := &s.group
 	g.mu.Lock()
-	s.leadLocked(latency, func() bool { return len(g.queue) == 0 })
+	s.leadLocked(s.gatherLatency(), func() bool { return len(g.queue) == 0 })
 }
 
 // leadLocked gathers and commits batches until done reports true, then
