@@ -360,14 +360,11 @@ func (t *txn) decodeQuest(id string, raw []byte) (*Quest, error) {
 
 // decodeQuestInto is decodeQuest into q (nil: a new Quest).
 func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
-	if raw == nil {
-		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
-	}
 	if q == nil {
 		q = new(Quest)
 	}
-	if err := decodeQuest(raw, q); err != nil {
-		return nil, fmt.Errorf("decode quest %s: %w", id, err)
+	if err := decodeStoredQuest(id, raw, q); err != nil {
+		return nil, err
 	}
 	return t.adoptQuest(id, q), nil
 }
@@ -379,16 +376,25 @@ func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if raw != nil && t.e.decoded.get(id, raw, q) {
 		return t.adoptQuest(id, q), nil
 	}
-	if raw == nil {
-		return nil, fmt.Errorf("quest %s: %w", id, ErrNotFound)
-	}
-	if err := decodeQuest(raw, q); err != nil {
-		return nil, fmt.Errorf("decode quest %s: %w", id, err)
+	if err := decodeStoredQuest(id, raw, q); err != nil {
+		return nil, err
 	}
 	if q.Status == QuestActive {
 		t.e.decoded.put(id, bytes.Clone(raw), q)
 	}
 	return t.adoptQuest(id, q), nil
+}
+
+// decodeStoredQuest decodes quest id's record raw (nil: there is none)
+// into q.
+func decodeStoredQuest(id string, raw []byte, q *Quest) error {
+	if raw == nil {
+		return fmt.Errorf("quest %s: %w", id, ErrNotFound)
+	}
+	if err := decodeQuest(raw, q); err != nil {
+		return fmt.Errorf("decode quest %s: %w", id, err)
+	}
+	return nil
 }
 
 // adoptQuest makes q, quest id's record as stored, the transaction's
