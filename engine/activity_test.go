@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"testing"
-
-	"github.com/questbox/questbox/engine/agent"
 )
 
 // ActivityCounts counts as Activity does, without keeping the quests:
@@ -13,10 +11,7 @@ import (
 // over the quest records.
 func TestActivityCountsAsActivity(t *testing.T) {
 	release := make(chan struct{})
-	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
-		<-release
-		return reply("no JSON in this answer for " + req.Node), nil
-	})
+	p := heldFailing(release)
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 10})
 	defer func() { close(release); h.e.Wait() }()
 	for range 2 {

@@ -20,16 +20,23 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 )
 
+// heldFailing answers once release is closed, with an answer that breaks
+// the output contract: the gate runs, the node FAILs a try and goes back
+// to pending.
+func heldFailing(release <-chan struct{}) Provider {
+	return funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		<-release
+		return reply("no JSON in this answer for " + req.Node), nil
+	})
+}
+
 // The whole cycle of a tick whose agents all answer at once costs a
 // handful of commits, not one per result: the tick's commit and the
 // group commits of the results.
 func TestCycleOfManyResultsCostsFewCommits(t *testing.T) {
 	const quests = 300
 	release := make(chan struct{})
-	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
-		<-release
-		return reply("no JSON in this answer for " + req.Node), nil
-	})
+	p := heldFailing(release)
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: quests})
 	ids := h.bulk(quests, 0, func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
 	before := h.store.Commits()

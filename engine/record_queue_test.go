@@ -9,8 +9,6 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
-
-	"github.com/questbox/questbox/engine/agent"
 )
 
 // A finished run hands its result to the group commit as data: while the
@@ -21,10 +19,7 @@ import (
 func TestResultsWaitForTheirCommitWithoutGoroutines(t *testing.T) {
 	const quests = 200
 	release := make(chan struct{})
-	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
-		<-release
-		return reply("no JSON in this answer for " + req.Node), nil
-	})
+	p := heldFailing(release)
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: quests})
 	ids := h.bulk(quests, 0, func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
 	// The leader gathers for as long as this announced write is out:
