@@ -296,6 +296,19 @@ type sittingOwner struct {
 	// owner has no parent: then they are the owner's record's alone.
 	// Nil when it has one (the prompt reads them, materialMemo).
 	ancestors []PromptNode
+	// at is the whole sitting as a tick read it from the committed
+	// store, for one revision of its quest (tickSitting); nil when no
+	// tick did.
+	at *sittingAt
+}
+
+// sittingAt is a sitting as its quest's records stood at revision rev of
+// the quest: the members' heads in seat order (as sittingMembers reads
+// them), with their records' own statuses (no running entry laid over
+// them).
+type sittingAt struct {
+	rev   uint64
+	heads []Node
 }
 
 // get returns quest's entry when it was made from raw and the council of
@@ -308,6 +321,63 @@ func (so *sittingOwners) get(quest string, raw []byte, reviewers, judges int) *s
 		return nil
 	}
 	return e
+}
+
+// atRev returns quest's entry when a tick read its sitting at revision
+// rev of the quest, for a council of reviewers and judges, else nil.
+func (so *sittingOwners) atRev(quest string, rev uint64, reviewers, judges int) *sittingOwner {
+	so.mu.Lock()
+	e := so.m[quest]
+	so.mu.Unlock()
+	if e == nil || e.at == nil || e.at.rev != rev || e.reviewers != reviewers || e.judges != judges {
+		return nil
+	}
+	return e
+}
+
+// withAt is a copy of e, quest q's entry, that keeps the members ms of
+// its sitting as read at q's revision (sittingAt), or nil when they
+// cannot be kept. A member's running entry is taken off its head (headOf
+// laid it over a pending record: a running status with the entry's run
+// as its only run); a head whose record says running keeps nothing.
+func (e *sittingOwner) withAt(q *Quest, ms []*Node) *sittingOwner {
+	if e.raw == nil {
+		return nil // not an entry kept by its record's bytes
+	}
+	heads := make([]Node, len(ms))
+	for i, m := range ms {
+		heads[i] = *m
+		if m.Status == Running {
+			if len(m.Runs) != 1 {
+				return nil
+			}
+			heads[i].Status, heads[i].Runs = Pending, nil
+		}
+	}
+	c := *e
+	c.at = &sittingAt{rev: q.Rev, heads: heads}
+	return &c
+}
+
+// putAt keeps e, made by withAt, as quest's entry unless the entry holds
+// a sitting of a later revision; the ids of its members an entry of the
+// same record learnt since (sittingMembers) are kept.
+func (so *sittingOwners) putAt(quest string, e *sittingOwner) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	cur := so.m[quest]
+	if cur != nil && cur.at != nil && cur.at.rev > e.at.rev {
+		return
+	}
+	if cur != nil && cur.ids != nil && e.ids == nil && cur.reviewers == e.reviewers && cur.judges == e.judges && bytes.Equal(cur.raw, e.raw) {
+		c := *e
+		c.ids = cur.ids
+		e = &c
+	}
+	if so.m == nil {
+		so.m = map[string]*sittingOwner{}
+	}
+	so.m[quest] = e
 }
 
 // put keeps e as quest's entry.
@@ -375,20 +445,105 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	return e, nil
 }
 
+// tickSitting is sitting for the tick's turn of q: the owner's entry
+// and its members' heads. When this transaction has changed nothing of q
+// (pristine) and a tick read the sitting at q's revision (sittingAt),
+// the heads are the entry's, with the running index laid over them as
+// headOf does, and no record is read; otherwise they are read
+// (sittingOwner, sittingMembers) and, from a pristine q, kept for the
+// next tick.
+//
+// Why a revision gives the records: every write of a node record
+// (saveNode, newNode) saves its quest, which raises Quest.Rev, and a
+// dispatch writes the running index only (overlayRunning). A tick is a
+// transaction of its own (update, never grouped with other writes), so
+// what it reads of a quest it has not changed is committed, and one
+// revision of a quest is committed with one state of its nodes' records:
+// a transaction that was rolled back is never read here. The pendingView
+// rests on the same (pendingview.go).
+func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
+	pristine := t.pristine(q)
+	if pristine {
+		if e := t.e.sittings.atRev(q.ID, q.Rev, len(q.CouncilReviewers), len(q.CouncilJudges)); e != nil {
+			ms := make([]*Node, len(e.at.heads))
+			for i := range e.at.heads {
+				m := t.allocHead()
+				*m = e.at.heads[i]
+				t.overlayHead(m)
+				ms[i] = m
+			}
+			return e, ms, nil
+		}
+	}
+	so, err := t.sittingOwner(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, err := t.sittingMembers(q, so, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pristine {
+		if e := so.withAt(q, ms); e != nil {
+			t.e.sittings.putAt(q.ID, e)
+		}
+	}
+	return so.withoutAt(), ms, nil
+}
+
+// sittingOf works out, for a quest this transaction saves with revision
+// q.Rev, its sitting council as the commit will leave it, for the view's
+// update (viewOf): the next tick then reads none of its records
+// (tickSitting). Nil when no council sits or a record cannot be read
+// (the tick then reads them and meets the damage).
+func (t *txn) sittingOf(q *Quest) *sittingOwner {
+	if q.Queued[queuedCouncil] == "" {
+		return nil
+	}
+	so, err := t.sittingOwner(q)
+	if err != nil {
+		return nil
+	}
+	ms, err := t.sittingMembers(q, so, true)
+	if err != nil {
+		return nil
+	}
+	return so.withAt(q, ms)
+}
+
+// withoutAt is so without its sitting's heads (so.at), which were read at
+// another revision of the quest.
+func (so *sittingOwner) withoutAt() *sittingOwner {
+	if so.at == nil {
+		return so
+	}
+	c := *so
+	c.at = nil
+	return &c
+}
+
+// overlayHead lays the running index over a member's head taken from a
+// sitting's entry, as headOf lays it over a head read from its record.
+func (t *txn) overlayHead(n *Node) {
+	if n.Status != Pending {
+		return
+	}
+	key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+	if run := get(&t.curRunning, t.tx.Bucket(bRunning), key); run != nil {
+		setRunning(n, run)
+	}
+}
+
 // council is a quest's turn while its council sits: its pending members
 // dispatch (each takes a slot: they run concurrently), nothing else does;
 // once every member is terminal, the council decides.
 func (r *tickRound) council(q *Quest) error {
 	t := r.t
-	so, err := t.sittingOwner(q)
+	so, ms, err := t.tickSitting(q)
 	if err != nil {
 		return err
 	}
 	owner := so.owner
-	ms, err := t.sittingMembers(q, so, true)
-	if err != nil {
-		return err
-	}
 	done := true
 	var prompts []memberPrompt // one allocation for the council's dispatches
 	for i, m := range ms {
@@ -401,6 +556,15 @@ func (r *tickRound) council(q *Quest) error {
 		}
 		if prompts == nil {
 			prompts = make([]memberPrompt, len(ms))
+		}
+		// The member as its prompt shows it, pending: the dispatch
+		// marks m running. A head of the entry (so.at) is that already,
+		// and never changes.
+		if so.at != nil {
+			prompts[i].node = &so.at.heads[i]
+		} else {
+			prompts[i].node = t.allocHead()
+			*prompts[i].node = *m
 		}
 		if err := r.dispatchMember(q, so, m, &prompts[i]); err != nil || q.Status != QuestActive {
 			return err
@@ -418,8 +582,8 @@ func (r *tickRound) council(q *Quest) error {
 	return t.decide(q, full)
 }
 
-// dispatchMember dispatches council member m of q, with mp (zero) for
-// its prompt, reading what its prompt shows in the tick's transaction
+// dispatchMember dispatches council member m of q, with mp (its node
+// set, the rest zero) for its prompt, reading what its prompt shows in the tick's transaction
 // (the material it judges is the owner's, as it is now); its run renders
 // the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
@@ -439,7 +603,6 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	}
 	// What the prompt shows of the store is read here, in the tick's
 	// transaction; its run renders it (memberPrompt).
-	mp.node = *m
 	if m.Parent == owner.ID && so.ancestors != nil {
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).
