@@ -162,10 +162,10 @@ func (t *txn) membersAt(q *Quest, keys [][]byte) ([]*Node, error) {
 	return out, nil
 }
 
-// sitting returns the owner of q's sitting council and its members. The
-// owner is read whole, and is the engine's (sittingOwners): the caller
-// reads it and never changes or saves it.
-func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
+// sitting returns the owner of q's sitting council, as its entry, and its
+// members. The entry is the engine's (sittingOwners): the caller reads it
+// and never changes it nor saves its owner.
+func (t *txn) sitting(q *Quest) (*sittingOwner, []*Node, error) {
 	so, err := t.sittingOwner(q)
 	if err != nil {
 		return nil, nil, err
@@ -174,7 +174,7 @@ func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return so.owner, ms, nil
+	return so, ms, nil
 }
 
 // sittingMembers is membersAt for the seats of so, a sitting owner: each
@@ -475,11 +475,7 @@ func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
 			return e, ms, nil
 		}
 	}
-	so, err := t.sittingOwner(q)
-	if err != nil {
-		return nil, nil, err
-	}
-	ms, err := t.sittingMembers(q, so, true)
+	so, ms, err := t.sitting(q)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -500,11 +496,7 @@ func (t *txn) sittingOf(q *Quest) *sittingOwner {
 	if q.Queued[queuedCouncil] == "" {
 		return nil
 	}
-	so, err := t.sittingOwner(q)
-	if err != nil {
-		return nil
-	}
-	ms, err := t.sittingMembers(q, so, true)
+	so, ms, err := t.sitting(q)
 	if err != nil {
 		return nil
 	}
