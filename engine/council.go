@@ -13,7 +13,9 @@ package engine
 // council_pending is Quest.Queued[queuedCouncil], and its members are
 // found through the quest's hypothesis index, their hypotheses being a
 // function of the owner, the sitting and the member's place
-// (memberHypothesis). A council sits again (a new sitting, new members)
+// (memberHypothesis); between two saves of the quest, the tick takes the
+// sitting from the engine's memory of it instead (tickSitting). A
+// council sits again (a new sitting, new members)
 // when every judge abstained; each such sitting uses one of the owner's
 // tries.
 
@@ -296,9 +298,10 @@ type sittingOwner struct {
 	// owner has no parent: then they are the owner's record's alone.
 	// Nil when it has one (the prompt reads them, materialMemo).
 	ancestors []PromptNode
-	// at is the whole sitting as a tick read it from the committed
-	// store, for one revision of its quest (tickSitting); nil when no
-	// tick did.
+	// at is the whole sitting as the committed store holds it at one
+	// revision of its quest, handed over by the write that saved that
+	// revision (sittingOf) or kept by a tick that read it (tickSitting);
+	// nil when neither did.
 	at *sittingAt
 }
 
@@ -323,8 +326,9 @@ func (so *sittingOwners) get(quest string, raw []byte, reviewers, judges int) *s
 	return e
 }
 
-// atRev returns quest's entry when a tick read its sitting at revision
-// rev of the quest, for a council of reviewers and judges, else nil.
+// atRev returns quest's entry when it holds the sitting at revision rev
+// of the quest (sittingAt), for a council of reviewers and judges, else
+// nil.
 func (so *sittingOwners) atRev(quest string, rev uint64, reviewers, judges int) *sittingOwner {
 	so.mu.Lock()
 	e := so.m[quest]
@@ -447,20 +451,21 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 
 // tickSitting is sitting for the tick's turn of q: the owner's entry
 // and its members' heads. When this transaction has changed nothing of q
-// (pristine) and a tick read the sitting at q's revision (sittingAt),
-// the heads are the entry's, with the running index laid over them as
-// headOf does, and no record is read; otherwise they are read
-// (sittingOwner, sittingMembers) and, from a pristine q, kept for the
-// next tick.
+// (pristine) and the engine knows the sitting at q's revision (sittingAt:
+// handed over by the write that saved q at it, or kept by an earlier
+// tick), the heads are the entry's, with the running index laid over them
+// as headOf does, and no record is read; otherwise they are read
+// (sitting) and, from a pristine q, kept for the next tick.
 //
 // Why a revision gives the records: every write of a node record
 // (saveNode, newNode) saves its quest, which raises Quest.Rev, and a
-// dispatch writes the running index only (overlayRunning). A tick is a
-// transaction of its own (update, never grouped with other writes), so
-// what it reads of a quest it has not changed is committed, and one
-// revision of a quest is committed with one state of its nodes' records:
-// a transaction that was rolled back is never read here. The pendingView
-// rests on the same (pendingview.go).
+// dispatch writes the running index only (overlayRunning); so one
+// revision of a quest that committed is one state of its nodes' records.
+// A write hands its sitting over only once it committed
+// (engineWrite.committed), and a tick is a transaction of its own
+// (update, never grouped with other writes): what it reads of a quest it
+// has not changed is committed. A transaction that was rolled back never
+// reaches the memory. The pendingView rests on the same (pendingview.go).
 func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
 	pristine := t.pristine(q)
 	if pristine {
@@ -575,9 +580,9 @@ func (r *tickRound) council(q *Quest) error {
 }
 
 // dispatchMember dispatches council member m of q, with mp (its node
-// set, the rest zero) for its prompt, reading what its prompt shows in the tick's transaction
-// (the material it judges is the owner's, as it is now); its run renders
-// the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
+// set, the rest zero) for its prompt, reading what its prompt shows in
+// the tick's transaction (the material it judges is the owner's, as it
+// is now); its run renders the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
 // again (so.ancestors, or materialMemo.knowParent for an owner with a
 // parent).
