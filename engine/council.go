@@ -13,7 +13,9 @@ package engine
 // council_pending is Quest.Queued[queuedCouncil], and its members are
 // found through the quest's hypothesis index, their hypotheses being a
 // function of the owner, the sitting and the member's place
-// (memberHypothesis). A council sits again (a new sitting, new members)
+// (memberHypothesis); between two saves of the quest, the tick takes the
+// sitting from the engine's memory of it instead (tickSitting). A
+// council sits again (a new sitting, new members)
 // when every judge abstained; each such sitting uses one of the owner's
 // tries.
 
@@ -162,10 +164,10 @@ func (t *txn) membersAt(q *Quest, keys [][]byte) ([]*Node, error) {
 	return out, nil
 }
 
-// sitting returns the owner of q's sitting council and its members. The
-// owner is read whole, and is the engine's (sittingOwners): the caller
-// reads it and never changes or saves it.
-func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
+// sitting returns the owner of q's sitting council, as its entry, and its
+// members. The entry is the engine's (sittingOwners): the caller reads it
+// and never changes it nor saves its owner.
+func (t *txn) sitting(q *Quest) (*sittingOwner, []*Node, error) {
 	so, err := t.sittingOwner(q)
 	if err != nil {
 		return nil, nil, err
@@ -174,7 +176,7 @@ func (t *txn) sitting(q *Quest) (*Node, []*Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return so.owner, ms, nil
+	return so, ms, nil
 }
 
 // sittingMembers is membersAt for the seats of so, a sitting owner: each
@@ -296,6 +298,20 @@ type sittingOwner struct {
 	// owner has no parent: then they are the owner's record's alone.
 	// Nil when it has one (the prompt reads them, materialMemo).
 	ancestors []PromptNode
+	// at is the whole sitting as the committed store holds it at one
+	// revision of its quest, handed over by the write that saved that
+	// revision (sittingOf) or kept by a tick that read it (tickSitting);
+	// nil when neither did.
+	at *sittingAt
+}
+
+// sittingAt is a sitting as its quest's records stood at revision rev of
+// the quest: the members' heads in seat order (as sittingMembers reads
+// them), with their records' own statuses (no running entry laid over
+// them).
+type sittingAt struct {
+	rev   uint64
+	heads []Node
 }
 
 // get returns quest's entry when it was made from raw and the council of
@@ -308,6 +324,64 @@ func (so *sittingOwners) get(quest string, raw []byte, reviewers, judges int) *s
 		return nil
 	}
 	return e
+}
+
+// atRev returns quest's entry when it holds the sitting at revision rev
+// of the quest (sittingAt), for a council of reviewers and judges, else
+// nil.
+func (so *sittingOwners) atRev(quest string, rev uint64, reviewers, judges int) *sittingOwner {
+	so.mu.Lock()
+	e := so.m[quest]
+	so.mu.Unlock()
+	if e == nil || e.at == nil || e.at.rev != rev || e.reviewers != reviewers || e.judges != judges {
+		return nil
+	}
+	return e
+}
+
+// withAt is a copy of e, quest q's entry, that keeps the members ms of
+// its sitting as read at q's revision (sittingAt), or nil when they
+// cannot be kept. A member's running entry is taken off its head (headOf
+// laid it over a pending record: a running status with the entry's run
+// as its only run); a head whose record says running keeps nothing.
+func (e *sittingOwner) withAt(q *Quest, ms []*Node) *sittingOwner {
+	if e.raw == nil {
+		return nil // not an entry kept by its record's bytes
+	}
+	heads := make([]Node, len(ms))
+	for i, m := range ms {
+		heads[i] = *m
+		if m.Status == Running {
+			if len(m.Runs) != 1 {
+				return nil
+			}
+			heads[i].Status, heads[i].Runs = Pending, nil
+		}
+	}
+	c := *e
+	c.at = &sittingAt{rev: q.Rev, heads: heads}
+	return &c
+}
+
+// putAt keeps e, made by withAt, as quest's entry unless the entry holds
+// a sitting of a later revision; the ids of its members an entry of the
+// same record learnt since (sittingMembers) are kept.
+func (so *sittingOwners) putAt(quest string, e *sittingOwner) {
+	so.mu.Lock()
+	defer so.mu.Unlock()
+	cur := so.m[quest]
+	if cur != nil && cur.at != nil && cur.at.rev > e.at.rev {
+		return
+	}
+	if cur != nil && cur.ids != nil && e.ids == nil && cur.reviewers == e.reviewers && cur.judges == e.judges && bytes.Equal(cur.raw, e.raw) {
+		c := *e
+		c.ids = cur.ids
+		e = &c
+	}
+	if so.m == nil {
+		so.m = map[string]*sittingOwner{}
+	}
+	so.m[quest] = e
 }
 
 // put keeps e as quest's entry.
@@ -375,20 +449,98 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	return e, nil
 }
 
+// tickSitting is sitting for the tick's turn of q: the owner's entry
+// and its members' heads. When this transaction has changed nothing of q
+// (pristine) and the engine knows the sitting at q's revision (sittingAt:
+// handed over by the write that saved q at it, or kept by an earlier
+// tick), the heads are the entry's, with the running index laid over them
+// as headOf does, and no record is read; otherwise they are read
+// (sitting) and, from a pristine q, kept for the next tick.
+//
+// Why a revision gives the records: every write of a node record
+// (saveNode, newNode) saves its quest, which raises Quest.Rev, and a
+// dispatch writes the running index only (overlayRunning); so one
+// revision of a quest that committed is one state of its nodes' records.
+// A write hands its sitting over only once it committed
+// (engineWrite.committed), and a tick is a transaction of its own
+// (update, never grouped with other writes): what it reads of a quest it
+// has not changed is committed. A transaction that was rolled back never
+// reaches the memory. The pendingView rests on the same (pendingview.go).
+func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
+	pristine := t.pristine(q)
+	if pristine {
+		if e := t.e.sittings.atRev(q.ID, q.Rev, len(q.CouncilReviewers), len(q.CouncilJudges)); e != nil {
+			ms := make([]*Node, len(e.at.heads))
+			for i := range e.at.heads {
+				m := t.allocHead()
+				*m = e.at.heads[i]
+				t.overlayHead(m)
+				ms[i] = m
+			}
+			return e, ms, nil
+		}
+	}
+	so, ms, err := t.sitting(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	if pristine {
+		if e := so.withAt(q, ms); e != nil {
+			t.e.sittings.putAt(q.ID, e)
+		}
+	}
+	return so.withoutAt(), ms, nil
+}
+
+// sittingOf works out, for a quest this transaction saves with revision
+// q.Rev, its sitting council as the commit will leave it, for the view's
+// update (viewOf): the next tick then reads none of its records
+// (tickSitting). Nil when no council sits or a record cannot be read
+// (the tick then reads them and meets the damage).
+func (t *txn) sittingOf(q *Quest) *sittingOwner {
+	if q.Queued[queuedCouncil] == "" {
+		return nil
+	}
+	so, ms, err := t.sitting(q)
+	if err != nil {
+		return nil
+	}
+	return so.withAt(q, ms)
+}
+
+// withoutAt is so without its sitting's heads (so.at), which were read at
+// another revision of the quest.
+func (so *sittingOwner) withoutAt() *sittingOwner {
+	if so.at == nil {
+		return so
+	}
+	c := *so
+	c.at = nil
+	return &c
+}
+
+// overlayHead lays the running index over a member's head taken from a
+// sitting's entry, as headOf lays it over a head read from its record.
+func (t *txn) overlayHead(n *Node) {
+	if n.Status != Pending {
+		return
+	}
+	key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+	if run := get(&t.curRunning, t.tx.Bucket(bRunning), key); run != nil {
+		setRunning(n, run)
+	}
+}
+
 // council is a quest's turn while its council sits: its pending members
 // dispatch (each takes a slot: they run concurrently), nothing else does;
 // once every member is terminal, the council decides.
 func (r *tickRound) council(q *Quest) error {
 	t := r.t
-	so, err := t.sittingOwner(q)
+	so, ms, err := t.tickSitting(q)
 	if err != nil {
 		return err
 	}
 	owner := so.owner
-	ms, err := t.sittingMembers(q, so, true)
-	if err != nil {
-		return err
-	}
 	done := true
 	var prompts []memberPrompt // one allocation for the council's dispatches
 	for i, m := range ms {
@@ -401,6 +553,15 @@ func (r *tickRound) council(q *Quest) error {
 		}
 		if prompts == nil {
 			prompts = make([]memberPrompt, len(ms))
+		}
+		// The member as its prompt shows it, pending: the dispatch
+		// marks m running. A head of the entry (so.at) is that already,
+		// and never changes.
+		if so.at != nil {
+			prompts[i].node = &so.at.heads[i]
+		} else {
+			prompts[i].node = t.allocHead()
+			*prompts[i].node = *m
 		}
 		if err := r.dispatchMember(q, so, m, &prompts[i]); err != nil || q.Status != QuestActive {
 			return err
@@ -418,10 +579,10 @@ func (r *tickRound) council(q *Quest) error {
 	return t.decide(q, full)
 }
 
-// dispatchMember dispatches council member m of q, with mp (zero) for
-// its prompt, reading what its prompt shows in the tick's transaction
-// (the material it judges is the owner's, as it is now); its run renders
-// the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
+// dispatchMember dispatches council member m of q, with mp (its node
+// set, the rest zero) for its prompt, reading what its prompt shows in
+// the tick's transaction (the material it judges is the owner's, as it
+// is now); its run renders the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
 // again (so.ancestors, or materialMemo.knowParent for an owner with a
 // parent).
@@ -439,7 +600,6 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	}
 	// What the prompt shows of the store is read here, in the tick's
 	// transaction; its run renders it (memberPrompt).
-	mp.node = *m
 	if m.Parent == owner.ID && so.ancestors != nil {
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).

@@ -815,3 +815,174 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// The tick takes a sitting council's owner and members from the engine's
+// memory of the sitting at the quest's revision (tickSitting, sittingAt)
+// when a write handed it over or a tick read it: what it takes is, at
+// every step of a council's life (members pending for want of a slot,
+// running, answered; sittings that decide nothing and sit again), what
+// the store says, and the memory is used.
+func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
+	errRollback := errors.New("rolled back: a check reads only")
+	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		return reply(answer("promising", "the scout found two leads worth weighing", "alpha lead", "beta lead")), nil
+	})
+	// A member's run arrives, then waits for the test to let it answer.
+	arrived, answer := make(chan struct{}), make(chan struct{})
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		arrived <- struct{}{}
+		<-answer
+		return reply("no vote"), nil // a try used: the council sits again
+	})
+	// Two slots for a council of three: a member waits pending while the
+	// others run.
+	h := localHarness(t, Options{Providers: map[string]Provider{"w": worker, "m": member}, MaxParallel: 2,
+		Vendors: map[string]string{"m": "local"}})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Roles = "w", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+		s.CouncilReviewers, s.CouncilJudges = []string{"m"}, []string{"m", "m"}
+		s.Limits.MaxTries = 50
+	})
+	hits, checks := 0, 0
+	check := func(when string) {
+		t.Helper()
+		err := h.e.update(func(t2 *txn) error {
+			qq, err := t2.peek(q.ID) // pristine, as the tick reads it
+			if err != nil || qq.Queued[queuedCouncil] == "" {
+				return err
+			}
+			checks++
+			if h.e.sittings.atRev(qq.ID, qq.Rev, len(qq.CouncilReviewers), len(qq.CouncilJudges)) != nil {
+				hits++
+			}
+			so, got, err := t2.tickSitting(qq)
+			if err != nil {
+				return err
+			}
+			owner, err := t2.node(qq.Queued[queuedCouncil])
+			if err != nil {
+				return err
+			}
+			want, err := t2.membersAt(qq, seatKeys(qq, owner))
+			if err != nil {
+				return err
+			}
+			if !reflect.DeepEqual(so.owner, owner) {
+				t.Errorf("%s: the owner is %+v, the store says %+v", when, *so.owner, *owner)
+			}
+			if len(got) != len(want) || len(want) != 3 {
+				t.Fatalf("%s: %d members, the store says %d (want 3)", when, len(got), len(want))
+			}
+			same := func(how string, got []*Node) {
+				t.Helper()
+				for i := range want {
+					if !reflect.DeepEqual(got[i], want[i]) {
+						t.Errorf("%s%s: member %d is %+v, the store says %+v", when, how, i, *got[i], *want[i])
+					}
+				}
+			}
+			same("", got)
+			// A memory of another revision is not used: here one whose
+			// first member is done.
+			e := *h.e.sittings.m[qq.ID]
+			if e.at != nil {
+				stale := *e.at
+				stale.rev--
+				stale.heads = slices.Clone(stale.heads)
+				stale.heads[0].Status = Explored
+				e.at = &stale
+				h.e.sittings.m[qq.ID] = &e
+				if _, got, err = t2.tickSitting(qq); err != nil {
+					return err
+				}
+				same(", an older revision remembered", got)
+			}
+			// Nor is the memory when this transaction changed the quest's
+			// nodes: the store is read.
+			m, err := t2.node(want[2].ID)
+			if err != nil {
+				return err
+			}
+			m.Feedback = "changed in this transaction"
+			if err := t2.saveNode(m); err != nil {
+				return err
+			}
+			if _, got, err = t2.tickSitting(qq); err != nil {
+				return err
+			}
+			if got[2].Feedback != m.Feedback {
+				t.Errorf("%s: after a change of a member in the transaction, its head has the feedback %q", when, got[2].Feedback)
+			}
+			return errRollback
+		})
+		if err != nil && !errors.Is(err, errRollback) {
+			t.Fatal(err)
+		}
+	}
+	statuses := map[Status]bool{}
+	for i := 0; i < 16; i++ {
+		rep, err := h.e.Tick(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		held := 0
+		for _, id := range rep.Dispatched {
+			if isMember(h.node(id).Role) {
+				held++
+				<-arrived
+			}
+		}
+		check(fmt.Sprintf("tick %d, its runs held", i))
+		for _, ns := range h.nodesByStatus(q.ID) {
+			for _, id := range ns {
+				if n := h.node(id); isMember(n.Role) {
+					statuses[n.Status] = true
+				}
+			}
+		}
+		for range held {
+			answer <- struct{}{}
+		}
+		h.e.Wait()
+		check(fmt.Sprintf("tick %d, its runs recorded", i))
+		h.clock.Advance(time.Minute)
+	}
+	if checks < 10 || hits < checks/2 {
+		t.Errorf("%d checks of a sitting council, %d of them from the memory: want at least 10, half of them", checks, hits)
+	}
+	for _, st := range []Status{Pending, Running} {
+		if !statuses[st] {
+			t.Errorf("no member was ever %s at a check: %v", st, statuses)
+		}
+	}
+}
+
+// What a sitting's memory keeps of a member is its record's head: a
+// running entry laid over a pending record (a running status, the entry's
+// run as the only run) is taken off, and a head whose record itself says
+// running keeps nothing (withAt).
+func TestSittingAtKeepsTheRecordsHeads(t *testing.T) {
+	q := &Quest{ID: "q1", Rev: 7}
+	e := &sittingOwner{raw: []byte(`{}`)}
+	pending := &Node{ID: "n2", Status: Pending, head: true}
+	overlaid := &Node{ID: "n3", Status: Running, Runs: []string{"r9"}, head: true}
+	done := &Node{ID: "n4", Status: Explored, head: true}
+	got := e.withAt(q, []*Node{pending, overlaid, done})
+	if got == nil || got == e || e.at != nil {
+		t.Fatalf("withAt gave %v, the entry's at %v: want a new entry", got, e.at)
+	}
+	want := []Node{*pending, {ID: "n3", Status: Pending, head: true}, *done}
+	if got.at.rev != 7 || !reflect.DeepEqual(got.at.heads, want) {
+		t.Errorf("kept revision %d, heads %+v; want 7, %+v", got.at.rev, got.at.heads, want)
+	}
+	if overlaid.Status != Running || len(overlaid.Runs) != 1 {
+		t.Errorf("the member read was changed: %+v", *overlaid)
+	}
+	recordRunning := &Node{ID: "n5", Status: Running, head: true}
+	if e.withAt(q, []*Node{pending, recordRunning}) != nil {
+		t.Errorf("a head whose record says running was kept")
+	}
+	if (&sittingOwner{}).withAt(q, []*Node{pending}) != nil {
+		t.Errorf("an entry not kept by its record's bytes kept a sitting")
+	}
+}

@@ -87,6 +87,9 @@ type viewUpdate struct {
 	quest string
 	rev   uint64
 	head  *Node
+	// sitting is the quest's sitting council as of rev, for the
+	// sittingOwners (tickSitting); nil: none.
+	sitting *sittingOwner
 }
 
 // firstPending is the head of q's first pending node (nil: none), from the
@@ -159,5 +162,5 @@ func (t *txn) viewOf(q *Quest) {
 	if err != nil {
 		return
 	}
-	t.updates = append(t.updates, viewUpdate{quest: q.ID, rev: q.Rev, head: copyHead(h)})
+	t.updates = append(t.updates, viewUpdate{quest: q.ID, rev: q.Rev, head: copyHead(h), sitting: t.sittingOf(q)})
 }

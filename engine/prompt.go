@@ -55,7 +55,7 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return *d.req, nil
 	}
 	if d.member != nil {
-		return e.renderRequest(d.quest, &d.member.node, &d.member.src), nil
+		return e.renderRequest(d.quest, d.member.node, &d.member.src), nil
 	}
 	if d.node.Parent == "" {
 		return e.buildRequest(nil, nil, d.quest, d.node)

@@ -56,7 +56,7 @@ type dispatch struct {
 // store, so the prompt is the one the tick would have built, byte for
 // byte, whatever commits in between.
 type memberPrompt struct {
-	node Node
+	node *Node // read only
 	src  promptSource
 }
 

@@ -300,6 +300,9 @@ func (w *engineWrite) committed(err error) error {
 		// tick's decoded quests (questCache).
 		for _, u := range w.updates {
 			w.e.view.put(u.quest, u.rev, u.head)
+			if u.sitting != nil {
+				w.e.sittings.putAt(u.quest, u.sitting)
+			}
 		}
 		w.e.decoded.learn(w.saved)
 	}
