@@ -129,8 +129,9 @@ type Store struct {
 	writeFault func() error
 	// group commits the writes that arrive together (commit.go).
 	group group
-	// latency replaces groupLatency when set (tests).
-	latency time.Duration
+	// latency and dataLatency replace groupLatency and groupDataLatency
+	// when set (tests; see gatherKnobs).
+	latency, dataLatency time.Duration
 	// release releases the mapped store once no commit came for
 	// releaseAfter (releaseMapped); releaseGap replaces releaseAfter when
 	// set (tests).
