@@ -92,8 +92,8 @@ const (
 	groupDataGap     = time.Second
 	// groupMax bounds the writes in one transaction, and so the memory of
 	// the results queued and of the transaction that holds them: a busy
-	// tick's thousand results take two commits or more.
-	groupMax = 500
+	// tick's thousand results take four commits or more.
+	groupMax = 250
 )
 
 // groupCall is one write waiting for a group commit: either a caller
