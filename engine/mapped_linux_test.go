@@ -107,26 +107,8 @@ func TestReleaseWaitsForQuiet(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
 	s.releaseGap = time.Hour
-	bulk := func(tx *bolt.Tx) error {
-		for i := range 2000 {
-			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := s.update(bulk); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
-	read := storeMappedKiB(t, s)
-	if read < 4096 {
-		t.Fatalf("after reading every value, %d KiB of the store mapped; want at least 4 MiB", read)
-	}
+	writeBulk(t, s)
+	read := readAllMapped(t, s)
 	s.releaseMu.Lock()
 	s.released = time.Now().Add(time.Hour) // not yet due while busy (TestReleaseWhileBusy)
 	s.releaseMu.Unlock()
@@ -151,30 +133,7 @@ func TestReleaseWhileBusy(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
 	s.releaseGap = time.Hour // only the busy release under test
-	bulk := func(tx *bolt.Tx) error {
-		for i := range 2000 {
-			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := s.update(bulk); err != nil {
-		t.Fatal(err)
-	}
-	readAll := func() int64 {
-		t.Helper()
-		if err := s.view(func(tx *bolt.Tx) error {
-			return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
-		}); err != nil {
-			t.Fatal(err)
-		}
-		read := storeMappedKiB(t, s)
-		if read < 4096 {
-			t.Fatalf("after reading every value, %d KiB of the store mapped; want at least 4 MiB", read)
-		}
-		return read
-	}
+	writeBulk(t, s)
 	due := func(at time.Time) {
 		s.releaseMu.Lock()
 		s.released = at
@@ -188,7 +147,7 @@ func TestReleaseWhileBusy(t *testing.T) {
 		{"a commit less than releaseBusy after the last release", time.Now().Add(time.Hour), true},
 		{"a commit releaseBusy after the last release", time.Now().Add(-releaseBusy), false},
 	} {
-		read := readAll()
+		read := readAllMapped(t, s)
 		due(c.released)
 		if err := s.batch(put("k", fmt.Sprint("busy ", i)), nil); err != nil {
 			t.Fatal(err)
@@ -202,4 +161,36 @@ func TestReleaseWhileBusy(t *testing.T) {
 			t.Errorf("%s: %d KiB mapped after it, %d before; want it released", c.name, got, read)
 		}
 	}
+}
+
+// writeBulk fills the store with ~6 MB of values.
+func writeBulk(t *testing.T, s *Store) {
+	t.Helper()
+	err := s.update(func(tx *bolt.Tx) error {
+		for i := range 2000 {
+			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readAllMapped reads every value of the store and returns how much of it
+// is mapped then: at least the 4 MiB writeBulk wrote.
+func readAllMapped(t *testing.T, s *Store) int64 {
+	t.Helper()
+	if err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read := storeMappedKiB(t, s)
+	if read < 4096 {
+		t.Fatalf("after reading every value, %d KiB of the store mapped; want at least 4 MiB", read)
+	}
+	return read
 }
