@@ -48,8 +48,8 @@ import (
 // the leader gathers with the longer groupDataGap and groupDataLatency
 // instead. Under load (or strace) a busy tick's results arrive over 15 s
 // and more, with pauses longer than groupGap between them; gathered by
-// the second, such a cycle made up to ten commits, twenty fdatasyncs
-// (bench/RESULTS.md, issue 23, sixth pass). The cost is that a result's
+// the second, such a cycle made up to 17 commits a tick, 24 under
+// strace, two fdatasyncs each (bench/RESULTS.md, issue 23, sixth pass). The cost is that a result's
 // events reach the dashboard up to groupDataLatency after its run ended
 // instead of one second, on a box that ticks once a minute; groupMax
 // bounds the results held in memory meanwhile. A caller that joins such
