@@ -33,14 +33,28 @@ import (
 //     out, nothing more of the burst can come, and it commits;
 //   - while writes are announced (Store.expect: an agent answered and its
 //     answer is being judged), the leader waits for them;
-//   - but never past groupLatency after the oldest queued write arrived,
-//     and never past groupMax writes in one transaction.
+//   - but never past groupLatency after the oldest queued caller (a
+//     submit, a consent: a writer waiting on its commit) arrived, and
+//     never past groupMax writes in one transaction.
 //
-// So a write waits at most groupLatency for its batch to close, then for
+// So a caller waits at most groupLatency for its batch to close, then for
 // the commit in progress ahead of it (if any) and its own: that is the
 // latency bound of every submitter (README, "The store"). Past groupMax
 // queued writes, the rest go in the batches after. Nothing is
 // acknowledged before the commit that holds it returned.
+//
+// Writes queued as data (batchAsync: a run's result, whose goroutine has
+// ended) have no one waiting on them: while only such writes are queued,
+// the leader gathers with the longer groupDataGap and groupDataLatency
+// instead. Under load (or strace) a busy tick's results arrive over 15 s
+// and more, with pauses longer than groupGap between them; gathered by
+// the second, such a cycle made up to 17 commits a tick, 24 under
+// strace, two fdatasyncs each (bench/RESULTS.md, issue 23, sixth pass). The cost is that a result's
+// events reach the dashboard up to groupDataLatency after its run ended
+// instead of one second, on a box that ticks once a minute; groupMax
+// bounds the results held in memory meanwhile. A caller that joins such
+// a queue brings its own bound back: the batch closes at most
+// groupLatency after it arrived, with the data queued before it.
 //
 // The results of a busy tick arrive spread over the time their agents
 // take (a thousand processes started on two cores take a second or
@@ -72,9 +86,14 @@ const (
 	groupLatency = time.Second
 	// groupGap is the longest pause between two writes of a burst.
 	groupGap = 100 * time.Millisecond
-	// groupMax bounds the writes in one transaction (and so the memory of
-	// the results it holds).
-	groupMax = 1000
+	// groupDataLatency and groupDataGap replace groupLatency and groupGap
+	// while only writes queued as data wait (no caller on its commit).
+	groupDataLatency = 4 * time.Second
+	groupDataGap     = time.Second
+	// groupMax bounds the writes in one transaction, and so the memory of
+	// the results queued and of the transaction that holds them: a busy
+	// tick's thousand results take four commits or more.
+	groupMax = 250
 )
 
 // groupCall is one write waiting for a group commit: either a caller
@@ -95,15 +114,16 @@ type groupCall struct {
 
 // group is the store's group committer.
 type group struct {
-	mu      sync.Mutex // guards queue, leading, coming, burstUntil, runsOut, beforeCommit
+	mu      sync.Mutex // guards queue, leading, coming, callers, lastBurst, runsOut, beforeCommit
 	queue   []*groupCall
 	leading bool // a leader is gathering or committing
 	coming  int  // writes announced by expect and not yet queued
+	callers int  // calls in queue waiting on wake (not queued as data)
 	kick    chan struct{}
-	// burstUntil is groupGap after the last batch of more than one write
-	// committed: a write alone in the queue before then is part of that
-	// burst (its writers writing again), not a lone write.
-	burstUntil time.Time
+	// lastBurst is when the last batch of more than one write committed:
+	// a write alone in the queue less than the gap after it is part of
+	// that burst (its writers writing again), not a lone write.
+	lastBurst time.Time
 	// runsOut reports whether more writes may come from work in flight
 	// (Store.expectFrom); nil: unknown, as if they may. Called without mu.
 	runsOut func() bool
@@ -205,7 +225,7 @@ func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
 		}
 		g.mu.Lock() // handed the lead
 	}
-	s.leadLocked(s.gatherLatency(), func() bool { return c.done })
+	s.leadLocked(s.gatherKnobs(), func() bool { return c.done })
 	return c.err
 }
 
@@ -216,6 +236,9 @@ func (g *group) join(c *groupCall, tk *ticket) (led bool) {
 	g.mu.Lock()
 	c.arrived = time.Now()
 	g.queue = append(g.queue, c)
+	if c.then == nil {
+		g.callers++
+	}
 	tk.useLocked()
 	if g.leading {
 		g.mu.Unlock()
@@ -231,13 +254,18 @@ func (s *Store) readOnlyWrite() error {
 	return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly)
 }
 
-// gatherLatency is how long a write waits at most for its batch to close:
-// groupLatency, unless a test set another.
-func (s *Store) gatherLatency() time.Duration {
-	if s.latency == 0 {
-		return groupLatency
+// gatherKnobs are the gathering's bounds: the group* constants, unless a
+// test set a latency (Store.latency, which then bounds the data too, with
+// the callers' gap) or the data's own (Store.dataLatency).
+func (s *Store) gatherKnobs() gatherKnobs {
+	k := gatherKnobs{latency: groupLatency, gap: groupGap, dataLatency: groupDataLatency, dataGap: groupDataGap}
+	if s.latency != 0 {
+		k.latency, k.dataLatency, k.dataGap = s.latency, s.latency, groupGap
 	}
-	return s.latency
+	if s.dataLatency != 0 {
+		k.dataLatency = s.dataLatency
+	}
+	return k
 }
 
 // batchAsync queues fn as batch does, but as data: it returns at once, and
@@ -269,18 +297,18 @@ func (s *Store) batchAsync(fn func(*bolt.Tx) error, tk *ticket, then func(error)
 func (s *Store) leadQueue() {
 	g := &s.group
 	g.mu.Lock()
-	s.leadLocked(s.gatherLatency(), func() bool { return len(g.queue) == 0 })
+	s.leadLocked(s.gatherKnobs(), func() bool { return len(g.queue) == 0 })
 }
 
 // leadLocked gathers and commits batches until done reports true, then
 // hands the lead on: to the first queued caller waiting on wake, or to a
 // new leadQueue when the first queued write is data. It is called with
 // g.mu held and g.leading set, and returns with g.mu released.
-func (s *Store) leadLocked(latency time.Duration, done func() bool) {
+func (s *Store) leadLocked(k gatherKnobs, done func() bool) {
 	g := &s.group
 	committed := false
 	for !done() {
-		calls := g.gatherLocked(latency)
+		calls := g.gatherLocked(k)
 		before, after := g.beforeCommit, g.afterCommit
 		g.mu.Unlock()
 		if before != nil {
@@ -292,7 +320,7 @@ func (s *Store) leadLocked(latency time.Duration, done func() bool) {
 		}
 		g.mu.Lock()
 		if len(calls) > 1 {
-			g.burstUntil = time.Now().Add(groupGap)
+			g.lastBurst = time.Now()
 		}
 	}
 	switch {
@@ -311,7 +339,7 @@ func (s *Store) leadLocked(latency time.Duration, done func() bool) {
 
 // gatherLocked waits while the queue should grow (see gather), then
 // takes up to groupMax queued calls.
-func (g *group) gatherLocked(latency time.Duration) []*groupCall {
+func (g *group) gatherLocked(k gatherKnobs) []*groupCall {
 	var t *time.Timer
 	for {
 		quiet := false
@@ -320,8 +348,9 @@ func (g *group) gatherLocked(latency time.Duration) []*groupCall {
 			quiet = !out()
 			g.mu.Lock()
 		}
-		until, ok := gather(time.Now(), gatherState{oldest: g.queue[0].arrived, last: g.queue[len(g.queue)-1].arrived,
-			queued: len(g.queue), coming: g.coming, quiet: quiet, recent: time.Now().Before(g.burstUntil)}, latency, groupGap)
+		until, ok := gather(time.Now(), gatherState{oldest: g.queue[0].arrived, caller: g.oldestCallerLocked(),
+			last: g.queue[len(g.queue)-1].arrived, lastBurst: g.lastBurst,
+			queued: len(g.queue), coming: g.coming, quiet: quiet}, k)
 		if !ok {
 			break
 		}
@@ -341,34 +370,66 @@ func (g *group) gatherLocked(latency time.Duration) []*groupCall {
 	n := min(len(g.queue), groupMax)
 	calls := g.queue[:n:n]
 	g.queue = g.queue[n:]
+	for _, c := range calls {
+		if c.then == nil {
+			g.callers--
+		}
+	}
 	return calls
+}
+
+// oldestCallerLocked is when the oldest queued caller waiting on its
+// commit arrived; zero when only data is queued.
+func (g *group) oldestCallerLocked() time.Time {
+	if g.callers == 0 {
+		return time.Time{}
+	}
+	for _, c := range g.queue {
+		if c.then == nil {
+			return c.arrived
+		}
+	}
+	return time.Time{}
 }
 
 // gatherState is what a gathering leader knows of the writes.
 type gatherState struct {
 	oldest, last time.Time // when the oldest and the latest queued writes arrived
+	caller       time.Time // when the oldest queued caller arrived; zero: only data is queued
+	lastBurst    time.Time // when the last batch of several writes committed
 	queued       int       // writes queued
 	coming       int       // writes announced and not yet queued
 	quiet        bool      // no run is out: nothing more of a burst can come
-	recent       bool      // a batch of several writes committed less than the gap ago
+}
+
+// gatherKnobs are the gathering's bounds: latency and gap while a caller
+// waits, dataLatency and dataGap while only data is queued.
+type gatherKnobs struct {
+	latency, gap, dataLatency, dataGap time.Duration
 }
 
 // gather decides, at now, whether a leader keeps gathering, and until
 // when at the latest (a new write or a withdrawn announcement makes it
 // decide again): while writes are announced, or while more than one is
-// queued (or a batch of several committed less than gap ago), the latest
-// arrived less than gap ago and runs are still out (a burst), but never
-// past latency after the oldest queued write, and not once groupMax
-// writes are queued. A lone write is committed at once.
-func gather(now time.Time, st gatherState, latency, gap time.Duration) (time.Time, bool) {
-	deadline := st.oldest.Add(latency)
+// queued (or a batch of several committed less than the gap ago), the
+// latest arrived less than the gap ago and runs are still out (a burst),
+// but never past the latency after the oldest queued write, and not once
+// groupMax writes are queued. A lone write is committed at once. The gap
+// and the latency are the data's while only data is queued; once a
+// caller waits, the batch closes at most latency after it arrived.
+func gather(now time.Time, st gatherState, k gatherKnobs) (time.Time, bool) {
+	deadline, gap := st.oldest.Add(k.dataLatency), k.dataGap
+	if !st.caller.IsZero() {
+		deadline, gap = earliest(deadline, st.caller.Add(k.latency)), k.gap
+	}
 	if st.queued >= groupMax || !now.Before(deadline) {
 		return time.Time{}, false
 	}
 	if st.coming > 0 {
 		return deadline, true
 	}
-	if !st.quiet && (st.queued > 1 || st.recent) && now.Sub(st.last) < gap {
+	recent := now.Sub(st.lastBurst) < gap
+	if !st.quiet && (st.queued > 1 || recent) && now.Sub(st.last) < gap {
 		return earliest(st.last.Add(gap), deadline), true
 	}
 	return time.Time{}, false

@@ -107,26 +107,11 @@ func TestReleaseWaitsForQuiet(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
 	s.releaseGap = time.Hour
-	bulk := func(tx *bolt.Tx) error {
-		for i := range 2000 {
-			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := s.update(bulk); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
-	}); err != nil {
-		t.Fatal(err)
-	}
-	read := storeMappedKiB(t, s)
-	if read < 4096 {
-		t.Fatalf("after reading every value, %d KiB of the store mapped; want at least 4 MiB", read)
-	}
+	writeBulk(t, s)
+	read := readAllMapped(t, s)
+	s.releaseMu.Lock()
+	s.released = time.Now().Add(time.Hour) // not yet due while busy (TestReleaseWhileBusy)
+	s.releaseMu.Unlock()
 	for i := range 3 {
 		if err := s.update(put("k", fmt.Sprint("busy ", i))); err != nil {
 			t.Fatal(err)
@@ -139,4 +124,73 @@ func TestReleaseWaitsForQuiet(t *testing.T) {
 	s.release.Reset(time.Millisecond) // the gap has passed with no commit
 	s.releaseMu.Unlock()
 	waitMapped(t, s, "the release once quiet", func(kib int64) bool { return kib <= read/10 })
+}
+
+// TestReleaseWhileBusy: commits that keep coming push the quiet release
+// back, but once every releaseBusy a commit releases the map itself, so a
+// busy cycle does not hold every page it read until the box goes quiet.
+func TestReleaseWhileBusy(t *testing.T) {
+	s := mustOpenStore(t, "")
+	t.Cleanup(func() { s.Close() })
+	s.releaseGap = time.Hour // only the busy release under test
+	writeBulk(t, s)
+	due := func(at time.Time) {
+		s.releaseMu.Lock()
+		s.released = at
+		s.releaseMu.Unlock()
+	}
+	for i, c := range []struct {
+		name     string
+		released time.Time // the last busy release
+		kept     bool      // the commit leaves the map as it was
+	}{
+		{"a commit less than releaseBusy after the last release", time.Now().Add(time.Hour), true},
+		{"a commit releaseBusy after the last release", time.Now().Add(-releaseBusy), false},
+	} {
+		read := readAllMapped(t, s)
+		due(c.released)
+		if err := s.batch(put("k", fmt.Sprint("busy ", i)), nil); err != nil {
+			t.Fatal(err)
+		}
+		// The leader releases before it returns: no wait here.
+		got := storeMappedKiB(t, s)
+		if c.kept && got < read/2 {
+			t.Errorf("%s: %d KiB mapped after it, %d before; want the map kept", c.name, got, read)
+		}
+		if !c.kept && got > read/10 {
+			t.Errorf("%s: %d KiB mapped after it, %d before; want it released", c.name, got, read)
+		}
+	}
+}
+
+// writeBulk fills the store with ~6 MB of values.
+func writeBulk(t *testing.T, s *Store) {
+	t.Helper()
+	err := s.update(func(tx *bolt.Tx) error {
+		for i := range 2000 {
+			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readAllMapped reads every value of the store and returns how much of it
+// is mapped then: at least the 4 MiB writeBulk wrote.
+func readAllMapped(t *testing.T, s *Store) int64 {
+	t.Helper()
+	if err := s.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	read := storeMappedKiB(t, s)
+	if read < 4096 {
+		t.Fatalf("after reading every value, %d KiB of the store mapped; want at least 4 MiB", read)
+	}
+	return read
 }

@@ -188,3 +188,42 @@ func TestGroupCommitQueuedAsDataReadOnly(t *testing.T) {
 		t.Errorf("the refused write's announcement is still counted: coming %d, want 0", ro.group.coming)
 	}
 }
+
+// Results queued as data may gather past a caller's latency bound, but a
+// caller that joins them brings its bound back: with an hour's data
+// latency and an announced write still out (the leader would wait for it
+// that long), a submit still commits within its own latency, and the
+// results queued before it commit with it, told before it returns.
+func TestGroupCommitCallerBoundsQueuedData(t *testing.T) {
+	s := mustOpenStore(t, "")
+	t.Cleanup(func() { s.Close() })
+	s.latency = 20 * time.Millisecond
+	s.dataLatency = time.Hour
+	a := newAsyncCalls(s)
+	held := s.expect() // the leader waits for it, up to the latency that applies
+	t.Cleanup(held.settle)
+	before := s.Commits()
+	a.put("r0", "r0", put("r0", "v"), nil)
+	a.put("r1", "r1", put("r1", "v"), nil)
+	// Returns only once its batch closed by its own latency: with the
+	// data's hour bounding it, it would not (the test's timeout).
+	if err := s.batch(put("submit", "v"), nil); err != nil {
+		t.Fatal(err)
+	}
+	a.mu.Lock()
+	for _, k := range []string{"r0", "r1"} {
+		if a.errs[k] != nil || !a.seen[k] {
+			t.Errorf("result %s queued before the submit: then(%v), readable %v when the submit returned; want nil, true", k, a.errs[k], a.seen[k])
+		}
+	}
+	a.mu.Unlock()
+	if got := s.Commits() - before; got != 1 {
+		t.Errorf("two results and a submit committed %d times, want 1", got)
+	}
+	s.group.mu.Lock()
+	callers := s.group.callers
+	s.group.mu.Unlock()
+	if callers != 0 {
+		t.Errorf("no caller waits after the commit, but %d are counted", callers)
+	}
+}

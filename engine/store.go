@@ -129,8 +129,9 @@ type Store struct {
 	writeFault func() error
 	// group commits the writes that arrive together (commit.go).
 	group group
-	// latency replaces groupLatency when set (tests).
-	latency time.Duration
+	// latency and dataLatency replace groupLatency and groupDataLatency
+	// when set (tests; see gatherKnobs).
+	latency, dataLatency time.Duration
 	// release releases the mapped store once no commit came for
 	// releaseAfter (releaseMapped); releaseGap replaces releaseAfter when
 	// set (tests).
@@ -138,6 +139,9 @@ type Store struct {
 	release    *time.Timer
 	closed     bool
 	releaseGap time.Duration
+	// released is when the mapped store was last released while busy
+	// (releaseBusy).
+	released time.Time
 }
 
 // releaseAfter is how long the store must go without a commit before
@@ -147,6 +151,14 @@ type Store struct {
 // Pages a busy box reads are wanted again within a second; once it is
 // quiet they are not.
 const releaseAfter = 5 * time.Second
+
+// releaseBusy is how often the mapped pages are released while commits
+// keep coming: a busy cycle reads nearly the whole file over a few
+// seconds, and holding every page it read until the box goes quiet put
+// 14-17 MiB of the store in its peak resident memory (bench/RESULTS.md,
+// issue 23, sixth pass). Once every releaseBusy the reads fault back in
+// only the pages they still use.
+const releaseBusy = time.Second
 
 // OpenStore opens the store in dir, creating it only where no file exists:
 // an existing file that is empty, cut short or damaged is corrupt, never a
@@ -259,7 +271,8 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 // cycle reads pages all over the store, and they stayed mapped while the
 // box sat idle, ~17 MiB of its resident memory after an outbox prune
 // (bench/RESULTS.md, issue 23, branch rss). Called after each commit, it
-// only pushes the release back. The release's failure (a store closed
+// pushes that release back, and releases at once if the last release
+// while busy is releaseBusy old. The release's failure (a store closed
 // meanwhile) costs resident memory only, so it is nobody's error.
 func (s *Store) releaseMapped() {
 	gap := releaseAfter
@@ -268,6 +281,10 @@ func (s *Store) releaseMapped() {
 	}
 	s.releaseMu.Lock()
 	defer s.releaseMu.Unlock()
+	if now := time.Now(); !s.closed && now.Sub(s.released) >= releaseBusy {
+		s.released = now
+		_ = s.db.ReleaseMapped()
+	}
 	switch {
 	case s.closed:
 	case s.release == nil:
