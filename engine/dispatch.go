@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -150,11 +151,39 @@ func applyEntry(q *Quest, node, v []byte) {
 // and q's DispatchSeq, so that a save of q in this transaction folds it.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
-	if err := runningForWrite(t.tx).Put(key, t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))); err != nil {
+	v := t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
+	if t.laterRunning {
+		t.runningLater = append(t.runningLater, runningPut{key, v})
+	} else if err := runningForWrite(t.tx).Put(key, v); err != nil {
 		return err
 	}
 	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
 	q.Running = n.ID
+	return nil
+}
+
+// runningPut is a running entry put later (flushRunning): its key and
+// value, bytes of the transaction's block.
+type runningPut struct{ key, value []byte }
+
+// flushRunning puts the running entries kept for later, in key order.
+// bbolt inserts a key into its leaf's sorted list with a copy of every
+// entry after it: a tick's thousand dispatches, put in the order of the
+// tick (the order of their quests' dispatches, not of their ids), moved
+// half the leaf each; in key order each is appended.
+func (t *txn) flushRunning() error {
+	if len(t.runningLater) == 0 {
+		return nil
+	}
+	slices.SortFunc(t.runningLater, func(a, b runningPut) int { return bytes.Compare(a.key, b.key) })
+	rb := runningForWrite(t.tx)
+	for _, p := range t.runningLater {
+		if err := rb.Put(p.key, p.value); err != nil {
+			return err
+		}
+	}
+	clear(t.runningLater)
+	t.runningLater = t.runningLater[:0]
 	return nil
 }
 

@@ -159,6 +159,7 @@ func (r *tickRound) run() error {
 	// kilobyte, a tick may make a thousand).
 	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
+	t.runningLater = make([]runningPut, 0, cap(r.ds))
 	// A dispatch's event takes about 64 bytes of the group record.
 	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
 	e.mu.Lock()
@@ -168,6 +169,9 @@ func (r *tickRound) run() error {
 		if err := r.quest(q); err != nil {
 			return err
 		}
+	}
+	if err := t.flushRunning(); err != nil {
+		return err
 	}
 	pruned, err := t.pruneEvents(e.opt.EventRetention)
 	if err != nil {
@@ -198,7 +202,37 @@ func mostDispatches(qs []*Quest) int {
 
 // quest is one active quest's turn: loop control, deferred nodes back when
 // the network is up, then at most one dispatch if nothing runs.
+//
+// The turn of a plain quest (ownTurn) puts its dispatch's running entry
+// later, with the other plain quests' entries, in key order
+// (flushRunning); any other turn first puts those kept so far, so that
+// it reads the running index as it is.
 func (r *tickRound) quest(q *Quest) error {
+	t := r.t
+	if !ownTurn(q) {
+		if err := t.flushRunning(); err != nil {
+			return err
+		}
+		return r.turn(q)
+	}
+	t.laterRunning = true
+	err := r.turn(q)
+	t.laterRunning = false
+	return err
+}
+
+// ownTurn says whether q's turn reads no running entry but its own
+// quest's, and none after its own dispatch: a solo quest with no council,
+// no phase gates and no replays reads its own nodes, its own indexes and
+// its own running entries (nodeHead, undefer) and dispatches at most one
+// node, last.
+func ownTurn(q *Quest) bool {
+	return q.Mode == ModeSolo && !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
+		len(q.PhaseGates) == 0 && len(q.Replays) == 0
+}
+
+// turn is quest's turn for q.
+func (r *tickRound) turn(q *Quest) error {
 	t := r.t
 	if reason := t.overBudget(q); reason != "" {
 		if q.Running != "" {

@@ -77,6 +77,11 @@ type txn struct {
 	// material is the owner's material of the quests whose prompts this
 	// transaction built, for the members of a council (materialMemo).
 	material materialMemo
+	// laterRunning, while set, keeps the running entries putRunning
+	// writes in runningLater instead, for flushRunning to put in key
+	// order (see tickRound.quest).
+	laterRunning bool
+	runningLater []runningPut
 }
 
 // Blocks a transaction carves its keys and records from start at
