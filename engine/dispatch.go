@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -153,7 +154,7 @@ func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
 	v := t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
 	if t.laterRunning {
-		t.runningLater = append(t.runningLater, runningPut{key, v})
+		t.runningLater = append(t.runningLater, runningPut{key, v, t.laterRank})
 	} else if err := runningForWrite(t.tx).Put(key, v); err != nil {
 		return err
 	}
@@ -163,8 +164,12 @@ func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 }
 
 // runningPut is a running entry put later (flushRunning): its key and
-// value, bytes of the transaction's block.
-type runningPut struct{ key, value []byte }
+// value, bytes of the transaction's block, and its quest's place in the
+// active index, whose order is the order of the keys (runningKey).
+type runningPut struct {
+	key, value []byte
+	rank       int32
+}
 
 // flushRunning puts the running entries kept for later, in key order.
 // bbolt inserts a key into its leaf's sorted list with a copy of every
@@ -175,7 +180,7 @@ func (t *txn) flushRunning() error {
 	if len(t.runningLater) == 0 {
 		return nil
 	}
-	slices.SortFunc(t.runningLater, func(a, b runningPut) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(t.runningLater, func(a, b runningPut) int { return cmp.Compare(a.rank, b.rank) })
 	rb := runningForWrite(t.tx)
 	for _, p := range t.runningLater {
 		if err := rb.Put(p.key, p.value); err != nil {

@@ -165,7 +165,8 @@ func (r *tickRound) run() error {
 	e.mu.Lock()
 	e.lastActive = len(qs)
 	e.mu.Unlock()
-	for _, q := range qs {
+	for i, q := range qs {
+		t.laterRank = t.activeRank[i]
 		if err := r.quest(q); err != nil {
 			return err
 		}
@@ -412,22 +413,24 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		}
 		qs = append(qs, q)
 	}
-	sortByDispatch(qs)
+	t.activeRank = sortByDispatch(qs)
 	return qs, nil
 }
 
 // sortByDispatch orders qs by DispatchSeq, then by creation
-// (compareQuestIDs). The keys are sorted beside their quests, read once:
-// a comparison of two quests' fields is two loads from quests scattered
+// (compareQuestIDs), and returns the place each had before, in the new
+// order. The keys are sorted beside their quests, read once: a
+// comparison of two quests' fields is two loads from quests scattered
 // over the heap, and a tick sorts a thousand.
-func sortByDispatch(qs []*Quest) {
+func sortByDispatch(qs []*Quest) []int32 {
 	type key struct {
-		seq uint64
-		q   *Quest
+		seq  uint64
+		q    *Quest
+		rank int32
 	}
 	keys := make([]key, len(qs))
 	for i, q := range qs {
-		keys[i] = key{q.DispatchSeq, q}
+		keys[i] = key{q.DispatchSeq, q, int32(i)}
 	}
 	slices.SortFunc(keys, func(a, b key) int {
 		if c := cmp.Compare(a.seq, b.seq); c != 0 {
@@ -435,9 +438,11 @@ func sortByDispatch(qs []*Quest) {
 		}
 		return compareQuestIDs(a.q.ID, b.q.ID)
 	})
+	rank := make([]int32, len(qs))
 	for i, k := range keys {
-		qs[i] = k.q
+		qs[i], rank[i] = k.q, k.rank
 	}
+	return rank
 }
 
 // compareQuestIDs orders quest ids by creation ("q9" before "q10").

@@ -79,9 +79,14 @@ type txn struct {
 	material materialMemo
 	// laterRunning, while set, keeps the running entries putRunning
 	// writes in runningLater instead, for flushRunning to put in key
-	// order (see tickRound.quest).
+	// order (see tickRound.quest), each with laterRank, the place of
+	// its quest in the active index.
 	laterRunning bool
+	laterRank    int32
 	runningLater []runningPut
+	// activeRank is, for each quest activeQuests returned, in its order,
+	// the quest's place in the active index.
+	activeRank []int32
 }
 
 // Blocks a transaction carves its keys and records from start at
