@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"cmp"
 	"fmt"
 	"slices"
 
@@ -180,9 +179,18 @@ func (t *txn) flushRunning() error {
 	if len(t.runningLater) == 0 {
 		return nil
 	}
-	slices.SortFunc(t.runningLater, func(a, b runningPut) int { return cmp.Compare(a.rank, b.rank) })
+	// Sorted as numbers, each an entry's rank and its place in the list:
+	// swapping the entries themselves (two slices each) costs a write
+	// barrier per pointer while the collector marks.
+	order := t.laterOrder[:0]
+	for i, p := range t.runningLater {
+		order = append(order, uint64(p.rank)<<32|uint64(i))
+	}
+	slices.Sort(order)
+	t.laterOrder = order
 	rb := runningForWrite(t.tx)
-	for _, p := range t.runningLater {
+	for _, o := range order {
+		p := &t.runningLater[uint32(o)]
 		if err := rb.Put(p.key, p.value); err != nil {
 			return err
 		}

@@ -84,6 +84,7 @@ type txn struct {
 	laterRunning bool
 	laterRank    int32
 	runningLater []runningPut
+	laterOrder   []uint64 // flushRunning's sort
 	// activeRank is, for each quest activeQuests returned, in its order,
 	// the quest's place in the active index.
 	activeRank []int32
