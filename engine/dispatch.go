@@ -182,6 +182,9 @@ func (t *txn) flushRunning() error {
 	// Sorted as numbers, each an entry's rank and its place in the list:
 	// swapping the entries themselves (two slices each) costs a write
 	// barrier per pointer while the collector marks.
+	if cap(t.laterOrder) < len(t.runningLater) {
+		t.laterOrder = make([]uint64, 0, cap(t.runningLater))
+	}
 	order := t.laterOrder[:0]
 	for i, p := range t.runningLater {
 		order = append(order, uint64(p.rank)<<32|uint64(i))
