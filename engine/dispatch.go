@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"slices"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -150,11 +151,55 @@ func applyEntry(q *Quest, node, v []byte) {
 // and q's DispatchSeq, so that a save of q in this transaction folds it.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
-	if err := runningForWrite(t.tx).Put(key, t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))); err != nil {
+	v := t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
+	if t.laterRunning {
+		t.runningLater = append(t.runningLater, runningPut{key, v, t.laterRank})
+	} else if err := runningForWrite(t.tx).Put(key, v); err != nil {
 		return err
 	}
 	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
 	q.Running = n.ID
+	return nil
+}
+
+// runningPut is a running entry put later (flushRunning): its key and
+// value, bytes of the transaction's block, and its quest's place in the
+// active index, whose order is the order of the keys (runningKey).
+type runningPut struct {
+	key, value []byte
+	rank       int32
+}
+
+// flushRunning puts the running entries kept for later, in key order.
+// bbolt inserts a key into its leaf's sorted list with a copy of every
+// entry after it: a tick's thousand dispatches, put in the order of the
+// tick (the order of their quests' dispatches, not of their ids), moved
+// half the leaf each; in key order each is appended.
+func (t *txn) flushRunning() error {
+	if len(t.runningLater) == 0 {
+		return nil
+	}
+	// Sorted as numbers, each an entry's rank and its place in the list:
+	// swapping the entries themselves (two slices each) costs a write
+	// barrier per pointer while the collector marks.
+	if cap(t.laterOrder) < len(t.runningLater) {
+		t.laterOrder = make([]uint64, 0, cap(t.runningLater))
+	}
+	order := t.laterOrder[:0]
+	for i, p := range t.runningLater {
+		order = append(order, uint64(p.rank)<<32|uint64(i))
+	}
+	slices.Sort(order)
+	t.laterOrder = order
+	rb := runningForWrite(t.tx)
+	for _, o := range order {
+		p := &t.runningLater[uint32(o)]
+		if err := rb.Put(p.key, p.value); err != nil {
+			return err
+		}
+	}
+	clear(t.runningLater)
+	t.runningLater = t.runningLater[:0]
 	return nil
 }
 

@@ -177,3 +177,67 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 		}
 	}
 }
+
+// The running entries of a tick's plain dispatches are put at the end of
+// the tick, in key order (flushRunning), with the turns of other quests
+// (Team mode here) between them: after the tick every dispatched node
+// reads running with the tick's run, the index holds one entry per
+// dispatch and nothing else, and the next tick dispatches none of them
+// again.
+func TestTickPutsEveryRunningEntry(t *testing.T) {
+	release := make(chan struct{})
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		<-release
+		return reply("no JSON in this answer"), nil
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 100})
+	// Ids q1…q14: the tick serves them in creation order, the index
+	// keys them as strings (q1, q10, …, q14, q2, …).
+	for i := range 14 {
+		mode := ModeSolo
+		if i%4 == 3 {
+			mode = ModeTeam
+		}
+		h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Mode = mode; s.Name = fmt.Sprint("q", i) })
+	}
+	rep, err := h.e.Tick(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dispatched) != 14 {
+		t.Fatalf("dispatched %d, want 14", len(rep.Dispatched))
+	}
+	running, err := h.e.QuestRuns("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	runOf := map[string]string{}
+	for _, r := range running {
+		runOf[r.Node] = r.ID
+	}
+	for _, id := range rep.Dispatched {
+		n := h.node(id)
+		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runOf[id] || runOf[id] == "" {
+			t.Errorf("node %s after the tick: %s, runs %v; its run %q", id, n.Status, n.Runs, runOf[id])
+		}
+	}
+	var entries int
+	if err := h.store.view(func(tx *bolt.Tx) error {
+		entries = tx.Bucket(bRunning).Stats().KeyN
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if entries != 14 {
+		t.Errorf("%d running entries, want 14", entries)
+	}
+	again, err := h.e.Tick(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Dispatched) != 0 {
+		t.Errorf("the next tick dispatched %v again", again.Dispatched)
+	}
+	close(release)
+	h.e.Wait()
+}

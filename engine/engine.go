@@ -156,8 +156,11 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, starting, closing, unrecorded, dropped, starters, startQueue, lastActive
-	inflight map[string]context.CancelFunc // node id -> cancel of its run
+	mu       sync.Mutex                    // guards inflight, abortQueued, starting, closing, unrecorded, dropped, starters, startQueue, lastActive
+	inflight map[string]context.CancelFunc // node id -> cancel of its run; nil while it waits in startQueue
+	// abortQueued are the nodes whose run was aborted while it waited in
+	// startQueue: it leaves the queue cancelled.
+	abortQueued map[string]bool
 	// starters counts the runs in their starting phase (Engine.start), at
 	// most startMax; startQueue holds the runs waiting for one of those
 	// slots, oldest first. Both count in inflight.
@@ -171,6 +174,10 @@ type Engine struct {
 	// lastActive is how many quests the latest tick read: the next
 	// tick sizes its map of quests by it (tickRound.run).
 	lastActive int
+	// runningLater is the list a tick keeps its running entries in
+	// (flushRunning), kept for the next tick: only a tick's write
+	// transaction, one at a time, uses it.
+	runningLater []runningPut
 	// unrecorded holds the runs whose result could not be committed yet
 	// (a full disk, an I/O error); each keeps retrying.
 	unrecorded map[string]bool
@@ -235,7 +242,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 		d.Limits = def.Limits
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
-		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
+		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
 		startMax: startSlots()}
 	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
@@ -660,8 +667,13 @@ func (t *txn) abort(q *Quest, n *Node, reason string) error {
 // commit and the start), it is marked so that start never runs it.
 func (e *Engine) cancelInflight(node, run string) {
 	e.mu.Lock()
-	cancel := e.inflight[node]
-	if cancel == nil && run != "" && e.starting > 0 {
+	cancel, ok := e.inflight[node]
+	switch {
+	case ok && cancel == nil:
+		// Queued for a start slot, with no context yet: cancelled
+		// when it leaves the queue (startDone).
+		e.abortQueued[node] = true
+	case cancel == nil && run != "" && e.starting > 0:
 		e.dropped[run] = true
 	}
 	e.mu.Unlock()

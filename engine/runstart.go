@@ -25,18 +25,23 @@ func (e *Engine) start(d *dispatch) {
 		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
 		return
 	}
-	ctx, cancel := context.WithCancel(e.runCtx)
-	e.inflight[d.node.ID] = cancel
 	e.wg.Add(1)
-	q := queuedRun{d: d, ctx: ctx, cancel: cancel}
+	q := queuedRun{d: d}
 	if e.starters < e.startMax {
 		e.starters++
+		q.ctx, q.cancel = context.WithCancel(e.runCtx)
+		e.inflight[d.node.ID] = q.cancel
 		e.mu.Unlock()
 		go e.runAgent(q)
 		return
 	}
 	// Every start slot is taken: the run waits as a few words in the
-	// queue, not as a goroutine, and starts when a slot frees.
+	// queue, not as a goroutine, and starts when a slot frees. Its
+	// context is made then (startDone): a tick dispatching a thousand
+	// runs would otherwise make a thousand contexts, each registered
+	// with the engine's, before the first of them starts. In flight
+	// meanwhile with no cancel: an abort marks it (cancelInflight).
+	e.inflight[d.node.ID] = nil
 	e.startQueue = append(e.startQueue, q)
 	e.mu.Unlock()
 }
@@ -48,8 +53,8 @@ func (e *Engine) start(d *dispatch) {
 // the memory of more half-started runs at the same time.
 func startSlots() int { return max(2, 2*runtime.GOMAXPROCS(0)) }
 
-// queuedRun is a dispatched run waiting for a start slot, with the
-// context its abort or Shutdown cancels.
+// queuedRun is a dispatched run waiting for a start slot, and, once it
+// has one, the context its abort or Shutdown cancels.
 type queuedRun struct {
 	d      *dispatch
 	ctx    context.Context
@@ -70,7 +75,17 @@ func (e *Engine) startDone() {
 	if len(e.startQueue) == 0 {
 		e.startQueue = nil // the drained array goes with it
 	}
+	// Made from the engine's context now: after Shutdown cancelled it,
+	// the run's is cancelled from the start.
+	q.ctx, q.cancel = context.WithCancel(e.runCtx)
+	node := q.d.node.ID
+	e.inflight[node] = q.cancel
+	aborted := e.abortQueued[node]
+	delete(e.abortQueued, node)
 	e.mu.Unlock()
+	if aborted {
+		q.cancel() // aborted while it waited
+	}
 	go e.runAgent(q)
 }
 

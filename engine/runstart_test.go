@@ -151,7 +151,6 @@ func TestShutdownWithQueuedRuns(t *testing.T) {
 	entered := make(chan struct{}, runs)
 	var mu sync.Mutex
 	var cancelledAtStart int
-	var e *Engine
 	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		if ctx.Err() != nil {
 			mu.Lock()
@@ -161,20 +160,12 @@ func TestShutdownWithQueuedRuns(t *testing.T) {
 		}
 		entered <- struct{}{}
 		<-ctx.Done() // never answers; holds its slot
-		// Shutdown cancels the runs' contexts one by one, in no order:
-		// this run frees its slot once the runs queued behind it are
-		// cancelled too, or the next could start between two
-		// cancellations and reach its provider a moment before its own.
-		e.mu.Lock()
-		queued := slices.Clone(e.startQueue)
-		e.mu.Unlock()
-		for _, q := range queued {
-			<-q.ctx.Done()
-		}
+		// The runs queued behind this one have no context yet: each
+		// gets its own, from the engine's that Shutdown cancelled,
+		// when it leaves the queue.
 		return agent.Reply{}, ctx.Err()
 	})
 	h := startQuests(t, p, runs, 1)
-	e = h.e
 	if _, err := h.e.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -283,4 +274,67 @@ func (e *Engine) runName(r Run) string {
 		return nil
 	})
 	return name
+}
+
+// An abort of a run still queued for a start slot (it has no context yet)
+// reaches it: the run leaves the queue cancelled, its provider sees a
+// cancelled context, and the runs queued beside it run as usual.
+func TestAbortOfAQueuedRun(t *testing.T) {
+	const runs = 3
+	release := make(chan struct{})
+	entered := make(chan struct{}, runs)
+	var (
+		mu        sync.Mutex
+		cancelled []string
+	)
+	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		if ctx.Err() != nil {
+			mu.Lock()
+			cancelled = append(cancelled, req.Node)
+			mu.Unlock()
+			return agent.Reply{}, ctx.Err()
+		}
+		entered <- struct{}{}
+		<-release // holds the one slot
+		return reply("no json here, a FAIL"), nil
+	})
+	h := startQuests(t, p, runs, 1)
+	rep, err := h.e.Tick(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Dispatched) != runs {
+		t.Fatalf("dispatched %d, want %d", len(rep.Dispatched), runs)
+	}
+	<-entered
+	if _, queued := h.e.queueState(); queued != runs-1 {
+		t.Fatalf("%d runs queued, want %d", queued, runs-1)
+	}
+	h.e.mu.Lock()
+	queued := h.e.startQueue[len(h.e.startQueue)-1].d.node.ID
+	h.e.mu.Unlock()
+	if _, err := h.e.AbortNode(queued, "aborted while queued"); err != nil {
+		t.Fatal(err)
+	}
+	close(release)
+	h.e.Wait()
+	if len(cancelled) != 1 || cancelled[0] != queued {
+		t.Fatalf("runs that reached their provider cancelled: %v, want only the aborted %s", cancelled, queued)
+	}
+	n, err := h.e.Node(queued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.Status != Aborted {
+		t.Errorf("aborted node is %s", n.Status)
+	}
+	if got := h.e.InFlight(); got != 0 {
+		t.Errorf("%d runs in flight after Wait, want 0", got)
+	}
+	h.e.mu.Lock()
+	left := len(h.e.abortQueued)
+	h.e.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d aborts of queued runs left over", left)
+	}
 }

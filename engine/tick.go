@@ -159,16 +159,25 @@ func (r *tickRound) run() error {
 	// kilobyte, a tick may make a thousand).
 	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
+	t.runningLater = e.runningLater[:0]
+	if cap(t.runningLater) < cap(r.ds) {
+		t.runningLater = make([]runningPut, 0, cap(r.ds))
+	}
 	// A dispatch's event takes about 64 bytes of the group record.
 	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
 	e.mu.Lock()
 	e.lastActive = len(qs)
 	e.mu.Unlock()
-	for _, q := range qs {
+	for i, q := range qs {
+		t.laterRank = t.activeRank[i]
 		if err := r.quest(q); err != nil {
 			return err
 		}
 	}
+	if err := t.flushRunning(); err != nil {
+		return err
+	}
+	e.runningLater = t.runningLater // emptied by the flush
 	pruned, err := t.pruneEvents(e.opt.EventRetention)
 	if err != nil {
 		return err
@@ -198,7 +207,37 @@ func mostDispatches(qs []*Quest) int {
 
 // quest is one active quest's turn: loop control, deferred nodes back when
 // the network is up, then at most one dispatch if nothing runs.
+//
+// The turn of a plain quest (ownTurn) puts its dispatch's running entry
+// later, with the other plain quests' entries, in key order
+// (flushRunning); any other turn first puts those kept so far, so that
+// it reads the running index as it is.
 func (r *tickRound) quest(q *Quest) error {
+	t := r.t
+	if !ownTurn(q) {
+		if err := t.flushRunning(); err != nil {
+			return err
+		}
+		return r.turn(q)
+	}
+	t.laterRunning = true
+	err := r.turn(q)
+	t.laterRunning = false
+	return err
+}
+
+// ownTurn says whether q's turn reads no running entry but its own
+// quest's, and none after its own dispatch: a solo quest with no council,
+// no phase gates and no replays reads its own nodes, its own indexes and
+// its own running entries (nodeHead, undefer) and dispatches at most one
+// node, last.
+func ownTurn(q *Quest) bool {
+	return q.Mode == ModeSolo && !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
+		len(q.PhaseGates) == 0 && len(q.Replays) == 0
+}
+
+// turn is quest's turn for q.
+func (r *tickRound) turn(q *Quest) error {
 	t := r.t
 	if reason := t.overBudget(q); reason != "" {
 		if q.Running != "" {
@@ -378,13 +417,36 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		}
 		qs = append(qs, q)
 	}
-	slices.SortFunc(qs, func(a, b *Quest) int {
-		if c := cmp.Compare(a.DispatchSeq, b.DispatchSeq); c != 0 {
+	t.activeRank = sortByDispatch(qs)
+	return qs, nil
+}
+
+// sortByDispatch orders qs by DispatchSeq, then by creation
+// (compareQuestIDs), and returns the place each had before, in the new
+// order. The keys are sorted beside their quests, read once: a
+// comparison of two quests' fields is two loads from quests scattered
+// over the heap, and a tick sorts a thousand.
+func sortByDispatch(qs []*Quest) []int32 {
+	type key struct {
+		seq  uint64
+		q    *Quest
+		rank int32
+	}
+	keys := make([]key, len(qs))
+	for i, q := range qs {
+		keys[i] = key{q.DispatchSeq, q, int32(i)}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		if c := cmp.Compare(a.seq, b.seq); c != 0 {
 			return c
 		}
-		return compareQuestIDs(a.ID, b.ID)
+		return compareQuestIDs(a.q.ID, b.q.ID)
 	})
-	return qs, nil
+	rank := make([]int32, len(qs))
+	for i, k := range keys {
+		qs[i], rank[i] = k.q, k.rank
+	}
+	return rank
 }
 
 // compareQuestIDs orders quest ids by creation ("q9" before "q10").

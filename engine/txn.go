@@ -77,6 +77,17 @@ type txn struct {
 	// material is the owner's material of the quests whose prompts this
 	// transaction built, for the members of a council (materialMemo).
 	material materialMemo
+	// laterRunning, while set, keeps the running entries putRunning
+	// writes in runningLater instead, for flushRunning to put in key
+	// order (see tickRound.quest), each with laterRank, the place of
+	// its quest in the active index.
+	laterRunning bool
+	laterRank    int32
+	runningLater []runningPut
+	laterOrder   []uint64 // flushRunning's sort
+	// activeRank is, for each quest activeQuests returned, in its order,
+	// the quest's place in the active index.
+	activeRank []int32
 }
 
 // Blocks a transaction carves its keys and records from start at
