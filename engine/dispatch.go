@@ -153,13 +153,32 @@ func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
 	v := t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
 	if t.laterRunning {
-		t.runningLater = append(t.runningLater, runningPut{key, v, t.laterRank})
+		t.later.puts = append(t.later.puts, runningPut{key, v, t.laterRank})
 	} else if err := runningForWrite(t.tx).Put(key, v); err != nil {
 		return err
 	}
 	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
 	q.Running = n.ID
 	return nil
+}
+
+// runningLater is what a tick keeps its running entries in until
+// flushRunning puts them, with flushRunning's sort: the engine's
+// (Engine.later), reused from tick to tick, as only a tick's write
+// transaction, one at a time, uses it.
+type runningLater struct {
+	puts  []runningPut
+	order []uint64
+}
+
+// reset empties l for a tick of at most n dispatches; what a tick that
+// failed before its flush left in it is dropped.
+func (l *runningLater) reset(n int) {
+	clear(l.puts)
+	l.puts = l.puts[:0]
+	if cap(l.puts) < n {
+		l.puts = make([]runningPut, 0, n)
+	}
 }
 
 // runningPut is a running entry put later (flushRunning): its key and
@@ -176,30 +195,28 @@ type runningPut struct {
 // tick (the order of their quests' dispatches, not of their ids), moved
 // half the leaf each; in key order each is appended.
 func (t *txn) flushRunning() error {
-	if len(t.runningLater) == 0 {
+	l := t.later
+	if l == nil || len(l.puts) == 0 {
 		return nil
 	}
 	// Sorted as numbers, each an entry's rank and its place in the list:
 	// swapping the entries themselves (two slices each) costs a write
 	// barrier per pointer while the collector marks.
-	if cap(t.laterOrder) < len(t.runningLater) {
-		t.laterOrder = make([]uint64, 0, cap(t.runningLater))
-	}
-	order := t.laterOrder[:0]
-	for i, p := range t.runningLater {
+	order := l.order[:0]
+	for i, p := range l.puts {
 		order = append(order, uint64(p.rank)<<32|uint64(i))
 	}
 	slices.Sort(order)
-	t.laterOrder = order
+	l.order = order
 	rb := runningForWrite(t.tx)
 	for _, o := range order {
-		p := &t.runningLater[uint32(o)]
+		p := &l.puts[uint32(o)]
 		if err := rb.Put(p.key, p.value); err != nil {
 			return err
 		}
 	}
-	clear(t.runningLater)
-	t.runningLater = t.runningLater[:0]
+	clear(l.puts)
+	l.puts = l.puts[:0]
 	return nil
 }
 

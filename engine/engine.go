@@ -174,10 +174,9 @@ type Engine struct {
 	// lastActive is how many quests the latest tick read: the next
 	// tick sizes its map of quests by it (tickRound.run).
 	lastActive int
-	// runningLater is the list a tick keeps its running entries in
-	// (flushRunning), kept for the next tick: only a tick's write
-	// transaction, one at a time, uses it.
-	runningLater []runningPut
+	// later is where a tick keeps its running entries until it puts
+	// them in key order (flushRunning), kept for the next tick.
+	later runningLater
 	// unrecorded holds the runs whose result could not be committed yet
 	// (a full disk, an I/O error); each keeps retrying.
 	unrecorded map[string]bool

@@ -159,10 +159,8 @@ func (r *tickRound) run() error {
 	// kilobyte, a tick may make a thousand).
 	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
-	t.runningLater = e.runningLater[:0]
-	if cap(t.runningLater) < cap(r.ds) {
-		t.runningLater = make([]runningPut, 0, cap(r.ds))
-	}
+	t.later = &e.later
+	t.later.reset(cap(r.ds))
 	// A dispatch's event takes about 64 bytes of the group record.
 	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
 	e.mu.Lock()
@@ -177,7 +175,6 @@ func (r *tickRound) run() error {
 	if err := t.flushRunning(); err != nil {
 		return err
 	}
-	e.runningLater = t.runningLater // emptied by the flush
 	pruned, err := t.pruneEvents(e.opt.EventRetention)
 	if err != nil {
 		return err

@@ -78,13 +78,12 @@ type txn struct {
 	// transaction built, for the members of a council (materialMemo).
 	material materialMemo
 	// laterRunning, while set, keeps the running entries putRunning
-	// writes in runningLater instead, for flushRunning to put in key
-	// order (see tickRound.quest), each with laterRank, the place of
-	// its quest in the active index.
+	// writes in later instead (a tick's: Engine.later), for
+	// flushRunning to put in key order (see tickRound.quest), each with
+	// laterRank, the place of its quest in the active index.
 	laterRunning bool
 	laterRank    int32
-	runningLater []runningPut
-	laterOrder   []uint64 // flushRunning's sort
+	later        *runningLater
 	// activeRank is, for each quest activeQuests returned, in its order,
 	// the quest's place in the active index.
 	activeRank []int32
