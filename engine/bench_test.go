@@ -313,6 +313,38 @@ func (m *meter) report(b *testing.B, unit string) {
 	b.ReportMetric(float64(m.syncs)/n, "syncs/"+unit)
 }
 
+// gcShare settles the heap before a measured tick (a forced collection)
+// and learns from it what the collector spends per byte allocated in
+// steady state: at GOGC=100 a cycle starts once the program has
+// allocated about its live heap again, and costs about what a forced
+// cycle of that heap costs (marking what lives, sweeping the spans).
+// So a byte allocated costs the forced cycle's CPU over the live heap,
+// and a tick that allocates B bytes is charged B times that (cost).
+type gcShare struct {
+	cpu  time.Duration // CPU of the forced cycles
+	live uint64        // live heap after them, summed
+	n    int
+}
+
+func (g *gcShare) settle() {
+	c := cpuTime()
+	runtime.GC()
+	g.cpu += cpuTime() - c
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	g.live += ms.HeapAlloc
+	g.n++
+}
+
+// cost is the collector's CPU, in ms, for bytes allocated.
+func (g *gcShare) cost(bytes float64) float64 {
+	if g.live == 0 {
+		return 0
+	}
+	perByte := float64(g.cpu.Nanoseconds()) / float64(g.live) // ns per byte
+	return bytes * perByte / 1e6
+}
+
 func benchmarkTick(b *testing.B, active, nodes, slots int) {
 	benchmarkTickMix(b, active, nodes, slots, false)
 }
@@ -342,6 +374,14 @@ func benchmarkTickMix(b *testing.B, active, nodes, slots int, mix bool) {
 		txnBytes += ms.TotalAlloc - allocBytes0
 		m.t0 += cpuTime() - c
 	}
+	// Each tick starts on a settled heap, as a daemon's does a minute
+	// after the last cycle: benchReset's garbage (it rewrites every
+	// pending node, megabytes of it) is collected before the timer
+	// starts, so that the collector's work on it does not land in the
+	// tick's window. The tick's own garbage is then charged by what the
+	// collector would spend on it in steady state (gcShare).
+	var gc gcShare
+	gc.settle()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -362,9 +402,16 @@ func benchmarkTickMix(b *testing.B, active, nodes, slots int, mix bool) {
 		close(release)
 		e.Wait()
 		benchReset(b, e)
+		gc.settle()
 		b.StartTimer()
 	}
 	m.report(b, "tick")
+	tickCPU := float64(m.cpu.Microseconds()) / 1000 / float64(b.N)
+	gcMS := gc.cost(float64(txnBytes) / float64(b.N))
+	b.ReportMetric(gcMS, "gc-ms/tick")
+	b.ReportMetric(float64(gc.live)/float64(gc.n)/(1<<20), "live-MiB")
+	b.ReportMetric(float64(gc.cpu.Microseconds())/1000/float64(gc.n), "gc-cycle-ms")
+	b.ReportMetric(tickCPU+gcMS, "tick+gc-ms/tick")
 	b.ReportMetric(float64(txnCPU.Microseconds())/1000/float64(b.N), "txn-cpu-ms/tick")
 	b.ReportMetric(float64(txnAllocs)/float64(b.N), "txn-allocs/tick")
 	b.ReportMetric(float64(txnBytes)/float64(b.N), "txn-B/tick")
