@@ -233,6 +233,12 @@ type ledgerCheck struct {
 	rewritten map[string]bool
 	prev      string
 	unknown   bool
+
+	// statuses counts each quest's nodes by status, their running
+	// entries laid over their records (overlayRunning), for counts;
+	// unread says that a node record did not decode (its quest unknown).
+	statuses map[string]map[Status]int
+	unread   bool
 }
 
 func (c *ledgerCheck) problem(format string, args ...any) {
@@ -242,7 +248,8 @@ func (c *ledgerCheck) problem(format string, args ...any) {
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
 func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
-	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, rewritten: map[string]bool{}, shown: map[string]evidenceEntry{}}
+	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, rewritten: map[string]bool{}, shown: map[string]evidenceEntry{},
+		statuses: map[string]map[Status]int{}}
 	c.chain(tx)
 	c.links()
 	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != c.prev && !c.unknown {
@@ -264,6 +271,7 @@ func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
 	if schema >= 7 {
 		c.evidenceIndex(tx)
 	}
+	c.counts(tx)
 	if schema < 2 {
 		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
 	}
@@ -433,9 +441,11 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 		if err := json.Unmarshal(raw, &n); err != nil {
 			c.rotten = append(c.rotten, fmt.Sprintf("node record %s does not decode (%v): it was damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err))
 			present[nodeID(seqOf(k))] = true
+			c.unread = true
 			continue
 		}
 		present[n.ID] = true
+		c.tally(tx, n.Quest, n.ID, n.Status)
 		r, has := c.last[n.ID]
 		if !n.Status.Terminal() {
 			if has && r.status.Terminal() && !c.unproven[n.ID] {
@@ -470,6 +480,70 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 		}
 	}
 	return present
+}
+
+// tally counts node id of quest with status as the engine reads it: a
+// pending record with a running entry is running (overlayRunning).
+func (c *ledgerCheck) tally(tx *bolt.Tx, quest, id string, status Status) {
+	if status == Pending {
+		rb := tx.Bucket(bRunning)
+		if rb.Get(runningKey(quest, id)) != nil || rb.Get([]byte(id)) != nil {
+			status = Running
+		}
+	}
+	m := c.statuses[quest]
+	if m == nil {
+		m = map[Status]int{}
+		c.statuses[quest] = m
+	}
+	m[status]++
+}
+
+// counts checks every quest's counts, as the engine reads them (its
+// running entries laid over its record, overlayDispatch), against its
+// nodes. The tick decides by the counts alone whether a quest has work
+// left, deferred nodes to bring back or proposals for its owner: counts
+// out of step with the nodes (a quest page of another commit) would
+// finish a quest with work pending, or leave deferred nodes deferred for
+// ever. Salvage counts them again from the nodes.
+//
+// They are compared only when nothing else was found: a node that does
+// not decode, an index entry of a missing node, a locked node rewritten
+// each put the counts out of step too, and the first finding says what
+// happened (a rewrite the ledger proves is not index damage).
+func (c *ledgerCheck) counts(tx *bolt.Tx) {
+	if c.unread || len(c.rotten)+len(c.index)+len(c.problems) > 0 {
+		return
+	}
+	running := tx.Bucket(bRunning).Cursor()
+	_ = tx.Bucket(bQuests).ForEach(func(k, raw []byte) error {
+		id := string(k)
+		var q Quest
+		if err := decodeQuest(raw, &q); err != nil {
+			c.rotten = append(c.rotten, fmt.Sprintf("quest record %s does not decode (%v)", id, err))
+			return nil
+		}
+		overlayDispatch(running, &q)
+		want := c.statuses[id]
+		for _, st := range slices.Sorted(maps.Keys(union(q.Counts, want))) {
+			if q.Counts[st] != want[st] {
+				c.index = append(c.index, fmt.Sprintf("quest %s counts %d %s nodes, but %d of its nodes are %s", id, q.Counts[st], st, want[st], st))
+			}
+		}
+		return nil
+	})
+}
+
+// union is the set of the keys of a and b.
+func union(a, b map[Status]int) map[Status]bool {
+	u := make(map[Status]bool, len(a)+len(b))
+	for k := range a {
+		u[k] = true
+	}
+	for k := range b {
+		u[k] = true
+	}
+	return u
 }
 
 // salvageLoss describes what a SALVAGED record says was lost.

@@ -17,6 +17,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/storetest"
 )
 
@@ -493,5 +494,52 @@ func TestEmptyFileIsNotANewStore(t *testing.T) {
 	s.Close()
 	if m, _ := filepath.Glob(filepath.Join(fresh, "*.new-*")); len(m) > 0 {
 		t.Errorf("creating a store left %v", m)
+	}
+}
+
+// A quest whose counts disagree with its nodes (a quest page of another
+// commit) is store damage: verify names the quest and the status, and
+// salvage counts again from the nodes. A quest with a run in flight, its
+// count laid over its record by the running entry, is counted as the
+// engine reads it and is not damage.
+func TestVerifyComparesQuestCountsWithNodes(t *testing.T) {
+	// Its agent answers when the run is cancelled (the harness's close).
+	waits := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		<-ctx.Done()
+		return agent.Reply{}, ctx.Err()
+	})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": waits}})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
+	if rep, err := h.e.Tick(context.Background()); err != nil || len(rep.Dispatched) != 1 {
+		t.Fatalf("tick: %v, %v", rep, err)
+	}
+	if rep, err := h.e.Verify(); err != nil {
+		t.Fatalf("a run in flight: verify %v, problems %q", err, rep.Problems)
+	}
+	h.close()
+	st := mustOpenStore(t, h.dir)
+	err := st.db.Update(func(tx *bolt.Tx) error {
+		got, ok, err := getQuestRecord(tx.Bucket(bQuests), q.ID)
+		if err != nil || !ok {
+			return fmt.Errorf("quest %s: %v %v", q.ID, ok, err)
+		}
+		got.Counts[Deferred]++ // a deferred node the quest does not have
+		return putQuest(tx.Bucket(bQuests), got)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := st.Verify()
+	want := fmt.Sprintf("quest %s counts 1 deferred nodes, but 0 of its nodes are deferred", q.ID)
+	if !errors.Is(err, ErrCorrupt) || len(rep.Problems) != 1 || rep.Problems[0] != want {
+		t.Errorf("verify: %v, problems %q, want %q", err, rep.Problems, want)
+	}
+	st.Close()
+	if _, err := Salvage(h.dir, h.clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	h.open() // verified clean at cleanup
+	if got := h.questNow(q.ID); got.Counts[Deferred] != 0 {
+		t.Errorf("after salvage: counts %v", got.Counts)
 	}
 }
