@@ -2,10 +2,13 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,11 +32,31 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	removeDeadBenchDirs()
 	code := m.Run()
 	for _, d := range benchDirs {
 		os.RemoveAll(d)
 	}
 	os.Exit(code)
+}
+
+// benchPrefix names a benchmark's seeded data dirs by the process that
+// made them: one killed (an interrupted benchmark, a timeout) cannot
+// remove its own, hundreds of megabytes each, so the next run removes
+// those of processes that are gone.
+var benchPrefix = fmt.Sprintf("qbbench-%d-", os.Getpid())
+
+func removeDeadBenchDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), "qbbench-*-*"))
+	for _, d := range dirs {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(d), "qbbench-%d-", &pid); err != nil || pid == os.Getpid() {
+			continue
+		}
+		if p, err := os.FindProcess(pid); err != nil || errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone) {
+			os.RemoveAll(d)
+		}
+	}
 }
 
 var unreachable = funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
@@ -102,7 +125,7 @@ func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
 	if d, ok := benchDirs[key]; ok {
 		return d
 	}
-	dir, err := os.MkdirTemp("", "qbbench")
+	dir, err := os.MkdirTemp("", benchPrefix)
 	if err != nil {
 		b.Fatal(err)
 	}
