@@ -9,13 +9,14 @@ import (
 // The start of a tick's runs (Engine.start), bounded: see startSlots.
 
 // start launches the run of a dispatch, owned by the engine: Shutdown
-// waits for it. Its starting phase takes one of startMax slots; when none
+// waits for it. The run holds slabs, its tick's memory, until it ends
+// (releaseSlabs); a dispatch that never runs releases it here. Its starting phase takes one of startMax slots; when none
 // is free the run is queued, in dispatch order, and started when one
 // frees. max_parallel still bounds the runs in flight (queued or not):
 // the slots bound only how many start at the same time, so that a tick
 // dispatching a thousand runs does not hold a thousand requests, logs and
 // half-spawned processes in memory at once.
-func (e *Engine) start(d *dispatch) {
+func (e *Engine) start(d *dispatch, slabs *tickSlabs) {
 	e.mu.Lock()
 	e.starting--
 	if e.dropped[d.run.ID] {
@@ -23,10 +24,11 @@ func (e *Engine) start(d *dispatch) {
 		delete(e.dropped, d.run.ID)
 		e.mu.Unlock()
 		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
+		e.releaseSlabs(slabs)
 		return
 	}
 	e.wg.Add(1)
-	q := queuedRun{d: d}
+	q := queuedRun{d: d, slabs: slabs}
 	if e.starters < e.startMax {
 		e.starters++
 		q.ctx, q.cancel = context.WithCancel(e.runCtx)
@@ -57,6 +59,7 @@ func startSlots() int { return max(2, 2*runtime.GOMAXPROCS(0)) }
 // has one, the context its abort or Shutdown cancels.
 type queuedRun struct {
 	d      *dispatch
+	slabs  *tickSlabs // what d is carved from, held until the run ends
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -152,4 +155,7 @@ func (e *Engine) runAgent(q queuedRun) {
 	delete(e.inflight, d.node.ID)
 	e.mu.Unlock()
 	e.record(d.node.ID, d.run.ID, res, tk)
+	// The last read of d and of the tick's memory it points into: a
+	// later tick may carve from it once every run of its tick is here.
+	e.releaseSlabs(q.slabs)
 }
