@@ -167,6 +167,9 @@ type Engine struct {
 	starters   int
 	startMax   int
 	startQueue []queuedRun
+	// startRoom is startQueue's array from its start, for the next runs
+	// to queue in once it is drained.
+	startRoom []queuedRun
 	// starting counts runs a tick has dispatched (or is committing) but
 	// not yet started: their slots are taken.
 	starting int
@@ -181,6 +184,10 @@ type Engine struct {
 	slabFree   []*tickSlabs
 	slabNeed   slabNeed
 	slabReuses int
+	// tickQuests is the map of quests of the latest tick's transaction,
+	// emptied and used again by the next (tickRound.run): as later, only
+	// a tick's write transaction, one at a time, uses it.
+	tickQuests map[string]*Quest
 	// later is where a tick keeps its running entries until it puts
 	// them in key order (flushRunning), kept for the next tick.
 	later runningLater

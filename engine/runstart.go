@@ -44,7 +44,14 @@ func (e *Engine) start(d *dispatch, slabs *tickSlabs) {
 	// with the engine's, before the first of them starts. In flight
 	// meanwhile with no cancel: an abort marks it (cancelInflight).
 	e.inflight[d.node.ID] = nil
+	if len(e.startQueue) == 0 {
+		e.startQueue = e.startRoom[:0] // the drained array, again
+	}
+	room := cap(e.startQueue)
 	e.startQueue = append(e.startQueue, q)
+	if cap(e.startQueue) != room {
+		e.startRoom = e.startQueue[:0] // a new array: append moved the queue
+	}
 	e.mu.Unlock()
 }
 
@@ -76,7 +83,7 @@ func (e *Engine) startDone() {
 	e.startQueue[0] = queuedRun{}
 	e.startQueue = e.startQueue[1:]
 	if len(e.startQueue) == 0 {
-		e.startQueue = nil // the drained array goes with it
+		e.startQueue = nil // its array stays in startRoom
 	}
 	// Made from the engine's context now: after Shutdown cancelled it,
 	// the run's is cancelled from the start.

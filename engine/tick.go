@@ -90,7 +90,11 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	online := e.opt.Online == nil || e.opt.Online()
 	if e.idle() {
 		// Nothing active and no consent to expire: no write at all, so an
-		// idle box does not wear its SD card once a minute.
+		// idle box does not wear its SD card once a minute. Nor does it
+		// keep the memory of its busy ticks.
+		e.mu.Lock()
+		e.slabFree, e.tickQuests, e.startRoom = nil, nil, nil
+		e.mu.Unlock()
 		return TickReport{}, nil
 	}
 	var r *tickRound
@@ -144,9 +148,13 @@ func (r *tickRound) run() error {
 	e.mu.Lock()
 	r.slots = e.opt.MaxParallel - len(e.inflight) - e.starting
 	if len(t.quests) == 0 && e.lastActive > 0 {
-		// Sized for the quests the last tick read: a map of a thousand
-		// grown from empty is rehashed seven times.
-		t.quests = make(map[string]*Quest, e.lastActive)
+		// The last tick's map, emptied: sized for the quests it read (a
+		// map of a thousand grown from empty is rehashed seven times).
+		if e.tickQuests == nil {
+			e.tickQuests = make(map[string]*Quest, e.lastActive)
+		}
+		clear(e.tickQuests)
+		t.quests = e.tickQuests
 	}
 	r.slabs = e.takeSlabs()
 	need := e.slabNeed
