@@ -102,42 +102,34 @@ func (s *tickSlabs) dispatches(n int) []dispatch {
 
 // quest carves a zero Quest from s (its slot's maps: mapsOf); nil when s
 // is full.
-func (s *tickSlabs) quest() *Quest {
-	s.need.quests++
-	i := len(s.quests)
-	if i == cap(s.quests) {
-		return nil
-	}
-	s.quests = s.quests[:i+1]
-	q := &s.quests[i]
-	*q = Quest{}
-	return q
-}
+func (s *tickSlabs) quest() *Quest { return carve(&s.quests, &s.need.quests) }
 
 // head carves a zero Node from s; nil when s is full.
-func (s *tickSlabs) head() *Node {
-	s.need.heads++
-	i := len(s.heads)
-	if i == cap(s.heads) {
-		return nil
-	}
-	s.heads = s.heads[:i+1]
-	n := &s.heads[i]
-	*n = Node{}
-	return n
-}
+func (s *tickSlabs) head() *Node { return carve(&s.heads, &s.need.heads) }
 
 // runList carves an empty run list with room for one run from s; nil when
 // s is full.
 func (s *tickSlabs) runList() []string {
-	s.need.runs++
-	i := len(s.runs)
-	if i == cap(s.runs) {
+	if carve(&s.runs, &s.need.runs) == nil {
 		return nil
 	}
-	s.runs = s.runs[:i+1]
-	s.runs[i] = ""
+	i := len(s.runs) - 1
 	return s.runs[i : i : i+1]
+}
+
+// carve takes the next slot of slab, zeroed, and counts it in need,
+// which counts those past the slab's room too; nil when slab is full.
+func carve[T any](slab *[]T, need *int) *T {
+	*need++
+	i := len(*slab)
+	if i == cap(*slab) {
+		return nil
+	}
+	*slab = (*slab)[:i+1]
+	p := &(*slab)[i]
+	var zero T
+	*p = zero
+	return p
 }
 
 // mapsOf is the maps of q's slot when q is the quest s carved last, nil
