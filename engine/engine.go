@@ -156,7 +156,7 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, abortQueued, starting, closing, unrecorded, dropped, starters, startQueue, lastActive
+	mu       sync.Mutex                    // guards inflight, abortQueued, starting, closing, unrecorded, dropped, starters, startQueue, lastActive, the slabs
 	inflight map[string]context.CancelFunc // node id -> cancel of its run; nil while it waits in startQueue
 	// abortQueued are the nodes whose run was aborted while it waited in
 	// startQueue: it leaves the queue cancelled.
@@ -167,6 +167,9 @@ type Engine struct {
 	starters   int
 	startMax   int
 	startQueue []queuedRun
+	// startRoom is startQueue's array from its start, for the next runs
+	// to queue in once it is drained.
+	startRoom []queuedRun
 	// starting counts runs a tick has dispatched (or is committing) but
 	// not yet started: their slots are taken.
 	starting int
@@ -174,6 +177,17 @@ type Engine struct {
 	// lastActive is how many quests the latest tick read: the next
 	// tick sizes its map of quests by it (tickRound.run).
 	lastActive int
+	// slabFree are the released sets of tick memory a tick carves from
+	// (tickslabs.go), at most maxFreeSlabs; slabNeed is what the latest
+	// tick carved, which sizes the next one's; slabReuses counts the ticks
+	// that took a released set.
+	slabFree   []*tickSlabs
+	slabNeed   slabNeed
+	slabReuses int
+	// tickQuests is the map of quests of the latest tick's transaction,
+	// emptied and used again by the next (tickRound.run): as later, only
+	// a tick's write transaction, one at a time, uses it.
+	tickQuests map[string]*Quest
 	// later is where a tick keeps its running entries until it puts
 	// them in key order (flushRunning), kept for the next tick.
 	later runningLater

@@ -44,15 +44,16 @@ type cachedQuest struct {
 }
 
 // get copies quest id into q when the cache holds exactly record raw,
-// and reports whether it did.
-func (c *questCache) get(id string, raw []byte, q *Quest) bool {
+// and reports whether it did; m, when not nil, are the maps of q's slot
+// (tickCopyInto).
+func (c *questCache) get(id string, raw []byte, q *Quest, m *questMaps) bool {
 	c.mu.Lock()
 	e, ok := c.m[id]
 	c.mu.Unlock()
 	if !ok || !bytes.Equal(e.raw, raw) {
 		return false
 	}
-	tickCopy(q, e.q)
+	tickCopyInto(q, e.q, m)
 	return true
 }
 
@@ -111,7 +112,13 @@ func (c *questCache) learn(us []questUpdate) {
 
 // tickCopy sets q to a copy of cached for a transaction to change: its
 // own maps, the strings and the slices (cut to their length) shared.
-func tickCopy(q, cached *Quest) {
+func tickCopy(q, cached *Quest) { tickCopyInto(q, cached, nil) }
+
+// tickCopyInto is tickCopy with the counts and the queue copied into m's
+// maps (a tick's quest slot's: tickSlabs.maps), emptied first, rather
+// than into new ones; m keeps the maps for the slot's next tick. Only q
+// refers to them: the caches take copies of their own (cachedCopy).
+func tickCopyInto(q, cached *Quest, m *questMaps) {
 	*q = *cached
 	q.Roles = clip(q.Roles)
 	q.Checkpoints = clip(q.Checkpoints)
@@ -120,12 +127,31 @@ func tickCopy(q, cached *Quest) {
 	q.CouncilReviewers = clip(q.CouncilReviewers)
 	q.CouncilJudges = clip(q.CouncilJudges)
 	q.PhaseGates = clip(q.PhaseGates)
-	q.Counts = maps.Clone(q.Counts)
-	q.Queued = maps.Clone(q.Queued)
+	if m == nil {
+		q.Counts = maps.Clone(q.Counts)
+		q.Queued = maps.Clone(q.Queued)
+	} else {
+		q.Counts = refill(&m.counts, q.Counts)
+		q.Queued = refill(&m.queued, q.Queued)
+	}
 	q.RoleProviders = maps.Clone(q.RoleProviders)
 	q.TeamAccept = maps.Clone(q.TeamAccept)
 	q.StallSigs = maps.Clone(q.StallSigs)
 	q.StallCounts = maps.Clone(q.StallCounts)
+}
+
+// refill is a copy of from in *into, emptied first (made when nil), nil
+// for nil as maps.Clone's.
+func refill[K comparable, V any](into *map[K]V, from map[K]V) map[K]V {
+	if from == nil {
+		return nil
+	}
+	if *into == nil {
+		*into = make(map[K]V, len(from))
+	}
+	clear(*into)
+	maps.Copy(*into, from)
+	return *into
 }
 
 // clip is s with its capacity cut to its length, so that an append

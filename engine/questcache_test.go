@@ -158,10 +158,10 @@ func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
 	var c questCache
 	c.put(q.ID, raw, &q)
 	var copied Quest
-	if !c.get(q.ID, raw, &copied) {
+	if !c.get(q.ID, raw, &copied, nil) {
 		t.Fatal("the cache does not hand out the record it was given")
 	}
-	if c.get(q.ID, append(bytes.Clone(raw[:len(raw)-1]), raw[len(raw)-1]^1), &Quest{}) {
+	if c.get(q.ID, append(bytes.Clone(raw[:len(raw)-1]), raw[len(raw)-1]^1), &Quest{}, nil) {
 		t.Fatal("the cache handed out a quest for a record that differs in a byte")
 	}
 	v := reflect.ValueOf(&copied).Elem()

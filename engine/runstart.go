@@ -9,13 +9,14 @@ import (
 // The start of a tick's runs (Engine.start), bounded: see startSlots.
 
 // start launches the run of a dispatch, owned by the engine: Shutdown
-// waits for it. Its starting phase takes one of startMax slots; when none
+// waits for it. The run holds slabs, its tick's memory, until it ends
+// (releaseSlabs); a dispatch that never runs releases it here. Its starting phase takes one of startMax slots; when none
 // is free the run is queued, in dispatch order, and started when one
 // frees. max_parallel still bounds the runs in flight (queued or not):
 // the slots bound only how many start at the same time, so that a tick
 // dispatching a thousand runs does not hold a thousand requests, logs and
 // half-spawned processes in memory at once.
-func (e *Engine) start(d *dispatch) {
+func (e *Engine) start(d *dispatch, slabs *tickSlabs) {
 	e.mu.Lock()
 	e.starting--
 	if e.dropped[d.run.ID] {
@@ -23,10 +24,11 @@ func (e *Engine) start(d *dispatch) {
 		delete(e.dropped, d.run.ID)
 		e.mu.Unlock()
 		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
+		e.releaseSlabs(slabs)
 		return
 	}
 	e.wg.Add(1)
-	q := queuedRun{d: d}
+	q := queuedRun{d: d, slabs: slabs}
 	if e.starters < e.startMax {
 		e.starters++
 		q.ctx, q.cancel = context.WithCancel(e.runCtx)
@@ -42,7 +44,14 @@ func (e *Engine) start(d *dispatch) {
 	// with the engine's, before the first of them starts. In flight
 	// meanwhile with no cancel: an abort marks it (cancelInflight).
 	e.inflight[d.node.ID] = nil
+	if len(e.startQueue) == 0 {
+		e.startQueue = e.startRoom[:0] // the drained array, again
+	}
+	room := cap(e.startQueue)
 	e.startQueue = append(e.startQueue, q)
+	if cap(e.startQueue) != room {
+		e.startRoom = e.startQueue[:0] // a new array: append moved the queue
+	}
 	e.mu.Unlock()
 }
 
@@ -57,6 +66,7 @@ func startSlots() int { return max(2, 2*runtime.GOMAXPROCS(0)) }
 // has one, the context its abort or Shutdown cancels.
 type queuedRun struct {
 	d      *dispatch
+	slabs  *tickSlabs // what d is carved from, held until the run ends
 	ctx    context.Context
 	cancel context.CancelFunc
 }
@@ -73,7 +83,7 @@ func (e *Engine) startDone() {
 	e.startQueue[0] = queuedRun{}
 	e.startQueue = e.startQueue[1:]
 	if len(e.startQueue) == 0 {
-		e.startQueue = nil // the drained array goes with it
+		e.startQueue = nil // its array stays in startRoom
 	}
 	// Made from the engine's context now: after Shutdown cancelled it,
 	// the run's is cancelled from the start.
@@ -152,4 +162,7 @@ func (e *Engine) runAgent(q queuedRun) {
 	delete(e.inflight, d.node.ID)
 	e.mu.Unlock()
 	e.record(d.node.ID, d.run.ID, res, tk)
+	// The last read of d and of the tick's memory it points into: a
+	// later tick may carve from it once every run of its tick is here.
+	e.releaseSlabs(q.slabs)
 }

@@ -90,7 +90,11 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	online := e.opt.Online == nil || e.opt.Online()
 	if e.idle() {
 		// Nothing active and no consent to expire: no write at all, so an
-		// idle box does not wear its SD card once a minute.
+		// idle box does not wear its SD card once a minute. Nor does it
+		// keep the memory of its busy ticks.
+		e.mu.Lock()
+		e.slabFree, e.tickQuests, e.startRoom = nil, nil, nil
+		e.mu.Unlock()
 		return TickReport{}, nil
 	}
 	var r *tickRound
@@ -106,11 +110,14 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		}
 		return TickReport{}, err
 	}
+	// Committed: the set of slabs is the dispatches' now, each run's
+	// until it ends (tickslabs.go).
+	e.holdSlabs(r.slabs, len(r.ds))
 	if e.startHook != nil {
 		e.startHook()
 	}
 	for i := range r.ds {
-		e.start(&r.ds[i])
+		e.start(&r.ds[i], r.slabs)
 	}
 	return r.rep, nil
 }
@@ -125,6 +132,10 @@ type tickRound struct {
 	rep      TickReport
 	ds       []dispatch
 	reserved int // dispatches counted in e.starting
+	// slabs is what the tick carves its quests, heads and dispatches
+	// from (tickslabs.go): the attempt's own, never handed on when it
+	// fails.
+	slabs *tickSlabs
 }
 
 // run is the tick inside its transaction (a retry starts it afresh).
@@ -137,11 +148,19 @@ func (r *tickRound) run() error {
 	e.mu.Lock()
 	r.slots = e.opt.MaxParallel - len(e.inflight) - e.starting
 	if len(t.quests) == 0 && e.lastActive > 0 {
-		// Sized for the quests the last tick read: a map of a thousand
-		// grown from empty is rehashed seven times.
-		t.quests = make(map[string]*Quest, e.lastActive)
+		// The last tick's map, emptied: sized for the quests it read (a
+		// map of a thousand grown from empty is rehashed seven times).
+		if e.tickQuests == nil {
+			e.tickQuests = make(map[string]*Quest, e.lastActive)
+		}
+		clear(e.tickQuests)
+		t.quests = e.tickQuests
 	}
+	r.slabs = e.takeSlabs()
+	need := e.slabNeed
 	e.mu.Unlock()
+	r.slabs.fit(need)
+	t.slabs = r.slabs
 	if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
 		return err
 	}
@@ -157,7 +176,7 @@ func (r *tickRound) run() error {
 	// (its members run concurrently), each dispatch takes a slot: sized
 	// once, the list is never copied as it grows (a dispatch is a
 	// kilobyte, a tick may make a thousand).
-	r.ds = make([]dispatch, 0, max(0, min(r.slots, mostDispatches(qs))))
+	r.ds = r.slabs.dispatches(max(0, min(r.slots, mostDispatches(qs))))
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
 	t.later = &e.later
 	t.later.reset(cap(r.ds))
@@ -357,13 +376,14 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	q.Counters.AgentRuns++
 	r.slots--
 	// Filled in place: a composite literal appended would be built and
-	// then copied.
+	// then copied. The slot may be an earlier tick's: zeroed first.
 	if len(r.ds) < cap(r.ds) {
 		r.ds = r.ds[:len(r.ds)+1]
 	} else {
 		r.ds = append(r.ds, dispatch{}) // not reached: mostDispatches bounds them
 	}
 	d := &r.ds[len(r.ds)-1]
+	*d = dispatch{}
 	d.quest, d.node, d.run, d.member, d.prov = q, n, run, member, prov
 	if built {
 		d.req = new(agent.Request)

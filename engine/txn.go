@@ -62,6 +62,10 @@ type txn struct {
 	// runSlab is where the run lists of the heads a tick dispatches are
 	// carved from (allocRuns).
 	runSlab []string
+	// slabs, a tick's (nil for any other transaction), is carved from
+	// before the slabs above, which take what does not fit
+	// (tickslabs.go).
+	slabs *tickSlabs
 	// groupRoom is the room the transaction's event group record starts
 	// with (emit): a tick that dispatches a thousand nodes emits a
 	// thousand events, and a record grown from a few hundred bytes
@@ -137,8 +141,14 @@ func (t *txn) key8(v uint64) []byte {
 // others (up to 16 KiB) while it runs.
 const slabLen = 32
 
-// allocQuest returns a zero Quest carved from the transaction's slab.
+// allocQuest returns a zero Quest carved from the tick's slabs, else from
+// the transaction's slab.
 func (t *txn) allocQuest() *Quest {
+	if t.slabs != nil {
+		if q := t.slabs.quest(); q != nil {
+			return q
+		}
+	}
 	if len(t.questSlab) == cap(t.questSlab) {
 		t.questSlab = make([]Quest, 0, min(max(2*cap(t.questSlab), 4), slabLen))
 	}
@@ -146,8 +156,14 @@ func (t *txn) allocQuest() *Quest {
 	return &t.questSlab[len(t.questSlab)-1]
 }
 
-// allocHead returns a zero Node carved from the transaction's slab.
+// allocHead returns a zero Node carved from the tick's slabs, else from
+// the transaction's slab.
 func (t *txn) allocHead() *Node {
+	if t.slabs != nil {
+		if n := t.slabs.head(); n != nil {
+			return n
+		}
+	}
 	if len(t.headSlab) == cap(t.headSlab) {
 		t.headSlab = make([]Node, 0, min(max(2*cap(t.headSlab), 4), slabLen))
 	}
@@ -156,9 +172,14 @@ func (t *txn) allocHead() *Node {
 }
 
 // allocRuns returns an empty run list with room for one run, carved from
-// the transaction's slab (of slabLen lists); a list that grows past one
-// moves to its own array (append).
+// the tick's slabs, else from the transaction's slab (of slabLen lists); a
+// list that grows past one moves to its own array (append).
 func (t *txn) allocRuns() []string {
+	if t.slabs != nil {
+		if l := t.slabs.runList(); l != nil {
+			return l
+		}
+	}
 	if len(t.runSlab) == cap(t.runSlab) {
 		t.runSlab = make([]string, 0, min(max(2*cap(t.runSlab), 4), 8*slabLen))
 	}
@@ -386,7 +407,7 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 // (questCache): a copy of the cached Quest when the cache holds exactly
 // record raw, else the record decoded, and remembered.
 func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
-	if raw != nil && t.e.decoded.get(id, raw, q) {
+	if raw != nil && t.e.decoded.get(id, raw, q, t.slabs.mapsOf(q)) {
 		return t.adoptQuest(id, q), nil
 	}
 	if err := decodeStoredQuest(id, raw, q); err != nil {
