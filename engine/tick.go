@@ -431,7 +431,7 @@ func sortByDispatch(qs []*Quest) []int32 {
 	keys := make([]dispatchKey, len(qs))
 	for i, q := range qs {
 		n, err := strconv.ParseUint(strings.TrimPrefix(q.ID, "q"), 10, 64)
-		keys[i] = dispatchKey{q.DispatchSeq, n, err == nil, int32(i), q}
+		keys[i] = dispatchKey{q.DispatchSeq, n, q, int32(i), err == nil}
 	}
 	if !slices.IsSortedFunc(keys, compareDispatchKeys) {
 		slices.SortFunc(keys, compareDispatchKeys)
@@ -448,9 +448,9 @@ func sortByDispatch(qs []*Quest) []int32 {
 // compareQuestIDs does.
 type dispatchKey struct {
 	seq, num uint64
-	numeric  bool
-	rank     int32
 	q        *Quest
+	rank     int32
+	numeric  bool
 }
 
 // compareDispatchKeys is compareQuestIDs's order on the ids, after
