@@ -542,8 +542,12 @@ func (s *DB) guard(fn func() error) (err error) {
 // commit freed into its maps, page by page, and every commit rebuild and
 // sort the whole list to write it; the array form merges two sorted lists
 // and writes its own. A tick frees and allocates a few hundred single
-// pages; the array form is cheaper for it at every size measured (see
-// bench/RESULTS.md, issue 23's seventh pass, branch store8).
+// pages: its begin costs a quarter to a half with the array form, and
+// the array form reuses free pages where the hashmap grew the file. With
+// a hundred thousand free pages and more the array's begin (a new merged
+// list each time) costs milliseconds more and its commit as much less
+// (bench/RESULTS.md, issue 23's seventh pass, branch store8); a store
+// with that many is compacted at its next open.
 const freelistType = bolt.FreelistArrayType
 
 // openBolt is bolt.Open under recover: should a damaged file still trip
