@@ -124,6 +124,46 @@ func overlayDispatch(c *bolt.Cursor, q *Quest) {
 	}
 }
 
+// runningWalk is a cursor of the running index walking beside the active
+// index while activeQuests reads it: both are in the order of the quests'
+// ids (runningKey), so the entries of the next quest read are at or after
+// the cursor, most often right at it, and a quest costs a compare or a
+// step instead of a seek from the root. The running index must not be
+// written while the walk is used (activeQuests only reads).
+type runningWalk struct {
+	c *bolt.Cursor
+	// k, v is the cursor's entry: the first one not before last (nil:
+	// none), and every entry between last and k has last as its prefix.
+	k, v []byte
+	// last is the prefix of the quest laid over last; nil before the
+	// first.
+	last, prefix []byte
+}
+
+// overlay lays q's running entries over its record, as overlayDispatch.
+func (w *runningWalk) overlay(q *Quest) {
+	prefix := append(append(w.prefix[:0], q.ID...), '/')
+	if w.last == nil || bytes.Compare(prefix, w.last) <= 0 || bytes.HasPrefix(prefix, w.last) {
+		w.k, w.v = w.c.Seek(prefix)
+	} else {
+		// prefix is past every key with prefix last: the first entry not
+		// before it is k or after it, past the entries of quests whose
+		// records are not read here (finished, or read earlier in the
+		// transaction).
+		for step := 0; w.k != nil && bytes.Compare(w.k, prefix) < 0; step++ {
+			if step == 8 {
+				w.k, w.v = w.c.Seek(prefix)
+				break
+			}
+			w.k, w.v = w.c.Next()
+		}
+	}
+	for ; w.k != nil && bytes.HasPrefix(w.k, prefix); w.k, w.v = w.c.Next() {
+		applyEntry(q, w.k[len(prefix):], w.v)
+	}
+	w.last, w.prefix = prefix, w.last
+}
+
 // applyEntry counts the running entry of node (its value v) in q, unless
 // q's record folded it already.
 func applyEntry(q *Quest, node, v []byte) {

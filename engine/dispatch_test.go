@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -240,4 +242,83 @@ func TestTickPutsEveryRunningEntry(t *testing.T) {
 	}
 	close(release)
 	h.e.Wait()
+}
+
+// The running entries activeQuests lays over the active quests, walking
+// beside the active index (runningWalk), are exactly those a seek per
+// quest finds (overlayDispatch): for quests read in key order with others
+// skipped between them (read earlier in the transaction, or finished
+// with entries left), a few or many (past the walk's steps), ids that are
+// prefixes of others' ("q1", "q10", "q100"), entries folded already and
+// not.
+func TestRunningWalkIsTheSeek(t *testing.T) {
+	db, err := bolt.Open(filepath.Join(t.TempDir(), "walk.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rng := rand.New(rand.NewPCG(23, 80))
+	roles := []string{RoleScout, RoleOwner, RoleStrategist}
+	for trial := 0; trial < 40; trial++ {
+		ids := make([]string, 0, 150)
+		for i := 1; i <= 150; i++ {
+			ids = append(ids, fmt.Sprint("q", i))
+		}
+		slices.SortFunc(ids, strings.Compare) // the active index's order
+		seqs := map[string]uint64{}
+		err := db.Update(func(tx *bolt.Tx) error {
+			_ = tx.DeleteBucket(bRunning)
+			b, err := tx.CreateBucket(bRunning)
+			if err != nil {
+				return err
+			}
+			run := uint64(0)
+			for _, id := range ids {
+				for n := rng.IntN(5) - 1; n > 0; n-- {
+					run++
+					node := fmt.Sprint("n", rng.IntN(1000))
+					r := &Run{ID: runID(run), Quest: id, Node: node, Role: roles[rng.IntN(len(roles))], Provider: "p"}
+					if err := b.Put(runningKey(id, node), appendRunning(nil, id, node, r)); err != nil {
+						return err
+					}
+				}
+				seqs[id] = uint64(rng.IntN(int(run) + 1)) // some entries folded already
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The quests walked: all, or a part with gaps of every length.
+		walked := ids[:0:0]
+		for i := 0; i < len(ids); {
+			walked = append(walked, ids[i])
+			switch rng.IntN(4) {
+			case 0:
+				i++
+			case 1:
+				i += 2 + rng.IntN(4)
+			case 2:
+				i += 9 + rng.IntN(20)
+			default:
+				i++
+			}
+		}
+		err = db.View(func(tx *bolt.Tx) error {
+			w := &runningWalk{c: tx.Bucket(bRunning).Cursor()}
+			for _, id := range walked {
+				got := &Quest{ID: id, DispatchSeq: seqs[id], Counts: map[Status]int{Pending: 3}}
+				want := &Quest{ID: id, DispatchSeq: seqs[id], Counts: map[Status]int{Pending: 3}}
+				w.overlay(got)
+				overlayDispatch(tx.Bucket(bRunning).Cursor(), want)
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("trial %d, quest %s: the walk gives %+v, the seek %+v", trial, id, got, want)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -1,8 +1,12 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
@@ -81,4 +85,77 @@ func (h *harness) questOf(rep TickReport) string {
 		h.t.Fatalf("dispatched %v, want exactly one", rep.Dispatched)
 	}
 	return h.node(rep.Dispatched[0]).Quest
+}
+
+// sortByDispatch gives exactly the order of a full sort by DispatchSeq and
+// creation (compareQuestIDs), whatever the history of dispatches: the
+// tick's order, a random part of it dispatched in that order (moved to
+// the back), ticks where none dispatched (the order kept), ids of several
+// lengths and a few that are not "q" and a number. The quests come in as
+// the active index gives them, by id.
+func TestSortByDispatchIsTheFullSort(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 8))
+	sorted := 0 // ticks whose quests came in order already (no sort)
+	for trial := 0; trial < 200; trial++ {
+		n := 1 + rng.IntN(60)
+		byID := make([]*Quest, n)
+		for i := range byID {
+			id := fmt.Sprint("q", 1+rng.IntN(3*n)*(1+rng.IntN(3)))
+			if rng.IntN(10) == 0 {
+				id = fmt.Sprint("x", rng.IntN(50))
+			}
+			byID[i] = &Quest{ID: fmt.Sprint(id, "-", i), DispatchSeq: uint64(rng.IntN(4))}
+			if rng.IntN(2) == 0 {
+				byID[i].ID = id // unique below: the suffix keeps duplicates apart
+			}
+		}
+		slices.SortFunc(byID, func(a, b *Quest) int { return strings.Compare(a.ID, b.ID) })
+		byID = slices.CompactFunc(byID, func(a, b *Quest) bool { return a.ID == b.ID })
+		seq := uint64(10)
+		for tick := 0; tick < 8; tick++ {
+			in := slices.Clone(byID)
+			want := slices.Clone(byID)
+			slices.SortFunc(want, func(a, b *Quest) int {
+				if c := cmp.Compare(a.DispatchSeq, b.DispatchSeq); c != 0 {
+					return c
+				}
+				return compareQuestIDs(a.ID, b.ID)
+			})
+			got := slices.Clone(in)
+			rank := sortByDispatch(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d tick %d: order %v, the full sort's %v", trial, tick, questIDs(got), questIDs(want))
+			}
+			for i, q := range got {
+				if in[rank[i]] != q {
+					t.Fatalf("trial %d tick %d: rank %d of %s names %s", trial, tick, rank[i], q.ID, in[rank[i]].ID)
+				}
+			}
+			if slices.Equal(in, want) {
+				sorted++
+			}
+			// The tick: quests dispatch in its order, a random part of
+			// them, none at all one tick in four.
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			for _, q := range got {
+				if rng.IntN(3) != 0 {
+					seq++
+					q.DispatchSeq = seq
+				}
+			}
+		}
+	}
+	if sorted == 0 {
+		t.Fatal("no tick had its quests in order already: the shortcut was never tried")
+	}
+}
+
+func questIDs(qs []*Quest) []string {
+	ids := make([]string, len(qs))
+	for i, q := range qs {
+		ids[i] = q.ID
+	}
+	return ids
 }

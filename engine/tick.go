@@ -410,6 +410,8 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	qc := t.tx.Bucket(bQuests).Cursor()
 	var qk, qv []byte
 	c := t.tx.Bucket(bActive).Cursor()
+	t.walk = &runningWalk{c: t.tx.Bucket(bRunning).Cursor()}
+	defer func() { t.walk = nil }()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
 		id := string(k)
 		if q, ok := t.quests[id]; ok {
@@ -440,30 +442,47 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 
 // sortByDispatch orders qs by DispatchSeq, then by creation
 // (compareQuestIDs), and returns the place each had before, in the new
-// order. The keys are sorted beside their quests, read once: a
-// comparison of two quests' fields is two loads from quests scattered
-// over the heap, and a tick sorts a thousand.
+// order. The keys are sorted beside their quests, read once, ids parsed
+// once: a comparison of two quests' fields is two loads from quests
+// scattered over the heap, a tick sorts a thousand, and parsing both ids
+// was most of a comparison. Keys already in order (no quest dispatched
+// since the order was last the active index's) are not sorted.
 func sortByDispatch(qs []*Quest) []int32 {
-	type key struct {
-		seq  uint64
-		q    *Quest
-		rank int32
-	}
-	keys := make([]key, len(qs))
+	keys := make([]dispatchKey, len(qs))
 	for i, q := range qs {
-		keys[i] = key{q.DispatchSeq, q, int32(i)}
+		n, err := strconv.ParseUint(strings.TrimPrefix(q.ID, "q"), 10, 64)
+		keys[i] = dispatchKey{q.DispatchSeq, n, q, int32(i), err == nil}
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		if c := cmp.Compare(a.seq, b.seq); c != 0 {
-			return c
-		}
-		return compareQuestIDs(a.q.ID, b.q.ID)
-	})
+	if !slices.IsSortedFunc(keys, compareDispatchKeys) {
+		slices.SortFunc(keys, compareDispatchKeys)
+	}
 	rank := make([]int32, len(qs))
 	for i, k := range keys {
 		qs[i], rank[i] = k.q, k.rank
 	}
 	return rank
+}
+
+// dispatchKey is what sortByDispatch orders a quest by: its DispatchSeq,
+// then its id's number (numeric: the id is "q" and a number), as
+// compareQuestIDs does.
+type dispatchKey struct {
+	seq, num uint64
+	q        *Quest
+	rank     int32
+	numeric  bool
+}
+
+// compareDispatchKeys is compareQuestIDs's order on the ids, after
+// DispatchSeq.
+func compareDispatchKeys(a, b dispatchKey) int {
+	if c := cmp.Compare(a.seq, b.seq); c != 0 {
+		return c
+	}
+	if a.numeric && b.numeric {
+		return cmp.Compare(a.num, b.num)
+	}
+	return strings.Compare(a.q.ID, b.q.ID)
 }
 
 // compareQuestIDs orders quest ids by creation ("q9" before "q10").

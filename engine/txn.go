@@ -42,6 +42,9 @@ type txn struct {
 	// and the tick reads a quest, a node and the running index per
 	// dispatch.
 	curQuests, curNodes, curRunning *bolt.Cursor
+	// walk, while activeQuests reads the active quests, lays the running
+	// entries over them walking beside the active index (runningWalk).
+	walk *runningWalk
 	// block is where the transaction's keys and records are carved from
 	// (see spare).
 	block []byte
@@ -437,10 +440,14 @@ func (t *txn) adoptQuest(id string, q *Quest) *Quest {
 	if q.Counts == nil {
 		q.Counts = map[Status]int{}
 	}
-	if t.curRunning == nil {
-		t.curRunning = t.tx.Bucket(bRunning).Cursor()
+	if t.walk != nil {
+		t.walk.overlay(q)
+	} else {
+		if t.curRunning == nil {
+			t.curRunning = t.tx.Bucket(bRunning).Cursor()
+		}
+		overlayDispatch(t.curRunning, q)
 	}
-	overlayDispatch(t.curRunning, q)
 	t.quests[id] = q
 	return q
 }

@@ -55,7 +55,7 @@ func (s *DB) compactTo() (tmp string, err error) {
 			os.Remove(tmp)
 		}
 	}()
-	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{NoSync: true, FreelistType: bolt.FreelistMapType})
+	dst, err := bolt.Open(tmp, 0o600, &bolt.Options{NoSync: true, FreelistType: freelistType})
 	if err != nil {
 		return "", err
 	}

@@ -140,7 +140,7 @@ func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
 		held = f
 		return f, nil
 	}
-	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly, FreelistType: bolt.FreelistMapType, OpenFile: hook},
+	db, err := openBolt(path, &bolt.Options{Timeout: opt.LockTimeout, ReadOnly: opt.ReadOnly, FreelistType: freelistType, OpenFile: hook},
 		func() {
 			if held != nil {
 				held.Close()
@@ -201,7 +201,7 @@ func createStore(dir, path string, sch Schema) error {
 	name := tmp.Name()
 	tmp.Close()
 	defer os.Remove(name)
-	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: freelistType})
 	if err != nil {
 		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
 	}
@@ -533,6 +533,22 @@ func (s *DB) guard(fn func() error) (err error) {
 	}()
 	return fn()
 }
+
+// freelistType is how bbolt keeps the store's free pages in memory; the
+// file is the same either way (a sorted list of page ids). Every bolt.Open
+// of a store that is written uses it. The hashmap form (spans by size)
+// allocates a run of pages faster in a file with many free pages, but
+// makes every write transaction's begin merge the pages the previous
+// commit freed into its maps, page by page, and every commit rebuild and
+// sort the whole list to write it; the array form merges two sorted lists
+// and writes its own. A tick frees and allocates a few hundred single
+// pages: its begin costs a quarter to a half with the array form, and
+// the array form reuses free pages where the hashmap grew the file. With
+// a hundred thousand free pages and more the array's begin (a new merged
+// list each time) costs milliseconds more and its commit as much less
+// (bench/RESULTS.md, issue 23's seventh pass, branch store8); a store
+// with that many is compacted at its next open.
+const freelistType = bolt.FreelistArrayType
 
 // openBolt is bolt.Open under recover: should a damaged file still trip
 // one of bbolt's assertions while it opens, the error names it and

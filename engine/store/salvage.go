@@ -905,7 +905,7 @@ func merge(dst, src *sbucket) int {
 // writeSalvage writes what was read into a new bbolt file at tmp, and
 // rebuilds what the engine derives from it, in one transaction.
 func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, rebuild func(*bolt.Tx, time.Time, func([]byte) bool) ([]string, error)) error {
-	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: bolt.FreelistMapType})
+	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: freelistType})
 	if err != nil {
 		return fmt.Errorf("salvage: create %s: %w: %w", tmp, ErrStoreFailed, err)
 	}
