@@ -541,6 +541,21 @@ func (r *tickRound) council(q *Quest) error {
 		return err
 	}
 	owner := so.owner
+	// The members' running entries are put later, in key order with the
+	// plain quests' (flushRunning), when the turn reads no running entry
+	// after its first dispatch: each member's prompt reads its owner's
+	// material and the nodes above its parent, the owner, and the first
+	// member's read keeps both in the transaction's memo (materialMemo,
+	// at the quest's revision; a dispatch changes neither), where the
+	// next members' find them. A member under another parent (a salvaged
+	// store) reads the nodes above it, which may be one dispatched
+	// before it: the entries kept so far are put, and its own at once.
+	if childrenOf(owner, ms) {
+		t.laterRunning = true
+		defer func() { t.laterRunning = false }()
+	} else if err := t.flushRunning(); err != nil {
+		return err
+	}
 	done := true
 	var prompts []memberPrompt // one allocation for the council's dispatches
 	for i, m := range ms {
@@ -577,6 +592,16 @@ func (r *tickRound) council(q *Quest) error {
 		return err
 	}
 	return t.decide(q, full)
+}
+
+// childrenOf reports whether every node of ms is a child of owner.
+func childrenOf(owner *Node, ms []*Node) bool {
+	for _, m := range ms {
+		if m.Parent != owner.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // dispatchMember dispatches council member m of q, with mp (its node

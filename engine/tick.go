@@ -205,31 +205,43 @@ func mostDispatches(qs []*Quest) int {
 // quest is one active quest's turn: loop control, deferred nodes back when
 // the network is up, then at most one dispatch if nothing runs.
 //
-// The turn of a plain quest (ownTurn) puts its dispatch's running entry
-// later, with the other plain quests' entries, in key order
-// (flushRunning); any other turn first puts those kept so far, so that
-// it reads the running index as it is.
+// The turn of a quest that reads no running entry but its own quest's,
+// and none after its own dispatch (ownTurn), puts its dispatch's running
+// entry later, with the other such quests' entries, in key order
+// (flushRunning); so does the turn of a sitting council, its members'
+// entries, when they may be (council). Any other turn first puts those
+// kept so far, so that it reads the running index as it is.
+//
+// Why the entries kept so far need no put before an own turn or a
+// council's: they are the entries of the quests whose turns came before
+// (a quest has one turn a tick), and such a turn reads running entries
+// of its own quest's nodes only, by their keys (quest/node), which no
+// entry of another quest is; the index after the flush holds the same
+// entries whatever the order of their puts.
 func (r *tickRound) quest(q *Quest) error {
 	t := r.t
-	if !ownTurn(q) {
+	switch {
+	case ownTurn(q):
+		t.laterRunning = true
+		err := r.turn(q)
+		t.laterRunning = false
+		return err
+	case q.Queued[queuedCouncil] == "":
 		if err := t.flushRunning(); err != nil {
 			return err
 		}
-		return r.turn(q)
 	}
-	t.laterRunning = true
-	err := r.turn(q)
-	t.laterRunning = false
-	return err
+	return r.turn(q)
 }
 
 // ownTurn says whether q's turn reads no running entry but its own
-// quest's, and none after its own dispatch: a solo quest with no council,
-// no phase gates and no replays reads its own nodes, its own indexes and
-// its own running entries (nodeHead, undefer) and dispatches at most one
-// node, last.
+// quest's, and none after its own dispatch: a quest with no council, no
+// phase gates and no replays reads its own nodes, its own indexes and its
+// own running entries (nodeHead, undefer; a Team quest's owner turn its
+// hypothesis index, its owner's node and material, newOwner and request)
+// and dispatches at most one node, last.
 func ownTurn(q *Quest) bool {
-	return q.Mode == ModeSolo && !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
+	return !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
 		len(q.PhaseGates) == 0 && len(q.Replays) == 0
 }
 
