@@ -399,16 +399,22 @@ func (so *sittingOwners) put(quest string, e *sittingOwner) {
 func (so *sittingOwners) trim(active []*Quest) {
 	so.mu.Lock()
 	defer so.mu.Unlock()
-	if len(so.m) <= len(active) {
+	trimToActive(so.m, active)
+}
+
+// trimToActive drops from m, a memory by quest, the quests that are not
+// active, once it holds more quests than are active.
+func trimToActive[V any](m map[string]V, active []*Quest) {
+	if len(m) <= len(active) {
 		return
 	}
 	keep := make(map[string]bool, len(active))
 	for _, q := range active {
 		keep[q.ID] = true
 	}
-	for id := range so.m {
+	for id := range m {
 		if !keep[id] {
-			delete(so.m, id)
+			delete(m, id)
 		}
 	}
 }

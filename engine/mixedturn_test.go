@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -128,4 +129,78 @@ func TestTickKeepsTeamAndCouncilEntriesForTheEnd(t *testing.T) {
 	if int(asked.Load()) != want {
 		t.Errorf("%d runs asked their agent, want %d", asked.Load(), want)
 	}
+}
+
+// TestOwnerTurnStartsFromTheRoundsTheTickKnows: a tick's owner turn
+// learns the owner rounds it found in the hypothesis index
+// (ownerRounds), and the next one looks them up from there, after it
+// checked that the last round it knows names the owner it remembers: a
+// wrong memory costs the lookups, never a wrong round.
+func TestOwnerTurnStartsFromTheRoundsTheTickKnows(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeTeam })
+	if _, err := h.e.Scan(q.ID, []string{"tesseract jpn"}); err != nil {
+		t.Fatal(err)
+	}
+	// abortOwner aborts q's pending owner (the root, at first): an owner
+	// turn is due at the next tick, with nothing pending.
+	abortOwner := func() {
+		t.Helper()
+		err := h.e.update(func(t *txn) error {
+			qq, err := t.quest(q.ID)
+			if err != nil {
+				return err
+			}
+			id := qq.Queued[RoleOwner]
+			if id == "" {
+				id = first(t.tx, bPending, qq.ID)
+			}
+			n, err := t.node(id)
+			if err != nil {
+				return err
+			}
+			return t.abort(qq, n, "test")
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// ownerTurn ticks and returns the owner node the turn created.
+	ownerTurn := func(round int) *Node {
+		t.Helper()
+		abortOwner()
+		h.tick()
+		id := h.questNow(q.ID).Queued[RoleOwner]
+		if id == "" {
+			t.Fatalf("no owner pending after the tick (round %d)", round)
+		}
+		n := h.node(id)
+		if want := fmt.Sprintf("(owner round %d)", round); !strings.HasSuffix(n.Hypothesis, want) {
+			t.Fatalf("owner %s: hypothesis %q, want it to end %q", n.ID, n.Hypothesis, want)
+		}
+		return n
+	}
+	ownerTurn(1)
+	ownerTurn(2)
+	third := ownerTurn(3)
+	if k, ok := h.e.owners.get(q.ID, q.Direction); !ok || k.next != 3 || k.last == "" {
+		t.Fatalf("the tick knows %+v (%v), want rounds 1 and 2", k, ok)
+	}
+	// A memory that names another owner for its last round is not used.
+	h.e.owners.put(q.ID, ownerRound{direction: q.Direction, next: 9, last: "n999"})
+	ownerTurn(4)
+	if k, _ := h.e.owners.get(q.ID, q.Direction); k.next != 4 || k.last != third.ID {
+		t.Fatalf("the tick knows %+v, want rounds 1 to 3, the third %s", k, third.ID)
+	}
+	// The first round's entry taken out of the index behind the
+	// engine's back: a turn that looked the rounds up from the first
+	// would open round 1 again; one that starts from what it knows opens
+	// round 5.
+	err := h.store.update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bHyps).Bucket([]byte(q.ID)).Delete(hypKey(ownerHypothesis(q, false, 1)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ownerTurn(5)
 }
