@@ -163,20 +163,7 @@ func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
 				return err
 			}
 			if s.Mode == ModeTeam && !s.Teams {
-				// The root aborted, the owner's turn comes and its
-				// council sits, its members pending.
-				root, err := t.node(first(t.tx, bPending, qq.ID))
-				if err != nil {
-					return err
-				}
-				if err := t.abort(qq, root, "bench"); err != nil {
-					return err
-				}
-				owner, _, err := t.newOwner(qq, false)
-				if err != nil {
-					return err
-				}
-				if err := t.openCouncil(qq, owner); err != nil {
+				if err := t.sitCouncil(qq); err != nil {
 					return err
 				}
 			}

@@ -399,16 +399,22 @@ func (so *sittingOwners) put(quest string, e *sittingOwner) {
 func (so *sittingOwners) trim(active []*Quest) {
 	so.mu.Lock()
 	defer so.mu.Unlock()
-	if len(so.m) <= len(active) {
+	trimToActive(so.m, active)
+}
+
+// trimToActive drops from m, a memory by quest, the quests that are not
+// active, once it holds more quests than are active.
+func trimToActive[V any](m map[string]V, active []*Quest) {
+	if len(m) <= len(active) {
 		return
 	}
 	keep := make(map[string]bool, len(active))
 	for _, q := range active {
 		keep[q.ID] = true
 	}
-	for id := range so.m {
+	for id := range m {
 		if !keep[id] {
-			delete(so.m, id)
+			delete(m, id)
 		}
 	}
 }
@@ -541,6 +547,21 @@ func (r *tickRound) council(q *Quest) error {
 		return err
 	}
 	owner := so.owner
+	// The members' running entries are put later, in key order with the
+	// plain quests' (flushRunning), when the turn reads no running entry
+	// after its first dispatch: each member's prompt reads its owner's
+	// material and the nodes above its parent, the owner, and the first
+	// member's read keeps both in the transaction's memo (materialMemo,
+	// at the quest's revision; a dispatch changes neither), where the
+	// next members' find them. A member under another parent (a salvaged
+	// store) reads the nodes above it, which may be one dispatched
+	// before it: the entries kept so far are put, and its own at once.
+	if childrenOf(owner, ms) {
+		t.laterRunning = true
+		defer func() { t.laterRunning = false }()
+	} else if err := t.flushRunning(); err != nil {
+		return err
+	}
 	done := true
 	var prompts []memberPrompt // one allocation for the council's dispatches
 	for i, m := range ms {
@@ -577,6 +598,16 @@ func (r *tickRound) council(q *Quest) error {
 		return err
 	}
 	return t.decide(q, full)
+}
+
+// childrenOf reports whether every node of ms is a child of owner.
+func childrenOf(owner *Node, ms []*Node) bool {
+	for _, m := range ms {
+		if m.Parent != owner.ID {
+			return false
+		}
+	}
+	return true
 }
 
 // dispatchMember dispatches council member m of q, with mp (its node

@@ -209,37 +209,7 @@ func TestTickPutsEveryRunningEntry(t *testing.T) {
 	if len(rep.Dispatched) != 14 {
 		t.Fatalf("dispatched %d, want 14", len(rep.Dispatched))
 	}
-	running, err := h.e.QuestRuns("", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	runOf := map[string]string{}
-	for _, r := range running {
-		runOf[r.Node] = r.ID
-	}
-	for _, id := range rep.Dispatched {
-		n := h.node(id)
-		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runOf[id] || runOf[id] == "" {
-			t.Errorf("node %s after the tick: %s, runs %v; its run %q", id, n.Status, n.Runs, runOf[id])
-		}
-	}
-	var entries int
-	if err := h.store.view(func(tx *bolt.Tx) error {
-		entries = tx.Bucket(bRunning).Stats().KeyN
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if entries != 14 {
-		t.Errorf("%d running entries, want 14", entries)
-	}
-	again, err := h.e.Tick(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(again.Dispatched) != 0 {
-		t.Errorf("the next tick dispatched %v again", again.Dispatched)
-	}
+	tickedRunning(t, h, rep)
 	close(release)
 	h.e.Wait()
 }

@@ -214,6 +214,9 @@ type Engine struct {
 	// sittings is the tick's memory of the sitting councils' owners
 	// (council.go).
 	sittings sittingOwners
+	// owners is the tick's memory of the owner rounds the quests have
+	// had (tick.go).
+	owners ownerRounds
 }
 
 // New returns an engine on store and puts back to pending every node a

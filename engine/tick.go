@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -171,6 +172,7 @@ func (r *tickRound) run() error {
 	e.view.trim(qs)
 	e.decoded.trim(qs)
 	e.sittings.trim(qs)
+	e.owners.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
 	// (its members run concurrently), each dispatch takes a slot: sized
@@ -224,31 +226,43 @@ func mostDispatches(qs []*Quest) int {
 // quest is one active quest's turn: loop control, deferred nodes back when
 // the network is up, then at most one dispatch if nothing runs.
 //
-// The turn of a plain quest (ownTurn) puts its dispatch's running entry
-// later, with the other plain quests' entries, in key order
-// (flushRunning); any other turn first puts those kept so far, so that
-// it reads the running index as it is.
+// The turn of a quest that reads no running entry but its own quest's,
+// and none after its own dispatch (ownTurn), puts its dispatch's running
+// entry later, with the other such quests' entries, in key order
+// (flushRunning); so does the turn of a sitting council, its members'
+// entries, when they may be (council). Any other turn first puts those
+// kept so far, so that it reads the running index as it is.
+//
+// Why the entries kept so far need no put before an own turn or a
+// council's: they are the entries of the quests whose turns came before
+// (a quest has one turn a tick), and such a turn reads running entries
+// of its own quest's nodes only, by their keys (quest/node), which no
+// entry of another quest is; the index after the flush holds the same
+// entries whatever the order of their puts.
 func (r *tickRound) quest(q *Quest) error {
 	t := r.t
-	if !ownTurn(q) {
+	switch {
+	case ownTurn(q):
+		t.laterRunning = true
+		err := r.turn(q)
+		t.laterRunning = false
+		return err
+	case q.Queued[queuedCouncil] == "":
 		if err := t.flushRunning(); err != nil {
 			return err
 		}
-		return r.turn(q)
 	}
-	t.laterRunning = true
-	err := r.turn(q)
-	t.laterRunning = false
-	return err
+	return r.turn(q)
 }
 
 // ownTurn says whether q's turn reads no running entry but its own
-// quest's, and none after its own dispatch: a solo quest with no council,
-// no phase gates and no replays reads its own nodes, its own indexes and
-// its own running entries (nodeHead, undefer) and dispatches at most one
-// node, last.
+// quest's, and none after its own dispatch: a quest with no council, no
+// phase gates and no replays reads its own nodes, its own indexes and its
+// own running entries (nodeHead, undefer; a Team quest's owner turn its
+// hypothesis index, its owner's node and material, newOwner and request)
+// and dispatches at most one node, last.
 func ownTurn(q *Quest) bool {
-	return q.Mode == ModeSolo && !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
+	return !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
 		len(q.PhaseGates) == 0 && len(q.Replays) == 0
 }
 
@@ -599,7 +613,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		pending = id != ""
 	}
 	if q.Counts[Proposed] >= every || (!pending && waiting == 0) {
-		owner, dup, err := t.newOwner(q, q.Counts[Proposed] > 0)
+		owner, dup, err := t.newOwnerIn(q, q.Counts[Proposed] > 0, true)
 		if err != nil {
 			return nil, "", err
 		}
@@ -643,12 +657,28 @@ func ownerHypothesis(q *Quest, proposals bool, round int) string {
 // turns the quest has had: "owner round 3" is its third. The rounds so
 // far are found in the quest's hypothesis index (owner hypotheses carry
 // their round, which also keeps them apart for the duplicate check), one
-// lookup per round, only when an owner is due. When the latest owner has
+// lookup per round, only when an owner is due, from the first round the
+// tick does not know of (ownerRounds). When the latest owner has
 // not finished (it went deferred before reaching its provider, or waits
 // for consent), it is returned with dup set: a round never opens twice.
 func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
+	return t.newOwnerIn(q, proposals, false)
+}
+
+// newOwnerIn is newOwner; tick says that t is a tick's transaction,
+// whose turn of q may teach the engine the rounds it read (ownerRounds).
+func (t *txn) newOwnerIn(q *Quest, proposals, tick bool) (*Node, bool, error) {
 	round, last := 1, []byte(nil)
 	if hb := subRO(t.tx, bHyps, q.ID); hb != nil {
+		if k, ok := t.e.owners.get(q.ID, q.Direction); ok {
+			id := hb.Get(hypKey(ownerHypothesis(q, true, k.next-1)))
+			if id == nil {
+				id = hb.Get(hypKey(ownerHypothesis(q, false, k.next-1)))
+			}
+			if string(id) == k.last {
+				round, last = k.next, id
+			}
+		}
 		for ; ; round++ {
 			id := hb.Get(hypKey(ownerHypothesis(q, true, round)))
 			if id == nil {
@@ -658,6 +688,9 @@ func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
 				break
 			}
 			last = id
+		}
+		if tick && last != nil && t.pristine(q) {
+			t.e.owners.put(q.ID, ownerRound{direction: q.Direction, next: round, last: string(last)})
 		}
 		// A store from before owners were numbered by round has gaps;
 		// never reuse one of its hypotheses.
@@ -675,6 +708,58 @@ func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
 		}
 	}
 	return t.newNode(q, nil, RoleOwner, ownerHypothesis(q, proposals, round), Pending, "")
+}
+
+// ownerRounds is the engine's memory of the owner rounds of the quests,
+// by quest: that its rounds 1 to next-1 are in its hypothesis index, the
+// last one's owner being node last, so that newOwner looks up the rounds
+// from next on instead of from the first, one more each owner turn.
+//
+// Why what it holds stays true: it learns from a tick's turn of a quest
+// the transaction has not changed (pristine: no node of the quest was
+// written in it, so neither was its hypothesis index), and a tick is a
+// transaction of its own (update, never grouped with other writes), so
+// the rounds it read are committed; an entry of the hypothesis index is
+// never changed or removed. newOwner still checks that round next-1 names
+// node last before it skips the rounds below (a store replaced under the
+// engine then costs the lookups, not a wrong round). It is trimmed to the
+// active quests, as the sittings are.
+type ownerRounds struct {
+	mu sync.Mutex // guards m
+	m  map[string]ownerRound
+}
+
+// ownerRound is what ownerRounds knows of a quest: see there. Its owner
+// hypotheses name its direction, which the entry is for.
+type ownerRound struct {
+	direction string
+	next      int
+	last      string
+}
+
+// get returns quest's entry for direction.
+func (o *ownerRounds) get(quest, direction string) (ownerRound, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	k, ok := o.m[quest]
+	return k, ok && k.direction == direction && k.next > 1
+}
+
+// put keeps k as quest's entry.
+func (o *ownerRounds) put(quest string, k ownerRound) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.m == nil {
+		o.m = map[string]ownerRound{}
+	}
+	o.m[quest] = k
+}
+
+// trim drops the quests that are not active.
+func (o *ownerRounds) trim(active []*Quest) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	trimToActive(o.m, active)
 }
 
 // markUnrecorded notes that run's result waits to be written because of
