@@ -400,6 +400,11 @@ func (d *daemon) ready() {
 	d.notify("READY=1")
 	d.box.SetReady()
 	d.trialReady()
+	if kb, err := releaseText(); err != nil {
+		d.log.Warn("could not release the start-up's pages of the binary", "err", err)
+	} else {
+		d.log.Debug("released the start-up's pages of the binary", "KiB", kb)
+	}
 }
 
 // stop is the shutdown after Serve returned: no more dispatches, runs in
