@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -158,4 +159,16 @@ func questIDs(qs []*Quest) []string {
 		ids[i] = q.ID
 	}
 	return ids
+}
+
+// compareQuestIDs orders quest ids by creation ("q9" before "q10"),
+// parsing both at each comparison: the reference sortByDispatch's keys
+// (compareDispatchKeys) are checked against.
+func compareQuestIDs(a, b string) int {
+	na, ea := strconv.ParseUint(strings.TrimPrefix(a, "q"), 10, 64)
+	nb, eb := strconv.ParseUint(strings.TrimPrefix(b, "q"), 10, 64)
+	if ea != nil || eb != nil {
+		return strings.Compare(a, b)
+	}
+	return cmp.Compare(na, nb)
 }

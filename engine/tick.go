@@ -454,8 +454,8 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	return qs, nil
 }
 
-// sortByDispatch orders qs by DispatchSeq, then by creation
-// (compareQuestIDs), and returns the place each had before, in the new
+// sortByDispatch orders qs by DispatchSeq, then by creation ("q9"
+// before "q10"; ids not of that form by their bytes), and returns the place each had before, in the new
 // order. The keys are sorted beside their quests, read once, ids parsed
 // once: a comparison of two quests' fields is two loads from quests
 // scattered over the heap, a tick sorts a thousand, and parsing both ids
@@ -478,8 +478,7 @@ func sortByDispatch(qs []*Quest) []int32 {
 }
 
 // dispatchKey is what sortByDispatch orders a quest by: its DispatchSeq,
-// then its id's number (numeric: the id is "q" and a number), as
-// compareQuestIDs does.
+// then its id's number (numeric: the id is "q" and a number).
 type dispatchKey struct {
 	seq, num uint64
 	q        *Quest
@@ -487,8 +486,8 @@ type dispatchKey struct {
 	numeric  bool
 }
 
-// compareDispatchKeys is compareQuestIDs's order on the ids, after
-// DispatchSeq.
+// compareDispatchKeys orders by DispatchSeq, then by creation: by the
+// ids' numbers when both are numeric, else by the ids' bytes.
 func compareDispatchKeys(a, b dispatchKey) int {
 	if c := cmp.Compare(a.seq, b.seq); c != 0 {
 		return c
@@ -497,16 +496,6 @@ func compareDispatchKeys(a, b dispatchKey) int {
 		return cmp.Compare(a.num, b.num)
 	}
 	return strings.Compare(a.q.ID, b.q.ID)
-}
-
-// compareQuestIDs orders quest ids by creation ("q9" before "q10").
-func compareQuestIDs(a, b string) int {
-	na, ea := strconv.ParseUint(strings.TrimPrefix(a, "q"), 10, 64)
-	nb, eb := strconv.ParseUint(strings.TrimPrefix(b, "q"), 10, 64)
-	if ea != nil || eb != nil {
-		return strings.Compare(a, b)
-	}
-	return cmp.Compare(na, nb)
 }
 
 // overBudget says which budget a quest has used up, or "", counting its
@@ -613,7 +602,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		pending = id != ""
 	}
 	if q.Counts[Proposed] >= every || (!pending && waiting == 0) {
-		owner, dup, err := t.newOwnerIn(q, q.Counts[Proposed] > 0, true)
+		owner, dup, err := t.newOwner(q, q.Counts[Proposed] > 0)
 		if err != nil {
 			return nil, "", err
 		}
@@ -661,13 +650,10 @@ func ownerHypothesis(q *Quest, proposals bool, round int) string {
 // tick does not know of (ownerRounds). When the latest owner has
 // not finished (it went deferred before reaching its provider, or waits
 // for consent), it is returned with dup set: a round never opens twice.
+//
+// A tick's transaction (t.slabs set) teaches the engine the rounds it
+// read; no other does (see ownerRounds).
 func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
-	return t.newOwnerIn(q, proposals, false)
-}
-
-// newOwnerIn is newOwner; tick says that t is a tick's transaction,
-// whose turn of q may teach the engine the rounds it read (ownerRounds).
-func (t *txn) newOwnerIn(q *Quest, proposals, tick bool) (*Node, bool, error) {
 	round, last := 1, []byte(nil)
 	if hb := subRO(t.tx, bHyps, q.ID); hb != nil {
 		if k, ok := t.e.owners.get(q.ID, q.Direction); ok {
@@ -689,7 +675,7 @@ func (t *txn) newOwnerIn(q *Quest, proposals, tick bool) (*Node, bool, error) {
 			}
 			last = id
 		}
-		if tick && last != nil && t.pristine(q) {
+		if t.slabs != nil && last != nil && t.pristine(q) {
 			t.e.owners.put(q.ID, ownerRound{direction: q.Direction, next: round, last: string(last)})
 		}
 		// A store from before owners were numbered by round has gaps;
