@@ -267,3 +267,21 @@ func TestNewPassword(t *testing.T) {
 		t.Error("a 5-character password was accepted")
 	}
 }
+
+// TestAssetTypes: each file of the page is served with its own type and
+// charset, the same on every system (no MIME database is read for them).
+func TestAssetTypes(t *testing.T) {
+	f := start(t, setup{})
+	b := f.browser()
+	for path, want := range map[string]string{
+		"/":        "text/html; charset=utf-8",
+		"/app.css": "text/css; charset=utf-8",
+		"/app.js":  "text/javascript; charset=utf-8",
+		"/runs.js": "text/javascript; charset=utf-8",
+	} {
+		r := b.do("GET", path, nil)
+		if r.status != http.StatusOK || r.header.Get("Content-Type") != want {
+			t.Errorf("GET %s: %d, Content-Type %q, want 200 %q", path, r.status, r.header.Get("Content-Type"), want)
+		}
+	}
+}
