@@ -265,6 +265,14 @@ func (h *hub) publish(seq uint64) {
 	}
 }
 
+// subscriptionPage is how many events a subscription reads at a time. Each
+// subscriber (the LEDs, the dashboard, MQTT) holds its page until it has
+// handled it; a busy tick's pages of 256 verdicts with their facts were up
+// to 1.8 MB live at a commit's collection, and so twice that in heap goal
+// (bench/RESULTS.md, issue 23, eighth pass). 64 reads a busy cycle's
+// events in a few dozen more read transactions.
+const subscriptionPage = 64
+
 // Subscription delivers events in order, from a starting seq, reading them
 // from the outbox. It is not safe for concurrent use by several goroutines.
 type Subscription struct {
@@ -286,7 +294,7 @@ func (e *Engine) Subscribe(since uint64) *Subscription {
 // Next blocks until events after the last delivered one exist, or ctx ends.
 func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
 	for {
-		evs, err := s.e.Events(s.next, 256)
+		evs, err := s.e.Events(s.next, subscriptionPage)
 		if err != nil {
 			return nil, err
 		}

@@ -296,7 +296,7 @@ func TestEventsResumeFromAnySeq(t *testing.T) {
 		sub := h.e.Subscribe(since)
 		var got []Event
 		for len(got) == 0 || got[len(got)-1].Seq < last {
-			evs, err := sub.e.outboxRead(sub.next, 256)
+			evs, err := sub.e.outboxRead(sub.next, subscriptionPage)
 			if err != nil || len(evs) == 0 {
 				t.Fatalf("subscription after %d: %v, %d events", since, err, len(evs))
 			}

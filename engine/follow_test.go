@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strconv"
 	"testing"
 )
 
@@ -44,5 +45,42 @@ func TestFollowSkipsToTheNewestWhenPruned(t *testing.T) {
 	}
 	if b.Events[len(b.Events)-1].Seq != b.Last {
 		t.Errorf("Batch.Last = %d, want the last event's seq %d", b.Last, b.Events[len(b.Events)-1].Seq)
+	}
+}
+
+// TestSubscriptionReadsBoundedPages: a subscriber holds one page of events
+// at a time, however many are waiting, and the pages together are every
+// event once, in order.
+func TestSubscriptionReadsBoundedPages(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	sub := h.e.Subscribe(h.e.LastSeq())
+	defer sub.Close()
+	first := h.e.LastSeq() + 1
+	const page = 64 // what a subscriber holds at most (subscriptionPage)
+	for i := 0; i < 300; i++ {
+		if _, err := h.e.Scan(q.ID, []string{"hypothesis " + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := h.e.LastSeq()
+	if last-first+1 <= 2*page {
+		t.Fatalf("only %d events written, want more than two pages", last-first+1)
+	}
+	want := first
+	for want <= last {
+		evs, err := sub.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) == 0 || len(evs) > page {
+			t.Fatalf("a page of %d events, want 1..%d", len(evs), page)
+		}
+		for _, ev := range evs {
+			if ev.Seq != want {
+				t.Fatalf("event %d delivered, want %d", ev.Seq, want)
+			}
+			want++
+		}
 	}
 }
