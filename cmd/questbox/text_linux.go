@@ -33,6 +33,24 @@ import (
 // private anonymous copy of its page) would lose that write, so such a
 // mapping is left alone, and so is every writable one (.data, .bss: the
 // program's variables).
+//
+// Dropping the page table entries alone gave back only the start-up's
+// pages: a busy cycle faulted ~10 MiB of the binary back in for ~5 MiB it
+// read, because a fault on a page the page cache holds maps its cached
+// neighbours too — up to 64 KiB around it (the kernel's fault-around),
+// the whole folio where the file system caches large folios — and
+// madvise(MADV_RANDOM) does not stop that (bench/RESULTS.md, issue 23,
+// eighth pass). Fault-around maps only what is cached, so the mappings
+// are then advised MADV_RANDOM, which turns off the read-ahead of a
+// fault that must read the file, and the binary's cached pages in their
+// ranges are dropped (posix_fadvise(POSIX_FADV_DONTNEED): clean pages of
+// a file, read again from it when needed; pages another process maps
+// stay, and so does a large folio one of whose pages is mapped: the code
+// running meanwhile, where the kernel caches the text in 2 MiB folios, as
+// Linux 6.18 does). From then on a dropped page the daemon uses is read
+// alone and mapped alone: what the binary holds resident is what the
+// daemon used since, at the cost of one read of the file per page the
+// first time it is used again.
 func releaseText() (int64, error) {
 	exe, err := os.Readlink("/proc/self/exe")
 	if err != nil {
@@ -47,22 +65,51 @@ func releaseText() (int64, error) {
 	if err != nil {
 		return 0, err
 	}
+	bin, err := os.Open("/proc/self/exe") // the file it runs, even if an update replaced its path since
+	if err != nil {
+		return 0, err
+	}
+	defer bin.Close()
 	var released int64
 	for _, m := range maps {
-		// The range is the binary's mapping, not Go memory: it goes to
-		// the kernel as a number.
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), unix.MADV_DONTNEED); errno != 0 {
-			return released, fmt.Errorf("release the binary's pages: %w", errno)
-		}
 		released += m.rss
 	}
+	// Between a mapping's release and its pages' drop from the cache,
+	// the daemon's threads fault back what they run, with its cached
+	// neighbours, and the cache keeps a page that is mapped: a second
+	// pass drops those, when little is cached around them any more.
+	for range 2 {
+		for _, m := range maps {
+			if err := m.release(bin); err != nil {
+				return released, err
+			}
+		}
+	}
 	return released, nil
+}
+
+// release drops m's pages from the daemon's page tables and, where no
+// other process maps them, from the page cache of the file bin, and
+// advises m MADV_RANDOM (see releaseText).
+func (m textMapping) release(bin *os.File) error {
+	// The range is the binary's mapping, not Go memory: it goes to the
+	// kernel as a number.
+	for _, advice := range []int{unix.MADV_DONTNEED, unix.MADV_RANDOM} {
+		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(advice)); errno != 0 {
+			return fmt.Errorf("release the binary's pages: %w", errno)
+		}
+	}
+	if err := unix.Fadvise(int(bin.Fd()), int64(m.offset), int64(m.end-m.start), unix.FADV_DONTNEED); err != nil {
+		return fmt.Errorf("drop the binary's cached pages: %w", err)
+	}
+	return nil
 }
 
 // textMapping is a mapping of the executable that releaseText may drop.
 type textMapping struct {
 	start, end uint64
-	rss        int64 // KiB
+	offset     uint64 // in the file
+	rss        int64  // KiB
 }
 
 // textMappings reads smaps (the format of /proc/PID/smaps) and returns
@@ -104,10 +151,11 @@ func textMappings(smaps io.Reader, exe string) ([]textMapping, error) {
 		start, end, ok := strings.Cut(f[0], "-")
 		s, err1 := strconv.ParseUint(start, 16, 64)
 		e, err2 := strconv.ParseUint(end, 16, 64)
-		if !ok || err1 != nil || err2 != nil || e <= s {
+		off, err3 := strconv.ParseUint(f[2], 16, 64)
+		if !ok || err1 != nil || err2 != nil || err3 != nil || e <= s {
 			return nil, fmt.Errorf("smaps: a mapping's line %q", line)
 		}
-		cur = &textMapping{start: s, end: e}
+		cur = &textMapping{start: s, end: e, offset: off}
 	}
 	done()
 	return maps, sc.Err()
