@@ -72,7 +72,7 @@ func (t *txn) emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	if t.grouped == groupEvents {
+	if t.grouped == groupEvents || (t.groupCut > 0 && len(t.group) >= t.groupCut) {
 		if err := t.flushEvents(); err != nil {
 			return err
 		}
@@ -80,7 +80,13 @@ func (t *txn) emit(ev Event) error {
 	g := t.group
 	prev := t.groupLast
 	if t.grouped == 0 {
-		g = appendGroupHead(make([]byte, 0, max(256, t.groupRoom)), seq, t.now)
+		var room []byte
+		if t.groupCut > 0 {
+			room = t.groups.spare(t.groupCut + 256)
+		} else {
+			room = make([]byte, 0, 256)
+		}
+		g = appendGroupHead(room, seq, t.now)
 		prev, t.groupFirst = seq, seq
 	}
 	if g, err = appendGroupEvent(g, prev, &ev); err != nil {
@@ -99,6 +105,9 @@ func (t *txn) flushEvents() error {
 		return nil
 	}
 	g := appendGroupEnd(t.group)
+	if t.groupCut > 0 {
+		g = t.groups.claim(g)
+	}
 	t.group, t.grouped = nil, 0
 	return appendOnly(t.tx.Bucket(bEvents)).Put(t.key8(t.groupFirst), g)
 }

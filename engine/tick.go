@@ -28,6 +28,18 @@ type TickReport struct {
 	Took time.Duration `json:"-"`
 }
 
+// tickGroupBytes is the size at which a tick closes the group record of
+// its events (eventgroup.go) and starts the next. bbolt never splits a
+// leaf of four records or fewer, whatever their size, and writes a
+// changed leaf whole: a tick's thousand events in one record (about 28
+// KB) shared the last leaf of the events bucket with up to three such
+// records of the ticks before, so each tick wrote those again, 28 of the
+// 53 pages its commit wrote. Records of at most 944 bytes fit four in a
+// leaf of one page (bbolt fills the bucket's pages to 95 %, with 24
+// bytes of element and key each): cut at 880, a record holds at most one
+// event past it, and a tick writes a page per four records, its own.
+const tickGroupBytes = 880
+
 type dispatch struct {
 	// quest is the tick's transaction's copy of the quest, shared by
 	// the quest's dispatches of the tick (a council's members): nothing
@@ -94,15 +106,20 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		// idle box does not wear its SD card once a minute. Nor does it
 		// keep the memory of its busy ticks.
 		e.mu.Lock()
-		e.slabFree, e.tickQuests, e.startRoom = nil, nil, nil
+		e.slabFree, e.tickQuests, e.startRoom, e.tickBytes = nil, nil, nil, nil
 		e.mu.Unlock()
 		return TickReport{}, nil
 	}
 	var r *tickRound
+	tb := e.takeTickBytes()
 	err := e.update(func(t *txn) error {
 		r = &tickRound{e: e, t: t, online: online}
+		tb.lend(t)
 		return r.run()
 	})
+	if r != nil {
+		e.keepTickBytes(tb, r.t)
+	}
 	if err != nil {
 		if r != nil {
 			e.mu.Lock()
@@ -182,8 +199,6 @@ func (r *tickRound) run() error {
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
 	t.later = &e.later
 	t.later.reset(cap(r.ds))
-	// A dispatch's event takes about 64 bytes of the group record.
-	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
 	e.mu.Lock()
 	e.lastActive = len(qs)
 	e.mu.Unlock()

@@ -7,10 +7,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -318,5 +322,58 @@ func TestTickCopyIntoASlotsMaps(t *testing.T) {
 	tickCopyInto(&q, &Quest{ID: "q2"}, m)
 	if q.Counts != nil || q.Queued != nil {
 		t.Errorf("nil maps copied as %v, %v; want nil", q.Counts, q.Queued)
+	}
+}
+
+// A tick's events go to group records of at most a quarter page
+// (tickGroupBytes and one event more), four to a leaf of the events
+// bucket, so that a tick writes no earlier tick's record again; every
+// event is read back once, in order. And a tick carves its keys, records
+// and groups from the bytes the tick before it kept (tickBytes): once a
+// tick has sized them, the next one of the same size makes none.
+func TestTickEventsInQuarterPageRecordsFromKeptBytes(t *testing.T) {
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": unreachable}, MaxParallel: 200})
+	h.bulk(120, 2, func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
+	var kept [2]*byte
+	for i := range 3 {
+		from := h.e.LastSeq()
+		var to uint64
+		h.e.startHook = func() { to = h.e.LastSeq() }
+		rep := h.tick()
+		if len(rep.Dispatched) != 120 {
+			t.Fatalf("tick %d dispatched %d, want 120", i, len(rep.Dispatched))
+		}
+		// The tick's records: keyed from its first event to its last.
+		var seqs []uint64
+		records := 0
+		err := h.e.store.view(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bEvents).Cursor()
+			for k, v := c.Seek(u64(from + 1)); k != nil && seqOf(k) <= to; k, v = c.Next() {
+				records++
+				if len(v) > 944 {
+					t.Errorf("tick %d: event record %d is %d bytes, more than 944", i, seqOf(k), len(v))
+				}
+				if _, err := eachEvent(k, v, 0, func(ev *Event) bool { seqs = append(seqs, ev.Seq); return true }); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if records < 4 || len(seqs) != int(to-from) || seqs[0] != from+1 || !slices.IsSorted(seqs) || seqs[len(seqs)-1] != to {
+			t.Fatalf("tick %d: %d records holding %d events; want at least 4 holding %d..%d in order", i, records, len(seqs), from+1, to)
+		}
+		tb := h.e.tickBytes
+		if tb == nil || cap(tb.block) == 0 || cap(tb.groups) == 0 {
+			t.Fatalf("tick %d kept no bytes for the next: %+v", i, tb)
+		}
+		if i == 2 && (kept != [2]*byte{unsafe.SliceData(tb.block), unsafe.SliceData(tb.groups)}) {
+			t.Fatal("the third tick, of the second's size, made bytes of its own")
+		}
+		// The first tick's nodes came back deferred: the second and the
+		// third undefer and dispatch them, the same work.
+		kept = [2]*byte{unsafe.SliceData(tb.block), unsafe.SliceData(tb.groups)}
 	}
 }
