@@ -246,13 +246,6 @@ func benchReset(b *testing.B, e *Engine) {
 			}
 			q.Replays = nil
 			t.track(q)
-			// A quest's events a group record of their own, as the
-			// results of a daemon's cycle are written (one write each):
-			// not one record of a thousand that the outbox's pages
-			// carry until retention prunes it.
-			if err := t.flushEvents(); err != nil {
-				return err
-			}
 		}
 		_, err = t.pruneEvents(e.opt.EventRetention)
 		return err
