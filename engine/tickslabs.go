@@ -182,46 +182,57 @@ func (e *Engine) freeSlabs(s *tickSlabs) {
 	}
 }
 
-// tickBytes is the memory a tick's transaction carves its keys and
-// records (txn.spare) and its event groups (tickGroupBytes) from, kept
-// from tick to tick: a tick of a thousand dispatches carves about 130 KB
-// of them. Unlike the slabs, nothing holds it once the transaction has
-// ended: bbolt reads the keys and values it was given until the commit,
-// and the one record handed on past the commit, a saved quest's, is
-// copied by the questCache (learn) before the tick's update returns. So
-// the tick gives it back then (keepTickBytes); a tick that starts in the
-// meantime finds none and carves blocks of its own.
-type tickBytes struct{ block, groups []byte }
+// tickScratch is the memory a tick's transaction uses only while it
+// runs, kept from tick to tick: the bytes it carves its keys and records
+// (txn.spare) and its event groups (tickGroupBytes) from, about 130 KB for
+// a thousand dispatches, and the list and sort keys of its active quests
+// (activeQuests). Unlike the slabs, nothing holds it once the transaction
+// has ended: bbolt reads the keys and values it was given until the
+// commit, and the one record handed on past the commit, a saved quest's,
+// is copied by the questCache (learn) before the tick's update returns.
+// So the tick gives it back then (keepTickScratch); a tick that starts in
+// the meantime finds none and makes its own.
+type tickScratch struct {
+	block, groups []byte
+	quests        []*Quest
+	keys          []dispatchKey
+	rank          []int32
+}
 
-// takeTickBytes returns the kept tickBytes, or new ones.
-func (e *Engine) takeTickBytes() *tickBytes {
+// takeTickScratch returns the kept tickScratch, or a new one.
+func (e *Engine) takeTickScratch() *tickScratch {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	tb := e.tickBytes
-	e.tickBytes = nil
+	tb := e.tickScratch
+	e.tickScratch = nil
 	if tb == nil {
-		tb = new(tickBytes)
+		tb = new(tickScratch)
 	}
 	return tb
 }
 
 // lend has t, a tick's transaction (each attempt's afresh: a rolled-back
-// one left nothing behind that reads it), carve from tb, its event
+// one left nothing behind that reads it), use tb: its blocks, its event
 // groups cut at tickGroupBytes.
-func (tb *tickBytes) lend(t *txn) {
+func (tb *tickScratch) lend(t *txn) {
 	t.block = carver{b: tb.block[:0]}
 	t.groups = carver{b: tb.groups[:0]}
 	t.groupCut = tickGroupBytes
+	t.scratch = tb
 }
 
-// keepTickBytes keeps tb for the next tick once t, the tick's last
-// attempt, has ended: grown by what t had to carve past it.
-func (e *Engine) keepTickBytes(tb *tickBytes, t *txn) {
+// keepTickScratch keeps tb for the next tick once t, the tick's last
+// attempt, has ended: its blocks grown by what t had to carve past them,
+// its lists emptied (they point at the tick's quests).
+func (e *Engine) keepTickScratch(tb *tickScratch, t *txn) {
 	tb.block = grownBy(tb.block, t.block.made)
 	tb.groups = grownBy(tb.groups, t.groups.made)
+	clear(tb.quests)
+	clear(tb.keys)
+	tb.quests, tb.keys = tb.quests[:0], tb.keys[:0]
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.tickBytes = tb
+	e.tickScratch = tb
 }
 
 // grownBy is b, emptied, with room for lacked bytes more (and an eighth).

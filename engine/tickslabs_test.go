@@ -329,12 +329,13 @@ func TestTickCopyIntoASlotsMaps(t *testing.T) {
 // (tickGroupBytes and one event more), four to a leaf of the events
 // bucket, so that a tick writes no earlier tick's record again; every
 // event is read back once, in order. And a tick carves its keys, records
-// and groups from the bytes the tick before it kept (tickBytes): once a
-// tick has sized them, the next one of the same size makes none.
+// and groups from the bytes the tick before it kept, and lists and sorts
+// its quests in the lists it kept (tickScratch): once a tick has sized
+// them, the next one of the same size makes none.
 func TestTickEventsInQuarterPageRecordsFromKeptBytes(t *testing.T) {
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": unreachable}, MaxParallel: 200})
 	h.bulk(120, 2, func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
-	var kept [2]*byte
+	var kept [5]unsafe.Pointer
 	for i := range 3 {
 		from := h.e.LastSeq()
 		var to uint64
@@ -365,15 +366,20 @@ func TestTickEventsInQuarterPageRecordsFromKeptBytes(t *testing.T) {
 		if records < 4 || len(seqs) != int(to-from) || seqs[0] != from+1 || !slices.IsSorted(seqs) || seqs[len(seqs)-1] != to {
 			t.Fatalf("tick %d: %d records holding %d events; want at least 4 holding %d..%d in order", i, records, len(seqs), from+1, to)
 		}
-		tb := h.e.tickBytes
-		if tb == nil || cap(tb.block) == 0 || cap(tb.groups) == 0 {
-			t.Fatalf("tick %d kept no bytes for the next: %+v", i, tb)
+		tb := h.e.tickScratch
+		if tb == nil || cap(tb.block) == 0 || cap(tb.groups) == 0 || cap(tb.quests) < 120 || cap(tb.keys) < 120 || cap(tb.rank) < 120 {
+			t.Fatalf("tick %d kept nothing for the next: %+v", i, tb)
 		}
-		if i == 2 && (kept != [2]*byte{unsafe.SliceData(tb.block), unsafe.SliceData(tb.groups)}) {
-			t.Fatal("the third tick, of the second's size, made bytes of its own")
+		if len(tb.quests) != 0 || tb.quests[:1][0] != nil || len(tb.keys) != 0 || tb.keys[:1][0].q != nil {
+			t.Fatalf("tick %d kept its quests in its scratch", i)
 		}
+		now := [5]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(tb.block)), unsafe.Pointer(unsafe.SliceData(tb.groups)),
+			unsafe.Pointer(unsafe.SliceData(tb.quests)), unsafe.Pointer(unsafe.SliceData(tb.keys)), unsafe.Pointer(unsafe.SliceData(tb.rank))}
 		// The first tick's nodes came back deferred: the second and the
 		// third undefer and dispatch them, the same work.
-		kept = [2]*byte{unsafe.SliceData(tb.block), unsafe.SliceData(tb.groups)}
+		if i == 2 && now != kept {
+			t.Fatalf("the third tick, of the second's size, made memory of its own: %v, then %v", kept, now)
+		}
+		kept = now
 	}
 }

@@ -46,7 +46,7 @@ type txn struct {
 	// entries over them walking beside the active index (runningWalk).
 	walk *runningWalk
 	// block is where the transaction's keys and records are carved from
-	// (see spare); a tick's starts as the engine's kept one (tickBytes).
+	// (see spare); a tick's starts as the engine's kept one (tickScratch).
 	block carver
 	// dispatchedWhy is the reason of the latest dispatch's event, for
 	// provider dispatchedTo (newRun).
@@ -91,6 +91,9 @@ type txn struct {
 	laterRunning bool
 	laterRank    int32
 	later        *runningLater
+	// scratch, a tick's, is where activeQuests keeps its list and its
+	// sort (tickScratch); nil for any other transaction.
+	scratch *tickScratch
 	// activeRank is, for each quest activeQuests returned, in its order,
 	// the quest's place in the active index.
 	activeRank []int32
@@ -125,7 +128,7 @@ func (t *txn) claim(b []byte) []byte { return t.block.claim(b) }
 type carver struct {
 	b []byte
 	// made counts the bytes of the blocks made once the first was full:
-	// what a tick's kept block (tickBytes) lacked.
+	// what a tick's kept block (tickScratch) lacked.
 	made int
 }
 
