@@ -72,7 +72,7 @@ func (t *txn) emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	if t.grouped == groupEvents || (t.groupCut > 0 && len(t.group) >= t.groupCut) {
+	if t.grouped == groupEvents {
 		if err := t.flushEvents(); err != nil {
 			return err
 		}
@@ -81,10 +81,10 @@ func (t *txn) emit(ev Event) error {
 	prev := t.groupLast
 	if t.grouped == 0 {
 		var room []byte
-		if t.groupCut > 0 {
-			room = t.groups.spare(t.groupCut + 256)
+		if t.scratch != nil {
+			room = t.groups.spare(max(256, t.groupRoom))
 		} else {
-			room = make([]byte, 0, 256)
+			room = make([]byte, 0, max(256, t.groupRoom))
 		}
 		g = appendGroupHead(room, seq, t.now)
 		prev, t.groupFirst = seq, seq
@@ -105,7 +105,7 @@ func (t *txn) flushEvents() error {
 		return nil
 	}
 	g := appendGroupEnd(t.group)
-	if t.groupCut > 0 {
+	if t.scratch != nil {
 		g = t.groups.claim(g)
 	}
 	t.group, t.grouped = nil, 0

@@ -28,18 +28,6 @@ type TickReport struct {
 	Took time.Duration `json:"-"`
 }
 
-// tickGroupBytes is the size at which a tick closes the group record of
-// its events (eventgroup.go) and starts the next. bbolt never splits a
-// leaf of four records or fewer, whatever their size, and writes a
-// changed leaf whole: a tick's thousand events in one record (about 28
-// KB) shared the last leaf of the events bucket with up to three such
-// records of the ticks before, so each tick wrote those again, 28 of the
-// 53 pages its commit wrote. Records of at most 944 bytes fit four in a
-// leaf of one page (bbolt fills the bucket's pages to 95 %, with 24
-// bytes of element and key each): cut at 880, a record holds at most one
-// event past it, and a tick writes a page per four records, its own.
-const tickGroupBytes = 880
-
 type dispatch struct {
 	// quest is the tick's transaction's copy of the quest, shared by
 	// the quest's dispatches of the tick (a council's members): nothing
@@ -199,6 +187,8 @@ func (r *tickRound) run() error {
 	r.rep.Dispatched = make([]string, 0, cap(r.ds))
 	t.later = &e.later
 	t.later.reset(cap(r.ds))
+	// A dispatch's event takes about 64 bytes of the group record.
+	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
 	e.mu.Lock()
 	e.lastActive = len(qs)
 	e.mu.Unlock()

@@ -184,7 +184,7 @@ func (e *Engine) freeSlabs(s *tickSlabs) {
 
 // tickScratch is the memory a tick's transaction uses only while it
 // runs, kept from tick to tick: the bytes it carves its keys and records
-// (txn.spare) and its event groups (tickGroupBytes) from, about 130 KB for
+// (txn.spare) and its event group records from, about 130 KB for
 // a thousand dispatches, and the list and sort keys of its active quests
 // (activeQuests). Unlike the slabs, nothing holds it once the transaction
 // has ended: bbolt reads the keys and values it was given until the
@@ -212,12 +212,10 @@ func (e *Engine) takeTickScratch() *tickScratch {
 }
 
 // lend has t, a tick's transaction (each attempt's afresh: a rolled-back
-// one left nothing behind that reads it), use tb: its blocks, its event
-// groups cut at tickGroupBytes.
+// one left nothing behind that reads it), use tb.
 func (tb *tickScratch) lend(t *txn) {
 	t.block = carver{b: tb.block[:0]}
 	t.groups = carver{b: tb.groups[:0]}
-	t.groupCut = tickGroupBytes
 	t.scratch = tb
 }
 

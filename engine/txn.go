@@ -69,11 +69,14 @@ type txn struct {
 	// before the slabs above, which take what does not fit
 	// (tickslabs.go).
 	slabs *tickSlabs
-	// groupCut, when not 0, closes a group record once it holds that
-	// many bytes, and the groups are carved from groups (a tick's: see
-	// tickGroupBytes).
-	groupCut int
-	groups   carver
+	// groups is where a tick's event group records are carved from
+	// (tickScratch).
+	groups carver
+	// groupRoom is the room the transaction's event group record starts
+	// with (emit): a tick that dispatches a thousand nodes emits a
+	// thousand events, and a record grown from a few hundred bytes
+	// would be copied a dozen times.
+	groupRoom int
 	// touched are the quests one of whose nodes changed (pendingView);
 	// updates what the view learns once the transaction commits.
 	touched map[string]bool
