@@ -156,7 +156,7 @@ type Engine struct {
 	cancelRun context.CancelFunc
 	wg        sync.WaitGroup
 
-	mu       sync.Mutex                    // guards inflight, abortQueued, starting, closing, unrecorded, dropped, starters, startQueue, lastActive, the slabs
+	mu       sync.Mutex                    // guards inflight, abortQueued, starting, closing, unrecorded, dropped, starters, startQueue, lastActive, the slabs, tickScratch
 	inflight map[string]context.CancelFunc // node id -> cancel of its run; nil while it waits in startQueue
 	// abortQueued are the nodes whose run was aborted while it waited in
 	// startQueue: it leaves the queue cancelled.
@@ -188,6 +188,10 @@ type Engine struct {
 	// emptied and used again by the next (tickRound.run): as later, only
 	// a tick's write transaction, one at a time, uses it.
 	tickQuests map[string]*Quest
+	// tickScratch is what the latest tick carved its keys, records and
+	// event groups from, for the next (tickslabs.go); nil while a tick
+	// uses it.
+	tickScratch *tickScratch
 	// later is where a tick keeps its running entries until it puts
 	// them in key order (flushRunning), kept for the next tick.
 	later runningLater

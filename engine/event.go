@@ -80,7 +80,13 @@ func (t *txn) emit(ev Event) error {
 	g := t.group
 	prev := t.groupLast
 	if t.grouped == 0 {
-		g = appendGroupHead(make([]byte, 0, max(256, t.groupRoom)), seq, t.now)
+		var room []byte
+		if t.scratch != nil {
+			room = t.groups.spare(max(256, t.groupRoom))
+		} else {
+			room = make([]byte, 0, max(256, t.groupRoom))
+		}
+		g = appendGroupHead(room, seq, t.now)
 		prev, t.groupFirst = seq, seq
 	}
 	if g, err = appendGroupEvent(g, prev, &ev); err != nil {
@@ -99,6 +105,9 @@ func (t *txn) flushEvents() error {
 		return nil
 	}
 	g := appendGroupEnd(t.group)
+	if t.scratch != nil {
+		g = t.groups.claim(g)
+	}
 	t.group, t.grouped = nil, 0
 	return appendOnly(t.tx.Bucket(bEvents)).Put(t.key8(t.groupFirst), g)
 }

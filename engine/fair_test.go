@@ -123,7 +123,7 @@ func TestSortByDispatchIsTheFullSort(t *testing.T) {
 				return compareQuestIDs(a.ID, b.ID)
 			})
 			got := slices.Clone(in)
-			rank := sortByDispatch(got)
+			rank := sortByDispatch(got, nil)
 			if !slices.Equal(got, want) {
 				t.Fatalf("trial %d tick %d: order %v, the full sort's %v", trial, tick, questIDs(got), questIDs(want))
 			}

@@ -94,15 +94,20 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		// idle box does not wear its SD card once a minute. Nor does it
 		// keep the memory of its busy ticks.
 		e.mu.Lock()
-		e.slabFree, e.tickQuests, e.startRoom = nil, nil, nil
+		e.slabFree, e.tickQuests, e.startRoom, e.tickScratch = nil, nil, nil, nil
 		e.mu.Unlock()
 		return TickReport{}, nil
 	}
 	var r *tickRound
+	tb := e.takeTickScratch()
 	err := e.update(func(t *txn) error {
 		r = &tickRound{e: e, t: t, online: online}
+		tb.lend(t)
 		return r.run()
 	})
+	if r != nil {
+		e.keepTickScratch(tb, r.t)
+	}
 	if err != nil {
 		if r != nil {
 			e.mu.Lock()
@@ -417,6 +422,9 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 // DispatchSeq, written with the dispatch itself: fairness costs no write.
 func (t *txn) activeQuests() ([]*Quest, error) {
 	var qs []*Quest
+	if t.scratch != nil {
+		qs = t.scratch.quests[:0]
+	}
 	// The active index and the quests bucket are both keyed by quest id:
 	// walking them side by side reads each active quest with a step of
 	// the quests cursor (or a few, past finished quests) instead of a
@@ -450,7 +458,10 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		}
 		qs = append(qs, q)
 	}
-	t.activeRank = sortByDispatch(qs)
+	t.activeRank = sortByDispatch(qs, t.scratch)
+	if t.scratch != nil {
+		t.scratch.quests = qs
+	}
 	return qs, nil
 }
 
@@ -461,8 +472,19 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 // scattered over the heap, a tick sorts a thousand, and parsing both ids
 // was most of a comparison. Keys already in order (no quest dispatched
 // since the order was last the active index's) are not sorted.
-func sortByDispatch(qs []*Quest) []int32 {
-	keys := make([]dispatchKey, len(qs))
+//
+// With s (a tick's), the keys and the ranks are kept in s for the next
+// tick.
+func sortByDispatch(qs []*Quest, s *tickScratch) []int32 {
+	var keys []dispatchKey
+	var rank []int32
+	if s != nil {
+		keys, rank = s.keys[:0], s.rank[:0]
+	}
+	keys, rank = slices.Grow(keys, len(qs))[:len(qs)], slices.Grow(rank, len(qs))[:len(qs)]
+	if s != nil {
+		s.keys, s.rank = keys, rank
+	}
 	for i, q := range qs {
 		n, err := strconv.ParseUint(strings.TrimPrefix(q.ID, "q"), 10, 64)
 		keys[i] = dispatchKey{q.DispatchSeq, n, q, int32(i), err == nil}
@@ -470,7 +492,6 @@ func sortByDispatch(qs []*Quest) []int32 {
 	if !slices.IsSortedFunc(keys, compareDispatchKeys) {
 		slices.SortFunc(keys, compareDispatchKeys)
 	}
-	rank := make([]int32, len(qs))
 	for i, k := range keys {
 		qs[i], rank[i] = k.q, k.rank
 	}

@@ -7,10 +7,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -318,5 +322,59 @@ func TestTickCopyIntoASlotsMaps(t *testing.T) {
 	tickCopyInto(&q, &Quest{ID: "q2"}, m)
 	if q.Counts != nil || q.Queued != nil {
 		t.Errorf("nil maps copied as %v, %v; want nil", q.Counts, q.Queued)
+	}
+}
+
+// A tick carves its keys, records and event group records from the
+// bytes the tick before it kept, and lists and sorts its quests in the
+// lists it kept (tickScratch): once a tick has sized them, the next one
+// of the same size makes none; and what it wrote from them reads back
+// (its events, each once, in order).
+func TestTickCarvesFromTheScratchTheLastOneKept(t *testing.T) {
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": unreachable}, MaxParallel: 200})
+	h.bulk(120, 2, func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
+	var kept [5]unsafe.Pointer
+	for i := range 3 {
+		from := h.e.LastSeq()
+		var to uint64
+		h.e.startHook = func() { to = h.e.LastSeq() }
+		rep := h.tick()
+		if len(rep.Dispatched) != 120 {
+			t.Fatalf("tick %d dispatched %d, want 120", i, len(rep.Dispatched))
+		}
+		// The tick's records: keyed from its first event to its last.
+		var seqs []uint64
+		records := 0
+		err := h.e.store.view(func(tx *bolt.Tx) error {
+			c := tx.Bucket(bEvents).Cursor()
+			for k, v := c.Seek(u64(from + 1)); k != nil && seqOf(k) <= to; k, v = c.Next() {
+				records++
+				if _, err := eachEvent(k, v, 0, func(ev *Event) bool { seqs = append(seqs, ev.Seq); return true }); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if records == 0 || len(seqs) != int(to-from) || seqs[0] != from+1 || !slices.IsSorted(seqs) || seqs[len(seqs)-1] != to {
+			t.Fatalf("tick %d: %d records holding %d events; want them to hold %d..%d in order", i, records, len(seqs), from+1, to)
+		}
+		tb := h.e.tickScratch
+		if tb == nil || cap(tb.block) == 0 || cap(tb.groups) == 0 || cap(tb.quests) < 120 || cap(tb.keys) < 120 || cap(tb.rank) < 120 {
+			t.Fatalf("tick %d kept nothing for the next: %+v", i, tb)
+		}
+		if len(tb.quests) != 0 || tb.quests[:1][0] != nil || len(tb.keys) != 0 || tb.keys[:1][0].q != nil {
+			t.Fatalf("tick %d kept its quests in its scratch", i)
+		}
+		now := [5]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(tb.block)), unsafe.Pointer(unsafe.SliceData(tb.groups)),
+			unsafe.Pointer(unsafe.SliceData(tb.quests)), unsafe.Pointer(unsafe.SliceData(tb.keys)), unsafe.Pointer(unsafe.SliceData(tb.rank))}
+		// The first tick's nodes came back deferred: the second and the
+		// third undefer and dispatch them, the same work.
+		if i == 2 && now != kept {
+			t.Fatalf("the third tick, of the second's size, made memory of its own: %v, then %v", kept, now)
+		}
+		kept = now
 	}
 }

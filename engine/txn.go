@@ -46,8 +46,8 @@ type txn struct {
 	// entries over them walking beside the active index (runningWalk).
 	walk *runningWalk
 	// block is where the transaction's keys and records are carved from
-	// (see spare).
-	block []byte
+	// (see spare); a tick's starts as the engine's kept one (tickScratch).
+	block carver
 	// dispatchedWhy is the reason of the latest dispatch's event, for
 	// provider dispatchedTo (newRun).
 	dispatchedTo, dispatchedWhy string
@@ -69,6 +69,9 @@ type txn struct {
 	// before the slabs above, which take what does not fit
 	// (tickslabs.go).
 	slabs *tickSlabs
+	// groups is where a tick's event group records are carved from
+	// (tickScratch).
+	groups carver
 	// groupRoom is the room the transaction's event group record starts
 	// with (emit): a tick that dispatches a thousand nodes emits a
 	// thousand events, and a record grown from a few hundred bytes
@@ -91,6 +94,9 @@ type txn struct {
 	laterRunning bool
 	laterRank    int32
 	later        *runningLater
+	// scratch, a tick's, is where activeQuests keeps its list and its
+	// sort (tickScratch); nil for any other transaction.
+	scratch *tickScratch
 	// activeRank is, for each quest activeQuests returned, in its order,
 	// the quest's place in the active index.
 	activeRank []int32
@@ -112,21 +118,35 @@ const (
 // its own: carved from blocks, a thousand records cost a few dozen
 // allocations instead of a thousand. A record that outgrows the room
 // moves to bytes of its own (append reallocates), which claim sees.
-func (t *txn) spare(hint int) []byte {
-	if cap(t.block)-len(t.block) < hint {
-		size := min(max(2*cap(t.block), firstBlock), blockSize)
-		t.block = make([]byte, 0, max(size, hint))
-	}
-	return t.block[len(t.block):]
-}
+func (t *txn) spare(hint int) []byte { return t.block.spare(hint) }
 
 // claim reserves b, an encoder's result on a slice from spare, in the
 // block and returns it with its capacity cut to its length, so that no
 // later append can reach the next record. A b that append moved out of
 // the block (its capacity grew) is its own already.
-func (t *txn) claim(b []byte) []byte {
-	if rest := t.block[len(t.block):]; cap(b) == cap(rest) {
-		t.block = t.block[:len(t.block)+len(b)]
+func (t *txn) claim(b []byte) []byte { return t.block.claim(b) }
+
+// carver is a block records are carved from (spare, then claim), and a
+// new one, past its end, when it is full.
+type carver struct {
+	b []byte
+	// made counts the bytes of the blocks made once the first was full:
+	// what a tick's kept block (tickScratch) lacked.
+	made int
+}
+
+func (c *carver) spare(hint int) []byte {
+	if cap(c.b)-len(c.b) < hint {
+		size := max(min(max(2*cap(c.b), firstBlock), blockSize), hint)
+		c.b = make([]byte, 0, size)
+		c.made += size
+	}
+	return c.b[len(c.b):]
+}
+
+func (c *carver) claim(b []byte) []byte {
+	if rest := c.b[len(c.b):]; cap(b) == cap(rest) {
+		c.b = c.b[:len(c.b)+len(b)]
 	}
 	return b[:len(b):len(b)]
 }
