@@ -184,10 +184,6 @@ type Engine struct {
 	slabFree   []*tickSlabs
 	slabNeed   slabNeed
 	slabReuses int
-	// tickQuests is the map of quests of the latest tick's transaction,
-	// emptied and used again by the next (tickRound.run): as later, only
-	// a tick's write transaction, one at a time, uses it.
-	tickQuests map[string]*Quest
 	// tickScratch is what the latest tick carved its keys, records and
 	// event groups from, for the next (tickslabs.go); nil while a tick
 	// uses it.

@@ -94,7 +94,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		// idle box does not wear its SD card once a minute. Nor does it
 		// keep the memory of its busy ticks.
 		e.mu.Lock()
-		e.slabFree, e.tickQuests, e.startRoom, e.tickScratch = nil, nil, nil, nil
+		e.slabFree, e.startRoom, e.tickScratch = nil, nil, nil
 		e.mu.Unlock()
 		return TickReport{}, nil
 	}
@@ -153,14 +153,8 @@ func (r *tickRound) run() error {
 	// reserved.
 	e.mu.Lock()
 	r.slots = e.opt.MaxParallel - len(e.inflight) - e.starting
-	if len(t.quests) == 0 && e.lastActive > 0 {
-		// The last tick's map, emptied: sized for the quests it read (a
-		// map of a thousand grown from empty is rehashed seven times).
-		if e.tickQuests == nil {
-			e.tickQuests = make(map[string]*Quest, e.lastActive)
-		}
-		clear(e.tickQuests)
-		t.quests = e.tickQuests
+	if len(t.quests) == 0 && e.lastActive > 0 && t.scratch != nil {
+		t.quests = t.scratch.questsByID(e.lastActive)
 	}
 	r.slabs = e.takeSlabs()
 	need := e.slabNeed

@@ -185,8 +185,8 @@ func (e *Engine) freeSlabs(s *tickSlabs) {
 // tickScratch is the memory a tick's transaction uses only while it
 // runs, kept from tick to tick: the bytes it carves its keys and records
 // (txn.spare) and its event group records from, about 130 KB for
-// a thousand dispatches, and the list and sort keys of its active quests
-// (activeQuests). Unlike the slabs, nothing holds it once the transaction
+// a thousand dispatches, the list and sort keys of its active quests
+// (activeQuests), and its map of the quests it read (txn.quests). Unlike the slabs, nothing holds it once the transaction
 // has ended: bbolt reads the keys and values it was given until the
 // commit, and the one record handed on past the commit, a saved quest's,
 // is copied by the questCache (learn) before the tick's update returns.
@@ -197,6 +197,17 @@ type tickScratch struct {
 	quests        []*Quest
 	keys          []dispatchKey
 	rank          []int32
+	byID          map[string]*Quest
+}
+
+// questsByID is the kept map of a tick's quests, emptied, or a new one
+// sized for n, the quests the last tick read: a map of a thousand grown
+// from empty is rehashed seven times.
+func (tb *tickScratch) questsByID(n int) map[string]*Quest {
+	if tb.byID == nil {
+		tb.byID = make(map[string]*Quest, n)
+	}
+	return tb.byID
 }
 
 // takeTickScratch returns the kept tickScratch, or a new one.
@@ -221,12 +232,13 @@ func (tb *tickScratch) lend(t *txn) {
 
 // keepTickScratch keeps tb for the next tick once t, the tick's last
 // attempt, has ended: its blocks grown by what t had to carve past them,
-// its lists emptied (they point at the tick's quests).
+// its lists and map emptied (they point at the tick's quests).
 func (e *Engine) keepTickScratch(tb *tickScratch, t *txn) {
 	tb.block = grownBy(tb.block, t.block.made)
 	tb.groups = grownBy(tb.groups, t.groups.made)
 	clear(tb.quests)
 	clear(tb.keys)
+	clear(tb.byID)
 	tb.quests, tb.keys = tb.quests[:0], tb.keys[:0]
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -334,6 +335,7 @@ func TestTickCarvesFromTheScratchTheLastOneKept(t *testing.T) {
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": unreachable}, MaxParallel: 200})
 	h.bulk(120, 2, func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
 	var kept [5]unsafe.Pointer
+	var keptMap unsafe.Pointer
 	for i := range 3 {
 		from := h.e.LastSeq()
 		var to uint64
@@ -365,9 +367,18 @@ func TestTickCarvesFromTheScratchTheLastOneKept(t *testing.T) {
 		if tb == nil || cap(tb.block) == 0 || cap(tb.groups) == 0 || cap(tb.quests) < 120 || cap(tb.keys) < 120 || cap(tb.rank) < 120 {
 			t.Fatalf("tick %d kept nothing for the next: %+v", i, tb)
 		}
-		if len(tb.quests) != 0 || tb.quests[:1][0] != nil || len(tb.keys) != 0 || tb.keys[:1][0].q != nil {
+		if len(tb.quests) != 0 || tb.quests[:1][0] != nil || len(tb.keys) != 0 || tb.keys[:1][0].q != nil || len(tb.byID) != 0 {
 			t.Fatalf("tick %d kept its quests in its scratch", i)
 		}
+		// The map of quests is sized by the last tick's count: the
+		// second tick makes it, the third reads into the same.
+		if i > 0 && tb.byID == nil {
+			t.Fatalf("tick %d kept no map of quests for the next", i)
+		}
+		if i == 2 && reflect.ValueOf(tb.byID).UnsafePointer() != keptMap {
+			t.Fatalf("the third tick made a map of quests of its own")
+		}
+		keptMap = reflect.ValueOf(tb.byID).UnsafePointer()
 		now := [5]unsafe.Pointer{unsafe.Pointer(unsafe.SliceData(tb.block)), unsafe.Pointer(unsafe.SliceData(tb.groups)),
 			unsafe.Pointer(unsafe.SliceData(tb.quests)), unsafe.Pointer(unsafe.SliceData(tb.keys)), unsafe.Pointer(unsafe.SliceData(tb.rank))}
 		// The first tick's nodes came back deferred: the second and the
