@@ -682,7 +682,18 @@ func (t *txn) saveNode(n *Node) error {
 	if err := t.indexEvidence(n); err != nil {
 		return err
 	}
-	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
+	n.chainForm()
+	if err := t.spillAttempts(n); err != nil {
+		return err
+	}
+	// The record holds the last attempt only (attemptlog.go), whatever
+	// the node read of its log.
+	rec := n
+	if n.Attempts != nil {
+		c := *n
+		c.Attempts, rec = nil, &c
+	}
+	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), rec)
 }
 
 // indexFor is the per-quest index bucket a status lives in, if any.
