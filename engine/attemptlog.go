@@ -295,7 +295,7 @@ type chainError struct {
 }
 
 func (e *chainError) Error() string {
-	return fmt.Sprintf("node %s: its attempt record %d %s: %v", e.node, e.fault.seq, e.fault.why, ErrCorrupt)
+	return fmt.Sprintf("node %s: its attempt record %d %s", e.node, e.fault.seq, e.fault.why)
 }
 
 func (e *chainError) Unwrap() error { return ErrCorrupt }
