@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"slices"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -210,6 +211,39 @@ func (t *txn) spillAttempts(n *Node) error {
 	return nil
 }
 
+// putNode stores n's record: the last attempt of its log only (whatever
+// the node read of it), and that attempt's facts, feedback and claim hash
+// only where they are not the node's own (the gate's result of the last
+// submission is the last attempt's, most of the time: the record would
+// hold them twice).
+func putNode(b *bolt.Bucket, n *Node) error {
+	rec := n
+	if n.AttemptCount > 0 {
+		c := *n
+		c.Attempts = nil
+		if l := n.LastAttempt; l != nil && l.Feedback == n.Feedback && l.ClaimHash == n.ClaimHash && slices.Equal(l.Facts, n.Facts) && (l.Facts == nil) == (n.Facts == nil) {
+			last := *l
+			last.Facts, last.Feedback, last.ClaimHash = nil, "", ""
+			c.LastAttempt, c.LastAsNode = &last, true
+		}
+		rec = &c
+	}
+	return putJSON(b, u64(n.Order), rec)
+}
+
+// decodeNode decodes a node's record (putNode's).
+func decodeNode(raw []byte, n *Node) error {
+	if err := json.Unmarshal(raw, n); err != nil {
+		return err
+	}
+	if n.LastAsNode && n.LastAttempt != nil {
+		l := n.LastAttempt
+		l.Facts, l.Feedback, l.ClaimHash = slices.Clone(n.Facts), n.Feedback, n.ClaimHash
+	}
+	n.LastAsNode = false
+	return nil
+}
+
 // readNodeLog reads node id with its whole attempt log (Node.Attempts):
 // what shows a node reads it so, never a write.
 func readNodeLog(tx *bolt.Tx, id string) (*Node, error) {
@@ -307,7 +341,7 @@ func checkChains(tx *bolt.Tx) []string {
 	var out []string
 	_ = tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
 		n := new(Node)
-		if json.Unmarshal(v, n) != nil || n.AttemptCount == 0 {
+		if decodeNode(v, n) != nil || n.AttemptCount == 0 {
 			return nil // a record that does not decode is checkLedger's
 		}
 		chain, raws, err := readChain(tx, n)
@@ -346,7 +380,7 @@ func migrateAttempts(tx *bolt.Tx) error {
 	var nodes []*Node
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
-		if err := json.Unmarshal(v, n); err != nil {
+		if err := decodeNode(v, n); err != nil {
 			return fmt.Errorf("decode node record %s: %w", store.ShowKey(k), err)
 		}
 		if !n.Status.Terminal() && len(n.Attempts) > 0 {
@@ -372,8 +406,8 @@ func migrateAttempts(tx *bolt.Tx) error {
 			}
 			n.AttemptSeq, n.AttemptSum = seq, chainSum(n.AttemptSum, v)
 		}
-		n.spill, n.Attempts = nil, nil
-		if err := putJSON(appendOnly(nb), u64(n.Order), n); err != nil {
+		n.spill = nil
+		if err := putNode(appendOnly(nb), n); err != nil {
 			return err
 		}
 	}
@@ -409,7 +443,7 @@ func (r *rebuilder) repairChains() error {
 			n.AttemptSeq = 0
 		}
 		r.note("node %s: %d of its attempts were lost with their records; its log keeps the %d after them", n.ID, max(0, lost), n.AttemptCount)
-		if err := putJSON(nb, u64(n.Order), n); err != nil {
+		if err := putNode(nb, n); err != nil {
 			return err
 		}
 		r.rewritten = append(r.rewritten, n.ID)

@@ -130,6 +130,13 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 	if rec.Attempts != nil || rec.Count != 4 || rec.Last == nil || rec.Last.Outcome != "PASS" {
 		t.Errorf("n1's record: %d attempts inline, count %d, last %+v; want none inline, 4, the PASS", len(rec.Attempts), rec.Count, rec.Last)
 	}
+	// n2's last attempt is its gate result: the record holds it once.
+	if raw := nodeRaw(t, h.store, "n2"); strings.Count(string(raw), `"rule":"contract"`) != 1 || !strings.Contains(string(raw), `"last_as_node":true`) {
+		t.Errorf("n2's record holds its facts %d times, want once:\n%s", strings.Count(string(raw), `"rule":"contract"`), raw)
+	}
+	if l := n2.Attempts[1]; len(l.Facts) != 1 || l.Feedback == "" || l.ClaimHash == "" {
+		t.Errorf("n2's last attempt read back without its gate result: %+v", l)
+	}
 	var records int
 	_ = h.store.view(func(tx *bolt.Tx) error {
 		records = tx.Bucket(bAttempts).Stats().KeyN

@@ -434,6 +434,10 @@ type Node struct {
 	AttemptSum   string   `json:"attempt_sum,omitempty"`
 	LastAttempt  *Attempt `json:"last_attempt,omitempty"`
 	Sittings     int      `json:"sittings,omitempty"`
+	// LastAsNode, in a record, says that LastAttempt's facts, feedback
+	// and claim hash are the node's own (Facts, Feedback, ClaimHash),
+	// which the record holds once (putNode); false on a decoded node.
+	LastAsNode bool `json:"last_as_node,omitempty"`
 	// What the agent claimed, set when the node passed.
 	Verdict       string           `json:"verdict,omitempty"`
 	Evidence      string           `json:"evidence,omitempty"`

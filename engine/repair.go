@@ -159,7 +159,7 @@ func (r *rebuilder) readNodes() error {
 	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
-		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
+		if err := decodeNode(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
 			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
