@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -340,6 +341,9 @@ func (e *chainError) Unwrap() error { return ErrCorrupt }
 func checkChains(tx *bolt.Tx) []string {
 	var out []string
 	_ = tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+		if !bytes.Contains(v, []byte(`"attempt_count":`)) {
+			return nil // no chain (a locked node before schema 9: its log inline)
+		}
 		n := new(Node)
 		if decodeNode(v, n) != nil || n.AttemptCount == 0 {
 			return nil // a record that does not decode is checkLedger's
