@@ -85,15 +85,14 @@ func (q *Quest) seats(owner *Node, sitting int) []councilSeat {
 
 // sitting is the council sitting an owner (or a phase gate) is in: one
 // more than the sittings that decided (each leaves a PASS or a FAIL
-// attempt; consent attempts do not count). owner must be read whole.
+// attempt; consent attempts do not count): its record counts them
+// (Node.Sittings), and a record that holds its whole log (before schema
+// 9) has them in it.
 func sitting(owner *Node) int {
-	n := 1
-	for _, a := range owner.Attempts {
-		if a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL") {
-			n++
-		}
+	if owner.AttemptCount == 0 {
+		return 1 + sittingsIn(owner.Attempts)
 	}
-	return n
+	return 1 + owner.Sittings
 }
 
 // openCouncil starts owner's design phase: pending -> council_pending,

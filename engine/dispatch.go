@@ -464,11 +464,14 @@ func readNodeRecord(tx *bolt.Tx, id string) (*Node, error) {
 		return nil, err
 	}
 	n := new(Node)
-	ok, err := getJSON(tx.Bucket(bNodes), key, n)
-	if err == nil && !ok {
-		err = fmt.Errorf("node %s: %w", id, ErrNotFound)
+	raw := tx.Bucket(bNodes).Get(key)
+	if raw == nil {
+		return n, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
-	return n, err
+	if err := decodeNode(raw, n); err != nil {
+		return n, fmt.Errorf("decode %s: %w", key, err)
+	}
+	return n, nil
 }
 
 // runningEntries reads the running index for salvage, in either form

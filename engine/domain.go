@@ -334,18 +334,61 @@ type Attempt struct {
 	Repeats int `json:"repeats,omitempty"`
 }
 
-// addAttempt appends a to the log, merging it into the last entry when both
-// are the same kind of attempt that used no try.
+// addAttempt adds a to the log, merging it into the last entry when both
+// are the same kind of attempt that used no try. From schema 9 the node's
+// record holds its last attempt only (LastAttempt), the one an attempt may
+// still merge into; a new attempt that does not merge sends the last one
+// to the attempts bucket, which saveNode appends (attemptlog.go). So the
+// log is never read to add to it: the result of a run writes the node's
+// record, a few hundred bytes, and one record at the attempts bucket's
+// right edge.
 func (n *Node) addAttempt(a Attempt) {
-	if k := len(n.Attempts); k > 0 && !a.TryUsed {
-		last := &n.Attempts[k-1]
-		if !last.TryUsed && last.Outcome == a.Outcome && last.Feedback == a.Feedback && last.ClaimHash == a.ClaimHash && len(a.Facts) == 0 {
-			last.Repeats++
-			last.At, last.Run = a.At, a.Run
-			return
+	n.chainForm()
+	if last := n.LastAttempt; last != nil && !a.TryUsed && !last.TryUsed && last.Outcome == a.Outcome &&
+		last.Feedback == a.Feedback && last.ClaimHash == a.ClaimHash && len(a.Facts) == 0 {
+		last.Repeats++
+		last.At, last.Run = a.At, a.Run
+		if n.logged {
+			n.Attempts[len(n.Attempts)-1] = *last
+		}
+		return
+	}
+	if n.LastAttempt != nil {
+		n.spill = append(n.spill, *n.LastAttempt)
+	}
+	n.LastAttempt = &a
+	n.AttemptCount++
+	if a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL") {
+		n.Sittings++
+	}
+	if n.logged {
+		n.Attempts = append(n.Attempts, a)
+	}
+}
+
+// chainForm turns a node whose record held its whole log (before schema
+// 9, or planted with one) into the form of schema 9: every attempt but
+// the last waits in spill for saveNode to append it to the attempts
+// bucket, and Attempts stays the whole log.
+func (n *Node) chainForm() {
+	if n.AttemptCount > 0 || len(n.Attempts) == 0 {
+		return
+	}
+	k := len(n.Attempts)
+	n.spill = append(n.spill, n.Attempts[:k-1]...)
+	last := n.Attempts[k-1]
+	n.LastAttempt, n.AttemptCount, n.Sittings, n.logged = &last, k, sittingsIn(n.Attempts), true
+}
+
+// sittingsIn counts the attempts a council sitting left (see sitting).
+func sittingsIn(log []Attempt) int {
+	c := 0
+	for _, a := range log {
+		if a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL") {
+			c++
 		}
 	}
-	n.Attempts = append(n.Attempts, a)
+	return c
 }
 
 // Claim is a submission held while a human decides on it.
@@ -372,9 +415,29 @@ type Node struct {
 	Status     Status `json:"status"`
 	Depth      int    `json:"depth"`
 	// Order is the node's creation sequence; older nodes dispatch first.
-	Order    uint64    `json:"order"`
-	Tries    int       `json:"tries"`
+	Order uint64 `json:"order"`
+	Tries int    `json:"tries"`
+	// Attempts is the node's whole attempt log, oldest first, where a
+	// reader that shows the log filled it (readNodeLog, attemptlog.go);
+	// nil on a node read for a write. Before schema 9 the record held it,
+	// as a locked node's record still does when a migration found it
+	// locked (the ledger binds its bytes).
 	Attempts []Attempt `json:"attempts,omitempty"`
+	// From schema 9 the record holds the log's length (AttemptCount), its
+	// last attempt (LastAttempt, which a new attempt may merge into), and
+	// the sequence (AttemptSeq, 0 for none) and running hash (AttemptSum)
+	// of the last of the others, which the attempts bucket holds, each
+	// naming the one before it. Sittings counts the attempts a council
+	// sitting left (see sitting), so that a council does not read the log.
+	AttemptCount int      `json:"attempt_count,omitempty"`
+	AttemptSeq   uint64   `json:"attempt_seq,omitempty"`
+	AttemptSum   string   `json:"attempt_sum,omitempty"`
+	LastAttempt  *Attempt `json:"last_attempt,omitempty"`
+	Sittings     int      `json:"sittings,omitempty"`
+	// LastAsNode, in a record, says that LastAttempt's facts, feedback
+	// and claim hash are the node's own (Facts, Feedback, ClaimHash),
+	// which the record holds once (putNode); false on a decoded node.
+	LastAsNode bool `json:"last_as_node,omitempty"`
 	// What the agent claimed, set when the node passed.
 	Verdict       string           `json:"verdict,omitempty"`
 	Evidence      string           `json:"evidence,omitempty"`
@@ -415,6 +478,10 @@ type Node struct {
 	// runCount is, on a head, how many runs its record lists (Runs is
 	// not read).
 	runCount int
+	// spill are the attempts saveNode appends to the attempts bucket
+	// (addAttempt); logged says that Attempts is the whole log.
+	spill  []Attempt
+	logged bool
 }
 
 // Edge links two nodes of a quest (SPEC §2.3).

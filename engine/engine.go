@@ -508,18 +508,19 @@ func (e *Engine) Quests() ([]*Quest, error) {
 	return out, err
 }
 
-// Node returns one node.
+// Node returns one node, with its whole attempt log.
 func (e *Engine) Node(id string) (*Node, error) {
 	var n *Node
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		n, err = readNode(tx, id)
+		n, err = readNodeLog(tx, id)
 		return err
 	})
 	return n, err
 }
 
-// Nodes returns a quest's nodes in creation order.
+// Nodes returns a quest's nodes in creation order, each with its whole
+// attempt log.
 func (e *Engine) Nodes(quest string) ([]*Node, error) {
 	var out []*Node
 	err := e.store.view(func(tx *bolt.Tx) error {
@@ -531,7 +532,7 @@ func (e *Engine) Nodes(quest string) ([]*Node, error) {
 			return nil
 		}
 		return b.ForEach(func(_, id []byte) error {
-			n, err := readNode(tx, string(id))
+			n, err := readNodeLog(tx, string(id))
 			out = append(out, n)
 			return err
 		})

@@ -51,7 +51,7 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][
 		}
 		c := b.Cursor()
 		for k, v := c.Seek(u64(cursor + 1)); k != nil; k, v = c.Next() {
-			n, err := readNode(tx, string(v))
+			n, err := readNodeLog(tx, string(v))
 			if err != nil {
 				return err
 			}
@@ -85,7 +85,7 @@ func teamStages(tx *bolt.Tx, quest string, nodes []*Node) (map[string][]*Node, e
 	}
 	out := map[string][]*Node{}
 	err := b.ForEach(func(_, id []byte) error {
-		n, err := readNode(tx, string(id))
+		n, err := readNodeLog(tx, string(id))
 		if err != nil {
 			return err
 		}

@@ -152,6 +152,7 @@ func (s *Store) Verify() (VerifyReport, error) {
 		}
 		lc := checkLedger(tx, rep.Schema)
 		lc.rotten = append(lc.rotten, rottenEvents(tx)...)
+		lc.rotten = append(lc.rotten, checkChains(tx)...)
 		rep.Records, rep.Locked = lc.records, lc.locked
 		rep.Notes = append(rep.Notes, lc.notes...)
 		if damage := append(slices.Clip(lc.rotten), lc.index...); len(damage) > 0 {
@@ -561,7 +562,7 @@ func salvageLoss(r LedgerRecord) string {
 		parts = append(parts, "ledger records "+strings.Join(rs, ", ")+" were lost")
 	}
 	if len(r.Unproven) > 0 {
-		parts = append(parts, "locked nodes "+strings.Join(r.Unproven, ", ")+" can no longer be proven (their record or their ledger record was lost)")
+		parts = append(parts, "locked nodes "+strings.Join(r.Unproven, ", ")+" can no longer be proven (their record, their ledger record or their older attempts were lost)")
 	}
 	if len(parts) == 0 {
 		return "no ledger record or locked node was lost"

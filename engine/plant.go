@@ -61,7 +61,10 @@ func (e *Engine) PlantNode(quest string, n Node, rel string) (*Node, error) {
 			*made = n
 			made.ID, made.Quest, made.Order, made.Created = keep.ID, keep.Quest, keep.Order, keep.Created
 			made.Parent, made.Depth, made.Status = keep.Parent, keep.Depth, Pending
+			// The copy's log is its own chain: the planted attempts,
+			// which saveNode appends (chainForm), never n's records.
 			made.Runs, made.Attempts = slices.Clone(n.Runs), slices.Clone(n.Attempts)
+			made.AttemptCount, made.AttemptSeq, made.AttemptSum, made.LastAttempt, made.Sittings, made.spill = 0, 0, "", nil, 0, nil
 			made.LockSeq, made.head = 0, false
 		})
 		if err != nil {

@@ -37,6 +37,7 @@ var probes = []store.Probe{
 		var x, y struct {
 			Updated  time.Time         `json:"updated"`
 			Attempts []json.RawMessage `json:"attempts"`
+			Count    int               `json:"attempt_count"`
 			Status   Status            `json:"status"`
 		}
 		json.Unmarshal(a, &x)
@@ -44,8 +45,8 @@ var probes = []store.Probe{
 		if !x.Updated.Equal(y.Updated) {
 			return x.Updated.After(y.Updated)
 		}
-		if len(x.Attempts) != len(y.Attempts) {
-			return len(x.Attempts) > len(y.Attempts)
+		if xc, yc := max(x.Count, len(x.Attempts)), max(y.Count, len(y.Attempts)); xc != yc {
+			return xc > yc
 		}
 		return x.Status.Terminal() && !y.Status.Terminal()
 	}},
@@ -71,6 +72,12 @@ var probes = []store.Probe{
 		json.Unmarshal(a, &x)
 		json.Unmarshal(b, &y)
 		return x.Ended.After(y.Ended)
+	}},
+	{Bucket: bAttempts, Match: func(k, v []byte) bool {
+		// Never rewritten but by salvage (repairChains), which keeps the
+		// newer copy in the tree.
+		_, err := decodeAttemptRecord(v)
+		return len(k) == 8 && seqOf(k) > 0 && err == nil
 	}},
 	{Bucket: bEdges, Match: func(k, v []byte) bool {
 		var e Edge

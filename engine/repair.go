@@ -35,6 +35,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 	steps := []func() error{
 		r.buckets,
 		r.readNodes,
+		r.repairChains,
 		r.readQuests,
 		r.placeholders,
 		r.keepLockSeqs,
@@ -42,7 +43,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 		r.writeQuests,
 		r.raiseSeqs,
 		func() error { return restoreSchema(tx, &r.out) },
-		func() error { return recordLoss(tx, now, r.byID, !seqKnown(bLedger), &r.out) },
+		func() error { return recordLoss(tx, now, r.byID, r.rewritten, !seqKnown(bLedger), &r.out) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -71,6 +72,8 @@ type rebuilder struct {
 	// running is the running index as salvage found it, node id -> its
 	// entry (runningEntries), read before the indexes are dropped.
 	running map[string][]byte
+	// rewritten are the nodes whose record repairChains wrote again.
+	rewritten []string
 }
 
 func (r *rebuilder) note(format string, args ...any) {
@@ -95,7 +98,7 @@ func (r *rebuilder) buckets() error {
 }
 
 // flatBuckets hold records only, never a nested bucket.
-var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, bJudge}
+var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, bJudge, bAttempts}
 
 // dropForeign deletes what a stale page put where it does not belong: a
 // nested bucket among records, and in the ledger and the events a record
@@ -156,7 +159,7 @@ func (r *rebuilder) readNodes() error {
 	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
-		if err := json.Unmarshal(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
+		if err := decodeNode(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
 			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
@@ -402,6 +405,11 @@ func (r *rebuilder) raiseSeqs() error {
 	if err := raiseSeq(r.tx.Bucket(bRuns), max(maxRun, r.refs['r']), &r.out); err != nil {
 		return err
 	}
+	ab := r.tx.Bucket(bAttempts)
+	last, _ := ab.Cursor().Last()
+	if err := raiseSeq(ab, max(seqOf(last), maxAttemptSeq(r.nodes)), &r.out); err != nil {
+		return err
+	}
 	for _, name := range [][]byte{bEvents, bLedger} {
 		b := r.tx.Bucket(name)
 		if k, v := b.Cursor().Last(); k != nil {
@@ -448,6 +456,9 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 			case name == string(bEvents) && isGroup(v):
 				first, ok := groupKey(v)
 				valid = ok && checkGroup(u64(first), v) == nil
+			case name == string(bAttempts):
+				_, err := decodeAttemptRecord(v)
+				valid = err == nil
 			}
 			if !valid {
 				return fn(b, name, k)
@@ -481,7 +492,7 @@ func invalidRecords(tx *bolt.Tx) []string {
 // the nodes (an index page from another commit; rebuild derives every
 // index again).
 func damagedRecords(tx *bolt.Tx) []string {
-	return append(invalidRecords(tx), checkLedger(tx, SchemaVersion).index...)
+	return append(append(invalidRecords(tx), checkChains(tx)...), checkLedger(tx, SchemaVersion).index...)
 }
 
 // dropKey deletes k from b, a record or, where damage left a nested bucket
@@ -619,7 +630,7 @@ func restoreSchema(tx *bolt.Tx, out *[]string) error {
 // tailUnknown says the ledger's own sequence was lost: records after the
 // last one found may have been lost without a trace, so a locked node
 // whose record is missing is counted as lost too.
-func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown bool, out *[]string) error {
+func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, rewritten []string, tailUnknown bool, out *[]string) error {
 	meta := tx.Bucket(bMeta)
 	lg := readLedgerGaps(tx.Bucket(bLedger), string(meta.Get(kLedgerHead)))
 	if lg.head != "" && !lg.headFound {
@@ -628,6 +639,14 @@ func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, tailUnknown 
 		tailUnknown = true
 	}
 	unproven := lg.unproven(nodes, tailUnknown)
+	for _, id := range rewritten {
+		// A locked node whose attempts were lost: its record is no
+		// longer the one its ledger record hashed.
+		if n := nodes[id]; n != nil && n.Status.Terminal() && !slices.Contains(unproven, id) {
+			unproven = append(unproven, id)
+		}
+	}
+	slices.Sort(unproven)
 	if tailUnknown {
 		*out = append(*out, "the ledger's sequence or its head was lost: records after the last one found may be lost too")
 	}

@@ -19,7 +19,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 8
+const SchemaVersion = 9
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = store.FileName
@@ -52,6 +52,7 @@ var (
 	bLedger   = store.Ledger
 	bExports  = store.Exports
 	bJudge    = store.Judge
+	bAttempts = store.Attempts
 
 	allBuckets = store.Buckets
 
@@ -78,7 +79,9 @@ var (
 // schema 7 would misread — the version keeps it from opening the store;
 // the single event records and JSON running entries of older stores stay
 // as they are (a run in flight ends into the runs bucket as JSON either
-// way), and readers take both forms.
+// way), and readers take both forms; migration 8 moves each node's attempt
+// log but its last attempt out of its record into the attempts bucket
+// (migrateAttempts, attemptlog.go).
 func schema() store.Schema {
 	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
 		store.CreateBuckets,
@@ -89,6 +92,7 @@ func schema() store.Schema {
 		migrateRunning,
 		buildEvidenceIndex,
 		func(*bolt.Tx) error { return nil },
+		migrateAttempts,
 	}, ReadAsIs: readAsIs}
 }
 
@@ -99,13 +103,14 @@ func schema() store.Schema {
 // before schema 6, is found by overlayRunning; without the evidence index
 // of schema 7 the owner's material walks the locked index, as it did; the
 // single event records and JSON running entries before schema 8 are read
-// as they are).
+// as they are; a node record that holds its whole attempt log, before
+// schema 9, is read as it is).
 // Schema 2 only adds node
 // hashes to the ledger: reading schema 1 as it is is harmless, and Verify
 // says what it could not check.
 func readAsIs(v uint64) (string, bool) {
 	switch v {
-	case 2, 3, 4, 5, 6, 7:
+	case 2, 3, 4, 5, 6, 7, 8:
 		return "", true
 	case 1:
 		return fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion), true

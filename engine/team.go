@@ -482,8 +482,12 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 // rejected (a revision of its executer, counted like any) and the
 // accepter's stage is done; it is not asked again.
 func (t *txn) humanRejectsAccept(q *Quest, n *Node, by string) error {
-	if k := len(n.Attempts); k > 0 {
-		n.Attempts[k-1].TryUsed = false // a revision of the Team, not a try of the accepter
+	n.chainForm()
+	if n.LastAttempt != nil {
+		n.LastAttempt.TryUsed = false // a revision of the Team, not a try of the accepter
+		if n.logged {
+			n.Attempts[len(n.Attempts)-1].TryUsed = false
+		}
 	}
 	a := gates.AcceptAnswer{Decision: gates.AcceptReject, RevisionTarget: gates.TargetExecuter,
 		Reason: "the accept was rejected by a human (" + by + ")"}

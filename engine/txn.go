@@ -498,12 +498,12 @@ func readNode(tx *bolt.Tx, id string) (*Node, error) {
 	if kerr != nil {
 		return nil, kerr
 	}
-	ok, err := getJSON(tx.Bucket(bNodes), key, n)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
+	raw := tx.Bucket(bNodes).Get(key)
+	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
+	}
+	if err := decodeNode(raw, n); err != nil {
+		return nil, fmt.Errorf("decode %s: %w", key, err)
 	}
 	overlayRunning(tx, n)
 	return n, nil
@@ -682,7 +682,11 @@ func (t *txn) saveNode(n *Node) error {
 	if err := t.indexEvidence(n); err != nil {
 		return err
 	}
-	return putJSON(appendOnly(t.tx.Bucket(bNodes)), u64(n.Order), n)
+	n.chainForm()
+	if err := t.spillAttempts(n); err != nil {
+		return err
+	}
+	return putNode(appendOnly(t.tx.Bucket(bNodes)), n)
 }
 
 // indexFor is the per-quest index bucket a status lives in, if any.

@@ -31,20 +31,22 @@ var (
 	Ledger   = []byte("ledger")   // seq -> LedgerRecord
 	Exports  = []byte("exports")  // quest -> exportState
 	Judge    = []byte("judge")    // judge.CacheKey -> judge.Result
+	Attempts = []byte("attempts") // seq -> one attempt of a node's log (schema 9, engine/attemptlog.go)
 
 	// Buckets is every top-level bucket.
-	Buckets = [][]byte{Meta, Quests, Active, Nodes, Pending, Proposed, Deferred, QNodes, Hyps, Locked, Evidence, Edges, Runs, Running, Consent, Events, Cursors, Ledger, Exports, Judge}
+	Buckets = [][]byte{Meta, Quests, Active, Nodes, Pending, Proposed, Deferred, QNodes, Hyps, Locked, Evidence, Edges, Runs, Running, Consent, Events, Cursors, Ledger, Exports, Judge, Attempts}
 	// IndexBuckets are the buckets kept in step with the nodes and quests:
 	// everything in them can be derived again from those records.
 	IndexBuckets = [][]byte{Pending, Proposed, Deferred, QNodes, Hyps, Locked, Evidence, Running, Consent, Active}
 	// RecordBuckets hold records read one by one (a nested bucket of
-	// Edges per quest): JSON, but for the quests' binary form.
-	RecordBuckets = [][]byte{Nodes, Quests, Events, Ledger, Runs, Exports, Judge, Edges}
+	// Edges per quest): JSON, but for the quests' and the attempts'
+	// binary forms.
+	RecordBuckets = [][]byte{Nodes, Quests, Events, Ledger, Runs, Exports, Judge, Edges, Attempts}
 
 	// AddedIn is the schema a bucket first exists in, for the buckets a
 	// store of an older schema lacks: such a store, read as it is, is
 	// complete without them.
-	AddedIn = map[string]uint64{string(Evidence): 7}
+	AddedIn = map[string]uint64{string(Evidence): 7, string(Attempts): 9}
 
 	KeySchema     = []byte("schema")
 	KeyLedgerHead = []byte("ledger_head")

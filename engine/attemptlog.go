@@ -1,0 +1,474 @@
+package engine
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/gates"
+)
+
+// The attempt log (schema 9).
+//
+// A node's record held its whole attempt log, about 600 bytes an attempt:
+// a busy node's record grew to a page of its own, and each result of a run
+// read and rewrote it (bench/RESULTS.md, issue 23, eighth pass). From
+// schema 9 the record holds the last attempt only (Node.LastAttempt, which
+// the next may merge into), and every attempt before it is a record of the
+// attempts bucket, appended when the next attempt does not merge: the
+// bucket is never rewritten, and a result writes the node's record, a few
+// hundred bytes, and one record at the bucket's right edge.
+//
+// A record is keyed by the bucket's sequence (8 bytes, big-endian) and
+// names its node and the node's attempt before it, so that each node's
+// records are a chain, newest first, from the record's AttemptSeq. Only
+// the readers that show the log walk it (readNodeLog); a write never does.
+// The node's AttemptSum is a running hash of its chain (sha256 of the sum
+// before and each record, oldest first), so that a locked node's ledger
+// hash, which binds its record's bytes, binds its whole log too.
+//
+// A record is binary:
+//
+//	0x01                      the form
+//	uvarint length, node id
+//	uvarint the seq of the node's attempt before (0: none)
+//	the attempt: At (a flag byte, 0 the zero time, 1 UTC, 2 with a zone
+//	offset; varint unix seconds, uvarint nanoseconds, varint offset), Run,
+//	Outcome (length-prefixed), uvarint facts + 1 (0: none) and each fact's
+//	Rule, uvarint Level, Where, Expected, Actual, then Feedback,
+//	ClaimHash, a TryUsed byte and uvarint Repeats
+//	crc32c of every byte before it (4 bytes, big-endian)
+
+// attemptForm is the first byte of an attempt record.
+const attemptForm = 0x01
+
+var errAttempt = errors.New("malformed attempt record")
+
+// appendAttemptRecord appends the record of node's attempt a, whose
+// previous attempt is the record prev, to b.
+func appendAttemptRecord(b []byte, node string, prev uint64, a *Attempt) []byte {
+	start := len(b)
+	b = append(b, attemptForm)
+	b = appendStr(b, node)
+	b = binary.AppendUvarint(b, prev)
+	switch _, off := a.At.Zone(); {
+	case a.At.IsZero():
+		b = append(b, 0)
+	case off == 0:
+		b = append(b, 1)
+	default:
+		b = append(b, 2)
+	}
+	if !a.At.IsZero() {
+		b = binary.AppendVarint(b, a.At.Unix())
+		b = binary.AppendUvarint(b, uint64(a.At.Nanosecond()))
+		if _, off := a.At.Zone(); off != 0 {
+			b = binary.AppendVarint(b, int64(off))
+		}
+	}
+	b = appendStr(b, a.Run)
+	b = appendStr(b, a.Outcome)
+	if a.Facts == nil {
+		b = append(b, 0)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(a.Facts))+1)
+		for _, f := range a.Facts {
+			b = appendStr(b, f.Rule)
+			b = binary.AppendUvarint(b, uint64(f.Level))
+			b = appendStr(b, f.Where)
+			b = appendStr(b, f.Expected)
+			b = appendStr(b, f.Actual)
+		}
+	}
+	b = appendStr(b, a.Feedback)
+	b = appendStr(b, a.ClaimHash)
+	if a.TryUsed {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, uint64(a.Repeats))
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
+}
+
+func appendStr(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// attemptRecord is a decoded attempt record.
+type attemptRecord struct {
+	node    string
+	prev    uint64
+	attempt Attempt
+}
+
+// decodeAttemptRecord decodes v, checking its form and checksum.
+func decodeAttemptRecord(v []byte) (attemptRecord, error) {
+	var r attemptRecord
+	if len(v) < 1+4 || v[0] != attemptForm {
+		return r, fmt.Errorf("%w: form", errAttempt)
+	}
+	body := v[:len(v)-4]
+	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(v[len(v)-4:]) {
+		return r, fmt.Errorf("%w: checksum", errAttempt)
+	}
+	d := runningDecoder{b: body[1:]}
+	str := func() string {
+		s, ok := store.Prefixed(&d.b)
+		if !ok {
+			d.fail()
+		}
+		return string(s)
+	}
+	r.node = str()
+	r.prev = d.uvarint()
+	a := &r.attempt
+	if len(d.b) == 0 {
+		d.fail()
+	} else {
+		flag := d.b[0]
+		d.b = d.b[1:]
+		switch flag {
+		case 0:
+		case 1, 2:
+			sec, nsec := d.varint(), d.uvarint()
+			if nsec > 999_999_999 {
+				d.fail()
+			}
+			a.At = time.Unix(sec, int64(nsec)).UTC()
+			if flag == 2 {
+				a.At = a.At.In(time.FixedZone("", int(d.varint())))
+			}
+		default:
+			d.fail()
+		}
+	}
+	a.Run, a.Outcome = str(), str()
+	if n := d.uvarint(); n > uint64(len(d.b))+1 {
+		d.fail()
+	} else if n > 0 {
+		a.Facts = make([]gates.Fact, n-1)
+		for i := range a.Facts {
+			f := &a.Facts[i]
+			f.Rule = str()
+			f.Level = gates.Level(d.uvarint())
+			f.Where, f.Expected, f.Actual = str(), str(), str()
+		}
+	}
+	a.Feedback, a.ClaimHash = str(), str()
+	switch t := d.uvarint(); t {
+	case 0, 1:
+		a.TryUsed = t == 1
+	default:
+		d.fail()
+	}
+	a.Repeats = int(d.uvarint())
+	if d.bad || len(d.b) != 0 {
+		return attemptRecord{}, fmt.Errorf("%w: fields", errAttempt)
+	}
+	return r, nil
+}
+
+// chainSum is the running hash of a chain whose sum was sum, after the
+// record v.
+func chainSum(sum string, v []byte) string {
+	h := sha256.New()
+	h.Write([]byte(sum))
+	h.Write(v)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// spillAttempts appends the attempts addAttempt sent out of n's record to
+// the attempts bucket (saveNode): each names the one before it.
+func (t *txn) spillAttempts(n *Node) error {
+	if len(n.spill) == 0 {
+		return nil
+	}
+	b := t.tx.Bucket(bAttempts)
+	b.FillPercent = 1.0 // only ever appended at its right edge
+	for i := range n.spill {
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
+		}
+		v := t.claim(appendAttemptRecord(t.spare(256), n.ID, n.AttemptSeq, &n.spill[i]))
+		if err := b.Put(t.key8(seq), v); err != nil {
+			return err
+		}
+		n.AttemptSeq, n.AttemptSum = seq, chainSum(n.AttemptSum, v)
+	}
+	n.spill = n.spill[:0]
+	return nil
+}
+
+// putNode stores n's record: the last attempt of its log only (whatever
+// the node read of it), and that attempt's facts, feedback and claim hash
+// only where they are not the node's own (the gate's result of the last
+// submission is the last attempt's, most of the time: the record would
+// hold them twice).
+func putNode(b *bolt.Bucket, n *Node) error {
+	rec := n
+	if n.AttemptCount > 0 {
+		c := *n
+		c.Attempts = nil
+		if l := n.LastAttempt; l != nil && l.Feedback == n.Feedback && l.ClaimHash == n.ClaimHash && slices.Equal(l.Facts, n.Facts) && (l.Facts == nil) == (n.Facts == nil) {
+			last := *l
+			last.Facts, last.Feedback, last.ClaimHash = nil, "", ""
+			c.LastAttempt, c.LastAsNode = &last, true
+		}
+		rec = &c
+	}
+	return putJSON(b, u64(n.Order), rec)
+}
+
+// decodeNode decodes a node's record (putNode's).
+func decodeNode(raw []byte, n *Node) error {
+	if err := json.Unmarshal(raw, n); err != nil {
+		return err
+	}
+	if n.LastAsNode && n.LastAttempt != nil {
+		l := n.LastAttempt
+		l.Facts, l.Feedback, l.ClaimHash = slices.Clone(n.Facts), n.Feedback, n.ClaimHash
+	}
+	n.LastAsNode = false
+	return nil
+}
+
+// readNodeLog reads node id with its whole attempt log (Node.Attempts):
+// what shows a node reads it so, never a write.
+func readNodeLog(tx *bolt.Tx, id string) (*Node, error) {
+	n, err := readNode(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return n, loadAttempts(tx, n)
+}
+
+// loadAttempts fills n.Attempts with its whole log: the chain from
+// n.AttemptSeq and the last attempt. A record held its whole log before
+// schema 9 (and a locked node's record still may): that log is the whole.
+func loadAttempts(tx *bolt.Tx, n *Node) error {
+	if n.AttemptCount == 0 {
+		n.logged = true
+		return nil
+	}
+	chain, _, err := readChain(tx, n)
+	if err != nil {
+		return err
+	}
+	log := make([]Attempt, 0, len(chain)+1)
+	for i := len(chain) - 1; i >= 0; i-- {
+		log = append(log, chain[i].attempt)
+	}
+	if n.LastAttempt != nil {
+		log = append(log, *n.LastAttempt)
+	}
+	n.Attempts, n.logged = log, true
+	return nil
+}
+
+// chainFault is where a node's chain breaks (readChain).
+type chainFault struct {
+	seq uint64
+	why string
+}
+
+// readChain reads n's chain of attempt records, newest first, and the
+// running hash of the records read. It stops at the first record that is
+// missing, does not decode, names another node or does not come before
+// the one that named it (a cycle), and says so in fault, with the error
+// that the chain is broken.
+func readChain(tx *bolt.Tx, n *Node) (chain []attemptRecord, raws [][]byte, err error) {
+	b := tx.Bucket(bAttempts)
+	seq := n.AttemptSeq
+	var fault *chainFault
+	for seq != 0 {
+		var v []byte
+		if b != nil {
+			v = b.Get(u64(seq))
+		}
+		if v == nil {
+			fault = &chainFault{seq, "is missing"}
+			break
+		}
+		r, derr := decodeAttemptRecord(v)
+		switch {
+		case derr != nil:
+			fault = &chainFault{seq, "does not decode"}
+		case r.node != n.ID:
+			fault = &chainFault{seq, "is node " + r.node + "'s"}
+		case r.prev >= seq:
+			fault = &chainFault{seq, fmt.Sprintf("names attempt record %d before it (a cycle)", r.prev)}
+		}
+		if fault != nil {
+			break
+		}
+		chain, raws = append(chain, r), append(raws, v)
+		seq = r.prev
+	}
+	if fault != nil {
+		return chain, raws, &chainError{node: n.ID, fault: *fault}
+	}
+	return chain, raws, nil
+}
+
+// chainError says where a node's attempt chain breaks.
+type chainError struct {
+	node  string
+	fault chainFault
+}
+
+func (e *chainError) Error() string {
+	return fmt.Sprintf("node %s: its attempt record %d %s", e.node, e.fault.seq, e.fault.why)
+}
+
+func (e *chainError) Unwrap() error { return ErrCorrupt }
+
+// checkChains checks every node's chain of attempt records (Verify): each
+// is there, decodes, is the node's and comes before the one that names
+// it; the node's count and running hash agree with them.
+func checkChains(tx *bolt.Tx) []string {
+	var out []string
+	_ = tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+		if !bytes.Contains(v, []byte(`"attempt_count":`)) {
+			return nil // no chain (a locked node before schema 9: its log inline)
+		}
+		n := new(Node)
+		if decodeNode(v, n) != nil || n.AttemptCount == 0 {
+			return nil // a record that does not decode is checkLedger's
+		}
+		chain, raws, err := readChain(tx, n)
+		switch {
+		case err != nil:
+			out = append(out, err.Error())
+		case len(chain)+1 != n.AttemptCount || n.LastAttempt == nil:
+			out = append(out, fmt.Sprintf("node %s: %d attempts, its record says %d", n.ID, len(chain)+1, n.AttemptCount))
+		case sumOf(raws) != n.AttemptSum:
+			out = append(out, fmt.Sprintf("node %s: its attempt records do not hash to its record's sum (rewritten)", n.ID))
+		}
+		return nil
+	})
+	return out
+}
+
+// sumOf is the running hash of a chain read newest first.
+func sumOf(raws [][]byte) string {
+	sum := ""
+	for i := len(raws) - 1; i >= 0; i-- {
+		sum = chainSum(sum, raws[i])
+	}
+	return sum
+}
+
+// migrateAttempts is migration 8: every node's attempt log but its last
+// attempt moves out of its record into the attempts bucket. A locked
+// node's record keeps its log as it is: the ledger binds its bytes, and
+// it never takes another attempt. The migration runs in one transaction,
+// as every migration does (store.DB.migrate).
+func migrateAttempts(tx *bolt.Tx) error {
+	if _, err := tx.CreateBucketIfNotExists(bAttempts); err != nil {
+		return err
+	}
+	nb := tx.Bucket(bNodes)
+	var nodes []*Node
+	err := nb.ForEach(func(k, v []byte) error {
+		n := new(Node)
+		if err := decodeNode(v, n); err != nil {
+			return fmt.Errorf("decode node record %s: %w", store.ShowKey(k), err)
+		}
+		if !n.Status.Terminal() && len(n.Attempts) > 0 {
+			nodes = append(nodes, n)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	b := tx.Bucket(bAttempts)
+	b.FillPercent = 1.0
+	for _, n := range nodes {
+		n.chainForm()
+		for i := range n.spill {
+			seq, err := b.NextSequence()
+			if err != nil {
+				return err
+			}
+			v := appendAttemptRecord(nil, n.ID, n.AttemptSeq, &n.spill[i])
+			if err := b.Put(u64(seq), v); err != nil {
+				return err
+			}
+			n.AttemptSeq, n.AttemptSum = seq, chainSum(n.AttemptSum, v)
+		}
+		n.spill = nil
+		if err := putNode(appendOnly(nb), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// repairChains keeps of each node's chain what survives a salvage: a
+// chain that breaks loses the attempts before the break, never the node.
+// The oldest record left is written again naming none before it, and the
+// node's count and running hash are derived again. A locked node it
+// changed is one the ledger can no longer prove (recordLoss).
+func (r *rebuilder) repairChains() error {
+	b := r.tx.Bucket(bAttempts)
+	nb := appendOnly(r.tx.Bucket(bNodes))
+	for _, n := range r.nodes {
+		if n.AttemptCount == 0 {
+			continue
+		}
+		chain, raws, err := readChain(r.tx, n)
+		if err == nil && len(chain)+1 == n.AttemptCount && sumOf(raws) == n.AttemptSum {
+			continue
+		}
+		if k := len(chain); k > 0 && chain[k-1].prev != 0 {
+			v := appendAttemptRecord(nil, n.ID, 0, &chain[k-1].attempt)
+			if err := b.Put(u64(n.seqOf(chain, k-1)), v); err != nil {
+				return err
+			}
+			raws[k-1] = v
+		}
+		lost := n.AttemptCount - 1 - len(chain)
+		n.AttemptCount, n.AttemptSum = len(chain)+1, sumOf(raws)
+		if len(chain) == 0 {
+			n.AttemptSeq = 0
+		}
+		r.note("node %s: %d of its attempts were lost with their records; its log keeps the %d after them", n.ID, max(0, lost), n.AttemptCount)
+		if err := putNode(nb, n); err != nil {
+			return err
+		}
+		r.rewritten = append(r.rewritten, n.ID)
+	}
+	return nil
+}
+
+// seqOf is the key of chain[i]: the node's AttemptSeq for the newest, the
+// prev of the record after it otherwise.
+func (n *Node) seqOf(chain []attemptRecord, i int) uint64 {
+	if i == 0 {
+		return n.AttemptSeq
+	}
+	return chain[i-1].prev
+}
+
+// maxAttemptSeq is the highest attempt record any node names.
+func maxAttemptSeq(nodes []*Node) uint64 {
+	var m uint64
+	for _, n := range nodes {
+		m = max(m, n.AttemptSeq)
+	}
+	return m
+}

@@ -1,0 +1,365 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/questbox/questbox/gates"
+)
+
+func TestAttemptRecordRoundTrip(t *testing.T) {
+	at := time.Date(2026, 12, 4, 17, 0, 0, 123456789, time.UTC)
+	for _, a := range []Attempt{
+		{},
+		{At: at, Run: "r7", Outcome: "FAIL", Facts: []gates.Fact{{Rule: "contract", Level: gates.Fail, Where: "evidence", Expected: "a string", Actual: "missing"}},
+			Feedback: "fix the evidence", ClaimHash: "abc", TryUsed: true},
+		{At: at.In(time.FixedZone("", 3600)), Outcome: "deferred", Feedback: "unreachable", Repeats: 41},
+		{At: at, Outcome: "PASS", Facts: []gates.Fact{}},
+	} {
+		v := appendAttemptRecord([]byte("prefix"), "n12", 99, &a)[len("prefix"):]
+		r, err := decodeAttemptRecord(v)
+		if err != nil {
+			t.Fatalf("%+v: %v", a, err)
+		}
+		if r.node != "n12" || r.prev != 99 || !reflect.DeepEqual(jsonOf(t, r.attempt), jsonOf(t, a)) {
+			t.Errorf("round trip: %s %d %s, want n12 99 %s", r.node, r.prev, jsonOf(t, r.attempt), jsonOf(t, a))
+		}
+		for i := range v {
+			bad := slices.Clone(v)
+			bad[i] ^= 0x20
+			if _, err := decodeAttemptRecord(bad); err == nil {
+				t.Errorf("byte %d flipped: decodes", i)
+			}
+		}
+		if _, err := decodeAttemptRecord(v[:len(v)-1]); err == nil {
+			t.Error("a record cut short decodes")
+		}
+	}
+}
+
+func jsonOf(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// attemptStore makes a store whose node n1 failed three times and then
+// locked (its log: three FAILs and a PASS) and whose n2 failed twice and
+// is pending.
+func attemptStore(t *testing.T) (*harness, *Quest) {
+	t.Helper()
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Limits.MaxTries, s.Limits.MaxStalled = ProviderExternal, ModeSolo, 5, 0
+	})
+	if _, err := h.e.Scan(q.ID, []string{"first idea", "second idea"}); err != nil {
+		t.Fatal(err)
+	}
+	submit := func(node, raw string) {
+		t.Helper()
+		if _, err := h.e.Submit(context.Background(), q.ID, node, []byte(raw)); err != nil {
+			t.Fatalf("submit %s: %v", node, err)
+		}
+	}
+	for i := range 3 {
+		submit("n1", fmt.Sprintf("no json here, try %d", i))
+	}
+	for i := range 2 {
+		submit("n2", fmt.Sprintf("no json there, try %d", i))
+	}
+	submit("n1", answer("dead", "the first idea misreads every sample, checked twice"))
+	return h, q
+}
+
+func nodeRaw(t *testing.T, s *Store, id string) []byte {
+	t.Helper()
+	var raw []byte
+	err := s.view(func(tx *bolt.Tx) error {
+		k, err := nodeKey(id)
+		if err != nil {
+			return err
+		}
+		raw = slices.Clone(tx.Bucket(bNodes).Get(k))
+		return nil
+	})
+	if err != nil || raw == nil {
+		t.Fatalf("node %s: %v", id, err)
+	}
+	return raw
+}
+
+func outcomes(log []Attempt) string {
+	var out []string
+	for _, a := range log {
+		out = append(out, a.Outcome)
+	}
+	return strings.Join(out, ",")
+}
+
+func TestAttemptLogOutOfTheRecord(t *testing.T) {
+	h, _ := attemptStore(t)
+	n1, n2 := h.node("n1"), h.node("n2")
+	if !n1.Status.Terminal() || outcomes(n1.Attempts) != "FAIL,FAIL,FAIL,PASS" || outcomes(n2.Attempts) != "FAIL,FAIL" {
+		t.Fatalf("n1 %s %s, n2 %s: want n1 locked with FAIL,FAIL,FAIL,PASS and n2 FAIL,FAIL", n1.Status, outcomes(n1.Attempts), outcomes(n2.Attempts))
+	}
+	if n1.Attempts[0].Feedback == "" || n1.Attempts[0].Facts == nil || !n1.Attempts[0].TryUsed {
+		t.Errorf("n1's first attempt lost its fields: %+v", n1.Attempts[0])
+	}
+	var rec struct {
+		Attempts []json.RawMessage `json:"attempts"`
+		Count    int               `json:"attempt_count"`
+		Last     *Attempt          `json:"last_attempt"`
+	}
+	raw := nodeRaw(t, h.store, "n1")
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Attempts != nil || rec.Count != 4 || rec.Last == nil || rec.Last.Outcome != "PASS" {
+		t.Errorf("n1's record: %d attempts inline, count %d, last %+v; want none inline, 4, the PASS", len(rec.Attempts), rec.Count, rec.Last)
+	}
+	// n2's last attempt is its gate result: the record holds it once.
+	if raw := nodeRaw(t, h.store, "n2"); strings.Count(string(raw), `"rule":"contract"`) != 1 || !strings.Contains(string(raw), `"last_as_node":true`) {
+		t.Errorf("n2's record holds its facts %d times, want once:\n%s", strings.Count(string(raw), `"rule":"contract"`), raw)
+	}
+	if l := n2.Attempts[1]; len(l.Facts) != 1 || l.Feedback == "" || l.ClaimHash == "" {
+		t.Errorf("n2's last attempt read back without its gate result: %+v", l)
+	}
+	var records int
+	_ = h.store.view(func(tx *bolt.Tx) error {
+		records = tx.Bucket(bAttempts).Stats().KeyN
+		return nil
+	})
+	if records != 3+1 {
+		t.Errorf("%d attempt records, want 4 (n1's three FAILs, n2's first)", records)
+	}
+	// A read for a write does not read the log.
+	_ = h.store.view(func(tx *bolt.Tx) error {
+		n, err := readNode(tx, "n2")
+		if err != nil || n.Attempts != nil || n.AttemptCount != 2 {
+			t.Errorf("readNode n2: %v, %d attempts read, count %d; want none read, 2", err, len(n.Attempts), n.AttemptCount)
+		}
+		return nil
+	})
+	if rep, err := h.e.Verify(); err != nil {
+		t.Fatalf("verify: %v %q", err, rep.Problems)
+	}
+	// A locked node's ledger hash binds its whole log: rewriting an
+	// attempt record, checksum and all, fails verify.
+	dir := copyStore(t, h.dir)
+	rewriteAttempts(t, dir, func(b *bolt.Bucket) {
+		_, v := b.Cursor().First()
+		r, _ := decodeAttemptRecord(v)
+		r.attempt.Feedback = "nothing was wrong"
+		if err := b.Put(u64(1), appendAttemptRecord(nil, r.node, r.prev, &r.attempt)); err != nil {
+			t.Fatal(err)
+		}
+	})
+	s := mustOpenStore(t, dir)
+	defer s.Close()
+	if _, err := s.Verify(); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "node n1: its attempt records do not hash") {
+		t.Errorf("verify after an attempt record was rewritten: %v; want corrupt, naming n1", err)
+	}
+}
+
+// rewriteAttempts changes the attempts bucket of the store in dir with
+// bbolt itself: the pages stay sound, the records do not.
+func rewriteAttempts(t *testing.T, dir string, fn func(b *bolt.Bucket)) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bolt.Tx) error { fn(tx.Bucket(bAttempts)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestVerifyAndSalvageABrokenAttemptChain(t *testing.T) {
+	h, _ := attemptStore(t)
+	want1, want2 := h.node("n1").Attempts, h.node("n2").Attempts
+	for _, c := range []struct {
+		name, problem string
+		damage        func(b *bolt.Bucket)
+		// kept are how many of n1's attempts salvage keeps.
+		kept int
+	}{
+		{"a record lost", "node n1: its attempt record 2 is missing", func(b *bolt.Bucket) { _ = b.Delete(u64(2)) }, 2},
+		{"a record rotten", "node n1: its attempt record 2 does not decode", func(b *bolt.Bucket) {
+			v := slices.Clone(b.Get(u64(2)))
+			v[len(v)/2] ^= 1
+			_ = b.Put(u64(2), v)
+		}, 2},
+		{"another node's record", "node n1: its attempt record 2 is node n2's", func(b *bolt.Bucket) {
+			// n1's chain is 4, 2, 1 (its PASS sent its third FAIL
+			// out after n2's second FAIL sent n2's first, 3).
+			_ = b.Put(u64(2), slices.Clone(b.Get(u64(3))))
+		}, 2},
+		{"a cycle", "names attempt record 3 before it (a cycle)", func(b *bolt.Bucket) {
+			r, _ := decodeAttemptRecord(b.Get(u64(2)))
+			_ = b.Put(u64(2), appendAttemptRecord(nil, r.node, 3, &r.attempt))
+		}, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyStore(t, h.dir)
+			rewriteAttempts(t, dir, c.damage)
+			s := mustOpenStore(t, dir)
+			_, err := s.Verify()
+			s.Close()
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.problem) {
+				t.Fatalf("verify: %v; want corrupt, %q", err, c.problem)
+			}
+			rep, err := Salvage(dir, time.Now())
+			if err != nil || rep.Verify != "ok" {
+				t.Fatalf("salvage: %+v, %v; want a store that verifies", rep, err)
+			}
+			s = mustOpenStore(t, dir)
+			defer s.Close()
+			vr, err := s.Verify()
+			if err != nil || !strings.Contains(strings.Join(vr.Notes, "\n"), "locked nodes n1 can no longer be proven") {
+				t.Errorf("verify after salvage: %v, notes %q; want ok, n1 unproven", err, vr.Notes)
+			}
+			e, err := New(s, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n1, err := e.Node("n1")
+			if err != nil {
+				t.Fatalf("n1 after salvage: %v", err)
+			}
+			n2, err := e.Node("n2")
+			if err != nil {
+				t.Fatalf("n2 after salvage: %v", err)
+			}
+			if !n1.Status.Terminal() || jsonOf(t, n1.Attempts) != jsonOf(t, want1[len(want1)-c.kept:]) || n1.AttemptCount != c.kept {
+				t.Errorf("n1 after salvage: %s, %s (count %d); want locked with its last %d attempts of %s", n1.Status, outcomes(n1.Attempts), n1.AttemptCount, c.kept, outcomes(want1))
+			}
+			if jsonOf(t, n2.Attempts) != jsonOf(t, want2) {
+				t.Errorf("n2 after salvage: %s, want %s untouched", outcomes(n2.Attempts), outcomes(want2))
+			}
+		})
+	}
+}
+
+// An older store's node records hold their whole log: the upgrade moves
+// the log of every node not locked out, and a read-only open reads it as
+// it is.
+func TestMigrationMovesTheAttemptLog(t *testing.T) {
+	h, q := attemptStore(t)
+	if _, err := h.e.Submit(context.Background(), q.ID, "n2", []byte("no json, a third time")); err != nil {
+		t.Fatal(err)
+	}
+	want2 := h.node("n2").Attempts
+	dir := copyStore(t, h.dir)
+	// Schema 8: n2's record holds its log; its records are gone. (n1 is
+	// locked: its ledger record binds its record as it is.)
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		n := new(Node)
+		k, _ := nodeKey("n2")
+		if err := json.Unmarshal(tx.Bucket(bNodes).Get(k), n); err != nil {
+			return err
+		}
+		b := tx.Bucket(bAttempts)
+		for seq := n.AttemptSeq; seq != 0; {
+			r, err := decodeAttemptRecord(b.Get(u64(seq)))
+			if err != nil {
+				return err
+			}
+			if err := b.Delete(u64(seq)); err != nil {
+				return err
+			}
+			seq = r.prev
+		}
+		n.Attempts = want2
+		n.AttemptCount, n.AttemptSeq, n.AttemptSum, n.LastAttempt, n.Sittings = 0, 0, "", nil, 0
+		if err := putJSON(tx.Bucket(bNodes), k, n); err != nil {
+			return err
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(8))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ro, err := OpenStore(dir, StoreOptions{ReadOnly: true, Check: true})
+	if err != nil {
+		t.Fatalf("read-only open of schema 8: %v", err)
+	}
+	if rep, err := ro.Verify(); err != nil || rep.Schema != 8 {
+		t.Errorf("read-only verify of schema 8: %+v, %v", rep, err)
+	}
+	_ = ro.view(func(tx *bolt.Tx) error {
+		n, err := readNodeLog(tx, "n2")
+		if err != nil || jsonOf(t, n.Attempts) != jsonOf(t, want2) {
+			t.Errorf("read-only n2: %v, %s; want %s", err, outcomes(n.Attempts), outcomes(want2))
+		}
+		return nil
+	})
+	ro.Close()
+
+	s := mustOpenStore(t, dir)
+	defer s.Close()
+	if rep, err := s.Verify(); err != nil || rep.Schema != SchemaVersion {
+		t.Fatalf("verify after the upgrade: %+v, %v", rep, err)
+	}
+	var rec Node
+	if err := json.Unmarshal(nodeRaw(t, s, "n2"), &rec); err != nil {
+		t.Fatal(err)
+	}
+	if rec.Attempts != nil || rec.AttemptCount != 3 || rec.AttemptSeq == 0 || rec.Sittings != 0 {
+		t.Errorf("n2's record after the upgrade: %d inline, count %d, seq %d; want none inline, 3, a chain", len(rec.Attempts), rec.AttemptCount, rec.AttemptSeq)
+	}
+	e, err := New(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n2, err := e.Node("n2")
+	if err != nil || jsonOf(t, n2.Attempts) != jsonOf(t, want2) {
+		t.Errorf("n2 after the upgrade: %v, %s; want %s", err, outcomes(n2.Attempts), outcomes(want2))
+	}
+	// The next attempt goes on the migrated chain.
+	if _, err := e.Submit(context.Background(), q.ID, "n2", []byte("no json, a fourth time")); err != nil {
+		t.Fatal(err)
+	}
+	if n2, _ = e.Node("n2"); outcomes(n2.Attempts) != "FAIL,FAIL,FAIL,FAIL" {
+		t.Errorf("n2 after one more: %s", outcomes(n2.Attempts))
+	}
+	if _, err := e.Verify(); err != nil {
+		t.Errorf("verify: %v", err)
+	}
+}
+
+// A planted copy of a node's log is its own chain.
+func TestPlantedNodeHasItsOwnLog(t *testing.T) {
+	h, q := attemptStore(t)
+	src := h.node("n2")
+	made, err := h.e.PlantNode(q.ID, Node{Role: RoleScout, Hypothesis: "a planted idea", Status: Pending, Tries: src.Tries, Attempts: src.Attempts}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.node(made.ID)
+	if jsonOf(t, got.Attempts) != jsonOf(t, src.Attempts) || got.AttemptSeq == src.AttemptSeq {
+		t.Errorf("planted: %s (chain %d), want %s on its own chain (not %d)", outcomes(got.Attempts), got.AttemptSeq, outcomes(src.Attempts), src.AttemptSeq)
+	}
+	if rep, err := h.e.Verify(); err != nil {
+		t.Errorf("verify: %v %q", err, rep.Problems)
+	}
+}
