@@ -122,9 +122,10 @@ func (t *txn) flushEvents() error {
 // issue 23, ninth pass). A group holds one time for all its events, so
 // the writes of one group commit take theirs from the first of them
 // (now): they run one after the other in one transaction, milliseconds
-// apart. It is used inside a write transaction only, which bbolt runs one
-// at a time; a transaction rolled back takes it with it, and the writes
-// that run again share a new one.
+// apart, and every one of them was queued before the first ran. It is
+// used inside a write transaction only, which bbolt runs one at a time; a
+// transaction rolled back takes it with it, and the writes that run again
+// share a new one.
 type sharedGroup struct {
 	tx                    *bolt.Tx // the transaction it is open in; nil: none
 	now                   time.Time
