@@ -280,6 +280,45 @@ func TestGroupCommitWritesOneEventRecord(t *testing.T) {
 	}
 }
 
+// A group commit's shared event group is written once it holds a page's
+// worth, and the writes after it start another: no record of a batch's
+// events outgrows a page by more than one write's events.
+func TestGroupCommitEventRecordsStayWithinAPage(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.store.latency = time.Hour
+	r := &groupRig{t: t, s: h.store, tk: h.store.expect(), errs: map[string]error{}}
+	detail := strings.Repeat("x", 400)
+	emits := (&engineWrite{e: h.e, fn: func(t *txn) error {
+		return t.emit(Event{Kind: KindNode, Detail: detail})
+	}}).run
+	since := h.e.LastSeq()
+	const writes = 20
+	for i := range writes - 1 {
+		r.queue(fmt.Sprint("w", i), emits)
+	}
+	r.last("last", emits)
+	var sizes []int
+	_ = h.store.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bEvents).Cursor()
+		for k, v := c.Seek(u64(since + 1)); k != nil; k, v = c.Next() {
+			sizes = append(sizes, len(v))
+		}
+		return nil
+	})
+	// 20 events of ~410 bytes: 8 KB in three records, not one.
+	if len(sizes) < 3 {
+		t.Errorf("the batch's events are %d records of %v bytes, want 3 or more", len(sizes), sizes)
+	}
+	for _, n := range sizes {
+		if n > sharedGroupBytes+450 {
+			t.Errorf("an event record of %d bytes, want at most %d", n, sharedGroupBytes+450)
+		}
+	}
+	if evs, err := h.e.Events(since, 100); err != nil || len(evs) != writes {
+		t.Errorf("read back %d events, %v; want %d", len(evs), err, writes)
+	}
+}
+
 // A commit that fails (a full disk) fails every write in it with
 // ErrStoreFailed, and leaves none of them behind.
 func TestGroupCommitFailedCommitFailsEveryWrite(t *testing.T) {

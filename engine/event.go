@@ -126,6 +126,15 @@ func (t *txn) flushEvents() error {
 // used inside a write transaction only, which bbolt runs one at a time; a
 // transaction rolled back takes it with it, and the writes that run again
 // share a new one.
+//
+// A shared group is written once it holds sharedGroupBytes, and the
+// writes after it start another: bbolt never splits a leaf of four
+// records or fewer, whatever their size, so a few groups of a hundred
+// kilobytes (a commit of 250 judged results) made one leaf of several
+// hundred, written again by every commit that appended to it — the
+// tick's among them, 25 % more bytes a tick in the tick benchmark. A
+// group of a page at most is one leaf of its own, or shares one with up
+// to three others (bench/RESULTS.md, issue 23, ninth pass).
 type sharedGroup struct {
 	tx                    *bolt.Tx // the transaction it is open in; nil: none
 	now                   time.Time
@@ -133,6 +142,11 @@ type sharedGroup struct {
 	grouped               int
 	groupFirst, groupLast uint64
 }
+
+// sharedGroupBytes is the size past which a shared group is written
+// after the write that filled it (see sharedGroup): with that write's
+// events a group stays within a 4 KiB page.
+const sharedGroupBytes = 3 << 10
 
 // open starts an empty shared group in tx.
 func (g *sharedGroup) open(tx *bolt.Tx) { *g = sharedGroup{tx: tx} }

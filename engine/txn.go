@@ -337,10 +337,13 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 	if err := w.fn(t); err != nil {
 		return err
 	}
+	if shared == nil || len(t.group) >= sharedGroupBytes {
+		if err := t.flushEvents(); err != nil {
+			return err
+		}
+	}
 	if shared != nil {
 		shared.group, shared.grouped, shared.groupFirst, shared.groupLast = t.group, t.grouped, t.groupFirst, t.groupLast
-	} else if err := t.flushEvents(); err != nil {
-		return err
 	}
 	for _, id := range t.order {
 		q := t.quests[id]
