@@ -65,11 +65,13 @@ import (
 //
 // Semantics of a batch, as bbolt's DB.Batch: the functions run one after
 // the other in one transaction, each seeing the writes of those before
-// it. A function that returns an error may have written part of its
-// change, so the whole transaction is rolled back, the others run again
-// without it (a function may therefore run more than once, and must only
-// change state it resets at its start), and the failed one runs alone, in
-// a transaction of its own, whose error is its caller's. A function that
+// it (the engine's writes also share one event group record and its
+// time: sharedGroup, event.go). A function that returns an error may have
+// written part of its change, so the whole transaction is rolled back, the
+// others run again without it (a function may therefore run more than
+// once, and must only change state it resets at its start), and the
+// failed one runs alone, in a transaction of its own, whose error is its
+// caller's. A function that
 // returns errUnchanged wrote nothing (that is its contract) and does not
 // disturb the batch; a batch of such functions only is rolled back, not
 // committed. A commit that fails (a full disk, an I/O error) fails every
@@ -453,6 +455,8 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 		err := s.fault()
 		if err == nil {
 			err = s.db.Update(func(tx *bolt.Tx) error {
+				s.shared.open(tx)
+				defer s.shared.open(nil)
 				for i, c := range calls {
 					c.unchanged = false
 					err := c.fn(tx)
@@ -469,7 +473,7 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 				if all {
 					return errUnchanged // nothing to write: no commit
 				}
-				return nil
+				return s.shared.flush() // the batch's events, one group
 			})
 		}
 		if failed >= 0 {

@@ -211,6 +211,114 @@ func TestGroupCommitUnchangedWrites(t *testing.T) {
 	}
 }
 
+// The engine's writes of one group commit write their events as one
+// group record, in the order the writes ran, all with the time of the
+// batch's first write; a write that failed in the batch leaves nothing of
+// its own in it, and run alone it writes a record of its own.
+func TestGroupCommitWritesOneEventRecord(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.store.latency = time.Hour
+	r := &groupRig{t: t, s: h.store, tk: h.store.expect(), errs: map[string]error{}}
+	errOnce := errors.New("failed in the batch")
+	failed := false
+	emits := func(name string, n int) func(*bolt.Tx) error {
+		return (&engineWrite{e: h.e, fn: func(t *txn) error {
+			for i := range n {
+				if err := t.emit(Event{Kind: KindNode, Node: fmt.Sprint(name, i)}); err != nil {
+					return err
+				}
+			}
+			switch {
+			case name == "a":
+				h.clock.Advance(time.Second) // the next writes' own clock moves on
+			case name == "flaky" && !failed:
+				failed = true
+				return errOnce
+			}
+			return nil
+		}}).run
+	}
+	records := func() int {
+		n := 0
+		_ = h.store.view(func(tx *bolt.Tx) error {
+			return tx.Bucket(bEvents).ForEach(func(_, _ []byte) error { n++; return nil })
+		})
+		return n
+	}
+	since, recs := h.e.LastSeq(), records()
+	r.queue("a", emits("a", 3))
+	r.queue("flaky", emits("flaky", 2))
+	r.queue("b", emits("b", 1))
+	r.last("c", emits("c", 4))
+	for name, err := range r.errs {
+		if err != nil {
+			t.Errorf("write %s: %v, want nil", name, err)
+		}
+	}
+	// The batch a, b, c is one record; flaky, run alone after its
+	// failure, is another.
+	if got := records() - recs; got != 2 {
+		t.Errorf("the batch and the write run alone added %d event records, want 2", got)
+	}
+	evs, err := h.e.Events(since, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, ev := range evs {
+		got = append(got, ev.Node)
+		if ev.Seq != since+uint64(i)+1 {
+			t.Errorf("event %s has seq %d, want %d", ev.Node, ev.Seq, since+uint64(i)+1)
+		}
+		if i > 0 && i < 8 && !ev.Time.Equal(evs[0].Time) {
+			t.Errorf("event %s at %v, want the batch's time %v", ev.Node, ev.Time, evs[0].Time)
+		}
+	}
+	want := "[a0 a1 a2 b0 c0 c1 c2 c3 flaky0 flaky1]"
+	if fmt.Sprint(got) != want {
+		t.Errorf("events %v, want %s", got, want)
+	}
+}
+
+// A group commit's shared event group is written once it holds a page's
+// worth, and the writes after it start another: no record of a batch's
+// events outgrows a page by more than one write's events.
+func TestGroupCommitEventRecordsStayWithinAPage(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.store.latency = time.Hour
+	r := &groupRig{t: t, s: h.store, tk: h.store.expect(), errs: map[string]error{}}
+	detail := strings.Repeat("x", 400)
+	emits := (&engineWrite{e: h.e, fn: func(t *txn) error {
+		return t.emit(Event{Kind: KindNode, Detail: detail})
+	}}).run
+	since := h.e.LastSeq()
+	const writes = 20
+	for i := range writes - 1 {
+		r.queue(fmt.Sprint("w", i), emits)
+	}
+	r.last("last", emits)
+	var sizes []int
+	_ = h.store.view(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bEvents).Cursor()
+		for k, v := c.Seek(u64(since + 1)); k != nil; k, v = c.Next() {
+			sizes = append(sizes, len(v))
+		}
+		return nil
+	})
+	// 20 events of ~410 bytes: 8 KB in three records, not one.
+	if len(sizes) < 3 {
+		t.Errorf("the batch's events are %d records of %v bytes, want 3 or more", len(sizes), sizes)
+	}
+	for _, n := range sizes {
+		if n > sharedGroupBytes+450 {
+			t.Errorf("an event record of %d bytes, want at most %d", n, sharedGroupBytes+450)
+		}
+	}
+	if evs, err := h.e.Events(since, 100); err != nil || len(evs) != writes {
+		t.Errorf("read back %d events, %v; want %d", len(evs), err, writes)
+	}
+}
+
 // A commit that fails (a full disk) fails every write in it with
 // ErrStoreFailed, and leaves none of them behind.
 func TestGroupCommitFailedCommitFailsEveryWrite(t *testing.T) {

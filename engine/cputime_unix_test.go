@@ -17,3 +17,14 @@ func cpuTime() time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// minorFaults is how many page faults this process took that needed no
+// I/O: on the store's map, a page of the page cache mapped in again
+// after the store released it (Store.releaseMapped).
+func minorFaults() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return int64(ru.Minflt)
+}

@@ -112,6 +112,65 @@ func (t *txn) flushEvents() error {
 	return appendOnly(t.tx.Bucket(bEvents)).Put(t.key8(t.groupFirst), g)
 }
 
+// sharedGroup is the event group record the writes of one group commit
+// share (Store.commitGroup): each write's events are appended to it
+// (engineWrite.run), and it is written once, before the commit, keyed
+// by its first event's seq. A busy tick's thousand results, a few hundred
+// to a commit, so leave a few group records instead of one each: a put
+// and a key fewer per result, and the tick that prunes them a minute
+// later deletes a few records instead of a thousand (bench/RESULTS.md,
+// issue 23, ninth pass). A group holds one time for all its events, so
+// the writes of one group commit take theirs from the first of them
+// (now): they run one after the other in one transaction, milliseconds
+// apart, and every one of them was queued before the first ran. It is
+// used inside a write transaction only, which bbolt runs one at a time; a
+// transaction rolled back takes it with it, and the writes that run again
+// share a new one.
+//
+// A shared group is written once it holds sharedGroupBytes, and the
+// writes after it start another: bbolt never splits a leaf of four
+// records or fewer, whatever their size, so a few groups of a hundred
+// kilobytes (a commit of 250 judged results) made one leaf of several
+// hundred, written again by every commit that appended to it — the
+// tick's among them, 25 % more bytes a tick in the tick benchmark. A
+// group of a page at most is one leaf of its own, or shares one with up
+// to three others (bench/RESULTS.md, issue 23, ninth pass).
+type sharedGroup struct {
+	tx                    *bolt.Tx // the transaction it is open in; nil: none
+	now                   time.Time
+	group                 []byte
+	grouped               int
+	groupFirst, groupLast uint64
+}
+
+// sharedGroupBytes is the size past which a shared group is written
+// after the write that filled it (see sharedGroup): with that write's
+// events a group stays within a 4 KiB page.
+const sharedGroupBytes = 3 << 10
+
+// open starts an empty shared group in tx.
+func (g *sharedGroup) open(tx *bolt.Tx) { *g = sharedGroup{tx: tx} }
+
+// in returns g if it is open in tx, nil if not (a write committed alone
+// writes its own group).
+func (g *sharedGroup) in(tx *bolt.Tx) *sharedGroup {
+	if g.tx == nil || g.tx != tx {
+		return nil
+	}
+	return g
+}
+
+// flush writes the shared group's events, if any, and closes it.
+func (g *sharedGroup) flush() error {
+	tx, n := g.tx, g.grouped
+	first, rec := g.groupFirst, g.group
+	*g = sharedGroup{}
+	if tx == nil || n == 0 {
+		return nil
+	}
+	return appendOnly(tx.Bucket(bEvents)).Put(u64(first), appendGroupEnd(rec))
+}
+
 // Events returns up to limit events with Seq > since, oldest first. It
 // returns ErrEventsPruned if events after since were already pruned.
 func (e *Engine) Events(since uint64, limit int) ([]Event, error) {

@@ -18,6 +18,8 @@ import (
 // group, keyed by its first event's seq: a tick that dispatches a
 // thousand nodes writes one record for its thousand events instead of a
 // thousand, each with its key, its leaf element and its copy of the time.
+// The writes a group commit runs in one transaction share one group
+// (sharedGroup, event.go): a commit of 250 results writes one record.
 // Every event keeps its own Seq: seqs are still taken one by one from
 // the bucket's sequence, so nothing outside the engine sees the
 // difference. Stores written before schema 8 hold one JSON record per

@@ -134,6 +134,9 @@ type Store struct {
 	writeFault func() error
 	// group commits the writes that arrive together (commit.go).
 	group group
+	// shared is the event group the writes of the group commit's
+	// transaction share (event.go); used inside it only.
+	shared sharedGroup
 	// latency and dataLatency replace groupLatency and groupDataLatency
 	// when set (tests; see gatherKnobs).
 	latency, dataLatency time.Duration

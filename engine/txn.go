@@ -318,15 +318,32 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 	e := w.e
 	w.last, w.updates, w.saved = 0, nil, nil
 	now := e.clock.Now()
+	// In a group commit, the write's events join the batch's group and
+	// its time is the batch's (sharedGroup).
+	shared := e.store.shared.in(tx)
+	if shared != nil {
+		if shared.now.IsZero() {
+			shared.now = now
+		}
+		now = shared.now
+	}
 	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
 	if t.sess != nil {
 		t.snow = t.sess.at(now)
 	}
+	if shared != nil {
+		t.group, t.grouped, t.groupFirst, t.groupLast = shared.group, shared.grouped, shared.groupFirst, shared.groupLast
+	}
 	if err := w.fn(t); err != nil {
 		return err
 	}
-	if err := t.flushEvents(); err != nil {
-		return err
+	if shared == nil || len(t.group) >= sharedGroupBytes {
+		if err := t.flushEvents(); err != nil {
+			return err
+		}
+	}
+	if shared != nil {
+		shared.group, shared.grouped, shared.groupFirst, shared.groupLast = t.group, t.grouped, t.groupFirst, t.groupLast
 	}
 	for _, id := range t.order {
 		q := t.quests[id]
