@@ -100,6 +100,10 @@ type txn struct {
 	// activeRank is, for each quest activeQuests returned, in its order,
 	// the quest's place in the active index.
 	activeRank []int32
+	// fromCache is set once a quest the transaction read is a copy of the
+	// questCache's (cachedQuestInto): its sharedMaps are the cache's, so
+	// a change to one changes a copy (stallSignal).
+	fromCache bool
 }
 
 // Blocks a transaction carves its keys and records from start at
@@ -431,6 +435,7 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 // record raw, else the record decoded, and remembered.
 func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if raw != nil && t.e.decoded.get(id, raw, q, t.slabs.mapsOf(q)) {
+		t.fromCache = true
 		return t.adoptQuest(id, q), nil
 	}
 	if err := decodeStoredQuest(id, raw, q); err != nil {
