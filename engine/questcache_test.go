@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -351,5 +352,62 @@ func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
 		if checkQuestCache(t, h.e) != 1 {
 			t.Fatalf("%q: the cache lost the quest", extra)
 		}
+	}
+}
+
+// A write that reads a quest whose record the cache holds as stored (a
+// result's, in a group commit of hundreds) gets a copy of the cached
+// quest, sharing its strings, rather than the record decoded afresh; its
+// changes commit and the cache learns them; a read of a record the cache
+// does not hold teaches it nothing (it may be a batch's, not committed).
+func TestWritesReadQuestsThroughTheCache(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
+	h.tick() // the cache reads the quest
+	if checkQuestCache(t, h.e) != 1 {
+		t.Fatal("the tick did not remember the quest")
+	}
+	h.e.decoded.mu.Lock()
+	cached := h.e.decoded.m[q.ID].q
+	h.e.decoded.mu.Unlock()
+	err := h.e.update(func(t *txn) error {
+		qq, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		if !t.fromCache || unsafe.StringData(qq.Direction) != unsafe.StringData(cached.Direction) {
+			return errors.New("the write decoded the quest afresh, not from the cache")
+		}
+		qq.Counters.Tokens = 333
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checkQuestCache(t, h.e) != 1 || h.questNow(q.ID).Counters.Tokens != 333 {
+		t.Fatal("the cache did not learn the committed change")
+	}
+	// A record the cache does not hold: the read decodes, the cache is
+	// left as it was.
+	h.e.decoded.mu.Lock()
+	delete(h.e.decoded.m, q.ID)
+	h.e.decoded.mu.Unlock()
+	err = h.e.update(func(t *txn) error {
+		if _, err := t.peek(q.ID); err != nil {
+			return err
+		}
+		if t.fromCache {
+			return errors.New("a quest the cache does not hold was read from it")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.e.decoded.mu.Lock()
+	n := len(h.e.decoded.m)
+	h.e.decoded.mu.Unlock()
+	if n != 0 {
+		t.Fatal("a write's read taught the cache a record")
 	}
 }
