@@ -101,9 +101,11 @@ type txn struct {
 	// the quest's place in the active index.
 	activeRank []int32
 	// fromCache is set once a quest the transaction read is a copy of the
-	// questCache's (cachedQuestInto): its sharedMaps are the cache's, so
-	// a change to one changes a copy (stallSignal).
+	// questCache's (cachedQuestInto, peek): its sharedMaps are the
+	// cache's, so a change to one changes a copy (ownStallMaps); ownStall
+	// is the latest quest given stall maps of its own.
 	fromCache bool
+	ownStall  *Quest
 }
 
 // Blocks a transaction carves its keys and records from start at

@@ -639,10 +639,12 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 
 // ownStallMaps gives q stall maps that it alone holds, to change: new
 // ones when it has none, and copies when t may have read q from the
-// questCache (fromCache), whose quest's they may be (sharedMaps). A
-// transaction that decoded its quests (a result's) changes them in place.
+// questCache (fromCache), whose quest's they may be (sharedMaps), once
+// (a verdict counts two signals in a row). A transaction that decoded
+// its quests changes them in place.
 func (t *txn) ownStallMaps(q *Quest) {
-	if t.fromCache || q.StallSigs == nil || q.StallCounts == nil {
+	if t.fromCache && t.ownStall != q || q.StallSigs == nil || q.StallCounts == nil {
+		t.ownStall = q
 		sigs := make(map[string]string, len(q.StallSigs)+1)
 		counts := make(map[string]int, len(q.StallCounts)+1)
 		maps.Copy(sigs, q.StallSigs)
