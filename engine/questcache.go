@@ -30,9 +30,16 @@ import (
 // The cached Quests are never changed. A copy has counts and a queue of
 // its own (every move changes them in place) and shares the rest: the
 // strings, the slices, cut to their length (no code changes a quest's
-// slice in place, and an append to one moves it), and the maps no code
-// changes in place (sharedMaps). Those were a third of what a busy tick's
-// copies and the cache held (bench/RESULTS.md, issue 23, ninth pass).
+// slice in place, and an append to one moves it), and the shared maps,
+// whose clones were a third of what a busy tick's copies and the cache
+// held (bench/RESULTS.md, issue 23, ninth pass).
+//
+// The shared maps: a Quest's RoleProviders, TeamAccept, StallSigs and
+// StallCounts are never changed in place but by a transaction that
+// decoded its quest itself (settleRoles, NewQuest and resume replace
+// them; stallSignal changes a copy when the quest may be the cache's:
+// ownStallMaps), so a copy of a quest shares them with the quest it
+// copies: the cache's with the saved quest's, a tick's with the cache's.
 type questCache struct {
 	mu sync.Mutex // guards m
 	m  map[string]cachedQuest
@@ -114,22 +121,14 @@ func (c *questCache) learn(us []questUpdate) {
 
 // tickCopy sets q to a copy of cached for a transaction to change: its
 // own counts and queue; the strings, the slices (cut to their length) and
-// the sharedMaps shared.
+// the shared maps (questCache) shared.
 func tickCopy(q, cached *Quest) { tickCopyInto(q, cached, nil) }
-
-// sharedMaps: a Quest's RoleProviders, TeamAccept, StallSigs and
-// StallCounts are never changed in place but by a transaction that
-// decoded its quest itself (settleRoles, NewQuest and resume replace
-// them; stallSignal changes a copy when the quest may be the cache's:
-// ownStallMaps), so a copy of a quest shares them with the quest it
-// copies: the cache's with the saved quest's, a tick's with the cache's.
-// Counts and Queued change with every move: a copy has its own.
 
 // tickCopyInto is tickCopy with the counts and the queue copied into m's
 // maps (a tick's quest slot's: tickSlabs.maps), emptied first, rather
 // than into new ones; m keeps the maps for the slot's next tick. Only q
 // refers to them: the caches take copies of their own (cachedCopy). The
-// sharedMaps are cached's.
+// shared maps are cached's.
 func tickCopyInto(q, cached *Quest, m *questMaps) {
 	*q = *cached
 	q.Roles = clip(q.Roles)
@@ -169,7 +168,7 @@ func clip(s []string) []string { return s[:len(s):len(s)] }
 // cachedCopy is q as decodeQuest reads its record back (questCodec): its
 // times in UTC without a monotonic reading, the lists and maps that an
 // empty one reads back as nil set so, its counts and queue its own (the
-// sharedMaps q's).
+// shared maps q's).
 func cachedCopy(q *Quest) *Quest {
 	c := new(Quest)
 	tickCopy(c, q)

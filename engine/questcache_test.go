@@ -150,7 +150,7 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 
 // TestTickCopyOfACachedQuestIsItsOwn changes every map and appends to
 // every slice of a tick's copy of a cached quest (whatever fields Quest
-// has), but the maps that no code changes in place (sharedMaps), which
+// has), but the maps that no code changes in place (the shared maps, questCache), which
 // the copy shares with the cached quest rather than copies: the cached
 // quest does not change. A map added to Quest is changed here, so it is
 // copied, or named as shared.
@@ -309,7 +309,7 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 	checkQuestCache(t, h.e)
 }
 
-// A quest's stall maps are the cache's in a tick's copy (sharedMaps): a
+// A quest's stall maps are the cache's in a tick's copy (the shared maps, questCache): a
 // no_progress signal counted on a copy the transaction read from the
 // cache changes maps of the copy's own, and the cached quest still reads
 // as its record once that transaction is rolled back.

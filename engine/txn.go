@@ -101,7 +101,7 @@ type txn struct {
 	// the quest's place in the active index.
 	activeRank []int32
 	// fromCache is set once a quest the transaction read is a copy of the
-	// questCache's (cachedQuestInto, peek): its sharedMaps are the
+	// questCache's (cachedQuestInto, peek): its shared maps are the
 	// cache's, so a change to one changes a copy (ownStallMaps); ownStall
 	// is the latest quest given stall maps of its own.
 	fromCache bool
@@ -415,7 +415,7 @@ func (t *txn) quest(id string) (*Quest, error) {
 // earlier write's of the same batch, not committed yet. A result's write
 // reads its quest so, which the busy cycle's group commits held decoded
 // by the hundred (bench/RESULTS.md, issue 23, ninth pass): a copy shares
-// the cached quest's strings, slices and sharedMaps.
+// the cached quest's strings, slices and shared maps.
 func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil

@@ -639,7 +639,7 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 
 // ownStallMaps gives q stall maps that it alone holds, to change: new
 // ones when it has none, and copies when t may have read q from the
-// questCache (fromCache), whose quest's they may be (sharedMaps), once
+// questCache (fromCache), whose quest's they may be (the shared maps, questCache), once
 // (a verdict counts two signals in a row). A transaction that decoded
 // its quests changes them in place.
 func (t *txn) ownStallMaps(q *Quest) {
