@@ -27,10 +27,19 @@ import (
 // would read its record back (cachedCopy; TestQuestCacheIsTheDecodedRecord
 // checks that over a real workload).
 //
-// The cached Quests are never changed. A tick's copy has maps of its own
-// (the tick changes the counts, the queue) and shares the strings and
-// the slices, cut to their length: no code changes a quest's slice in
-// place, and an append to one moves it.
+// The cached Quests are never changed. A copy has counts and a queue of
+// its own (every move changes them in place) and shares the rest: the
+// strings, the slices, cut to their length (no code changes a quest's
+// slice in place, and an append to one moves it), and the shared maps,
+// whose clones were a third of what a busy tick's copies and the cache
+// held (bench/RESULTS.md, issue 23, ninth pass).
+//
+// The shared maps: a Quest's RoleProviders, TeamAccept, StallSigs and
+// StallCounts are never changed in place but by a transaction that
+// decoded its quest itself (settleRoles, NewQuest and resume replace
+// them; stallSignal changes a copy when the quest may be the cache's:
+// ownStallMaps), so a copy of a quest shares them with the quest it
+// copies: the cache's with the saved quest's, a tick's with the cache's.
 type questCache struct {
 	mu sync.Mutex // guards m
 	m  map[string]cachedQuest
@@ -111,13 +120,15 @@ func (c *questCache) learn(us []questUpdate) {
 }
 
 // tickCopy sets q to a copy of cached for a transaction to change: its
-// own maps, the strings and the slices (cut to their length) shared.
+// own counts and queue; the strings, the slices (cut to their length) and
+// the shared maps (questCache) shared.
 func tickCopy(q, cached *Quest) { tickCopyInto(q, cached, nil) }
 
 // tickCopyInto is tickCopy with the counts and the queue copied into m's
 // maps (a tick's quest slot's: tickSlabs.maps), emptied first, rather
 // than into new ones; m keeps the maps for the slot's next tick. Only q
-// refers to them: the caches take copies of their own (cachedCopy).
+// refers to them: the caches take copies of their own (cachedCopy). The
+// shared maps are cached's.
 func tickCopyInto(q, cached *Quest, m *questMaps) {
 	*q = *cached
 	q.Roles = clip(q.Roles)
@@ -134,10 +145,6 @@ func tickCopyInto(q, cached *Quest, m *questMaps) {
 		q.Counts = refill(&m.counts, q.Counts)
 		q.Queued = refill(&m.queued, q.Queued)
 	}
-	q.RoleProviders = maps.Clone(q.RoleProviders)
-	q.TeamAccept = maps.Clone(q.TeamAccept)
-	q.StallSigs = maps.Clone(q.StallSigs)
-	q.StallCounts = maps.Clone(q.StallCounts)
 }
 
 // refill is a copy of from in *into, emptied first (made when nil), nil
@@ -160,7 +167,8 @@ func clip(s []string) []string { return s[:len(s):len(s)] }
 
 // cachedCopy is q as decodeQuest reads its record back (questCodec): its
 // times in UTC without a monotonic reading, the lists and maps that an
-// empty one reads back as nil set so, its maps and slices its own.
+// empty one reads back as nil set so, its counts and queue its own (the
+// shared maps q's).
 func cachedCopy(q *Quest) *Quest {
 	c := new(Quest)
 	tickCopy(c, q)

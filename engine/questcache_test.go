@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -149,8 +150,12 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 
 // TestTickCopyOfACachedQuestIsItsOwn changes every map and appends to
 // every slice of a tick's copy of a cached quest (whatever fields Quest
-// has): the cached quest does not change.
+// has), but the maps that no code changes in place (the shared maps, questCache), which
+// the copy shares with the cached quest rather than copies: the cached
+// quest does not change. A map added to Quest is changed here, so it is
+// copied, or named as shared.
 func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
+	shared := map[string]bool{"RoleProviders": true, "TeamAccept": true, "StallSigs": true, "StallCounts": true}
 	var q Quest
 	fillEvery(&q)
 	q.Status = QuestActive
@@ -169,8 +174,17 @@ func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
 		f := v.Field(i)
 		switch f.Kind() {
 		case reflect.Map:
+			name := v.Type().Field(i).Name
 			if f.IsNil() {
-				t.Fatalf("fillEvery left map %s nil", v.Type().Field(i).Name)
+				t.Fatalf("fillEvery left map %s nil", name)
+			}
+			if shared[name] {
+				// A busy tick's copies of these were a third of what
+				// its copies held through its runs.
+				if f.UnsafePointer() != reflect.ValueOf(c.m[q.ID].q).Elem().Field(i).UnsafePointer() {
+					t.Errorf("map %s of a tick's copy is a copy, not the cached quest's", name)
+				}
+				continue
 			}
 			f.SetMapIndex(reflect.ValueOf("changed").Convert(f.Type().Key()), reflect.Zero(f.Type().Elem()))
 		case reflect.Slice:
@@ -293,4 +307,107 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 		t.Fatalf("the cache holds a record the store does not (tokens %d, want 222): the rolled-back save reached it", c.q.Counters.Tokens)
 	}
 	checkQuestCache(t, h.e)
+}
+
+// A quest's stall maps are the cache's in a tick's copy (the shared maps, questCache): a
+// no_progress signal counted on a copy the transaction read from the
+// cache changes maps of the copy's own, and the cached quest still reads
+// as its record once that transaction is rolled back.
+func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
+	h := newHarness(t, Options{Providers: map[string]Provider{}})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal; s.Limits.MaxStalled = 5 })
+	// Counted once, committed: the cache learns the quest with its maps.
+	err := h.e.update(func(t *txn) error {
+		qq, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		return t.stallSignal(qq, StallEvidence, "the first evidence", "the same evidence")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checkQuestCache(t, h.e) != 1 {
+		t.Fatal("the cache did not learn the saved quest")
+	}
+	rollBack := errors.New("rolled back")
+	for _, extra := range []string{"the first evidence", "other evidence", ""} {
+		err = h.e.update(func(t *txn) error {
+			raw := t.tx.Bucket(bQuests).Get([]byte(q.ID))
+			qq, err := t.cachedQuestInto(q.ID, raw, new(Quest))
+			if err != nil {
+				return err
+			}
+			if !t.fromCache {
+				return errors.New("the quest was not read from the cache")
+			}
+			if err := t.stallSignal(qq, StallEvidence, extra, "the same evidence"); err != nil {
+				return err
+			}
+			return rollBack
+		})
+		if !errors.Is(err, rollBack) {
+			t.Fatalf("%q: %v", extra, err)
+		}
+		if checkQuestCache(t, h.e) != 1 {
+			t.Fatalf("%q: the cache lost the quest", extra)
+		}
+	}
+}
+
+// A write that reads a quest whose record the cache holds as stored (a
+// result's, in a group commit of hundreds) gets a copy of the cached
+// quest, sharing its strings, rather than the record decoded afresh; its
+// changes commit and the cache learns them; a read of a record the cache
+// does not hold teaches it nothing (it may be a batch's, not committed).
+func TestWritesReadQuestsThroughTheCache(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
+	h.tick() // the cache reads the quest
+	if checkQuestCache(t, h.e) != 1 {
+		t.Fatal("the tick did not remember the quest")
+	}
+	h.e.decoded.mu.Lock()
+	cached := h.e.decoded.m[q.ID].q
+	h.e.decoded.mu.Unlock()
+	err := h.e.update(func(t *txn) error {
+		qq, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		if !t.fromCache || unsafe.StringData(qq.Direction) != unsafe.StringData(cached.Direction) {
+			return errors.New("the write decoded the quest afresh, not from the cache")
+		}
+		qq.Counters.Tokens = 333
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checkQuestCache(t, h.e) != 1 || h.questNow(q.ID).Counters.Tokens != 333 {
+		t.Fatal("the cache did not learn the committed change")
+	}
+	// A record the cache does not hold: the read decodes, the cache is
+	// left as it was.
+	h.e.decoded.mu.Lock()
+	delete(h.e.decoded.m, q.ID)
+	h.e.decoded.mu.Unlock()
+	err = h.e.update(func(t *txn) error {
+		if _, err := t.peek(q.ID); err != nil {
+			return err
+		}
+		if t.fromCache {
+			return errors.New("a quest the cache does not hold was read from it")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.e.decoded.mu.Lock()
+	n := len(h.e.decoded.m)
+	h.e.decoded.mu.Unlock()
+	if n != 0 {
+		t.Fatal("a write's read taught the cache a record")
+	}
 }

@@ -100,6 +100,12 @@ type txn struct {
 	// activeRank is, for each quest activeQuests returned, in its order,
 	// the quest's place in the active index.
 	activeRank []int32
+	// fromCache is set once a quest the transaction read is a copy of the
+	// questCache's (cachedQuestInto, peek): its shared maps are the
+	// cache's, so a change to one changes a copy (ownStallMaps); ownStall
+	// is the latest quest given stall maps of its own.
+	fromCache bool
+	ownStall  *Quest
 }
 
 // Blocks a transaction carves its keys and records from start at
@@ -419,20 +425,29 @@ func (t *txn) quest(id string) (*Quest, error) {
 // peek reads a quest without tracking it: it is saved only if something
 // tracks it later. The tick peeks, so that a quest it does not change is
 // not written.
+//
+// A quest whose record the questCache holds as it is stored is a copy of
+// the cached one, as in the tick (cachedQuestInto), but the cache learns
+// nothing from a miss here: a group commit's record read here may be an
+// earlier write's of the same batch, not committed yet. A result's write
+// reads its quest so, which the busy cycle's group commits held decoded
+// by the hundred (bench/RESULTS.md, issue 23, ninth pass): a copy shares
+// the cached quest's strings, slices and shared maps.
 func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
-	return t.decodeQuest(id, get(&t.curQuests, t.tx.Bucket(bQuests), []byte(id)))
+	raw := get(&t.curQuests, t.tx.Bucket(bQuests), []byte(id))
+	q := new(Quest)
+	if raw != nil && t.e.decoded.get(id, raw, q, nil) {
+		t.fromCache = true
+		return t.adoptQuest(id, q), nil
+	}
+	return t.decodeQuestInto(id, raw, q)
 }
 
-// decodeQuest decodes quest id's record raw (nil: there is none) and
-// keeps it as the transaction's copy.
-func (t *txn) decodeQuest(id string, raw []byte) (*Quest, error) {
-	return t.decodeQuestInto(id, raw, nil)
-}
-
-// decodeQuestInto is decodeQuest into q (nil: a new Quest).
+// decodeQuestInto decodes quest id's record raw (nil: there is none)
+// into q (nil: a new Quest) and keeps it as the transaction's copy.
 func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if q == nil {
 		q = new(Quest)
@@ -448,6 +463,7 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 // record raw, else the record decoded, and remembered.
 func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if raw != nil && t.e.decoded.get(id, raw, q, t.slabs.mapsOf(q)) {
+		t.fromCache = true
 		return t.adoptQuest(id, q), nil
 	}
 	if err := decodeStoredQuest(id, raw, q); err != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -615,6 +616,7 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 		if q.StallSigs[signal] == "" && q.StallCounts[signal] == 0 {
 			return nil
 		}
+		t.ownStallMaps(q)
 		delete(q.StallSigs, signal)
 		delete(q.StallCounts, signal)
 		t.track(q)
@@ -622,12 +624,7 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 	}
 	sum := sha256.Sum256([]byte(extra))
 	sig := hex.EncodeToString(sum[:16])
-	if q.StallSigs == nil {
-		q.StallSigs, q.StallCounts = map[string]string{}, map[string]int{}
-	}
-	if q.StallCounts == nil {
-		q.StallCounts = map[string]int{}
-	}
+	t.ownStallMaps(q)
 	if q.StallSigs[signal] == sig {
 		q.StallCounts[signal]++
 	} else {
@@ -638,6 +635,22 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: %s %d times in a row; needs attention (`questbox quest resume %s` after a look)", what, c, q.ID))
 	}
 	return nil
+}
+
+// ownStallMaps gives q stall maps that it alone holds, to change: new
+// ones when it has none, and copies when t may have read q from the
+// questCache (fromCache), whose quest's they may be (the shared maps, questCache), once
+// (a verdict counts two signals in a row). A transaction that decoded
+// its quests changes them in place.
+func (t *txn) ownStallMaps(q *Quest) {
+	if t.fromCache && t.ownStall != q || q.StallSigs == nil || q.StallCounts == nil {
+		t.ownStall = q
+		sigs := make(map[string]string, len(q.StallSigs)+1)
+		counts := make(map[string]int, len(q.StallCounts)+1)
+		maps.Copy(sigs, q.StallSigs)
+		maps.Copy(counts, q.StallCounts)
+		q.StallSigs, q.StallCounts = sigs, counts
+	}
 }
 
 // pass moves n to passed and on to its terminal status per the agent's

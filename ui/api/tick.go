@@ -10,10 +10,13 @@ import (
 )
 
 // tickEventsMax bounds the events a tick's answer carries, as it always
-// has; tickEventsPage is how many it reads from the store at a time.
+// has; tickEventsPage is how many it reads from the store at a time, as
+// many as a subscriber holds (engine's subscriptionPage): a page of 256 of
+// a busy tick's verdicts, with their facts, was live at the end of the
+// tick beside the answer's JSON (bench/RESULTS.md, issue 23, ninth pass).
 const (
 	tickEventsMax  = 100000
-	tickEventsPage = 256
+	tickEventsPage = 64
 )
 
 // tick runs one round and waits for the runs it started (and any other
