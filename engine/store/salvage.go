@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/questbox/questbox/engine/internal/boltfile"
 )
@@ -911,6 +912,10 @@ func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, 
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, name := range slices.Sorted(maps.Keys(got.root.subs)) {
+			if name == "" {
+				rep.Lost = append(rep.Lost, nameless(got.root.subs[name]))
+				continue
+			}
 			b, err := tx.CreateBucketIfNotExists([]byte(name))
 			if err != nil {
 				return err
@@ -952,11 +957,19 @@ func copyInto(b *bolt.Bucket, src *sbucket, rep *SalvageReport) error {
 			continue // a bucket of that name wins; its value was a stale copy
 		}
 		if err := b.Put([]byte(k), src.keys[k]); err != nil {
-			return err
+			if !unstorable(err) {
+				return err
+			}
+			rep.Lost = append(rep.Lost, fmt.Sprintf("a record (%d-byte key, %d-byte value) that no bucket can hold: %v", len(k), len(src.keys[k]), err))
+			continue
 		}
 		rep.Keys++
 	}
 	for _, name := range slices.Sorted(maps.Keys(src.subs)) {
+		if name == "" {
+			rep.Lost = append(rep.Lost, nameless(src.subs[name]))
+			continue
+		}
 		nb, err := b.CreateBucketIfNotExists([]byte(name))
 		if err != nil {
 			return err
@@ -966,4 +979,18 @@ func copyInto(b *bolt.Bucket, src *sbucket, rep *SalvageReport) error {
 		}
 	}
 	return nil
+}
+
+// nameless says what was lost with a bucket whose name read back empty
+// (damage to its key's length): bbolt cannot name a bucket so, and the
+// engine knows no such bucket.
+func nameless(b *sbucket) string {
+	return fmt.Sprintf("a bucket whose name was lost (%d records, %d nested buckets): not copied", len(b.keys), len(b.subs))
+}
+
+// unstorable reports whether err is bbolt refusing a record for its
+// key's or value's size, which only damage can give one: the record is
+// lost, the salvage goes on.
+func unstorable(err error) bool {
+	return errors.Is(err, berrors.ErrKeyRequired) || errors.Is(err, berrors.ErrKeyTooLarge) || errors.Is(err, berrors.ErrValueTooLarge)
 }
