@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -159,7 +160,13 @@ func (r *rebuilder) readNodes() error {
 	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
-		if err := decodeNode(v, n); err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
+		err := decodeNode(v, n)
+		if err == nil && n.Quest == "" {
+			// Damage to the field's name leaves valid JSON without it: a
+			// node of no quest could be indexed nowhere.
+			err = errors.New("it names no quest")
+		}
+		if err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
 			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil

@@ -52,3 +52,57 @@ func TestRebuildDropsNestedBucketsAmongRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A flipped byte in a node record's "quest" name leaves valid JSON that
+// names no quest. rebuild drops that node as a record that does not
+// decode; it used to index it under a nested bucket of no name, which bbolt
+// refuses, and the whole salvage failed with "bucket name required"
+// (found by TestRandomDamageNeverPanics).
+func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	res, err := h.e.Scan(q.ID, []string{"one", "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.close()
+	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	damaged, kept := res.Added[0], res.Added[1]
+	var notes []string
+	err = db.Update(func(tx *bolt.Tx) error {
+		nb := tx.Bucket(bNodes)
+		k := u64(nodeOrder(damaged))
+		v := string(nb.Get(k))
+		if !strings.Contains(v, `"quest":`) {
+			t.Fatalf("node %s's record names no quest field: %s", damaged, v)
+		}
+		if err := nb.Put(k, []byte(strings.Replace(v, `"quest":`, `"quesx":`, 1))); err != nil {
+			return err
+		}
+		notes, err = rebuild(tx, time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC), func([]byte) bool { return true })
+		return err
+	})
+	if err != nil {
+		t.Fatalf("rebuild with a node of no quest: %v", err)
+	}
+	if !strings.Contains(strings.Join(notes, "\n"), "names no quest") {
+		t.Errorf("rebuild does not say why it dropped node %s: %q", damaged, notes)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		nb := tx.Bucket(bNodes)
+		if nb.Get(u64(nodeOrder(damaged))) != nil {
+			t.Errorf("node %s of no quest is still there", damaged)
+		}
+		if nb.Get(u64(nodeOrder(kept))) == nil {
+			t.Errorf("node %s was lost with it", kept)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -25,7 +25,13 @@ import (
 // report a healthy store as damaged, nor crash (run with -race).
 func TestVerifyWhileWritersCommit(t *testing.T) {
 	h := newHarness(t, Options{})
-	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal; s.Mode = ModeSolo; s.Limits.MaxStalled = 0 })
+	// The writer runs as long as the verifies do: no budget may stop it.
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider = ProviderExternal
+		s.Mode = ModeSolo
+		s.Limits.MaxStalled = 0
+		s.Limits.MaxAgentRuns = 1 << 30
+	})
 	var (
 		commits atomic.Int64
 		stop    = make(chan struct{})
