@@ -15,18 +15,8 @@ import (
 // whole salvage used to fail with "incompatible value" (found by
 // TestPowerLossCopies in cmd/questbox, the lying-card copies).
 func TestRebuildDropsNestedBucketsAmongRecords(t *testing.T) {
-	h := newHarness(t, Options{})
-	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
-	if _, err := h.e.Scan(q.ID, []string{"one", "two"}); err != nil {
-		t.Fatal(err)
-	}
-	h.close()
-	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	q, _, db := closedStoreOfTwoNodes(t)
+	err := db.Update(func(tx *bolt.Tx) error {
 		if _, err := tx.Bucket(bQuests).CreateBucket([]byte("q99")); err != nil {
 			return err
 		}
@@ -59,21 +49,10 @@ func TestRebuildDropsNestedBucketsAmongRecords(t *testing.T) {
 // refuses, and the whole salvage failed with "bucket name required"
 // (found by TestRandomDamageNeverPanics).
 func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
-	h := newHarness(t, Options{})
-	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
-	res, err := h.e.Scan(q.ID, []string{"one", "two"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.close()
-	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	_, res, db := closedStoreOfTwoNodes(t)
 	damaged, kept := res.Added[0], res.Added[1]
 	var notes []string
-	err = db.Update(func(tx *bolt.Tx) error {
+	err := db.Update(func(tx *bolt.Tx) error {
 		nb := tx.Bucket(bNodes)
 		k := u64(nodeOrder(damaged))
 		v := string(nb.Get(k))
@@ -83,6 +62,7 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 		if err := nb.Put(k, []byte(strings.Replace(v, `"quest":`, `"quesx":`, 1))); err != nil {
 			return err
 		}
+		var err error
 		notes, err = rebuild(tx, time.Date(2026, 12, 4, 0, 0, 0, 0, time.UTC), func([]byte) bool { return true })
 		return err
 	})
@@ -105,4 +85,23 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// closedStoreOfTwoNodes is a store with a quest of two scanned nodes,
+// closed by its engine and opened with bbolt alone, to be damaged.
+func closedStoreOfTwoNodes(t *testing.T) (*Quest, ScanResult, *bolt.DB) {
+	t.Helper()
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
+	res, err := h.e.Scan(q.ID, []string{"one", "two"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.close()
+	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return q, res, db
 }
