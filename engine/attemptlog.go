@@ -395,22 +395,12 @@ func migrateAttempts(tx *bolt.Tx) error {
 	if err != nil {
 		return err
 	}
-	b := tx.Bucket(bAttempts)
-	b.FillPercent = 1.0
+	t := &txn{tx: tx} // for spillAttempts' records, carved as a write's
 	for _, n := range nodes {
 		n.chainForm()
-		for i := range n.spill {
-			seq, err := b.NextSequence()
-			if err != nil {
-				return err
-			}
-			v := appendAttemptRecord(nil, n.ID, n.AttemptSeq, &n.spill[i])
-			if err := b.Put(u64(seq), v); err != nil {
-				return err
-			}
-			n.AttemptSeq, n.AttemptSum = seq, chainSum(n.AttemptSum, v)
+		if err := t.spillAttempts(n); err != nil {
+			return err
 		}
-		n.spill = nil
 		if err := putNode(appendOnly(nb), n); err != nil {
 			return err
 		}

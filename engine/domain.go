@@ -358,7 +358,7 @@ func (n *Node) addAttempt(a Attempt) {
 	}
 	n.LastAttempt = &a
 	n.AttemptCount++
-	if a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL") {
+	if a.decidesSitting() {
 		n.Sittings++
 	}
 	if n.logged {
@@ -383,12 +383,18 @@ func (n *Node) chainForm() {
 // sittingsIn counts the attempts a council sitting left (see sitting).
 func sittingsIn(log []Attempt) int {
 	c := 0
-	for _, a := range log {
-		if a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL") {
+	for i := range log {
+		if log[i].decidesSitting() {
 			c++
 		}
 	}
 	return c
+}
+
+// decidesSitting reports whether a is a council sitting's decision: a
+// PASS or a FAIL of no run (consent attempts do not count; see sitting).
+func (a *Attempt) decidesSitting() bool {
+	return a.Run == "" && (a.Outcome == "PASS" || a.Outcome == "FAIL")
 }
 
 // Claim is a submission held while a human decides on it.
