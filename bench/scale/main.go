@@ -10,7 +10,9 @@
 //   - seeding: -configs lists ACTIVE:NODES pairs. Each active quest gets
 //     a few pending nodes; the rest of the nodes are pending nodes of
 //     quests that are stopped (the tick must not look at them). Seeding
-//     runs on the native binary; the store is then copied for each run.
+//     runs on the native binary; the store is then copied for each run,
+//     and the copy synced and dropped from the page cache (settle), as a
+//     device's store is when its daemon starts.
 //   - the agents: an openai provider at a closed loopback port, so every
 //     run ends at once with "unreachable", the node goes deferred and the
 //     next tick dispatches it again: every tick dispatches once per active
@@ -207,6 +209,9 @@ func run(list, bins string, keep bool, o opts) error {
 				data := filepath.Join(cdir, fmt.Sprintf("data-%d-%d", round, j))
 				if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
 					return fmt.Errorf("copy the seeded store: %v: %s", err, out)
+				}
+				if err := settle(filepath.Join(data, "questbox.db")); err != nil {
+					return fmt.Errorf("settle the copied store: %w", err)
 				}
 				r, err := measure(bin, cfg, data, c, o)
 				if err != nil {
