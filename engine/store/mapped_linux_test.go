@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"os"
+	"slices"
 	"sync"
 	"testing"
 
@@ -167,4 +169,174 @@ func BenchmarkReleaseMapped(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(dropped)/float64(b.N), "KiB-released/op")
+}
+
+// tickRead is a tick as the engine's (KeepMapped around its reads, in a
+// write transaction): it reads and checks values [from, to).
+func tickRead(t *testing.T, s *DB, from, to int) {
+	t.Helper()
+	err := s.Update(func(tx *bolt.Tx) error {
+		done := s.KeepMapped(tx)
+		defer done()
+		b := tx.Bucket([]byte("bulk"))
+		for i := from; i < to; i++ {
+			if v := b.Get(binary.BigEndian.AppendUint64(nil, uint64(i))); !bytes.Equal(v, bulkValue(i)) {
+				return fmt.Errorf("key %d: read %.40q…", i, v)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// presentNow is which pages of s's map are mapped now.
+func presentNow(t *testing.T, s *DB) (kept []pageRange, kib int64) {
+	t.Helper()
+	err := s.View(func(tx *bolt.Tx) error {
+		data, pages := s.mapped(tx)
+		var err error
+		kept, err = presentPages(nil, data, pages)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range kept {
+		kib += int64(r.hi-r.lo) * int64(pageSize) / 1024
+	}
+	return kept, kib
+}
+
+// TestReleaseMappedKeepsWhatATickRead: the pages a tick (KeepMapped)
+// mapped stay mapped through the releases after it, and every other page
+// goes; ForgetMapped lets them go too. Read back the same throughout.
+func TestReleaseMappedKeepsWhatATickRead(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{}, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	putBulk(t, s, 0, 2000) // ~6 MB of pages
+	tickRead(t, s, 0, 500) // ~1.5 MB
+	_, tick := presentNow(t, s)
+	if tick < 1024 {
+		t.Fatalf("after a tick read 1.5 MB, %d KiB of the map present; want at least 1 MiB", tick)
+	}
+	if n, err := readBulk(s); err != nil || n != 2000 {
+		t.Fatalf("read %d values, %v; want 2000", n, err)
+	}
+	read := mappedKiB(t, s.Path())
+	if err := s.ReleaseMapped(); err != nil {
+		t.Fatal(err)
+	}
+	present, kib := presentNow(t, s)
+	s.keep.mu.Lock()
+	kept := slices.Clone(s.keep.ranges)
+	s.keep.mu.Unlock()
+	if !slices.Equal(present, kept) {
+		t.Errorf("after the release, pages %v present; want exactly the tick's, %v", present, kept)
+	}
+	if kib < tick*9/10 || kib > read/2 {
+		t.Errorf("after the release, %d KiB present; want the tick's %d KiB of %d read", kib, tick, read)
+	}
+	if n, err := readBulk(s); err != nil || n != 2000 {
+		t.Fatalf("after the release: read %d values, %v; want 2000", n, err)
+	}
+	if err := s.ForgetMapped(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mappedKiB(t, s.Path()); got > read/10 {
+		t.Errorf("after ForgetMapped, %d KiB of the store mapped (%d before); want at most a tenth", got, read)
+	}
+}
+
+// TestKeepMappedStaysBounded: ticks that each read other pages do not
+// make the kept pages grow past about twice a tick's: once past twice
+// what a tick read from nothing, the next tick starts from nothing.
+func TestKeepMappedStaysBounded(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{}, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	putBulk(t, s, 0, 4000)
+	most, fresh := 0, 0
+	for i := range 8 {
+		tickRead(t, s, i*500, (i+1)*500) // ~1.5 MB each, each other pages
+		if s.keep.fresh {
+			fresh++
+		}
+		most = max(most, s.keep.n)
+		if err := s.ReleaseMapped(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A tick of 500 values maps ~370 pages (more with the kernel's
+	// neighbours): kept is at most twice a tick's, plus one tick.
+	if limit := s.keep.limit; most > limit+limit/2+64 || fresh < 2 {
+		t.Errorf("8 ticks of other pages each: at most %d pages kept (limit %d), %d ticks from nothing; want within the limit plus a tick, and more than the first from nothing", most, limit, fresh)
+	}
+}
+
+// TestKeepMappedWithoutPagemap: where the page table cannot be read,
+// nothing is kept and a release releases everything, as before.
+func TestKeepMappedWithoutPagemap(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{}, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer func(p string) { pagemapPath = p }(pagemapPath)
+	pagemapPath = "/nonexistent/pagemap"
+	putBulk(t, s, 0, 2000)
+	tickRead(t, s, 0, 500)
+	tickRead(t, s, 0, 2000)
+	read := mappedKiB(t, s.Path())
+	if err := s.ReleaseMapped(); err != nil {
+		t.Fatal(err)
+	}
+	if got := mappedKiB(t, s.Path()); got > read/10 {
+		t.Errorf("after ReleaseMapped without pagemap, %d KiB of the store mapped (%d before); want at most a tenth", got, read)
+	}
+}
+
+// TestPresentPagesScanAndReadAgree: PAGEMAP_SCAN and the read of
+// /proc/self/pagemap find the same pages mapped.
+func TestPresentPagesScanAndReadAgree(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{}, testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	putBulk(t, s, 0, 2000)
+	if err := s.ReleaseMapped(); err != nil {
+		t.Fatal(err)
+	}
+	tickRead(t, s, 300, 700)
+	tickRead(t, s, 1500, 1600)
+	err = s.View(func(tx *bolt.Tx) error {
+		data, pages := s.mapped(tx)
+		f, err := os.Open(pagemapPath)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		scanned, err := scanPresent(nil, f, data, pages)
+		if err != nil {
+			t.Skipf("no PAGEMAP_SCAN here (Linux < 6.7?): %v", err)
+		}
+		read, err := readPresent(nil, f, data, pages)
+		if err != nil {
+			return err
+		}
+		if len(read) == 0 || !slices.Equal(scanned, read) {
+			t.Errorf("PAGEMAP_SCAN found %v, the read %v; want the same, not none", scanned, read)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
