@@ -96,22 +96,14 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		e.mu.Lock()
 		e.slabFree, e.startRoom, e.tickScratch = nil, nil, nil
 		e.mu.Unlock()
-		// Nor the store pages its last busy tick read (KeepMapped).
-		_ = e.store.db.ForgetMapped()
 		return TickReport{}, nil
 	}
 	var r *tickRound
 	tb := e.takeTickScratch()
 	err := e.update(func(t *txn) error {
-		// The pages the tick reads stay mapped through the store's
-		// releases until the next tick (store.DB.KeepMapped): a daemon's
-		// tick follows a release, and mapped them all again.
-		kept := e.store.db.KeepMapped(t.tx)
 		r = &tickRound{e: e, t: t, online: online}
 		tb.lend(t)
-		err := r.run()
-		kept()
-		return err
+		return r.run()
 	})
 	if r != nil {
 		e.keepTickScratch(tb, r.t)

@@ -86,9 +86,6 @@ type DB struct {
 	grows atomic.Uint64
 	// size is the file's size after the last commit (for grows).
 	size atomic.Int64
-	// keep is what the releases of the map leave mapped
-	// (mapped_linux.go).
-	keep keptPages
 }
 
 // Open opens the store in dir, creating it only where no file exists:
