@@ -190,8 +190,9 @@ func (d *daemon) run(ctx context.Context) error {
 	bctx, stopBox := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(bctx)
 	g.Go(func() error { return d.deviceFailed(gctx, d.box.Run(gctx)) })
+	// Ends with the LEDs: see text_linux.go.
+	g.Go(func() error { unmapTextWhileBusy(gctx, d.commits); return nil })
 	defer func() { stopBox(); _ = g.Wait() }()
-	go unmapTextWhileBusy(bctx, d.commits)
 
 	if err := d.serveSocket(ctx); err != nil {
 		return err
