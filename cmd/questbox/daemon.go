@@ -190,6 +190,8 @@ func (d *daemon) run(ctx context.Context) error {
 	bctx, stopBox := context.WithCancel(ctx)
 	g, gctx := errgroup.WithContext(bctx)
 	g.Go(func() error { return d.deviceFailed(gctx, d.box.Run(gctx)) })
+	// Ends with the LEDs: see text_linux.go.
+	g.Go(func() error { unmapTextWhileBusy(gctx, d.commits); return nil })
 	defer func() { stopBox(); _ = g.Wait() }()
 
 	if err := d.serveSocket(ctx); err != nil {
@@ -405,6 +407,14 @@ func (d *daemon) ready() {
 	} else {
 		d.log.Debug("released the start-up's pages of the binary", "KiB", kb)
 	}
+}
+
+// commits is the live store's count of commits (0 between sessions).
+func (d *daemon) commits() uint64 {
+	if e := d.live.Load(); e != nil {
+		return e.Store().Commits()
+	}
+	return 0
 }
 
 // stop is the shutdown after Serve returned: no more dispatches, runs in

@@ -3,11 +3,13 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -45,23 +47,15 @@ import (
 // fault that must read the file, and the binary's cached pages in their
 // ranges are dropped (posix_fadvise(POSIX_FADV_DONTNEED): clean pages of
 // a file, read again from it when needed; pages another process maps
-// stay, and so does a large folio one of whose pages is mapped: the code
-// running meanwhile, where the kernel caches the text in 2 MiB folios, as
-// Linux 6.18 does). From then on a dropped page the daemon uses is read
-// alone and mapped alone: what the binary holds resident is what the
-// daemon used since, at the cost of one read of the file per page the
-// first time it is used again.
+// stay, and so does a large folio one of whose pages is mapped). From
+// then on a dropped page the daemon uses is read alone and mapped alone:
+// what the binary holds resident is what the daemon used since, at the
+// cost of one read of the file per page the first time it is used
+// again. That holds for the tables; for the code only before Linux 6.16,
+// whose faults in an executable mapping read ahead whatever the advice
+// (unmapTextWhileBusy).
 func releaseText() (int64, error) {
-	exe, err := os.Readlink("/proc/self/exe")
-	if err != nil {
-		return 0, err
-	}
-	f, err := os.Open("/proc/self/smaps")
-	if err != nil {
-		return 0, err
-	}
-	maps, err := textMappings(f, exe)
-	f.Close()
+	maps, err := selfTextMappings()
 	if err != nil {
 		return 0, err
 	}
@@ -92,17 +86,92 @@ func releaseText() (int64, error) {
 // other process maps them, from the page cache of the file bin, and
 // advises m MADV_RANDOM (see releaseText).
 func (m textMapping) release(bin *os.File) error {
-	// The range is the binary's mapping, not Go memory: it goes to the
-	// kernel as a number.
 	for _, advice := range []int{unix.MADV_DONTNEED, unix.MADV_RANDOM} {
-		if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(advice)); errno != 0 {
-			return fmt.Errorf("release the binary's pages: %w", errno)
+		if err := m.advise(advice); err != nil {
+			return fmt.Errorf("release the binary's pages: %w", err)
 		}
 	}
 	if err := unix.Fadvise(int(bin.Fd()), int64(m.offset), int64(m.end-m.start), unix.FADV_DONTNEED); err != nil {
 		return fmt.Errorf("drop the binary's cached pages: %w", err)
 	}
 	return nil
+}
+
+// advise gives the kernel advice on m's range (madvise). The range is the
+// binary's mapping, not Go memory: it goes to the kernel as a number.
+func (m textMapping) advise(advice int) error {
+	if _, _, errno := unix.Syscall(unix.SYS_MADVISE, uintptr(m.start), uintptr(m.end-m.start), uintptr(advice)); errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+// textUnmapEvery is how often, while commits come, the daemon takes the
+// binary's pages out of its page tables again (unmapTextWhileBusy).
+const textUnmapEvery = time.Second
+
+// unmapTextWhileBusy runs until ctx ends: every textUnmapEvery in which
+// the store committed (commits, the live store's count, moved), it takes
+// the binary's read-only pages out of the daemon's page tables again
+// (unmapTextIfCommitted).
+//
+// releaseText's drop from the page cache does not hold for the code on
+// Linux 6.16 and later: there a fault in an executable mapping ignores
+// MADV_RANDOM and reads ahead up to the device's read_ahead_kb (128 KiB
+// on an SD card, 8 MiB on the VM the benchmarks ran on) to the end of the
+// mapping, so the first page the daemon runs after the release caches
+// the code again, and each fault then maps the cached pages around it,
+// up to 64 KiB (fault-around). The code resident at a busy cycle's peak
+// was every 64 KiB window the daemon ran since it was ready: 4.2 MiB of
+// its 5.8 MiB (bench/RESULTS.md, issue 23, tenth pass). Unmapped again
+// each second while commits come, it is the windows the last second ran.
+// The pages stay cached: mapping them back is a minor fault, with no
+// read of the file, one a window. A quiet daemon commits nothing and
+// keeps what it maps.
+func unmapTextWhileBusy(ctx context.Context, commits func() uint64) {
+	maps, err := selfTextMappings()
+	if err != nil {
+		return // resident memory only: releaseText reports the same failure
+	}
+	t := time.NewTicker(textUnmapEvery)
+	defer t.Stop()
+	last := commits()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		last = unmapTextIfCommitted(maps, commits, last)
+	}
+}
+
+// unmapTextIfCommitted takes maps out of the daemon's page tables
+// (MADV_DONTNEED: for a private file mapping never written, the pages
+// stay in the page cache) if commits moved from last, and returns its
+// count now. A failure costs resident memory only: nobody's error.
+func unmapTextIfCommitted(maps []textMapping, commits func() uint64, last uint64) uint64 {
+	now := commits()
+	if now != last {
+		for _, m := range maps {
+			_ = m.advise(unix.MADV_DONTNEED)
+		}
+	}
+	return now
+}
+
+// selfTextMappings is textMappings of this process and its executable.
+func selfTextMappings() ([]textMapping, error) {
+	exe, err := os.Readlink("/proc/self/exe")
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open("/proc/self/smaps")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return textMappings(f, exe)
 }
 
 // textMapping is a mapping of the executable that releaseText may drop.

@@ -199,3 +199,46 @@ func TestReleaseTextUncachesTheBinarysTables(t *testing.T) {
 		t.Error("no read-only mapping of the binary in smaps")
 	}
 }
+
+// While busy the daemon takes the binary's pages out of its page tables
+// again, but only in a stretch in which the store committed: a quiet
+// daemon keeps what it maps.
+func TestUnmapTextOnlyAfterACommit(t *testing.T) {
+	maps, err := selfTextMappings()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var size int64 // KiB
+	for _, m := range maps {
+		size += int64(m.end-m.start) / 1024
+		// Every page of the binary's read-only mappings mapped.
+		if err := m.advise(unix.MADV_POPULATE_READ); err != nil {
+			t.Skipf("madvise(MADV_POPULATE_READ): %v (Linux 5.14 and later)", err)
+		}
+	}
+	resident := func() (kib int64) {
+		t.Helper()
+		_, _, maps := selfText(t)
+		for _, m := range maps {
+			kib += m.rss
+		}
+		return kib
+	}
+	commits := uint64(7)
+	count := func() uint64 { return commits }
+	if got := unmapTextIfCommitted(maps, count, 7); got != 7 {
+		t.Errorf("unmapTextIfCommitted returned %d, want the count now, 7", got)
+	}
+	if kib := resident(); kib < size*9/10 {
+		t.Errorf("%d KiB of the binary's %d KiB resident after a look with no commit since the last: unmapped", kib, size)
+	}
+	commits = 8
+	if got := unmapTextIfCommitted(maps, count, 7); got != 8 {
+		t.Errorf("unmapTextIfCommitted returned %d, want the count now, 8", got)
+	}
+	// What runs between the unmap and the measure (this test, the smaps
+	// read) maps some pages back, never the whole.
+	if kib := resident(); kib > size/2 {
+		t.Errorf("%d KiB of the binary's %d KiB resident after a look that found a commit: not unmapped", kib, size)
+	}
+}

@@ -154,6 +154,9 @@ func (h *hub) send(evs []api.Event) {
 	if m := h.s.opt.Metrics; m != nil {
 		m.ObserveEvents(evs)
 	}
+	if h.unwatched(evs[len(evs)-1].Seq) {
+		return
+	}
 	frame, err := json.Marshal(struct {
 		Type   string      `json:"type"`
 		Events []api.Event `json:"events"`
@@ -195,6 +198,21 @@ func (h *hub) gather(ctx context.Context, w *api.Watch, evs []api.Event, last ti
 		evs = append(evs, more.Events...)
 	}
 	return evs, nil
+}
+
+// unwatched moves the hub's seq to seq and returns true when no client
+// watches: then a frame would go to no one, and a page that joins later
+// has these events in its snapshot. A headless box has no page open
+// nearly always, and the frames' JSON was ~4 % of what a busy cycle
+// allocates (bench/RESULTS.md, issue 23, tenth pass).
+func (h *hub) unwatched(seq uint64) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.clients) > 0 {
+		return false
+	}
+	h.seq = seq
+	return true
 }
 
 // broadcast queues frame to every client without waiting; seq, if not 0,

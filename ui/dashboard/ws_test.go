@@ -12,6 +12,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // TestWebsocket: a snapshot first, then every event once and in order; a
@@ -304,5 +305,31 @@ func (s sock) loggedOut(t *testing.T, what string) {
 	t.Helper()
 	if err := <-s.closed; !websocket.IsCloseError(err, closeLoggedOut) {
 		t.Errorf("%s: %v, want close %d", what, err, closeLoggedOut)
+	}
+}
+
+// With no page open the hub builds no frame for the events it reads, and
+// a page that opens later starts after them; a page open gets them.
+func TestHubFramesEventsOnlyForAPageOpen(t *testing.T) {
+	f := start(t, setup{})
+	h, err := newHub(f.srv) // not running: the test calls it
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := h.seq + 2
+	h.send([]api.Event{{Seq: last - 1, Kind: "node"}, {Seq: last, Kind: "node"}})
+	if h.frames != 0 {
+		t.Errorf("%d frames built with no page open", h.frames)
+	}
+	c := &client{send: make(chan *websocket.PreparedMessage, 1), done: make(chan struct{})}
+	if !h.admit() {
+		t.Fatal("a page was not admitted")
+	}
+	if seq, ok := h.join(c); !ok || seq != last {
+		t.Errorf("a page opened after events %d..%d with no page open starts after %d (%v), want %d", last-1, last, seq, ok, last)
+	}
+	h.send([]api.Event{{Seq: last + 1, Kind: "node"}})
+	if len(c.send) != 1 || h.frames != 1 || h.seq != last+1 {
+		t.Errorf("the page open was queued %d frames (hub: %d frames, seq %d), want 1 frame to seq %d", len(c.send), h.frames, h.seq, last+1)
 	}
 }
