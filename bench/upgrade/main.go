@@ -54,7 +54,7 @@ type size struct{ nodes, logged, attempts int }
 func main() {
 	v080 := flag.String("v080", "", "a checkout of questbox v0.8.0 (b0e2ffb) to seed the schema-8 stores with")
 	sizes := flag.String("sizes", "10000:5000:10,100000:50000:10", "NODES:LOGGED:ATTEMPTS triples, comma separated")
-	bin := flag.String("bin", "", "the questbox binary to measure (default: build ./cmd/questbox)")
+	bin := flag.String("bin", "", "the questbox binaries to measure, comma separated, alternating in each round (default: build ./cmd/questbox)")
 	qemu := flag.String("qemu", "", "run the daemon and verify under this qemu-user (a relative measure)")
 	rounds := flag.Int("rounds", 3, "upgrades measured per size, each on a fresh copy")
 	keep := flag.Bool("keep", false, "keep the temporary directory")
@@ -105,8 +105,11 @@ func run(v080, list, bin, qemu string, rounds int, keep bool) error {
 			return fmt.Errorf("build: %w", err)
 		}
 	}
-	if bin, err = filepath.Abs(bin); err != nil {
-		return err
+	bins := strings.Split(bin, ",")
+	for i := range bins {
+		if bins[i], err = filepath.Abs(strings.TrimSpace(bins[i])); err != nil {
+			return err
+		}
 	}
 	seedFile := filepath.Join(v080, "engine", "seed8_test.go")
 	if err := os.WriteFile(seedFile, seedTest, 0o644); err != nil {
@@ -117,9 +120,9 @@ func run(v080, list, bin, qemu string, rounds int, keep bool) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("questbox %s, daemon %s\n\n", bin, map[bool]string{true: "native", false: "under " + qemu}[qemu == ""])
-	fmt.Println("| nodes | logged x attempts | file before | start to ready (migrating) | VmHWM at ready | written | file after | verify | verify peak RSS | start to ready (migrated) | VmHWM |")
-	fmt.Println("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("questbox %s, daemon %s\n\n", strings.Join(bins, ", "), map[bool]string{true: "native", false: "under " + qemu}[qemu == ""])
+	fmt.Println("| binary | UTC | nodes | logged x attempts | file before | start to ready (migrating) | VmHWM at ready (max RssAnon) | written | file after | verify | verify peak RSS (max RssAnon) | start to ready (migrated) | VmHWM |")
+	fmt.Println("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for i, sz := range sizes {
 		seeded := filepath.Join(dir, fmt.Sprint(i), "seeded")
 		if err := os.MkdirAll(seeded, 0o755); err != nil {
@@ -135,18 +138,21 @@ func run(v080, list, bin, qemu string, rounds int, keep bool) error {
 		}
 		fmt.Fprintf(os.Stderr, "upgrade: seeded %d nodes (%d x %d attempts) in %s\n", sz.nodes, sz.logged, sz.attempts, time.Since(t0).Round(time.Second))
 		for round := range rounds {
-			data := filepath.Join(dir, fmt.Sprint(i), fmt.Sprintf("data-%d", round))
-			if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
-				return fmt.Errorf("copy the seeded store: %v: %s", err, out)
+			for j, bin := range bins {
+				data := filepath.Join(dir, fmt.Sprint(i), fmt.Sprintf("data-%d-%d", round, j))
+				if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
+					return fmt.Errorf("copy the seeded store: %v: %s", err, out)
+				}
+				at := time.Now().UTC().Format("15:04")
+				r, err := measure(bin, qemu, cfg, data)
+				if err != nil {
+					return fmt.Errorf("%d nodes, %s: %w", sz.nodes, bin, err)
+				}
+				os.RemoveAll(data)
+				fmt.Printf("| %s | %s | %d | %d x %d | %.1f MiB | %s | %.1f MiB (%.1f) | %.1f MiB | %.1f MiB | %s | %.1f MiB (%.1f) | %s | %.1f MiB |\n",
+					filepath.Base(bin), at, sz.nodes, sz.logged, sz.attempts, mib(r.before), r.ready.Round(time.Millisecond), kib(r.hwm), kib(r.anon), mib(r.written), mib(r.after),
+					r.verify.Round(time.Millisecond), kib(r.verifyRSS), kib(r.verifyAnon), r.again.Round(time.Millisecond), kib(r.againHWM))
 			}
-			r, err := measure(bin, qemu, cfg, data)
-			if err != nil {
-				return fmt.Errorf("%d nodes: %w", sz.nodes, err)
-			}
-			os.RemoveAll(data)
-			fmt.Printf("| %d | %d x %d | %.1f MiB | %s | %.1f MiB | %.1f MiB | %.1f MiB | %s | %.1f MiB | %s | %.1f MiB |\n",
-				sz.nodes, sz.logged, sz.attempts, mib(r.before), r.ready.Round(time.Millisecond), kib(r.hwm), mib(r.written), mib(r.after),
-				r.verify.Round(time.Millisecond), kib(r.verifyRSS), r.again.Round(time.Millisecond), kib(r.againHWM))
 		}
 	}
 	return nil
@@ -155,6 +161,7 @@ func run(v080, list, bin, qemu string, rounds int, keep bool) error {
 type result struct {
 	before, after, written   int64
 	hwm, verifyRSS, againHWM int64 // KiB
+	anon, verifyAnon         int64 // KiB, sampled
 	ready, verify, again     time.Duration
 }
 
@@ -169,7 +176,7 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 		return r, err
 	}
 	r.before = fi.Size()
-	r.ready, r.hwm, r.written, err = startStop(bin, qemu, cfg, data)
+	r.ready, r.hwm, r.anon, r.written, err = startStop(bin, qemu, cfg, data)
 	if err != nil {
 		return r, fmt.Errorf("upgrade: %w", err)
 	}
@@ -182,16 +189,24 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 	}
 	argv := append(strings.Fields(qemu), bin, "verify", "--data", data)
 	v := exec.Command(argv[0], argv[1:]...)
+	var out strings.Builder
+	v.Stdout, v.Stderr = &out, &out
 	t0 := time.Now()
-	if out, err := v.CombinedOutput(); err != nil {
-		return r, fmt.Errorf("verify: %v: %s", err, out)
+	if err := v.Start(); err != nil {
+		return r, err
 	}
+	peak := anonPeak(v.Process.Pid)
+	err = v.Wait()
 	r.verify = time.Since(t0)
+	r.verifyAnon = peak()
+	if err != nil {
+		return r, fmt.Errorf("verify: %v: %s", err, out.String())
+	}
 	r.verifyRSS = v.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
 	if err := settle(db); err != nil {
 		return r, err
 	}
-	r.again, r.againHWM, _, err = startStop(bin, qemu, cfg, data)
+	r.again, r.againHWM, _, _, err = startStop(bin, qemu, cfg, data)
 	if err != nil {
 		return r, fmt.Errorf("second start: %w", err)
 	}
@@ -213,11 +228,12 @@ func settle(path string) error {
 }
 
 // startStop starts the daemon on data, waits for it to be ready, reads
-// its peak RSS and bytes written so far, and stops it.
-func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, written int64, err error) {
+// its peak RSS and bytes written so far, and stops it; anon is the
+// highest RssAnon sampled from its start to its exit.
+func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, anon, written int64, err error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	listen := l.Addr().String()
 	l.Close()
@@ -225,7 +241,7 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, written i
 	cmd := exec.Command(argv[0], argv[1:]...)
 	logf, err := os.Create(data + ".log")
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
 	defer logf.Close()
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -233,8 +249,14 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, written i
 	client := api.NewClient(api.SocketClient(sock), sock)
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, 0, err
 	}
+	peak := anonPeak(cmd.Process.Pid)
+	defer func() {
+		if a := peak(); err == nil {
+			anon = a
+		}
+	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 	stop := func() error {
@@ -250,7 +272,7 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, written i
 	for {
 		select {
 		case err := <-exited:
-			return 0, 0, 0, fmt.Errorf("the daemon exited: %v (see %s)", err, logf.Name())
+			return 0, 0, 0, 0, fmt.Errorf("the daemon exited: %v (see %s)", err, logf.Name())
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -261,11 +283,11 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, written i
 		}
 		if strings.Contains(err.Error(), "waiting for its store") {
 			stop()
-			return 0, 0, 0, fmt.Errorf("the daemon refused the store: %v (see %s)", err, logf.Name())
+			return 0, 0, 0, 0, fmt.Errorf("the daemon refused the store: %v (see %s)", err, logf.Name())
 		}
 		if time.Since(t0) > 30*time.Minute {
 			stop()
-			return 0, 0, 0, fmt.Errorf("not ready after 30 minutes: %v", err)
+			return 0, 0, 0, 0, fmt.Errorf("not ready after 30 minutes: %v", err)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
@@ -273,7 +295,29 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, written i
 	pid := cmd.Process.Pid
 	hwm = status(pid, "VmHWM:")
 	written = ioField(pid, "write_bytes:")
-	return ready, hwm, written, stop()
+	return ready, hwm, 0, written, stop()
+}
+
+// anonPeak samples RssAnon of pid every 5 ms until stop is called, and
+// returns its highest sample in KiB: the part of the peak that no page
+// cache can give back (VmHWM also counts the store's mapped pages).
+func anonPeak(pid int) (stop func() int64) {
+	done, peak := make(chan struct{}), make(chan int64)
+	go func() {
+		var m int64
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			m = max(m, status(pid, "RssAnon:"))
+			select {
+			case <-done:
+				peak <- m
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() int64 { close(done); return <-peak }
 }
 
 // status is a /proc/PID/status field in KiB.
