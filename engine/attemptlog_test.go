@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -358,11 +362,32 @@ func toSchema8(t *testing.T, dir string, logs map[string][]Attempt) {
 	}
 }
 
-// Migration 8 commits in parts; a store left between two parts (a crash,
-// here the migration failing in its third part) is refused by a read-only
-// open, which cannot finish it, and finished by the next writable open:
-// every log whole, none moved twice.
+// migrateKillChild is set in the subprocess of TestMigrationCommitsInParts.
+const migrateKillChild = "QUESTBOX_ENGINE_MIGRATE_KILL_CHILD"
+
+// Migration 8 commits in parts; a store left between two parts (the
+// process killed with SIGKILL in its third part) is refused by a
+// read-only open, which cannot finish it, and finished by the next
+// writable open: every log whole, none moved twice.
 func TestMigrationCommitsInParts(t *testing.T) {
+	if dir := os.Getenv(migrateKillChild); dir != "" {
+		migrateBudget = 1 // a node a part
+		sch, parts := schema(), 0
+		sch.Migrations[8] = func(tx *bolt.Tx) error {
+			if parts++; parts == 3 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				for {
+					runtime.Gosched() // until the signal lands
+				}
+			}
+			return migrateAttempts(tx)
+		}
+		db, err := store.Open(dir, StoreOptions{}, sch)
+		if err == nil {
+			db.Close()
+		}
+		t.Fatalf("the open that was to be killed in its third part returned: %v", err)
+	}
 	h := newHarness(t, Options{})
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider, s.Mode, s.Limits.MaxTries, s.Limits.MaxStalled = ProviderExternal, ModeSolo, 10, 0
@@ -384,18 +409,11 @@ func TestMigrationCommitsInParts(t *testing.T) {
 	dir := copyStore(t, h.dir)
 	toSchema8(t, dir, logs)
 
-	defer func(b int) { migrateBudget = b }(migrateBudget)
-	migrateBudget = 1 // a node a part
-	sch, parts := schema(), 0
-	sch.Migrations[8] = func(tx *bolt.Tx) error {
-		if parts++; parts == 3 {
-			return errors.New("the third part fails")
-		}
-		return migrateAttempts(tx)
-	}
-	if db, err := store.Open(dir, StoreOptions{}, sch); err == nil {
-		db.Close()
-		t.Fatal("the open whose migration failed succeeded")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMigrationCommitsInParts$", "-test.count=1")
+	cmd.Env = append(os.Environ(), migrateKillChild+"="+dir)
+	out, err := cmd.CombinedOutput()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the migrating child was not killed in its third part: %v\n%s", err, out)
 	}
 	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
 	if err != nil {
