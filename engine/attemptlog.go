@@ -374,26 +374,42 @@ func sumOf(raws [][]byte) string {
 // migrateAttempts is migration 8: every node's attempt log but its last
 // attempt moves out of its record into the attempts bucket. A locked
 // node's record keeps its log as it is: the ledger binds its bytes, and
-// it never takes another attempt. The migration runs in one transaction,
-// as every migration does (store.DB.migrate).
+// it never takes another attempt. It commits in parts of about
+// migrateBudget bytes of node records (store.ErrMigrationContinues), in
+// node order, kMigrated naming the last node a committed part looked at:
+// in one transaction, a year's logs (hundreds of MiB) would be held in
+// memory, as dirty pages, until the commit. A node already moved holds
+// no log in its record, so a part done again moves nothing twice.
 func migrateAttempts(tx *bolt.Tx) error {
 	if _, err := tx.CreateBucketIfNotExists(bAttempts); err != nil {
 		return err
 	}
-	nb := tx.Bucket(bNodes)
+	meta, nb := tx.Bucket(bMeta), tx.Bucket(bNodes)
+	c := nb.Cursor()
+	k, v := c.First()
+	if at := meta.Get(kMigrated); at != nil {
+		if k, v = c.Seek(at); bytes.Equal(k, at) {
+			k, v = c.Next()
+		}
+	}
 	var nodes []*Node
-	err := nb.ForEach(func(k, v []byte) error {
+	var last []byte
+	for size := 0; k != nil && size < migrateBudget; k, v = c.Next() {
+		last = k
+		if !bytes.Contains(v, []byte(`"attempts":`)) {
+			continue // no log in the record (a JSON string holds no bare quote)
+		}
 		n := new(Node)
 		if err := decodeNode(v, n); err != nil {
 			return fmt.Errorf("decode node record %s: %w", store.ShowKey(k), err)
 		}
 		if !n.Status.Terminal() && len(n.Attempts) > 0 {
 			nodes = append(nodes, n)
+			size += len(v)
 		}
-		return nil
-	})
-	if err != nil {
-		return err
+	}
+	if k != nil {
+		last = bytes.Clone(last) // the cursor's bytes: valid in this transaction only
 	}
 	t := &txn{tx: tx} // for spillAttempts' records, carved as a write's
 	for _, n := range nodes {
@@ -405,8 +421,19 @@ func migrateAttempts(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return nil
+	if k == nil {
+		return meta.Delete(kMigrated)
+	}
+	if err := meta.Put(kMigrated, last); err != nil {
+		return err
+	}
+	return store.ErrMigrationContinues
 }
+
+// migrateBudget is about how many bytes of node records with a log one
+// part of migration 8 moves: its memory until the commit is about twice
+// that (the new attempt records' pages and the nodes' rewritten leaves).
+var migrateBudget = 4 << 20
 
 // repairChains keeps of each node's chain what survives a salvage: a
 // chain that breaks loses the attempts before the break, never the node.

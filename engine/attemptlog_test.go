@@ -1,19 +1,25 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -266,38 +272,7 @@ func TestMigrationMovesTheAttemptLog(t *testing.T) {
 	dir := copyStore(t, h.dir)
 	// Schema 8: n2's record holds its log; its records are gone. (n1 is
 	// locked: its ledger record binds its record as it is.)
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		n := new(Node)
-		k, _ := nodeKey("n2")
-		if err := json.Unmarshal(tx.Bucket(bNodes).Get(k), n); err != nil {
-			return err
-		}
-		b := tx.Bucket(bAttempts)
-		for seq := n.AttemptSeq; seq != 0; {
-			r, err := decodeAttemptRecord(b.Get(u64(seq)))
-			if err != nil {
-				return err
-			}
-			if err := b.Delete(u64(seq)); err != nil {
-				return err
-			}
-			seq = r.prev
-		}
-		n.Attempts = want2
-		n.AttemptCount, n.AttemptSeq, n.AttemptSum, n.LastAttempt, n.Sittings = 0, 0, "", nil, 0
-		if err := putJSON(tx.Bucket(bNodes), k, n); err != nil {
-			return err
-		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(8))
-	})
-	db.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	toSchema8(t, dir, map[string][]Attempt{"n2": want2})
 
 	ro, err := OpenStore(dir, StoreOptions{ReadOnly: true, Check: true})
 	if err != nil {
@@ -345,6 +320,144 @@ func TestMigrationMovesTheAttemptLog(t *testing.T) {
 	if _, err := e.Verify(); err != nil {
 		t.Errorf("verify: %v", err)
 	}
+}
+
+// toSchema8 makes the store in dir a schema-8 one whose nodes in logs
+// hold their logs in their records, their attempt records gone.
+func toSchema8(t *testing.T, dir string, logs map[string][]Attempt) {
+	t.Helper()
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		for id, log := range logs {
+			n := new(Node)
+			k, _ := nodeKey(id)
+			if err := json.Unmarshal(tx.Bucket(bNodes).Get(k), n); err != nil {
+				return err
+			}
+			b := tx.Bucket(bAttempts)
+			for seq := n.AttemptSeq; seq != 0; {
+				r, err := decodeAttemptRecord(b.Get(u64(seq)))
+				if err != nil {
+					return err
+				}
+				if err := b.Delete(u64(seq)); err != nil {
+					return err
+				}
+				seq = r.prev
+			}
+			n.Attempts = log
+			n.AttemptCount, n.AttemptSeq, n.AttemptSum, n.LastAttempt, n.Sittings = 0, 0, "", nil, 0
+			if err := putJSON(tx.Bucket(bNodes), k, n); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(8))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// migrateKillChild is set in the subprocess of TestMigrationCommitsInParts.
+const migrateKillChild = "QUESTBOX_ENGINE_MIGRATE_KILL_CHILD"
+
+// Migration 8 commits in parts; a store left between two parts (the
+// process killed with SIGKILL in its third part) is refused by a
+// read-only open, which cannot finish it, and finished by the next
+// writable open: every log whole, none moved twice.
+func TestMigrationCommitsInParts(t *testing.T) {
+	if dir := os.Getenv(migrateKillChild); dir != "" {
+		migrateBudget = 1 // a node a part
+		sch, parts := schema(), 0
+		sch.Migrations[8] = func(tx *bolt.Tx) error {
+			if parts++; parts == 3 {
+				syscall.Kill(os.Getpid(), syscall.SIGKILL)
+				for {
+					runtime.Gosched() // until the signal lands
+				}
+			}
+			return migrateAttempts(tx)
+		}
+		db, err := store.Open(dir, StoreOptions{}, sch)
+		if err == nil {
+			db.Close()
+		}
+		t.Fatalf("the open that was to be killed in its third part returned: %v", err)
+	}
+	h := newHarness(t, Options{})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Mode, s.Limits.MaxTries, s.Limits.MaxStalled = ProviderExternal, ModeSolo, 10, 0
+	})
+	if _, err := h.e.Scan(q.ID, []string{"idea a", "idea b", "idea c", "idea d", "idea e", "idea f"}); err != nil {
+		t.Fatal(err)
+	}
+	logs, moved := map[string][]Attempt{}, 0
+	for i := 1; i <= 6; i++ {
+		id := fmt.Sprintf("n%d", i)
+		for j := range 1 + i%3 {
+			if _, err := h.e.Submit(context.Background(), q.ID, id, []byte(fmt.Sprintf("no json from %s, try %d", id, j))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		logs[id] = h.node(id).Attempts
+		moved += len(logs[id]) - 1
+	}
+	dir := copyStore(t, h.dir)
+	toSchema8(t, dir, logs)
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMigrationCommitsInParts$", "-test.count=1")
+	cmd.Env = append(os.Environ(), migrateKillChild+"="+dir)
+	out, err := cmd.CombinedOutput()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the migrating child was not killed in its third part: %v\n%s", err, out)
+	}
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bMeta)
+		if !bytes.Equal(m.Get(kSchema), u64(9)) || !bytes.Equal(m.Get(store.KeyMigrating), u64(8)) || m.Get(kMigrated) == nil {
+			t.Errorf("between parts: schema %x, migrating %x, migrated to %x; want 9, 8, a node", m.Get(kSchema), m.Get(store.KeyMigrating), m.Get(kMigrated))
+		}
+		if got := tx.Bucket(bAttempts).Stats().KeyN; got == 0 || got >= moved {
+			t.Errorf("between parts: %d attempt records; want some of %d", got, moved)
+		}
+		return nil
+	})
+	db.Close()
+	if ro, err := OpenStore(dir, StoreOptions{ReadOnly: true}); !errors.Is(err, ErrReadOnly) {
+		if err == nil {
+			ro.Close()
+		}
+		t.Fatalf("read-only open between parts: %v; want ErrReadOnly", err)
+	}
+
+	s := mustOpenStore(t, dir)
+	defer s.Close()
+	if rep, err := s.Verify(); err != nil || rep.Schema != SchemaVersion {
+		t.Fatalf("verify after the resumed upgrade: %+v, %v", rep, err)
+	}
+	_ = s.view(func(tx *bolt.Tx) error {
+		m := tx.Bucket(bMeta)
+		if m.Get(store.KeyMigrating) != nil || m.Get(kMigrated) != nil {
+			t.Errorf("after the upgrade: migrating %x, migrated to %x; want neither", m.Get(store.KeyMigrating), m.Get(kMigrated))
+		}
+		if got := tx.Bucket(bAttempts).Stats().KeyN; got != moved {
+			t.Errorf("after the upgrade: %d attempt records; want %d", got, moved)
+		}
+		for id, want := range logs {
+			n, err := readNodeLog(tx, id)
+			if err != nil || jsonOf(t, n.Attempts) != jsonOf(t, want) {
+				t.Errorf("%s after the upgrade: %v, %s; want %s", id, err, outcomes(n.Attempts), outcomes(want))
+			}
+		}
+		return nil
+	})
 }
 
 // A planted copy of a node's log is its own chain.

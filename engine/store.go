@@ -56,7 +56,10 @@ var (
 
 	allBuckets = store.Buckets
 
-	kSchema     = store.KeySchema
+	kSchema = store.KeySchema
+	// kMigrated is the last node key a committed part of migration 8
+	// looked at (migrateAttempts), while it has parts left.
+	kMigrated   = []byte("attempts_migrated")
 	kLedgerHead = store.KeyLedgerHead
 	kNodeSeq    = store.KeyNodeSeq
 )

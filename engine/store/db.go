@@ -207,7 +207,11 @@ func createStore(dir, path string, sch Schema) error {
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, m := range sch.Migrations {
-			if err := m(tx); err != nil {
+			err := ErrMigrationContinues
+			for errors.Is(err, ErrMigrationContinues) {
+				err = m(tx) // an empty file: every part in this one commit
+			}
+			if err != nil {
 				return err
 			}
 		}
@@ -356,6 +360,7 @@ func (s *DB) ReadOnly() bool { return s.readOnly }
 // schemaState reads the file's schema version and whether every bucket
 // of that schema exists (AddedIn).
 func (s *DB) schemaState() (v uint64, complete bool, err error) {
+	migrating := false
 	err = s.View(func(tx *bolt.Tx) error {
 		if m := tx.Bucket(Meta); m != nil {
 			if b := m.Get(KeySchema); len(b) == 8 {
@@ -363,8 +368,16 @@ func (s *DB) schemaState() (v uint64, complete bool, err error) {
 			} else if b != nil {
 				return corrupt(s.dir, s.path, fmt.Sprintf("the schema key has %d bytes", len(b)))
 			}
+			if b := m.Get(KeyMigrating); b != nil {
+				// A migration that commits in parts stopped between
+				// two: the store is at the start of that one.
+				if len(b) != 8 || binary.BigEndian.Uint64(b) >= v {
+					return corrupt(s.dir, s.path, fmt.Sprintf("the unfinished migration's key (%x) is not a schema before v%d", b, v))
+				}
+				v, migrating = binary.BigEndian.Uint64(b), true
+			}
 		}
-		complete = true
+		complete = !migrating
 		for _, b := range Buckets {
 			if tx.Bucket(b) == nil && v >= AddedIn[string(b)] {
 				complete = false
@@ -417,20 +430,42 @@ func (s *DB) migrate() error {
 	case s.readOnly:
 		return fmt.Errorf("questbox store %s has schema v%d and needs an upgrade to v%d, which writes to it: run `questbox run` or a writing command first: %w", s.path, v, s.want.Version, ErrReadOnly)
 	}
-	err = s.Update(func(tx *bolt.Tx) error {
-		if v == s.want.Version {
-			// Re-create any bucket a salvage could not bring over.
-			return CreateBuckets(tx)
+	if v == s.want.Version {
+		// Re-create any bucket a salvage could not bring over.
+		if err := s.Update(CreateBuckets); err != nil {
+			return err
 		}
-		for ; v < s.want.Version; v++ {
-			if err := s.want.Migrations[v](tx); err != nil {
-				return fmt.Errorf("migrate store to schema v%d: %w", v+1, err)
+	}
+	for v < s.want.Version {
+		from, more := v, false
+		err = s.Update(func(tx *bolt.Tx) error {
+			m := tx.Bucket(Meta)
+			for w := from; w < s.want.Version; w++ {
+				err := s.want.Migrations[w](tx)
+				if errors.Is(err, ErrMigrationContinues) {
+					// This part commits; no build of schema w or older
+					// reads the store from now on.
+					v, more = w, true
+					if err := m.Put(KeyMigrating, U64(w)); err != nil {
+						return err
+					}
+					return m.Put(KeySchema, U64(w+1))
+				}
+				if err != nil {
+					return fmt.Errorf("migrate store to schema v%d: %w", w+1, err)
+				}
 			}
+			if err := m.Delete(KeyMigrating); err != nil {
+				return err
+			}
+			return m.Put(KeySchema, U64(s.want.Version))
+		})
+		if err != nil {
+			return err
 		}
-		return tx.Bucket(Meta).Put(KeySchema, U64(s.want.Version))
-	})
-	if err != nil {
-		return err
+		if !more {
+			break
+		}
 	}
 	s.schema = s.want.Version
 	return nil

@@ -22,4 +22,12 @@ var (
 	// verify (corrupt, a broken ledger, a newer questbox's schema); the
 	// error also wraps the reason's own sentinel. Nothing was changed.
 	ErrBackupRefused = errors.New("backup refused")
+	// ErrMigrationContinues is what a migration returns when it has done
+	// a bounded part of its work: the part commits (the schema key then
+	// names the version after it, and KeyMigrating the unfinished one)
+	// and the migration is called again, in a new transaction, until it
+	// returns nil. A crash between the parts leaves a store the next
+	// writable open resumes; a read-only open refuses it as one that
+	// needs an upgrade.
+	ErrMigrationContinues = errors.New("migration continues in the next transaction")
 )

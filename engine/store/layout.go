@@ -48,7 +48,10 @@ var (
 	// complete without them.
 	AddedIn = map[string]uint64{string(Evidence): 7, string(Attempts): 9}
 
-	KeySchema     = []byte("schema")
+	KeySchema = []byte("schema")
+	// KeyMigrating is the schema version whose migration committed a part
+	// of its work and not the rest (ErrMigrationContinues).
+	KeyMigrating  = []byte("migrating")
 	KeyLedgerHead = []byte("ledger_head")
 	KeyNodeSeq    = []byte("node_seq")
 )
