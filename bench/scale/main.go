@@ -82,6 +82,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/questbox/questbox/bench/internal/pagecache"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -210,7 +211,7 @@ func run(list, bins string, keep bool, o opts) error {
 				if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
 					return fmt.Errorf("copy the seeded store: %v: %s", err, out)
 				}
-				if err := settle(filepath.Join(data, "questbox.db")); err != nil {
+				if err := pagecache.Settle(filepath.Join(data, "questbox.db")); err != nil {
 					return fmt.Errorf("settle the copied store: %w", err)
 				}
 				r, err := measure(bin, cfg, data, c, o)

@@ -41,8 +41,7 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/questbox/questbox/bench/internal/pagecache"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -168,7 +167,7 @@ type result struct {
 func measure(bin, qemu, cfg, data string) (result, error) {
 	var r result
 	db := filepath.Join(data, "questbox.db")
-	if err := settle(db); err != nil {
+	if err := pagecache.Settle(db); err != nil {
 		return r, err
 	}
 	fi, err := os.Stat(db)
@@ -184,7 +183,7 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 		return r, err
 	}
 	r.after = fi.Size()
-	if err := settle(db); err != nil {
+	if err := pagecache.Settle(db); err != nil {
 		return r, err
 	}
 	argv := append(strings.Fields(qemu), bin, "verify", "--data", data)
@@ -203,7 +202,7 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 		return r, fmt.Errorf("verify: %v: %s", err, out.String())
 	}
 	r.verifyRSS = v.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
-	if err := settle(db); err != nil {
+	if err := pagecache.Settle(db); err != nil {
 		return r, err
 	}
 	r.again, r.againHWM, _, _, err = startStop(bin, qemu, cfg, data)
@@ -211,20 +210,6 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 		return r, fmt.Errorf("second start: %w", err)
 	}
 	return r, nil
-}
-
-// settle syncs the file and drops it from the page cache, so that each
-// start reads it from the disk as a boot does.
-func settle(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return err
-	}
-	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
 
 // startStop starts the daemon on data, waits for it to be ready, reads

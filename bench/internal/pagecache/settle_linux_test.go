@@ -1,4 +1,4 @@
-package main
+package pagecache
 
 import (
 	"os"
@@ -35,7 +35,7 @@ func resident(t *testing.T, path string, size int) int {
 }
 
 // TestSettleDropsTheCopyFromTheCache: a file just written, as cp writes
-// the seeded store, is in the page cache (dirty); settle leaves none of
+// the seeded store, is in the page cache (dirty); Settle leaves none of
 // it there, and its bytes on the disk.
 func TestSettleDropsTheCopyFromTheCache(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "questbox.db")
@@ -57,7 +57,7 @@ func TestSettleDropsTheCopyFromTheCache(t *testing.T) {
 	if n := resident(t, path, size); n == 0 {
 		t.Skip("this file system does not keep what was just written in the page cache")
 	}
-	if err := settle(path); err != nil {
+	if err := Settle(path); err != nil {
 		t.Fatal(err)
 	}
 	if n := resident(t, path, size); n != 0 {

@@ -1,4 +1,7 @@
-package main
+// Package pagecache is what the harnesses under bench/ do to a store file
+// before a daemon opens it: bring it to the state a device's store is in
+// at boot.
+package pagecache
 
 import (
 	"os"
@@ -6,7 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// settle makes the copied store at path what a device's store is when its
+// Settle makes the copied store at path what a device's store is when its
 // daemon starts: on the disk, and not in the page cache the copy left it
 // in. cp writes in large chunks, and this kernel (6.18, ext4) caches what
 // it writes in large folios; each 4 KiB page bbolt later writes into such
@@ -15,8 +18,9 @@ import (
 // read back through a map, 0.4 MB). Without settle, ~9 of a busy tick's
 // ~23 MiB of write_bytes and ~2 MiB of its peak RSS were that, not the
 // daemon's (bench/RESULTS.md, issue 23, tenth pass, branch write11). Only
-// clean pages leave the cache: the copy is synced first.
-func settle(path string) error {
+// clean pages leave the cache: the copy is synced first. bench/scale and
+// bench/upgrade settle each copy before its daemon starts.
+func Settle(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
