@@ -79,10 +79,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/questbox/questbox/bench/internal/pagecache"
+	"github.com/questbox/questbox/bench/internal/proc"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -126,7 +126,7 @@ type result struct {
 	rssAfter        int64 // KiB, after the ticks
 	peak            int64 // KiB, VmHWM over the measured ticks
 	// KiB, the highest samples of RssAnon, RssFile and VmRSS over the
-	// measured ticks (peakSampler).
+	// measured ticks (proc.Peak).
 	peakAnon, peakFile, peakSampled int64
 	tickMedian, tickP               int64 // microseconds
 	writePerTick                    int64 // bytes
@@ -489,7 +489,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 		}
 	}()
 	r.ready = ready
-	r.rss, r.anon, r.file = memory(d.pid)
+	r.rss, r.anon, r.file = proc.Memory(d.pid)
 
 	ctx := context.Background()
 	// Two ticks to reach the steady state (every quest deferred, then back).
@@ -498,7 +498,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 			return r, fmt.Errorf("tick: %w", err)
 		}
 	}
-	w0 := writeBytes(d.pid)
+	w0 := proc.Numbers(d.pid, "io")["write_bytes:"]
 	cpu0, err := cpuTime(d.pid)
 	if err != nil {
 		return r, err
@@ -511,7 +511,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 	if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", d.pid), []byte("5"), 0); err != nil {
 		return r, fmt.Errorf("reset the peak RSS: %w", err)
 	}
-	sampler := startPeakSampler(d.pid)
+	sampler := proc.StartPeak(d.pid)
 	var times []int64
 	for range o.ticks {
 		t0 := time.Now()
@@ -524,7 +524,7 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 			return r, fmt.Errorf("a tick dispatched %d nodes, want one per active quest (%d)", len(rep.Dispatched), c.active)
 		}
 	}
-	r.writePerTick = (writeBytes(d.pid) - w0) / int64(o.ticks)
+	r.writePerTick = (proc.Numbers(d.pid, "io")["write_bytes:"] - w0) / int64(o.ticks)
 	cpu1, err := cpuTime(d.pid)
 	if err != nil {
 		return r, err
@@ -538,9 +538,9 @@ func measure(bin, cfg, data string, c config, o opts) (result, error) {
 	slices.Sort(times)
 	r.tickMedian = times[len(times)/2]
 	r.tickP = times[len(times)*9/10]
-	r.rssAfter, _, _ = memory(d.pid)
-	r.peak = status(d.pid)["VmHWM:"]
-	r.peakAnon, r.peakFile, r.peakSampled = sampler.stop()
+	r.rssAfter, _, _ = proc.Memory(d.pid)
+	r.peak = proc.Numbers(d.pid, "status")["VmHWM:"]
+	r.peakAnon, r.peakFile, r.peakSampled = sampler.Stop()
 	if o.strace {
 		r.lifeCommits = c1
 		stopped = true
@@ -585,77 +585,6 @@ func straceCalls(table, syscall string) int64 {
 		f := strings.Fields(l)
 		if len(f) >= 5 && f[len(f)-1] == syscall {
 			n, _ := strconv.ParseInt(f[3], 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
-// peakSampler keeps the highest RssAnon, RssFile and VmRSS of a process
-// while it runs, sampled every 5 ms.
-type peakSampler struct {
-	done              chan struct{}
-	wg                sync.WaitGroup
-	anon, file, total int64 // KiB; written by the sampler until stop
-}
-
-func startPeakSampler(pid int) *peakSampler {
-	p := &peakSampler{done: make(chan struct{})}
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			rss, anon, file := memory(pid)
-			p.anon, p.file, p.total = max(p.anon, anon), max(p.file, file), max(p.total, rss)
-			select {
-			case <-p.done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return p
-}
-
-// stop ends the sampling (after one last sample) and returns the highest
-// RssAnon, RssFile and VmRSS seen, in KiB.
-func (p *peakSampler) stop() (anon, file, total int64) {
-	close(p.done)
-	p.wg.Wait()
-	return p.anon, p.file, p.total
-}
-
-// memory reads VmRSS, RssAnon and RssFile (KiB) of pid.
-func memory(pid int) (rss, anon, file int64) {
-	s := status(pid)
-	return s["VmRSS:"], s["RssAnon:"], s["RssFile:"]
-}
-
-// status reads the numbers of /proc/PID/status (KiB for the memory lines).
-func status(pid int) map[string]int64 {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	m := map[string]int64{}
-	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		if len(f) < 2 {
-			continue
-		}
-		if v, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-			m[f[0]] = v
-		}
-	}
-	return m
-}
-
-// writeBytes is write_bytes of /proc/PID/io: bytes the process caused to
-// be sent to the storage layer.
-func writeBytes(pid int) int64 {
-	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "write_bytes: "); ok {
-			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			return n
 		}
 	}

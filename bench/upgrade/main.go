@@ -1,8 +1,9 @@
 // Command upgrade measures what the upgrade of a big schema-8 store costs
 // the daemon of this tree at its start, and what `questbox verify` costs
 // on the upgraded store (issue 23): the 8 -> 9 migration moves every
-// unlocked node's attempt log into the attempts bucket in one
-// transaction, and verify walks every node's chain of attempt records.
+// unlocked node's attempt log into the attempts bucket (in one
+// transaction up to d8bbc77, in parts of ~4 MiB since), and verify walks
+// every node's chain of attempt records.
 //
 // Seeding needs the schema-8 engine: -v080 is a checkout of questbox
 // v0.8.0 (commit b0e2ffb, the last schema-8 release), e.g.
@@ -42,6 +43,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/bench/internal/pagecache"
+	"github.com/questbox/questbox/bench/internal/proc"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -194,10 +196,10 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 	if err := v.Start(); err != nil {
 		return r, err
 	}
-	peak := anonPeak(v.Process.Pid)
+	peak := proc.StartPeak(v.Process.Pid)
 	err = v.Wait()
 	r.verify = time.Since(t0)
-	r.verifyAnon = peak()
+	r.verifyAnon, _, _ = peak.Stop()
 	if err != nil {
 		return r, fmt.Errorf("verify: %v: %s", err, out.String())
 	}
@@ -236,9 +238,9 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, anon, wri
 	if err := cmd.Start(); err != nil {
 		return 0, 0, 0, 0, err
 	}
-	peak := anonPeak(cmd.Process.Pid)
+	peak := proc.StartPeak(cmd.Process.Pid)
 	defer func() {
-		if a := peak(); err == nil {
+		if a, _, _ := peak.Stop(); err == nil {
 			anon = a
 		}
 	}()
@@ -278,51 +280,9 @@ func startStop(bin, qemu, cfg, data string) (ready time.Duration, hwm, anon, wri
 	}
 	ready = time.Since(t0)
 	pid := cmd.Process.Pid
-	hwm = status(pid, "VmHWM:")
-	written = ioField(pid, "write_bytes:")
+	hwm = proc.Numbers(pid, "status")["VmHWM:"]
+	written = proc.Numbers(pid, "io")["write_bytes:"]
 	return ready, hwm, 0, written, stop()
-}
-
-// anonPeak samples RssAnon of pid every 5 ms until stop is called, and
-// returns its highest sample in KiB: the part of the peak that no page
-// cache can give back (VmHWM also counts the store's mapped pages).
-func anonPeak(pid int) (stop func() int64) {
-	done, peak := make(chan struct{}), make(chan int64)
-	go func() {
-		var m int64
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			m = max(m, status(pid, "RssAnon:"))
-			select {
-			case <-done:
-				peak <- m
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() int64 { close(done); return <-peak }
-}
-
-// status is a /proc/PID/status field in KiB.
-func status(pid int, field string) int64 {
-	return procField(fmt.Sprintf("/proc/%d/status", pid), field)
-}
-
-func ioField(pid int, field string) int64 {
-	return procField(fmt.Sprintf("/proc/%d/io", pid), field)
-}
-
-func procField(path, field string) int64 {
-	b, _ := os.ReadFile(path)
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, field); ok {
-			n, _ := strconv.ParseInt(strings.Fields(v + " 0")[0], 10, 64)
-			return n
-		}
-	}
-	return -1
 }
 
 func writeConfig(dir string) (string, error) {
