@@ -47,24 +47,25 @@ type Peak struct {
 	anon, file, total int64 // KiB; written by the sampler until Stop
 }
 
-// StartPeak starts sampling pid.
+// StartPeak starts sampling pid, with a first sample before it returns.
 func StartPeak(pid int) *Peak {
 	p := &Peak{done: make(chan struct{})}
 	sample := func() {
 		rss, anon, file := Memory(pid)
 		p.anon, p.file, p.total = max(p.anon, anon), max(p.file, file), max(p.total, rss)
 	}
+	sample() // what Start was called on
 	p.wg.Go(func() {
 		t := time.NewTicker(5 * time.Millisecond)
 		defer t.Stop()
 		for {
-			sample()
 			select {
 			case <-p.done:
 				sample() // what Stop was called on
 				return
 			case <-t.C:
 			}
+			sample()
 		}
 	})
 	return p
