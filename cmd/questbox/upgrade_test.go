@@ -64,7 +64,9 @@ func schema8Logs(t *testing.T, data string) map[string][]string {
 // verify refuses the store naming the interrupted upgrade; the next start
 // finishes it and comes up; verify passes, and every node's log is whole.
 // The migratefault build moves one node a part and stops in the third,
-// saying so on stderr: the kill is at that point, not after a delay.
+// saying so on stderr: the kill is at that point, not after a delay, once
+// the daemon has asked systemd's stand-in for more time to start (the
+// first ask comes extendEvery, 10 s, into the open).
 func TestUpgradeKilledBetweenParts(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	fault := buildtest.Build(t, buildtest.Variant{Tags: "migratefault"})
@@ -83,7 +85,11 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 		t.Fatalf("%d nodes hold a log, want 12", len(logs))
 	}
 
+	// Under a stand-in for systemd: the upgrade runs before READY, under
+	// the start-up's extended timeout.
+	notify := listenNotify(t, filepath.Join(dir, "notify"))
 	d := exec.Command(fault, "run", "--config", cfg, "--data", data, "--tick", "1h")
+	d.Env = append(os.Environ(), "NOTIFY_SOCKET="+notify.LocalAddr().String())
 	stderr, err := d.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -101,6 +107,17 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 	if !stopped {
 		d.Wait()
 		t.Fatalf("the daemon ended without stopping in the upgrade:\n%s", out.String())
+	}
+	// The open asks for more time every extendEvery while the upgrade
+	// works (starttimeout.go); nothing says READY meanwhile.
+	for {
+		msg := readNotify(t, notify)
+		if strings.Contains(msg, "READY=1") {
+			t.Fatalf("the daemon said READY in the middle of its upgrade: %q", msg)
+		}
+		if strings.HasPrefix(msg, "EXTEND_TIMEOUT_USEC=") {
+			break
+		}
 	}
 	if err := d.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
