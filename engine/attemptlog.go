@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -381,6 +382,9 @@ func sumOf(raws [][]byte) string {
 // memory, as dirty pages, until the commit. A node already moved holds
 // no log in its record, so a part done again moves nothing twice.
 func migrateAttempts(tx *bolt.Tx) error {
+	if migratePartHook != nil {
+		migratePartHook()
+	}
 	if _, err := tx.CreateBucketIfNotExists(bAttempts); err != nil {
 		return err
 	}
@@ -401,7 +405,11 @@ func migrateAttempts(tx *bolt.Tx) error {
 		}
 		n := new(Node)
 		if err := decodeNode(v, n); err != nil {
-			return fmt.Errorf("decode node record %s: %w", store.ShowKey(k), err)
+			// Damage inside a sound page: the store's to salvage (which
+			// drops the record and finishes the upgrade), not a failed
+			// upgrade to retry at every start.
+			path := tx.DB().Path()
+			return store.Corrupt(filepath.Dir(path), path, fmt.Sprintf("node record %s does not decode (%v)", store.ShowKey(k), err))
 		}
 		if !n.Status.Terminal() && len(n.Attempts) > 0 {
 			nodes = append(nodes, n)
@@ -434,6 +442,10 @@ func migrateAttempts(tx *bolt.Tx) error {
 // part of migration 8 moves: its memory until the commit is about twice
 // that (the new attempt records' pages and the nodes' rewritten leaves).
 var migrateBudget = 4 << 20
+
+// migratePartHook, when set, is called as each part of migration 8
+// begins. Only the migratefault build (migratefault.go) sets it.
+var migratePartHook func()
 
 // repairChains keeps of each node's chain what survives a salvage: a
 // chain that breaks loses the attempts before the break, never the node.
@@ -470,6 +482,36 @@ func (r *rebuilder) repairChains() error {
 		r.rewritten = append(r.rewritten, n.ID)
 	}
 	return nil
+}
+
+// resumeUpgrade has the next open run migration 8 again, over every
+// node, when a node salvage kept still holds its log in its record in a
+// store that says schema 9: its meta keys were lost with their page (the
+// schema restored as the newest), or the node came back in a copy from
+// before its part moved it. Such a node is read correctly as it is, but
+// the store is not the one schema 9 says; the migration moves what it
+// finds and nothing twice.
+func (r *rebuilder) resumeUpgrade() error {
+	m := r.tx.Bucket(bMeta)
+	if seqOf(m.Get(kSchema)) <= 8 {
+		return nil // the open migrates it anyway
+	}
+	held := 0
+	for _, n := range r.nodes {
+		if !n.Status.Terminal() && n.AttemptCount == 0 && len(n.Attempts) > 0 {
+			held++
+		}
+	}
+	if held == 0 {
+		return nil
+	}
+	if m.Get(store.KeyMigrating) == nil {
+		if err := m.Put(store.KeyMigrating, u64(8)); err != nil {
+			return err
+		}
+	}
+	r.note("%d nodes still hold their attempt log in their record (an upgrade from v8 that had not finished): the upgrade runs again over every node when the store is next opened", held)
+	return m.Delete(kMigrated)
 }
 
 // seqOf is the key of chain[i]: the node's AttemptSeq for the newest, the

@@ -1,8 +1,10 @@
 package engine
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -201,5 +203,75 @@ func TestCompactionNeedsRoomForItsCopy(t *testing.T) {
 	spec.Provider = ProviderExternal
 	if _, err := e.NewQuest(spec); err != nil {
 		t.Errorf("the store does not take a write: %v", err)
+	}
+}
+
+// An upgrade rewrites records all over the file: it leaves few free
+// pages (the parts reuse what each frees) but many part-empty ones, which
+// bbolt never merges back and no later open's free-page rule would
+// compact. The open that ran the upgrade compacts the store, and says so;
+// the same store opened again without an upgrade is left as it is.
+func TestCompactionAfterAnUpgrade(t *testing.T) {
+	h := newHarness(t, Options{})
+	h.bulk(4, 1000, func(s *QuestSpec) { s.Provider = ProviderExternal })
+	h.close()
+	dir := h.dir
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Schema 8: every node holds a log of 6 attempts (~2 KiB) in its record.
+	feedback := strings.Repeat("the answer was not JSON; ", 12)
+	err = db.Update(func(tx *bolt.Tx) error {
+		nb := appendOnly(tx.Bucket(bNodes))
+		c := nb.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			n := new(Node)
+			if err := decodeNode(v, n); err != nil {
+				return err
+			}
+			for j := range 6 {
+				n.Attempts = append(n.Attempts, Attempt{Outcome: "FAIL", Feedback: fmt.Sprintf("try %d: %s", j, feedback), TryUsed: true})
+			}
+			if err := putJSON(nb, bytes.Clone(k), n); err != nil {
+				return err
+			}
+		}
+		return tx.Bucket(bMeta).Put(kSchema, u64(8))
+	})
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	upgraded := copyStore(t, dir)
+	s := mustOpenStore(t, upgraded) // the upgrade, without compaction
+	free, total, _ := s.db.ShouldCompact()
+	s.Close()
+	if free*4 >= total {
+		t.Fatalf("after the upgrade %d of %d pages are free; the test wants under a quarter", free, total)
+	}
+	s, err = OpenStore(upgraded, StoreOptions{Check: true, Compact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if notes := strings.Join(s.Notes(), "; "); strings.Contains(notes, "compacted") {
+		t.Errorf("an open that upgraded nothing compacted a store with few free pages: %q", notes)
+	}
+	s.Close()
+
+	s, err = OpenStore(dir, StoreOptions{Check: true, Compact: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if notes := strings.Join(s.Notes(), "; "); !strings.Contains(notes, "compacted after the upgrade:") {
+		t.Errorf("notes %q: the open that upgraded the store did not compact it", notes)
+	}
+	if got, was := storeSize(t, dir), storeSize(t, upgraded); got*10 > was*9 {
+		t.Errorf("the upgrade and its compaction left %d bytes; the upgrade alone %d", got, was)
+	}
+	if rep, err := s.Verify(); err != nil || rep.Schema != SchemaVersion {
+		t.Errorf("verify: %+v, %v", rep, err)
 	}
 }

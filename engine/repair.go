@@ -44,6 +44,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 		r.writeQuests,
 		r.raiseSeqs,
 		func() error { return restoreSchema(tx, &r.out) },
+		r.resumeUpgrade,
 		func() error { return recordLoss(tx, now, r.byID, r.rewritten, !seqKnown(bLedger), &r.out) },
 	}
 	for _, step := range steps {

@@ -359,8 +359,7 @@ func (s *DB) ReadOnly() bool { return s.readOnly }
 
 // schemaState reads the file's schema version and whether every bucket
 // of that schema exists (AddedIn).
-func (s *DB) schemaState() (v uint64, complete bool, err error) {
-	migrating := false
+func (s *DB) schemaState() (v uint64, complete, migrating bool, err error) {
 	err = s.View(func(tx *bolt.Tx) error {
 		if m := tx.Bucket(Meta); m != nil {
 			if b := m.Get(KeySchema); len(b) == 8 {
@@ -393,7 +392,7 @@ func (s *DB) schemaState() (v uint64, complete bool, err error) {
 		}
 		return nil
 	})
-	return v, complete, err
+	return v, complete, migrating, err
 }
 
 // readAsIs reads the older schema v as it is, if the domain says a
@@ -414,12 +413,14 @@ func (s *DB) readAsIs(v uint64) bool {
 
 func (s *DB) migrate() error {
 	// Most opens need no write at all: don't spend an fsync on them.
-	v, complete, err := s.schemaState()
+	v, complete, resumed, err := s.schemaState()
 	if err != nil {
 		return err
 	}
 	s.migratedFrom = v
 	switch {
+	case s.readOnly && resumed:
+		return fmt.Errorf("questbox store %s: its upgrade from v%d to v%d was interrupted (a power cut or a kill between two of its parts, each committed whole): it cannot be read until the upgrade is finished, which writes to it: run `questbox run` or a writing command, which finish it: %w", s.path, v, s.want.Version, ErrReadOnly)
 	case v > s.want.Version:
 		return fmt.Errorf("questbox store %s has schema v%d, this questbox knows v%d; upgrade questbox: %w", s.path, v, s.want.Version, ErrSchema)
 	case v == s.want.Version && complete:
@@ -468,6 +469,9 @@ func (s *DB) migrate() error {
 		}
 	}
 	s.schema = s.want.Version
+	if resumed {
+		s.notes = append(s.notes, fmt.Sprintf("the store's upgrade from v%d to v%d, interrupted (a power cut or a kill between two of its parts), was finished", s.migratedFrom, s.want.Version))
+	}
 	return nil
 }
 
