@@ -102,12 +102,19 @@ func (c *questCache) getCurrent(id string, q *Quest, m *questMaps) bool {
 	return ok
 }
 
-// put remembers that record raw decodes to q, which it copies. raw must
-// stay unchanged (a copy of the record, not bbolt's memory), and be the
-// quest's record as committed last: read in a write transaction that has
-// written no quest yet, so that no commit the cache may still learn of is
-// newer.
+// put remembers that record raw decodes to q, which it copies, or, when
+// q is not active, forgets the quest (its record is not one the tick may
+// take). raw must stay unchanged (a copy of the record, not bbolt's
+// memory), and be the quest's record as committed last: read in a write
+// transaction that has written no quest yet, so that no commit the cache
+// may still learn of is newer.
 func (c *questCache) put(id string, raw []byte, q *Quest) {
+	if q.Status != QuestActive {
+		c.mu.Lock()
+		delete(c.m, id)
+		c.mu.Unlock()
+		return
+	}
 	kept := cachedCopy(q)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -481,8 +481,9 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 
 // cachedQuestInto is decodeQuestInto through the tick's decoded quests
 // (questCache): a copy of the cached Quest when the cache holds exactly
-// record raw, else the record decoded, and remembered when remember is
-// set (raw is the record as last committed: questCache.put).
+// record raw, else the record decoded, and remembered (or, not active,
+// forgotten) when remember is set (raw is the record as last committed:
+// questCache.put).
 func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest, remember bool) (*Quest, error) {
 	if raw != nil && t.e.decoded.get(id, raw, q, t.slabs.mapsOf(q)) {
 		t.fromCache = true
@@ -491,7 +492,7 @@ func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest, remember bool) (*
 	if err := decodeStoredQuest(id, raw, q); err != nil {
 		return nil, err
 	}
-	if remember && q.Status == QuestActive {
+	if remember {
 		t.e.decoded.put(id, bytes.Clone(raw), q)
 	}
 	return t.adoptQuest(id, q), nil
