@@ -636,3 +636,41 @@ func TestQuestCacheIsCurrentForItsStoreOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// An active quest whose record says it is not active (a store whose
+// active index is not in step with it) loses its cached entry when a
+// tick reads the record: the tick after it, the cache current again,
+// reads the record rather than the entry of the quest as it was.
+func TestTickForgetsAnEntryWhoseRecordIsNotActive(t *testing.T) {
+	h, q := currentHarness(t)
+	qq := h.questNow(q.ID)
+	qq.Status = QuestStopped
+	qq.Rev++
+	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var status QuestStatus
+		err := h.e.update(func(t *txn) error {
+			qs, err := t.activeQuests()
+			if err != nil {
+				return err
+			}
+			for _, a := range qs {
+				if a.ID == q.ID {
+					status = a.Status
+				}
+			}
+			return errUnchanged // nothing written, nothing committed
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if status != QuestStopped {
+			t.Fatalf("round %d: the transaction read quest %s as %s, its record says %s", round, q.ID, status, QuestStopped)
+		}
+		if round == 0 && !cacheCurrent(t, h.e) {
+			t.Fatal("the read of every active quest did not make the cache current")
+		}
+	}
+}
