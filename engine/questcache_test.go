@@ -484,6 +484,19 @@ func noRunsLeft(t *testing.T, h *harness, q *Quest) *Quest {
 	return qq
 }
 
+// useUpRuns is a write that uses up quest id's agent runs: a tick that
+// reads the quest then terminates it.
+func useUpRuns(id string) func(t *txn) error {
+	return func(t *txn) error {
+		q, err := t.quest(id)
+		if err != nil {
+			return err
+		}
+		q.Limits.MaxAgentRuns = q.Counters.AgentRuns
+		return nil
+	}
+}
+
 // wantTerminated fails unless the next tick terminates q, which only its
 // stored record says it must.
 func wantTerminated(t *testing.T, h *harness, q *Quest) {
@@ -521,14 +534,7 @@ func TestTickReadsARecordWrittenOutsideTheEngine(t *testing.T) {
 // that fails) is not learned, and the record it wrote is read.
 func TestTickReadsARecordOfACommitThatFailed(t *testing.T) {
 	h, q := currentHarness(t)
-	w := &engineWrite{e: h.e, fn: func(t *txn) error {
-		qq, err := t.quest(q.ID)
-		if err != nil {
-			return err
-		}
-		qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
-		return nil
-	}}
+	w := &engineWrite{e: h.e, fn: useUpRuns(q.ID)}
 	if err := h.e.store.db.Update(w.run); err != nil {
 		t.Fatal(err)
 	}
@@ -555,14 +561,7 @@ func TestTickReadsARecordWhoseNewsIsLate(t *testing.T) {
 		qq.Counters.Tokens++
 		return nil
 	}}
-	second := &engineWrite{e: h.e, fn: func(t *txn) error {
-		qq, err := t.quest(q.ID)
-		if err != nil {
-			return err
-		}
-		qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
-		return nil
-	}}
+	second := &engineWrite{e: h.e, fn: useUpRuns(q.ID)}
 	err := h.e.store.db.Update(func(tx *bolt.Tx) error {
 		return errors.Join(first.run(tx), second.run(tx))
 	})
@@ -593,14 +592,7 @@ func TestTickReadsARecordWhoseNewsIsLate(t *testing.T) {
 func TestTickAfterARolledBackWriteTakesTheCommittedQuest(t *testing.T) {
 	h, q := currentHarness(t)
 	boom := errors.New("boom")
-	err := h.e.update(func(t *txn) error {
-		qq, err := t.quest(q.ID)
-		if err != nil {
-			return err
-		}
-		qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
-		return boom
-	})
+	err := h.e.update(func(t *txn) error { return errors.Join(useUpRuns(q.ID)(t), boom) })
 	if !errors.Is(err, boom) {
 		t.Fatalf("update: %v", err)
 	}
