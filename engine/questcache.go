@@ -5,6 +5,8 @@ import (
 	"maps"
 	"sync"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 // The tick's memory of the active quests' records, decoded.
@@ -40,9 +42,31 @@ import (
 // them; stallSignal changes a copy when the quest may be the cache's:
 // ownStallMaps), so a copy of a quest shares them with the quest it
 // copies: the cache's with the saved quest's, a tick's with the cache's.
+//
+// Current: comparing each record with its entry still read every active
+// quest's record, a thousand of them all over the quests bucket, which a
+// tick whose store map was released (Store.releaseMapped) faulted back in
+// page by page (bench/RESULTS.md, issue 23, eleventh pass). So the cache
+// also knows when it is current: when every entry of an active quest is
+// its record as stored as of commit at (bbolt's transaction id) of store
+// db, a tick's next transaction (id at+1, nothing written yet) takes the
+// entries without reading the records (current, activeQuests). It is so
+// once a tick has read every active quest's record (validated), and it
+// stays so while each commit after it is an engine write that the cache
+// learned (learnAt): commit ids are consecutive (a transaction rolled back
+// takes none), so any commit it did not learn — a write of another kind,
+// one whose commit failed after bbolt wrote it, one whose news has not
+// arrived yet (out) — leaves a gap, and the tick reads the records again.
 type questCache struct {
-	mu sync.Mutex // guards m
+	mu sync.Mutex // guards the fields below
 	m  map[string]cachedQuest
+	// db and at are the store and the commit as of which every active
+	// quest's entry is its record (nil: not known).
+	db *bolt.DB
+	at uint64
+	// out counts the engine's writes that ran in a transaction and have
+	// not yet told the cache how it ended (wrote, learnAt, settle).
+	out int
 }
 
 // cachedQuest is a quest's record as committed and its decoded form,
@@ -66,20 +90,71 @@ func (c *questCache) get(id string, raw []byte, q *Quest, m *questMaps) bool {
 	return true
 }
 
-// put remembers that record raw decodes to q, which it copies, unless a
-// newer revision of the quest is known already. raw must stay unchanged
-// (a copy of the record, not bbolt's memory).
+// getCurrent copies quest id into q from its entry, without its record,
+// and reports whether there is one; the cache must be current (current).
+func (c *questCache) getCurrent(id string, q *Quest, m *questMaps) bool {
+	c.mu.Lock()
+	e, ok := c.m[id]
+	c.mu.Unlock()
+	if ok {
+		tickCopyInto(q, e.q, m)
+	}
+	return ok
+}
+
+// put remembers that record raw decodes to q, which it copies, or, when
+// q is not active, forgets the quest (its record is not one the tick may
+// take). raw must stay unchanged (a copy of the record, not bbolt's
+// memory), and be the quest's record as committed last: read in a write
+// transaction that has written no quest yet, so that no commit the cache
+// may still learn of is newer.
 func (c *questCache) put(id string, raw []byte, q *Quest) {
+	if q.Status != QuestActive {
+		c.mu.Lock()
+		delete(c.m, id)
+		c.mu.Unlock()
+		return
+	}
 	kept := cachedCopy(q)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]cachedQuest{}
 	}
-	if e, ok := c.m[id]; ok && e.q.Rev > q.Rev {
-		return
-	}
 	c.m[id] = cachedQuest{raw: raw, q: kept}
+}
+
+// current reports whether the cache is current for tx, a write
+// transaction that has written no quest yet: every active quest's entry
+// is its record in tx.
+func (c *questCache) current(tx *bolt.Tx) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out == 0 && c.db == tx.DB() && c.at+1 == uint64(tx.ID())
+}
+
+// validated records that every active quest's entry was checked against
+// its record (or replaced by it) in tx, a write transaction that has
+// written no quest yet: the cache is current as of the commit before it.
+func (c *questCache) validated(tx *bolt.Tx) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.db, c.at = tx.DB(), uint64(tx.ID())-1
+}
+
+// wrote counts an engine write that ran in a transaction; learnAt or
+// settle tells how it ended.
+func (c *questCache) wrote() {
+	c.mu.Lock()
+	c.out++
+	c.mu.Unlock()
+}
+
+// settle is what a write counted by wrote that did not commit tells.
+func (c *questCache) settle() {
+	c.mu.Lock()
+	c.out--
+	c.mu.Unlock()
 }
 
 // trim drops the quests that are no longer active, once the cache holds
@@ -109,13 +184,33 @@ type questUpdate struct {
 	q   *Quest
 }
 
-// learn hands the saved quests of a committed transaction to the cache:
-// those still active, which the next tick reads.
-func (c *questCache) learn(us []questUpdate) {
-	for _, u := range us {
+// learnAt hands the saved quests of a write counted by wrote, which
+// committed as commit id of store db, to the cache: those still active,
+// which the next tick reads. The cache stays current when it was as of
+// the commit before (or id: a commit of several writes).
+func (c *questCache) learnAt(us []questUpdate, db *bolt.DB, id uint64) {
+	kept := make([]*Quest, len(us))
+	raws := make([][]byte, len(us))
+	for i, u := range us {
 		if u.q.Status == QuestActive {
-			c.put(u.q.ID, bytes.Clone(u.rec), u.q)
+			kept[i], raws[i] = cachedCopy(u.q), bytes.Clone(u.rec)
 		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]cachedQuest{}
+	}
+	for i, u := range us {
+		// A write learned late (its commit's news came after a tick
+		// read the record of a later one) leaves the newer entry.
+		if e, ok := c.m[u.q.ID]; kept[i] != nil && (!ok || e.q.Rev <= u.q.Rev) {
+			c.m[u.q.ID] = cachedQuest{raw: raws[i], q: kept[i]}
+		}
+	}
+	c.out--
+	if c.db == db && c.at+1 == id {
+		c.at = id
 	}
 }
 

@@ -55,7 +55,51 @@ func checkQuestCache(t *testing.T, e *Engine) int {
 			t.Fatalf("quest %s: the cache holds\n%#v\nits record decodes to\n%#v", id, *c.q, want)
 		}
 	}
+	checkCurrent(t, e)
 	return current
+}
+
+// cacheCurrent reports whether e's questCache says it is current as of
+// the store's last commit: the next tick takes its entries for the
+// active quests' records without reading them.
+func cacheCurrent(t *testing.T, e *Engine) bool {
+	t.Helper()
+	var ok bool
+	err := e.store.view(func(tx *bolt.Tx) error {
+		c := &e.decoded
+		c.mu.Lock()
+		ok = c.out == 0 && c.db == tx.DB() && c.at == uint64(tx.ID())
+		c.mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ok
+}
+
+// checkCurrent fails when e's questCache says it is current but holds an
+// active quest other than as its record is stored.
+func checkCurrent(t *testing.T, e *Engine) {
+	t.Helper()
+	if !cacheCurrent(t, e) {
+		return
+	}
+	var active []string
+	err := e.store.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bActive).ForEach(func(k, _ []byte) error { active = append(active, string(k)); return nil })
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range active {
+		e.decoded.mu.Lock()
+		c, ok := e.decoded.m[id]
+		e.decoded.mu.Unlock()
+		if ok && !bytes.Equal(c.raw, storedQuest(t, e, id)) {
+			t.Fatalf("quest %s: the cache says it is current but holds another record", id)
+		}
+	}
 }
 
 // TestQuestCacheIsTheDecodedRecord runs quests of both modes through
@@ -334,7 +378,7 @@ func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
 	for _, extra := range []string{"the first evidence", "other evidence", ""} {
 		err = h.e.update(func(t *txn) error {
 			raw := t.tx.Bucket(bQuests).Get([]byte(q.ID))
-			qq, err := t.cachedQuestInto(q.ID, raw, new(Quest))
+			qq, err := t.cachedQuestInto(q.ID, raw, new(Quest), false)
 			if err != nil {
 				return err
 			}
@@ -409,5 +453,216 @@ func TestWritesReadQuestsThroughTheCache(t *testing.T) {
 	h.e.decoded.mu.Unlock()
 	if n != 0 {
 		t.Fatal("a write's read taught the cache a record")
+	}
+}
+
+// currentHarness is a harness with two active external quests (they
+// never dispatch) after a tick: its questCache is current, so the next
+// tick would take the quests from it without reading their records. It
+// returns the first; the second is "q2".
+func currentHarness(t *testing.T) (*harness, *Quest) {
+	t.Helper()
+	h := newHarness(t, Options{Providers: map[string]Provider{}})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
+	if q2 := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo }); q2.ID != "q2" {
+		t.Fatalf("the second quest is %s", q2.ID)
+	}
+	h.tick()
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("after a tick and nothing else, the cache is not current")
+	}
+	return h, q
+}
+
+// noRunsLeft is quest q with its agent runs used up: a tick that reads it
+// terminates the quest, one that takes the cache's entry does not.
+func noRunsLeft(t *testing.T, h *harness, q *Quest) *Quest {
+	t.Helper()
+	qq := h.questNow(q.ID)
+	qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
+	qq.Rev++
+	return qq
+}
+
+// useUpRuns is a write that uses up quest id's agent runs: a tick that
+// reads the quest then terminates it.
+func useUpRuns(id string) func(t *txn) error {
+	return func(t *txn) error {
+		q, err := t.quest(id)
+		if err != nil {
+			return err
+		}
+		q.Limits.MaxAgentRuns = q.Counters.AgentRuns
+		return nil
+	}
+}
+
+// wantTerminated fails unless the next tick terminates q, which only its
+// stored record says it must.
+func wantTerminated(t *testing.T, h *harness, q *Quest) {
+	t.Helper()
+	rep := h.tick()
+	if len(rep.Terminated) != 1 || rep.Terminated[0] != q.ID {
+		t.Fatalf("the tick terminated %v, want [%s]: it took the cache's stale quest, not its record", rep.Terminated, q.ID)
+	}
+	checkQuestCache(t, h.e)
+}
+
+// A quest record written by a writer other than the engine's
+// transactions (as a migration, salvage or a repair would) leaves a
+// commit the cache did not learn: the tick reads the records again.
+func TestTickReadsARecordWrittenOutsideTheEngine(t *testing.T) {
+	h, q := currentHarness(t)
+	qq := noRunsLeft(t, h, q)
+	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+		t.Fatal(err)
+	}
+	if cacheCurrent(t, h.e) {
+		t.Fatal("a commit the cache did not learn left it current")
+	}
+	// An engine write learned after the gap does not close it.
+	if _, err := h.e.Scan("q2", []string{"an idea"}); err != nil {
+		t.Fatal(err)
+	}
+	if cacheCurrent(t, h.e) {
+		t.Fatal("a write learned after a commit the cache did not learn made it current")
+	}
+	wantTerminated(t, h, q)
+}
+
+// A write whose commit reports a failure after bbolt wrote it (a sync
+// that fails) is not learned, and the record it wrote is read.
+func TestTickReadsARecordOfACommitThatFailed(t *testing.T) {
+	h, q := currentHarness(t)
+	w := &engineWrite{e: h.e, fn: useUpRuns(q.ID)}
+	if err := h.e.store.db.Update(w.run); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.committed(fmt.Errorf("sync: %w", ErrStoreFailed)); !errors.Is(err, ErrStoreFailed) {
+		t.Fatalf("committed: %v", err)
+	}
+	if cacheCurrent(t, h.e) {
+		t.Fatal("a commit that reported a failure left the cache current")
+	}
+	wantTerminated(t, h, q)
+}
+
+// A tick that begins after a commit of two writes (a group commit's)
+// when only the first has told the cache (each write's news comes after
+// the commit, on the goroutine that waits for it) reads the records;
+// the second's news, once it comes, changes nothing the tick read.
+func TestTickReadsARecordWhoseNewsIsLate(t *testing.T) {
+	h, q := currentHarness(t)
+	first := &engineWrite{e: h.e, fn: func(t *txn) error {
+		qq, err := t.quest("q2")
+		if err != nil {
+			return err
+		}
+		qq.Counters.Tokens++
+		return nil
+	}}
+	second := &engineWrite{e: h.e, fn: useUpRuns(q.ID)}
+	err := h.e.store.db.Update(func(tx *bolt.Tx) error {
+		return errors.Join(first.run(tx), second.run(tx))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.committed(nil); err != nil {
+		t.Fatal(err)
+	}
+	if cacheCurrent(t, h.e) {
+		t.Fatal("a commit with a write not yet learned left the cache current")
+	}
+	wantTerminated(t, h, q)
+	if err := second.committed(nil); err != nil {
+		t.Fatal(err)
+	}
+	checkQuestCache(t, h.e)
+	if h.questNow(q.ID).Status != QuestTerminated {
+		t.Fatal("the late news put back the quest the tick terminated")
+	}
+	if rep := h.tick(); len(rep.Terminated) != 0 {
+		t.Fatalf("a tick after the late news terminated %v again", rep.Terminated)
+	}
+}
+
+// A write rolled back leaves the cache current (it learned nothing), and
+// the tick takes the committed quest from it, not the rolled-back change.
+func TestTickAfterARolledBackWriteTakesTheCommittedQuest(t *testing.T) {
+	h, q := currentHarness(t)
+	boom := errors.New("boom")
+	err := h.e.update(func(t *txn) error { return errors.Join(useUpRuns(q.ID)(t), boom) })
+	if !errors.Is(err, boom) {
+		t.Fatalf("update: %v", err)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("a write rolled back made the cache read again")
+	}
+	if rep := h.tick(); len(rep.Terminated) != 0 {
+		t.Fatalf("the tick terminated %v: a rolled-back change reached it", rep.Terminated)
+	}
+	// And the engine's own writes keep it current.
+	if _, err := h.e.Scan(q.ID, []string{"an idea"}); err != nil {
+		t.Fatal(err)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("a learned write made the cache read again")
+	}
+	checkQuestCache(t, h.e)
+}
+
+// The cache is current for its store only: a store opened anew (a
+// restore, a compaction at open, salvage) has other commits with the
+// same ids.
+func TestQuestCacheIsCurrentForItsStoreOnly(t *testing.T) {
+	h, _ := currentHarness(t)
+	other, _ := currentHarness(t)
+	err := other.e.store.update(func(tx *bolt.Tx) error {
+		if h.e.decoded.current(tx) {
+			return errors.New("a cache current for one store is current for another")
+		}
+		return errUnchanged
+	})
+	if !errors.Is(err, errUnchanged) {
+		t.Fatal(err)
+	}
+}
+
+// An active quest whose record says it is not active (a store whose
+// active index is not in step with it) loses its cached entry when a
+// tick reads the record: the tick after it, the cache current again,
+// reads the record rather than the entry of the quest as it was.
+func TestTickForgetsAnEntryWhoseRecordIsNotActive(t *testing.T) {
+	h, q := currentHarness(t)
+	qq := h.questNow(q.ID)
+	qq.Status = QuestStopped
+	qq.Rev++
+	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		var status QuestStatus
+		err := h.e.update(func(t *txn) error {
+			qs, err := t.activeQuests()
+			if err != nil {
+				return err
+			}
+			for _, a := range qs {
+				if a.ID == q.ID {
+					status = a.Status
+				}
+			}
+			return errUnchanged // nothing written, nothing committed
+		})
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if status != QuestStopped {
+			t.Fatalf("round %d: the transaction read quest %s as %s, its record says %s", round, q.ID, status, QuestStopped)
+		}
+		if round == 0 && !cacheCurrent(t, h.e) {
+			t.Fatal("the read of every active quest did not make the cache current")
+		}
 	}
 }

@@ -414,11 +414,23 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 // work is dispatched within ceil(quests / max_parallel) ticks of the
 // previous dispatch (when runs end within a tick). The order comes from
 // DispatchSeq, written with the dispatch itself: fairness costs no write.
+//
+// When the questCache is current (own transaction, nothing written yet,
+// every commit since it was validated learned), each active quest is a
+// copy of its entry and no quest record is read; else each record is read
+// and compared with its entry, and the cache is validated for the next
+// transaction, unless a quest came from the transaction's own reads.
 func (t *txn) activeQuests() ([]*Quest, error) {
 	var qs []*Quest
 	if t.scratch != nil {
 		qs = t.scratch.quests[:0]
 	}
+	// own: the engine's transaction alone (not a group commit's, whose
+	// earlier writes are not committed), so the quests bucket is as last
+	// committed until the transaction saves its quests at its end.
+	own := t.e.store.shared.in(t.tx) == nil
+	current := own && t.e.decoded.current(t.tx)
+	validate := own && !current
 	// The active index and the quests bucket are both keyed by quest id:
 	// walking them side by side reads each active quest with a step of
 	// the quests cursor (or a few, past finished quests) instead of a
@@ -432,6 +444,15 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		id := string(k)
 		if q, ok := t.quests[id]; ok {
 			qs = append(qs, q) // read (and maybe changed) earlier in the transaction
+			validate = false   // its entry was not compared here
+			continue
+		}
+		// Carved from a slab: a thousand active quests cost a few dozen
+		// allocations.
+		q := t.allocQuest()
+		if current && t.e.decoded.getCurrent(id, q, t.slabs.mapsOf(q)) {
+			t.fromCache = true
+			qs = append(qs, t.adoptQuest(id, q))
 			continue
 		}
 		for step := 0; qk != nil && bytes.Compare(qk, k) < 0 && step < 8; step++ {
@@ -444,13 +465,14 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		if !bytes.Equal(qk, k) {
 			raw = nil
 		}
-		// Carved from a slab: a thousand active quests cost a few dozen
-		// allocations.
-		q, err := t.cachedQuestInto(id, raw, t.allocQuest())
+		q, err := t.cachedQuestInto(id, raw, q, own)
 		if err != nil {
 			return nil, err
 		}
 		qs = append(qs, q)
+	}
+	if validate {
+		t.e.decoded.validated(t.tx)
 	}
 	t.activeRank = sortByDispatch(qs, t.scratch)
 	if t.scratch != nil {

@@ -316,6 +316,12 @@ type engineWrite struct {
 	last    uint64
 	updates []viewUpdate
 	saved   []questUpdate
+	// counted: a run got to its end, and the questCache counts the write
+	// until committed tells it how it ended (questCache.wrote); db and id
+	// are the store and the transaction id of the latest such run.
+	counted bool
+	db      *bolt.DB
+	id      uint64
 }
 
 // run is the write's transaction function; it may run more than once
@@ -351,6 +357,11 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 	if shared != nil {
 		shared.group, shared.grouped, shared.groupFirst, shared.groupLast = t.group, t.grouped, t.groupFirst, t.groupLast
 	}
+	// The only place the engine writes a quest record: what it saves here
+	// the questCache learns once the commit succeeded (committed), and a
+	// tick takes its entries for the records as long as every commit was
+	// such a write (questCache, current). A quest record written any
+	// other way must be written outside the engine's transactions.
 	for _, id := range t.order {
 		q := t.quests[id]
 		t.foldWall(q)
@@ -363,12 +374,20 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 		t.saves = append(t.saves, questUpdate{rec: rec, q: q})
 	}
 	w.last, w.updates, w.saved = t.last, t.updates, t.saves
+	w.db, w.id = tx.DB(), uint64(tx.ID())
+	if !w.counted {
+		w.counted = true
+		e.decoded.wrote()
+	}
 	return nil
 }
 
 // committed publishes what the write changed once its transaction
 // returned err, and returns the write's error (errUnchanged is none).
 func (w *engineWrite) committed(err error) error {
+	if w.counted && err != nil {
+		w.e.decoded.settle()
+	}
 	if errors.Is(err, errUnchanged) {
 		return nil
 	}
@@ -381,7 +400,9 @@ func (w *engineWrite) committed(err error) error {
 				w.e.sittings.putAt(u.quest, u.sitting)
 			}
 		}
-		w.e.decoded.learn(w.saved)
+		if w.counted {
+			w.e.decoded.learnAt(w.saved, w.db, w.id)
+		}
 	}
 	if err == nil && w.last > 0 {
 		if !w.async {
@@ -460,8 +481,10 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 
 // cachedQuestInto is decodeQuestInto through the tick's decoded quests
 // (questCache): a copy of the cached Quest when the cache holds exactly
-// record raw, else the record decoded, and remembered.
-func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
+// record raw, else the record decoded, and remembered (or, not active,
+// forgotten) when remember is set (raw is the record as last committed:
+// questCache.put).
+func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest, remember bool) (*Quest, error) {
 	if raw != nil && t.e.decoded.get(id, raw, q, t.slabs.mapsOf(q)) {
 		t.fromCache = true
 		return t.adoptQuest(id, q), nil
@@ -469,7 +492,7 @@ func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 	if err := decodeStoredQuest(id, raw, q); err != nil {
 		return nil, err
 	}
-	if q.Status == QuestActive {
+	if remember {
 		t.e.decoded.put(id, bytes.Clone(raw), q)
 	}
 	return t.adoptQuest(id, q), nil
