@@ -64,6 +64,7 @@ func TestDefaultValues(t *testing.T) {
 		{"daemon.listen", c.Daemon.Listen, "127.0.0.1:8080"},
 		{"daemon.grace", c.Daemon.Grace.Duration, 30 * time.Second},
 		{"daemon.event_retention", c.Daemon.EventRetention, 10000},
+		{"daemon.memory_limit", c.Daemon.MemoryLimit, MemoryLimit(24 << 20)},
 		{"defaults.mode", c.Defaults.Mode, "team"},
 		{"defaults.provider", c.Defaults.Provider, "demo"},
 		{"defaults.max_tries", c.Defaults.MaxTries, 3},
@@ -220,6 +221,21 @@ event_retention = 100
 			// Untouched sections keep their defaults.
 			if c.GPIO.Green != 17 || c.Defaults.Mode != "team" {
 				t.Errorf("defaults lost: gpio %+v defaults %+v", c.GPIO, c.Defaults)
+			}
+		}},
+		{"memory limit with a unit", "[daemon]\nmemory_limit = \"32MiB\"\n", func(t *testing.T, c *Config) {
+			if c.Daemon.MemoryLimit != MemoryLimit(32<<20) {
+				t.Errorf("memory_limit = %v, want 32MiB", c.Daemon.MemoryLimit)
+			}
+		}},
+		{"memory limit in bytes", "[daemon]\nmemory_limit = 50000000\n", func(t *testing.T, c *Config) {
+			if c.Daemon.MemoryLimit != 50_000_000 || c.Daemon.MemoryLimit.String() != "50MB" {
+				t.Errorf("memory_limit = %v, want 50MB", c.Daemon.MemoryLimit)
+			}
+		}},
+		{"memory limit off", "[daemon]\nmemory_limit = \"Off\"\n", func(t *testing.T, c *Config) {
+			if c.Daemon.MemoryLimit != MemoryLimitOff || c.Daemon.MemoryLimit.String() != "off" {
+				t.Errorf("memory_limit = %v, want off", c.Daemon.MemoryLimit)
 			}
 		}},
 		{"solo without owner, checkpoints", `
@@ -428,6 +444,16 @@ func TestParseErrors(t *testing.T) {
 			[]string{`daemon.event_retention: -1 is negative; the minimum is 100`}},
 		{"retention keeping none", "[daemon]\nevent_retention = 0\n",
 			[]string{`daemon.event_retention: 0 is below the minimum 100`}},
+		{"memory limit not a size", "[daemon]\nmemory_limit = \"lots\"\n",
+			[]string{`daemon.memory_limit: "lots" is not a memory limit (use 24MiB, 64MiB, or "off" for none)`}},
+		{"memory limit with an unknown unit", "[daemon]\nmemory_limit = \"24 MeB\"\n",
+			[]string{`daemon.memory_limit: "24 MeB" is not a memory limit (use 24MiB, 64MiB, or "off" for none)`}},
+		{"memory limit negative", "[daemon]\nmemory_limit = -1\n",
+			[]string{`daemon.memory_limit: -1 is negative (use 24MiB, 64MiB, or "off" for none)`}},
+		{"memory limit a bool", "[daemon]\nmemory_limit = false\n",
+			[]string{`daemon.memory_limit: false is not a memory limit (use 24MiB, 64MiB, or "off" for none)`}},
+		{"memory limit too low", "[daemon]\nmemory_limit = \"4MiB\"\n",
+			[]string{`daemon.memory_limit: 4MiB is below the minimum 8MiB (the collector would run back to back); write "off" for no limit`}},
 
 		// Validation: defaults.
 		{"bad mode", "[defaults]\nmode = \"duo\"\n",

@@ -164,3 +164,54 @@ func (s Size) String() string {
 	}
 	return strconv.FormatInt(int64(s), 10)
 }
+
+// MemoryLimit is the Go runtime's soft memory limit for the daemon
+// (daemon.memory_limit): a size as [Size] writes it ("24MiB"), or "off"
+// for none, which is 0. The integer 0 is also off.
+type MemoryLimit Size
+
+// memoryLimitHint ends every memory limit error.
+const memoryLimitHint = `(use 24MiB, 64MiB, or "off" for none)`
+
+// MemoryLimitOff is the value of "off": the runtime has no soft limit.
+const MemoryLimitOff MemoryLimit = 0
+
+// UnmarshalText parses "off" or a size. The error quotes the value.
+func (m *MemoryLimit) UnmarshalText(text []byte) error {
+	if strings.EqualFold(strings.TrimSpace(string(text)), "off") {
+		*m = MemoryLimitOff
+		return nil
+	}
+	v, ok := parseSize(string(text))
+	if !ok {
+		return fmt.Errorf("%q is not a memory limit %s", text, memoryLimitHint)
+	}
+	*m = MemoryLimit(v)
+	return nil
+}
+
+// UnmarshalTOML takes a string (see UnmarshalText) or a number of bytes.
+func (m *MemoryLimit) UnmarshalTOML(v any) error {
+	switch v := v.(type) {
+	case string:
+		return m.UnmarshalText([]byte(v))
+	case int64:
+		if v < 0 {
+			return fmt.Errorf("%d is negative %s", v, memoryLimitHint)
+		}
+		*m = MemoryLimit(v)
+		return nil
+	}
+	return fmt.Errorf("%s is not a memory limit %s", literal(v), memoryLimitHint)
+}
+
+// MarshalText writes "off" or the size as [Size] does. It round-trips.
+func (m MemoryLimit) MarshalText() ([]byte, error) { return []byte(m.String()), nil }
+
+// String is the same form as MarshalText.
+func (m MemoryLimit) String() string {
+	if m == MemoryLimitOff {
+		return "off"
+	}
+	return Size(m).String()
+}

@@ -137,6 +137,9 @@ func (c *Config) validateDaemon(p *problems) {
 	}
 	p.durationAtLeast("daemon.grace", d.Grace, 0)
 	p.atLeast("daemon.event_retention", d.EventRetention, minEventRetention)
+	if d.MemoryLimit != MemoryLimitOff && d.MemoryLimit < MinMemoryLimit {
+		p.add("daemon.memory_limit", "%s is below the minimum %s (the collector would run back to back); write \"off\" for no limit", d.MemoryLimit, MinMemoryLimit)
+	}
 }
 
 // checkListen says what is wrong with a host:port listen address, or "".

@@ -80,7 +80,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	defer restart(nil)
 	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
 		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart,
-		restores: make(chan *restoreReq)}
+		restores: make(chan *restoreReq), mem: newMemLimit(e.cfg.Daemon.MemoryLimit, e.getenv, log)}
 	d.engines.restorer = d
 	if l.trial {
 		log.Warn("update: this version is on trial", "version", version, "settle", c.settle)
@@ -169,11 +169,14 @@ type daemon struct {
 	// holding is set while the daemon waits for a refused store (hold.go):
 	// a restore then swaps the closed file at once.
 	holding atomic.Bool
+	// mem is the soft memory limit (memlimit.go).
+	mem *memLimit
 }
 
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
 // SIGTERM) or the LEDs or button fail.
 func (d *daemon) run(ctx context.Context) error {
+	defer d.mem.stop()
 	defer d.watchReload(ctx)()
 	d.warnings()
 	// The pins first: a box whose GPIO does not fit its config fails
@@ -229,6 +232,9 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 		return nil, err
 	}
 	defer d.st.Close()
+	if first {
+		d.mem.start()
+	}
 	if err := d.startEngine(); err != nil {
 		return nil, err
 	}
@@ -343,6 +349,7 @@ func (d *daemon) serveSocket(ctx context.Context) error {
 // from a newer questbox) needs a person: the daemon waits for the repair
 // with the fault on the LEDs, instead of exiting with them dark.
 func (d *daemon) openStore(ctx context.Context) error {
+	defer d.mem.lift()()
 	var st *engine.Store
 	err := d.e.stepTimer(d.log.Info).run("opening the store (its check, a compaction or a migration)", d.e.storeSize(), func() (err error) {
 		st, err = engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})

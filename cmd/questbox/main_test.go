@@ -29,7 +29,10 @@ func TestMain(m *testing.M) {
 	}
 	conf := filepath.Join(dir, "questbox.toml")
 	// Nor a fixed port: every daemon's dashboard listens on a free one.
-	if err := os.WriteFile(conf, []byte("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\n"), 0o644); err != nil {
+	// No memory limit: the in-process daemons would set it for the whole
+	// test process, which holds many of them and the race detector's
+	// heap (memlimit_test.go tests the limit).
+	if err := os.WriteFile(conf, []byte("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\nmemory_limit = \"off\"\n"), 0o644); err != nil {
 		panic(err)
 	}
 	os.Setenv("QUESTBOX_CONFIG", conf)

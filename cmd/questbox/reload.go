@@ -1,17 +1,20 @@
 package main
 
 // SIGHUP (`systemctl reload questbox`): the daemon reads its config file
-// again, validates it, and says which keys changed. It applies none of
-// them (config.Changed says why): a reload is a check. The log names each
-// changed key and says it takes effect at the next restart, and an invalid
-// file is reported while the daemon keeps running on the config it started
-// with (a restart would fail, which is what the check is for).
+// again, validates it, and says which keys changed. It applies one of
+// them, daemon.memory_limit (memlimit.go: a runtime setting that nothing
+// else depends on), and none of the others (config.Changed says why): for
+// them a reload is a check. The log names each changed key and says it
+// takes effect at the next restart, and an invalid file is reported while
+// the daemon keeps running on the config it started with (a restart would
+// fail, which is what the check is for).
 
 import (
 	"context"
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -46,8 +49,9 @@ func (d *daemon) watchReload(ctx context.Context) (stop func()) {
 	}
 }
 
-// reload reads and validates the config file again and logs what changed
-// since start-up; it returns the changed keys. It changes nothing.
+// reload reads and validates the config file again, applies a changed
+// daemon.memory_limit, and logs what else changed since start-up; it
+// returns those other keys, which it does not apply.
 func (d *daemon) reload() ([]string, error) {
 	cfg, err := d.e.loadConfig()
 	if err != nil {
@@ -60,12 +64,20 @@ func (d *daemon) reload() ([]string, error) {
 		d.log.Error("reload: the config file loads but cannot be compared with the one read at start-up", "err", err)
 		return nil, err
 	}
-	changed := config.Changed(d.fileKeys, keys)
+	// Compared with the limit in force, not the file read at start-up: a
+	// value changed back by a later reload is applied too.
+	applied := d.mem.reload(cfg.Daemon.MemoryLimit)
+	changed := slices.DeleteFunc(config.Changed(d.fileKeys, keys), func(k string) bool { return k == memoryLimitKey })
 	src := cfg.Path
 	if src == "" {
 		src = "built-in defaults (no config file)"
 	}
-	if len(changed) == 0 {
+	switch {
+	case len(changed) == 0 && applied:
+		d.log.Info("reload: config read again and valid; "+memoryLimitKey+" applied, nothing else changed", "file", src)
+		d.notify("STATUS=config reloaded: " + memoryLimitKey + " applied")
+		return nil, nil
+	case len(changed) == 0:
 		d.log.Info("reload: config read again; nothing changed", "file", src)
 		d.notify("STATUS=config reloaded: unchanged")
 		return nil, nil
@@ -73,7 +85,14 @@ func (d *daemon) reload() ([]string, error) {
 	for _, k := range changed {
 		d.log.Warn("reload: config key changed; it takes effect at the next restart (systemctl restart questbox)", "key", k)
 	}
-	d.log.Warn("reload: config read again and valid; nothing applied, restart to apply", "file", src, "changed", len(changed))
+	msg := "reload: config read again and valid; nothing applied, restart to apply"
+	if applied {
+		msg = "reload: config read again and valid; " + memoryLimitKey + " applied, the other keys need a restart"
+	}
+	d.log.Warn(msg, "file", src, "changed", len(changed))
 	d.notify(fmt.Sprintf("STATUS=config changed (%d keys); restart to apply", len(changed)))
 	return changed, nil
 }
+
+// memoryLimitKey is the one key a reload applies.
+const memoryLimitKey = "daemon.memory_limit"

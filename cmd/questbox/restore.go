@@ -37,6 +37,9 @@ type restoreResult struct {
 // done at once under the store's lock and the hold opens the restored
 // store at its next look. A daemon starting or stopping refuses.
 func (d *daemon) Restore(ctx context.Context, backup io.Reader, name string) (engine.RestoreReport, error) {
+	// Verifying (and migrating) the backup holds more live heap than
+	// a tick.
+	defer d.mem.lift()()
 	if d.holding.Load() {
 		rep, err := engine.Restore(d.e.data, backup, name, time.Now())
 		if err == nil {
@@ -91,7 +94,7 @@ func (d *daemon) scheduleBackups(ctx context.Context) (wait func()) {
 	go func() {
 		defer close(done)
 		defer t.Stop()
-		backups{eng: d.eng, dir: d.cfg.BackupDir(), keep: d.cfg.Backup.Keep, log: d.log}.run(ctx, t.C)
+		backups{eng: d.eng, dir: d.cfg.BackupDir(), keep: d.cfg.Backup.Keep, log: d.log, lift: d.mem.lift}.run(ctx, t.C)
 	}()
 	return func() { <-done }
 }
@@ -102,6 +105,9 @@ type backups struct {
 	dir  string
 	keep int
 	log  *slog.Logger
+	// lift lifts the memory limit while a backup is written and
+	// verified (memlimit.go); nil leaves it.
+	lift func() (restore func())
 }
 
 // run makes one backup (engine.ScheduledBackup) at each time ticks
@@ -113,7 +119,7 @@ func (b backups) run(ctx context.Context, ticks <-chan time.Time) {
 		case <-ctx.Done():
 			return
 		case now := <-ticks:
-			path, err := b.eng.ScheduledBackup(b.dir, b.keep, now)
+			path, err := b.scheduled(now)
 			if err != nil {
 				b.log.Error("scheduled backup failed; the next is due in backup.every", "dir", b.dir, "err", err)
 				continue
@@ -121,4 +127,12 @@ func (b backups) run(ctx context.Context, ticks <-chan time.Time) {
 			b.log.Info("scheduled backup written and verified", "file", path, "keep", b.keep)
 		}
 	}
+}
+
+// scheduled is one engine.ScheduledBackup, with the memory limit lifted.
+func (b backups) scheduled(now time.Time) (string, error) {
+	if b.lift != nil {
+		defer b.lift()()
+	}
+	return b.eng.ScheduledBackup(b.dir, b.keep, now)
 }

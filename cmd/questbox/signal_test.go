@@ -25,6 +25,12 @@ type procDaemon struct {
 
 func startProc(t *testing.T, bin string, args ...string) *procDaemon {
 	t.Helper()
+	return startProcEnv(t, nil, bin, args...)
+}
+
+// startProcEnv is startProc with the environment env (nil: the test's).
+func startProcEnv(t *testing.T, env []string, bin string, args ...string) *procDaemon {
+	t.Helper()
 	p := &procDaemon{log: filepath.Join(t.TempDir(), "daemon.log"), done: make(chan error, 1)}
 	logf, err := os.Create(p.log)
 	if err != nil {
@@ -32,6 +38,7 @@ func startProc(t *testing.T, bin string, args ...string) *procDaemon {
 	}
 	t.Cleanup(func() { logf.Close() })
 	p.cmd = exec.Command(bin, append([]string{"run"}, args...)...)
+	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)

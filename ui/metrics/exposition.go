@@ -34,6 +34,7 @@ var help = map[string]string{
 	"questbox_dashboard_clients":     "Open dashboard websockets.",
 	"questbox_mqtt_configured":       "1 when MQTT is configured.",
 	"questbox_mqtt_connected":        "1 while the MQTT broker connection is up.",
+	"questbox_memory_limit_bytes":    "The Go runtime's soft memory limit in force (daemon.memory_limit, or GOMEMLIMIT from the environment); 0 for none. It is lifted while a store opens and while a backup is written.",
 }
 
 // renamed are process metrics of the library whose names the format's

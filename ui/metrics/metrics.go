@@ -2,7 +2,7 @@
 // dashboard's address): what the tick costs, what it dispatches, the
 // verdicts by outcome, the consent queue, the event outbox, the MQTT
 // connection, the store's size and commits, and the process (memory,
-// CPU, bytes written to storage).
+// CPU, bytes written to storage) and its memory limit.
 //
 // It is built on github.com/VictoriaMetrics/metrics, a small, well-kept
 // library that writes the Prometheus text format: it adds a few hundred
@@ -16,8 +16,10 @@ package metrics
 
 import (
 	"io"
+	"math"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 
@@ -124,8 +126,19 @@ func New(src Sources) *Metrics {
 		}
 		vm.WriteGaugeUint64(w, "questbox_mqtt_configured", b2u(configured))
 		vm.WriteGaugeUint64(w, "questbox_mqtt_connected", b2u(connected))
+		vm.WriteGaugeUint64(w, "questbox_memory_limit_bytes", memoryLimit())
 	})
 	return m
+}
+
+// memoryLimit is the runtime's soft memory limit in force (the daemon's
+// daemon.memory_limit, or the environment's GOMEMLIMIT), 0 for none.
+func memoryLimit() uint64 {
+	v := debug.SetMemoryLimit(-1)
+	if v == math.MaxInt64 || v < 0 {
+		return 0
+	}
+	return uint64(v)
 }
 
 func b2u(b bool) uint64 {

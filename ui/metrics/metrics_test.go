@@ -3,10 +3,12 @@ package metrics
 import (
 	"bufio"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -105,5 +107,21 @@ func TestMetrics(t *testing.T) {
 	m2.SetMQTTConnected(true)
 	if got := scrape(t, m2); got["questbox_mqtt_configured"] != "1" || got["questbox_mqtt_connected"] != "0" {
 		t.Errorf("with a source: %v", got)
+	}
+}
+
+// TestMemoryLimitGauge: questbox_memory_limit_bytes is the runtime's limit
+// in force, read at each scrape, and 0 for none.
+func TestMemoryLimitGauge(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	m := New(Sources{})
+	debug.SetMemoryLimit(24 << 20)
+	if got := scrape(t, m)["questbox_memory_limit_bytes"]; got != "25165824" {
+		t.Errorf("with a 24MiB limit: questbox_memory_limit_bytes = %q, want 25165824", got)
+	}
+	debug.SetMemoryLimit(math.MaxInt64)
+	if got := scrape(t, m)["questbox_memory_limit_bytes"]; got != "0" {
+		t.Errorf("with no limit: questbox_memory_limit_bytes = %q, want 0", got)
 	}
 }
