@@ -55,7 +55,10 @@ func (e *Engine) Activity(now time.Time) (Activity, error) {
 // decodes one quest at a time into the same value instead of keeping all
 // of them: a busy cycle of 1,000 quests woke the LEDs several times, each
 // holding every quest decoded at once (bench/RESULTS.md, issue 23, branch
-// peak40).
+// peak40). A quest whose record the questCache holds as stored is a copy
+// of the cached one, its counts and queue in maps the walk reuses, as a
+// tick's: decoding every quest on every burst was a fifth of what a busy
+// cycle allocated (bench/RESULTS.md, issue 23, eleventh pass).
 func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 	a, err := e.consentActivity(now)
 	if err != nil {
@@ -63,14 +66,19 @@ func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 	}
 	running := 0
 	var q Quest
+	var m questMaps
 	err = e.store.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bRunning).Cursor()
+		// The quests' records are in the order of their ids, as the
+		// running index's entries.
+		w := runningWalk{c: tx.Bucket(bRunning).Cursor()}
 		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
-			q = Quest{}
-			if err := decodeQuest(v, &q); err != nil {
-				return fmt.Errorf("decode quest %s: %w", k, err)
+			if !e.decoded.get(string(k), v, &q, &m) {
+				q = Quest{}
+				if err := decodeQuest(v, &q); err != nil {
+					return fmt.Errorf("decode quest %s: %w", k, err)
+				}
 			}
-			overlayDispatch(c, &q)
+			w.overlay(&q)
 			running += q.Counts[Running]
 			a.countQuest(&q)
 			return nil

@@ -47,3 +47,44 @@ func TestActivityCountsAsActivity(t *testing.T) {
 		}
 	}
 }
+
+// ActivityCounts reads the quests the questCache holds as stored from the
+// cache, without decoding them: a busy cycle's LEDs read a thousand quests
+// on every burst. What is left per quest is its running entry's (its
+// role, provider and node named: ~4 allocations); a decode is 4 more,
+// its maps and strings among them.
+func TestActivityCountsReadsCachedQuestsWithoutDecoding(t *testing.T) {
+	const quests = 40
+	release := make(chan struct{})
+	h := newHarness(t, Options{Providers: map[string]Provider{"p": heldFailing(release)}, MaxParallel: quests})
+	defer func() { close(release); h.e.Wait() }()
+	h.bulk(quests, 2, func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
+	// The tick's read teaches the cache the quests; each has a node running.
+	if rep, err := h.e.Tick(context.Background()); err != nil || len(rep.Dispatched) != quests {
+		t.Fatalf("tick: dispatched %v, %v; want %d", rep.Dispatched, err, quests)
+	}
+	if n := checkQuestCache(t, h.e); n != quests {
+		t.Fatalf("the cache holds %d quests, want %d", n, quests)
+	}
+	now := h.e.Now()
+	want, err := h.e.Activity(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Activity
+	allocs := testing.AllocsPerRun(5, func() {
+		if got, err = h.e.ActivityCounts(now); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if got.AgentsRunning != want.AgentsRunning || got.NeedAttention != want.NeedAttention || got.TeamsBlocked != want.TeamsBlocked {
+		t.Errorf("ActivityCounts: running %d, need attention %d, teams blocked %d; Activity: %d, %d, %d",
+			got.AgentsRunning, got.NeedAttention, got.TeamsBlocked, want.AgentsRunning, want.NeedAttention, want.TeamsBlocked)
+	}
+	if want.AgentsRunning != quests {
+		t.Errorf("%d agents running, want %d", want.AgentsRunning, quests)
+	}
+	if allocs >= 5*quests {
+		t.Errorf("ActivityCounts allocated %.0f times over %d cached quests: it decodes them", allocs, quests)
+	}
+}

@@ -179,6 +179,12 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 	}
 	var out []Event
 	err := e.store.view(func(tx *bolt.Tx) error {
+		// At most the events up to the newest, the bucket's sequence: a
+		// slice grown by appends allocated twice what a page holds, four
+		// readers (printer, hub, MQTT, a tick's answer) a page each.
+		if last := tx.Bucket(bEvents).Sequence(); last > since {
+			out = make([]Event, 0, min(uint64(limit), last-since))
+		}
 		var gap error
 		err := eventsAfter(tx.Bucket(bEvents).Cursor(), since, func(ev *Event) bool {
 			if len(out) == 0 && since > 0 && ev.Seq > since+1 {

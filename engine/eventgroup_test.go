@@ -612,3 +612,26 @@ func BenchmarkRetentionStraddle(b *testing.B) {
 		}
 	})
 }
+
+// A page of events is allocated once, for no more events than the page
+// or the store holds past since: four readers (printer, hub, MQTT, a
+// tick's answer) read a busy tick's thousands of events a page at a time,
+// and slices grown by appends allocated twice what they held.
+func TestEventsPageIsAllocatedOnce(t *testing.T) {
+	h := newHarness(t, Options{})
+	emitDetailed(t, h.e, 50)
+	last := h.e.LastSeq()
+	for _, c := range []struct {
+		since     uint64
+		limit     int
+		want, cap int
+	}{{0, 64, 50, 50}, {0, 20, 20, 20}, {last - 3, 64, 3, 3}, {last, 64, 0, 0}} {
+		evs, err := h.e.Events(c.since, c.limit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(evs) != c.want || cap(evs) != c.cap {
+			t.Errorf("Events(%d, %d): %d events in room for %d; want %d in %d", c.since, c.limit, len(evs), cap(evs), c.want, c.cap)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"testing"
 )
@@ -82,5 +83,32 @@ func TestSubscriptionReadsBoundedPages(t *testing.T) {
 			}
 			want++
 		}
+	}
+}
+
+// Await wakes on committed events without reading them: it stands at the
+// newest, and its allocations do not grow with the events it passes.
+func TestAwaitStandsAtTheNewestWithoutReading(t *testing.T) {
+	h := newHarness(t, Options{})
+	sub := h.e.Subscribe(h.e.LastSeq())
+	defer sub.Close()
+	emitDetailed(t, h.e, 300)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := sub.Await(context.Background())
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Last() != h.e.LastSeq() {
+		t.Errorf("Await stands at %d, want the newest event %d", sub.Last(), h.e.LastSeq())
+	}
+	if n := after.Mallocs - before.Mallocs; n >= 100 {
+		t.Errorf("Await past 300 events allocated %d times: it read them", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := sub.Await(ctx); err != context.Canceled {
+		t.Errorf("Await with nothing new and ctx ended: %v, want %v", err, context.Canceled)
 	}
 }

@@ -553,6 +553,9 @@ type printer struct {
 	w    io.Writer
 	api  *api.Server
 	next uint64 // last seq printed
+	// buf is a page's lines, reused from page to page: a busy tick
+	// prints thousands of events, 64 a page.
+	buf []byte
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -599,13 +602,14 @@ func (p *printer) loop(ctx context.Context, wa *api.Watch) {
 }
 
 func (p *printer) print(evs []api.Event) {
-	var b strings.Builder
+	b := p.buf[:0]
 	for _, ev := range evs {
-		b.WriteString(formatEvent(ev))
-		b.WriteByte('\n')
+		b = append(b, formatEvent(ev)...)
+		b = append(b, '\n')
 		p.next = ev.Seq
 	}
-	io.WriteString(p.w, b.String())
+	p.w.Write(b)
+	p.buf = b
 }
 
 // drain prints what the shutdown committed after the loop stopped.

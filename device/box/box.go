@@ -226,14 +226,14 @@ func (b *Box) watch(ctx context.Context) {
 	}
 }
 
-// follow wakes the loop on each batch of eng's events (and when events
-// were pruned before it read them: the state is read afresh anyway) until
-// ctx ends or reading them fails (then after a pause).
+// follow wakes the loop when eng's events come (without reading them:
+// the state is read afresh anyway) until ctx ends or the store fails
+// (then after a pause).
 func (b *Box) follow(ctx context.Context, eng *engine.Engine) {
 	sub := eng.Subscribe(eng.LastSeq())
 	defer sub.Close()
 	for {
-		_, err := sub.Follow(ctx)
+		err := sub.Await(ctx)
 		if ctx.Err() != nil {
 			return
 		}

@@ -60,6 +60,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 )
 
 // Sentinel errors; providers wrap them with the provider name and the
@@ -160,8 +161,8 @@ type capBuffer struct {
 	truncated bool
 }
 
-// readChunk is the most a copy from an agent's pipe reads at once, and
-// what its buffer starts at. An answer's memory grows with the answer,
+// readChunk is the most a copy from an agent's pipe reads at once, the
+// size of a pooled chunk (chunks). An answer's memory grows with the answer,
 // not with the cap: a busy tick has a thousand runs in flight, and a
 // 64 KiB buffer each (as the cap once preallocated), plus io.Copy's
 // 32 KiB, was most of its peak (bench/RESULTS.md, issue 23).
@@ -169,13 +170,34 @@ const readChunk = 4 << 10
 
 func newCapBuffer(max int64) *capBuffer { return &capBuffer{max: max} }
 
-// ReadFrom reads r to its end into the buffer, which grows by doubling
-// from readChunk as the answer comes and never past max; what is past max
-// is read in readChunk pieces and discarded. It reads until EOF or an
-// error, which it returns (EOF is not one).
+// chunks are the buffers the reads from agents' pipes use for a while
+// (stderr's chunk, stdout's first chunk, what is past the cap): a busy
+// tick of a thousand runs allocated two chunks a run, 8 MB a tick, for
+// answers of a few hundred bytes (bench/RESULTS.md, issue 23, eleventh
+// pass). No chunk is kept past the read that took it.
+var chunks = sync.Pool{New: func() any { return new([readChunk]byte) }}
+
+// ReadFrom reads r to its end into the buffer, and never past max; what
+// is past max is read in readChunk pieces and discarded. The first
+// readChunk bytes are read into a pooled chunk and kept in a buffer of
+// their size when the answer ends there; a longer answer's buffer grows
+// by doubling from twice that. It reads until EOF or an error, which it
+// returns (EOF is not one).
 func (b *capBuffer) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
-	var discard []byte
+	if len(b.buf) == 0 && b.max > 0 {
+		n, done, err := b.readFirst(r)
+		total += int64(n)
+		if done {
+			return total, err
+		}
+	}
+	var discard *[readChunk]byte
+	defer func() {
+		if discard != nil {
+			chunks.Put(discard)
+		}
+	}()
 	for {
 		var n int
 		var err error
@@ -189,9 +211,9 @@ func (b *capBuffer) ReadFrom(r io.Reader) (int64, error) {
 			b.buf = b.buf[:len(b.buf)+n]
 		} else {
 			if discard == nil {
-				discard = make([]byte, readChunk)
+				discard = chunks.Get().(*[readChunk]byte)
 			}
-			n, err = r.Read(discard)
+			n, err = r.Read(discard[:])
 			if n > 0 {
 				b.truncated = true
 			}
@@ -204,6 +226,33 @@ func (b *capBuffer) ReadFrom(r io.Reader) (int64, error) {
 			return total, err
 		}
 	}
+}
+
+// readFirst reads into a pooled chunk until the chunk (or max) is full,
+// EOF or an error, and keeps what came: in a buffer of its size when the
+// read is done (done; err is the error, EOF is none), else in one with
+// room to grow.
+func (b *capBuffer) readFirst(r io.Reader) (n int, done bool, err error) {
+	chunk := chunks.Get().(*[readChunk]byte)
+	defer chunks.Put(chunk)
+	room := chunk[:min(readChunk, b.max)]
+	for n < len(room) {
+		var m int
+		m, err = r.Read(room[n:])
+		n += m
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			if n > 0 {
+				b.buf = slices.Clone(room[:n])
+			}
+			return n, true, err
+		}
+	}
+	b.buf = make([]byte, n, min(2*readChunk, b.max))
+	copy(b.buf, room)
+	return n, false, nil
 }
 
 func (b *capBuffer) Write(p []byte) (int, error) {

@@ -148,3 +148,39 @@ func TestTailBuffer(t *testing.T) {
 		t.Errorf("suffix of empty stderr: got %q, want \"\"", got)
 	}
 }
+
+// A short answer costs one allocation, its own bytes at their size, and a
+// silent stderr none: the chunks the pipes are read with are pooled, not
+// allocated per run (a busy tick has a thousand runs).
+func TestPipeReadsAllocateTheAnswerOnly(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under the race detector are its own")
+	}
+	answer := strings.Repeat("a verdict ", 30)
+	src := strings.NewReader(answer)
+	var got []byte
+	allocs := testing.AllocsPerRun(50, func() {
+		src.Reset(answer)
+		b := capBuffer{max: 1 << 20}
+		if _, err := b.ReadFrom(src); err != nil {
+			t.Fatal(err)
+		}
+		got = b.bytes()
+	})
+	if string(got) != answer {
+		t.Fatalf("kept %d bytes, want the %d of the answer", len(got), len(answer))
+	}
+	if allocs > 1 {
+		t.Errorf("reading a %d-byte answer allocated %.0f times, want 1 (the answer)", len(answer), allocs)
+	}
+	empty := strings.NewReader("")
+	allocs = testing.AllocsPerRun(50, func() {
+		b := tailBuffer{max: stderrKeep}
+		if _, err := b.ReadFrom(empty); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 0 {
+		t.Errorf("reading an empty stderr allocated %.0f times, want none", allocs)
+	}
+}

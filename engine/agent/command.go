@@ -354,9 +354,10 @@ type tailBuffer struct {
 // error, which it returns (EOF is not one).
 func (b *tailBuffer) ReadFrom(r io.Reader) (int64, error) {
 	var total int64
-	chunk := make([]byte, readChunk)
+	chunk := chunks.Get().(*[readChunk]byte)
+	defer chunks.Put(chunk)
 	for {
-		n, err := r.Read(chunk)
+		n, err := r.Read(chunk[:])
 		_, _ = b.Write(chunk[:n])
 		total += int64(n)
 		if err == io.EOF {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -110,17 +111,23 @@ func writeTick(w io.Writer, head Tick, each func(yield func(Event) error) error)
 		bw.WriteString(",\n")
 	}
 	bw.WriteString(`  "events": [`)
+	// One encoder for every event: its indented bytes are those of
+	// json.MarshalIndent, in a buffer it reuses (MarshalIndent allocated
+	// an event's JSON twice, for thousands of events a busy tick).
+	var js bytes.Buffer
+	enc := json.NewEncoder(&js)
+	enc.SetIndent("    ", "  ")
 	n := 0
 	err := each(func(ev Event) error {
-		b, err := json.MarshalIndent(ev, "    ", "  ")
-		if err != nil {
+		js.Reset()
+		if err := enc.Encode(ev); err != nil {
 			return err
 		}
 		if n > 0 {
 			bw.WriteString(",")
 		}
 		bw.WriteString("\n    ")
-		bw.Write(b)
+		bw.Write(bytes.TrimSuffix(js.Bytes(), []byte("\n")))
 		n++
 		return nil
 	})

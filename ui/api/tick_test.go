@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -124,5 +125,36 @@ func TestTickAnswerCarriesEveryEvent(t *testing.T) {
 	}
 	if len(got.Dispatched) != 150 {
 		t.Errorf("dispatched %d, want 150", len(got.Dispatched))
+	}
+}
+
+// The events of a tick's answer are encoded into one buffer reused from
+// event to event, not each marshalled and indented anew (a busy tick's
+// answer carries thousands). What is left is an event's own: the value
+// handed to the encoder and its time's JSON, 2 an event; MarshalIndent
+// allocated 2 more, its JSON twice.
+func TestWriteTickReusesItsBuffer(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts under the race detector are its own")
+	}
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)
+	ev := Event{Seq: 8, Time: at, Kind: "verdict", Quest: "q1", Node: "n2", Outcome: "FAIL", Feedback: "not json",
+		Facts: []Fact{{Rule: "json", Level: "fail", Where: "answer", Expected: "{", Actual: "<"}}}
+	const events = 200
+	allocs := testing.AllocsPerRun(5, func() {
+		err := writeTick(io.Discard, Tick{}, func(yield func(Event) error) error {
+			for range events {
+				if err := yield(ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs >= 3*events {
+		t.Errorf("writing %d events allocated %.0f times: more than 3 an event", events, allocs)
 	}
 }

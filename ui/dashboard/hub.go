@@ -180,9 +180,14 @@ func (h *hub) send(evs []api.Event) {
 // hundred clients from costing the box more than a few writes per tick.
 // A skip within the window ends it, and is returned: the events gathered
 // before it go out, then every page resyncs.
+//
+// With no page open there is no frame to save: the events go on at once
+// (to /metrics only, send), not gathered (their views appended a busy
+// tick's worth, ~2 MB, for nothing; bench/RESULTS.md, issue 23, eleventh
+// pass).
 func (h *hub) gather(ctx context.Context, w *api.Watch, evs []api.Event, last time.Time) ([]api.Event, *api.EventBatch) {
 	wait := time.Until(last.Add(h.s.opt.Coalesce))
-	if h.s.opt.Coalesce <= 0 || wait <= 0 {
+	if h.s.opt.Coalesce <= 0 || wait <= 0 || h.count() == 0 {
 		return evs, nil
 	}
 	wctx, cancel := context.WithTimeout(ctx, wait)

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"net/http"
@@ -331,5 +332,43 @@ func TestHubFramesEventsOnlyForAPageOpen(t *testing.T) {
 	h.send([]api.Event{{Seq: last + 1, Kind: "node"}})
 	if len(c.send) != 1 || h.frames != 1 || h.seq != last+1 {
 		t.Errorf("the page open was queued %d frames (hub: %d frames, seq %d), want 1 frame to seq %d", len(c.send), h.frames, h.seq, last+1)
+	}
+}
+
+// With no page open the hub gathers nothing: the events it has go on at
+// once and the ones committed meanwhile are left for the watch's next
+// read; with a page open it gathers them into one frame.
+func TestHubGathersOnlyForAPageOpen(t *testing.T) {
+	f := start(t, setup{tweak: func(o *Options) { o.Coalesce = time.Hour }})
+	h, err := newHub(f.srv) // not running: the test calls it
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // gather reads what is committed, then its window is closed
+	for _, open := range []bool{false, true} {
+		if open {
+			c := &client{send: make(chan *websocket.PreparedMessage, 1), done: make(chan struct{})}
+			if !h.admit() {
+				t.Fatal("a page was not admitted")
+			}
+			if _, ok := h.join(c); !ok {
+				t.Fatal("a page did not join")
+			}
+		}
+		w, err := f.srv.opt.Events.Watch(context.Background(), api.FromNewest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.quest(nil, "a hypothesis") // events committed after the watch began
+		first := []api.Event{{Seq: w.Last(), Kind: "node"}}
+		evs, skip := h.gather(ctx, w, first, time.Now())
+		w.Close()
+		if skip != nil {
+			t.Fatalf("page open %v: a skip", open)
+		}
+		if got, want := len(evs) > 1, open; got != want {
+			t.Errorf("page open %v: gathered %d events, want more than the first: %v", open, len(evs), want)
+		}
 	}
 }
