@@ -221,12 +221,15 @@ func (e *Engine) LastSeq() uint64 {
 // delivered every event up to seq. Events are never pruned past the lowest
 // durable cursor, so a consumer that acknowledges only after its peer did
 // (the MQTT broker's PUBACK) loses nothing across outages and reboots.
+//
+// It is an engine write (batch), not a bare transaction of the store:
+// the questCache learns its commit, which writes no quest, and stays
+// current. MQTT commits its cursor after every burst of events, so as a
+// commit the cache did not learn it made the next tick read every active
+// quest's record again.
 func (e *Engine) AckEvents(name string, seq uint64) error {
-	if err := e.writable(); err != nil {
-		return err
-	}
-	return e.store.batch(func(tx *bolt.Tx) error {
-		return tx.Bucket(bCursors).Put([]byte(name), u64(seq))
+	return e.batch(func(t *txn) error {
+		return t.tx.Bucket(bCursors).Put([]byte(name), u64(seq))
 	}, nil)
 }
 

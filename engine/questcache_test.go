@@ -530,6 +530,34 @@ func TestTickReadsARecordWrittenOutsideTheEngine(t *testing.T) {
 	wantTerminated(t, h, q)
 }
 
+// A durable consumer's cursor (MQTT's, after every burst) is an engine
+// write the cache learns: it writes no quest, and the tick after it still
+// takes the cache's entries. A quest record written outside the engine
+// after it is read all the same.
+func TestAckEventsLeavesTheCacheCurrent(t *testing.T) {
+	h, q := currentHarness(t)
+	if err := h.e.AckEvents("mqtt", h.e.LastSeq()); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.e.Cursor("mqtt"); got != h.e.LastSeq() {
+		t.Fatalf("cursor %d, want %d", got, h.e.LastSeq())
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("the cursor's commit, an engine write without quests, left the cache not current")
+	}
+	qq := noRunsLeft(t, h, q)
+	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.AckEvents("mqtt", h.e.LastSeq()); err != nil {
+		t.Fatal(err)
+	}
+	if cacheCurrent(t, h.e) {
+		t.Fatal("a cursor's commit after a commit the cache did not learn made it current")
+	}
+	wantTerminated(t, h, q)
+}
+
 // A write whose commit reports a failure after bbolt wrote it (a sync
 // that fails) is not learned, and the record it wrote is read.
 func TestTickReadsARecordOfACommitThatFailed(t *testing.T) {
