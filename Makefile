@@ -40,13 +40,13 @@ run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in .
 # NORACE_TESTS count allocations, which the race detector changes (it
 # allocates of its own and drops pooled items at random): they skip under
 # -race, so make test runs them once more without it.
-NORACE_TESTS = ^(TestWriteTickReusesItsBuffer|TestPipeReadsAllocateTheAnswerOnly)$$
+NORACE_TESTS = ^(TestWriteTickReusesItsBuffer|TestPipeReadsAllocateTheAnswerOnly|TestPrinterReusesItsBuffer)$$
 
 test: ## install missing test deps (scripts/deps.sh), verify-units, go test -race ./..., then the allocation tests without -race (screenshots in artifacts/)
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
 	scripts/verify-units.sh
 	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -run '$(NORACE_TESTS)' ./engine/agent ./ui/api
+	$(GO) test -count=1 -run '$(NORACE_TESTS)' ./engine/agent ./ui/api ./cmd/questbox
 
 verify-units: ## systemd-analyze verify and security on the units in systemd/ (and the image's)
 	scripts/verify-units.sh
