@@ -36,6 +36,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
+
+	"github.com/questbox/questbox/bench/internal/scratch"
 )
 
 func main() {
@@ -62,17 +64,14 @@ func run(nodes, changes, loads, clients int) error {
 	if _, err := os.Stat(chromium); err != nil {
 		return fmt.Errorf("needs Debian's chromium at %s (apt-get install chromium; make test installs it)", chromium)
 	}
-	dir, err := os.MkdirTemp("", "qbdash")
+	dir, done, err := scratch.Dir("qbdash", false)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "questbox")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/questbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build: %w", err)
+	defer done()
+	bin, err := scratch.Daemon(dir)
+	if err != nil {
+		return err
 	}
 	data, conf := filepath.Join(dir, "data"), filepath.Join(dir, "questbox.toml")
 	if err := os.WriteFile(conf, []byte("[network]\nprobe = \"\"\n"), 0o600); err != nil {

@@ -38,6 +38,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/questbox/questbox/bench/internal/scratch"
 )
 
 func main() {
@@ -63,37 +65,27 @@ func main() {
 
 // runBusy builds questbox and runs the busy variant in a scratch directory.
 func runBusy(quests int, tick time.Duration, ticks, stderr int) error {
-	dir, err := os.MkdirTemp("", "qbbusy")
+	dir, done, err := scratch.Dir("qbbusy", false)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "questbox")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/questbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build: %w", err)
+	defer done()
+	bin, err := scratch.Daemon(dir)
+	if err != nil {
+		return err
 	}
 	return busy(bin, dir, quests, tick, ticks, stderr)
 }
 
 func run(nodes, quests int, tick time.Duration, ticks int, hourly int64) error {
-	dir, err := os.MkdirTemp("", "qbidle")
+	dir, done, err := scratch.Dir("qbidle", os.Getenv("IDLE_KEEP") != "")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	keep := os.Getenv("IDLE_KEEP") != ""
-	if keep {
-		fmt.Fprintln(os.Stderr, "keeping", dir)
-	}
-	bin := filepath.Join(dir, "questbox")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/questbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build: %w", err)
+	defer done()
+	bin, err := scratch.Daemon(dir)
+	if err != nil {
+		return err
 	}
 	st, _ := os.Stat(bin)
 	data := filepath.Join(dir, "data")

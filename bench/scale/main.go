@@ -83,6 +83,7 @@ import (
 
 	"github.com/questbox/questbox/bench/internal/pagecache"
 	"github.com/questbox/questbox/bench/internal/proc"
+	"github.com/questbox/questbox/bench/internal/scratch"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -156,21 +157,14 @@ func run(list, bins string, keep bool, o opts) error {
 	if o.rounds < 1 {
 		return fmt.Errorf("-rounds %d: want at least 1", o.rounds)
 	}
-	dir, err := os.MkdirTemp("", "qbscale")
+	dir, done, err := scratch.Dir("qbscale", keep)
 	if err != nil {
 		return err
 	}
-	if keep {
-		fmt.Fprintln(os.Stderr, "keeping", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	native := filepath.Join(dir, "questbox")
-	build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", native, "./cmd/questbox")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("build: %w", err)
+	defer done()
+	native, err := scratch.Daemon(dir)
+	if err != nil {
+		return err
 	}
 	var measured []string
 	for _, b := range strings.Split(bins, ",") {

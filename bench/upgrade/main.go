@@ -44,6 +44,7 @@ import (
 
 	"github.com/questbox/questbox/bench/internal/pagecache"
 	"github.com/questbox/questbox/bench/internal/proc"
+	"github.com/questbox/questbox/bench/internal/scratch"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -88,22 +89,14 @@ func run(v080, list, bin, qemu string, rounds int, keep bool) error {
 		}
 		sizes = append(sizes, size{v[0], v[1], v[2]})
 	}
-	dir, err := os.MkdirTemp("", "qbupgrade")
+	dir, done, err := scratch.Dir("qbupgrade", keep)
 	if err != nil {
 		return err
 	}
-	if keep {
-		fmt.Fprintln(os.Stderr, "keeping", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
+	defer done()
 	if bin == "" {
-		bin = filepath.Join(dir, "questbox")
-		build := exec.Command("go", "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, "./cmd/questbox")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		build.Stdout, build.Stderr = os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("build: %w", err)
+		if bin, err = scratch.Daemon(dir); err != nil {
+			return err
 		}
 	}
 	bins := strings.Split(bin, ",")
