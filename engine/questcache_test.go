@@ -474,14 +474,18 @@ func currentHarness(t *testing.T) (*harness, *Quest) {
 	return h, q
 }
 
-// noRunsLeft is quest q with its agent runs used up: a tick that reads it
-// terminates the quest, one that takes the cache's entry does not.
-func noRunsLeft(t *testing.T, h *harness, q *Quest) *Quest {
+// writeOutsideTheEngine stores quest q with its agent runs used up in a
+// transaction of the store's own, as a migration, salvage or a repair
+// would: a commit the questCache does not learn. A tick that reads the
+// record terminates the quest; one that takes the cache's entry does not.
+func writeOutsideTheEngine(t *testing.T, h *harness, q *Quest) {
 	t.Helper()
 	qq := h.questNow(q.ID)
 	qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
 	qq.Rev++
-	return qq
+	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // useUpRuns is a write that uses up quest id's agent runs: a tick that
@@ -513,10 +517,7 @@ func wantTerminated(t *testing.T, h *harness, q *Quest) {
 // commit the cache did not learn: the tick reads the records again.
 func TestTickReadsARecordWrittenOutsideTheEngine(t *testing.T) {
 	h, q := currentHarness(t)
-	qq := noRunsLeft(t, h, q)
-	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
-		t.Fatal(err)
-	}
+	writeOutsideTheEngine(t, h, q)
 	if cacheCurrent(t, h.e) {
 		t.Fatal("a commit the cache did not learn left it current")
 	}
@@ -545,10 +546,7 @@ func TestAckEventsLeavesTheCacheCurrent(t *testing.T) {
 	if !cacheCurrent(t, h.e) {
 		t.Fatal("the cursor's commit, an engine write without quests, left the cache not current")
 	}
-	qq := noRunsLeft(t, h, q)
-	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
-		t.Fatal(err)
-	}
+	writeOutsideTheEngine(t, h, q)
 	if err := h.e.AckEvents("mqtt", h.e.LastSeq()); err != nil {
 		t.Fatal(err)
 	}
