@@ -234,10 +234,8 @@ func tickCopyInto(q, cached *Quest, m *questMaps) {
 	q.CouncilJudges = clip(q.CouncilJudges)
 	q.PhaseGates = clip(q.PhaseGates)
 	if m == nil {
-		q.Counts = maps.Clone(q.Counts)
 		q.Queued = maps.Clone(q.Queued)
 	} else {
-		q.Counts = refill(&m.counts, q.Counts)
 		q.Queued = refill(&m.queued, q.Queued)
 	}
 }

@@ -54,7 +54,6 @@ type tickSlabs struct {
 
 // questMaps are the counts and queue maps of a quest slot (tickSlabs.maps).
 type questMaps struct {
-	counts map[Status]int
 	queued map[string]string
 }
 
