@@ -97,10 +97,7 @@ func (c *StatusCounts) Get(s Status) int {
 // knows (a node's status is checked where a record may bring another:
 // plant, salvage).
 func (c *StatusCounts) Add(s Status, d int) {
-	i, ok := statusIndex(s)
-	if !ok {
-		panic(fmt.Sprintf("engine: counting a node of unknown status %q", s))
-	}
+	i := slot(s)
 	c.n[i] += int32(d)
 	c.made = true
 }
@@ -111,10 +108,18 @@ func (c *StatusCounts) Inc(s Status) { c.Add(s, 1) }
 // Dec counts one node fewer in status s; a count never goes below zero
 // (the map's entry was deleted when it did).
 func (c *StatusCounts) Dec(s Status) {
-	c.Add(s, -1)
-	if i, _ := statusIndex(s); c.n[i] < 0 {
-		c.n[i] = 0
+	i := slot(s)
+	c.n[i] = max(c.n[i]-1, 0)
+	c.made = true
+}
+
+// slot is s's place in Statuses, s a status this questbox knows.
+func slot(s Status) int {
+	i, ok := statusIndex(s)
+	if !ok {
+		panic(fmt.Sprintf("engine: counting a node of unknown status %q", s))
 	}
+	return i
 }
 
 // Total is the number of nodes, all statuses together.

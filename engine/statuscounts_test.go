@@ -163,3 +163,31 @@ func TestGoldenQuestRecordsEncodeAgain(t *testing.T) {
 		t.Fatal("no binary quest record in the golden stores")
 	}
 }
+
+// A count moves as the map's did: one fewer of a status counted once is
+// none (its entry deleted), and never below none; counting into nil
+// counts makes them; a status not known counts 0 and cannot be counted.
+func TestStatusCountsMoveAsTheMap(t *testing.T) {
+	var c StatusCounts
+	if c.Len() != -1 || c.String() != "map[]" {
+		t.Fatalf("zero counts: len %d, %s; want nil's -1, map[]", c.Len(), c)
+	}
+	c.Inc(Pending)
+	c.Inc(Pending)
+	c.Dec(Pending)
+	c.Inc(Running)
+	c.Dec(Deferred)
+	if c.Len() != 2 || c.Get(Pending) != 1 || c.Get(Running) != 1 || c.Get(Deferred) != 0 || c.Get("stuck") != 0 || c.String() != "map[pending:1 running:1]" {
+		t.Fatalf("counts %s (len %d), want map[pending:1 running:1]", c, c.Len())
+	}
+	c.Dec(Pending)
+	if c.Len() != 1 || c.Total() != 1 {
+		t.Fatalf("counts %s: len %d, total %d; want 1, 1", c, c.Len(), c.Total())
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("counting a node of an unknown status did not panic")
+		}
+	}()
+	c.Inc("stuck")
+}
