@@ -42,7 +42,7 @@ func (e *Engine) Activity(now time.Time) (Activity, error) {
 	a.Quests = qs
 	running := 0
 	for _, q := range qs {
-		running += q.Counts[Running]
+		running += q.Counts.Get(Running)
 		a.countQuest(q)
 	}
 	// A run's slot frees just before its verdict commits: count the larger.
@@ -79,7 +79,7 @@ func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 				}
 			}
 			w.overlay(&q)
-			running += q.Counts[Running]
+			running += q.Counts.Get(Running)
 			a.countQuest(&q)
 			return nil
 		})

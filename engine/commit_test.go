@@ -56,7 +56,7 @@ func TestCycleOfManyResultsCostsFewCommits(t *testing.T) {
 	t.Logf("%d results: %d commits, the tick's included", quests, commits)
 	for _, id := range ids {
 		q := h.questNow(id)
-		if q.Running != "" || q.Counts[Pending] != 1 || q.Counters.AgentRuns != 1 {
+		if q.Running != "" || q.Counts.Get(Pending) != 1 || q.Counters.AgentRuns != 1 {
 			t.Fatalf("quest %s after the cycle: running %q, counts %v, runs %d; want its node back to pending after one FAIL", id, q.Running, q.Counts, q.Counters.AgentRuns)
 		}
 	}

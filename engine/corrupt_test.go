@@ -566,3 +566,55 @@ func TestSalvageDropsARottenRecord(t *testing.T) {
 		t.Errorf("after salvage: %d nodes (node %d present: %v), want %d without it", len(got), seq, got[seq] != nil, len(all)-1)
 	}
 }
+
+// A status name damaged into one no questbox knows, in a quest's counts
+// or in a node, is named by verify, and salvage drops the record (a quest
+// record comes back as a placeholder holding its nodes): never a count
+// dropped in silence.
+func TestAnUnknownStatusIsNamed(t *testing.T) {
+	base := buildStore(t)
+	for _, c := range []struct {
+		name, bucket string
+		key          []byte
+		old, new     string
+		verify, note string
+	}{
+		{"quest", "quests", []byte("q2"), "\x07pending", "\x07pendinx",
+			`quest record q2 does not decode (malformed record: Counts: unknown node status "pendinx")`, "quest q2 was lost: recreated as a stopped placeholder"},
+		{"node", "nodes", storetest.Seq(200), `"status":"pending"`, `"status":"pendinx"`,
+			"of its nodes are pendinx", `as node ` + nodeID(200) + ` (unknown status "pendinx"): dropped`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := copyStore(t, base)
+			db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = db.Update(func(tx *bolt.Tx) error {
+				b := tx.Bucket([]byte(c.bucket))
+				v := b.Get(c.key)
+				if !bytes.Contains(v, []byte(c.old)) {
+					return fmt.Errorf("record %x holds no %q", c.key, c.old)
+				}
+				return b.Put(c.key, bytes.Replace(v, []byte(c.old), []byte(c.new), 1))
+			})
+			db.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := OpenStore(dir, StoreOptions{Check: true})
+			if err != nil {
+				t.Fatalf("pages are sound: %v", err)
+			}
+			_, err = s.Verify()
+			s.Close()
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), c.verify) {
+				t.Fatalf("verify: %v; want the store corrupt and %q", err, c.verify)
+			}
+			rep, err := Salvage(dir, time.Now())
+			if err != nil || rep.Healthy || rep.Verify != "ok" || !strings.Contains(strings.Join(rep.Rebuilt, "\n"), c.note) {
+				t.Fatalf("salvage: %+v, %v; want %q noted and a store that verifies", rep, err, c.note)
+			}
+		})
+	}
+}

@@ -171,14 +171,8 @@ func applyEntry(q *Quest, node, v []byte) {
 	if !ok || r.seq() <= q.DispatchSeq {
 		return
 	}
-	if q.Counts == nil {
-		q.Counts = map[Status]int{}
-	}
-	q.Counts[Pending]--
-	if q.Counts[Pending] <= 0 {
-		delete(q.Counts, Pending)
-	}
-	q.Counts[Running]++
+	q.Counts.Dec(Pending)
+	q.Counts.Inc(Running)
 	q.Running = string(node)
 	trackQueued(q, &Node{ID: q.Running, Role: r.Role}, Running)
 	if r.Provider != "replay" {

@@ -277,8 +277,8 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 		err = db.View(func(tx *bolt.Tx) error {
 			w := &runningWalk{c: tx.Bucket(bRunning).Cursor()}
 			for _, id := range walked {
-				got := &Quest{ID: id, DispatchSeq: seqs[id], Counts: map[Status]int{Pending: 3}}
-				want := &Quest{ID: id, DispatchSeq: seqs[id], Counts: map[Status]int{Pending: 3}}
+				got := &Quest{ID: id, DispatchSeq: seqs[id], Counts: CountsOf(map[Status]int{Pending: 3})}
+				want := &Quest{ID: id, DispatchSeq: seqs[id], Counts: CountsOf(map[Status]int{Pending: 3})}
 				w.overlay(got)
 				overlayDispatch(tx.Bucket(bRunning).Cursor(), want)
 				if !reflect.DeepEqual(got, want) {

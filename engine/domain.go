@@ -201,7 +201,7 @@ type Quest struct {
 	Counters    Counters    `json:"counters"`
 	// Counts is the number of nodes per status, kept in step with every move
 	// so that status reports never scan nodes.
-	Counts map[Status]int `json:"counts"`
+	Counts StatusCounts `json:"counts"`
 	// Running is the node currently running, "" if none.
 	Running string `json:"running,omitempty"`
 	// Queued maps a role that may have at most one pending node per quest

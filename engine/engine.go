@@ -440,7 +440,7 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	}
 	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
-		Counts: map[Status]int{}, Created: t.now, Project: s.Project,
+		Counts: StatusCounts{made: true}, Created: t.now, Project: s.Project,
 		CouncilReviewers: s.CouncilReviewers, CouncilJudges: s.CouncilJudges, PhaseGates: s.PhaseGates}
 	if s.Teams {
 		q.Teams, q.MaxRevisions, q.AcceptMode, q.TeamAccept = true, s.MaxRevisions, s.AcceptMode, s.TeamAccept

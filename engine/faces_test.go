@@ -200,7 +200,7 @@ func snapshot(t *testing.T, e *engine.Engine, quest string) string {
 		t.Fatal(err)
 	}
 	raw, err := json.MarshalIndent(struct {
-		Counts          map[engine.Status]int
+		Counts          engine.StatusCounts
 		Council, Judges []string
 		Teams           bool
 		Nodes           []*engine.Node
@@ -228,7 +228,7 @@ func TestHasBlockedTeam(t *testing.T) {
 		{"done, blocked", engine.QuestDone, map[engine.Status]int{engine.TeamBlocked: 1}, false},
 		{"active, revising", engine.QuestActive, map[engine.Status]int{engine.Revising: 1, engine.Exhausted: 3}, false},
 	} {
-		q := engine.Quest{Status: tc.status, Counts: tc.counts}
+		q := engine.Quest{Status: tc.status, Counts: engine.CountsOf(tc.counts)}
 		if got := q.HasBlockedTeam(); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"time"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // fillEvery sets every exported field of the struct v points to, nested
@@ -21,6 +23,7 @@ func fillEvery(v any) {
 var (
 	timeType      = reflect.TypeFor[time.Time]()
 	textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
+	tally         = reflect.TypeFor[store.Tally]()
 )
 
 func fillValue(v reflect.Value, n *int) {
@@ -46,6 +49,17 @@ func fillValue(v reflect.Value, n *int) {
 			}
 		}
 		v.SetZero()
+		return
+	case reflect.PointerTo(v.Type()).Implements(tally):
+		// Counts in two slots (StatusCounts).
+		t := v.Addr().Interface().(store.Tally)
+		t.Make()
+		for i := range 2 {
+			name, _ := t.Entry(i)
+			if err := t.Set(name, int64(*n)*7+int64(i)); err != nil {
+				panic(err)
+			}
+		}
 		return
 	}
 	switch v.Kind() {
@@ -89,7 +103,8 @@ func fillValue(v reflect.Value, n *int) {
 }
 
 // leafFields lists the exported fields of struct type t as paths
-// ("Limits.MaxTries"), descending into nested structs but time.Time.
+// ("Limits.MaxTries"), descending into nested structs but time.Time and
+// a table of counts (store.Tally).
 func leafFields(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
@@ -97,7 +112,7 @@ func leafFields(t reflect.Type) []string {
 		if !f.IsExported() {
 			continue
 		}
-		if f.Type.Kind() == reflect.Struct && f.Type != timeType {
+		if f.Type.Kind() == reflect.Struct && f.Type != timeType && !reflect.PointerTo(f.Type).Implements(tally) {
 			for _, sub := range leafFields(f.Type) {
 				out = append(out, f.Name+"."+sub)
 			}

@@ -77,7 +77,7 @@ func TestDispatchWritesOneRecord(t *testing.T) {
 		t.Errorf("node %s: %s, runs %v; want running, [%s]", node, n.Status, n.Runs, run)
 	}
 	got := h.questNow(q.ID)
-	if got.Running != node || got.Counts[Running] != 1 || got.Counts[Pending] != 1 || got.Counters.AgentRuns != 1 {
+	if got.Running != node || got.Counts.Get(Running) != 1 || got.Counts.Get(Pending) != 1 || got.Counters.AgentRuns != 1 {
 		t.Errorf("quest: running %q, counts %v, agent runs %d; want %s, 1 running and 1 pending, 1", got.Running, got.Counts, got.Counters.AgentRuns, node)
 	}
 	runs, err := h.e.QuestRuns(q.ID, "")
@@ -98,7 +98,7 @@ func TestDispatchWritesOneRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	got = h.questNow(q.ID)
-	if got.Counts[Running] != 1 || got.Counts[Pending] != 1 || got.Counters.AgentRuns != 1 || got.Running != node {
+	if got.Counts.Get(Running) != 1 || got.Counts.Get(Pending) != 1 || got.Counters.AgentRuns != 1 || got.Running != node {
 		t.Errorf("after a save: counts %v, agent runs %d, running %q", got.Counts, got.Counters.AgentRuns, got.Running)
 	}
 
@@ -107,7 +107,7 @@ func TestDispatchWritesOneRecord(t *testing.T) {
 	h.restart()
 	n := h.node(node)
 	got = h.questNow(q.ID)
-	if n.Status != Pending || got.Running != "" || got.Counts[Pending] != 2 || got.Counters.AgentRuns != 0 {
+	if n.Status != Pending || got.Running != "" || got.Counts.Get(Pending) != 2 || got.Counters.AgentRuns != 0 {
 		t.Errorf("after recovery: node %s, quest running %q, counts %v, agent runs %d", n.Status, got.Running, got.Counts, got.Counters.AgentRuns)
 	}
 	runs, err = h.e.QuestRuns(q.ID, "")
@@ -192,7 +192,7 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 			t.Errorf("node %s after the migration: %+v, %v", node, n, err)
 		}
 		qq, _, err := getQuest(tx, q.ID)
-		if err != nil || qq.Counts[Running] != 1 || qq.Counts[Pending] != 1 || qq.Counters.AgentRuns != 1 {
+		if err != nil || qq.Counts.Get(Running) != 1 || qq.Counts.Get(Pending) != 1 || qq.Counters.AgentRuns != 1 {
 			t.Errorf("quest after the migration: %+v, %v; want 1 running, 1 pending, 1 agent run", qq, err)
 		}
 		r, ok, err := getRun(tx, run, q.ID, node)
@@ -207,7 +207,7 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 	st.Close()
 	h.open()
 	got := h.questNow(q.ID)
-	if n := h.node(node); n.Status != Pending || got.Counts[Pending] != 2 || got.Counters.AgentRuns != 0 || got.Running != "" {
+	if n := h.node(node); n.Status != Pending || got.Counts.Get(Pending) != 2 || got.Counters.AgentRuns != 0 || got.Running != "" {
 		t.Errorf("recovered: node %s, quest %+v", n.Status, got)
 	}
 }
@@ -300,7 +300,7 @@ func TestVerifyNamesADanglingRunningEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.open() // verified clean at cleanup
-	if got := h.questNow(q.ID); got.Running != "" || got.Counts[Running] != 0 {
+	if got := h.questNow(q.ID); got.Running != "" || got.Counts.Get(Running) != 0 {
 		t.Errorf("after salvage: running %q, counts %v", got.Running, got.Counts)
 	}
 }

@@ -527,19 +527,21 @@ func (c *ledgerCheck) counts(tx *bolt.Tx) {
 		overlayDispatch(running, &q)
 		want := c.statuses[id]
 		for _, st := range slices.Sorted(maps.Keys(union(q.Counts, want))) {
-			if q.Counts[st] != want[st] {
-				c.index = append(c.index, fmt.Sprintf("quest %s counts %d %s nodes, but %d of its nodes are %s", id, q.Counts[st], st, want[st], st))
+			if q.Counts.Get(st) != want[st] {
+				c.index = append(c.index, fmt.Sprintf("quest %s counts %d %s nodes, but %d of its nodes are %s", id, q.Counts.Get(st), st, want[st], st))
 			}
 		}
 		return nil
 	})
 }
 
-// union is the set of the keys of a and b.
-func union(a, b map[Status]int) map[Status]bool {
-	u := make(map[Status]bool, len(a)+len(b))
-	for k := range a {
-		u[k] = true
+// union is the set of the statuses a counts and the keys of b.
+func union(a StatusCounts, b map[Status]int) map[Status]bool {
+	u := make(map[Status]bool, nStatus+len(b))
+	for _, k := range Statuses {
+		if a.Get(k) != 0 {
+			u[k] = true
+		}
 	}
 	for k := range b {
 		u[k] = true

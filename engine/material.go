@@ -39,7 +39,7 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 	// The quest's counts say whether it has proposals (as the tick's
 	// undefer trusts them for deferred nodes): most owner turns and
 	// councils of a long quest have none, and the index is not opened.
-	if q.Counts[Proposed] == 0 {
+	if q.Counts.Get(Proposed) == 0 {
 		m.proposalsPart = noProposalsPart
 	} else if pb := subRO(tx, bProposed, q.ID); pb != nil {
 		c := pb.Cursor()

@@ -143,7 +143,7 @@ func (t *txn) phaseBusy(q *Quest, role string) (bool, error) {
 	if q.Running != "" {
 		ids = append(ids, q.Running)
 	}
-	if q.Counts[AwaitingConsent] > 0 {
+	if q.Counts.Get(AwaitingConsent) > 0 {
 		err := t.tx.Bucket(bConsent).ForEach(func(k, v []byte) error {
 			if string(v) == q.ID {
 				ids = append(ids, string(k))

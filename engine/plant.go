@@ -93,11 +93,8 @@ func (t *txn) place(q *Quest, n *Node, to Status) error {
 		return err
 	}
 	trackQueued(q, n, to)
-	q.Counts[Pending]--
-	if q.Counts[Pending] <= 0 {
-		delete(q.Counts, Pending)
-	}
-	q.Counts[to]++
+	q.Counts.Dec(Pending)
+	q.Counts.Inc(to)
 	n.Status = to
 	if err := t.saveNode(n); err != nil {
 		return err

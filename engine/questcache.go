@@ -219,11 +219,11 @@ func (c *questCache) learnAt(us []questUpdate, db *bolt.DB, id uint64) {
 // the shared maps (questCache) shared.
 func tickCopy(q, cached *Quest) { tickCopyInto(q, cached, nil) }
 
-// tickCopyInto is tickCopy with the counts and the queue copied into m's
-// maps (a tick's quest slot's: tickSlabs.maps), emptied first, rather
-// than into new ones; m keeps the maps for the slot's next tick. Only q
-// refers to them: the caches take copies of their own (cachedCopy). The
-// shared maps are cached's.
+// tickCopyInto is tickCopy with the queue copied into m's map (a tick's
+// quest slot's: tickSlabs.maps), emptied first, rather than into a new
+// one; m keeps the map for the slot's next tick. Only q refers to it: the
+// caches take copies of their own (cachedCopy). The counts are a value
+// (StatusCounts), copied with the struct. The shared maps are cached's.
 func tickCopyInto(q, cached *Quest, m *questMaps) {
 	*q = *cached
 	q.Roles = clip(q.Roles)
@@ -234,10 +234,8 @@ func tickCopyInto(q, cached *Quest, m *questMaps) {
 	q.CouncilJudges = clip(q.CouncilJudges)
 	q.PhaseGates = clip(q.PhaseGates)
 	if m == nil {
-		q.Counts = maps.Clone(q.Counts)
 		q.Queued = maps.Clone(q.Queued)
 	} else {
-		q.Counts = refill(&m.counts, q.Counts)
 		q.Queued = refill(&m.queued, q.Queued)
 	}
 }

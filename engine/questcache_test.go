@@ -161,7 +161,7 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 				return err
 			}
 			qq.Counters.Tokens = 999
-			qq.Counts[Pending] += 5
+			qq.Counts.Add(Pending, 5)
 			return boom
 		})
 		if !errors.Is(err, boom) {
@@ -179,7 +179,7 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 			if err != nil || len(qs) != 1 {
 				return errors.Join(err, fmt.Errorf("%d active quests", len(qs)))
 			}
-			tokens, pending = qs[0].Counters.Tokens, qs[0].Counts[Pending]
+			tokens, pending = qs[0].Counters.Tokens, qs[0].Counts.Get(Pending)
 			qs[0].Counters.Tokens = 777 // the tick's copy, never the cache's
 			return boom
 		})
@@ -262,13 +262,13 @@ func TestCachedCopyReadsAsTheRecord(t *testing.T) {
 		"empty lists and maps": func(q *Quest) {
 			q.Roles, q.Checkpoints, q.Replays, q.Egress = []string{}, []string{}, []string{}, []string{}
 			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = []string{}, []string{}, []string{}
-			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept = map[Status]int{}, map[string]string{}, map[string]string{}, map[string]string{}
+			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept = CountsOf(map[Status]int{}), map[string]string{}, map[string]string{}, map[string]string{}
 			q.StallSigs, q.StallCounts = map[string]string{}, map[string]int{}
 		},
 		"nil lists and maps": func(q *Quest) {
 			q.Roles, q.Checkpoints, q.Replays, q.Egress = nil, nil, nil, nil
 			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = nil, nil, nil
-			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept, q.StallSigs, q.StallCounts = nil, nil, nil, nil, nil, nil
+			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept, q.StallSigs, q.StallCounts = StatusCounts{}, nil, nil, nil, nil, nil
 		},
 		"zero times": func(q *Quest) { q.Created, q.Updated, q.WallMark = time.Time{}, time.Time{}, time.Time{} },
 	}

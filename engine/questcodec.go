@@ -59,7 +59,7 @@ var questCodec = store.NewCodec(questRecordV2,
 	store.Int("Counters.AgentRuns", func(q *Quest) *int { return &q.Counters.AgentRuns }),
 	store.Int("Counters.Tokens", func(q *Quest) *int { return &q.Counters.Tokens }),
 	store.Int("Counters.WallUsed", func(q *Quest) *time.Duration { return &q.Counters.WallUsed }),
-	store.Counts("Counts", func(q *Quest) *map[Status]int { return &q.Counts }, internStatus),
+	store.Tallied("Counts", func(q *Quest) store.Tally { return &q.Counts }),
 	store.Text("Running", func(q *Quest) *string { return &q.Running }),
 	store.TextMap("Queued", func(q *Quest) *map[string]string { return &q.Queued }),
 	store.Text("StallSig", func(q *Quest) *string { return &q.StallSig }),
@@ -98,17 +98,6 @@ func decodeQuest(raw []byte, q *Quest) error {
 		return json.Unmarshal(raw, q)
 	}
 	return questCodec.Decode(raw, q)
-}
-
-// internStatus returns s as the constant of the status it names, so that
-// map keys decoded from a record share the constants' bytes.
-func internStatus(s string) Status {
-	for _, k := range Statuses {
-		if string(k) == s {
-			return k
-		}
-	}
-	return Status(s)
 }
 
 // getQuest reads quest id with its runs in flight laid over its record

@@ -40,9 +40,9 @@ func genQuest(t *rapid.T) *Quest {
 		Created: tm.Draw(t, "created"), Updated: tm.Draw(t, "updated"),
 	}
 	if rapid.Bool().Draw(t, "counts") {
-		q.Counts = map[Status]int{}
-		for _, k := range rapid.SliceOf(str).Draw(t, "count keys") {
-			q.Counts[Status(k)] = n.Draw(t, "count")
+		q.Counts.Make()
+		for _, k := range rapid.SliceOf(rapid.SampledFrom(Statuses)).Draw(t, "count keys") {
+			q.Counts.Set(string(k), int64(n.Draw(t, "count")))
 		}
 	}
 	if rapid.Bool().Draw(t, "queued") {
@@ -92,7 +92,7 @@ func goldenQuest() *Quest {
 		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Checkpoints: []string{"owner"},
 		Limits:   Limits{MaxTries: 3, MaxAgentRuns: 50, WallClock: 24 * time.Hour, TokenBudget: 1_000_000, MaxStalled: -3, OwnerEvery: 2},
 		Counters: Counters{AgentRuns: 7, Tokens: 1234, WallUsed: 90 * time.Minute},
-		Counts:   map[Status]int{Pending: 2, Running: 1, Aborted: 4}, Running: "n9", Queued: map[string]string{"owner": "n3", "strategist": "n4"},
+		Counts:   CountsOf(map[Status]int{Pending: 2, Running: 1, Aborted: 4}), Running: "n9", Queued: map[string]string{"owner": "n3", "strategist": "n4"},
 		StallSig: "sig", StallCount: 2, WallSession: 5, WallMark: at, DispatchSeq: 99, Replays: []string{"n5"}, Created: at.Add(-time.Hour), Updated: at}
 }
 
@@ -254,7 +254,7 @@ func BenchmarkQuestRecord(b *testing.B) {
 	q := &Quest{ID: "q7", Name: "name", Direction: "find the way", Status: QuestActive, Mode: ModeTeam,
 		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Limits: DefaultLimits(),
 		Counters: Counters{AgentRuns: 7, Tokens: 1234, WallUsed: 90 * time.Minute},
-		Counts:   map[Status]int{Pending: 2, Running: 1, Aborted: 4}, Running: "n9", Queued: map[string]string{"owner": "n3"},
+		Counts:   CountsOf(map[Status]int{Pending: 2, Running: 1, Aborted: 4}), Running: "n9", Queued: map[string]string{"owner": "n3"},
 		WallSession: 5, WallMark: time.Unix(1e9, 5).UTC(), DispatchSeq: 99, Created: time.Unix(1e9, 0).UTC(), Updated: time.Unix(1e9, 7).UTC()}
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()

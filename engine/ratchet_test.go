@@ -150,7 +150,7 @@ func TestScanSkipsDuplicates(t *testing.T) {
 	if err != nil || len(r2.Added) != 0 || len(r2.Skipped) != 3 {
 		t.Fatalf("second scan: got %+v, %v, want 0 added 3 skipped", r2, err)
 	}
-	if got := h.questNow(q.ID).Counts[Pending]; got != 3 {
+	if got := h.questNow(q.ID).Counts.Get(Pending); got != 3 {
 		t.Errorf("pending count: got %d, want 3", got)
 	}
 }

@@ -57,7 +57,7 @@ func TestResultsWaitForTheirCommitWithoutGoroutines(t *testing.T) {
 	}
 	for _, id := range ids {
 		q := h.questNow(id)
-		if q.Running != "" || q.Counts[Pending] != 1 || q.Counters.AgentRuns != 1 {
+		if q.Running != "" || q.Counts.Get(Pending) != 1 || q.Counters.AgentRuns != 1 {
 			t.Fatalf("quest %s after Wait: running %q, counts %v, runs %d; want its node back to pending after one FAIL", id, q.Running, q.Counts, q.Counters.AgentRuns)
 		}
 	}

@@ -167,6 +167,10 @@ func (r *rebuilder) readNodes() error {
 			// node of no quest could be indexed nowhere.
 			err = errors.New("it names no quest")
 		}
+		if err == nil && !n.Status.Valid() {
+			// Nor counted in its quest (StatusCounts).
+			err = fmt.Errorf("unknown status %q", n.Status)
+		}
 		if err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
 			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
@@ -285,7 +289,7 @@ func (r *rebuilder) reindex() error {
 		}
 	}
 	for _, q := range r.quests {
-		q.Counts, q.Running, q.Queued = map[Status]int{}, "", nil
+		q.Counts, q.Running, q.Queued = StatusCounts{made: true}, "", nil
 	}
 	r.byID = map[string]*Node{}
 	for _, n := range r.nodes {
@@ -311,7 +315,7 @@ func (r *rebuilder) reindex() error {
 
 // index puts node n of quest q into every index its status calls for.
 func (r *rebuilder) index(n *Node, q *Quest) error {
-	q.Counts[n.Status]++
+	q.Counts.Inc(n.Status)
 	key := u64(n.Order)
 	put := func(parent []byte, k, v []byte) error {
 		b, err := sub(r.tx, parent, q.ID)

@@ -199,7 +199,7 @@ func TestJSONRunningEntriesStillRead(t *testing.T) {
 	type seen struct {
 		status      Status
 		runs        []string
-		counts      map[Status]int
+		counts      StatusCounts
 		agent       int
 		listed      []Run
 		found       Run

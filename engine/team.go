@@ -298,7 +298,7 @@ func (t *txn) blockTeam(q *Quest, team *Node, why string) error {
 	if q.Mode != ModeTeam || !q.hasRole(RoleOwner) {
 		return nil
 	}
-	_, _, err := t.newOwner(q, q.Counts[Proposed] > 0)
+	_, _, err := t.newOwner(q, q.Counts.Get(Proposed) > 0)
 	return err
 }
 
@@ -430,7 +430,7 @@ func (t *txn) waitingStages(q *Quest) []string {
 			_ = b.ForEach(func(_, v []byte) error { ids = append(ids, string(v)); return nil })
 		}
 	}
-	if q.Counts[AwaitingConsent] > 0 {
+	if q.Counts.Get(AwaitingConsent) > 0 {
 		_ = t.tx.Bucket(bConsent).ForEach(func(k, v []byte) error {
 			if string(v) == q.ID {
 				ids = append(ids, string(k))
@@ -444,7 +444,7 @@ func (t *txn) waitingStages(q *Quest) []string {
 // ownerTeamFacts writes the quest's blocked Teams, newest first, into an
 // owner's prompt as fail facts (at most 10).
 func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
-	if !q.Teams || q.Counts[TeamBlocked] == 0 {
+	if !q.Teams || q.Counts.Get(TeamBlocked) == 0 {
 		return nil
 	}
 	lb := subRO(tx, bLocked, q.ID)
@@ -454,7 +454,7 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 	b.WriteString("\nTeams that are team_blocked (FAIL: their accepter rejected them max_revisions times, or a stage exhausted its tries); decide again:\n")
 	c := lb.Cursor()
 	nodes, cur := tx.Bucket(bNodes), (*bolt.Cursor)(nil)
-	shown, want := 0, min(10, q.Counts[TeamBlocked])
+	shown, want := 0, min(10, q.Counts.Get(TeamBlocked))
 	for k, v := c.Last(); k != nil && shown < want; k, v = c.Prev() {
 		// Most locked nodes of a long quest are not blocked Teams: their
 		// status is read from the record without decoding it. A locked

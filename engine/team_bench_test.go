@@ -89,7 +89,7 @@ func BenchmarkTeamCycle(b *testing.B) {
 						if err != nil {
 							return err
 						}
-						if q.Counts[Aborted] != i+1 || q.Counts[Revising] != 0 {
+						if q.Counts.Get(Aborted) != i+1 || q.Counts.Get(Revising) != 0 {
 							return fmt.Errorf("quest %s after cycle %d: counts %v, want %d Teams locked and none revising", id, i, q.Counts, i+1)
 						}
 						n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("Team %d of %s", i+1, id), Pending, "")

@@ -185,7 +185,7 @@ fi`,
 	if n.Status != Growing || n.Verdict != "promising" || n.Evidence != good {
 		t.Fatalf("after an accept of an L1 PASS: got %s verdict %q evidence %q; want growing by the executer's verdict", n.Status, n.Verdict, n.Evidence)
 	}
-	if got := h.questNow(q.ID).Counts[Proposed]; got != 1 {
+	if got := h.questNow(q.ID).Counts.Get(Proposed); got != 1 {
 		t.Fatalf("proposals: got %d, want the executer's new direction", got)
 	}
 	if got, want := strings.Join(readLog(t, dir), ","), "planner,executer,accepter,executer,accepter"; got != want {
@@ -267,7 +267,7 @@ func TestDemoTeamsQuest(t *testing.T) {
 	if consents != 1 {
 		t.Errorf("demo Teams quest asked for %d consents, want exactly 1", consents)
 	}
-	if qq.Counts[TeamBlocked] != 0 || qq.Counts[Exhausted] != 0 {
+	if qq.Counts.Get(TeamBlocked) != 0 || qq.Counts.Get(Exhausted) != 0 {
 		t.Errorf("demo Teams quest: got counts %v, want no blocked Team and no exhausted stage", qq.Counts)
 	}
 }

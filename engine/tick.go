@@ -560,7 +560,7 @@ func overBudget(l Limits, c Counters) string {
 // counts say whether it has any, so the index is not looked at for the
 // quests (nearly all, on most ticks) that have none.
 func (t *txn) undefer(q *Quest) ([]string, error) {
-	if q.Counts[Deferred] == 0 {
+	if q.Counts.Get(Deferred) == 0 {
 		return nil, nil
 	}
 	var ids []string
@@ -585,16 +585,11 @@ func (t *txn) undefer(q *Quest) ([]string, error) {
 
 // open counts the nodes of q that still have work ahead of them.
 func open(q *Quest) int {
-	return q.Counts[Pending] + q.Counts[Running] + q.Counts[Deferred] + q.Counts[AwaitingConsent] + q.Counts[Passed] + q.Counts[Proposed]
+	c := &q.Counts
+	return c.Get(Pending) + c.Get(Running) + c.Get(Deferred) + c.Get(AwaitingConsent) + c.Get(Passed) + c.Get(Proposed)
 }
 
-func total(q *Quest) int {
-	n := 0
-	for _, c := range q.Counts {
-		n += c
-	}
-	return n
-}
+func total(q *Quest) int { return q.Counts.Total() }
 
 // pick chooses the node to dispatch for a quest with nothing running, per
 // its mode. done is non-empty when the quest has finished its work. A
@@ -628,8 +623,8 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	if every <= 0 {
 		every = 3
 	}
-	waiting := q.Counts[Deferred] + q.Counts[AwaitingConsent]
-	pending := q.Counts[Pending] > 0
+	waiting := q.Counts.Get(Deferred) + q.Counts.Get(AwaitingConsent)
+	pending := q.Counts.Get(Pending) > 0
 	if len(q.PhaseGates) > 0 {
 		// Nodes a phase gate holds are no work the owner waits for.
 		id, err := t.firstDispatchable(q)
@@ -638,8 +633,8 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		}
 		pending = id != ""
 	}
-	if q.Counts[Proposed] >= every || (!pending && waiting == 0) {
-		owner, dup, err := t.newOwner(q, q.Counts[Proposed] > 0)
+	if q.Counts.Get(Proposed) >= every || (!pending && waiting == 0) {
+		owner, dup, err := t.newOwner(q, q.Counts.Get(Proposed) > 0)
 		if err != nil {
 			return nil, "", err
 		}

@@ -77,8 +77,8 @@ func TestTickDispatchesOnePerQuestAndRespectsMaxParallel(t *testing.T) {
 	third := <-g.started
 	for _, q := range qs {
 		qq := h.questNow(q.ID)
-		if qq.Counts[Running] > 1 {
-			t.Errorf("quest %s has %d running nodes, want at most 1", q.ID, qq.Counts[Running])
+		if qq.Counts.Get(Running) > 1 {
+			t.Errorf("quest %s has %d running nodes, want at most 1", q.ID, qq.Counts.Get(Running))
 		}
 	}
 	for node := range map[string]bool{third: true} {
@@ -116,7 +116,7 @@ func TestCrashLeavesRunningNodeForRecovery(t *testing.T) {
 	if last.Outcome != "interrupted" || last.TryUsed {
 		t.Errorf("attempt log: got %+v, want an interrupted attempt that used no try", last)
 	}
-	if qq := h.questNow(q.ID); qq.Running != "" || qq.Counts[Running] != 0 {
+	if qq := h.questNow(q.ID); qq.Running != "" || qq.Counts.Get(Running) != 0 {
 		t.Errorf("quest still has a running node: %+v", qq)
 	}
 }
@@ -396,7 +396,7 @@ func TestCheckpointConsent(t *testing.T) {
 	if n := h.node(c.Node); n.Status != Growing {
 		t.Errorf("after approval: got %s, want growing", n.Status)
 	}
-	if got := h.questNow(q.ID).Counts[Pending]; got != 1 {
+	if got := h.questNow(q.ID).Counts.Get(Pending); got != 1 {
 		t.Errorf("approved promising node spawned %d pending children, want 1", got)
 	}
 }

@@ -4,7 +4,7 @@ package engine
 //
 // A tick of a thousand active quests carves a thousand Quests, a node
 // head and a run list per dispatch and a thousand dispatches (with the
-// counts' and queue's maps of each quest's copy, tickCopyInto): close to
+// queue's map of each quest's copy, tickCopyInto): close to
 // 2 MB a tick, which the collector then has to find and sweep, and which
 // the tick has to clear and fault in afresh each time. A tickSlabs holds
 // all of it for one tick; once the tick's runs have ended it goes back to
@@ -52,9 +52,9 @@ type tickSlabs struct {
 	refs int
 }
 
-// questMaps are the counts and queue maps of a quest slot (tickSlabs.maps).
+// questMaps are the queue map of a quest slot (tickSlabs.maps); its counts
+// are a value (StatusCounts).
 type questMaps struct {
-	counts map[Status]int
 	queued map[string]string
 }
 

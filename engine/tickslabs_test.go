@@ -302,30 +302,30 @@ func TestReusedQuestSlotStartsZeroed(t *testing.T) {
 	checkAsked(t, h, &asked, rep.Dispatched, map[string]string{q.ID: ""})
 }
 
-// A quest slot's maps, filled by its previous tick, are emptied before a
-// copy of a cached quest goes into them, and stay the slot's: the cached
-// quest's are not touched by a change of the copy, and a nil map stays
-// nil (as maps.Clone's).
+// A quest slot's queue map, filled by its previous tick, is emptied
+// before a copy of a cached quest goes into it, and stays the slot's: the
+// cached quest's counts and queue are not touched by a change of the
+// copy, and nil counts and a nil map stay nil (as maps.Clone's).
 func TestTickCopyIntoASlotsMaps(t *testing.T) {
-	cached := &Quest{ID: "q1", Counts: map[Status]int{Pending: 2}, Queued: map[string]string{RoleOwner: "n9"}}
-	m := &questMaps{counts: map[Status]int{Aborted: 7, Pending: 1}, queued: map[string]string{RoleStrategist: "n3"}}
-	counts := m.counts
+	cached := &Quest{ID: "q1", Counts: CountsOf(map[Status]int{Pending: 2}), Queued: map[string]string{RoleOwner: "n9"}}
+	m := &questMaps{queued: map[string]string{RoleStrategist: "n3"}}
+	queued := m.queued
 	var q Quest
 	tickCopyInto(&q, cached, m)
-	if !maps.Equal(q.Counts, cached.Counts) || !maps.Equal(q.Queued, cached.Queued) {
+	if q.Counts != cached.Counts || !maps.Equal(q.Queued, cached.Queued) {
 		t.Fatalf("copy: counts %v, queued %v; want %v, %v", q.Counts, q.Queued, cached.Counts, cached.Queued)
 	}
-	q.Counts[Running]++
+	q.Counts.Inc(Running)
 	delete(q.Queued, RoleOwner)
-	if len(cached.Counts) != 1 || cached.Queued[RoleOwner] != "n9" {
+	if cached.Counts.Total() != 2 || cached.Counts.Get(Running) != 0 || cached.Queued[RoleOwner] != "n9" {
 		t.Fatalf("a change of the copy reached the cached quest: %v, %v", cached.Counts, cached.Queued)
 	}
-	if q.Counts[Running] != counts[Running] {
-		t.Error("the copy's counts are not its slot's map")
+	if len(queued) != 0 {
+		t.Error("the copy's queue is not its slot's map")
 	}
 	tickCopyInto(&q, &Quest{ID: "q2"}, m)
-	if q.Counts != nil || q.Queued != nil {
-		t.Errorf("nil maps copied as %v, %v; want nil", q.Counts, q.Queued)
+	if q.Counts.Len() != -1 || q.Queued != nil {
+		t.Errorf("nil counts and queue copied as %v, %v; want nil", q.Counts, q.Queued)
 	}
 }
 

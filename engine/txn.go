@@ -513,9 +513,7 @@ func decodeStoredQuest(id string, raw []byte, q *Quest) error {
 // adoptQuest makes q, quest id's record as stored, the transaction's
 // copy, with the running entries laid over it (overlayDispatch).
 func (t *txn) adoptQuest(id string, q *Quest) *Quest {
-	if q.Counts == nil {
-		q.Counts = map[Status]int{}
-	}
+	q.Counts.made = true
 	if t.walk != nil {
 		t.walk.overlay(q)
 	} else {
@@ -781,11 +779,8 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		// catalog) keeps its answer: queue it to be judged again.
 		q.Replays = append(q.Replays, n.ID)
 	}
-	q.Counts[from]--
-	if q.Counts[from] <= 0 {
-		delete(q.Counts, from)
-	}
-	q.Counts[to]++
+	q.Counts.Dec(from)
+	q.Counts.Inc(to)
 	n.Status = to
 	if to != Running {
 		// A dispatch leaves the node's record and the quest's as they
@@ -937,7 +932,7 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 	if err := idx.Put(u64(seq), []byte(n.ID)); err != nil {
 		return nil, false, err
 	}
-	q.Counts[st]++
+	q.Counts.Inc(st)
 	trackQueued(q, n, st)
 	t.track(q)
 	if err := t.saveNode(n); err != nil {

@@ -529,7 +529,7 @@ func TestVerifyComparesQuestCountsWithNodes(t *testing.T) {
 		if err != nil || !ok {
 			return fmt.Errorf("quest %s: %v %v", q.ID, ok, err)
 		}
-		got.Counts[Deferred]++ // a deferred node the quest does not have
+		got.Counts.Inc(Deferred) // a deferred node the quest does not have
 		return putQuest(tx.Bucket(bQuests), got)
 	})
 	if err != nil {
@@ -545,7 +545,7 @@ func TestVerifyComparesQuestCountsWithNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.open() // verified clean at cleanup
-	if got := h.questNow(q.ID); got.Counts[Deferred] != 0 {
+	if got := h.questNow(q.ID); got.Counts.Get(Deferred) != 0 {
 		t.Errorf("after salvage: counts %v", got.Counts)
 	}
 }

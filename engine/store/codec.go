@@ -40,7 +40,7 @@ type Codec[R any] struct {
 }
 
 // Field is one entry of a Codec's table. Make it with Text, Int, Uint,
-// Time, Texts, Counts or TextMap.
+// Time, Texts, Counts, Tallied or TextMap.
 type Field[R any] struct {
 	// Name is the field's path in R ("Limits.MaxTries").
 	Name string
@@ -247,6 +247,54 @@ func Counts[R any, K ~string](name string, get func(*R) *map[K]int, intern func(
 				m[k] = int(d.varint())
 			}
 			*get(r) = m
+		}}
+}
+
+// A Tally is a record's fixed table of named counts kept in a form of its
+// own (not a map), written as Counts writes a map: each slot whose count
+// is not zero is an entry, in the order of the names.
+type Tally interface {
+	// Len is the number of entries, -1 for none at all (a nil map's).
+	Len() int
+	// Slots is the number of slots, Entry(i) slot i's name and count, in
+	// ascending order of name.
+	Slots() int
+	Entry(i int) (name string, n int)
+	// Make makes an empty table (an empty map's); Set sets the count of
+	// the slot named name, an error for a name the table does not have.
+	Make()
+	Set(name string, n int64) error
+}
+
+// Tallied is a Tally in the form of Counts: a record written from the map
+// reads into the Tally and back byte for byte, as long as the map held
+// no zero count (a name the Tally does not have is ErrRecord).
+func Tallied[R any](name string, get func(*R) Tally) Field[R] {
+	return Field[R]{Name: name,
+		enc: func(b []byte, r *R) []byte {
+			t := get(r)
+			b = binary.AppendUvarint(b, uint64(t.Len()+1))
+			for i := range t.Slots() {
+				if k, n := t.Entry(i); n != 0 {
+					b = appendString(b, k)
+					b = binary.AppendVarint(b, int64(n))
+				}
+			}
+			return b
+		},
+		dec: func(d *reader, r *R) {
+			n := d.length()
+			if n == 0 {
+				return
+			}
+			t := get(r)
+			t.Make()
+			for range n - 1 {
+				k := d.string()
+				if err := t.Set(k, d.varint()); err != nil && d.err == nil {
+					d.err = fmt.Errorf("%w: %s: %v", ErrRecord, name, err)
+				}
+			}
 		}}
 }
 

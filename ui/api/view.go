@@ -433,12 +433,12 @@ func countsView(q *engine.Quest) (map[string]int, int) {
 	for _, s := range engine.Statuses {
 		switch s {
 		case engine.CouncilPending, engine.Revising, engine.TeamBlocked:
-			if !v3 && q.Counts[s] == 0 {
+			if !v3 && q.Counts.Get(s) == 0 {
 				continue
 			}
 		}
-		out[string(s)] = q.Counts[s]
-		total += q.Counts[s]
+		out[string(s)] = q.Counts.Get(s)
+		total += q.Counts.Get(s)
 	}
 	return out, total
 }
