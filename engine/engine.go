@@ -782,7 +782,10 @@ func (t *txn) endRun(n *Node, id string, e runEnd) error {
 // record is its running entry until it ends (dispatch.go): its number
 // comes from the runs bucket's sequence, and nothing else is written.
 func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
-	seq, err := t.tx.Bucket(bRuns).NextSequence()
+	if t.runs == nil {
+		t.runs = t.tx.Bucket(bRuns)
+	}
+	seq, err := t.runs.NextSequence()
 	if err != nil {
 		return Run{}, err
 	}
@@ -803,8 +806,8 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		// Most dispatches of a tick share a provider: one string for them.
 		t.dispatchedTo, t.dispatchedWhy = provider, "dispatched to "+provider
 	}
-	t.dispatching = &t.planned
+	t.dispatching, t.plannedSeq = &t.planned, seq
 	err = t.move(q, n, Running, t.dispatchedWhy)
-	t.dispatching = nil
+	t.dispatching, t.plannedSeq = nil, 0
 	return t.planned, err
 }
