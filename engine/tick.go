@@ -122,9 +122,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	if e.startHook != nil {
 		e.startHook()
 	}
-	for i := range r.ds {
-		e.start(&r.ds[i], r.slabs)
-	}
+	e.start(r.ds, r.slabs)
 	return r.rep, nil
 }
 
