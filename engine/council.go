@@ -624,7 +624,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
-	prov := r.e.providers[name]
+	prov := r.provider(name)
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
 	}

@@ -140,6 +140,18 @@ type tickRound struct {
 	// from (tickslabs.go): the attempt's own, never handed on when it
 	// fails.
 	slabs *tickSlabs
+	// provName's provider is prov, the latest the tick looked up: most
+	// of a tick's dispatches share one.
+	provName string
+	prov     Provider
+}
+
+// provider is the engine's provider called name, nil when none is.
+func (r *tickRound) provider(name string) Provider {
+	if name != r.provName || r.prov == nil {
+		r.provName, r.prov = name, r.e.providers[name]
+	}
+	return r.prov
 }
 
 // run is the tick inside its transaction (a retry starts it afresh).
@@ -361,7 +373,7 @@ func (r *tickRound) next(q *Quest) error {
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
-	prov := r.e.providers[name]
+	prov := r.provider(name)
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
 	}
@@ -936,8 +948,11 @@ func (e *Engine) idle() bool {
 // was of another vendor (the configuration changed since). It reports
 // whether it stopped q.
 func (r *tickRound) egressStop(q *Quest, name string) (bool, error) {
+	if len(q.Egress) == 0 {
+		return false, nil
+	}
 	v := r.e.Vendor(name)
-	if len(q.Egress) == 0 || slices.Contains(q.Egress, v) {
+	if slices.Contains(q.Egress, v) {
 		return false, nil
 	}
 	return true, r.t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",
