@@ -31,14 +31,39 @@ type pendingView struct {
 // viewEntry is a quest's first pending node as of revision rev.
 type viewEntry struct {
 	rev  uint64
-	head *Node // read for its dispatch only (nodeHead); nil: none pending
+	head *viewHead // nil: none pending
+}
+
+// viewHead is what the view keeps of a node's head (nodeHead, headOf):
+// its fields but its runs, which a head read for its dispatch gets from
+// its running entry (none, for a node that can be dispatched). A third of
+// a Node: a dispatch copies it into a head of its own (firstPending), and
+// the copy reads the fewer cache lines of a head the tick has not seen
+// since the last.
+type viewHead struct {
+	ID, Quest, Parent, Role, Hypothesis       string
+	Status                                    Status
+	Feedback, Provider, Team, Stage           string
+	Order                                     uint64
+	Depth, Tries, RevisionCount, MaxRevisions int
+	runCount                                  int
+	head                                      bool
+}
+
+// node fills n, a zero Node, with h.
+func (h *viewHead) node(n *Node) {
+	n.ID, n.Quest, n.Parent, n.Role, n.Hypothesis = h.ID, h.Quest, h.Parent, h.Role, h.Hypothesis
+	n.Status = h.Status
+	n.Feedback, n.Provider, n.Team, n.Stage = h.Feedback, h.Provider, h.Team, h.Stage
+	n.Order = h.Order
+	n.Depth, n.Tries, n.RevisionCount, n.MaxRevisions = h.Depth, h.Tries, h.RevisionCount, h.MaxRevisions
+	n.runCount, n.head = h.runCount, h.head
 }
 
 // get returns quest's first pending node as of revision rev; ok is false
-// when the view does not know it. The node is the view's: the caller
-// copies it before changing it (a head, once in the view, is never
-// changed, so reading it outside the lock is safe).
-func (v *pendingView) get(quest string, rev uint64) (head *Node, ok bool) {
+// when the view does not know it. The head is the view's, never changed
+// once in the view, so reading it outside the lock is safe.
+func (v *pendingView) get(quest string, rev uint64) (head *viewHead, ok bool) {
 	v.mu.Lock()
 	e, ok := v.m[quest]
 	v.mu.Unlock()
@@ -50,7 +75,7 @@ func (v *pendingView) get(quest string, rev uint64) (head *Node, ok bool) {
 
 // put remembers quest's first pending node as of revision rev, unless a
 // newer revision's is known already.
-func (v *pendingView) put(quest string, rev uint64, head *Node) {
+func (v *pendingView) put(quest string, rev uint64, head *viewHead) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.m == nil {
@@ -86,7 +111,7 @@ func (v *pendingView) trim(active []*Quest) {
 type viewUpdate struct {
 	quest string
 	rev   uint64
-	head  *Node
+	head  *viewHead
 	// sitting is the quest's sitting council as of rev, for the
 	// sittingOwners (tickSitting); nil: none.
 	sitting *sittingOwner
@@ -102,7 +127,7 @@ func (t *txn) firstPending(q *Quest) (*Node, error) {
 				return nil, nil
 			}
 			n := t.allocHead()
-			*n = *h
+			h.node(n)
 			return n, nil
 		}
 	}
@@ -129,13 +154,14 @@ func (t *txn) readFirstPending(q *Quest) (*Node, error) {
 }
 
 // copyHead is a copy of head for the view, nil for nil.
-func copyHead(head *Node) *Node {
+func copyHead(head *Node) *viewHead {
 	if head == nil {
 		return nil
 	}
-	h := *head
-	h.Runs = nil
-	return &h
+	return &viewHead{ID: head.ID, Quest: head.Quest, Parent: head.Parent, Role: head.Role, Hypothesis: head.Hypothesis,
+		Status: head.Status, Feedback: head.Feedback, Provider: head.Provider, Team: head.Team, Stage: head.Stage,
+		Order: head.Order, Depth: head.Depth, Tries: head.Tries, RevisionCount: head.RevisionCount, MaxRevisions: head.MaxRevisions,
+		runCount: head.runCount, head: head.head}
 }
 
 // touch notes that a node of quest changed in this transaction: its
