@@ -30,7 +30,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -637,7 +636,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 		if err := r.e.memberSource(t.tx, &t.material, q, owner, &mp.src); err != nil {
 			return err
 		}
-		return r.queue(q, m, name, prov, agent.Request{}, false, mp)
+		return r.queue(q, m, name, prov, nil, mp)
 	}
 	if m.Parent == owner.ID {
 		if err := t.material.knowParent(t.tx, q, owner); err != nil {
@@ -649,7 +648,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 		return err
 	}
 	mp.src = src
-	return r.queue(q, m, name, prov, agent.Request{}, false, mp)
+	return r.queue(q, m, name, prov, nil, mp)
 }
 
 // decide merges the answers of owner's council, every member being

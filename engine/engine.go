@@ -782,12 +782,22 @@ func (t *txn) endRun(n *Node, id string, e runEnd) error {
 // record is its running entry until it ends (dispatch.go): its number
 // comes from the runs bucket's sequence, and nothing else is written.
 func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
+	r, err := t.planRun(q, n, provider)
+	if err != nil {
+		return Run{}, err
+	}
+	return *r, nil
+}
+
+// planRun is newRun, its run returned as t.planned, valid until the
+// next: a tick's dispatch copies it once, into its slot (queue).
+func (t *txn) planRun(q *Quest, n *Node, provider string) (*Run, error) {
 	if t.runs == nil {
 		t.runs = t.tx.Bucket(bRuns)
 	}
 	seq, err := t.runs.NextSequence()
 	if err != nil {
-		return Run{}, err
+		return nil, err
 	}
 	// Its Name is not stored: a dispatch reads only the node's head, not
 	// its runs; readers number a node's runs (see nameRuns).
@@ -809,5 +819,5 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 	t.dispatching, t.plannedSeq = &t.planned, seq
 	err = t.move(q, n, Running, t.dispatchedWhy)
 	t.dispatching, t.plannedSeq = nil, 0
-	return t.planned, err
+	return &t.planned, err
 }

@@ -377,22 +377,24 @@ func (r *tickRound) next(q *Quest) error {
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
 	}
-	var req agent.Request
-	built := n.Role == RoleOwner
-	if built {
-		if req, err = t.request(q, n); err != nil {
+	var req *agent.Request
+	if n.Role == RoleOwner {
+		req = new(agent.Request)
+		if *req, err = t.request(q, n); err != nil {
 			return err
 		}
 	}
-	return r.queue(q, n, name, prov, req, built, nil)
+	return r.queue(q, n, name, prov, req, nil)
 }
 
 // queue records a run of n on provider name, counts it and takes a slot,
 // and queues it for dispatch once the tick commits; req is the request
-// when built, else its run renders it from member when set (a council
-// member's), else its run builds it (runRequest).
-func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool, member *memberPrompt) error {
-	run, err := r.t.newRun(q, n, name)
+// when the tick built it, else nil: its run renders it from member when
+// set (a council member's), else its run builds it (runRequest). The
+// request and the run are passed by pointer: most dispatches have no
+// request, and each is a few hundred bytes to copy.
+func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *agent.Request, member *memberPrompt) error {
+	run, err := r.t.planRun(q, n, name)
 	if err != nil {
 		return err
 	}
@@ -407,11 +409,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	}
 	d := &r.ds[len(r.ds)-1]
 	*d = dispatch{}
-	d.quest, d.node, d.run, d.member, d.prov = q, n, run, member, prov
-	if built {
-		d.req = new(agent.Request)
-		*d.req = req
-	}
+	d.quest, d.node, d.run, d.member, d.prov, d.req = q, n, *run, member, prov, req
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
