@@ -27,6 +27,11 @@ func (e *Engine) start(ds []dispatch, slabs *tickSlabs) {
 		dropped []*dispatch
 	)
 	e.mu.Lock()
+	// Counted as the engine's work at once (Shutdown waits for it; the
+	// tick holds a count of its own, so the counter is not zero): one
+	// atomic add, not one per run. A dispatch dropped below gives its
+	// count back.
+	e.wg.Add(len(ds))
 	for i := range ds {
 		d := &ds[i]
 		e.starting--
@@ -34,9 +39,9 @@ func (e *Engine) start(ds []dispatch, slabs *tickSlabs) {
 			// Aborted before it started: the abort has ended the run.
 			delete(e.dropped, d.run.ID)
 			dropped = append(dropped, d)
+			e.wg.Done()
 			continue
 		}
-		e.wg.Add(1)
 		q := queuedRun{d: d, slabs: slabs}
 		if e.starters < e.startMax {
 			e.starters++
