@@ -24,14 +24,22 @@ import "sync"
 // and remembers what it read. The view starts empty at open: the first
 // tick of a process reads every quest's first node once.
 type pendingView struct {
-	mu sync.Mutex // guards m
-	m  map[string]viewEntry
+	mu sync.Mutex // guards m, at and their entries
+	m  map[string]*viewEntry
+	// at is the entries by the place of their quests in the active index
+	// (txn.laterRank), as the ticks last looked them up: from tick to
+	// tick a quest keeps its place while no quest becomes or stops being
+	// active, and a tick's thousand lookups step through at instead of
+	// searching the map, scattered over the heap, for each. An entry found
+	// there is its quest's when its quest is; a miss is looked up in m.
+	at []*viewEntry
 }
 
-// viewEntry is a quest's first pending node as of revision rev.
+// viewEntry is quest's first pending node as of revision rev.
 type viewEntry struct {
-	rev  uint64
-	head *viewHead // nil: none pending
+	quest string
+	rev   uint64
+	head  *viewHead // nil: none pending
 }
 
 // viewHead is what the view keeps of a node's head (nodeHead, headOf):
@@ -63,11 +71,21 @@ func (h *viewHead) node(n *Node) {
 // get returns quest's first pending node as of revision rev; ok is false
 // when the view does not know it. The head is the view's, never changed
 // once in the view, so reading it outside the lock is safe.
-func (v *pendingView) get(quest string, rev uint64) (head *viewHead, ok bool) {
+//
+// place is the quest's place in the active index (a tick's: at), or -1.
+func (v *pendingView) get(quest string, rev uint64, place int) (head *viewHead, ok bool) {
 	v.mu.Lock()
-	e, ok := v.m[quest]
-	v.mu.Unlock()
-	if !ok || e.rev != rev {
+	defer v.mu.Unlock()
+	var e *viewEntry
+	if place >= 0 && place < len(v.at) && v.at[place] != nil && v.at[place].quest == quest {
+		e = v.at[place]
+	} else if e = v.m[quest]; e != nil && place >= 0 && place <= len(v.m) {
+		if place >= len(v.at) {
+			v.at = append(v.at, make([]*viewEntry, place+1-len(v.at))...)
+		}
+		v.at[place] = e
+	}
+	if e == nil || e.rev != rev {
 		return nil, false
 	}
 	return e.head, true
@@ -79,12 +97,15 @@ func (v *pendingView) put(quest string, rev uint64, head *viewHead) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.m == nil {
-		v.m = map[string]viewEntry{}
+		v.m = map[string]*viewEntry{}
 	}
-	if e, ok := v.m[quest]; ok && e.rev > rev {
-		return
+	e := v.m[quest]
+	switch {
+	case e == nil:
+		v.m[quest] = &viewEntry{quest: quest, rev: rev, head: head}
+	case e.rev <= rev:
+		e.rev, e.head = rev, head // at may hold it too
 	}
-	v.m[quest] = viewEntry{rev: rev, head: head}
 }
 
 // trim drops the quests that are no longer active, once the view holds
@@ -104,6 +125,8 @@ func (v *pendingView) trim(active []*Quest) {
 			delete(v.m, id)
 		}
 	}
+	// The places have changed; the entries dropped must not be found.
+	v.at = nil
 }
 
 // viewUpdate is what a write transaction hands to the view after its
@@ -122,7 +145,11 @@ type viewUpdate struct {
 // q's pending nodes yet, else from the store (and then remembered).
 func (t *txn) firstPending(q *Quest) (*Node, error) {
 	if t.pristine(q) {
-		if h, ok := t.e.view.get(q.ID, q.Rev); ok {
+		place := -1
+		if t.slabs != nil {
+			place = int(t.laterRank) // a tick's: its quest's place
+		}
+		if h, ok := t.e.view.get(q.ID, q.Rev, place); ok {
 			if h == nil {
 				return nil, nil
 			}
