@@ -57,8 +57,9 @@ type txn struct {
 	dispatching *Run
 	planned     Run
 	plannedSeq  uint64 // planned's number: its id is runID(plannedSeq)
-	// runs is the runs bucket, kept for newRun's sequence.
-	runs *bolt.Bucket
+	// runs and events are the runs bucket and the outbox, kept for
+	// newRun's sequence and emit's.
+	runs, events *bolt.Bucket
 	// quests and heads are where the tick's decoded quests and the
 	// heads of the nodes it dispatches are carved from (allocQuest,
 	// allocHead): a few allocations for a thousand dispatches instead
