@@ -30,7 +30,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -624,7 +623,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
-	prov := r.e.providers[name]
+	prov := r.provider(name)
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
 	}
@@ -637,7 +636,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 		if err := r.e.memberSource(t.tx, &t.material, q, owner, &mp.src); err != nil {
 			return err
 		}
-		return r.queue(q, m, name, prov, agent.Request{}, false, mp)
+		return r.queue(q, m, name, prov, nil, mp)
 	}
 	if m.Parent == owner.ID {
 		if err := t.material.knowParent(t.tx, q, owner); err != nil {
@@ -649,7 +648,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 		return err
 	}
 	mp.src = src
-	return r.queue(q, m, name, prov, agent.Request{}, false, mp)
+	return r.queue(q, m, name, prov, nil, mp)
 }
 
 // decide merges the answers of owner's council, every member being

@@ -185,13 +185,22 @@ func applyEntry(q *Quest, node, v []byte) {
 // and q's DispatchSeq, so that a save of q in this transaction folds it.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
-	v := t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
+	var v []byte
+	var seq uint64
+	if r == t.dispatching && t.plannedSeq > 0 {
+		// newRun's: its id is runID(plannedSeq), no need to parse it.
+		seq = t.plannedSeq
+		v = t.claim(appendRunningSeq(t.spare(64), q.ID, n.ID, r, seq))
+	} else {
+		seq = runNumber(r.ID)
+		v = t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
+	}
 	if t.laterRunning {
 		t.later.puts = append(t.later.puts, runningPut{key, v, t.laterRank})
 	} else if err := runningForWrite(t.tx).Put(key, v); err != nil {
 		return err
 	}
-	q.DispatchSeq = max(q.DispatchSeq, runNumber(r.ID))
+	q.DispatchSeq = max(q.DispatchSeq, seq)
 	q.Running = n.ID
 	return nil
 }

@@ -782,9 +782,22 @@ func (t *txn) endRun(n *Node, id string, e runEnd) error {
 // record is its running entry until it ends (dispatch.go): its number
 // comes from the runs bucket's sequence, and nothing else is written.
 func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
-	seq, err := t.tx.Bucket(bRuns).NextSequence()
+	r, err := t.planRun(q, n, provider)
 	if err != nil {
 		return Run{}, err
+	}
+	return *r, nil
+}
+
+// planRun is newRun, its run returned as t.planned, valid until the
+// next: a tick's dispatch copies it once, into its slot (queue).
+func (t *txn) planRun(q *Quest, n *Node, provider string) (*Run, error) {
+	if t.runs == nil {
+		t.runs = t.tx.Bucket(bRuns)
+	}
+	seq, err := t.runs.NextSequence()
+	if err != nil {
+		return nil, err
 	}
 	// Its Name is not stored: a dispatch reads only the node's head, not
 	// its runs; readers number a node's runs (see nameRuns).
@@ -803,8 +816,8 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 		// Most dispatches of a tick share a provider: one string for them.
 		t.dispatchedTo, t.dispatchedWhy = provider, "dispatched to "+provider
 	}
-	t.dispatching = &t.planned
+	t.dispatching, t.plannedSeq = &t.planned, seq
 	err = t.move(q, n, Running, t.dispatchedWhy)
-	t.dispatching = nil
-	return t.planned, err
+	t.dispatching, t.plannedSeq = nil, 0
+	return &t.planned, err
 }

@@ -64,8 +64,7 @@ func nodeEvent(q *Quest, n *Node, from, to Status, why string) Event {
 // seq from the bucket's sequence and adds ev to the transaction's group
 // record (eventgroup.go), which flushEvents writes before the commit.
 func (t *txn) emit(ev Event) error {
-	b := appendOnly(t.tx.Bucket(bEvents))
-	seq, err := b.NextSequence()
+	seq, err := t.eventsBucket().NextSequence()
 	if err != nil {
 		return err
 	}
@@ -109,7 +108,16 @@ func (t *txn) flushEvents() error {
 		g = t.groups.claim(g)
 	}
 	t.group, t.grouped = nil, 0
-	return appendOnly(t.tx.Bucket(bEvents)).Put(t.key8(t.groupFirst), g)
+	return t.eventsBucket().Put(t.key8(t.groupFirst), g)
+}
+
+// eventsBucket is the outbox, kept for the transaction's emits: a tick
+// emits a thousand events.
+func (t *txn) eventsBucket() *bolt.Bucket {
+	if t.events == nil {
+		t.events = appendOnly(t.tx.Bucket(bEvents))
+	}
+	return t.events
 }
 
 // sharedGroup is the event group record the writes of one group commit

@@ -98,12 +98,22 @@ func isCompactRunning(v []byte) bool { return len(v) > 0 && v[0] == runningForm 
 // appendRunning appends the compact running entry of r, kept under the
 // running index's key of quest and node.
 func appendRunning(b []byte, quest, node string, r *Run) []byte {
-	start := len(b)
-	var mask uint64
 	seq := runNumber(r.ID)
 	var id [24]byte
+	if seq > 0 && string(strconv.AppendUint(append(id[:0], 'r'), seq, 10)) != r.ID { // runID(seq), not allocated
+		seq = 0
+	}
+	return appendRunningSeq(b, quest, node, r, seq)
+}
+
+// appendRunningSeq is appendRunning for r whose id is runID(seq), or, with
+// seq 0, one not of that form: a dispatch knows its run's number
+// (newRun), which appendRunning would parse back from the id.
+func appendRunningSeq(b []byte, quest, node string, r *Run, seq uint64) []byte {
+	start := len(b)
+	var mask uint64
 	switch {
-	case seq > 0 && string(strconv.AppendUint(append(id[:0], 'r'), seq, 10)) == r.ID: // runID(seq), not allocated
+	case seq > 0:
 		mask |= rfSeq
 	case r.ID != "":
 		mask |= rfID

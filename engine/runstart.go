@@ -8,51 +8,72 @@ import (
 
 // The start of a tick's runs (Engine.start), bounded: see startSlots.
 
-// start launches the run of a dispatch, owned by the engine: Shutdown
-// waits for it. The run holds slabs, its tick's memory, until it ends
-// (releaseSlabs); a dispatch that never runs releases it here. Its starting phase takes one of startMax slots; when none
-// is free the run is queued, in dispatch order, and started when one
-// frees. max_parallel still bounds the runs in flight (queued or not):
-// the slots bound only how many start at the same time, so that a tick
-// dispatching a thousand runs does not hold a thousand requests, logs and
-// half-spawned processes in memory at once.
-func (e *Engine) start(d *dispatch, slabs *tickSlabs) {
+// start launches the runs of a tick's dispatches ds, owned by the engine:
+// Shutdown waits for them. Each run holds slabs, its tick's memory, until
+// it ends (releaseSlabs); a dispatch that never runs releases it here. Its
+// starting phase takes one of startMax slots; when none is free the run is
+// queued, in dispatch order, and started when one frees. max_parallel
+// still bounds the runs in flight (queued or not): the slots bound only
+// how many start at the same time, so that a tick dispatching a thousand
+// runs does not hold a thousand requests, logs and half-spawned processes
+// in memory at once.
+//
+// The engine's lock is taken once for the tick's dispatches, not once
+// each: the runs that get a start slot are launched once it is released,
+// so that none waits for it while the rest are queued.
+func (e *Engine) start(ds []dispatch, slabs *tickSlabs) {
+	var (
+		launch  []queuedRun
+		dropped []*dispatch
+	)
 	e.mu.Lock()
-	e.starting--
-	if e.dropped[d.run.ID] {
-		// Aborted before it started: the abort has ended the run.
-		delete(e.dropped, d.run.ID)
-		e.mu.Unlock()
-		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
-		e.releaseSlabs(slabs)
-		return
-	}
-	e.wg.Add(1)
-	q := queuedRun{d: d, slabs: slabs}
-	if e.starters < e.startMax {
-		e.starters++
-		q.ctx, q.cancel = context.WithCancel(e.runCtx)
-		e.inflight[d.node.ID] = q.cancel
-		e.mu.Unlock()
-		go e.runAgent(q)
-		return
-	}
-	// Every start slot is taken: the run waits as a few words in the
-	// queue, not as a goroutine, and starts when a slot frees. Its
-	// context is made then (startDone): a tick dispatching a thousand
-	// runs would otherwise make a thousand contexts, each registered
-	// with the engine's, before the first of them starts. In flight
-	// meanwhile with no cancel: an abort marks it (cancelInflight).
-	e.inflight[d.node.ID] = nil
-	if len(e.startQueue) == 0 {
-		e.startQueue = e.startRoom[:0] // the drained array, again
-	}
-	room := cap(e.startQueue)
-	e.startQueue = append(e.startQueue, q)
-	if cap(e.startQueue) != room {
-		e.startRoom = e.startQueue[:0] // a new array: append moved the queue
+	// Counted as the engine's work at once (Shutdown waits for it; the
+	// tick holds a count of its own, so the counter is not zero): one
+	// atomic add, not one per run. A dispatch dropped below gives its
+	// count back.
+	e.wg.Add(len(ds))
+	for i := range ds {
+		d := &ds[i]
+		e.starting--
+		if e.dropped[d.run.ID] {
+			// Aborted before it started: the abort has ended the run.
+			delete(e.dropped, d.run.ID)
+			dropped = append(dropped, d)
+			e.wg.Done()
+			continue
+		}
+		q := queuedRun{d: d, slabs: slabs}
+		if e.starters < e.startMax {
+			e.starters++
+			q.ctx, q.cancel = context.WithCancel(e.runCtx)
+			e.inflight[d.node.ID] = q.cancel
+			launch = append(launch, q)
+			continue
+		}
+		// Every start slot is taken: the run waits as a few words in the
+		// queue, not as a goroutine, and starts when a slot frees. Its
+		// context is made then (startDone): a tick dispatching a thousand
+		// runs would otherwise make a thousand contexts, each registered
+		// with the engine's, before the first of them starts. In flight
+		// meanwhile with no cancel: an abort marks it (cancelInflight).
+		e.inflight[d.node.ID] = nil
+		if len(e.startQueue) == 0 {
+			e.startQueue = e.startRoom[:0] // the drained array, again
+		}
+		room := cap(e.startQueue)
+		e.startQueue = append(e.startQueue, q)
+		if cap(e.startQueue) != room {
+			e.startRoom = e.startQueue[:0] // a new array: append moved the queue
+		}
 	}
 	e.mu.Unlock()
+	for _, d := range dropped {
+		e.log.Debug("run aborted before it started", "quest", d.quest.ID, "node", d.node.ID, "run", d.run.ID)
+		e.releaseSlabs(slabs)
+	}
+	for _, q := range launch {
+		go e.runAgent(q)
+	}
 }
 
 // startSlots is how many runs may be in their starting phase at once

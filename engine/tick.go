@@ -122,9 +122,7 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	if e.startHook != nil {
 		e.startHook()
 	}
-	for i := range r.ds {
-		e.start(&r.ds[i], r.slabs)
-	}
+	e.start(r.ds, r.slabs)
 	return r.rep, nil
 }
 
@@ -142,6 +140,18 @@ type tickRound struct {
 	// from (tickslabs.go): the attempt's own, never handed on when it
 	// fails.
 	slabs *tickSlabs
+	// provName's provider is prov, the latest the tick looked up: most
+	// of a tick's dispatches share one.
+	provName string
+	prov     Provider
+}
+
+// provider is the engine's provider called name, nil when none is.
+func (r *tickRound) provider(name string) Provider {
+	if name != r.provName || r.prov == nil {
+		r.provName, r.prov = name, r.e.providers[name]
+	}
+	return r.prov
 }
 
 // run is the tick inside its transaction (a retry starts it afresh).
@@ -363,26 +373,28 @@ func (r *tickRound) next(q *Quest) error {
 	if stopped, err := r.egressStop(q, name); stopped || err != nil {
 		return err
 	}
-	prov := r.e.providers[name]
+	prov := r.provider(name)
 	if prov == nil {
 		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
 	}
-	var req agent.Request
-	built := n.Role == RoleOwner
-	if built {
-		if req, err = t.request(q, n); err != nil {
+	var req *agent.Request
+	if n.Role == RoleOwner {
+		req = new(agent.Request)
+		if *req, err = t.request(q, n); err != nil {
 			return err
 		}
 	}
-	return r.queue(q, n, name, prov, req, built, nil)
+	return r.queue(q, n, name, prov, req, nil)
 }
 
 // queue records a run of n on provider name, counts it and takes a slot,
 // and queues it for dispatch once the tick commits; req is the request
-// when built, else its run renders it from member when set (a council
-// member's), else its run builds it (runRequest).
-func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req agent.Request, built bool, member *memberPrompt) error {
-	run, err := r.t.newRun(q, n, name)
+// when the tick built it, else nil: its run renders it from member when
+// set (a council member's), else its run builds it (runRequest). The
+// request and the run are passed by pointer: most dispatches have no
+// request, and each is a few hundred bytes to copy.
+func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *agent.Request, member *memberPrompt) error {
+	run, err := r.t.planRun(q, n, name)
 	if err != nil {
 		return err
 	}
@@ -397,11 +409,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req age
 	}
 	d := &r.ds[len(r.ds)-1]
 	*d = dispatch{}
-	d.quest, d.node, d.run, d.member, d.prov = q, n, run, member, prov
-	if built {
-		d.req = new(agent.Request)
-		*d.req = req
-	}
+	d.quest, d.node, d.run, d.member, d.prov, d.req = q, n, *run, member, prov, req
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -933,8 +941,11 @@ func (e *Engine) idle() bool {
 // was of another vendor (the configuration changed since). It reports
 // whether it stopped q.
 func (r *tickRound) egressStop(q *Quest, name string) (bool, error) {
+	if len(q.Egress) == 0 {
+		return false, nil
+	}
 	v := r.e.Vendor(name)
-	if len(q.Egress) == 0 || slices.Contains(q.Egress, v) {
+	if slices.Contains(q.Egress, v) {
 		return false, nil
 	}
 	return true, r.t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",

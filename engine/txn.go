@@ -56,6 +56,10 @@ type txn struct {
 	// allocates no Run of its own.
 	dispatching *Run
 	planned     Run
+	plannedSeq  uint64 // planned's number: its id is runID(plannedSeq)
+	// runs and events are the runs bucket and the outbox, kept for
+	// newRun's sequence and emit's.
+	runs, events *bolt.Bucket
 	// quests and heads are where the tick's decoded quests and the
 	// heads of the nodes it dispatches are carved from (allocQuest,
 	// allocHead): a few allocations for a thousand dispatches instead
