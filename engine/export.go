@@ -35,7 +35,9 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 	if err := e.writable(); err != nil {
 		return err
 	}
-	return e.store.update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bExports), []byte(quest), st) })
+	// An engine write, so that the tick's quest cache learns its commit
+	// and stays current (questcache.go).
+	return e.update(func(t *txn) error { return putJSON(t.tx.Bucket(bExports), []byte(quest), st) })
 }
 
 // exportBatch returns the terminal nodes locked after cursor, in lock

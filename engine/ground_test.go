@@ -6,6 +6,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
@@ -170,5 +173,56 @@ func TestJudgeCacheRefusesUndecided(t *testing.T) {
 	}
 	if _, ok, _ := c.Get("other"); ok {
 		t.Error("a key never stored was found")
+	}
+}
+
+// A judgement is written in the group commit, with the result it was
+// asked for (the announced write that follows it), not in a commit of its
+// own; a Get before that commit finds it in memory, and after it in the
+// store.
+func TestJudgeCachePutsShareTheResultsCommit(t *testing.T) {
+	r := newGroupRig(t)
+	r.s.dataLatency = time.Hour
+	c := r.s.JudgeCache()
+	before := r.s.Commits()
+	want := map[string]judge.Result{}
+	for i := range 5 {
+		k := fmt.Sprint("claim", i)
+		want[k] = judge.Result{Effect: judge.Clear, Quote: fmt.Sprint("quote ", i), Decided: true}
+		if err := c.Put(k, want[k]); err != nil {
+			t.Fatal(err)
+		}
+		if got, ok, err := c.Get(k); err != nil || !ok || got != want[k] {
+			t.Fatalf("Get(%s) before the commit: %+v %v %v, want %+v", k, got, ok, err, want[k])
+		}
+	}
+	if got := r.s.Commits() - before; got != 0 {
+		t.Fatalf("the judgements committed %d times before the result they wait for", got)
+	}
+	r.last("result", put("result", "v"))
+	if err := r.errs["result"]; err != nil {
+		t.Fatal(err)
+	}
+	if got := r.s.Commits() - before; got != 1 {
+		t.Errorf("5 judgements and their result committed %d times, want 1", got)
+	}
+	r.s.judged.mu.Lock()
+	left := len(r.s.judged.m)
+	r.s.judged.mu.Unlock()
+	if left != 0 {
+		t.Errorf("%d judgements still held in memory after their commit", left)
+	}
+	for k, w := range want {
+		var stored judge.Result
+		err := r.s.view(func(tx *bolt.Tx) error {
+			_, err := getJSON(tx.Bucket(bJudge), []byte(k), &stored)
+			return err
+		})
+		if err != nil || stored != w {
+			t.Errorf("%s in the store: %+v, %v; want %+v", k, stored, err, w)
+		}
+		if got, ok, err := c.Get(k); err != nil || !ok || got != w {
+			t.Errorf("Get(%s) after the commit: %+v %v %v, want %+v", k, got, ok, err, w)
+		}
 	}
 }

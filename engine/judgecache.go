@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -18,8 +19,22 @@ func (s *Store) JudgeCache() judge.Cache { return judgeCache{s} }
 
 type judgeCache struct{ s *Store }
 
+// judgePending holds the judgements Put queued and whose commit has not
+// yet returned, so that a Get meanwhile finds them (a miss would cost a
+// model call): each leaves once its commit is decided, whatever it was.
+type judgePending struct {
+	mu sync.Mutex
+	m  map[string]judge.Result
+}
+
 func (c judgeCache) Get(key string) (judge.Result, bool, error) {
-	var r judge.Result
+	p := &c.s.judged
+	p.mu.Lock()
+	r, ok := p.m[key]
+	p.mu.Unlock()
+	if ok {
+		return r, true, nil
+	}
 	found := false
 	err := c.s.view(func(tx *bolt.Tx) error {
 		raw := tx.Bucket(bJudge).Get([]byte(key))
@@ -35,9 +50,38 @@ func (c judgeCache) Get(key string) (judge.Result, bool, error) {
 	return r, found, nil
 }
 
+// Put queues the judgement in the group commit (commit.go) as data and
+// returns without waiting for its commit: a judgement is asked for while
+// a run's answer is judged, just before its result is queued, so the two
+// share a commit, instead of the judgement costing a commit (two
+// fdatasyncs) of its own for every claim judged. Until that commit, Get
+// finds it in memory. A judgement whose commit fails, or that a crash
+// loses, costs a model call when the claim is judged again: the cache
+// holds nothing that must survive (judge.Judge ignores Put's error).
 func (c judgeCache) Put(key string, r judge.Result) error {
 	if !r.Decided {
 		return judge.ErrUndecided
 	}
-	return c.s.update(func(tx *bolt.Tx) error { return putJSON(tx.Bucket(bJudge), []byte(key), r) })
+	if c.s.ReadOnly() {
+		return c.s.readOnlyWrite()
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("judge cache: %w", err)
+	}
+	p := &c.s.judged
+	p.mu.Lock()
+	if p.m == nil {
+		p.m = map[string]judge.Result{}
+	}
+	p.m[key] = r
+	p.mu.Unlock()
+	c.s.batchAsync(func(tx *bolt.Tx) error { return tx.Bucket(bJudge).Put([]byte(key), raw) }, nil, func(error) {
+		p.mu.Lock()
+		if p.m[key] == r { // not replaced by a later Put of the key
+			delete(p.m, key)
+		}
+		p.mu.Unlock()
+	})
+	return nil
 }

@@ -59,12 +59,14 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 	if name == "" {
 		return nil, fmt.Errorf("outbox: empty consumer name: %w", ErrInvalid)
 	}
-	err := e.store.update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bCursors)
+	// Engine writes, as AckEvents: the tick's quest cache learns their
+	// commits and stays current (questcache.go).
+	err := e.update(func(t *txn) error {
+		c := t.tx.Bucket(bCursors)
 		if c.Get([]byte(name)) != nil {
 			return errUnchanged
 		}
-		return c.Put([]byte(name), u64(tx.Bucket(bEvents).Sequence()))
+		return c.Put([]byte(name), u64(t.tx.Bucket(bEvents).Sequence()))
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return nil, fmt.Errorf("outbox %s: %w", name, err)
@@ -76,8 +78,8 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 // longer holds events in the outbox (the daemon calls it for MQTT when MQTT
 // is turned off). Removing a consumer that does not exist does nothing.
 func (e *Engine) RemoveConsumer(name string) error {
-	err := e.store.update(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bCursors)
+	err := e.update(func(t *txn) error {
+		c := t.tx.Bucket(bCursors)
 		if c.Get([]byte(name)) == nil {
 			return errUnchanged // nothing to write: no commit
 		}

@@ -556,6 +556,35 @@ func TestAckEventsLeavesTheCacheCurrent(t *testing.T) {
 	wantTerminated(t, h, q)
 }
 
+// The other writes of the engine that save no quest, an export's cursor
+// and a durable consumer opened and removed, are engine writes too: the
+// cache learns their commits and stays current.
+func TestCursorWritesLeaveTheCacheCurrent(t *testing.T) {
+	h, _ := currentHarness(t)
+	for _, w := range []struct {
+		name  string
+		write func() error
+	}{
+		{"an export's cursor", func() error { return h.e.ExportAck("q2", 0, 1) }},
+		{"a consumer opened", func() error { _, err := h.e.OpenOutbox("mqtt"); return err }},
+		{"a consumer removed", func() error { return h.e.RemoveConsumer("mqtt") }},
+	} {
+		commits := h.e.store.Commits()
+		if err := w.write(); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		if h.e.store.Commits() == commits {
+			t.Fatalf("%s committed nothing", w.name)
+		}
+		if !cacheCurrent(t, h.e) {
+			t.Fatalf("%s left the cache not current", w.name)
+		}
+	}
+	if st, err := h.e.exportState("q2"); err != nil || st.Cursor != 1 {
+		t.Fatalf("export state %+v, %v; want cursor 1", st, err)
+	}
+}
+
 // A write whose commit reports a failure after bbolt wrote it (a sync
 // that fails) is not learned, and the record it wrote is read.
 func TestTickReadsARecordOfACommitThatFailed(t *testing.T) {

@@ -137,6 +137,9 @@ type Store struct {
 	writeFault func() error
 	// group commits the writes that arrive together (commit.go).
 	group group
+	// judged is what the judge cache queued and has not committed yet
+	// (judgecache.go).
+	judged judgePending
 	// shared is the event group the writes of the group commit's
 	// transaction share (event.go); used inside it only.
 	shared sharedGroup
