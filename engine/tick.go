@@ -429,6 +429,19 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	// earlier writes are not committed), so the quests bucket is as last
 	// committed until the transaction saves its quests at its end.
 	own := t.e.store.shared.in(t.tx) == nil
+	if own {
+		var refs []cachedRef
+		if t.scratch != nil {
+			refs = t.scratch.refs[:0]
+		}
+		refs, ok := t.e.decoded.currentSet(t.tx, t.quests, refs)
+		if t.scratch != nil {
+			t.scratch.refs = refs
+		}
+		if ok {
+			return t.cachedActive(qs, refs), nil
+		}
+	}
 	current := own && t.e.decoded.current(t.tx)
 	validate := own && !current
 	// The active index and the quests bucket are both keyed by quest id:
@@ -469,16 +482,47 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A record that is not active under the active index has no
+		// entry: the cache cannot give this set.
+		validate = validate && q.Status == QuestActive
 		qs = append(qs, q)
 	}
 	if validate {
-		t.e.decoded.validated(t.tx)
+		t.e.decoded.validated(t.tx, qs)
 	}
+	return t.sortActive(qs), nil
+}
+
+// cachedActive is activeQuests from the questCache's active set (refs,
+// currentSet): each quest a copy of its entry, or the transaction's own
+// when it read the quest already; neither a record nor the active index
+// is read.
+func (t *txn) cachedActive(qs []*Quest, refs []cachedRef) []*Quest {
+	t.walk = &runningWalk{c: t.tx.Bucket(bRunning).Cursor()}
+	defer func() { t.walk = nil }()
+	for _, r := range refs {
+		if q, ok := t.quests[r.id]; ok {
+			qs = append(qs, q)
+			continue
+		}
+		q := t.allocQuest()
+		tickCopyInto(q, r.q, t.slabs.mapsOf(q))
+		t.fromCache = true
+		qs = append(qs, t.adoptQuest(r.id, q))
+	}
+	clear(refs) // holds no quest past the tick
+	return t.sortActive(qs)
+}
+
+// sortActive orders qs, the active quests in the active index's order,
+// as the tick serves them (sortByDispatch), and keeps them for the next
+// tick.
+func (t *txn) sortActive(qs []*Quest) []*Quest {
 	t.activeRank = sortByDispatch(qs, t.scratch)
 	if t.scratch != nil {
 		t.scratch.quests = qs
 	}
-	return qs, nil
+	return qs
 }
 
 // sortByDispatch orders qs by DispatchSeq, then by creation ("q9"
@@ -925,9 +969,15 @@ func (r replayProvider) Run(ctx context.Context, _ agent.Request) (agent.Reply, 
 func (e *Engine) idle() bool {
 	idle := false
 	_ = e.store.view(func(tx *bolt.Tx) error {
-		noActive, _ := tx.Bucket(bActive).Cursor().First()
+		// The quest cache knows, while current, whether any quest is
+		// active without the active index's pages.
+		none, known := e.decoded.noneActive(tx)
+		if !known {
+			first, _ := tx.Bucket(bActive).Cursor().First()
+			none = first == nil
+		}
 		noConsent, _ := tx.Bucket(bConsent).Cursor().First()
-		idle = noActive == nil && (noConsent == nil || e.opt.ConsentExpiry <= 0)
+		idle = none && (noConsent == nil || e.opt.ConsentExpiry <= 0)
 		return nil
 	})
 	return idle
