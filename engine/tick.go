@@ -116,6 +116,9 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		}
 		return TickReport{}, err
 	}
+	if r.pruneLater {
+		e.pruneDue.Store(r.pruneAt)
+	}
 	// Committed: the set of slabs is the dispatches' now, each run's
 	// until it ends (tickslabs.go).
 	e.holdSlabs(r.slabs, len(r.ds))
@@ -142,6 +145,10 @@ type tickRound struct {
 	// from (tickslabs.go): the attempt's own, never handed on when it
 	// fails.
 	slabs *tickSlabs
+	// pruneLater: the tick left its retention prune to the group
+	// commit of its runs' results (pruneLater); pruneAt is its commit.
+	pruneLater bool
+	pruneAt    uint64
 }
 
 // run is the tick inside its transaction (a retry starts it afresh).
@@ -195,7 +202,13 @@ func (r *tickRound) run() error {
 	if err := t.flushRunning(); err != nil {
 		return err
 	}
-	pruned, err := t.pruneEvents(e.opt.EventRetention)
+	var pruned int
+	if r.pruneLater = len(r.ds) > 0; r.pruneLater {
+		pruned, err = t.trimOutbox(e.opt.OutboxMax)
+		r.pruneAt = uint64(t.tx.ID())
+	} else {
+		pruned, err = t.pruneEvents(e.opt.EventRetention)
+	}
 	if err != nil {
 		return err
 	}
