@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -421,13 +422,7 @@ func TestTickLeavesTheRetentionPruneToItsResults(t *testing.T) {
 		return evs[0].Seq
 	}
 	first := oldest()
-	release := p.arm()
-	released := false
-	t.Cleanup(func() {
-		if !released {
-			close(release) // a failure before the run was let go
-		}
-	})
+	let := holdRuns(t, p)
 	rep, err := h.e.Tick(context.Background())
 	if err != nil || len(rep.Dispatched) != 1 {
 		t.Fatalf("tick: %v, dispatched %v", err, rep.Dispatched)
@@ -436,8 +431,7 @@ func TestTickLeavesTheRetentionPruneToItsResults(t *testing.T) {
 		t.Fatalf("the tick that started a run pruned the outbox to %d (from %d)", got, first)
 	}
 	commits := h.store.Commits()
-	close(release)
-	released = true
+	let()
 	h.e.Wait()
 	if n := h.store.Commits() - commits; n != 1 {
 		t.Fatalf("the result and the prune took %d commits, want the result's one", n)
@@ -495,13 +489,7 @@ func TestFailedPruneAfterATickLosesNoResult(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	release := p.arm()
-	released := false
-	t.Cleanup(func() {
-		if !released {
-			close(release)
-		}
-	})
+	let := holdRuns(t, p)
 	rep, err := h.e.Tick(context.Background())
 	if err != nil || len(rep.Dispatched) != 1 {
 		t.Fatalf("tick: %v, dispatched %v", err, rep.Dispatched)
@@ -509,8 +497,7 @@ func TestFailedPruneAfterATickLosesNoResult(t *testing.T) {
 	breakOrMend(true)
 	t.Cleanup(func() { breakOrMend(false) })
 	commits := h.store.Commits()
-	close(release)
-	released = true
+	let()
 	h.e.Wait()
 	if n := h.store.Commits() - commits; n != 1 {
 		t.Fatalf("the result took %d commits, want its own one", n)
@@ -524,4 +511,14 @@ func TestFailedPruneAfterATickLosesNoResult(t *testing.T) {
 	if n := h.node(rep.Dispatched[0]); n.Status != Deferred || h.questNow(q.ID).Running != "" {
 		t.Fatalf("node %s is %s after its run found the network down, want deferred", n.ID, n.Status)
 	}
+}
+
+// holdRuns holds the runs p is asked for until let is called (or the
+// test ends, so that a failure before it leaves no run waiting).
+func holdRuns(t *testing.T, p *held) (let func()) {
+	release := p.arm()
+	var once sync.Once
+	let = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let)
+	return let
 }

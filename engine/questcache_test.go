@@ -799,18 +799,7 @@ func TestActiveQuestsOfATransactionThatChangedTheSet(t *testing.T) {
 // left the active index by a commit the cache did not learn goes.
 func TestValidatingTickDropsQuestsNotActive(t *testing.T) {
 	h, q := currentHarness(t)
-	qq := h.questNow(q.ID)
-	qq.Status = QuestStopped
-	qq.Rev++
-	err := h.e.store.update(func(tx *bolt.Tx) error {
-		if err := putQuest(tx.Bucket(bQuests), qq); err != nil {
-			return err
-		}
-		return tx.Bucket(bActive).Delete([]byte(q.ID))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stopOutsideTheEngine(t, h, q.ID)
 	for round := range 2 {
 		if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
 			t.Fatalf("round %d: active quests %q, want [q2]", round, got)
@@ -827,14 +816,7 @@ func TestValidatingTickDropsQuestsNotActive(t *testing.T) {
 // the quest back into the set.
 func TestOlderNewsDoesNotBringBackAQuestThatStopped(t *testing.T) {
 	h, q := currentHarness(t)
-	first := &engineWrite{e: h.e, fn: func(t *txn) error {
-		qq, err := t.quest(q.ID)
-		if err != nil {
-			return err
-		}
-		qq.Counters.Tokens++
-		return nil
-	}}
+	first := &engineWrite{e: h.e, fn: spendToken(q.ID)}
 	second := &engineWrite{e: h.e, fn: func(t *txn) error {
 		qq, err := t.quest(q.ID)
 		if err != nil {
@@ -869,29 +851,11 @@ func TestOlderNewsDoesNotBringBackAQuestThatStopped(t *testing.T) {
 // quest back.
 func TestNewsOlderThanTheValidatingTickIsIgnored(t *testing.T) {
 	h, q := currentHarness(t)
-	late := &engineWrite{e: h.e, fn: func(t *txn) error {
-		qq, err := t.quest(q.ID)
-		if err != nil {
-			return err
-		}
-		qq.Counters.Tokens++
-		return nil
-	}}
+	late := &engineWrite{e: h.e, fn: spendToken(q.ID)}
 	if err := h.e.store.db.Update(late.run); err != nil {
 		t.Fatal(err)
 	}
-	qq := h.questNow(q.ID)
-	qq.Status = QuestStopped
-	qq.Rev++
-	err := h.e.store.update(func(tx *bolt.Tx) error {
-		if err := putQuest(tx.Bucket(bQuests), qq); err != nil {
-			return err
-		}
-		return tx.Bucket(bActive).Delete([]byte(q.ID))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	stopOutsideTheEngine(t, h, q.ID)
 	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
 		t.Fatalf("active quests %q, want [q2]", got)
 	}
@@ -904,5 +868,37 @@ func TestNewsOlderThanTheValidatingTickIsIgnored(t *testing.T) {
 	checkQuestCache(t, h.e)
 	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
 		t.Fatalf("active quests %q after the late news, want [q2]", got)
+	}
+}
+
+// stopOutsideTheEngine stores quest id stopped and out of the active
+// index in a transaction of the store's own: a commit the questCache does
+// not learn.
+func stopOutsideTheEngine(t *testing.T, h *harness, id string) {
+	t.Helper()
+	qq := h.questNow(id)
+	qq.Status = QuestStopped
+	qq.Rev++
+	err := h.e.store.update(func(tx *bolt.Tx) error {
+		if err := putQuest(tx.Bucket(bQuests), qq); err != nil {
+			return err
+		}
+		return tx.Bucket(bActive).Delete([]byte(id))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spendToken is a write that counts a token on quest id: it saves the
+// quest, active.
+func spendToken(id string) func(t *txn) error {
+	return func(t *txn) error {
+		q, err := t.quest(id)
+		if err != nil {
+			return err
+		}
+		q.Counters.Tokens++
+		return nil
 	}
 }
