@@ -151,6 +151,9 @@ type Engine struct {
 	// unpublished is the highest event seq committed by writes queued as
 	// data and not yet published (publishQueued); 0: none.
 	unpublished atomic.Uint64
+	// pruneDue is the commit of the tick whose retention prune waits for
+	// the next write of the group commit (pruneLater); 0: none.
+	pruneDue atomic.Uint64
 
 	runCtx    context.Context
 	cancelRun context.CancelFunc

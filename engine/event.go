@@ -149,6 +149,9 @@ type sharedGroup struct {
 	group                 []byte
 	grouped               int
 	groupFirst, groupLast uint64
+	// pruned: a write of the transaction ran the retention prune a
+	// tick left to it (pruneLater).
+	pruned bool
 }
 
 // sharedGroupBytes is the size past which a shared group is written

@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
@@ -398,4 +400,125 @@ func BenchmarkPruneRetention(b *testing.B) {
 		}
 		b.StartTimer()
 	}
+}
+
+// A tick that starts runs leaves its retention prune to the group commit
+// of their results, which comes anyway: the tick deletes no record at the
+// outbox's old end, the prune adds no commit, and once the results are
+// in, the outbox keeps its retention as before.
+func TestTickLeavesTheRetentionPruneToItsResults(t *testing.T) {
+	p := &held{}
+	h := newHarness(t, Options{EventRetention: 100, Providers: map[string]Provider{"p": p}})
+	h.quest(func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
+	for range 30 { // 30 writes of 10: retention prunes a write's events whole
+		emitN(t, h.e, KindNode, 10)
+	}
+	oldest := func() uint64 {
+		t.Helper()
+		evs, err := h.e.Events(0, 1)
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("events: %v, %v", evs, err)
+		}
+		return evs[0].Seq
+	}
+	first := oldest()
+	let := holdRuns(t, p)
+	rep, err := h.e.Tick(context.Background())
+	if err != nil || len(rep.Dispatched) != 1 {
+		t.Fatalf("tick: %v, dispatched %v", err, rep.Dispatched)
+	}
+	if got := oldest(); got != first {
+		t.Fatalf("the tick that started a run pruned the outbox to %d (from %d)", got, first)
+	}
+	commits := h.store.Commits()
+	let()
+	h.e.Wait()
+	if n := h.store.Commits() - commits; n != 1 {
+		t.Fatalf("the result and the prune took %d commits, want the result's one", n)
+	}
+	last := h.e.LastSeq()
+	if got := oldest(); got <= last-110 || got > last-100+1 {
+		t.Fatalf("after the result the outbox starts at %d of %d, want the retention (100) and at most the rest of a write's (10)", got, last)
+	}
+	if due := h.e.pruneDue.Load(); due != 0 {
+		t.Fatalf("the prune the tick left is still due (%d) after its result's commit", due)
+	}
+}
+
+// A retention prune that fails in the commit of a tick's results (an
+// outbox record that does not decode) fails that write's transaction
+// only: the result is written alone, without the prune, and the prune is
+// no longer due.
+func TestFailedPruneAfterATickLosesNoResult(t *testing.T) {
+	p := &held{}
+	h := newHarness(t, Options{EventRetention: 100, Providers: map[string]Provider{"p": p}})
+	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = "p", ModeSolo })
+	for range 30 {
+		emitN(t, h.e, KindNode, 10)
+	}
+	kept := map[string][]byte{}
+	// Every record of the outbox but the newest stops decoding, as
+	// damage would, and is put back before the harness verifies.
+	breakOrMend := func(broken bool) {
+		t.Helper()
+		err := h.store.update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bEvents)
+			last, _ := b.Cursor().Last()
+			var keys [][]byte
+			_ = b.ForEach(func(k, v []byte) error {
+				if _, ok := kept[string(k)]; ok || broken && !slices.Equal(k, last) {
+					keys = append(keys, slices.Clone(k))
+					if broken {
+						kept[string(k)] = slices.Clone(v)
+					}
+				}
+				return nil
+			})
+			for _, k := range keys {
+				v := []byte{groupForm, 0xff}
+				if !broken {
+					v = kept[string(k)]
+				}
+				if err := b.Put(k, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	let := holdRuns(t, p)
+	rep, err := h.e.Tick(context.Background())
+	if err != nil || len(rep.Dispatched) != 1 {
+		t.Fatalf("tick: %v, dispatched %v", err, rep.Dispatched)
+	}
+	breakOrMend(true)
+	t.Cleanup(func() { breakOrMend(false) })
+	commits := h.store.Commits()
+	let()
+	h.e.Wait()
+	if n := h.store.Commits() - commits; n != 1 {
+		t.Fatalf("the result took %d commits, want its own one", n)
+	}
+	if due := h.e.pruneDue.Load(); due != 0 {
+		t.Fatalf("the prune that failed is still due (%d)", due)
+	}
+	if n, err := h.e.Unrecorded(); n != 0 {
+		t.Fatalf("%d results unrecorded: %v", n, err)
+	}
+	if n := h.node(rep.Dispatched[0]); n.Status != Deferred || h.questNow(q.ID).Running != "" {
+		t.Fatalf("node %s is %s after its run found the network down, want deferred", n.ID, n.Status)
+	}
+}
+
+// holdRuns holds the runs p is asked for until let is called (or the
+// test ends, so that a failure before it leaves no run waiting).
+func holdRuns(t *testing.T, p *held) (let func()) {
+	release := p.arm()
+	var once sync.Once
+	let = func() { once.Do(func() { close(release) }) }
+	t.Cleanup(let)
+	return let
 }

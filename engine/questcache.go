@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"sync"
 	"time"
 
@@ -57,16 +58,74 @@ import (
 // takes none), so any commit it did not learn — a write of another kind,
 // one whose commit failed after bbolt wrote it, one whose news has not
 // arrived yet (out) — leaves a gap, and the tick reads the records again.
+//
+// The active set: while current, the cache also holds an entry for no
+// other quest, so its entries are the active index's quests (ids, in the
+// index's order) and a tick reads neither the records nor the index
+// (currentSet), nor does the idle check (noneActive). A validating tick
+// makes the entries exactly the quests it walked; a learned write whose
+// quest is no longer active removes its entry (and remembers, in gone,
+// the revision that removed it, so that an older write's news arriving
+// after it does not bring the entry back); news of a commit the
+// validating tick read past (seen) is old and ignored.
 type questCache struct {
 	mu sync.Mutex // guards the fields below
 	m  map[string]cachedQuest
+	// ids are m's keys in byte order (the active index's).
+	ids []string
+	// gone is the revision of each quest whose entry a write that left
+	// it not active removed, while news of other writes may still come
+	// (out > 0).
+	gone map[string]uint64
 	// db and at are the store and the commit as of which every active
-	// quest's entry is its record (nil: not known).
-	db *bolt.DB
-	at uint64
+	// quest's entry is its record (nil: not known); seen is the commit
+	// the last validating tick read the store as of.
+	db       *bolt.DB
+	at, seen uint64
 	// out counts the engine's writes that ran in a transaction and have
 	// not yet told the cache how it ended (wrote, learnAt, settle).
 	out int
+}
+
+// cachedRef is a cached quest of the active set (currentSet).
+type cachedRef struct {
+	id string
+	q  *Quest
+}
+
+// set makes e quest id's entry, under c.mu.
+func (c *questCache) set(id string, e cachedQuest) {
+	if c.m == nil {
+		c.m = map[string]cachedQuest{}
+	}
+	if _, ok := c.m[id]; !ok {
+		i, _ := slices.BinarySearch(c.ids, id)
+		c.ids = slices.Insert(c.ids, i, id)
+	}
+	c.m[id] = e
+}
+
+// drop removes quest id's entry, under c.mu.
+func (c *questCache) drop(id string) {
+	if _, ok := c.m[id]; !ok {
+		return
+	}
+	delete(c.m, id)
+	if i, ok := slices.BinarySearch(c.ids, id); ok {
+		c.ids = slices.Delete(c.ids, i, i+1)
+	}
+}
+
+// forget removes quest id's entry for a record of revision rev that is
+// not active, under c.mu.
+func (c *questCache) forget(id string, rev uint64) {
+	c.drop(id)
+	if c.out > 0 {
+		if c.gone == nil {
+			c.gone = map[string]uint64{}
+		}
+		c.gone[id] = max(c.gone[id], rev)
+	}
 }
 
 // cachedQuest is a quest's record as committed and its decoded form,
@@ -111,17 +170,14 @@ func (c *questCache) getCurrent(id string, q *Quest, m *questMaps) bool {
 func (c *questCache) put(id string, raw []byte, q *Quest) {
 	if q.Status != QuestActive {
 		c.mu.Lock()
-		delete(c.m, id)
+		c.forget(id, q.Rev)
 		c.mu.Unlock()
 		return
 	}
 	kept := cachedCopy(q)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]cachedQuest{}
-	}
-	c.m[id] = cachedQuest{raw: raw, q: kept}
+	c.set(id, cachedQuest{raw: raw, q: kept})
 }
 
 // current reports whether the cache is current for tx, a write
@@ -133,13 +189,60 @@ func (c *questCache) current(tx *bolt.Tx) bool {
 	return c.out == 0 && c.db == tx.DB() && c.at+1 == uint64(tx.ID())
 }
 
-// validated records that every active quest's entry was checked against
-// its record (or replaced by it) in tx, a write transaction that has
-// written no quest yet: the cache is current as of the commit before it.
-func (c *questCache) validated(tx *bolt.Tx) {
+// currentSet appends to into the active quests, in the active index's
+// order, and reports whether it could: the cache must be current for tx
+// (current), and the quests tx read already (touched) be in the set
+// exactly when they are active, so that the set is tx's active index.
+func (c *questCache) currentSet(tx *bolt.Tx, touched map[string]*Quest, into []cachedRef) ([]cachedRef, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.out != 0 || c.db != tx.DB() || c.at+1 != uint64(tx.ID()) {
+		return into, false
+	}
+	for id, q := range touched {
+		if _, ok := c.m[id]; ok != (q.Status == QuestActive) {
+			return into, false
+		}
+	}
+	for _, id := range c.ids {
+		into = append(into, cachedRef{id: id, q: c.m[id].q})
+	}
+	return into, true
+}
+
+// noneActive reports, for tx, a read transaction, whether the cache
+// knows the active set as of tx's commit (known), and whether it is
+// empty.
+func (c *questCache) noneActive(tx *bolt.Tx) (none, known bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.out != 0 || c.db != tx.DB() || c.at != uint64(tx.ID()) {
+		return false, false
+	}
+	return len(c.ids) == 0, true
+}
+
+// validated records that every quest of the active index, walked in its
+// order (qs), was checked against its record (or replaced by it) in tx,
+// a write transaction that has written no quest yet, and is active: the
+// cache is current as of the commit before it, and holds those quests
+// only.
+func (c *questCache) validated(tx *bolt.Tx, qs []*Quest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids = c.ids[:0]
+	for _, q := range qs {
+		c.ids = append(c.ids, q.ID)
+	}
+	if len(c.m) != len(c.ids) {
+		keep := make(map[string]cachedQuest, len(c.ids))
+		for _, id := range c.ids {
+			keep[id] = c.m[id]
+		}
+		c.m = keep
+	}
 	c.db, c.at = tx.DB(), uint64(tx.ID())-1
+	c.seen = c.at
 }
 
 // wrote counts an engine write that ran in a transaction; learnAt or
@@ -153,8 +256,17 @@ func (c *questCache) wrote() {
 // settle is what a write counted by wrote that did not commit tells.
 func (c *questCache) settle() {
 	c.mu.Lock()
-	c.out--
+	c.told()
 	c.mu.Unlock()
+}
+
+// told counts a write's news in, under c.mu: once none is out, no news
+// older than a removal can come.
+func (c *questCache) told() {
+	c.out--
+	if c.out == 0 {
+		clear(c.gone)
+	}
 }
 
 // trim drops the quests that are no longer active, once the cache holds
@@ -171,7 +283,7 @@ func (c *questCache) trim(active []*Quest) {
 	}
 	for id := range c.m {
 		if !keep[id] {
-			delete(c.m, id)
+			c.drop(id)
 		}
 	}
 }
@@ -186,8 +298,9 @@ type questUpdate struct {
 
 // learnAt hands the saved quests of a write counted by wrote, which
 // committed as commit id of store db, to the cache: those still active,
-// which the next tick reads. The cache stays current when it was as of
-// the commit before (or id: a commit of several writes).
+// which the next tick reads, and those no longer active, whose entries
+// go. The cache stays current when it was as of the commit before (or
+// id: a commit of several writes).
 func (c *questCache) learnAt(us []questUpdate, db *bolt.DB, id uint64) {
 	kept := make([]*Quest, len(us))
 	raws := make([][]byte, len(us))
@@ -198,17 +311,25 @@ func (c *questCache) learnAt(us []questUpdate, db *bolt.DB, id uint64) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]cachedQuest{}
-	}
+	// A commit the last validating tick read past is in its entries
+	// already; its news is old.
+	old := c.db == db && id <= c.seen
 	for i, u := range us {
 		// A write learned late (its commit's news came after a tick
-		// read the record of a later one) leaves the newer entry.
-		if e, ok := c.m[u.q.ID]; kept[i] != nil && (!ok || e.q.Rev <= u.q.Rev) {
-			c.m[u.q.ID] = cachedQuest{raw: raws[i], q: kept[i]}
+		// read the record of a later one, or after a later write left
+		// the quest not active) leaves the newer word.
+		e, ok := c.m[u.q.ID]
+		g, isGone := c.gone[u.q.ID]
+		if old || ok && e.q.Rev > u.q.Rev || !ok && isGone && g >= u.q.Rev {
+			continue
 		}
+		if kept[i] == nil {
+			c.forget(u.q.ID, u.q.Rev)
+			continue
+		}
+		c.set(u.q.ID, cachedQuest{raw: raws[i], q: kept[i]})
 	}
-	c.out--
+	c.told()
 	if c.db == db && c.at+1 == id {
 		c.at = id
 	}

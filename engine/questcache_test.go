@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -99,6 +100,12 @@ func checkCurrent(t *testing.T, e *Engine) {
 		if ok && !bytes.Equal(c.raw, storedQuest(t, e, id)) {
 			t.Fatalf("quest %s: the cache says it is current but holds another record", id)
 		}
+	}
+	e.decoded.mu.Lock()
+	ids, n := slices.Clone(e.decoded.ids), len(e.decoded.m)
+	e.decoded.mu.Unlock()
+	if !slices.Equal(ids, active) || n != len(active) {
+		t.Fatalf("the cache says it is current, but its active set is %q (%d entries), the active index %q", ids, n, active)
 	}
 }
 
@@ -686,8 +693,10 @@ func TestQuestCacheIsCurrentForItsStoreOnly(t *testing.T) {
 
 // An active quest whose record says it is not active (a store whose
 // active index is not in step with it) loses its cached entry when a
-// tick reads the record: the tick after it, the cache current again,
-// reads the record rather than the entry of the quest as it was.
+// tick reads the record, and the cache, whose entries are then not the
+// active index's quests, is not made current by that read: the tick
+// after it reads the record again rather than the entry of the quest as
+// it was, or a set without it.
 func TestTickForgetsAnEntryWhoseRecordIsNotActive(t *testing.T) {
 	h, q := currentHarness(t)
 	qq := h.questNow(q.ID)
@@ -716,8 +725,209 @@ func TestTickForgetsAnEntryWhoseRecordIsNotActive(t *testing.T) {
 		if status != QuestStopped {
 			t.Fatalf("round %d: the transaction read quest %s as %s, its record says %s", round, q.ID, status, QuestStopped)
 		}
-		if round == 0 && !cacheCurrent(t, h.e) {
-			t.Fatal("the read of every active quest did not make the cache current")
+		if cacheCurrent(t, h.e) {
+			t.Fatalf("round %d: the cache says it is current, but it cannot hold quest %s as the active index does", round, q.ID)
 		}
+	}
+}
+
+// activeIDs is what activeQuests returns in a transaction of e's own
+// (rolled back), after before ran in it, in the active index's order.
+func activeIDs(t *testing.T, e *Engine, before func(t *txn) error) []string {
+	t.Helper()
+	var ids []string
+	err := e.update(func(t *txn) error {
+		if before != nil {
+			if err := before(t); err != nil {
+				return err
+			}
+		}
+		qs, err := t.activeQuests()
+		if err != nil {
+			return err
+		}
+		for _, q := range qs {
+			ids = append(ids, q.ID)
+		}
+		slices.Sort(ids)
+		return errors.New("rolled back")
+	})
+	if err == nil || err.Error() != "rolled back" {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// While current the cache gives the active set (the index is not read):
+// a quest that a learned write leaves not active leaves the set, and once
+// none is active the idle check says so.
+func TestQuestThatStopsLeavesTheCurrentSet(t *testing.T) {
+	h, q := currentHarness(t)
+	if _, err := h.e.StopQuest(q.ID, SourceCLI); err != nil {
+		t.Fatal(err)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("a learned stop left the cache not current")
+	}
+	checkQuestCache(t, h.e)
+	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
+		t.Fatalf("active quests %q after %s stopped, want [q2]", got, q.ID)
+	}
+	if h.e.idle() {
+		t.Fatal("idle with q2 active")
+	}
+	if _, err := h.e.StopQuest("q2", SourceCLI); err != nil {
+		t.Fatal(err)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("a learned stop left the cache not current")
+	}
+	if !h.e.idle() {
+		t.Fatal("not idle once every quest stopped")
+	}
+	if _, err := h.e.ResumeQuest(q.ID, SourceCLI); err != nil {
+		t.Fatal(err)
+	}
+	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{q.ID}) {
+		t.Fatalf("active quests %q after %s resumed, want [%s]", got, q.ID, q.ID)
+	}
+	checkQuestCache(t, h.e)
+}
+
+// A transaction that changed the active set before it reads the active
+// quests (a quest stopped, one created: expireConsents' kind of turn)
+// reads its own active index, not the cache's set as of the last commit.
+func TestActiveQuestsOfATransactionThatChangedTheSet(t *testing.T) {
+	h, q := currentHarness(t)
+	stop := func(t *txn) error {
+		qq, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		return t.setQuestStatus(qq, QuestStopped, "test")
+	}
+	if got := activeIDs(t, h.e, stop); !slices.Equal(got, []string{"q2"}) {
+		t.Fatalf("active quests %q after %s stopped in the transaction, want [q2]", got, q.ID)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("a rolled-back transaction left the cache not current")
+	}
+	create := func(t *txn) error {
+		s := h.e.NewQuestSpec("new", "new")
+		s.Provider, s.Mode = ProviderExternal, ModeSolo
+		_, err := t.newQuest(s)
+		return err
+	}
+	if got := activeIDs(t, h.e, create); !slices.Equal(got, []string{q.ID, "q2", "q3"}) {
+		t.Fatalf("active quests %q with q3 created in the transaction, want [%s q2 q3]", got, q.ID)
+	}
+}
+
+// A tick that reads every active quest (the cache not current) makes
+// the cache's entries exactly those quests: an entry of a quest that
+// left the active index by a commit the cache did not learn goes.
+func TestValidatingTickDropsQuestsNotActive(t *testing.T) {
+	h, q := currentHarness(t)
+	stopOutsideTheEngine(t, h, q.ID)
+	for round := range 2 {
+		if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
+			t.Fatalf("round %d: active quests %q, want [q2]", round, got)
+		}
+		if !cacheCurrent(t, h.e) {
+			t.Fatalf("round %d: the read of every active quest did not make the cache current", round)
+		}
+	}
+	checkQuestCache(t, h.e)
+}
+
+// Two writes of one commit (a group commit's) save the same quest, the
+// second stopping it, and the first's news comes last: it does not bring
+// the quest back into the set.
+func TestOlderNewsDoesNotBringBackAQuestThatStopped(t *testing.T) {
+	h, q := currentHarness(t)
+	first := &engineWrite{e: h.e, fn: spendToken(q.ID)}
+	second := &engineWrite{e: h.e, fn: func(t *txn) error {
+		qq, err := t.quest(q.ID)
+		if err != nil {
+			return err
+		}
+		return t.setQuestStatus(qq, QuestStopped, "test")
+	}}
+	err := h.e.store.db.Update(func(tx *bolt.Tx) error {
+		return errors.Join(first.run(tx), second.run(tx))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := second.committed(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.committed(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("a commit of two learned writes left the cache not current")
+	}
+	checkQuestCache(t, h.e)
+	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
+		t.Fatalf("active quests %q, want [q2]", got)
+	}
+}
+
+// News of a commit that a validating tick read past is old: a write
+// whose news comes after such a tick, and whose quest left the active
+// index since (by a commit the cache did not learn), does not bring the
+// quest back.
+func TestNewsOlderThanTheValidatingTickIsIgnored(t *testing.T) {
+	h, q := currentHarness(t)
+	late := &engineWrite{e: h.e, fn: spendToken(q.ID)}
+	if err := h.e.store.db.Update(late.run); err != nil {
+		t.Fatal(err)
+	}
+	stopOutsideTheEngine(t, h, q.ID)
+	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
+		t.Fatalf("active quests %q, want [q2]", got)
+	}
+	if err := late.committed(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !cacheCurrent(t, h.e) {
+		t.Fatal("the validating read and the late news left the cache not current")
+	}
+	checkQuestCache(t, h.e)
+	if got := activeIDs(t, h.e, nil); !slices.Equal(got, []string{"q2"}) {
+		t.Fatalf("active quests %q after the late news, want [q2]", got)
+	}
+}
+
+// stopOutsideTheEngine stores quest id stopped and out of the active
+// index in a transaction of the store's own: a commit the questCache does
+// not learn.
+func stopOutsideTheEngine(t *testing.T, h *harness, id string) {
+	t.Helper()
+	qq := h.questNow(id)
+	qq.Status = QuestStopped
+	qq.Rev++
+	err := h.e.store.update(func(tx *bolt.Tx) error {
+		if err := putQuest(tx.Bucket(bQuests), qq); err != nil {
+			return err
+		}
+		return tx.Bucket(bActive).Delete([]byte(id))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// spendToken is a write that counts a token on quest id: it saves the
+// quest, active.
+func spendToken(id string) func(t *txn) error {
+	return func(t *txn) error {
+		q, err := t.quest(id)
+		if err != nil {
+			return err
+		}
+		q.Counters.Tokens++
+		return nil
 	}
 }

@@ -116,6 +116,9 @@ func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 		}
 		return TickReport{}, err
 	}
+	if r.pruneLater {
+		e.pruneDue.Store(r.pruneAt)
+	}
 	// Committed: the set of slabs is the dispatches' now, each run's
 	// until it ends (tickslabs.go).
 	e.holdSlabs(r.slabs, len(r.ds))
@@ -144,6 +147,10 @@ type tickRound struct {
 	// of a tick's dispatches share one.
 	provName string
 	prov     Provider
+	// pruneLater: the tick left its retention prune to the group
+	// commit of its runs' results (pruneLater); pruneAt is its commit.
+	pruneLater bool
+	pruneAt    uint64
 }
 
 // provider is the engine's provider called name, nil when none is.
@@ -205,7 +212,13 @@ func (r *tickRound) run() error {
 	if err := t.flushRunning(); err != nil {
 		return err
 	}
-	pruned, err := t.pruneEvents(e.opt.EventRetention)
+	var pruned int
+	if r.pruneLater = len(r.ds) > 0; r.pruneLater {
+		pruned, err = t.trimOutbox(e.opt.OutboxMax)
+		r.pruneAt = uint64(t.tx.ID())
+	} else {
+		pruned, err = t.pruneEvents(e.opt.EventRetention)
+	}
 	if err != nil {
 		return err
 	}
@@ -437,6 +450,19 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	// earlier writes are not committed), so the quests bucket is as last
 	// committed until the transaction saves its quests at its end.
 	own := t.e.store.shared.in(t.tx) == nil
+	if own {
+		var refs []cachedRef
+		if t.scratch != nil {
+			refs = t.scratch.refs[:0]
+		}
+		refs, ok := t.e.decoded.currentSet(t.tx, t.quests, refs)
+		if t.scratch != nil {
+			t.scratch.refs = refs
+		}
+		if ok {
+			return t.cachedActive(qs, refs), nil
+		}
+	}
 	current := own && t.e.decoded.current(t.tx)
 	validate := own && !current
 	// The active index and the quests bucket are both keyed by quest id:
@@ -477,16 +503,47 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		if err != nil {
 			return nil, err
 		}
+		// A record that is not active under the active index has no
+		// entry: the cache cannot give this set.
+		validate = validate && q.Status == QuestActive
 		qs = append(qs, q)
 	}
 	if validate {
-		t.e.decoded.validated(t.tx)
+		t.e.decoded.validated(t.tx, qs)
 	}
+	return t.sortActive(qs), nil
+}
+
+// cachedActive is activeQuests from the questCache's active set (refs,
+// currentSet): each quest a copy of its entry, or the transaction's own
+// when it read the quest already; neither a record nor the active index
+// is read.
+func (t *txn) cachedActive(qs []*Quest, refs []cachedRef) []*Quest {
+	t.walk = &runningWalk{c: t.tx.Bucket(bRunning).Cursor()}
+	defer func() { t.walk = nil }()
+	for _, r := range refs {
+		if q, ok := t.quests[r.id]; ok {
+			qs = append(qs, q)
+			continue
+		}
+		q := t.allocQuest()
+		tickCopyInto(q, r.q, t.slabs.mapsOf(q))
+		t.fromCache = true
+		qs = append(qs, t.adoptQuest(r.id, q))
+	}
+	clear(refs) // holds no quest past the tick
+	return t.sortActive(qs)
+}
+
+// sortActive orders qs, the active quests in the active index's order,
+// as the tick serves them (sortByDispatch), and keeps them for the next
+// tick.
+func (t *txn) sortActive(qs []*Quest) []*Quest {
 	t.activeRank = sortByDispatch(qs, t.scratch)
 	if t.scratch != nil {
 		t.scratch.quests = qs
 	}
-	return qs, nil
+	return qs
 }
 
 // sortByDispatch orders qs by DispatchSeq, then by creation ("q9"
@@ -928,9 +985,15 @@ func (r replayProvider) Run(ctx context.Context, _ agent.Request) (agent.Reply, 
 func (e *Engine) idle() bool {
 	idle := false
 	_ = e.store.view(func(tx *bolt.Tx) error {
-		noActive, _ := tx.Bucket(bActive).Cursor().First()
+		// The quest cache knows, while current, whether any quest is
+		// active without the active index's pages.
+		none, known := e.decoded.noneActive(tx)
+		if !known {
+			first, _ := tx.Bucket(bActive).Cursor().First()
+			none = first == nil
+		}
 		noConsent, _ := tx.Bucket(bConsent).Cursor().First()
-		idle = noActive == nil && (noConsent == nil || e.opt.ConsentExpiry <= 0)
+		idle = none && (noConsent == nil || e.opt.ConsentExpiry <= 0)
 		return nil
 	})
 	return idle

@@ -195,6 +195,7 @@ func (e *Engine) freeSlabs(s *tickSlabs) {
 type tickScratch struct {
 	block, groups []byte
 	quests        []*Quest
+	refs          []cachedRef
 	keys          []dispatchKey
 	rank          []int32
 	byID          map[string]*Quest

@@ -320,6 +320,9 @@ type engineWrite struct {
 	last    uint64
 	updates []viewUpdate
 	saved   []questUpdate
+	// pruned is the tick commit whose retention prune the write's
+	// transaction ran (pruneLater); 0: none.
+	pruned uint64
 	// counted: a run got to its end, and the questCache counts the write
 	// until committed tells it how it ended (questCache.wrote); db and id
 	// are the store and the transaction id of the latest such run.
@@ -332,7 +335,7 @@ type engineWrite struct {
 // (group commit), each run starting afresh.
 func (w *engineWrite) run(tx *bolt.Tx) error {
 	e := w.e
-	w.last, w.updates, w.saved = 0, nil, nil
+	w.last, w.updates, w.saved, w.pruned = 0, nil, nil, 0
 	now := e.clock.Now()
 	// In a group commit, the write's events join the batch's group and
 	// its time is the batch's (sharedGroup).
@@ -351,6 +354,9 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 		t.group, t.grouped, t.groupFirst, t.groupLast = shared.group, shared.grouped, shared.groupFirst, shared.groupLast
 	}
 	if err := w.fn(t); err != nil {
+		return err
+	}
+	if err := w.pruneLater(t, shared); err != nil {
 		return err
 	}
 	if shared == nil || len(t.group) >= sharedGroupBytes {
@@ -386,6 +392,31 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 	return nil
 }
 
+// pruneLater runs, in the first write of a group commit's transaction
+// that changes something after a tick that started runs, the retention
+// prune the tick left (tickRound.run): the outbox's oldest records, which
+// a tick on a released store map faulted back in page by page (a quarter
+// of its time; bench/RESULTS.md, issue 23, twelfth pass), are deleted with
+// the commit of the runs' results instead, which comes anyway: no commit
+// is added. The outbox keeps its retention as before; between the tick
+// and that commit it also holds the tick's events. A prune that fails
+// fails the write's transaction: the write then runs alone, without it
+// (commitGroup), and the next tick that starts runs asks again.
+func (w *engineWrite) pruneLater(t *txn, shared *sharedGroup) error {
+	due := w.e.pruneDue.Load()
+	if shared == nil || shared.pruned || due == 0 {
+		return nil
+	}
+	shared.pruned = true
+	if _, err := t.pruneRetention(w.e.opt.EventRetention); err != nil {
+		w.e.pruneDue.CompareAndSwap(due, 0)
+		w.e.log.Warn("prune events after a tick", "err", err)
+		return err
+	}
+	w.pruned = due
+	return nil
+}
+
 // committed publishes what the write changed once its transaction
 // returned err, and returns the write's error (errUnchanged is none).
 func (w *engineWrite) committed(err error) error {
@@ -406,6 +437,9 @@ func (w *engineWrite) committed(err error) error {
 		}
 		if w.counted {
 			w.e.decoded.learnAt(w.saved, w.db, w.id)
+		}
+		if w.pruned != 0 {
+			w.e.pruneDue.CompareAndSwap(w.pruned, 0)
 		}
 	}
 	if err == nil && w.last > 0 {
