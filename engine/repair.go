@@ -539,7 +539,7 @@ func dropInvalid(tx *bolt.Tx, out *[]string) error {
 		if err := r.b.Delete(r.k); err != nil {
 			return err
 		}
-		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (not valid JSON): dropped", r.name, store.ShowKey(r.k)))
+		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (it does not decode): dropped", r.name, store.ShowKey(r.k)))
 	}
 	return nil
 }
