@@ -30,15 +30,15 @@ type Run struct {
 	ExitCode int    `json:"exit_code,omitempty"`
 	// Outcome is what the engine made of it: PASS, FAIL, REVIEW,
 	// DEFERRED, INTERRUPTED, interrupted, aborted, discarded.
-	Outcome  string `json:"outcome"`
-	Tokens   int    `json:"tokens"`
+	Outcome string `json:"outcome"`
+	Tokens  int    `json:"tokens"`
 	// CostUSD is the run's cost in US dollars as its agent CLI reported
 	// it; absent when it reported none.
-	CostUSD float64 `json:"cost_usd,omitempty"`
-	BytesIn  int64  `json:"bytes_in"`
-	BytesOut int64  `json:"bytes_out"`
-	Error    string `json:"error,omitempty"`
-	Redacted bool   `json:"redacted"`
+	CostUSD  float64 `json:"cost_usd,omitempty"`
+	BytesIn  int64   `json:"bytes_in"`
+	BytesOut int64   `json:"bytes_out"`
+	Error    string  `json:"error,omitempty"`
+	Redacted bool    `json:"redacted"`
 	// Log says whether the run's log is kept (it may have been dropped to
 	// keep the logs under logs.total).
 	Log bool `json:"log"`
