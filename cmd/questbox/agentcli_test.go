@@ -25,15 +25,12 @@ func fakeAgentCLI(t *testing.T, dir, name, out string) string {
 	return bin
 }
 
-// A claude-code provider's run records the tokens and the cost Claude
-// Code reported, `runs` shows them, and the quest's token budget counts
-// the reported tokens, not an estimate of the printed text.
-func TestClaudeCodePresetTokensAndCost(t *testing.T) {
+// claudeBox is a data directory and a config whose provider "claude" is
+// a claude-code preset running a fake CLI that prints out; it returns the
+// --config and --data flags.
+func claudeBox(t *testing.T, out string) []string {
+	t.Helper()
 	dir := shortDir(t)
-	data := filepath.Join(dir, "data")
-	answer := "Looked.\n```json\n{\"verdict\": \"dead\", \"evidence\": \"the parser rejects a truncated stream, so the idea cannot work\", \"citations\": []}\n```"
-	out := `{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":` + jsonString(answer) +
-		`,"session_id":"s","total_cost_usd":0.4321,"usage":{"input_tokens":900,"cache_read_input_tokens":80,"output_tokens":120}}` + "\n"
 	bin := fakeAgentCLI(t, dir, "claude", out)
 	cfg := runsConfig(t, dir, `
 [providers.claude]
@@ -41,7 +38,17 @@ type = "claude-code"
 argv = ["`+bin+`", "-p", "--output-format", "json"]
 vendor = "local"
 `)
-	d := []string{"--config", cfg, "--data", data}
+	return []string{"--config", cfg, "--data", filepath.Join(dir, "data")}
+}
+
+// A claude-code provider's run records the tokens and the cost Claude
+// Code reported, `runs` shows them, and the quest's token budget counts
+// the reported tokens, not an estimate of the printed text.
+func TestClaudeCodePresetTokensAndCost(t *testing.T) {
+	answer := "Looked.\n```json\n{\"verdict\": \"dead\", \"evidence\": \"the parser rejects a truncated stream, so the idea cannot work\", \"citations\": []}\n```"
+	out := `{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":` + jsonString(answer) +
+		`,"session_id":"s","total_cost_usd":0.4321,"usage":{"input_tokens":900,"cache_read_input_tokens":80,"output_tokens":120}}` + "\n"
+	d := claudeBox(t, out)
 	must(t, 0, "", append([]string{"quest", "new", "cli", "--direction", "does the preset count", "--provider", "claude",
 		"--mode", "solo", "--max-tries", "1", "--token-budget", "300"}, d...)...)
 	must(t, 0, "", append([]string{"tick"}, d...)...)
@@ -77,16 +84,7 @@ vendor = "local"
 // An is_error result is the agent's failure: the run crashed with Claude
 // Code's own reason, and its tokens and cost still count.
 func TestClaudeCodePresetError(t *testing.T) {
-	dir := shortDir(t)
-	data := filepath.Join(dir, "data")
-	bin := fakeAgentCLI(t, dir, "claude", `{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 529 overloaded","total_cost_usd":0.01,"usage":{"input_tokens":50,"output_tokens":0}}`)
-	cfg := runsConfig(t, dir, `
-[providers.claude]
-type = "claude-code"
-argv = ["`+bin+`", "-p", "--output-format", "json"]
-vendor = "local"
-`)
-	d := []string{"--config", cfg, "--data", data}
+	d := claudeBox(t, `{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 529 overloaded","total_cost_usd":0.01,"usage":{"input_tokens":50,"output_tokens":0}}`)
 	must(t, 0, "", append([]string{"quest", "new", "cli", "--direction", "fail", "--provider", "claude", "--mode", "solo", "--max-tries", "1"}, d...)...)
 	must(t, 0, "", append([]string{"tick"}, d...)...)
 	var runs []api.Run
