@@ -363,7 +363,7 @@ func TestEveryProblemAtOnce(t *testing.T) {
 		{"a wrong type and a provider without its type", "[daemon]\nmax_parallel = \"two\"\n\n[providers.x]\nargv = [\"/bin/true\"]\n",
 			[]string{
 				`q.toml:2:17: daemon.max_parallel: "two" is a string, want an integer`,
-				"q.toml:4: providers.x.type: missing; use command or openai",
+				"q.toml:4: providers.x.type: missing; use command, openai, claude-code or codex",
 			}},
 		{"a wrong type inside a table the validation still checks", "[providers.x]\ntype = \"command\"\nargv = \"/bin/true\"\ntimeout = \"0s\"\n[gpio]\nred = 17\n",
 			[]string{

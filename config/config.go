@@ -250,10 +250,14 @@ type Network struct {
 // under [providers]). Names match [a-z0-9_-]+; "demo" and "external" are
 // reserved for the built-in ones.
 type Provider struct {
-	// Type is "command" or "openai".
+	// Type is "command", "openai", or an agent CLI preset: "claude-code"
+	// or "codex" (a command provider whose argv, env, vendor and output
+	// format are the CLI's; see presets.go).
 	Type string `toml:"type"`
 
 	// Argv is the command to run (command); the prompt goes to its stdin.
+	// For claude-code and codex it is optional and replaces the preset's
+	// command line.
 	Argv []string `toml:"argv"`
 	// Env is the allow-list of environment variable names passed through to
 	// the command (command). Default PATH, HOME, LANG; an explicit empty list
@@ -270,7 +274,8 @@ type Provider struct {
 	// BaseURL is the OpenAI-compatible endpoint, e.g.
 	// "http://127.0.0.1:8081/v1" (openai).
 	BaseURL string `toml:"base_url"`
-	// Model is the model name sent to the endpoint (openai).
+	// Model is the model name sent to the endpoint (openai), or passed as
+	// --model to a claude-code or codex preset's default command line.
 	Model string `toml:"model"`
 	// APIKeyEnv names the environment variable holding the API key (openai);
 	// "" sends no key (local servers). The key itself never lives in the file.
@@ -282,7 +287,9 @@ type Provider struct {
 	// "Privacy egress"): "local" for a program or server on the box or
 	// the LAN, else the company or service ("anthropic", "openai"). ""
 	// (default) makes the provider a vendor of its own, named like the
-	// provider, and never local: see [Config.VendorOf].
+	// provider, and never local; a preset's default is its company
+	// ("anthropic" for claude-code, "openai" for codex): see
+	// [Config.VendorOf].
 	Vendor string `toml:"vendor"`
 }
 

@@ -495,16 +495,16 @@ func TestParseErrors(t *testing.T) {
 
 		// Validation: providers.
 		{"provider without type", "[providers.llm]\nmodel = \"m\"\n",
-			[]string{`providers.llm.type: missing; use command or openai`}},
+			[]string{`providers.llm.type: missing; use command, openai, claude-code or codex`}},
 		{"provider with empty type", "[providers.llm]\ntype = \"\"\n",
-			[]string{`providers.llm.type: "" is not one of command, openai`}},
+			[]string{`providers.llm.type: "" is not one of command, openai, claude-code, codex`}},
 		{"command with empty argv", "[providers.agent]\ntype = \"command\"\nargv = []\n",
 			[]string{`providers.agent.argv: empty; a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`}},
 		{"openai with empty base_url and model", "[providers.llm]\ntype = \"openai\"\nbase_url = \"\"\nmodel = \" \"\n",
 			[]string{`providers.llm.base_url: "" is not an http:// or https:// URL`,
 				`providers.llm.model: empty; an openai provider needs the model name`}},
 		{"provider bad type", "[providers.llm]\ntype = \"claude\"\n",
-			[]string{`providers.llm.type: "claude" is not one of command, openai`}},
+			[]string{`providers.llm.type: "claude" is not one of command, openai, claude-code, codex`}},
 		{"command without argv", "[providers.agent]\ntype = \"command\"\n",
 			[]string{`providers.agent.argv: missing; a command provider needs the command to run, e.g. argv = ["/usr/local/bin/agent", "--quiet"]`}},
 		{"command with empty program", "[providers.agent]\ntype = \"command\"\nargv = [\"\", \"x\"]\n",
@@ -535,7 +535,7 @@ func TestParseErrors(t *testing.T) {
 		{"bad provider name", "[providers.\"My LLM\"]\ntype = \"command\"\nargv = [\"a\"]\n",
 			[]string{`providers."My LLM": provider name "My LLM" must match [a-z0-9_-]+`}},
 		{"providers sorted by name", "[providers.b]\ntype = \"x\"\n[providers.a]\ntype = \"y\"\n",
-			[]string{`providers.a.type: "y" is not one of command, openai`, `providers.b.type: "x" is not one of command, openai`}},
+			[]string{`providers.a.type: "y" is not one of command, openai, claude-code, codex`, `providers.b.type: "x" is not one of command, openai, claude-code, codex`}},
 
 		// Validation: gpio.
 		{"bad backend", "[gpio]\nbackend = \"wiringpi\"\n",

@@ -68,8 +68,12 @@ func Parse(data []byte, name string) (*Config, error) {
 		if !f.md.IsDefined("providers", pname, "output_cap") {
 			p.OutputCap = def.OutputCap
 		}
-		if p.Type == TypeCommand && !f.md.IsDefined("providers", pname, "env") {
-			p.Env = defaultEnv()
+		if !f.md.IsDefined("providers", pname, "env") {
+			if pre, ok := presetOf(p.Type); ok {
+				p.Env = pre.env
+			} else if p.Type == TypeCommand {
+				p.Env = defaultEnv()
+			}
 		}
 		cfg.Providers[pname] = p
 	}

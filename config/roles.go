@@ -60,8 +60,12 @@ func (c *Config) VendorOf(name string) string {
 	if name == ProviderDemo || name == ProviderExternal {
 		return engine.VendorLocal
 	}
-	if v := c.Providers[name].Vendor; v != "" {
-		return v
+	p := c.Providers[name]
+	if p.Vendor != "" {
+		return p.Vendor
+	}
+	if pre, ok := presetOf(p.Type); ok {
+		return pre.vendor
 	}
 	return name
 }

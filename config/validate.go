@@ -231,13 +231,15 @@ func validateProvider(p *problems, name string, pr Provider) {
 	}
 	switch {
 	case !p.set(key("type"), pr.Type != ""):
-		p.add(key("type"), "missing; use command or openai")
+		p.add(key("type"), "missing; use command, openai, claude-code or codex")
 	case pr.Type == TypeCommand:
 		validateCommandProvider(p, key, pr)
 	case pr.Type == TypeOpenAI:
 		validateOpenAIProvider(p, key, pr)
+	case pr.Type == TypeClaudeCode || pr.Type == TypeCodex:
+		validatePresetProvider(p, key, pr)
 	default:
-		p.add(key("type"), "%q is not one of command, openai", pr.Type)
+		p.add(key("type"), "%q is not one of command, openai, claude-code, codex", pr.Type)
 	}
 	if pr.Vendor != "" && !idPattern.MatchString(pr.Vendor) {
 		p.add(key("vendor"), "%q must match [a-z0-9_-]+ (\"local\" for the box or the LAN, else e.g. \"anthropic\" or \"openai\")", pr.Vendor)
@@ -285,6 +287,44 @@ func validateCommandProvider(p *problems, key func(string) string, pr Provider) 
 		{"base_url", pr.BaseURL != ""}, {"model", pr.Model != ""},
 		{"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
 	}, "openai", TypeCommand)
+}
+
+// validatePresetProvider checks the fields of an agent CLI preset
+// (type = "claude-code" or "codex"): argv is optional, and when set it
+// must still ask the CLI for the output questbox reads.
+func validatePresetProvider(p *problems, key func(string) string, pr Provider) {
+	pre, _ := presetOf(pr.Type)
+	if len(pr.Argv) > 0 {
+		switch {
+		case pr.Argv[0] == "":
+			p.add(key("argv"), "the program (first element) is empty")
+		case !containsAll(pr.Argv, pre.needs):
+			p.add(key("argv"), "a %s provider's argv must keep %q, or its answer cannot be read (the default is %q)", pr.Type, pre.needs, pre.argv)
+		case pr.Model != "":
+			p.add(key("model"), "is added to the default command line only; with argv set, put the model flag in argv")
+		}
+	}
+	if pr.Model != "" && strings.TrimSpace(pr.Model) == "" {
+		p.add(key("model"), "empty; leave it out to use the CLI's default model")
+	}
+	for _, e := range pr.Env {
+		if !envPattern.MatchString(e) {
+			p.add(key("env"), "%q is not an environment variable name", e)
+		}
+	}
+	notForType(p, key, []providerField{
+		{"base_url", pr.BaseURL != ""}, {"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
+	}, "openai", pr.Type)
+}
+
+// containsAll reports whether every word of want is an element of argv.
+func containsAll(argv, want []string) bool {
+	for _, w := range want {
+		if !slices.Contains(argv, w) {
+			return false
+		}
+	}
+	return true
 }
 
 // validateOpenAIProvider checks the fields of a type = "openai" provider.

@@ -520,6 +520,9 @@ type Run struct {
 	Exit     string `json:"exit,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
 	Tokens   int    `json:"tokens,omitempty"`
+	// CostUSD is what the run cost in US dollars when its provider
+	// reported it (an agent CLI's own figure); 0 when it did not.
+	CostUSD float64 `json:"cost_usd,omitempty"`
 	// BytesIn is the prompt's size; BytesOut the answer's and the
 	// stderr's, as the agent wrote them (before any log bound).
 	BytesIn  int64  `json:"bytes_in,omitempty"`

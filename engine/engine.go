@@ -754,6 +754,7 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 type runEnd struct {
 	outcome  string
 	tokens   int
+	cost     float64
 	msg      string
 	exit     string
 	exitCode int
@@ -773,7 +774,7 @@ func (t *txn) endRun(n *Node, id string, e runEnd) error {
 	if err != nil || !ok {
 		return err
 	}
-	r.Ended, r.Outcome, r.Tokens, r.Error = t.now, e.outcome, e.tokens, e.msg
+	r.Ended, r.Outcome, r.Tokens, r.CostUSD, r.Error = t.now, e.outcome, e.tokens, e.cost, e.msg
 	if e.exit != "" {
 		r.Exit, r.ExitCode = e.exit, e.exitCode
 	}

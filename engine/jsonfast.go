@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/questbox/questbox/engine/store"
@@ -39,6 +40,9 @@ func appendRun(b []byte, r *Run) []byte {
 	b = store.AppendOptString(b, `,"exit":`, r.Exit)
 	b = appendOptInt(b, `,"exit_code":`, int64(r.ExitCode))
 	b = appendOptInt(b, `,"tokens":`, int64(r.Tokens))
+	if r.CostUSD != 0 {
+		b = appendJSONFloat(append(b, `,"cost_usd":`...), r.CostUSD)
+	}
 	b = appendOptInt(b, `,"bytes_in":`, r.BytesIn)
 	b = appendOptInt(b, `,"bytes_out":`, r.BytesOut)
 	b = store.AppendOptString(b, `,"error":`, r.Error)
@@ -46,6 +50,25 @@ func appendRun(b []byte, r *Run) []byte {
 		b = append(b, `,"redacted":true`...)
 	}
 	return append(b, '}')
+}
+
+// appendJSONFloat appends f as encoding/json writes a float64: the
+// shortest decimal, in exponent form below 1e-6 and from 1e21, with the
+// exponent's leading zero dropped.
+func appendJSONFloat(b []byte, f float64) []byte {
+	abs, format := math.Abs(f), byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// e-07 -> e-7, as encoding/json does.
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // appendOptInt appends key and v unless v is 0 (omitempty).

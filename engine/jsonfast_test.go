@@ -33,7 +33,8 @@ func TestAppendRunIsJSONMarshal(t *testing.T) {
 			Provider: jsonText.Draw(t, "provider"), Attempt: n.Draw(t, "attempt"), Started: genTime(t, "started"),
 			Ended: genTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Tokens: n.Draw(t, "tokens"), Error: jsonText.Draw(t, "error"),
 			Name: jsonText.Draw(t, "name"), Role: jsonText.Draw(t, "role"), Exit: jsonText.Draw(t, "exit"), ExitCode: n.Draw(t, "exit code"),
-			BytesIn: int64(n.Draw(t, "bytes in")), BytesOut: int64(n.Draw(t, "bytes out")), Redacted: rapid.Bool().Draw(t, "redacted")}
+			BytesIn: int64(n.Draw(t, "bytes in")), BytesOut: int64(n.Draw(t, "bytes out")), Redacted: rapid.Bool().Draw(t, "redacted"),
+			CostUSD: rapid.OneOf(rapid.Float64(), rapid.SampledFrom([]float64{0, 0.0123, 1e-7, 2.5e21, -0.5})).Draw(t, "cost")}
 		want, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)

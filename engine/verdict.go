@@ -49,7 +49,8 @@ type result struct {
 	owner  *gates.OwnerAnswer
 	member *gates.MemberAnswer // a council member's answer
 	tokens int
-	replay bool // a kept answer judged again: no agent ran
+	cost   float64 // US dollars, as the provider reported them
+	replay bool    // a kept answer judged again: no agent ran
 	// How the agent's run ended and what it moved (Run.Exit, ExitCode,
 	// BytesIn, BytesOut).
 	exit              string
@@ -114,7 +115,7 @@ func Feedback(facts []gates.Fact) string {
 // judge turns a provider's reply into a result: L1 rules first; only L1 can
 // pass; a checkpoint role always asks a human.
 func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply, err error) result {
-	res := result{raw: reply.Output, claim: gates.ClaimHash(reply.Output), tokens: reply.Tokens}
+	res := result{raw: reply.Output, claim: gates.ClaimHash(reply.Output), tokens: reply.Tokens, cost: reply.CostUSD}
 	if res.tokens == 0 && err == nil && !reply.TokensReported {
 		res.tokens = agent.EstimateTokens("", reply.Output)
 	}
@@ -170,6 +171,9 @@ func judgeRunError(ctx context.Context, err error, res result) result {
 	case errors.Is(err, agent.ErrTimeout):
 		res.kind = resFail
 		res.facts = []gates.Fact{{Rule: "agent-timeout", Level: gates.Fail, Where: "run", Expected: "an answer before the provider's timeout", Actual: err.Error()}}
+	case errors.Is(err, agent.ErrAgentReported):
+		res.kind = resFail
+		res.facts = []gates.Fact{{Rule: "agent-error", Level: gates.Fail, Where: "run", Expected: "the agent CLI reports success", Actual: err.Error()}}
 	default:
 		res.kind = resFail
 		res.facts = []gates.Fact{{Rule: "agent-error", Level: gates.Fail, Where: "run", Expected: "the agent exits with status 0", Actual: err.Error()}}
@@ -354,7 +358,7 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 				}
 				q.Counters.Tokens += res.tokens
 			}
-			return t.endRun(n, runID, runEnd{outcome: "discarded", tokens: res.tokens, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
+			return t.endRun(n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
 				bytesIn: res.bytesIn, bytesOut: res.bytesOut})
 		}
 		q, err := t.quest(n.Quest)
@@ -390,7 +394,7 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 // deferral streak and kept claim.
 func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
 	q.Counters.Tokens += res.tokens
-	if err := t.endRun(n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, msg: res.why,
+	if err := t.endRun(n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
 		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
 		return err
 	}

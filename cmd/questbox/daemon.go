@@ -41,6 +41,7 @@ type runCmd struct {
 	demo        bool
 	checkConfig bool
 	settle      time.Duration
+	logLevel    string
 }
 
 func (c *runCmd) flags(fs *flag.FlagSet) {
@@ -49,6 +50,7 @@ func (c *runCmd) flags(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", "", "dashboard address host:port (default: the config's daemon.listen)")
 	fs.BoolVar(&c.demo, "demo", false, "demo mode: the demo provider, a 5s tick, and a demo quest on first start")
 	fs.BoolVar(&c.checkConfig, "check-config", false, "validate the configuration and the providers, then exit")
+	fs.StringVar(&c.logLevel, "log-level", "", "the log's level: debug, info, warn or error (default: warn when stderr is a terminal, so the event lines stay readable; info otherwise, and under systemd)")
 	fs.DurationVar(&c.settle, "update-settle", defaultSettle, "how long a release on trial (questbox update) must be ready and feed the watchdog before it is kept")
 }
 
@@ -68,7 +70,11 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if c.checkConfig {
 		return c.check(e, w)
 	}
-	log := e.newLogger(e.stderr, nil)
+	level, err := c.level(e)
+	if err != nil {
+		return err
+	}
+	log := e.newLogger(e.stderr, &slog.HandlerOptions{Level: level})
 	// The packaged binary may hand over to a release in the data
 	// directory here (update.go); nothing has been opened yet.
 	l, err := e.launch(func(msg string, args ...any) { log.Warn(msg, args...) })

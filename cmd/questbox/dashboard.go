@@ -58,8 +58,9 @@ func (d *daemon) serveDashboard() {
 			}
 			return eng.LastSeq() - min(eng.LastSeq(), eng.Cursor(mqtt.Consumer))
 		},
-		StorePath: st.Path(),
-		Commits:   st.Commits,
+		StorePath:  st.Path(),
+		AgentUsage: d.wire.usage.Usage,
+		Commits:    st.Commits,
 		MQTTConnected: func() (configured, connected bool) {
 			s, _ := d.box.Status()
 			return s.Broker.Configured, s.Broker.Connected

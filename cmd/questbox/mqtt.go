@@ -33,7 +33,13 @@ func (d *daemon) startMQTT() {
 	if err == nil {
 		opt.OnState, opt.Log = d.setBroker, d.log
 		var c *mqtt.Client
-		if c, err = mqtt.New(d.localAPI(), opt); err == nil {
+		ao := d.localAPI()
+		if _, kerr := os.Stat(d.e.releaseKeyPath()); kerr == nil {
+			// Signed updates are configured: Home Assistant gets the
+			// firmware's update entity.
+			ao.Update = daemonUpdater{d}
+		}
+		if c, err = mqtt.New(ao, opt); err == nil {
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan struct{})
 			go func() {

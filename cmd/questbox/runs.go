@@ -40,7 +40,7 @@ func (c *runsCmd) run(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	w := table(e.stdout)
-	fmt.Fprintln(w, "RUN\tID\tROLE\tPROVIDER\tSTARTED\tTOOK\tEXIT\tOUTCOME\tTOKENS\tIN\tOUT\tLOG")
+	fmt.Fprintln(w, "RUN\tID\tROLE\tPROVIDER\tSTARTED\tTOOK\tEXIT\tOUTCOME\tTOKENS\tCOST\tIN\tOUT\tLOG")
 	for _, r := range rs {
 		took := "-"
 		if !r.Running {
@@ -53,8 +53,8 @@ func (c *runsCmd) run(ctx context.Context, e *env, args []string) error {
 		if r.Redacted {
 			log += " (redacted)"
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", r.Name, r.ID, dash(r.Role), r.Provider,
-			r.Started.UTC().Format(time.RFC3339), took, runExit(r), dash(r.Outcome), r.Tokens, size(r.BytesIn), size(r.BytesOut), log)
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.Name, r.ID, dash(r.Role), r.Provider,
+			r.Started.UTC().Format(time.RFC3339), took, runExit(r), dash(r.Outcome), r.Tokens, cost(r.CostUSD), size(r.BytesIn), size(r.BytesOut), log)
 	}
 	return w.Flush()
 }
@@ -70,6 +70,18 @@ func runExit(r api.Run) string {
 		return r.Exit + " (exit " + strconv.Itoa(r.ExitCode) + ")"
 	}
 	return r.Exit
+}
+
+// cost is a run's reported cost as `runs` prints it: dollars to the
+// cent from a dollar up, else four places; "-" when none was reported.
+func cost(usd float64) string {
+	switch {
+	case usd == 0:
+		return "-"
+	case usd >= 1:
+		return fmt.Sprintf("$%.2f", usd)
+	}
+	return fmt.Sprintf("$%.4f", usd)
 }
 
 func dash(s string) string {

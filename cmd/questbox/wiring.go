@@ -92,6 +92,8 @@ type wiring struct {
 
 	gates *catalogs
 	net   *network
+	// usage adds up what each provider's runs used, for the metrics.
+	usage *usageMeter
 
 	// redact masks the configured secrets in what the providers say.
 	redact *config.Redactor
@@ -109,14 +111,14 @@ type wiring struct {
 // installing the program later makes it work without a restart.
 func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
 	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{},
-		gates: newCatalogs(cfg), net: newNetwork(cfg.Network)}
+		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: newUsageMeter()}
 	w.providers[config.ProviderDemo] = newDemo(demoDelay)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]
-		switch p.Type {
-		case config.TypeCommand:
-			cc := agent.CommandConfig{Name: name, Argv: p.Argv, Timeout: p.Timeout.Duration,
-				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir}
+		switch {
+		case p.RunsCommand():
+			cc := agent.CommandConfig{Name: name, Argv: p.CommandArgv(), Timeout: p.Timeout.Duration,
+				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Format: p.OutputFormat()}
 			lc := &lazyCommand{cfg: cc}
 			if err := lc.Check(); err != nil {
 				w.problems[name] = err
@@ -125,7 +127,7 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 				}
 			}
 			w.providers[name] = lc
-		case config.TypeOpenAI:
+		case p.Type == config.TypeOpenAI:
 			oc := openAIConfig(name, p, getenv)
 			if p.APIKeyEnv != "" && oc.APIKey == "" {
 				w.warnings[name] = fmt.Errorf("openai provider %q: environment variable %s (providers.%s.api_key_env) is not set here; requests go without a key", name, p.APIKeyEnv, name)
@@ -143,9 +145,11 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 	red := config.NewRedactor(cfg, getenv, os.ReadFile)
 	w.redact = red
 	for name, p := range w.providers {
+		p = meteredProvider{p: p, name: name, meter: w.usage}
 		if name != config.ProviderDemo {
-			w.providers[name] = redactedProvider{p: p, r: red}
+			p = redactedProvider{p: p, r: red}
 		}
+		w.providers[name] = p
 	}
 	for name, err := range w.problems {
 		w.problems[name] = red.Error(err)

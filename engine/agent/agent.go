@@ -133,7 +133,12 @@ type Reply struct {
 	Cap            int64  // the cap in bytes that applied; 0 means none (Demo)
 	Tokens         int    // tokens used: provider-reported, else EstimateTokens
 	TokensReported bool   // Tokens came from the provider
-	Model          string // model name when known ("demo" for Demo)
+	// CostUSD is what the run cost in US dollars, as the provider
+	// reported it (Claude Code's total_cost_usd); CostReported says it
+	// did. No provider's cost is estimated.
+	CostUSD      float64
+	CostReported bool
+	Model        string // model name when known ("demo" for Demo)
 	// ExitCode is a command's exit status when it exited non-zero (-1
 	// when a signal killed it); 0 otherwise.
 	ExitCode int

@@ -43,6 +43,10 @@ type CommandConfig struct {
 	Env []string
 	// Dir is the working directory; empty means the daemon's.
 	Dir string
+	// Format is how stdout is read: FormatText (the answer as printed),
+	// FormatClaudeJSON or FormatCodexJSONL (the answer, tokens and cost
+	// from the CLI's structured output).
+	Format string
 }
 
 // Command is a provider that runs an external program per Run: the prompt on
@@ -77,6 +81,9 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	}
 	if cfg.OutputCap <= 0 || cfg.OutputCap > MaxOutputCap {
 		return nil, fmt.Errorf("command provider %q: output cap must be in 1..%d bytes, got %d", cfg.Name, MaxOutputCap, cfg.OutputCap)
+	}
+	if !validFormat(cfg.Format) {
+		return nil, fmt.Errorf("command provider %q: output format %q is not one of %q, %q, %q", cfg.Name, cfg.Format, FormatText, FormatClaudeJSON, FormatCodexJSONL)
 	}
 	for _, name := range cfg.Env {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
@@ -246,7 +253,19 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	reply.Tokens = EstimateTokens(req.Prompt, reply.Output)
 	reply.StderrBytes = stderr.n
 
-	return reply, c.outcome(ctx, path, killed.Load(), waitErr, stderr, &reply)
+	err = c.outcome(ctx, path, killed.Load(), waitErr, stderr, &reply)
+	if c.cfg.Format != FormatText && !killed.Load() {
+		// A CLI that failed says why in its structured output, and
+		// reports the tokens it spent either way: that message is
+		// better than the exit status, and the tokens count in budgets.
+		if derr := decodeOutput(c.cfg.Format, &reply); derr != nil && (err == nil || errors.Is(derr, ErrAgentReported)) {
+			err = fmt.Errorf("command provider %q (%s): %w", c.cfg.Name, path, derr)
+		}
+		if !reply.TokensReported {
+			reply.Tokens = EstimateTokens(req.Prompt, reply.Output)
+		}
+	}
+	return reply, err
 }
 
 // command is the agent's process, not started: in its own process group

@@ -30,12 +30,15 @@ type Run struct {
 	ExitCode int    `json:"exit_code,omitempty"`
 	// Outcome is what the engine made of it: PASS, FAIL, REVIEW,
 	// DEFERRED, INTERRUPTED, interrupted, aborted, discarded.
-	Outcome  string `json:"outcome"`
-	Tokens   int    `json:"tokens"`
-	BytesIn  int64  `json:"bytes_in"`
-	BytesOut int64  `json:"bytes_out"`
-	Error    string `json:"error,omitempty"`
-	Redacted bool   `json:"redacted"`
+	Outcome string `json:"outcome"`
+	Tokens  int    `json:"tokens"`
+	// CostUSD is the run's cost in US dollars as its agent CLI reported
+	// it; absent when it reported none.
+	CostUSD  float64 `json:"cost_usd,omitempty"`
+	BytesIn  int64   `json:"bytes_in"`
+	BytesOut int64   `json:"bytes_out"`
+	Error    string  `json:"error,omitempty"`
+	Redacted bool    `json:"redacted"`
 	// Log says whether the run's log is kept (it may have been dropped to
 	// keep the logs under logs.total).
 	Log bool `json:"log"`
@@ -50,7 +53,7 @@ func RunView(r engine.Run, hasLog func(string) bool) Run {
 	}
 	v := Run{ID: r.ID, Name: name, Quest: r.Quest, Node: r.Node, Role: r.Role, Provider: r.Provider, Attempt: r.Attempt,
 		Started: r.Started, Ended: r.Ended, Running: r.Ended.IsZero(), Exit: r.Exit, ExitCode: r.ExitCode, Outcome: r.Outcome,
-		Tokens: r.Tokens, BytesIn: r.BytesIn, BytesOut: r.BytesOut, Error: r.Error, Redacted: r.Redacted}
+		Tokens: r.Tokens, CostUSD: r.CostUSD, BytesIn: r.BytesIn, BytesOut: r.BytesOut, Error: r.Error, Redacted: r.Redacted}
 	if hasLog != nil {
 		v.Log = hasLog(r.ID)
 	}

@@ -32,6 +32,8 @@ var help = map[string]string{
 	"questbox_store_size_bytes":      "Size of the store file.",
 	"questbox_store_commits_total":   "Write transactions of the store since the daemon started.",
 	"questbox_dashboard_clients":     "Open dashboard websockets.",
+	"questbox_agent_tokens_total":    "Tokens the runs of each provider used since the daemon started: as the provider reported them, else estimated.",
+	"questbox_agent_cost_usd_total":  "US dollars the runs of each provider cost since the daemon started, as their agent CLI reported it (providers that report no cost stay at 0).",
 	"questbox_mqtt_configured":       "1 when MQTT is configured.",
 	"questbox_mqtt_connected":        "1 while the MQTT broker connection is up.",
 	"questbox_memory_limit_bytes":    "The Go runtime's soft memory limit in force (daemon.memory_limit, or GOMEMLIMIT from the environment); 0 for none. It is lifted while a store opens and while a backup is written.",

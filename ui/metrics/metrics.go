@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,19 @@ type Sources struct {
 	MQTTConnected func() (configured, connected bool)
 	// Clients is the number of open dashboard websockets.
 	Clients func() int
+	// AgentUsage is what each provider's runs used since the daemon
+	// started: questbox_agent_tokens_total and
+	// questbox_agent_cost_usd_total, by provider.
+	AgentUsage func() []ProviderUsage
+}
+
+// ProviderUsage is what one provider's runs used: tokens (reported, or
+// estimated where the provider reports none) and the cost its agent CLI
+// reported, in US dollars.
+type ProviderUsage struct {
+	Provider string
+	Tokens   uint64
+	CostUSD  float64
 }
 
 // Verdict outcomes that have their own series; any other is counted as
@@ -71,6 +85,8 @@ type Metrics struct {
 	consents   map[string]*vm.Counter // by outcome, "other" included
 
 	mqtt atomic.Int32 // SetMQTTConnected: -1 unknown (left out), 0, 1
+
+	usage func() []ProviderUsage // Sources.AgentUsage
 }
 
 // New returns the metrics over src. The first call turns on the
@@ -87,6 +103,7 @@ func New(src Sources) *Metrics {
 		consents:   map[string]*vm.Counter{},
 	}
 	m.mqtt.Store(-1)
+	m.usage = src.AgentUsage
 	for _, o := range append(verdictOutcomes, "other") {
 		m.verdicts[o] = s.NewCounter(`questbox_verdicts_total{outcome="` + o + `"}`)
 	}
@@ -196,6 +213,14 @@ func (m *Metrics) count(by map[string]*vm.Counter, outcome string) {
 //
 // Every family has its # HELP and # TYPE lines (exposition.go).
 func (m *Metrics) WritePrometheus(w io.Writer) {
+	if m.usage != nil {
+		// Providers are the configured ones: the label set is bounded.
+		for _, u := range m.usage() {
+			p := strconv.Quote(u.Provider)
+			m.set.GetOrCreateCounter(`questbox_agent_tokens_total{provider=` + p + `}`).Set(u.Tokens)
+			m.set.GetOrCreateFloatCounter(`questbox_agent_cost_usd_total{provider=` + p + `}`).Set(u.CostUSD)
+		}
+	}
 	writeExposition(w, m.set)
 }
 

@@ -50,6 +50,9 @@ func TestMetrics(t *testing.T) {
 		StorePath:   store,
 		Commits:     func() uint64 { return commits },
 		Clients:     func() int { return 3 },
+		AgentUsage: func() []ProviderUsage {
+			return []ProviderUsage{{Provider: "claude", Tokens: 1100, CostUSD: 0.4321}, {Provider: "demo", Tokens: 40}}
+		},
 	})
 	m.ObserveTick(3*time.Millisecond, nil)
 	m.ObserveTick(40*time.Millisecond, errors.New("disk full"))
@@ -83,6 +86,10 @@ func TestMetrics(t *testing.T) {
 		"questbox_dashboard_clients":                        "3",
 		"questbox_mqtt_configured":                          "0",
 		"questbox_mqtt_connected":                           "0",
+		`questbox_agent_tokens_total{provider="claude"}`:    "1100",
+		`questbox_agent_cost_usd_total{provider="claude"}`:  "0.4321",
+		`questbox_agent_tokens_total{provider="demo"}`:      "40",
+		`questbox_agent_cost_usd_total{provider="demo"}`:    "0",
 	} {
 		if got[name] != want {
 			t.Errorf("%s = %q, want %s", name, got[name], want)

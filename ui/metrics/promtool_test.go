@@ -35,6 +35,9 @@ func TestExpositionPassesPromtool(t *testing.T) {
 		Commits:       func() uint64 { return 7 },
 		MQTTConnected: func() (bool, bool) { return true, true },
 		Clients:       func() int { return 2 },
+		AgentUsage: func() []ProviderUsage {
+			return []ProviderUsage{{Provider: "a", Tokens: 3, CostUSD: 0.5}, {Provider: "b"}}
+		},
 	})
 	m.ObserveTick(3*time.Millisecond, nil)
 	m.ObserveTick(40*time.Millisecond, errors.New("disk full"))

@@ -15,6 +15,8 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
+	"github.com/questbox/questbox/clock"
+
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/gates/consent"
 	"github.com/questbox/questbox/ui/api"
@@ -25,12 +27,13 @@ const Consumer = "mqtt"
 
 // Defaults of Options.
 const (
-	DefaultReconnectMin = time.Second
-	DefaultReconnectMax = 30 * time.Second
-	DefaultAckEvery     = 4096
-	DefaultAckInterval  = time.Second
-	DefaultWindow       = 512
-	DefaultBirthDelay   = 5 * time.Second // the upper bound of the random delay
+	DefaultReconnectMin  = time.Second
+	DefaultReconnectMax  = 30 * time.Second
+	DefaultAckEvery      = 4096
+	DefaultAckInterval   = time.Second
+	DefaultStateInterval = time.Second
+	DefaultWindow        = 512
+	DefaultBirthDelay    = 5 * time.Second // the upper bound of the random delay
 	// stableAfter is how long a connection must have lasted for the next
 	// outage to start its back-off from ReconnectMin again.
 	stableAfter = time.Minute
@@ -83,6 +86,13 @@ type Options struct {
 	// a fleet does not answer at the same instant).
 	BirthDelay func() time.Duration
 
+	// StateInterval is the shortest time between two publishes of one
+	// retained state topic (default 1s): a busy tick's changes are
+	// coalesced, and the last state is always published.
+	StateInterval time.Duration
+	// Clock times StateInterval (default the wall clock).
+	Clock clock.Clock
+
 	// OnState is told every change of the connection (box.SetBroker). It
 	// must not block.
 	OnState func(box.Broker)
@@ -133,6 +143,12 @@ func New(ao api.Options, opt Options) (*Client, error) {
 	}
 	if opt.DiscoveryPrefix == "" {
 		opt.DiscoveryPrefix = "homeassistant"
+	}
+	if opt.StateInterval <= 0 {
+		opt.StateInterval = DefaultStateInterval
+	}
+	if opt.Clock == nil {
+		opt.Clock = clock.Real{}
 	}
 	if opt.ReconnectMin <= 0 {
 		opt.ReconnectMin = DefaultReconnectMin
@@ -292,6 +308,7 @@ func (c *Client) eventTopic(k string) string  { return c.opt.Base + "/event/" + 
 func (c *Client) questTopic(id string) string { return c.opt.Base + "/quest/" + id + "/state" }
 func (c *Client) consentTopic() string        { return c.opt.Base + "/consent" }
 func (c *Client) summaryTopic() string        { return c.opt.Base + "/summary" }
+func (c *Client) updateTopic() string         { return c.opt.Base + "/update" }
 func (c *Client) cmdPrefix() string           { return c.opt.Base + "/cmd/" }
 
 // Payloads of the status topic.

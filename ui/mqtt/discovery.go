@@ -2,8 +2,11 @@ package mqtt
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/questbox/questbox/ui/api"
 )
 
 // Home Assistant MQTT discovery: one retained config message per entity,
@@ -11,7 +14,7 @@ import (
 
 // Entity is one Home Assistant entity of the box.
 type Entity struct {
-	Component string // sensor, binary_sensor, event
+	Component string // sensor, binary_sensor, event, button, update
 	Object    string // object id, unique within the box
 	Config    map[string]any
 }
@@ -22,7 +25,7 @@ func (e Entity) Topic(prefix, node string) string {
 }
 
 // components are the entity kinds the box announces.
-var components = []string{"sensor", "binary_sensor", "event"}
+var components = []string{"sensor", "binary_sensor", "event", "button", "update"}
 
 // Verdict outcomes and press kinds the event entities fire with.
 var (
@@ -56,17 +59,49 @@ func (c *Client) parseDiscoveryTopic(topic string) (string, bool) {
 }
 
 // hasEntity reports whether "component/object" is an entity the box
-// announces now.
-func (c *Client) hasEntity(key string) bool {
-	return slices.ContainsFunc(c.Entities(), func(e Entity) bool { return e.Component+"/"+e.Object == key })
+// announces now: one of the box's own, or one of a quest that exists.
+func (c *Client) hasEntity(ctx context.Context, key string) (bool, error) {
+	if slices.ContainsFunc(c.Entities(), func(e Entity) bool { return e.Component+"/"+e.Object == key }) {
+		return true, nil
+	}
+	id, ok := questOfEntity(key)
+	if !ok {
+		return false, nil
+	}
+	q, err := c.api.Quest(ctx, id)
+	if isNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return slices.ContainsFunc(c.QuestEntities(q), func(e Entity) bool { return e.Component+"/"+e.Object == key }), nil
 }
 
-// Entities are the box's Home Assistant entities, each config complete:
-// unique id, device block, availability, state topic.
-func (c *Client) Entities() []Entity {
-	node := c.nodeID()
+// questOfEntity is the quest id of a quest entity's "component/object".
+func questOfEntity(key string) (string, bool) {
+	component, object, _ := strings.Cut(key, "/")
+	rest, ok := strings.CutPrefix(object, "quest_")
+	if !ok {
+		return "", false
+	}
+	switch component {
+	case "sensor":
+		return rest, idRE.MatchString(rest)
+	case "button":
+		for _, verb := range []string{"_stop", "_resume"} {
+			if id, ok := strings.CutSuffix(rest, verb); ok {
+				return id, idRE.MatchString(id)
+			}
+		}
+	}
+	return "", false
+}
+
+// device is the discovery device block every entity of the box shares.
+func (c *Client) device() map[string]any {
 	device := map[string]any{
-		"identifiers":  []string{node},
+		"identifiers":  []string{c.nodeID()},
 		"name":         "questbox " + c.opt.DeviceID,
 		"manufacturer": "questbox",
 		"model":        "questbox",
@@ -75,16 +110,64 @@ func (c *Client) Entities() []Entity {
 	if c.opt.DashboardURL != "" {
 		device["configuration_url"] = c.opt.DashboardURL
 	}
-	entity := func(component, object, name string, cfg map[string]any) Entity {
-		cfg["name"] = name
-		cfg["unique_id"] = node + "_" + object
-		cfg["device"] = device
-		cfg["origin"] = map[string]any{"name": "questbox", "sw_version": c.opt.Version}
-		cfg["availability_topic"] = c.statusTopic()
-		cfg["payload_available"] = online
-		cfg["payload_not_available"] = offline
-		return Entity{Component: component, Object: object, Config: cfg}
+	return device
+}
+
+// entity completes a config with what every entity of the box has: its
+// name, unique id, device, origin and availability.
+func (c *Client) entity(component, object, name string, cfg map[string]any) Entity {
+	cfg["name"] = name
+	cfg["unique_id"] = c.nodeID() + "_" + object
+	cfg["device"] = c.device()
+	cfg["origin"] = map[string]any{"name": "questbox", "sw_version": c.opt.Version}
+	cfg["availability_topic"] = c.statusTopic()
+	cfg["payload_available"] = online
+	cfg["payload_not_available"] = offline
+	return Entity{Component: component, Object: object, Config: cfg}
+}
+
+// questAttributes are a quest sensor's attributes: what it is and what
+// it used and has left of its budgets.
+const questAttributes = "{{ {'name': value_json.name, 'mode': value_json.mode, 'provider': value_json.provider, " +
+	"'reason': value_json.reason, 'used': value_json.used, 'remaining': value_json.remaining} | tojson }}"
+
+// QuestEntities are one quest's entities: a sensor whose state is the
+// quest's status and whose attributes are its budgets, and, when MQTT
+// commands are on, buttons that stop and resume it.
+func (c *Client) QuestEntities(q api.Quest) []Entity {
+	name := "Quest " + q.ID
+	if q.Name != "" {
+		name += ": " + truncate(q.Name, 60)
 	}
+	st := c.questTopic(q.ID)
+	es := []Entity{c.entity("sensor", "quest_"+q.ID, name, map[string]any{
+		"state_topic": st, "value_template": "{{ value_json.status }}",
+		"json_attributes_topic": st, "json_attributes_template": questAttributes, "icon": "mdi:map-search",
+	})}
+	if c.opt.Commands {
+		for _, verb := range []struct{ verb, label, icon string }{{"stop", "Stop", "mdi:stop"}, {"resume", "Resume", "mdi:play"}} {
+			es = append(es, c.entity("button", "quest_"+q.ID+"_"+verb.verb, verb.label+" quest "+q.ID, map[string]any{
+				"command_topic": c.cmdPrefix() + "quest/" + q.ID + "/" + verb.verb, "payload_press": "{}", "icon": verb.icon,
+			}))
+		}
+	}
+	return es
+}
+
+// truncate cuts s to at most n runes, marking the cut.
+func truncate(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// Entities are the box's own Home Assistant entities (QuestEntities are
+// each quest's), each config complete: unique id, device block,
+// availability, state topic.
+func (c *Client) Entities() []Entity {
+	entity := c.entity
 	sum := c.summaryTopic()
 	sensor := func(object, name, field, icon, class string) Entity {
 		return entity("sensor", object, name, map[string]any{
@@ -102,7 +185,7 @@ func (c *Client) Entities() []Entity {
 		}
 		return entity("binary_sensor", object, name, cfg)
 	}
-	return []Entity{
+	es := []Entity{
 		sensor("active_quests", "Active quests", "active_quests", "mdi:map-search", "measurement"),
 		sensor("pending_consents", "Pending consents", "pending_consents", "mdi:gesture-tap-button", "measurement"),
 		sensor("agent_runs", "Agent runs", "agent_runs", "mdi:robot", "total"),
@@ -122,6 +205,15 @@ func (c *Client) Entities() []Entity {
 				"{{ {'event_type': value_json.device.press, 'result': value_json.device.result, 'seq': value_json.seq} | tojson }}{% endif %}",
 		}),
 	}
+	if c.door.Update != nil {
+		// The signed firmware: what runs, and the newest release the box
+		// holds (on trial or staged); installing stays `questbox update`
+		// or the dashboard, which check the release's signature.
+		es = append(es, entity("update", "firmware", "Firmware", map[string]any{
+			"state_topic": c.updateTopic(), "device_class": "firmware", "entity_category": "diagnostic",
+		}))
+	}
+	return es
 }
 
 // announce publishes the discovery configs (retained) when discovery is
@@ -132,10 +224,24 @@ func (s *session) announce(ctx context.Context) error {
 	if !c.opt.Discovery {
 		return nil
 	}
+	qs, err := c.api.Quests(ctx)
+	if err != nil {
+		return fmt.Errorf("read quests: %w", err)
+	}
 	var msgs []message
 	for _, e := range c.Entities() {
-		msgs = append(msgs, message{e.Topic(c.opt.DiscoveryPrefix, c.nodeID()), mustJSON(e.Config)})
+		msgs = append(msgs, c.entityMessage(e))
+	}
+	for _, q := range qs {
+		for _, e := range c.QuestEntities(q) {
+			msgs = append(msgs, c.entityMessage(e))
+		}
 	}
 	// Always publish: Home Assistant may have lost them (its birth).
 	return s.publishChanged(ctx, retained{}, msgs)
+}
+
+// entityMessage is e's retained discovery config.
+func (c *Client) entityMessage(e Entity) message {
+	return message{e.Topic(c.opt.DiscoveryPrefix, c.nodeID()), mustJSON(e.Config)}
 }

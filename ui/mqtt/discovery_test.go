@@ -22,10 +22,12 @@ var haKeys = map[string][]string{
 	"sensor":        {"state_class", "unit_of_measurement", "device_class", "expire_after", "force_update", "suggested_display_precision"},
 	"binary_sensor": {"payload_on", "payload_off", "device_class", "expire_after", "force_update", "off_delay"},
 	"event":         {"event_types", "device_class"},
+	"button":        {"command_topic", "payload_press", "command_template", "device_class", "retain", "qos"},
+	"update":        {"device_class", "latest_version_topic", "latest_version_template", "command_topic", "payload_install", "release_summary", "release_url", "title"},
 }
 
 var (
-	discoveryTopicRE = regexp.MustCompile(`^homeassistant/(sensor|binary_sensor|event)/([a-zA-Z0-9_-]+)/([a-zA-Z0-9_-]+)/config$`)
+	discoveryTopicRE = regexp.MustCompile(`^homeassistant/(sensor|binary_sensor|event|button|update)/([a-zA-Z0-9_-]+)/([a-zA-Z0-9_-]+)/config$`)
 	templateFieldRE  = regexp.MustCompile(`value_json\.([a-z_]+)`)
 )
 
@@ -46,7 +48,7 @@ func validateDiscovery(t *testing.T, configs map[string]string) {
 			t.Errorf("%s is not <prefix>/<component>/<node_id>/<object_id>/config", topic)
 			continue
 		}
-		component, node := m[1], m[2]
+		component, node, object := m[1], m[2], m[3]
 		var cfg map[string]any
 		if err := json.Unmarshal([]byte(payload), &cfg); err != nil {
 			t.Errorf("%s: not JSON: %v", topic, err)
@@ -86,11 +88,25 @@ func validateDiscovery(t *testing.T, configs map[string]string) {
 			t.Errorf("%s: availability %q %q/%q, want %s online/offline", topic, str("availability_topic"), str("payload_available"), str("payload_not_available"), base+"/status")
 		}
 		st := str("state_topic")
-		if !strings.HasPrefix(st, base+"/") {
+		if component != "button" && !strings.HasPrefix(st, base+"/") {
 			t.Errorf("%s: state_topic %q is not this box's", topic, st)
 		}
-		switch component {
-		case "sensor", "binary_sensor":
+		quest, isQuest := strings.CutPrefix(object, "quest_")
+		switch {
+		case component == "sensor" && isQuest:
+			if st != base+"/quest/"+quest+"/state" || str("json_attributes_topic") != st {
+				t.Errorf("%s: state_topic %q and attributes %q, want the quest's state", topic, st, str("json_attributes_topic"))
+			}
+		case component == "button":
+			q, verb, _ := strings.Cut(quest, "_")
+			if !isQuest || str("command_topic") != base+"/cmd/quest/"+q+"/"+verb || str("payload_press") != "{}" {
+				t.Errorf("%s: command_topic %q payload %q, want the quest's %s command", topic, str("command_topic"), str("payload_press"), verb)
+			}
+		case component == "update":
+			if st != base+"/update" || str("device_class") != "firmware" {
+				t.Errorf("%s: state_topic %q device_class %q", topic, st, str("device_class"))
+			}
+		case component == "sensor", component == "binary_sensor":
 			if st != base+"/summary" {
 				t.Errorf("%s: state_topic %q, want the summary", topic, st)
 			}
@@ -102,7 +118,7 @@ func validateDiscovery(t *testing.T, configs map[string]string) {
 			if component == "binary_sensor" && (str("payload_on") != "ON" || str("payload_off") != "OFF") {
 				t.Errorf("%s: payload_on/off %q/%q", topic, str("payload_on"), str("payload_off"))
 			}
-		case "event":
+		case component == "event":
 			types, _ := cfg["event_types"].([]any)
 			if len(types) == 0 {
 				t.Errorf("%s: an event entity needs event_types", topic)

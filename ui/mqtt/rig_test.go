@@ -88,6 +88,13 @@ func (r *rig) closeEngine() {
 // start runs a client with r.opt (changed by mod).
 func (r *rig) start(mod func(*Options)) *Client {
 	r.t.Helper()
+	return r.startAPI(api.Options{Engines: api.Only(r.eng)}, mod)
+}
+
+// startAPI runs a client of the API ao describes with r.opt (changed by
+// mod).
+func (r *rig) startAPI(ao api.Options, mod func(*Options)) *Client {
+	r.t.Helper()
 	opt := r.opt
 	opt.Log = slog.New(slog.NewTextHandler(&r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opt.OnState = func(b box.Broker) {
@@ -100,7 +107,7 @@ func (r *rig) start(mod func(*Options)) *Client {
 	if mod != nil {
 		mod(&opt)
 	}
-	c, err := New(api.Options{Engines: api.Only(r.eng)}, opt)
+	c, err := New(ao, opt)
 	if err != nil {
 		r.t.Fatal(err)
 	}

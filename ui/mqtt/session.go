@@ -149,7 +149,11 @@ func (s *session) reconcile(ctx context.Context, m paho.Message) error {
 	topic := m.Topic()
 	stale := false
 	if obj, ok := c.parseDiscoveryTopic(topic); ok {
-		stale = !c.opt.Discovery || !c.hasEntity(obj)
+		has, err := c.hasEntity(ctx, obj)
+		if err != nil {
+			return fmt.Errorf("read quest of %s: %w", topic, err)
+		}
+		stale = !c.opt.Discovery || !has
 	} else {
 		id := strings.TrimSuffix(strings.TrimPrefix(topic, c.opt.Base+"/quest/"), "/state")
 		if _, err := c.api.Quest(ctx, id); err != nil {
