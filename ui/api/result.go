@@ -15,9 +15,9 @@ import (
 // quest card (docs/results.md). It shows the quest's locked findings,
 // each with its evidence (capped: EvidenceCap), its citations, the node
 // and Team that produced it, the gate's verdict and the person who
-// approved it, if one did; and, once the quest rests, how it ended. An
-// export (`questbox export`) stays the machine's record of every locked
-// node, whole.
+// approved it, if one did; and, once the quest rests, how it ended. Its
+// texts are capped and printable (text.go). An export (`questbox
+// export`) stays the machine's record of every locked node, whole.
 type QuestResult struct {
 	Quest     string      `json:"quest"`
 	Name      string      `json:"name"`
@@ -205,10 +205,13 @@ func endingText(d engine.Ending) string {
 	return "finished"
 }
 
-// ResultView is the view of r.
+// ResultView is the view of r. Every text in it that an agent or a
+// person wrote is capped and printable (text.go).
 func ResultView(r *engine.Result) QuestResult {
 	q := r.Quest
-	v := QuestResult{Quest: q.ID, Name: q.Name, Direction: q.Direction, Status: QuestStatus(q.Status), Finished: q.Finished(),
+	name, _ := shown(q.Name, HypothesisCap, false)
+	dir, _ := shown(q.Direction, HypothesisCap, true)
+	v := QuestResult{Quest: q.ID, Name: name, Direction: dir, Status: QuestStatus(q.Status), Finished: q.Finished(),
 		Counts: findingCounts(r), Findings: make([]Finding, len(r.Findings)), Closed: []Closed{}, EvidenceCap: EvidenceCap}
 	v.Headline = v.Counts.String()
 	for _, s := range engine.Statuses {
@@ -224,13 +227,14 @@ func ResultView(r *engine.Result) QuestResult {
 			v.ClosedMore = len(r.Closed) - ClosedCap
 			break
 		}
-		hyp, _ := Clip(n.Hypothesis, HypothesisCap)
-		reason, _ := Clip(n.Reason, HypothesisCap)
+		hyp, _ := shown(n.Hypothesis, HypothesisCap, true)
+		reason, _ := shown(n.Reason, HypothesisCap, true)
 		v.Closed = append(v.Closed, Closed{Node: n.ID, Role: n.Role, Status: NodeStatus(n.Status), Hypothesis: hyp, Reason: reason})
 	}
 	if d := r.Ending; d.How != "" {
-		st, cut := Clip(d.Statement, EvidenceCap)
-		v.Ending = &Ending{How: string(d.How), Text: endingText(d), Reason: d.Reason, Node: d.Node, Statement: st, StatementCut: CutNote(cut)}
+		st, cut := shown(d.Statement, EvidenceCap, true)
+		reason, _ := shown(d.Reason, HypothesisCap, true)
+		v.Ending = &Ending{How: string(d.How), Text: endingText(d), Reason: reason, Node: d.Node, Statement: st, StatementCut: CutNote(cut)}
 	}
 	return v
 }
@@ -243,18 +247,23 @@ func findingCounts(r *engine.Result) FindingCounts {
 
 func findingView(f *engine.Finding) Finding {
 	n := f.Node
-	hyp, _ := Clip(n.Hypothesis, HypothesisCap)
-	ev, cut := Clip(n.Evidence, EvidenceCap)
+	hyp, _ := shown(n.Hypothesis, HypothesisCap, true)
+	ev, cut := shown(n.Evidence, EvidenceCap, true)
 	v := Finding{Kind: string(f.Kind), Node: n.ID, Role: n.Role, Status: NodeStatus(n.Status), Verdict: n.Verdict, Hypothesis: hyp,
 		Evidence: ev, EvidenceBytes: len(n.Evidence), EvidenceCut: CutNote(cut), Citations: []ResultCitation{},
 		Gate: Outcome(f.Gate), Review: facts(f.Review), Why: f.Why, HumanApproved: f.Approval != nil, Locked: n.Updated}
+	for i := range v.Review {
+		// A fact quotes the answer (its actual): one line each, printable.
+		x := &v.Review[i]
+		x.Where, x.Expected, x.Actual, x.Text = printable(x.Where, false), printable(x.Expected, false), printable(x.Actual, false), printable(x.Text, false)
+	}
 	for i, c := range n.Citations {
 		if i == CitationsCap {
 			v.CitationsMore = len(n.Citations) - CitationsCap
 			break
 		}
-		src, cs := Clip(c.Source, SourceCap)
-		quote, cq := Clip(c.Quote, HypothesisCap)
+		src, cs := shown(c.Source, SourceCap, false)
+		quote, cq := shown(c.Quote, HypothesisCap, true)
 		v.Citations = append(v.Citations, ResultCitation{Source: src, Quote: quote, Cut: cs + cq})
 	}
 	if n.TeamKind != "" {

@@ -151,7 +151,8 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 		t.Fatalf("the answer is %d bytes, want about 256 KiB", len(big))
 	}
 	evil := workerAnswer(t, hostile, []gates.Citation{{Source: "https://example.org/<b>" + hostile, Quote: hostile}})
-	for node, answer := range map[string][]byte{"n1": big, "n2": evil} {
+	for i, answer := range [][]byte{big, evil} {
+		node := fmt.Sprintf("n%d", i+1)
 		res, err := eng.Submit(context.Background(), q.ID, node, answer)
 		if err != nil || !engine.Status(res.Status).Terminal() {
 			t.Fatalf("submit %s: %+v, %v", node, res, err)
@@ -174,8 +175,8 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 	if err := json.Unmarshal(body, &v); err != nil {
 		t.Fatal(err)
 	}
-	if len(v.Findings) != 2 {
-		t.Fatalf("findings %+v, want n1 and n2", v.Findings)
+	if len(v.Findings) != 2 || v.Findings[0].Node != "n1" || v.Findings[1].Node != "n2" {
+		t.Fatalf("%d findings, want n1 and n2 in lock order", len(v.Findings))
 	}
 	f := v.Findings[0]
 	want, cut := Clip(evidence, EvidenceCap)
@@ -192,8 +193,17 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 		t.Errorf("n1's first citation: %d bytes of quote, %d cut, source %q", len(c.Quote), c.Cut, c.Source)
 	}
 	h := v.Findings[1]
-	if h.Evidence != hostile || h.EvidenceCut != "" || len(h.Citations) != 1 || h.Citations[0].Quote != hostile || !strings.HasSuffix(h.Citations[0].Source, hostile) {
-		t.Errorf("the hostile answer's text changed: %+v", h)
+	if h.Evidence != printable(hostile, true) || h.EvidenceCut != "" || len(h.Citations) != 1 || h.Citations[0].Quote != printable(hostile, true) ||
+		!strings.HasSuffix(h.Citations[0].Source, printable(hostile, false)) {
+		t.Errorf("the hostile answer (%s) does not read as its printable text: %q, %+v", h.Node, h.Evidence, h.Citations)
+	}
+	for _, s := range []string{h.Evidence, h.Citations[0].Quote, h.Citations[0].Source} {
+		if strings.ContainsFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && escaped(r, true) }) {
+			t.Errorf("the result carries a control character: %q", s)
+		}
+	}
+	if !strings.Contains(h.Evidence, `\x1b[2J`) || !strings.Contains(h.Evidence, "<script>") {
+		t.Errorf("the hostile evidence reads %q; want its escape sequence and its markup shown as text", h.Evidence)
 	}
 }
 
@@ -208,7 +218,7 @@ func TestClipAndCutNote(t *testing.T) {
 		{"exactly", 7, "exactly", 0},
 		{"abcdef", 3, "abc", 3},
 		{"日本語", 4, "日", 6}, // never half a rune
-		{"ab\xffcd", 10, "ab\uFFFDcd", 0},
+		{"ab\xffcd", 10, "ab\xffcd", 0},
 		{"", 0, "", 0},
 	} {
 		got, cut := Clip(c.s, c.limit)
@@ -224,21 +234,35 @@ func TestClipAndCutNote(t *testing.T) {
 	}
 }
 
-func TestPrintable(t *testing.T) {
-	for in, want := range map[string]string{
-		"plain text, 日本語 ✓":     "plain text, 日本語 ✓",
-		"two\nlines\tand a tab": "two\nlines\tand a tab",
-		"\x1b[31mred\x1b[0m":    `\x1b[31mred\x1b[0m`,
-		"bell\x07 cr\r del\x7f": `bell\x07 cr\x0d del\x7f`,
-		"c1 \u009b2J":           `c1 \u009b2J`,
-		"\u202eevil\u202c":      `\u202eevil\u202c`,
-		"zero\u200bwidth\ufeff": `zero\u200bwidth\ufeff`,
-		"bad \xff byte":         `bad \xff byte`,
-		"<b>markup</b>":         "<b>markup</b>", // inert on a terminal
+// printable escapes every character that could drive a terminal or hide
+// or reorder text, keeping lines (and tabs) only when asked to.
+func TestTextPrintable(t *testing.T) {
+	for _, tc := range []struct {
+		in, lines, line string
+	}{
+		{"plain text, 日本語 ✓", "plain text, 日本語 ✓", "plain text, 日本語 ✓"},
+		{"a\nb\tc", "a\nb\tc", `a\x0ab\x09c`},
+		{"\x1b[31mred\x1b[0m\a", `\x1b[31mred\x1b[0m\x07`, `\x1b[31mred\x1b[0m\x07`},
+		{"cr\r del\x7f", `cr\x0d del\x7f`, `cr\x0d del\x7f`},
+		{"c1 \u009b2J", `c1 \u009b2J`, `c1 \u009b2J`},
+		{"\u202egnp.exe\u202c \u2066i\u2069 \u061c", `\u202egnp.exe\u202c \u2066i\u2069 \u061c`, `\u202egnp.exe\u202c \u2066i\u2069 \u061c`},
+		{"zero\u200bwidth\u2060\ufeff", `zero\u200bwidth\u2060\ufeff`, `zero\u200bwidth\u2060\ufeff`},
+		{"line\u2028para\u2029", `line\u2028para\u2029`, `line\u2028para\u2029`},
+		{"bad \xff byte", `bad \xff byte`, `bad \xff byte`},
+		{"<b>&amp;</b>", "<b>&amp;</b>", "<b>&amp;</b>"}, // inert on a terminal; the page shows it as text
 	} {
-		if got := Printable(in); got != want {
-			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		if got := printable(tc.in, true); got != tc.lines {
+			t.Errorf("printable(%q, lines) = %q, want %q", tc.in, got, tc.lines)
 		}
+		if got := printable(tc.in, false); got != tc.line {
+			t.Errorf("printable(%q, one line) = %q, want %q", tc.in, got, tc.line)
+		}
+		if got := printable(tc.lines, true); got != tc.lines {
+			t.Errorf("printable is not idempotent on %q: %q", tc.lines, got)
+		}
+	}
+	if Printable("a\x1b\nb") != "a\\x1b\nb" {
+		t.Errorf("Printable = %q", Printable("a\x1b\nb"))
 	}
 }
 

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -13,11 +14,12 @@ import (
 //
 //   - the views cap it (Clip) and say what was left out (CutNote); the
 //     whole text stays in the store, and `questbox export` has it;
-//   - JSON carries it as valid JSON (encoding/json escapes control
-//     characters; Clip leaves no broken UTF-8);
+//   - the views write what could drive a terminal or reorder text as
+//     readable escapes (printable), so no face, the phone's and Home
+//     Assistant's included, ever gets a control character; the JSON is
+//     valid (Clip leaves no broken UTF-8);
 //   - the dashboard puts it in the page as text nodes, never as HTML;
-//   - the CLI prints it through Printable, so a terminal sees no control
-//     character.
+//   - the CLI prints all it shows through Printable too.
 
 // Caps on what a view shows of an agent's text, in bytes.
 const (
@@ -33,21 +35,25 @@ const (
 )
 
 // Clip returns the start of s that fits in limit bytes, cut on a rune
-// boundary and with no broken UTF-8 (each invalid byte becomes U+FFFD,
-// which counts towards the limit), and how many bytes of s it left out.
+// boundary, and how many bytes of s it left out. Bytes that are not UTF-8
+// stay as they are, for printable to show.
 func Clip(s string, limit int) (string, int) {
-	v := s
-	if !utf8.ValidString(v) {
-		v = strings.ToValidUTF8(v, "\uFFFD")
-	}
-	if len(v) <= limit {
-		return v, max(0, len(s)-len(v))
+	if len(s) <= limit {
+		return s, 0
 	}
 	keep := max(limit, 0)
-	for keep > 0 && !utf8.RuneStart(v[keep]) {
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
 		keep--
 	}
-	return v[:keep], max(0, len(s)-keep)
+	return s[:keep], len(s) - keep
+}
+
+// shown is what a view shows of an agent's text s: its start within
+// limit bytes (Clip), printable (lines kept when lines is set), and how
+// many bytes were left out.
+func shown(s string, limit int, lines bool) (string, int) {
+	v, cut := Clip(s, limit)
+	return printable(v, lines), cut
 }
 
 // CutNote is what a face shows after text that Clip cut short: "(cut:
@@ -63,46 +69,59 @@ func CutNote(cut int) string {
 	return "(cut: " + size + " more; `questbox export` has it all)"
 }
 
-// Printable returns s as a terminal may show it: every control character
-// but the newline and the tab (C0, DEL, C1), every character that
-// reorders or hides text (the bidirectional controls, zero-width
-// characters, the byte order mark) and every byte that is not UTF-8 is
-// written as an escape a person can read (\x1b, \u202e, \xff); the rest
-// is unchanged.
-func Printable(s string) string {
-	i := strings.IndexFunc(s, unprintable)
-	if i < 0 && utf8.ValidString(s) {
+// Printable is s as a terminal, a phone or a page may show it, its lines
+// kept: see printable. The CLI writes everything it prints of a view
+// through it.
+func Printable(s string) string { return printable(s, true) }
+
+// printable writes what could drive a terminal, or hide or reorder text,
+// as escapes a person can read: the control characters (C0, DEL, C1; the
+// newline and the tab are kept when lines is set), the controls of
+// bidirectional text, the zero-width characters and the byte order mark,
+// and the line and paragraph separators as \xNN or \uNNNN, and every
+// byte that is not UTF-8 as \xNN. The rest is unchanged; text that needs
+// no escape is returned as it is.
+func printable(s string, lines bool) string {
+	plain := true
+	for _, r := range s {
+		if r == utf8.RuneError || escaped(r, lines) {
+			plain = false
+			break
+		}
+	}
+	if plain {
 		return s
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 16)
-	for len(s) > 0 {
-		r, size := utf8.DecodeRuneInString(s)
+	for i := 0; i < len(s); {
+		r, w := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == utf8.RuneError && size == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[0])
-		case r < 0x80 && unprintable(r):
+		case r == utf8.RuneError && w == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case escaped(r, lines) && r < 0x80:
 			fmt.Fprintf(&b, `\x%02x`, r)
-		case unprintable(r):
+		case escaped(r, lines):
 			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
-			b.WriteString(s[:size])
+			b.WriteString(s[i : i+w])
 		}
-		s = s[size:]
+		i += w
 	}
 	return b.String()
 }
 
-// unprintable reports whether r must not reach a terminal as it is (see
-// Printable).
-func unprintable(r rune) bool {
+// escaped reports whether printable writes r as an escape.
+func escaped(r rune, lines bool) bool {
 	switch {
 	case r == '\n' || r == '\t':
-		return false
-	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return !lines
+	case unicode.IsControl(r): // C0, DEL, C1
 		return true
-	case r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069, r == 0xfeff:
-		return true
+	case r == 0x061c, r >= 0x200b && r <= 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2060 && r <= 0x2069, r == 0xfeff:
+		return true // the controls of bidirectional text, zero-width characters, the byte order mark
+	case r == 0x2028 || r == 0x2029:
+		return true // the line and paragraph separators
 	}
 	return false
 }

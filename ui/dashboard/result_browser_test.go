@@ -37,8 +37,8 @@ func conclusion(t *testing.T, evidence, source, quote string) []byte {
 // conclusions with evidence and citations, the gate's word and who
 // approved the one that cites nothing, the owner's closing statement, all
 // as the API gives them. A second quest's answers of markup and escape
-// sequences, and of 60 KiB of evidence, show as text only, capped with a
-// note of what was cut.
+// sequences, and of 60 KiB of evidence, show as text only (the escape
+// sequences written as escapes), capped with a note of what was cut.
 func TestBrowserQuestResult(t *testing.T) {
 	ctx := browsertest.New(t)
 	f := start(t, setup{providers: map[string]engine.Provider{engine.ProviderDemo: agent.Demo{}}})
@@ -126,11 +126,17 @@ func TestBrowserQuestResult(t *testing.T) {
 	// The hostile and the big answer: text only, capped.
 	other2 := fmt.Sprintf(`[data-result=%q]`, other.ID)
 	browsertest.WaitFor(t, ctx, "the second quest's findings", fmt.Sprintf(`document.querySelectorAll('%s [data-finding]').length === 2`, other2))
-	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-evidence]`, other2, evilNode)); len(got) != 1 || got[0] != hostile {
-		t.Errorf("the hostile evidence reads %q, want it as text", got)
+	// The API wrote its control characters as escapes; the page shows
+	// that text, its markup as characters.
+	text := api.Printable(hostile)
+	if !strings.Contains(text, `\x1b[2J`) || !strings.Contains(text, "<script>") {
+		t.Fatalf("api.Printable(hostile) = %q", text)
 	}
-	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-quote]`, other2, evilNode)); len(got) != 1 || got[0] != hostile {
-		t.Errorf("the hostile quote reads %q, want it as text", got)
+	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-evidence]`, other2, evilNode)); len(got) != 1 || got[0] != text {
+		t.Errorf("the hostile evidence reads %q, want %q as text", got, text)
+	}
+	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-quote]`, other2, evilNode)); len(got) != 1 || got[0] != text {
+		t.Errorf("the hostile quote reads %q, want %q as text", got, text)
 	}
 	if n := browsertest.Eval[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('%s img, %s script, %s b').length`, other2, other2, other2)); n != 0 {
 		t.Errorf("the hostile answer made %d elements", n)
