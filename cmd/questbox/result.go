@@ -31,10 +31,10 @@ func (c *questResultCmd) run(ctx context.Context, e *env, args []string) error {
 	return writeResult(e.stdout, r)
 }
 
-// termWidth is the terminal the text output is written for.
-const termWidth = 80
+// textWidth is the terminal the text output is written for.
+const textWidth = 80
 
-// writeResult prints r for a terminal of termWidth columns: every text of
+// writeResult prints r for a terminal of textWidth columns: every text of
 // an agent's escaped (api.Printable) and wrapped.
 func writeResult(out io.Writer, r api.QuestResult) error {
 	w := &textWriter{w: out}
@@ -153,11 +153,11 @@ type textWriter struct {
 	err error
 }
 
-// line writes text wrapped to termWidth, its first line indented by
+// line writes text wrapped to textWidth, its first line indented by
 // indent and the rest by two more spaces.
 func (t *textWriter) line(indent, text string) {
 	for para := range strings.SplitSeq(api.Printable(text), "\n") {
-		t.write(wrapText(para, termWidth, indent, indent+"  "))
+		t.write(wrapText(para, textWidth, indent, indent+"  "))
 	}
 }
 
@@ -168,10 +168,10 @@ func (t *textWriter) block(indent, text, cut string) {
 		t.write([]string{indent + "(empty)"})
 	}
 	for para := range strings.SplitSeq(api.Printable(text), "\n") {
-		t.write(wrapText(para, termWidth, indent, indent))
+		t.write(wrapText(para, textWidth, indent, indent))
 	}
 	if cut != "" {
-		t.write(wrapText(cut, termWidth, indent, indent))
+		t.write(wrapText(cut, textWidth, indent, indent))
 	}
 }
 

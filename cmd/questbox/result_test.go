@@ -42,7 +42,7 @@ func runDemo(t *testing.T, data string) string {
 func checkColumns(t *testing.T, what, out string) {
 	t.Helper()
 	for l := range strings.Lines(out) {
-		if w := runesWidth(strings.TrimSuffix(l, "\n")); w > termWidth {
+		if w := runesWidth(strings.TrimSuffix(l, "\n")); w > textWidth {
 			t.Errorf("%s: a line of %d columns:\n%s", what, w, l)
 		}
 	}

@@ -100,7 +100,7 @@ func serveEngine(t *testing.T) (*engine.Engine, *Server) {
 	return eng, New(Options{Engines: Only(eng)})
 }
 
-func get(t *testing.T, srv *Server, path string) []byte {
+func getBody(t *testing.T, srv *Server, path string) []byte {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	srv.ServeHTTP(rec, httptest.NewRequestWithContext(context.Background(), http.MethodGet, path, nil))
@@ -110,8 +110,8 @@ func get(t *testing.T, srv *Server, path string) []byte {
 	return rec.Body.Bytes()
 }
 
-// hostile is evidence that tries to be markup and to drive a terminal.
-const hostile = "<script>alert(1)</script><img src=x onerror=alert(2)> \x1b[2J\x1b]0;pwned\x07 \u202eevil\u202c \r over"
+// hostileAnswer is evidence that tries to be markup and to drive a terminal.
+const hostileAnswer = "<script>alert(1)</script><img src=x onerror=alert(2)> \x1b[2J\x1b]0;pwned\x07 \u202eevil\u202c \r over"
 
 // workerAnswer is a worker's conclusion as an agent writes it.
 func workerAnswer(t *testing.T, evidence string, cites []gates.Citation) []byte {
@@ -150,7 +150,7 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 	if len(big) < 250<<10 || len(big) > gates.MaxAnswerBytes {
 		t.Fatalf("the answer is %d bytes, want about 256 KiB", len(big))
 	}
-	evil := workerAnswer(t, hostile, []gates.Citation{{Source: "https://example.org/<b>" + hostile, Quote: hostile}})
+	evil := workerAnswer(t, hostileAnswer, []gates.Citation{{Source: "https://example.org/<b>" + hostileAnswer, Quote: hostileAnswer}})
 	for i, answer := range [][]byte{big, evil} {
 		node := fmt.Sprintf("n%d", i+1)
 		res, err := eng.Submit(context.Background(), q.ID, node, answer)
@@ -159,7 +159,7 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 		}
 	}
 
-	body := get(t, srv, "/api/quests/"+q.ID+"/result")
+	body := getBody(t, srv, "/api/quests/"+q.ID+"/result")
 	if !json.Valid(body) {
 		t.Fatal("the result is not valid JSON")
 	}
@@ -193,9 +193,9 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 		t.Errorf("n1's first citation: %d bytes of quote, %d cut, source %q", len(c.Quote), c.Cut, c.Source)
 	}
 	h := v.Findings[1]
-	if h.Evidence != printable(hostile, true) || h.EvidenceCut != "" || len(h.Citations) != 1 || h.Citations[0].Quote != printable(hostile, true) ||
-		!strings.HasSuffix(h.Citations[0].Source, printable(hostile, false)) {
-		t.Errorf("the hostile answer (%s) does not read as its printable text: %q, %+v", h.Node, h.Evidence, h.Citations)
+	if h.Evidence != printable(hostileAnswer, true) || h.EvidenceCut != "" || len(h.Citations) != 1 || h.Citations[0].Quote != printable(hostileAnswer, true) ||
+		!strings.HasSuffix(h.Citations[0].Source, printable(hostileAnswer, false)) {
+		t.Errorf("the hostileAnswer answer (%s) does not read as its printable text: %q, %+v", h.Node, h.Evidence, h.Citations)
 	}
 	for _, s := range []string{h.Evidence, h.Citations[0].Quote, h.Citations[0].Source} {
 		if strings.ContainsFunc(s, func(r rune) bool { return r != '\n' && r != '\t' && escaped(r, true) }) {
@@ -203,7 +203,7 @@ func TestResultCapsAndKeepsTextInert(t *testing.T) {
 		}
 	}
 	if !strings.Contains(h.Evidence, `\x1b[2J`) || !strings.Contains(h.Evidence, "<script>") {
-		t.Errorf("the hostile evidence reads %q; want its escape sequence and its markup shown as text", h.Evidence)
+		t.Errorf("the hostileAnswer evidence reads %q; want its escape sequence and its markup shown as text", h.Evidence)
 	}
 }
 

@@ -16,9 +16,9 @@ import (
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 
-// hostile is an answer's text that tries to be markup and to drive a
+// hostileText is an answer's text that tries to be markup and to drive a
 // terminal: on the page it must be text, nothing else.
-const hostile = `<img src=x onerror="window.pwned=1"><script>window.pwned=2</script><b>bold</b>` + " \x1b[2J\x1b]0;title\x07 \u202eevil\u202c"
+const hostileText = `<img src=x onerror="window.pwned=1"><script>window.pwned=2</script><b>bold</b>` + " \x1b[2J\x1b]0;title\x07 \u202eevil\u202c"
 
 // conclusion is a worker's conclusion that cites one source.
 func conclusion(t *testing.T, evidence, source, quote string) []byte {
@@ -59,7 +59,7 @@ func TestBrowserQuestResult(t *testing.T) {
 	}
 	bigNode, evilNode := ns[0].ID, ns[1].ID
 	f.submit(other.ID, bigNode, conclusion(t, big, "https://example.org/bench", "98% on invoices"))
-	f.submit(other.ID, evilNode, conclusion(t, hostile, "https://example.org/"+hostile, hostile))
+	f.submit(other.ID, evilNode, conclusion(t, hostileText, "https://example.org/"+hostileText, hostileText))
 
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
 		t.Helper()
@@ -123,26 +123,26 @@ func TestBrowserQuestResult(t *testing.T) {
 	}
 	browsertest.ScreenshotOf(t, ctx, res, "demo-result")
 
-	// The hostile and the big answer: text only, capped.
+	// The hostileText and the big answer: text only, capped.
 	other2 := fmt.Sprintf(`[data-result=%q]`, other.ID)
 	browsertest.WaitFor(t, ctx, "the second quest's findings", fmt.Sprintf(`document.querySelectorAll('%s [data-finding]').length === 2`, other2))
 	// The API wrote its control characters as escapes; the page shows
 	// that text, its markup as characters.
-	text := api.Printable(hostile)
+	text := api.Printable(hostileText)
 	if !strings.Contains(text, `\x1b[2J`) || !strings.Contains(text, "<script>") {
-		t.Fatalf("api.Printable(hostile) = %q", text)
+		t.Fatalf("api.Printable(hostileText) = %q", text)
 	}
 	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-evidence]`, other2, evilNode)); len(got) != 1 || got[0] != text {
-		t.Errorf("the hostile evidence reads %q, want %q as text", got, text)
+		t.Errorf("the hostileText evidence reads %q, want %q as text", got, text)
 	}
 	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-quote]`, other2, evilNode)); len(got) != 1 || got[0] != text {
-		t.Errorf("the hostile quote reads %q, want %q as text", got, text)
+		t.Errorf("the hostileText quote reads %q, want %q as text", got, text)
 	}
 	if n := browsertest.Eval[int](t, ctx, fmt.Sprintf(`document.querySelectorAll('%s img, %s script, %s b').length`, other2, other2, other2)); n != 0 {
-		t.Errorf("the hostile answer made %d elements", n)
+		t.Errorf("the hostileText answer made %d elements", n)
 	}
 	if browsertest.Eval[bool](t, ctx, `window.pwned !== undefined`) {
-		t.Error("the hostile answer ran script")
+		t.Error("the hostileText answer ran script")
 	}
 	ev := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-evidence]`, other2, bigNode))
 	wantEv, cut := api.Clip(big, api.EvidenceCap)
