@@ -222,11 +222,9 @@ func ResultView(r *engine.Result) QuestResult {
 	for i := range r.Findings {
 		v.Findings[i] = findingView(&r.Findings[i])
 	}
-	for i, n := range r.Closed {
-		if i == ClosedCap {
-			v.ClosedMore = len(r.Closed) - ClosedCap
-			break
-		}
+	closed, more := firstOf(r.Closed, ClosedCap)
+	v.ClosedMore = more
+	for _, n := range closed {
 		hyp, _ := shown(n.Hypothesis, HypothesisCap, true)
 		reason, _ := shown(n.Reason, HypothesisCap, true)
 		v.Closed = append(v.Closed, Closed{Node: n.ID, Role: n.Role, Status: NodeStatus(n.Status), Hypothesis: hyp, Reason: reason})
@@ -237,6 +235,14 @@ func ResultView(r *engine.Result) QuestResult {
 		v.Ending = &Ending{How: string(d.How), Text: endingText(d), Reason: reason, Node: d.Node, Statement: st, StatementCut: CutNote(cut)}
 	}
 	return v
+}
+
+// firstOf is the first n of s, and how many of s it leaves out.
+func firstOf[T any](s []T, n int) ([]T, int) {
+	if len(s) <= n {
+		return s, 0
+	}
+	return s[:n], len(s) - n
 }
 
 // findingCounts counts r's findings by kind.
@@ -257,11 +263,9 @@ func findingView(f *engine.Finding) Finding {
 		x := &v.Review[i]
 		x.Where, x.Expected, x.Actual, x.Text = printable(x.Where, false), printable(x.Expected, false), printable(x.Actual, false), printable(x.Text, false)
 	}
-	for i, c := range n.Citations {
-		if i == CitationsCap {
-			v.CitationsMore = len(n.Citations) - CitationsCap
-			break
-		}
+	cites, more := firstOf(n.Citations, CitationsCap)
+	v.CitationsMore = more
+	for _, c := range cites {
 		src, cs := shown(c.Source, SourceCap, false)
 		quote, cq := shown(c.Quote, HypothesisCap, true)
 		v.Citations = append(v.Citations, ResultCitation{Source: src, Quote: quote, Cut: cs + cq})
