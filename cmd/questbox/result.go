@@ -156,7 +156,7 @@ type textWriter struct {
 // line writes text wrapped to textWidth, its first line indented by
 // indent and the rest by two more spaces.
 func (t *textWriter) line(indent, text string) {
-	for para := range strings.SplitSeq(api.Printable(text), "\n") {
+	for para := range strings.SplitSeq(api.Printable(text, true), "\n") {
 		t.write(wrapText(para, textWidth, indent, indent+"  "))
 	}
 }
@@ -167,7 +167,7 @@ func (t *textWriter) block(indent, text, cut string) {
 	if text == "" {
 		t.write([]string{indent + "(empty)"})
 	}
-	for para := range strings.SplitSeq(api.Printable(text), "\n") {
+	for para := range strings.SplitSeq(api.Printable(text, true), "\n") {
 		t.write(wrapText(para, textWidth, indent, indent))
 	}
 	if cut != "" {

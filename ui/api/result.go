@@ -261,7 +261,7 @@ func findingView(f *engine.Finding) Finding {
 	for i := range v.Review {
 		// A fact quotes the answer (its actual): one line each, printable.
 		x := &v.Review[i]
-		x.Where, x.Expected, x.Actual, x.Text = printable(x.Where, false), printable(x.Expected, false), printable(x.Actual, false), printable(x.Text, false)
+		x.Where, x.Expected, x.Actual, x.Text = Printable(x.Where, false), Printable(x.Expected, false), Printable(x.Actual, false), Printable(x.Text, false)
 	}
 	cites, more := firstOf(n.Citations, CitationsCap)
 	v.CitationsMore = more

@@ -15,7 +15,7 @@ import (
 //   - the views cap it (Clip) and say what was left out (CutNote); the
 //     whole text stays in the store, and `questbox export` has it;
 //   - the views write what could drive a terminal or reorder text as
-//     readable escapes (printable), so no face, the phone's and Home
+//     readable escapes (Printable), so no face, the phone's and Home
 //     Assistant's included, ever gets a control character; the JSON is
 //     valid (Clip leaves no broken UTF-8);
 //   - the dashboard puts it in the page as text nodes, never as HTML;
@@ -36,7 +36,7 @@ const (
 
 // Clip returns the start of s that fits in limit bytes, cut on a rune
 // boundary, and how many bytes of s it left out. Bytes that are not UTF-8
-// stay as they are, for printable to show.
+// stay as they are, for Printable to show.
 func Clip(s string, limit int) (string, int) {
 	if len(s) <= limit {
 		return s, 0
@@ -49,11 +49,11 @@ func Clip(s string, limit int) (string, int) {
 }
 
 // shown is what a view shows of an agent's text s: its start within
-// limit bytes (Clip), printable (lines kept when lines is set), and how
+// limit bytes (Clip), Printable (lines kept when lines is set), and how
 // many bytes were left out.
 func shown(s string, limit int, lines bool) (string, int) {
 	v, cut := Clip(s, limit)
-	return printable(v, lines), cut
+	return Printable(v, lines), cut
 }
 
 // CutNote is what a face shows after text that Clip cut short: "(cut:
@@ -69,19 +69,16 @@ func CutNote(cut int) string {
 	return "(cut: " + size + " more; `questbox export` has it all)"
 }
 
-// Printable is s as a terminal, a phone or a page may show it, its lines
-// kept: see printable. The CLI writes everything it prints of a view
-// through it.
-func Printable(s string) string { return printable(s, true) }
-
-// printable writes what could drive a terminal, or hide or reorder text,
-// as escapes a person can read: the control characters (C0, DEL, C1; the
-// newline and the tab are kept when lines is set), the controls of
-// bidirectional text, the zero-width characters and the byte order mark,
-// and the line and paragraph separators as \xNN or \uNNNN, and every
-// byte that is not UTF-8 as \xNN. The rest is unchanged; text that needs
-// no escape is returned as it is.
-func printable(s string, lines bool) string {
+// Printable is the one rule for showing text an agent (or a person)
+// wrote, on every face: it writes what could drive a terminal, or hide or
+// reorder text, as escapes a person can read. The control characters
+// (C0, DEL, C1; the newline and the tab are kept when lines is set), the
+// controls of bidirectional text, the zero-width characters, the byte
+// order mark and the line and paragraph separators become \xNN or
+// \uNNNN, and every byte that is not UTF-8 \xNN. HTML is left as it is:
+// it is text to every face (the dashboard never parses it). Text that
+// needs no escape is returned as it is.
+func Printable(s string, lines bool) string {
 	plain := true
 	for _, r := range s {
 		if r == utf8.RuneError || escaped(r, lines) {
@@ -111,7 +108,7 @@ func printable(s string, lines bool) string {
 	return b.String()
 }
 
-// escaped reports whether printable writes r as an escape.
+// escaped reports whether Printable writes r as an escape.
 func escaped(r rune, lines bool) bool {
 	switch {
 	case r == '\n' || r == '\t':

@@ -128,9 +128,9 @@ func TestBrowserQuestResult(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the second quest's findings", fmt.Sprintf(`document.querySelectorAll('%s [data-finding]').length === 2`, other2))
 	// The API wrote its control characters as escapes; the page shows
 	// that text, its markup as characters.
-	text := api.Printable(hostileText)
+	text := api.Printable(hostileText, true)
 	if !strings.Contains(text, `\x1b[2J`) || !strings.Contains(text, "<script>") {
-		t.Fatalf("api.Printable(hostileText) = %q", text)
+		t.Fatalf("api.Printable(hostileText, true) = %q", text)
 	}
 	if got := browsertest.Text(t, ctx, fmt.Sprintf(`%s [data-finding=%q] [data-evidence]`, other2, evilNode)); len(got) != 1 || got[0] != text {
 		t.Errorf("the hostileText evidence reads %q, want %q as text", got, text)
