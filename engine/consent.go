@@ -80,8 +80,8 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 			return err
 		}
 		c := n.Claim
-		n.addAttempt(Attempt{At: t.now, Outcome: "granted", ClaimHash: c.Hash, Feedback: "consent by " + by})
-		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: c.Hash, Reason: "consent by " + by}); err != nil {
+		n.addAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
+		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: OutcomeGranted, ClaimHash: c.Hash, Reason: consentBy + by}); err != nil {
 			return err
 		}
 		return t.pass(q, n, c.Answ, c.Owner, "CONSENT")

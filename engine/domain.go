@@ -449,6 +449,10 @@ type Node struct {
 	Evidence      string           `json:"evidence,omitempty"`
 	Citations     []gates.Citation `json:"citations,omitempty"`
 	NewDirections []string         `json:"new_directions,omitempty"`
+	// Summary is an owner's closing statement: the summary of the finish
+	// action that finished its quest, whole (the quest's reason holds its
+	// first 200 bytes).
+	Summary string `json:"summary,omitempty"`
 	// Gate result of the last submission.
 	Outcome   string       `json:"outcome,omitempty"`
 	Facts     []gates.Fact `json:"facts,omitempty"`

@@ -667,7 +667,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	}
 	if q.Mode == ModeSolo {
 		if open(q) == 0 {
-			return nil, "no work left: every node is explored, growing, aborted or exhausted", nil
+			return nil, ReasonNoWork, nil
 		}
 		if !read {
 			return nil, "", nil

@@ -680,7 +680,7 @@ func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, out
 		return fmt.Errorf("BUG: pass without an answer for node %s", n.ID)
 	}
 	n.Verdict, n.Evidence, n.Citations, n.NewDirections = a.Verdict, a.Evidence, a.Citations, a.NewDirections
-	to := map[string]Status{gates.VerdictConclusion: Explored, gates.VerdictPromising: Growing, gates.VerdictDead: Aborted}[a.Verdict]
+	to := verdictStatus[a.Verdict]
 	if to == "" {
 		return fmt.Errorf("BUG: verdict %q passed the contract", a.Verdict)
 	}
@@ -718,7 +718,7 @@ func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
 		return err
 	case gates.VerdictConclusion:
 		if n.Role == RoleStrategist && q.Status == QuestActive {
-			return t.setQuestStatus(q, QuestDone, "strategist concluded: "+truncate(a.Evidence, 200))
+			return t.setQuestStatus(q, QuestDone, ReasonStrategistConcluded+truncate(a.Evidence, 200))
 		}
 	}
 	return nil
@@ -757,7 +757,8 @@ func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
 		}
 	}
 	if finish != "" && q.Status == QuestActive {
-		return t.setQuestStatus(q, QuestDone, "owner finished: "+truncate(finish, 200))
+		owner.Summary = finish
+		return t.setQuestStatus(q, QuestDone, ReasonOwnerFinished+truncate(finish, 200))
 	}
 	return nil
 }

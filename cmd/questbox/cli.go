@@ -148,6 +148,7 @@ func verbs() []verb {
 		{"quest new", "NAME --direction TEXT [--mode solo|team] [--roles R,R] [--provider P] [--gate G] [--max-agent-runs N] [--max-tries N] [--wall-clock D] [--token-budget N] [--checkpoint ROLE]... [--role-provider ROLE=PROVIDER]... [--egress V,V] [--project PATH] [--preset council] [--council reviewer:R,judge:J] [--council-provider reviewer=P,judge=P] [--gates PHASE,PHASE]", "create a quest; prints its id", viaAPI, func() command { return new(questNewCmd) }},
 		{"quest list", "", "list quests", viaAPI, func() command { return new(questListCmd) }},
 		{"quest show", "ID", "show a quest, its nodes and edges", viaAPI, func() command { return new(questShowCmd) }},
+		{"quest result", "ID", "what the quest found: its conclusions, growing and dead ends, with evidence, citations and who approved them", viaAPI, func() command { return new(questResultCmd) }},
 		{"quest stop", "ID", "pause a quest", viaAPI, func() command { return &questStateCmd{stop: true} }},
 		{"quest resume", "ID", "resume a stopped quest", viaAPI, func() command { return &questStateCmd{} }},
 		{"quest abort-node", "NODE [--reason R]", "abort a non-terminal node", viaAPI, func() command { return new(abortNodeCmd) }},

@@ -29,8 +29,6 @@ import (
 const (
 	demoTick  = 5 * time.Second
 	demoDelay = 2 * time.Second // long enough to see the running LED
-	demoName  = "demo: Japanese invoice OCR"
-	demoDir   = "find the most accurate free OCR for Japanese invoices"
 )
 
 // runCmd is `run`: the daemon.
@@ -531,10 +529,7 @@ func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 	if err != nil || len(qs) > 0 {
 		return err
 	}
-	s := eng.NewQuestSpec(demoName, demoDir)
-	s.Mode, s.Provider, s.Teams = engine.ModeTeam, engine.ProviderDemo, true
-	s.CouncilReviewers = []string{engine.ProviderDemo}
-	s.CouncilJudges = []string{engine.ProviderDemo, engine.ProviderDemo}
+	s := eng.DemoQuestSpec()
 	demoRoles := []string{engine.RolePlanner, engine.RoleExecuter, engine.RoleAccepter, engine.RoleReviewer, engine.RoleJudge}
 	for role, r := range cfg.Roles {
 		if r.Provider != "" && (slices.Contains(s.Roles, role) || slices.Contains(demoRoles, role)) {

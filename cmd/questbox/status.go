@@ -31,16 +31,34 @@ func (c *statusCmd) run(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(w, " (%s)", v.Reason)
 	}
 	fmt.Fprintln(w)
-	var parts []string
-	for _, s := range api.NodeStatuses {
-		if n := v.Counts[string(s)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%s %d", s, n))
+	if f := v.Findings; f != nil {
+		// A finished quest reads as what it found: its counts by status
+		// would say "growing 2" of findings kept and count every Team
+		// stage, owner turn and council vote as explored.
+		tw := &textWriter{w: w}
+		tw.line("", "finished: "+f.String())
+		found := f.Conclusions + f.Growing + f.DeadEnds
+		nodes := fmt.Sprintf("nodes: %d (%d findings, %d closed without one", v.Total, found, f.Closed)
+		if rest := v.Total - found - f.Closed; rest > 0 {
+			nodes += fmt.Sprintf(", %d Team stages, owner turns and council votes", rest)
 		}
+		tw.line("", nodes+")")
+		tw.line("", fmt.Sprintf("the findings: `questbox quest result %s`", v.Quest))
+		if tw.err != nil {
+			return tw.err
+		}
+	} else {
+		var parts []string
+		for _, s := range api.NodeStatuses {
+			if n := v.Counts[string(s)]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", s, n))
+			}
+		}
+		if len(parts) == 0 {
+			parts = []string{"none"}
+		}
+		fmt.Fprintf(w, "nodes: %d (%s)\n", v.Total, strings.Join(parts, ", "))
 	}
-	if len(parts) == 0 {
-		parts = []string{"none"}
-	}
-	fmt.Fprintf(w, "nodes: %d (%s)\n", v.Total, strings.Join(parts, ", "))
 	if v.Running != "" {
 		fmt.Fprintf(w, "running: %s\n", v.Running)
 	}

@@ -101,6 +101,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/quests/{id}/stop", s.write(s.questStop))
 	m.HandleFunc("POST /api/quests/{id}/resume", s.write(s.questResume))
 	m.HandleFunc("GET /api/quests/{id}/status", s.read(s.status))
+	m.HandleFunc("GET /api/quests/{id}/result", s.read(s.result))
 	m.HandleFunc("GET /api/quests/{id}/next", s.read(s.next))
 	m.HandleFunc("POST /api/quests/{id}/scan", s.write(s.scan))
 	m.HandleFunc("POST /api/quests/{id}/submit", s.write(s.submit))
@@ -418,12 +419,24 @@ func (s *Server) source(w http.ResponseWriter, r *http.Request) (engine.Source, 
 	return engine.Source(src), nil
 }
 
+// status is a quest's counts and budgets; a finished quest's also count
+// its findings (see Status.Findings).
 func (s *Server) status(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	q, err := eng.Quest(r.PathValue("id"))
 	if err != nil {
 		return err
 	}
-	return ok(w, StatusView(q))
+	if !q.Finished() {
+		return ok(w, StatusView(q))
+	}
+	res, err := eng.Result(q.ID)
+	if err != nil {
+		return err
+	}
+	v := StatusView(res.Quest)
+	c := findingCounts(res)
+	v.Findings = &c
+	return ok(w, v)
 }
 
 func (s *Server) next(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {

@@ -140,6 +140,9 @@ type Node struct {
 	Stage         string `json:"stage,omitempty"`
 	RevisionCount int    `json:"revision_count,omitempty"`
 	MaxRevisions  int    `json:"max_revisions,omitempty"`
+	// Summary is an owner's closing statement: the summary of the
+	// finish action that finished its quest.
+	Summary string `json:"summary,omitempty"`
 }
 
 // Attempt is one entry of a node's attempt log.
@@ -190,6 +193,11 @@ type Status struct {
 	Used      Used           `json:"used"`
 	Limits    Limits         `json:"limits"`
 	Remaining Remaining      `json:"remaining"`
+	// Findings counts a finished quest's findings: its counts by status
+	// read as work still going on (a growing node is a finding kept,
+	// explored counts owners' turns and Teams' stages); absent while the
+	// quest may go on.
+	Findings *FindingCounts `json:"findings,omitempty"`
 }
 
 // Next is the prompt of the node an external agent should work on. Node is
@@ -474,7 +482,7 @@ func NodeView(n *engine.Node) Node {
 		Facts: facts(n.Facts), Feedback: n.Feedback, FeedbackAdds: feedbackAdds(n.Facts, n.Feedback),
 		ClaimHash: n.ClaimHash, Reason: n.Reason, Attempts: make([]Attempt, len(n.Attempts)), Runs: nonNil(n.Runs),
 		Created: n.Created, Updated: n.Updated, Provider: n.Provider, Phase: n.Phase, TeamKind: n.TeamKind, Team: n.Team,
-		Stage: n.Stage, RevisionCount: n.RevisionCount, MaxRevisions: n.MaxRevisions}
+		Stage: n.Stage, RevisionCount: n.RevisionCount, MaxRevisions: n.MaxRevisions, Summary: n.Summary}
 	for i, c := range n.Citations {
 		v.Citations[i] = Citation{Source: c.Source, Quote: c.Quote}
 	}

@@ -63,6 +63,8 @@ type setup struct {
 	cfg   config.Dashboard
 	sim   bool // a box with the sim backend
 	tweak func(*Options)
+	// providers are the engine's (none: only the external agent).
+	providers map[string]engine.Provider
 }
 
 // engines is api.Engines over one engine.
@@ -77,7 +79,7 @@ func start(t *testing.T, su setup) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(st, engine.Options{})
+	eng, err := engine.New(st, engine.Options{Providers: su.providers})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ const st = {
   seq: 0,             // last event seq seen
   quests: new Map(),  // id -> api.Quest
   details: new Map(), // id -> api.QuestDetail
+  results: new Map(), // id -> api.QuestResult: what the quest found
   consents: [],       // [api.Consent]
   device: null,       // api.Device
   events: [],         // newest last, at most 100
@@ -102,7 +103,7 @@ $('logout').addEventListener('click', async () => {
 const loggedIn = () => !!(st.session && st.session.logged_in);
 
 function clearState() {
-  st.quests.clear(); st.details.clear(); st.consents = []; st.device = null; st.events = [];
+  st.quests.clear(); st.details.clear(); st.results.clear(); st.consents = []; st.device = null; st.events = [];
 }
 
 // ---- live: the websocket ----
@@ -194,8 +195,12 @@ async function refetch(id) {
   if (inflight.has(id)) { inflight.set(id, 'again'); return; }
   inflight.set(id, true);
   try {
-    const d = await call('GET', '/api/quests/' + encodeURIComponent(id));
+    // The result rides along: an older daemon without it still shows
+    // the graph.
+    const [d, r] = await Promise.all([call('GET', '/api/quests/' + encodeURIComponent(id)),
+      call('GET', '/api/quests/' + encodeURIComponent(id) + '/result').catch(() => null)]);
     st.details.set(id, d);
+    if (r) st.results.set(id, r);
     st.quests.set(id, d.quest);
     renderQuest(id);
   } catch (e) {
@@ -288,6 +293,7 @@ function fillQuest(card, id) {
       h('span', {class: 'muted'}, q.id + ' · ' + (q.level || q.mode) + ' · ' + q.provider + (q.provider === 'demo' ? ' (demo: canned answers, no real agent)' : ''))),
     q.reason ? h('p', {class: q.needs_attention ? 'error' : 'muted'}, q.reason) : null,
     h('p', {class: 'muted'}, q.direction),
+    resultSection(id),
     h('div', {class: 'facts-row'},
       h('span', null, 'runs ', q.used.agent_runs, '/', q.limits.max_agent_runs),
       h('span', null, 'tokens ', q.used.tokens, '/', q.limits.token_budget),
@@ -300,6 +306,55 @@ function fillQuest(card, id) {
       q.status === 'stopped' ? h('button', {type: 'button', onclick: () => act('POST', '/api/quests/' + enc(id) + '/resume')}, 'Resume') : null) : null,
     window.questboxQuestActions ? window.questboxQuestActions(q) : null,
     graph);
+}
+
+// ---- the quest's result: what it found (api.QuestResult) ----
+
+// resultSection is the top of a quest's card: how the quest ended, its
+// owner's closing statement, and its findings, conclusions first. The
+// agent's text is capped by the API and put in the page as text nodes.
+function resultSection(id) {
+  const r = st.results.get(id);
+  if (!r) return h('section', {class: 'result', 'data-result': id}, h('p', {class: 'muted'}, 'Loading what the quest found…'));
+  const groups = [['conclusion', 'Conclusions'], ['growing', 'Growing (kept)'], ['dead_end', 'Dead ends']];
+  const e = r.ending;
+  return h('section', {class: 'result', 'data-result': id, 'aria-label': 'What quest ' + id + ' found'},
+    h('h4', null, 'What it found'),
+    e ? h('p', {'data-ending': e.how}, e.text, e.reason && e.how !== 'finish' ? ' (' + e.reason + ')' : '') : null,
+    e && e.statement ? h('figure', {class: 'statement'}, h('figcaption', {class: 'hint'}, 'The owner\'s closing statement'),
+      h('blockquote', {class: 'agent-text', 'data-statement': id}, e.statement), e.statement_cut ? h('div', {class: 'hint'}, e.statement_cut) : null) : null,
+    h('p', {class: 'headline', 'data-headline': id}, r.headline, r.open ? ' · ' + r.open + ' node' + (r.open === 1 ? '' : 's') + ' still open' : ''),
+    r.findings.length ? groups.map(([kind, title]) => {
+      const fs = r.findings.filter((f) => f.kind === kind);
+      return h('div', {class: 'group', 'data-group': kind}, h('h5', null, title + ' (' + fs.length + ')'),
+        fs.length ? h('ol', {class: 'findings'}, fs.map(findingItem)) : h('p', {class: 'muted'}, 'none'));
+    }) : null,
+    r.closed.length ? h('details', {class: 'closed'}, h('summary', null, 'Closed without a finding (' + r.counts.closed + ')'),
+      h('ul', null, r.closed.map((c) => h('li', {'data-closed': c.node}, c.node + ' ' + c.role + ', ' + c.status + ': ', h('span', {class: 'agent-text'}, c.hypothesis),
+        h('div', {class: 'hint agent-text'}, c.reason)))),
+      r.closed_more ? h('p', {class: 'hint'}, 'and ' + r.closed_more + ' more') : null) : null);
+}
+
+// findingItem is one finding: the node and Team that produced it, the
+// gate's verdict and who approved it, its evidence and its citations.
+function findingItem(f) {
+  const a = f.approval, t = f.team;
+  return h('li', {class: 'finding', 'data-finding': f.node, 'data-kind': f.kind},
+    h('div', null, h('button', {type: 'button', class: 'link', onclick: () => openNode(f.node)}, f.node), ' ',
+      t ? t.kind + ' Team' : f.role, ' · ', f.status.replaceAll('_', ' ')),
+    t && t.executer ? h('div', {class: 'hint'}, 'delivered by executer ' + t.executer + ', accepted by accepter ' + t.accepter +
+      (t.revisions ? ' · revisions before the accept: ' + t.revisions : '')) : null,
+    h('div', {class: 'agent-text hyp'}, f.hypothesis),
+    h('div', {class: 'gate', 'data-gate': f.gate, 'data-approved': String(f.human_approved)}, 'gate: ' + f.gate +
+      (a ? ', ' + a.text + ' at ' + new Date(a.at).toLocaleString() + (a.node !== f.node ? ' (on ' + a.node + ')' : '') : '')),
+    f.why ? h('div', {class: 'hint'}, f.why) : null,
+    f.review.length ? h('ul', {class: 'facts'}, f.review.map((x) => h('li', null, h('pre', {class: 'fact', 'data-level': x.level}, x.text)))) : null,
+    h('pre', {class: 'evidence agent-text', 'data-evidence': f.node}, f.evidence),
+    f.evidence_cut ? h('div', {class: 'hint', 'data-cut': f.node}, f.evidence_cut) : null,
+    f.citations.length ? h('ol', {class: 'citations', 'data-citations': f.node}, f.citations.map((c) => h('li', null,
+      h('code', {class: 'agent-text', 'data-source': ''}, c.source), ' ', h('q', {class: 'agent-text', 'data-quote': ''}, c.quote), c.cut ? ' (cut)' : ''))) :
+      h('div', {class: 'hint'}, 'no citations'),
+    f.citations_more ? h('div', {class: 'hint'}, 'and ' + f.citations_more + ' more citations: questbox export has them') : null);
 }
 
 // folds is what the graph folds: each Team's stage nodes (hidden unless
