@@ -196,7 +196,7 @@ func measure(bin, qemu, cfg, data string) (result, error) {
 	if err != nil {
 		return r, fmt.Errorf("verify: %v: %s", err, out.String())
 	}
-	r.verifyRSS = v.ProcessState.SysUsage().(*syscall.Rusage).Maxrss
+	r.verifyRSS = int64(v.ProcessState.SysUsage().(*syscall.Rusage).Maxrss) // int32 on 32-bit arm
 	if err := pagecache.Settle(db); err != nil {
 		return r, err
 	}
