@@ -1,0 +1,416 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
+)
+
+// attackScript is the agent of TestAgentIsConfined: a shell script that
+// tries, from inside its run, everything an agent with a shell tool could
+// do against the box, and records each outcome ("ok" or "denied") in its
+// answer's evidence and, as it goes, in results.txt in its project (so
+// that what it did is known even when it kills the daemon). It still
+// gives a valid answer, so the run ends normally and is judged.
+//
+// It knows every path (the data directory, the config, the binary) and
+// the daemon's pid (a file the test leaves in the project): the worst
+// case, since an agent can find them anyway while they are not hidden.
+// Reads count as "ok" only when they gave bytes; the writes it reports are
+// checked from outside by the test as well, since a private /tmp (the
+// run's own temporary directory) may take a write that reaches nothing.
+//
+// %[1]s project, %[2]s data, %[3]s config, %[4]s questbox binary,
+// %[5]s token (names the escape files and the marker process).
+const attackScript = `#!/bin/sh
+cat >/dev/null
+P=%[1]s D=%[2]s C=%[3]s Q=%[4]s T=%[5]s
+R="$P/results.txt"
+res=""
+note() {
+	res="$res $1=$2"
+	echo "$1=$2" >>"$R"
+	echo "probe $1: $2 $3" >&2
+}
+# probe NAME CMD...: ok when CMD succeeds and prints something.
+probe() {
+	name=$1
+	shift
+	if "$@" >"$P/.out" 2>"$P/.err" && [ -s "$P/.out" ]; then
+		note "$name" ok
+	else
+		note "$name" denied "$(head -c 300 "$P/.err" | tr '\n' ' ')"
+	fi
+}
+# wrote NAME FILE: ok when FILE could be created and written here.
+wrote() {
+	if (echo "$T" >"$2") 2>"$P/.err"; then note "$1" ok; else note "$1" denied "$(head -c 300 "$P/.err")"; fi
+}
+pid=$(cat "$P/daemon.pid")
+
+# 1) its own project: the one thing that must work.
+if echo owned >"$P/own-file" && [ "$(cat "$P/own-file")" = owned ]; then note write-project ok; else note write-project denied; fi
+# A double-forked, setsid'd child that writes the marker every 50 ms
+# forever: it must end with the run.
+(setsid sh -c 'while :; do echo x >>"$1"; sleep 0.05; done' "qbmark-$T" "$P/marker" </dev/null >/dev/null 2>&1 &)
+i=0
+while [ "$(wc -l <"$P/marker" 2>/dev/null || echo 0)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
+if [ $i -lt 200 ]; then note marker running; else note marker not-started; fi
+
+# 2) - 5) the data directory.
+probe read-db head -c 4096 "$D/questbox.db"
+if (: >>"$D/questbox.db") 2>"$P/.err"; then note append-db ok; else note append-db denied "$(cat "$P/.err")"; fi
+probe read-password cat "$D/dashboard.password"
+probe list-data ls -A "$D"
+# 6) the control socket, as a user would type it.
+probe control-socket timeout 20 "$Q" --data "$D" quest list
+# 7) the config file, with the broker's password.
+probe read-config cat "$C"
+# 8) outside the project: its parent, the shared temporary directories.
+wrote write-parent "$(dirname "$P")/escape-$T"
+wrote write-tmp "/tmp/escape-$T"
+wrote write-shm "/dev/shm/escape-$T"
+wrote write-data "$D/escape-$T"
+# The daemon through /proc, and a link made in the project.
+probe proc-environ cat "/proc/$pid/environ"
+probe proc-fd ls "/proc/$pid/fd"
+probe proc-root head -c 4096 "/proc/$pid/root$D/questbox.db"
+probe proc-cwd ls "/proc/$pid/cwd/"
+probe proc-map-files ls "/proc/$pid/map_files"
+ln -s "$D/questbox.db" "$P/db-link" 2>/dev/null
+probe symlink-read head -c 4096 "$P/db-link"
+ln -s "$D" "$P/data-link" 2>/dev/null
+probe symlink-list ls -A "$P/data-link/"
+# 9) last, since it may work: kill the daemon.
+if kill -s KILL "$pid" 2>"$P/.err"; then note signal-daemon ok; else note signal-daemon denied "$(cat "$P/.err")"; fi
+
+printf '` + "```" + `json\n{"verdict": "dead", "evidence": "confinement probe:%%s", "citations": [], "new_directions": []}\n` + "```" + `\n' "$res"
+`
+
+// attacks are the names attackScript records, each "denied" when the
+// agent is confined, except the two it must be able to do.
+var attacks = []string{"read-db", "append-db", "read-password", "list-data", "control-socket", "read-config",
+	"write-parent", "write-tmp", "write-shm", "write-data", "proc-environ", "proc-fd", "proc-root", "proc-cwd",
+	"proc-map-files", "symlink-read", "symlink-list", "signal-daemon"}
+
+// TestAgentIsConfined is the attacking agent, end to end: a real `questbox
+// run` as `make run` starts it (sim GPIO, the store in a data directory,
+// the dashboard on a free loopback port, a config with the broker's
+// password and a command provider) runs attackScript as the agent of a
+// quest with a project directory. Only writing in the project (and the
+// marker child, in the project) works; every other attempt is refused;
+// the marker child is gone once the run is recorded; the daemon lives,
+// the run ends normally with its answer judged (PASS), and the store
+// verifies.
+//
+// As root it runs twice: as root (CI's case) and as the unprivileged user
+// nobody (uid 65534), a normal user's `make run`. As another user it runs
+// once, as that user.
+func TestAgentIsConfined(t *testing.T) {
+	bin := buildtest.Questbox(t)
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Fatalf("the attacking agent needs setsid (util-linux): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Run("user", func(t *testing.T) { attackAsAgent(t, bin, nil) })
+		t.Run("root", func(t *testing.T) {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("CI runs the tests as root: this case runs the daemon as root")
+			}
+			t.Skip("runs the daemon as root")
+		})
+		return
+	}
+	t.Run("root", func(t *testing.T) { attackAsAgent(t, bin, nil) })
+	t.Run("nobody", func(t *testing.T) { attackAsAgent(t, bin, unprivileged(t)) })
+}
+
+// unprivileged is the credential of an unprivileged user to run the
+// daemon as: nobody, or a system user the test creates when the machine
+// has no nobody.
+func unprivileged(t *testing.T) *syscall.Credential {
+	t.Helper()
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		name := fmt.Sprintf("qbagent%d", rand.IntN(1e6))
+		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+			t.Fatalf("no user nobody and useradd %s failed: %v: %s", name, err, out)
+		}
+		t.Cleanup(func() { exec.Command("userdel", name).Run() })
+		if u, err = user.Lookup(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+}
+
+// attackAsAgent runs the scenario of TestAgentIsConfined with the daemon
+// running as cred (nil: as the test's own user).
+func attackAsAgent(t *testing.T, bin string, cred *syscall.Credential) {
+	token := fmt.Sprintf("qb%d", rand.Uint64())
+	dir := shortDir(t)
+	own := func(path string, mode os.FileMode) {
+		t.Helper()
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if cred != nil {
+			if err := os.Lchown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	own(dir, 0o755)
+	data := filepath.Join(dir, "data")
+	work := filepath.Join(dir, "work")
+	project := filepath.Join(work, "project")
+	for _, d := range []string{work, project} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		own(d, 0o755)
+	}
+	// The binary where the daemon's user may run it (the build's
+	// directory is the test user's, 0700).
+	qbBin := filepath.Join(dir, "questbox")
+	raw, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(qbBin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "attack.sh")
+	if err := os.WriteFile(script, fmt.Appendf(nil, attackScript, shellQuote(project), shellQuote(data), shellQuote(filepath.Join(dir, "questbox.toml")), shellQuote(qbBin), token), 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	pass := "broker-" + token
+	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": pass}})
+	cfg := filepath.Join(dir, "questbox.toml")
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `[daemon]
+listen = "127.0.0.1:0"
+memory_limit = "off"
+[network]
+probe = ""
+[gpio]
+backend = "sim"
+[mqtt]
+broker = %q
+username = "qb"
+password = %q
+reconnect_max = "1s"
+[providers.attacker]
+type = "command"
+argv = ["sh", %q]
+env = ["PATH"]
+timeout = "2m"
+`, b.URL(), pass, script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own(cfg, 0o600)
+
+	// The daemon, as `make run` starts it, with a secret in its
+	// environment for the agent to look for.
+	daemon := exec.Command(qbBin, "run", "--config", cfg, "--data", data, "--tick", "200ms")
+	daemon.Env = []string{"PATH=" + os.Getenv("PATH"), "QUESTBOX_TEST_SECRET=" + token}
+	if cred != nil {
+		daemon.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	}
+	logPath := filepath.Join(t.TempDir(), "daemon.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	daemon.Stdout, daemon.Stderr = logf, logf
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = daemon.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		daemon.Process.Kill()
+		<-exited
+		// Whatever the agent left running (unconfined, its marker child
+		// outlives the run): it was started by this test.
+		for _, pid := range processesNamed(t, token) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.Remove(filepath.Join("/tmp", "escape-"+token))
+		os.Remove(filepath.Join("/dev/shm", "escape-"+token))
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("daemon log:\n%s", b)
+		}
+	})
+	sock := filepath.Join(data, "questbox.sock")
+	waitFor(t, "the daemon's control socket", func() bool {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the daemon exited before it answered: %v\n%s", waitErr, b)
+		default:
+		}
+		return daemonRunning(context.Background(), sock)
+	})
+	hint := filepath.Join(project, "daemon.pid")
+	if err := os.WriteFile(hint, []byte(strconv.Itoa(daemon.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own(hint, 0o644)
+	// Ready: the dashboard has its password, the engine answers.
+	pwFile := filepath.Join(data, "dashboard.password")
+	waitFor(t, "the dashboard's password file", func() bool {
+		fi, err := os.Stat(pwFile)
+		return err == nil && fi.Size() > 0
+	})
+	password, err := os.ReadFile(pwFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The run's end, as the faces see it: its verdict event.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	verdict := make(chan api.Event, 1)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- api.NewClient(api.SocketClient(sock), sock).Watch(ctx, 0, func(b api.EventBatch) error {
+			for _, ev := range b.Events {
+				if ev.Kind == api.KindVerdict && ev.Node == "n1" {
+					verdict <- ev
+					return errVerdictSeen
+				}
+			}
+			return nil
+		})
+	}()
+	d := []string{"--config", cfg, "--data", data}
+	must(t, 0, "", append([]string{"quest", "new", "probe", "--direction", "find out what an agent may touch",
+		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--project", project}, d...)...)
+
+	var ev api.Event
+	select {
+	case ev = <-verdict:
+	case err := <-watchErr:
+		t.Errorf("the event watch ended before the run's verdict: %v", err)
+	case <-exited:
+		t.Errorf("the daemon died during the run: %v", waitErr)
+	}
+	results, _ := os.ReadFile(filepath.Join(project, "results.txt"))
+	t.Logf("what the agent could do:\n%s", results)
+	survivors := processesNamed(t, token)
+	if t.Failed() {
+		t.Fatalf("the run did not end normally; marker processes left: %v", survivors)
+	}
+
+	// The run is recorded as a normal run, its answer judged.
+	if ev.Outcome != "PASS" {
+		t.Errorf("the run's verdict: %s %v, want PASS", ev.Outcome, ev.Facts)
+	}
+	var runs []api.Run
+	decode(t, must(t, 0, "", append([]string{"runs", "--json"}, d...)...), &runs)
+	if len(runs) != 1 || runs[0].Exit != "answered" || runs[0].Outcome != "PASS" {
+		t.Errorf("runs: %+v, want one run answered and PASS", runs)
+	}
+	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
+	if n.Status != "aborted" || n.Verdict != "dead" {
+		t.Errorf("node n1: %s (verdict %q), want aborted with the agent's verdict dead", n.Status, n.Verdict)
+	}
+
+	// What the agent could do, as it says in its evidence.
+	got := map[string]string{}
+	for _, f := range strings.Fields(strings.TrimPrefix(n.Evidence, "confinement probe:")) {
+		k, v, _ := strings.Cut(f, "=")
+		got[k] = v
+	}
+	if got["write-project"] != "ok" {
+		t.Errorf("the agent could not write in its own project: %q", got["write-project"])
+	}
+	if got["marker"] != "running" {
+		t.Errorf("the agent's marker child did not run: %q", got["marker"])
+	}
+	for _, a := range attacks {
+		if got[a] != "denied" {
+			t.Errorf("attempt %s: %q, want denied", a, got[a])
+		}
+	}
+	// And as the box sees it.
+	if len(survivors) > 0 {
+		t.Errorf("the agent's setsid'd child outlived its run: processes %v", survivors)
+	}
+	for _, f := range []string{filepath.Join(work, "escape-"+token), filepath.Join("/tmp", "escape-"+token),
+		filepath.Join("/dev/shm", "escape-"+token), filepath.Join(data, "escape-"+token)} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("the agent wrote %s, outside its project", f)
+		}
+	}
+	if now, _ := os.ReadFile(pwFile); !bytes.Equal(now, password) {
+		t.Error("the dashboard password file changed during the run")
+	}
+
+	// The daemon lives on, answers, and its store verifies.
+	select {
+	case <-exited:
+		t.Fatalf("the daemon exited: %v", waitErr)
+	default:
+	}
+	must(t, 0, "", append([]string{"verify"}, d...)...)
+	daemon.Process.Signal(syscall.SIGTERM)
+	<-exited
+	if waitErr != nil {
+		t.Errorf("the daemon's exit after SIGTERM: %v", waitErr)
+	}
+	must(t, 0, "", append([]string{"verify"}, d...)...)
+}
+
+// errVerdictSeen ends the event watch of TestAgentIsConfined.
+var errVerdictSeen = errors.New("verdict seen")
+
+// processesNamed lists the processes whose command line holds token.
+func processesNamed(t *testing.T, token string) []int {
+	t.Helper()
+	var pids []int
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(cmdline, []byte(token)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+		if pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
