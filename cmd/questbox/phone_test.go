@@ -50,10 +50,7 @@ func TestQuestFromThePhone(t *testing.T) {
 	dm := startDaemon(t, data, "--config", cfg, "--listen", addr, "--tick", "1s")
 	url := "http://" + addr + "/"
 	waitFor(t, "the dashboard URL", func() bool { return strings.Contains(dm.stdout.String(), "dashboard: "+url) })
-	m := passwordLog.FindStringSubmatch(dm.stderr.String())
-	if m == nil {
-		t.Fatalf("no generated password in the log:\n%s", dm.stderr.String())
-	}
+	password := firstPassword(t, data)
 	downloads := t.TempDir()
 
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -69,7 +66,7 @@ func TestQuestFromThePhone(t *testing.T) {
 	}
 	run("open the dashboard", chromedp.Navigate(url))
 	browsertest.WaitFor(t, ctx, "the login form", `!document.getElementById('login').hidden`)
-	run("log in", chromedp.SendKeys("#password", m[1]), chromedp.Click(`#login-form button[type=submit]`))
+	run("log in", chromedp.SendKeys("#password", password), chromedp.Click(`#login-form button[type=submit]`))
 	browsertest.WaitFor(t, ctx, "the new-quest form", `!document.getElementById('new-quest').hidden`)
 	// The presets are the CLI's (api.Presets, served by GET /api/presets).
 	browsertest.WaitFor(t, ctx, "the presets", `document.querySelectorAll('#nq-preset option').length > 1`)
