@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -21,89 +22,9 @@ import (
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
 
-// attackScript is the agent of TestAgentIsConfined: a shell script that
-// tries, from inside its run, everything an agent with a shell tool could
-// do against the box, and records each outcome ("ok" or "denied") in its
-// answer's evidence and, as it goes, in results.txt in its project (so
-// that what it did is known even when it kills the daemon). It still
-// gives a valid answer, so the run ends normally and is judged.
-//
-// It knows every path (the data directory, the config, the binary) and
-// the daemon's pid (a file the test leaves in the project): the worst
-// case, since an agent can find them anyway while they are not hidden.
-// Reads count as "ok" only when they gave bytes; the writes it reports are
-// checked from outside by the test as well, since a private /tmp (the
-// run's own temporary directory) may take a write that reaches nothing.
-//
-// %[1]s project, %[2]s data, %[3]s config, %[4]s questbox binary,
-// %[5]s token (names the escape files and the marker process).
-const attackScript = `#!/bin/sh
-cat >/dev/null
-P=%[1]s D=%[2]s C=%[3]s Q=%[4]s T=%[5]s
-R="$P/results.txt"
-res=""
-note() {
-	res="$res $1=$2"
-	echo "$1=$2" >>"$R"
-	echo "probe $1: $2 $3" >&2
-}
-# probe NAME CMD...: ok when CMD succeeds and prints something.
-probe() {
-	name=$1
-	shift
-	if "$@" >"$P/.out" 2>"$P/.err" && [ -s "$P/.out" ]; then
-		note "$name" ok
-	else
-		note "$name" denied "$(head -c 300 "$P/.err" | tr '\n' ' ')"
-	fi
-}
-# wrote NAME FILE: ok when FILE could be created and written here.
-wrote() {
-	if (echo "$T" >"$2") 2>"$P/.err"; then note "$1" ok; else note "$1" denied "$(head -c 300 "$P/.err")"; fi
-}
-pid=$(cat "$P/daemon.pid")
-
-# 1) its own project: the one thing that must work.
-if echo owned >"$P/own-file" && [ "$(cat "$P/own-file")" = owned ]; then note write-project ok; else note write-project denied; fi
-# A double-forked, setsid'd child that writes the marker every 50 ms
-# forever: it must end with the run.
-(setsid sh -c 'while :; do echo x >>"$1"; sleep 0.05; done' "qbmark-$T" "$P/marker" </dev/null >/dev/null 2>&1 &)
-i=0
-while [ "$(wc -l <"$P/marker" 2>/dev/null || echo 0)" -lt 3 ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-if [ $i -lt 200 ]; then note marker running; else note marker not-started; fi
-
-# 2) - 5) the data directory.
-probe read-db head -c 4096 "$D/questbox.db"
-if (: >>"$D/questbox.db") 2>"$P/.err"; then note append-db ok; else note append-db denied "$(cat "$P/.err")"; fi
-probe read-password cat "$D/dashboard.password"
-probe list-data ls -A "$D"
-# 6) the control socket, as a user would type it.
-probe control-socket timeout 20 "$Q" --data "$D" quest list
-# 7) the config file, with the broker's password.
-probe read-config cat "$C"
-# 8) outside the project: its parent, the shared temporary directories.
-wrote write-parent "$(dirname "$P")/escape-$T"
-wrote write-tmp "/tmp/escape-$T"
-wrote write-shm "/dev/shm/escape-$T"
-wrote write-data "$D/escape-$T"
-# The daemon through /proc, and a link made in the project.
-probe proc-environ cat "/proc/$pid/environ"
-probe proc-fd ls "/proc/$pid/fd"
-probe proc-root head -c 4096 "/proc/$pid/root$D/questbox.db"
-probe proc-cwd ls "/proc/$pid/cwd/"
-probe proc-map-files ls "/proc/$pid/map_files"
-ln -s "$D/questbox.db" "$P/db-link" 2>/dev/null
-probe symlink-read head -c 4096 "$P/db-link"
-ln -s "$D" "$P/data-link" 2>/dev/null
-probe symlink-list ls -A "$P/data-link/"
-# 9) last, since it may work: kill the daemon.
-if kill -s KILL "$pid" 2>"$P/.err"; then note signal-daemon ok; else note signal-daemon denied "$(cat "$P/.err")"; fi
-
-printf '` + "```" + `json\n{"verdict": "dead", "evidence": "confinement probe:%%s", "citations": [], "new_directions": []}\n` + "```" + `\n' "$res"
-`
-
-// attacks are the names attackScript records, each "denied" when the
-// agent is confined, except the two it must be able to do.
+// attacks are the names scripts/attack-agent.sh records, each "denied"
+// when the agent is confined (only write-project may be ok, and its
+// marker child must have run).
 var attacks = []string{"read-db", "append-db", "read-password", "list-data", "control-socket", "read-config",
 	"write-parent", "write-tmp", "write-shm", "write-data", "proc-environ", "proc-fd", "proc-root", "proc-cwd",
 	"proc-map-files", "symlink-read", "symlink-list", "signal-daemon"}
@@ -111,8 +32,10 @@ var attacks = []string{"read-db", "append-db", "read-password", "list-data", "co
 // TestAgentIsConfined is the attacking agent, end to end: a real `questbox
 // run` as `make run` starts it (sim GPIO, the store in a data directory,
 // the dashboard on a free loopback port, a config with the broker's
-// password and a command provider) runs attackScript as the agent of a
-// quest with a project directory. Only writing in the project (and the
+// password and a command provider) runs scripts/attack-agent.sh as the
+// agent of a quest with a project directory. It knows every path and
+// the daemon's pid (a file the test leaves in the project): the worst
+// case, since an agent can find them while they are not hidden. Only writing in the project (and the
 // marker child, in the project) works; every other attempt is refused;
 // the marker child is gone once the run is recorded; the daemon lives,
 // the run ends normally with its answer judged (PASS), and the store
@@ -197,14 +120,20 @@ func attackAsAgent(t *testing.T, bin string, cred *syscall.Credential) {
 	if err := os.WriteFile(qbBin, raw, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	script := filepath.Join(dir, "attack.sh")
-	if err := os.WriteFile(script, fmt.Appendf(nil, attackScript, shellQuote(project), shellQuote(data), shellQuote(filepath.Join(dir, "questbox.toml")), shellQuote(qbBin), token), 0o755); err != nil {
+	// The script too (the repository may not be the daemon's user's to
+	// read).
+	script := filepath.Join(dir, "attack-agent.sh")
+	if raw, err = os.ReadFile("../../scripts/attack-agent.sh"); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(script, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "questbox.toml")
+	argv, _ := json.Marshal([]string{"sh", script, project, data, cfg, qbBin, token})
 
 	pass := "broker-" + token
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": pass}})
-	cfg := filepath.Join(dir, "questbox.toml")
 	if err := os.WriteFile(cfg, fmt.Appendf(nil, `[daemon]
 listen = "127.0.0.1:0"
 memory_limit = "off"
@@ -219,10 +148,10 @@ password = %q
 reconnect_max = "1s"
 [providers.attacker]
 type = "command"
-argv = ["sh", %q]
+argv = %s
 env = ["PATH"]
 timeout = "2m"
-`, b.URL(), pass, script), 0o600); err != nil {
+`, b.URL(), pass, argv), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	own(cfg, 0o600)
@@ -307,6 +236,12 @@ timeout = "2m"
 		})
 	}()
 	d := []string{"--config", cfg, "--data", data}
+	t.Cleanup(func() {
+		if t.Failed() {
+			// Why each attempt was denied, or what it got: the run's log.
+			t.Logf("the agent's log:\n%s", qb(t, "", append([]string{"logs", "n1"}, d...)...).stdout)
+		}
+	})
 	must(t, 0, "", append([]string{"quest", "new", "probe", "--direction", "find out what an agent may touch",
 		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--project", project}, d...)...)
 
@@ -408,9 +343,4 @@ func processesNamed(t *testing.T, token string) []int {
 	}
 	slices.Sort(pids)
 	return pids
-}
-
-// shellQuote quotes s for sh.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
