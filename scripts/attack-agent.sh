@@ -53,8 +53,9 @@ if echo owned >"$P/own-file" && [ "$(cat "$P/own-file")" = owned ]; then note wr
 # A double-forked, setsid'd child that writes the marker every 50 ms
 # forever: it must end with the run.
 (setsid sh -c 'while :; do echo x >>"$1"; sleep 0.05; done' "qbmark-$T" "$P/marker" </dev/null >/dev/null 2>&1 &)
+lines() { if [ -f "$P/marker" ]; then wc -l <"$P/marker"; else echo 0; fi; }
 i=0
-while [ "$(wc -l <"$P/marker" 2>/dev/null || echo 0)" -lt 3 ] && [ $i -lt 200 ]; do
+while [ "$(lines)" -lt 3 ] && [ $i -lt 200 ]; do
 	sleep 0.05
 	i=$((i + 1))
 done

@@ -243,7 +243,7 @@ timeout = "2m"
 		}
 	})
 	must(t, 0, "", append([]string{"quest", "new", "probe", "--direction", "find out what an agent may touch",
-		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--project", project}, d...)...)
+		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--max-agent-runs", "1", "--project", project}, d...)...)
 
 	var ev api.Event
 	select {
