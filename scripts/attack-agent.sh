@@ -77,7 +77,10 @@ wrote write-shm "/dev/shm/escape-$T"
 wrote write-data "$D/escape-$T"
 # The daemon through /proc, and links made in the project.
 probe proc-environ cat "/proc/$pid/environ"
-probe proc-fd ls "/proc/$pid/fd"
+# What the daemon's descriptors point to (a way to its open files); the
+# bare numbers the directory lists are not the point.
+fdlinks() { for f in "/proc/$1/fd/"*; do readlink "$f"; done; }
+probe proc-fd fdlinks "$pid"
 probe proc-root head -c 4096 "/proc/$pid/root$D/questbox.db"
 probe proc-cwd ls "/proc/$pid/cwd/"
 probe proc-map-files ls "/proc/$pid/map_files"
