@@ -33,6 +33,12 @@ import (
 // sees, while the link needs ptrace access, which an agent denies the
 // daemon by making itself non-dumpable.
 //
+// The daemon is not a child subreaper, though that would keep a run's
+// orphans its descendants: it would have to reap what it adopts, and a
+// reaper that waits for any child takes the exit statuses os/exec waits
+// for. A run's lifetime is bounded where the run starts (its PID
+// namespace, whose end kills what it holds).
+//
 // A peer of the daemon's uid whose /proc entry cannot be read (hidden by
 // ProtectProc=invisible because it made itself non-dumpable, or gone
 // meanwhile) is refused too: nothing may pass because it could not be
