@@ -65,6 +65,7 @@ type Launcher struct {
 	exe     string
 	hidden  []string // resolved, cleaned, sorted
 	runs    string
+	blank   string // an empty file, mode 0, in runs
 	without []Layer
 
 	probeOnce sync.Once
@@ -99,6 +100,15 @@ func New(cfg Config) (*Launcher, error) {
 		return nil, err
 	}
 	l.runs = runs
+	// The file the namespaces' mounts put over each hidden file: empty,
+	// mode 0, in no run's reach.
+	l.blank = filepath.Join(l.runs, "blank")
+	if err := os.WriteFile(l.blank, nil, 0); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return nil, fmt.Errorf("confine: %w", err)
+	}
+	if err := os.Chmod(l.blank, 0); err != nil {
+		return nil, fmt.Errorf("confine: %w", err)
+	}
 	for _, h := range cfg.Hidden {
 		if h == "" {
 			continue
@@ -223,6 +233,8 @@ type spec struct {
 	// directory).
 	Hidden  []string `json:"hidden"`
 	Private []string `json:"private"`
+	// Blank is an empty file of mode 0 that covers the hidden files.
+	Blank string `json:"blank"`
 	// NS: the launcher was started in new user, PID, mount and IPC
 	// namespaces; NetNS: and a network namespace.
 	NS    bool `json:"ns,omitempty"`
@@ -274,7 +286,7 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 		return nil, errors.New("confine: command already started")
 	}
 	l.Probe(context.Background())
-	sp := spec{Path: cmd.Path, Args: slices.Clone(cmd.Args), Hidden: l.hidden, Private: []string{l.runs}, Network: r.Network}
+	sp := spec{Path: cmd.Path, Args: slices.Clone(cmd.Args), Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Network: r.Network}
 	if r.Write != "" {
 		w, err := resolve(r.Write)
 		if err != nil {
@@ -341,6 +353,6 @@ func removeAll(dir string) {
 // probeSpec is the spec the probe runs with: a run with every layer, no
 // network.
 func (l *Launcher) probeSpec(tmp string) spec {
-	return spec{Probe: true, Hidden: l.hidden, Private: []string{l.runs}, Write: []string{tmp}, Dir: tmp, Env: []string{"TMPDIR=" + tmp},
+	return spec{Probe: true, Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Write: []string{tmp}, Dir: tmp, Env: []string{"TMPDIR=" + tmp},
 		Skip: slices.Clone(l.without)}
 }

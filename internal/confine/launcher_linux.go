@@ -91,7 +91,7 @@ func apply(sp *spec) (Report, error) {
 	if sp.NS {
 		// The mounts need the capabilities the launcher is started with,
 		// which the next steps drop.
-		if err := run(step{Hide, func() (string, error) { return hide(sp.Hidden) }}, step{Proc, mountProc}); err != nil {
+		if err := run(step{Hide, func() (string, error) { return hide(sp.Hidden, sp.Blank) }}, step{Proc, mountProc}); err != nil {
 			return r, err
 		}
 		if sp.NetNS {
@@ -130,11 +130,12 @@ func checkSession() (string, error) {
 }
 
 // hide covers each hidden path with an empty read-only tmpfs (a
-// directory) or /dev/null (anything else), after making every mount
+// directory) or blank, an empty file of mode 0 (anything else), after
+// making every mount
 // private so that nothing done here reaches the host. A path that does
 // not exist is left alone (Landlock still denies it if it appears), as
 // is one inside a path already covered.
-func hide(hidden []string) (string, error) {
+func hide(hidden []string, blank string) (string, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return "", fmt.Errorf("making mounts private: %w", err)
 	}
@@ -153,7 +154,7 @@ func hide(hidden []string) (string, error) {
 		if fi.IsDir() {
 			err = unix.Mount("tmpfs", h, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=000,size=4k")
 		} else {
-			err = unix.Mount("/dev/null", h, "", unix.MS_BIND, "")
+			err = unix.Mount(blank, h, "", unix.MS_BIND, "")
 		}
 		if err != nil {
 			return "", fmt.Errorf("covering %s: %w", h, err)
