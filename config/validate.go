@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -281,6 +282,11 @@ func validateCommandProvider(p *problems, key func(string) string, pr Provider) 
 			p.add(key("env"), "%q is not an environment variable name", e)
 		}
 	}
+	for _, w := range pr.Write {
+		if !filepath.IsAbs(w) {
+			p.add(key("write"), "%q must be an absolute path", w)
+		}
+	}
 	notForType(p, key, []providerField{
 		{"base_url", pr.BaseURL != ""}, {"model", pr.Model != ""},
 		{"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
@@ -305,7 +311,7 @@ func validateOpenAIProvider(p *problems, key func(string) string, pr Provider) {
 	}
 	p.atLeast(key("max_tokens"), pr.MaxTokens, 0)
 	notForType(p, key, []providerField{
-		{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""},
+		{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""}, {"write", len(pr.Write) > 0},
 	}, "command", TypeOpenAI)
 }
 

@@ -45,6 +45,17 @@ func newLauncher(cfg *config.Config) (*confine.Launcher, error) {
 	return confine.New(confine.Config{Hidden: hiddenPaths(cfg)})
 }
 
+// checkWritable says why a provider's runs may not write one of dirs:
+// one holds or lies in a hidden path.
+func checkWritable(l *confine.Launcher, dirs []string) error {
+	for _, d := range dirs {
+		if err := l.CheckWritable(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // confineProgram is ground.Exec's Confine: a program rule runs the
 // agent's answer through a program, so it runs confined too, writing
 // only its temporary directory, with no network.

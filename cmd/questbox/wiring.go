@@ -133,8 +133,12 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 				w.problems[name] = fmt.Errorf("command provider %q: %w", name, w.confineErr)
 				continue
 			}
+			if err := checkWritable(w.launcher, p.Write); err != nil {
+				w.problems[name] = fmt.Errorf("command provider %q: providers.%s.write: %w", name, name, err)
+				continue
+			}
 			cc := agent.CommandConfig{Name: name, Argv: p.Argv, Timeout: p.Timeout.Duration,
-				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Confine: w.launcher}
+				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Write: p.Write, Confine: w.launcher}
 			lc := &lazyCommand{cfg: cc}
 			if err := lc.Check(); err != nil {
 				w.problems[name] = err

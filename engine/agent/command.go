@@ -46,6 +46,11 @@ type CommandConfig struct {
 	// daemon's. A run writes only its project (or scratch) directory and
 	// its temporary one, never Dir.
 	Dir string
+	// Write are directories every run may write besides its project (or
+	// scratch) and temporary directories, e.g. the agent program's own
+	// state directory; every run of the provider shares them. Only
+	// confined runs are held to that.
+	Write []string
 	// Confine, when set, confines every run: the daemon always sets it
 	// (internal/confine's Launcher). Nil runs the program with the
 	// daemon's own reach, in its own process group: for tests only.
@@ -58,9 +63,11 @@ type Confiner interface {
 	// it starts confined: it writes only project (without one, a
 	// scratch directory of quest's; without a quest, nothing) and its
 	// own temporary directory, and reaches the network only with
-	// network. An empty cmd.Dir becomes the directory it writes.
+	// network. An empty cmd.Dir becomes the project or scratch
+	// directory.
 	// cleanup is called once the command has been waited for.
-	ConfineAgent(cmd *exec.Cmd, project, quest string, network bool) (cleanup func(), err error)
+	// also are more directories it may write.
+	ConfineAgent(cmd *exec.Cmd, project, quest string, network bool, also ...string) (cleanup func(), err error)
 }
 
 // Command is a provider that runs an external program per Run: the prompt on
@@ -106,6 +113,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	// Copy the slices so that the caller cannot change a running provider.
 	cfg.Argv = append([]string(nil), cfg.Argv...)
 	cfg.Env = append([]string(nil), cfg.Env...)
+	cfg.Write = append([]string(nil), cfg.Write...)
 	c := &Command{cfg: cfg}
 	if _, err := c.resolve(); err != nil {
 		return nil, err
@@ -291,7 +299,7 @@ func (c *Command) command(path string, req Request, p *pipes) (cmd *exec.Cmd, cl
 		setProcessGroup(cmd)
 		return cmd, func() {}, nil
 	}
-	cleanup, err = c.cfg.Confine.ConfineAgent(cmd, req.Dir, req.Quest, req.Network)
+	cleanup, err = c.cfg.Confine.ConfineAgent(cmd, req.Dir, req.Quest, req.Network, c.cfg.Write...)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -49,10 +49,11 @@ type Config struct {
 
 // Run is what one run may do besides what every run may.
 type Run struct {
-	// Write is the directory the run may write besides its temporary
-	// directory: the quest's project or scratch directory; "" for none.
-	// It must exist and must neither hold nor lie in a hidden path.
-	Write string
+	// Write are the directories the run may write besides its temporary
+	// directory: the quest's project or scratch directory, and those its
+	// provider's configuration adds. Each must exist and must neither
+	// hold nor lie in a hidden path ([Launcher.CheckWritable]).
+	Write []string
 	// Network gives the run the host's network. Without it a run reaches
 	// no address outside its own loopback (a network namespace), or,
 	// where the kernel gives no namespace, cannot open an IPv4 or IPv6
@@ -207,16 +208,51 @@ func (l *Launcher) Scratch(key string) (string, error) {
 
 // ConfineAgent is [Launcher.Confine] for an agent of quest: it writes
 // project, or without one the quest's [Launcher.Scratch] directory, or
-// for a run of no quest (a judge's) nothing but its temporary directory.
-// An empty cmd.Dir becomes that directory.
-func (l *Launcher) ConfineAgent(cmd *exec.Cmd, project, quest string, network bool) (cleanup func(), err error) {
-	write := project
-	if write == "" && quest != "" {
-		if write, err = l.Scratch(quest); err != nil {
+// for a run of no quest (a judge's) nothing but its temporary directory;
+// and the directories also. An empty cmd.Dir becomes the project or
+// scratch directory.
+func (l *Launcher) ConfineAgent(cmd *exec.Cmd, project, quest string, network bool, also ...string) (cleanup func(), err error) {
+	r := Run{Network: network}
+	switch {
+	case project != "":
+		r.Write = append(r.Write, project)
+	case quest != "":
+		dir, err := l.Scratch(quest)
+		if err != nil {
 			return nil, err
 		}
+		r.Write = append(r.Write, dir)
 	}
-	return l.Confine(cmd, Run{Write: write, Network: network})
+	if cmd.Dir == "" && len(r.Write) > 0 {
+		cmd.Dir = r.Write[0]
+	}
+	r.Write = append(r.Write, also...)
+	return l.Confine(cmd, r)
+}
+
+// CheckWritable says why a run may not be let write dir: it is not an
+// absolute path, or it holds or lies in a hidden path or the runs'
+// directory (the quests' scratch directories may be written).
+func (l *Launcher) CheckWritable(dir string) error {
+	_, err := l.writable(dir)
+	return err
+}
+
+// writable is dir resolved, if a run may write it.
+func (l *Launcher) writable(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("confine: directory %q that a run may write is not an absolute path", dir)
+	}
+	w, err := resolve(dir)
+	if err != nil {
+		return "", err
+	}
+	for _, h := range append(slices.Clone(l.hidden), l.runs) {
+		if within(h, w) || (within(w, h) && h != l.runs) {
+			return "", fmt.Errorf("confine: directory %s that a run may write overlaps hidden path %s", dir, h)
+		}
+	}
+	return w, nil
 }
 
 // spec is what the daemon tells the launcher about one run.
@@ -287,15 +323,10 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 	}
 	l.Probe(context.Background())
 	sp := spec{Path: cmd.Path, Args: slices.Clone(cmd.Args), Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Network: r.Network}
-	if r.Write != "" {
-		w, err := resolve(r.Write)
+	for _, dir := range r.Write {
+		w, err := l.writable(dir)
 		if err != nil {
 			return nil, err
-		}
-		for _, h := range append(slices.Clone(l.hidden), l.runs) {
-			if within(h, w) || (within(w, h) && h != l.runs) {
-				return nil, fmt.Errorf("confine: directory %s that the run may write overlaps hidden path %s", r.Write, h)
-			}
 		}
 		sp.Write = append(sp.Write, w)
 	}
@@ -314,8 +345,8 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 	switch {
 	case cmd.Dir != "":
 		sp.Dir = cmd.Dir
-	case r.Write != "":
-		sp.Dir = r.Write
+	case len(r.Write) > 0:
+		sp.Dir = r.Write[0]
 	default:
 		sp.Dir = tmp
 	}

@@ -199,7 +199,7 @@ func TestConfinedAgent(t *testing.T) {
 				"getenv:" + specEnv,
 				"getenv:HOME", // the environment is the one given, and no more
 			}
-			got := h.run(Run{Write: h.project}, append(mustOK, mustRefuse...)...)
+			got := h.run(Run{Write: []string{h.project}}, append(mustOK, mustRefuse...)...)
 			for _, a := range mustOK {
 				if got[a] != "ok" {
 					t.Errorf("%s: %s, want ok", a, got[a])
@@ -270,7 +270,7 @@ func TestGrandchildEndsWithTheRun(t *testing.T) {
 		failOrSkip(t, "no PID namespace here: %s", h.l.Report())
 	}
 	mark := "qb-grandchild-" + strconv.Itoa(os.Getpid()) + "-" + filepath.Base(h.project)
-	got := h.run(Run{Write: h.project}, "spawn:"+mark)
+	got := h.run(Run{Write: []string{h.project}}, "spawn:"+mark)
 	if got["spawn:"+mark] != "ok" {
 		t.Fatalf("spawn: %s", got["spawn:"+mark])
 	}
@@ -327,7 +327,7 @@ func TestProbeReportsWhatItCouldNotApply(t *testing.T) {
 	if !h.l.Report().Applied(Hide) {
 		failOrSkip(t, "no namespaces here: %s", h.l.Report())
 	}
-	got := h.run(Run{Write: h.project}, "read:"+h.secret, "write:"+filepath.Join(h.project, "x"))
+	got := h.run(Run{Write: []string{h.project}}, "read:"+h.secret, "write:"+filepath.Join(h.project, "x"))
 	if !strings.HasPrefix(got["read:"+h.secret], "refused") || got["write:"+filepath.Join(h.project, "x")] != "ok" {
 		t.Errorf("without Landlock: %v", got)
 	}
@@ -338,7 +338,7 @@ func TestRunFailsWhenALayerFails(t *testing.T) {
 	h := newHarness(t)
 	cmd := h.agent("write:" + filepath.Join(h.outside, "ran"))
 	cmd.Dir = h.outside
-	cleanup, err := h.l.Confine(cmd, Run{Write: h.project})
+	cleanup, err := h.l.Confine(cmd, Run{Write: []string{h.project}})
 	if err != nil {
 		t.Fatal(err)
 	}

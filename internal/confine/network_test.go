@@ -75,7 +75,7 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 			if m.without == nil && !h.l.Report().Applied(Network) {
 				failOrSkip(t, "no network namespace here: %s", h.l.Report())
 			}
-			local := h.run(Run{Write: h.project}, "dial:"+dummy, "dial:"+host, "selfdial:")
+			local := h.run(Run{Write: []string{h.project}}, "dial:"+dummy, "dial:"+host, "selfdial:")
 			for _, a := range []string{"dial:" + dummy, "dial:" + host} {
 				if !strings.HasPrefix(local[a], "refused") {
 					t.Errorf("local-only %s: %s, want refused", a, local[a])
@@ -86,7 +86,7 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 			if want := m.without == nil; (local["selfdial:"] == "ok") != want {
 				t.Errorf("local-only run dialling its own loopback: %s", local["selfdial:"])
 			}
-			open := h.run(Run{Write: h.project, Network: true}, "dial:"+dummy, "dial:"+host)
+			open := h.run(Run{Write: []string{h.project}, Network: true}, "dial:"+dummy, "dial:"+host)
 			for a, got := range open {
 				if got != "ok" {
 					t.Errorf("network run %s: %s, want ok", a, got)
