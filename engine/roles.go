@@ -62,6 +62,16 @@ func (e *Engine) Vendor(provider string) string {
 	return provider
 }
 
+// network reports whether a run of q on provider may reach the network:
+// only when the provider's vendor is not local and q's egress allows it.
+// A command agent that may not runs with nothing but its own loopback
+// (agent.Request.Network); a local LLM server is reached through an
+// in-process provider (openai), not from inside a command agent.
+func (e *Engine) network(q *Quest, provider string) bool {
+	v := e.Vendor(provider)
+	return v != VendorLocal && slices.Contains(q.Egress, v)
+}
+
 // memberRoles are the roles of councils and Teams: a quest may give them
 // a provider whatever its own roles are.
 var memberRoles = []string{RoleReviewer, RoleJudge, RolePlanner, RoleExecuter, RoleAccepter}

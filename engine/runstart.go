@@ -155,6 +155,7 @@ func (e *Engine) runAgent(q queuedRun) {
 	} else {
 		req, redacted := e.redact(d.run.Provider, req)
 		req.Dir = d.quest.Project
+		req.Network = e.network(d.quest, d.run.Provider)
 		if lg != nil {
 			req.Log = lg
 		}

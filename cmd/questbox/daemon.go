@@ -300,6 +300,7 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 // warnings logs what the configuration lets run but may not work.
 func (d *daemon) warnings() {
 	w, log := d.wire, d.log
+	logConfinement(context.Background(), log, w.launcher, w.confineErr)
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
 		log.Warn("provider cannot run yet; quests on it stop with this message", "provider", name, "err", w.problems[name])
 	}

@@ -181,17 +181,19 @@ func TestCrash(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
-	started := filepath.Join(dir, "started")
+	out := agentOut(t)
+	started := filepath.Join(out, "started")
 	cfg := filepath.Join(dir, "questbox.toml")
 	os.WriteFile(cfg, []byte(`[providers.slow]
 type = "command"
-argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
+write = ["`+out+`"]
+argv = ["sh", "-c", ": > `+started+`; sleep 600"]
 `), 0o644)
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
 
 	daemon := startBinaryDaemon(t, bin, cfg, data, dir)
-	agent := waitForPID(t, "the agent to start", started)
+	agent := waitForPID(t, "the agent to start", started, started)
 	// The agent runs in its own process group, which a SIGKILL of the
 	// daemon does not reach; clean it up after the test.
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })

@@ -343,7 +343,8 @@ func engineEvents(data string) ([]engine.Event, error) {
 }
 
 // judgeConfig adds to citedConfig a [judge] whose light and heavy tiers are
-// command providers that doubt everything and count their calls in calls.
+// command providers that doubt everything and count their calls in calls
+// (in a directory of its own, which they may write).
 func judgeConfig(t *testing.T, probe, calls string) string {
 	t.Helper()
 	path := citedConfig(t, probe)
@@ -351,9 +352,11 @@ func judgeConfig(t *testing.T, probe, calls string) string {
 	extra := `
 [providers.small]
 type = "command"
+write = ["` + filepath.Dir(calls) + `"]
 argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
 [providers.big]
 type = "command"
+write = ["` + filepath.Dir(calls) + `"]
 argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
 
 [judge]

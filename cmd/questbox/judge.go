@@ -15,12 +15,17 @@ import (
 
 // judgeModel adapts an agent provider to judge.Model: the judge prompt is
 // the whole request, and the provider's output is the judge's answer
-// (which judge.Parse reads strictly).
-type judgeModel struct{ p engine.Provider }
+// (which judge.Parse reads strictly). A command judge reaches the network
+// only when its vendor is not local (network); a quest runs only judges
+// its egress allows.
+type judgeModel struct {
+	p       engine.Provider
+	network bool
+}
 
 // Judge implements judge.Model.
 func (m judgeModel) Judge(ctx context.Context, prompt string) (string, error) {
-	r, err := m.p.Run(ctx, agent.Request{Prompt: prompt})
+	r, err := m.p.Run(ctx, agent.Request{Prompt: prompt, Network: m.network})
 	if err != nil {
 		return "", err
 	}
@@ -43,13 +48,13 @@ func (w *wiring) judgeTier(cfg *config.Config, key string, tier judge.TierConfig
 		if err != nil {
 			return nil, fmt.Errorf("%s.provider: %q: %w", key, tier.Provider, err)
 		}
-		return judgeModel{redactedProvider{p: op, r: w.redact}}, nil
+		return judgeModel{p: redactedProvider{p: op, r: w.redact}}, nil
 	}
 	prov, ok := w.providers[tier.Provider]
 	if !ok {
 		return nil, fmt.Errorf("%s.provider: %q cannot run: %w", key, tier.Provider, w.problems[tier.Provider])
 	}
-	return judgeModel{prov}, nil
+	return judgeModel{p: prov, network: cfg.VendorOf(tier.Provider) != engine.VendorLocal}, nil
 }
 
 // buildJudgeModels prepares the judge's models when [judge] is configured;

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
+	"github.com/questbox/questbox/internal/confine"
 )
 
 // resolve loads the configuration and the data directory. Precedence:
@@ -100,6 +102,12 @@ type wiring struct {
 
 	judgeModels [2]judge.Model // light, heavy; set when [judge] is configured
 	judgeErr    error          // why the configured judge cannot be built
+
+	// launcher confines every command agent, command judge and program
+	// rule; nil with confineErr when it cannot be made, and then none of
+	// them runs.
+	launcher   *confine.Launcher
+	confineErr error
 }
 
 // newWiring builds the providers of cfg. demoDelay slows the demo provider
@@ -112,13 +120,27 @@ type wiring struct {
 func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
 	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{},
 		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: newUsageMeter()}
+	w.launcher, w.confineErr = newLauncher(cfg)
+	if w.launcher != nil {
+		w.net.exec.Confine = confineProgram(w.launcher)
+	} else {
+		w.net.exec.Confine = func(*exec.Cmd) (func(), error) { return nil, w.confineErr }
+	}
 	w.providers[config.ProviderDemo] = newDemo(demoDelay)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]
 		switch {
 		case p.RunsCommand():
+			if w.confineErr != nil {
+				w.problems[name] = fmt.Errorf("command provider %q: %w", name, w.confineErr)
+				continue
+			}
+			if err := checkWritable(w.launcher, p.Write); err != nil {
+				w.problems[name] = fmt.Errorf("command provider %q: providers.%s.write: %w", name, name, err)
+				continue
+			}
 			cc := agent.CommandConfig{Name: name, Argv: p.CommandArgv(), Timeout: p.Timeout.Duration,
-				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Format: p.OutputFormat()}
+				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Write: p.Write, Confine: w.launcher, Format: p.OutputFormat()}
 			lc := &lazyCommand{cfg: cc}
 			if err := lc.Check(); err != nil {
 				w.problems[name] = err

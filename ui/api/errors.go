@@ -29,7 +29,8 @@ const (
 	// CodeUnauthorized: the request needs a logged-in session. HTTP 401.
 	CodeUnauthorized = "unauthorized"
 	// CodeForbidden: this peer may not do that (another uid on the socket,
-	// a missing CSRF token, a foreign Origin). HTTP 403.
+	// a process inside an agent's confinement, a missing CSRF token, a
+	// foreign Origin). HTTP 403.
 	CodeForbidden = "forbidden"
 	// CodeTooMany: too many failed attempts (logins); the Retry-After
 	// header says when to try again. HTTP 429.
