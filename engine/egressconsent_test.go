@@ -47,8 +47,9 @@ func (r *egressRig) consentOf(q *Quest) ConsentRequest {
 }
 
 // With privacy.egress_consent, a quest whose egress names a hosted vendor
-// waits for one consent, listed with the other consents (the button's
-// queue included) and saying why. Until it is given nothing of the quest
+// (a council's, an external one, a Team quest) waits for one consent,
+// listed with the other consents (the button's queue included) and saying
+// why. Until it is given nothing of the quest
 // leaves the box: no dispatch (so no judge call), `next` offers nothing,
 // `submit` refuses. A long press (a button consent) lets it run.
 func TestEgressConsentHoldsTheQuestUntilGiven(t *testing.T) {
@@ -57,6 +58,7 @@ func TestEgressConsentHoldsTheQuestUntilGiven(t *testing.T) {
 		s.Provider, s.Roles, s.CouncilJudges = "claude", []string{RoleScout, RoleOwner}, []string{"claude"}
 	})
 	ext := r.quest(func(s *QuestSpec) { s.Provider, s.Egress = ProviderExternal, []string{"local", "anthropic", "openai"} })
+	team := r.quest(func(s *QuestSpec) { s.Provider, s.Teams = "claude", true })
 	c := r.consentOf(q)
 	if want := "quest q1 would send its material to vendor anthropic (egress)"; c.Why != want {
 		t.Errorf("why %q, want %q", c.Why, want)
@@ -68,8 +70,8 @@ func TestEgressConsentHoldsTheQuestUntilGiven(t *testing.T) {
 		t.Errorf("the quest records its consent %q, want %q", q.EgressConsent, c.Node)
 	}
 	act, err := r.e.ActivityCounts(r.clock.Now())
-	if err != nil || len(act.Consents) != 2 {
-		t.Fatalf("the button's queue: %+v, %v; want both egress consents", act.Consents, err)
+	if err != nil || len(act.Consents) != 3 {
+		t.Fatalf("the button's queue: %+v, %v; want the three egress consents", act.Consents, err)
 	}
 	res, err := r.e.Scan(ext.ID, []string{"a lead"})
 	if err != nil {
@@ -107,9 +109,12 @@ func TestEgressConsentHoldsTheQuestUntilGiven(t *testing.T) {
 	if got := r.claude.roles(); !slices.Equal(got, []string{RoleScout}) {
 		t.Errorf("after the consent claude ran %v, want the scout", got)
 	}
-	// The other quest still waits for its own.
+	// The others still wait for their own: the Team's stages never ran.
 	if w, err := r.e.Next(ext.ID); err != nil || w != nil {
 		t.Errorf("next of the quest still waiting: %+v, %v; want nothing", w, err)
+	}
+	if qq := r.questNow(team.ID); qq.Counters.AgentRuns != 0 || qq.EgressConsent == "" {
+		t.Errorf("the Team quest ran %d agents, holding %q", qq.Counters.AgentRuns, qq.EgressConsent)
 	}
 }
 
