@@ -68,7 +68,8 @@ func (t *txn) consentTarget(node string, c consent.Consent) (*Quest, *Node, erro
 }
 
 // Approve applies human consent (L3) to the node's claim: the node
-// continues to its verdict exactly as a PASS would. Only the consent path
+// continues to its verdict exactly as a PASS would (a quest's egress
+// consent lets its quest run: egressconsent.go). Only the consent path
 // (the button, or an authenticated dashboard the owner enabled) can make a
 // consent.Consent, and it names the claim hash that was shown: a consent
 // for any other claim is ErrStaleConsent.
@@ -78,6 +79,9 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
+		}
+		if n.Role == RoleEgress {
+			return t.egressDecided(q, n, true, by)
 		}
 		c := n.Claim
 		n.addAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
@@ -95,6 +99,9 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
+		}
+		if n.Role == RoleEgress {
+			return t.egressDecided(q, n, false, by)
 		}
 		f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 		n.Claim = nil
@@ -169,6 +176,13 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 		q, err := t.quest(n.Quest)
 		if err != nil {
 			return expired, err
+		}
+		if n.Role == RoleEgress {
+			if err := t.egressAsked(q, n, expiry.String()); err != nil {
+				return expired, err
+			}
+			expired++
+			continue
 		}
 		hash := n.Claim.Hash
 		why := fmt.Sprintf("no human answered within %s", expiry)

@@ -259,6 +259,11 @@ type Quest struct {
 	// signal, its latest signature and how many times in a row it came.
 	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
 	StallCounts map[string]int    `json:"stall_counts,omitempty"`
+	// EgressConsent is the node of the quest's egress consent while no
+	// human has given it (SPEC §2.8 "Privacy egress"; egressconsent.go):
+	// until then nothing of the quest leaves the box. "" when none was
+	// asked, and once it was given.
+	EgressConsent string `json:"egress_consent,omitempty"`
 	// Rev counts the saves of the quest's record (schema 6): the tick's
 	// memory of each quest's first pending node is valid for the record
 	// of one revision (see pendingView).

@@ -150,7 +150,7 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	default:
 		panic(fmt.Sprintf("BUG: gate returned outcome %v", v.Outcome))
 	}
-	res = e.judgeAnswer(ctx, n, reply, g, v, res)
+	res = e.judgeAnswer(ctx, q, n, reply, g, v, res)
 	if res.kind == resPass && q.IsCheckpoint(n.Role) {
 		res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
 	}
@@ -235,7 +235,7 @@ func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.
 // judgeAnswer parses the answer of a node L1 did not fail: the owner's by
 // its contract, any other role's as an answer, which the L2 judge then
 // reads when L1 passed it with citations.
-func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
+func (e *Engine) judgeAnswer(ctx context.Context, q *Quest, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
 	if n.Role == RoleOwner {
 		oa, facts := gates.ParseOwnerAnswer(reply.Output)
 		if len(facts) > 0 {
@@ -250,7 +250,7 @@ func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g 
 	}
 	res.answer = &a
 	if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
-		e.judgeL2(ctx, n, a, g, v, &res)
+		e.judgeL2(ctx, q, n, a, g, v, &res)
 	}
 	return res
 }
@@ -271,8 +271,20 @@ type observer interface {
 
 // judgeL2 asks the L2 judge about a claim L1 passed. The judge can only
 // lower the verdict to REVIEW (judge.Combine); a judge that cannot be
-// reached defers the node like any network stage.
-func (e *Engine) judgeL2(ctx context.Context, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+// reached defers the node like any network stage. The judge is never
+// asked when q's egress does not allow a tier's vendor (the configuration
+// changed since q was created), nor while q waits for its egress consent
+// (q does not run then, so only an answer already on its way meets it):
+// nothing is sent, and the quest stops saying why.
+func (e *Engine) judgeL2(ctx context.Context, q *Quest, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+	if why := e.judgeNotAllowed(q); why != "" {
+		res.kind, res.why = resStopQuest, why+"; nothing was sent to the judge"
+		return
+	}
+	if why := egressHeld(q); why != "" {
+		res.kind, res.why = resStopQuest, "the L2 judge was not asked: "+why
+		return
+	}
 	sources := map[string]string{}
 	for k, v := range e.opt.Sources {
 		sources[k] = v

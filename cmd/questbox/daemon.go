@@ -307,6 +307,9 @@ func (d *daemon) warnings() {
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		log.Warn("provider may not work", "provider", name, "err", w.warnings[name])
 	}
+	for _, msg := range d.cfg.Warnings() {
+		log.Warn(msg)
+	}
 	if ws, err := strconv.ParseInt(d.e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && d.tick > time.Duration(ws)*time.Microsecond/2 {
 		log.Warn("the watchdog is fed after each tick that works, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
 			"tick", d.tick, "watchdog", time.Duration(ws)*time.Microsecond)
@@ -476,6 +479,9 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, e.redact.Error(w.warnings[name]))
+	}
+	for _, msg := range e.cfg.Warnings() {
+		fmt.Fprintf(e.stderr, "warning: %s: %s\n", src, msg)
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {

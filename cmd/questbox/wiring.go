@@ -99,6 +99,10 @@ type wiring struct {
 
 	// redact masks the configured secrets in what the providers say.
 	redact *config.Redactor
+	// redaction is the engine's one rule of what leaves the box and what
+	// a run's log keeps: [privacy] redact and the configured secrets.
+	// The agents' prompts, the L2 judge's and the run logs go through it.
+	redaction *engine.Redaction
 
 	judgeModels [2]judge.Model // light, heavy; set when [judge] is configured
 	judgeErr    error          // why the configured judge cannot be built
@@ -166,6 +170,7 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 	// answers: none of it may carry a configured secret.
 	red := config.NewRedactor(cfg, getenv, os.ReadFile)
 	w.redact = red
+	w.redaction = engine.NewRedaction(cfg.RedactPatterns(), red)
 	for name, p := range w.providers {
 		p = meteredProvider{p: p, name: name, meter: w.usage}
 		if name != config.ProviderDemo {
@@ -273,7 +278,8 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
 		Roles:          roles,
 		Vendors:        cfg.Vendors(),
-		Redact:         cfg.RedactPatterns(),
+		Redaction:      w.redaction,
+		EgressConsent:  cfg.Privacy.EgressConsent,
 	}
 	if cfg.MQTT.Enabled() {
 		opt.OutboxMax = cfg.MQTT.OutboxMax // the bound of the events that wait for the broker

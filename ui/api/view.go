@@ -44,6 +44,9 @@ type Quest struct {
 	// own, and the vendors the quest may send its material to.
 	RoleProviders map[string]string `json:"role_providers,omitempty"`
 	Egress        []string          `json:"egress,omitempty"`
+	// EgressConsent is the node of the quest's egress consent while no
+	// human has given it: until then nothing of the quest leaves the box.
+	EgressConsent string `json:"egress_consent,omitempty"`
 	// Council is the providers of the council's members.
 	Council    *Council `json:"council,omitempty"`
 	PhaseGates []string `json:"phase_gates,omitempty"`
@@ -463,7 +466,7 @@ func QuestView(q *engine.Quest) Quest {
 		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
 		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
 		Project: q.Project, Created: q.Created, Updated: q.Updated,
-		RoleProviders: q.RoleProviders, Egress: q.Egress, PhaseGates: q.PhaseGates,
+		RoleProviders: q.RoleProviders, Egress: q.Egress, EgressConsent: q.EgressConsent, PhaseGates: q.PhaseGates,
 		Teams: q.Teams, MaxRevisions: q.MaxRevisions, AcceptMode: q.AcceptMode}
 	if q.AboveV2() {
 		v.Level = q.Level()
