@@ -118,6 +118,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/events", s.read(s.events))
 	m.HandleFunc("GET /api/events/watch", s.read(s.watchEvents))
 	m.HandleFunc("GET /api/consents", s.read(s.consents))
+	m.HandleFunc("GET /api/consents/{node}", s.read(s.consentShow))
 	m.HandleFunc("POST /api/consents/{node}/approve", s.write(s.consentApprove))
 	m.HandleFunc("POST /api/consents/{node}/reject", s.write(s.consentReject))
 	m.HandleFunc("POST /api/tick", s.write(s.tick))
