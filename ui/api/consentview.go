@@ -182,7 +182,7 @@ func deliverableView(d engine.Deliverable) Deliverable {
 // and citations dropped), then the newest requests themselves. The
 // oldest request, the one the button answers, is always kept.
 func FitConsents(cs []Consent, max int) []Consent {
-	out := append([]Consent(nil), cs...)
+	out := append(make([]Consent, 0, len(cs)), cs...)
 	size := func() int { b, _ := json.Marshal(out); return len(b) }
 	for i := len(out) - 1; i >= 0 && size() > max; i-- {
 		d := &out[i].Deliverable

@@ -180,6 +180,9 @@ func TestFitConsents(t *testing.T) {
 	if cs[len(cs)-1].Deliverable.Evidence == "" {
 		t.Error("FitConsents changed its argument")
 	}
+	if b, _ := json.Marshal(FitConsents(nil, MaxConsentPayload)); string(b) != "[]" {
+		t.Errorf("no requests fit as %s, want []", b)
+	}
 	one := FitConsents(cs[:1], 100)
 	if len(one) != 1 || one[0].Node != cs[0].Node {
 		t.Errorf("a single request too large for the cap is dropped: %+v", one)
