@@ -34,7 +34,7 @@ func TestGoldenConsentViews(t *testing.T) {
 	}{
 		{"consent_rule", engine.ConsentRequest{Node: "n4", Quest: "q1", Role: "scout", Hypothesis: "tesseract jpn reads receipts",
 			ClaimHash: strings.Repeat("c0", 32), Why: "the gate asks for review", Since: t0, Deadline: deadline,
-			Reasons: []engine.ConsentReason{{Kind: engine.ReasonRule, Text: citationsPresent.String(), Fact: &citationsPresent}},
+			Reasons:     []engine.ConsentReason{{Kind: engine.ReasonRule, Text: citationsPresent.String(), Fact: &citationsPresent}},
 			Deliverable: engine.Deliverable{Node: "n4", Verdict: "conclusion", Evidence: "tesseract read 38 of 40 receipts."}}},
 		{"consent_judge", engine.ConsentRequest{Node: "n5", Quest: "q1", Role: "scout", Hypothesis: "paddle reads receipts",
 			ClaimHash: strings.Repeat("d1", 32), Why: "the L2 judge raised doubt", Since: t0,
