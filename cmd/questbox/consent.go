@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/questbox/questbox/ui/api"
 )
@@ -193,30 +192,9 @@ func wrap(w io.Writer, first, hang, text string) {
 	flush()
 }
 
-// terminalSafe writes control characters (but newline) and the controls
-// of bidirectional text as escapes, and tabs as spaces.
-func terminalSafe(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, n := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && n == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteByte('\n')
-		case r == '\t':
-			b.WriteByte(' ')
-		case r < 0x80 && unicode.IsControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == 0x2028 || r == 0x2029:
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+n])
-		}
-		i += n
-	}
-	return b.String()
-}
+// terminalSafe is text as the API's rule shows it (api.Printable, lines
+// kept), tabs as spaces.
+func terminalSafe(s string) string { return strings.ReplaceAll(api.Printable(s, true), "\t", " ") }
 
 // columns is how many terminal columns s takes.
 func columns(s string) int {

@@ -122,12 +122,12 @@ const (
 // ConsentView is the view of r at now.
 func ConsentView(r engine.ConsentRequest, now time.Time) Consent {
 	v := Consent{Node: r.Node, Quest: r.Quest, Role: r.Role, Team: r.Team, Stage: r.Stage,
-		Hypothesis: printable(cutHead(r.Hypothesis, maxConsentText), true), ClaimHash: r.ClaimHash, Since: r.Since,
+		Hypothesis: Printable(cutHead(r.Hypothesis, maxConsentText), true), ClaimHash: r.ClaimHash, Since: r.Since,
 		AgeSeconds: seconds(now.Sub(r.Since)), Age: durText(now.Sub(r.Since)), Expired: r.Expired,
 		Reasons: reasonsView(r.Reasons), Deliverable: deliverableView(r.Deliverable)}
 	if len(r.Reasons) == 0 {
 		v.Reasons = []ConsentReason{{Kind: ReasonNotRecorded, Text: "reason not recorded"}}
-		v.Why = printable(cutHead(r.Why, maxConsentText), false)
+		v.Why = Printable(cutHead(r.Why, maxConsentText), false)
 	} else {
 		texts := make([]string, len(v.Reasons))
 		for i, rs := range v.Reasons {
@@ -166,7 +166,7 @@ func deliverableView(d engine.Deliverable) Deliverable {
 	ev := strings.ReplaceAll(d.Evidence, "\r\n", "\n")
 	v := Deliverable{Node: d.Node, Verdict: line(d.Verdict, 64), EvidenceBytes: len(ev), Citations: []Citation{}}
 	kept := cutTail(ev, MaxConsentEvidence)
-	v.Evidence, v.EvidenceCut = printable(kept, true), len(kept) < len(ev)
+	v.Evidence, v.EvidenceCut = Printable(kept, true), len(kept) < len(ev)
 	for i, c := range d.Citations {
 		if i == MaxConsentCitations {
 			v.CitationsMore = len(d.Citations) - i
@@ -238,14 +238,16 @@ func cutTail(s string, n int) string {
 // line is s on one line (runs of white space one space), cut to n bytes
 // and printable.
 func line(s string, n int) string {
-	return printable(cutHead(strings.Join(strings.Fields(s), " "), n), false)
+	return Printable(cutHead(strings.Join(strings.Fields(s), " "), n), false)
 }
 
-// printable writes what could drive a terminal or reorder a line as
-// escapes: control characters (C0, DEL, C1; newline and tab are kept when
-// lines), the controls of bidirectional text and the Unicode line
-// separators as \xNN or \uNNNN, and bytes that are not UTF-8 as \xNN.
-func printable(s string, lines bool) string {
+// Printable is the one rule for showing text an agent wrote: what could
+// drive a terminal or reorder a line is written as an escape. Control
+// characters (C0, DEL, C1; newline and tab are kept when lines), the
+// controls of bidirectional text and the Unicode line separators become
+// \xNN or \uNNNN, and bytes that are not UTF-8 \xNN. HTML is left as it
+// is: it is text to every face (the dashboard never parses it).
+func Printable(s string, lines bool) string {
 	plain := true
 	for _, r := range s {
 		if r == utf8.RuneError || escaped(r, lines) {
@@ -274,7 +276,7 @@ func printable(s string, lines bool) string {
 	return b.String()
 }
 
-// escaped reports whether printable writes r as an escape.
+// escaped reports whether Printable writes r as an escape.
 func escaped(r rune, lines bool) bool {
 	switch {
 	case r == '\n' || r == '\t':

@@ -140,11 +140,11 @@ func TestPrintable(t *testing.T) {
 		{"bad \xff byte", `bad \xff byte`, `bad \xff byte`},
 		{"<b>&amp;</b>", "<b>&amp;</b>", "<b>&amp;</b>"},
 	} {
-		if got := printable(tc.in, true); got != tc.lines {
-			t.Errorf("printable(%q, lines) = %q, want %q", tc.in, got, tc.lines)
+		if got := Printable(tc.in, true); got != tc.lines {
+			t.Errorf("Printable(%q, lines) = %q, want %q", tc.in, got, tc.lines)
 		}
-		if got := printable(tc.in, false); got != tc.line {
-			t.Errorf("printable(%q, one line) = %q, want %q", tc.in, got, tc.line)
+		if got := Printable(tc.in, false); got != tc.line {
+			t.Errorf("Printable(%q, one line) = %q, want %q", tc.in, got, tc.line)
 		}
 	}
 	if got := cutTail("aé✓", 4); got != "✓" {

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,6 +26,17 @@ func uncited(evidence string) []byte {
 	return []byte("```json\n" + string(b) + "\n```\n")
 }
 
+// runner runs steps in the tab, failing the test with a screenshot.
+func runner(t *testing.T, ctx context.Context) func(what string, steps ...chromedp.Action[chromedp.Void]) {
+	return func(what string, steps ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if err := chromedp.Do(browsertest.Timeout(t, ctx), steps...); err != nil {
+			browsertest.Screenshot(t, ctx, "failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+}
+
 // phone is a 390 by 844 portrait viewport (a phone's CSS pixels).
 var phone = chromedp.EmulateViewport(390, 844, chromedp.EmulatePortrait)
 
@@ -46,13 +58,7 @@ func TestBrowserConsentCard(t *testing.T) {
 	f.submit(cp.ID, "n2", answer("promising", "easyocr reads every total on the invoices.", "try the line items"))
 	fact := gates.Fact{Rule: gates.RuleCitationsPresent, Level: gates.Review, Where: "citations", Expected: "at least one citation for a conclusion", Actual: "none"}
 
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(browsertest.Timeout(t, ctx), steps...); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	run := runner(t, ctx)
 	run("open the page on a phone", phone, chromedp.Navigate(f.url))
 	browsertest.WaitFor(t, ctx, "the login form", `!document.getElementById('login').hidden`)
 	run("log in", chromedp.SendKeys("#password", testPassword), chromedp.Click(`#login-form button[type=submit]`))
@@ -113,13 +119,7 @@ func TestBrowserConsentCardAnswers(t *testing.T) {
 	f := start(t, setup{cfg: config.Dashboard{Read: config.ReadPublic, Consent: true}})
 	f.quest([]string{engine.RoleScout}, "easyocr reads the totals")
 	res := f.submit("q1", "n1", answer("promising", "easyocr reads every total on the invoices.", "try the line items"))
-	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(browsertest.Timeout(t, ctx), steps...); err != nil {
-			browsertest.Screenshot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
+	run := runner(t, ctx)
 	run("open the page on a phone", phone, chromedp.Navigate(f.url))
 	browsertest.WaitFor(t, ctx, "the card, logged out", `document.querySelector('[data-actions="n1"] [data-button="real"]') !== null`)
 	if got := browsertest.Text(t, ctx, `[data-actions="n1"]`); len(got) != 1 || !strings.Contains(got[0], "Hold the button on the box 2 s") {
