@@ -50,8 +50,10 @@ func TestBrowserConsentCard(t *testing.T) {
 	f := start(t, setup{sim: true})
 	f.quest(nil, "tesseract reads the receipts")
 	cp := f.quest([]string{engine.RoleScout}, "easyocr reads the totals")
+	// A 256 KiB answer: the agent's prose around the JSON, then the JSON.
 	evidence := strings.Repeat(hostile+"\n", 60) + "THE END"
-	res := f.submit("q1", "n1", uncited(evidence))
+	prose := strings.Repeat(hostile+"\n", (gates.MaxAnswerBytes-len(uncited(evidence))-64)/(len(hostile)+1))
+	res := f.submit("q1", "n1", append([]byte(prose), uncited(evidence)...))
 	if res.Status != engine.AwaitingConsent {
 		t.Fatalf("n1: %+v, want awaiting consent", res)
 	}

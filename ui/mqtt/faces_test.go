@@ -89,9 +89,11 @@ func TestConsentSaysWhyOnMQTT(t *testing.T) {
 
 	evidence := strings.Repeat(hostile+"\n", 15000/len(hostile)) + "THE END"
 	ans, _ := json.Marshal(map[string]any{"verdict": "conclusion", "evidence": evidence, "citations": []any{}, "new_directions": []string{}})
-	res, err := r.eng.Submit(context.Background(), q.ID, "n1", []byte("```json\n"+string(ans)+"\n```\n"))
-	if err != nil || res.Status != engine.AwaitingConsent {
-		t.Fatalf("submit: %+v, %v; want awaiting_consent", res, err)
+	// A 256 KiB answer: the agent's prose around the JSON, then the JSON.
+	prose := strings.Repeat(hostile+"\n", (gates.MaxAnswerBytes-len(ans)-64)/(len(hostile)+1))
+	res, err := r.eng.Submit(context.Background(), q.ID, "n1", []byte(prose+"```json\n"+string(ans)+"\n```\n"))
+	if err != nil || res.Status != engine.AwaitingConsent || len(prose) < 200<<10 {
+		t.Fatalf("submit of %d bytes of prose: %+v, %v; want awaiting_consent", len(prose), res, err)
 	}
 	check := func(where string, c api.Consent) {
 		t.Helper()
