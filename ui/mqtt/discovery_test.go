@@ -88,8 +88,9 @@ func validateDiscovery(t *testing.T, configs map[string]string) {
 		if str("availability_topic") != base+"/status" || str("payload_available") != "online" || str("payload_not_available") != "offline" {
 			t.Errorf("%s: availability %q %q/%q, want %s online/offline", topic, str("availability_topic"), str("payload_available"), str("payload_not_available"), base+"/status")
 		}
-		if at := str("json_attributes_topic"); at != "" {
-			// Attributes are the consent queue: a list of api.Consent.
+		if object == "awaiting_consent" {
+			// Its attributes are the consent queue: a list of api.Consent.
+			at := str("json_attributes_topic")
 			var c map[string]any
 			json.Unmarshal(mustJSON(api.Consent{}), &c)
 			fields := attrFieldRE.FindAllStringSubmatch(str("json_attributes_template"), -1)
