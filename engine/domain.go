@@ -404,13 +404,17 @@ func (a *Attempt) decidesSitting() bool {
 
 // Claim is a submission held while a human decides on it.
 type Claim struct {
-	Hash  string             `json:"hash"`
-	Raw   string             `json:"raw"`
-	Since time.Time          `json:"since"`
-	Facts []gates.Fact       `json:"facts,omitempty"`
-	Why   string             `json:"why"`
-	Answ  *gates.Answer      `json:"answer,omitempty"`
-	Owner *gates.OwnerAnswer `json:"owner,omitempty"`
+	Hash  string       `json:"hash"`
+	Raw   string       `json:"raw"`
+	Since time.Time    `json:"since"`
+	Facts []gates.Fact `json:"facts,omitempty"`
+	Why   string       `json:"why"`
+	// Reasons are why a human is asked (ConsentRequest.Reasons), as the
+	// gate said it when the claim was kept; nil in a claim kept before
+	// they were recorded, and in a deferred one.
+	Reasons []ConsentReason    `json:"reasons,omitempty"`
+	Answ    *gates.Answer      `json:"answer,omitempty"`
+	Owner   *gates.OwnerAnswer `json:"owner,omitempty"`
 	// Replay marks an answer kept while its network stage could not run:
 	// when the network is back it is judged again without asking the agent.
 	Replay bool `json:"replay,omitempty"`

@@ -32,6 +32,9 @@ var (
 	// on disk is as it was before it. Clients report it as "store
 	// unavailable" (exit code 2).
 	ErrStoreFailed = store.ErrStoreFailed
+	// ErrNoStore is returned when a read-only open finds no store in its
+	// data directory (a read creates none); it also wraps fs.ErrNotExist.
+	ErrNoStore = store.ErrNoStore
 	// ErrReadOnly is returned when a write is asked of a store or an engine
 	// opened read-only, and when a read-only open finds a store that needs
 	// a write first (an upgrade to this questbox's schema).

@@ -163,6 +163,8 @@ func verbs() []verb {
 		{"verify", "", "check the store and the verdict ledger chain", viaAPI, func() command { return new(verifyCmd) }},
 		{"backup", "[--out FILE|DIR]", "write a verified copy of the store while the daemon runs (default questbox-YYYYmmdd-HHMMSS.db here)", viaAPI, func() command { return new(backupCmd) }},
 		{"restore", "FILE", "verify a backup and make it the store, keeping the current one as questbox.db.before-restore-TIME", viaAPI, func() command { return new(restoreCmd) }},
+		{"consent list", "", "the consent requests that wait for a human, oldest first: what waits and why", viaAPI, func() command { return new(consentListCmd) }},
+		{"consent show", "NODE", "one consent request: what waits, why, and the evidence and citations a yes approves", viaAPI, func() command { return new(consentShowCmd) }},
 		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaAPI, func() command { return new(devicePressCmd) }},
 		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaAPI, func() command { return new(deviceStatusCmd) }},
 		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},

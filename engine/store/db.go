@@ -104,8 +104,8 @@ type DB struct {
 // wrote it; ErrReadOnly when a read-only open finds a store that needs an
 // upgrade first; ErrStoreFailed when the file or its directory cannot be
 // read or created (permission denied, an I/O error, a read-only file
-// system). A read-only open of a missing store returns an error wrapping
-// fs.ErrNotExist.
+// system). A read-only open of a missing store returns ErrNoStore (and
+// fs.ErrNotExist).
 func Open(dir string, opt Options, sch Schema) (*DB, error) {
 	return openDB(dir, filepath.Join(dir, FileName), opt, sch)
 }
@@ -241,7 +241,7 @@ func openLocked(dir, path string, opt Options) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("questbox store %s does not exist yet (`questbox run` or a writing command creates it): %w", path, err)
+		return nil, fmt.Errorf("questbox store %s does not exist yet (`questbox run` or a writing command creates it): %w: %w", path, ErrNoStore, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -95,7 +94,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.health)
-	m.HandleFunc("GET /api/quests", s.questList)
+	m.HandleFunc("GET /api/quests", s.read(s.questList))
 	m.HandleFunc("POST /api/quests", s.write(s.questNew))
 	m.HandleFunc("GET /api/quests/{id}", s.read(s.questShow))
 	m.HandleFunc("POST /api/quests/{id}/stop", s.write(s.questStop))
@@ -118,6 +117,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/events", s.read(s.events))
 	m.HandleFunc("GET /api/events/watch", s.read(s.watchEvents))
 	m.HandleFunc("GET /api/consents", s.read(s.consents))
+	m.HandleFunc("GET /api/consents/{node}", s.read(s.consentShow))
 	m.HandleFunc("POST /api/consents/{node}/approve", s.write(s.consentApprove))
 	m.HandleFunc("POST /api/consents/{node}/reject", s.write(s.consentReject))
 	m.HandleFunc("POST /api/tick", s.write(s.tick))
@@ -221,23 +221,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h)
 }
 
-// questList lists the quests; where no store exists yet (a fresh box, no
-// daemon) that is an empty list, and nothing is created.
-func (s *Server) questList(w http.ResponseWriter, r *http.Request) {
-	s.guard(w, r, func() error {
-		eng, err := s.opt.Engines.Engine(r.Context(), false)
-		if errors.Is(err, fs.ErrNotExist) {
-			return ok(w, []Quest{})
-		}
-		if err != nil {
-			return err
-		}
-		qs, err := eng.Quests()
-		if err != nil {
-			return err
-		}
-		return ok(w, questViews(qs))
-	})
+// questList lists the quests. Where no store exists (no daemon, a data
+// directory without one) the engine's ErrNoStore says so: a read creates
+// nothing, and "no quests" would hide a wrong --data.
+func (s *Server) questList(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
+	qs, err := eng.Quests()
+	if err != nil {
+		return err
+	}
+	return ok(w, questViews(qs))
 }
 
 // NewQuest is the request of POST /api/quests. Fields left out take the

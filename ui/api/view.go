@@ -301,6 +301,10 @@ type Event struct {
 	Detail    string    `json:"detail,omitempty"`
 	// Device is what a device event says (kind device).
 	Device *DeviceEvent `json:"device,omitempty"`
+	// Consent is the request a consent event of outcome requested made,
+	// as it waits when the event is read from the outbox (MQTT's consent
+	// event); absent once the human answered or it expired.
+	Consent *Consent `json:"consent,omitempty"`
 }
 
 // Events is a page of the event outbox. Next is the seq to ask for next
@@ -317,21 +321,6 @@ type Tick struct {
 	Finished   []string `json:"finished"`
 	Terminated []string `json:"terminated"`
 	Events     []Event  `json:"events"`
-}
-
-// Consent is a node waiting for a human.
-type Consent struct {
-	Node       string    `json:"node"`
-	Quest      string    `json:"quest"`
-	Role       string    `json:"role"`
-	Hypothesis string    `json:"hypothesis"`
-	ClaimHash  string    `json:"claim_hash"`
-	Why        string    `json:"why"`
-	Since      time.Time `json:"since"`
-	AgeSeconds int64     `json:"age_seconds"`
-	// Expired requests (older than gpio.consent_expiry) are listed until
-	// the engine sends them back to pending; the button skips them.
-	Expired bool `json:"expired,omitempty"`
 }
 
 // Health is /healthz.
@@ -557,13 +546,6 @@ func EventViews(evs []engine.Event) []Event {
 	return out
 }
 
-// ConsentView is the view of r at now; expired says whether it is past
-// its deadline.
-func ConsentView(r engine.ConsentRequest, now time.Time, expired bool) Consent {
-	return Consent{Node: r.Node, Quest: r.Quest, Role: r.Role, Hypothesis: r.Hypothesis, ClaimHash: r.ClaimHash,
-		Why: r.Why, Since: r.Since, AgeSeconds: seconds(now.Sub(r.Since)), Expired: expired}
-}
-
 func rulesView(rs []gates.RuleInfo) []Rule {
 	out := make([]Rule, len(rs))
 	for i, r := range rs {
@@ -674,7 +656,7 @@ func DeviceView(st box.Status) Device {
 		v.Halted = st.Halted.Error()
 	}
 	for i, r := range st.Consents {
-		v.Consents[i] = ConsentView(r, st.Now, st.Expired[i])
+		v.Consents[i] = ConsentView(r, st.Now)
 	}
 	return v
 }
