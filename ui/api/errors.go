@@ -102,6 +102,7 @@ var sentinels = []struct {
 	{engine.ErrSchema, CodeUnavailable},
 	{engine.ErrLedgerBroken, CodeUnavailable},
 	{engine.ErrStoreFailed, CodeUnavailable},
+	{engine.ErrDeviceKey, CodeUnavailable},
 	{engine.ErrReadOnly, CodeUnavailable},
 	{engine.ErrNotFound, CodeNotFound},
 	{fs.ErrNotExist, CodeNotFound},
