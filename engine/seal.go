@@ -157,21 +157,12 @@ func loadOrCreateDeviceKey(dir string) (k *DeviceKey, created bool, err error) {
 		return k, false, err
 	}
 	if err == nil {
-		err = syncDir(dir)
+		err = store.SyncDir(dir)
 	}
 	if err != nil {
 		return nil, false, keyError(path, "making it: "+err.Error())
 	}
 	return &DeviceKey{priv: priv}, true, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // kLedgerSeal holds the signature of the ledger's head (schema 10): a

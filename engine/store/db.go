@@ -612,6 +612,10 @@ func openBolt(path string, opt *bolt.Options, release func()) (db *bolt.DB, err 
 	return bolt.Open(path, 0o600, opt)
 }
 
+// SyncDir fsyncs a directory, so that an entry created or renamed in it
+// survives a power cut (the engine's device key is made beside the store).
+func SyncDir(dir string) error { return syncDir(dir) }
+
 // syncDir fsyncs a directory, so that an entry created or renamed in it
 // survives a power cut.
 func syncDir(dir string) error {
