@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // ledgerFixture makes a data directory with a quest of two locked nodes,
@@ -123,61 +121,51 @@ func TestVerifyLedgerRebuiltWithoutTheKey(t *testing.T) {
 // rebuildLedger replaces from by to in the stored record of the locked
 // node that holds it, binds the new record into its ledger record and
 // chains the whole ledger again with valid hashes: what anyone who can
-// write the store can do, knowing only its format.
+// write the store can do with bbolt, knowing only its format.
 func rebuildLedger(t *testing.T, store, from, to string) {
 	t.Helper()
-	db, err := bolt.Open(store, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		nodes, ledger := tx.Bucket([]byte("nodes")), tx.Bucket([]byte("ledger"))
-		forged := map[string]string{} // node id -> sha256 of its forged record
-		err := nodes.ForEach(func(k, v []byte) error {
-			if !bytes.Contains(v, []byte(from)) {
-				return nil
-			}
-			nv := bytes.Replace(v, []byte(from), []byte(to), 1)
-			var n struct{ ID string }
-			if err := json.Unmarshal(nv, &n); err != nil {
-				return err
-			}
-			sum := sha256.Sum256(nv)
-			forged[n.ID] = hex.EncodeToString(sum[:])
-			return nodes.Put(bytes.Clone(k), nv)
-		})
-		if err != nil || len(forged) != 1 {
-			t.Fatalf("forge the node holding %q: %d found, %v", from, len(forged), err)
+	forged := map[string]string{} // node id -> sha256 of its forged record
+	err := storetest.RewriteRecords(store, "nodes", func(_, v []byte) []byte {
+		if !bytes.Contains(v, []byte(from)) {
+			return nil
 		}
-		var keys [][]byte
-		_ = ledger.ForEach(func(k, _ []byte) error { keys = append(keys, bytes.Clone(k)); return nil })
-		prev := ""
-		for _, k := range keys {
-			var r engine.LedgerRecord
-			if err := json.Unmarshal(ledger.Get(k), &r); err != nil {
-				return err
-			}
-			if h, ok := forged[r.Node]; ok && r.NodeHash != "" {
-				r.NodeHash = h
-			}
-			r.Prev, r.Hash = prev, ""
-			raw, err := json.Marshal(r)
-			if err != nil {
-				return err
-			}
-			sum := sha256.Sum256(append([]byte(prev), raw...))
-			r.Hash = hex.EncodeToString(sum[:])
-			prev = r.Hash
-			if raw, err = json.Marshal(r); err != nil {
-				return err
-			}
-			if err := ledger.Put(k, raw); err != nil {
-				return err
-			}
+		nv := bytes.Replace(v, []byte(from), []byte(to), 1)
+		var n struct{ ID string }
+		if err := json.Unmarshal(nv, &n); err != nil {
+			t.Fatal(err)
 		}
-		return tx.Bucket([]byte("meta")).Put([]byte("ledger_head"), []byte(prev))
+		sum := sha256.Sum256(nv)
+		forged[n.ID] = hex.EncodeToString(sum[:])
+		return nv
 	})
+	if err != nil || len(forged) != 1 {
+		t.Fatalf("forge the node holding %q: %d found, %v", from, len(forged), err)
+	}
+	prev := ""
+	err = storetest.RewriteRecords(store, "ledger", func(_, v []byte) []byte { // in seq order
+		var r engine.LedgerRecord
+		if err := json.Unmarshal(v, &r); err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := forged[r.Node]; ok && r.NodeHash != "" {
+			r.NodeHash = h
+		}
+		r.Prev, r.Hash = prev, ""
+		raw, _ := json.Marshal(r)
+		sum := sha256.Sum256(append([]byte(prev), raw...))
+		r.Hash = hex.EncodeToString(sum[:])
+		prev = r.Hash
+		raw, _ = json.Marshal(r)
+		return raw
+	})
+	if err == nil {
+		err = storetest.RewriteRecords(store, "meta", func(k, _ []byte) []byte {
+			if string(k) == "ledger_head" {
+				return []byte(prev)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
