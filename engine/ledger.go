@@ -149,7 +149,7 @@ func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
 
 // Verify is Engine.Verify on the store alone.
 func (s *Store) Verify() (VerifyReport, error) {
-	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.Notes()}
+	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.db.Notes()} // not what OpenStore did of the key: the daemon logs that once
 	err := s.db.Snapshot(func(tx *bolt.Tx, pc store.PageCheck) error {
 		rep.Pages, rep.Keys = pc.Pages, pc.Keys
 		rep.Notes = append(rep.Notes, pc.Notes...)
