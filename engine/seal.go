@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -140,6 +141,16 @@ func loadOrCreateDeviceKey(dir string) (k *DeviceKey, created bool, err error) {
 	}
 	defer os.Remove(tmp.Name())
 	err = tmp.Chmod(0o600)
+	if err == nil && os.Geteuid() == 0 {
+		// Root writing to the daemon's store without a daemon: the key
+		// belongs to the data directory's owner (the daemon's user), or
+		// the daemon could not read it at its next start.
+		if fi, serr := os.Stat(dir); serr == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				err = tmp.Chown(int(st.Uid), int(st.Gid))
+			}
+		}
+	}
 	if err == nil {
 		err = pem.Encode(tmp, &pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	}
