@@ -56,6 +56,10 @@ var (
 	// ErrLedgerBroken is returned by Verify when the chain or a locked node
 	// does not match what was recorded.
 	ErrLedgerBroken = errors.New("verdict ledger is broken")
+	// ErrDeviceKey is returned when the box's device key, which signs the
+	// ledger's head, cannot be read or made, or is not an ed25519 key of
+	// the owner's alone: questbox never replaces it.
+	ErrDeviceKey = errors.New("device key unusable")
 	// ErrEventsPruned is returned to a subscriber that asked for events older
 	// than the outbox still holds.
 	ErrEventsPruned = errors.New("events were pruned")

@@ -96,11 +96,11 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	}
 	out := filepath.Join(dir, "export.jsonl")
 	r = must(t, 0, "", append([]string{"export", "q1", "--out", out}, d...)...)
-	if lines := readLines(t, out); len(lines) != 1 || !strings.Contains(r.stderr, "exported 1 node of quest q1 to "+out) {
+	if lines := nodeLines(readLines(t, out)); len(lines) != 1 || !strings.Contains(r.stderr, "exported 1 node of quest q1 to "+out) {
 		t.Errorf("export --out through the daemon: %q, stderr %q", lines, r.stderr)
 	}
 	must(t, 0, "", append([]string{"export", "q1", "--out", out}, d...)...)
-	if lines := readLines(t, out); len(lines) != 1 {
+	if lines := nodeLines(readLines(t, out)); len(lines) != 1 {
 		t.Errorf("second export appended: %d lines", len(lines))
 	}
 	must(t, 0, "", append([]string{"verify"}, d...)...)

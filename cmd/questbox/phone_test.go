@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -193,7 +194,10 @@ func TestQuestFromThePhone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	lines := nodeLines(strings.Split(strings.TrimSpace(string(body)), "\n"))
+	if _, err := api.VerifyExport(bytes.NewReader(body), ""); err != nil {
+		t.Errorf("the downloaded export does not verify: %v", err)
+	}
 	nodes := map[string]bool{}
 	for _, l := range lines {
 		var rec struct{ Quest, ID string }

@@ -103,6 +103,7 @@ var sentinels = []struct {
 	{engine.ErrSchema, CodeUnavailable},
 	{engine.ErrLedgerBroken, CodeUnavailable},
 	{engine.ErrStoreFailed, CodeUnavailable},
+	{engine.ErrDeviceKey, CodeUnavailable},
 	{engine.ErrReadOnly, CodeUnavailable},
 	{engine.ErrNoStore, CodeUnavailable}, // before fs.ErrNotExist, which it wraps
 	{engine.ErrNotFound, CodeNotFound},

@@ -524,6 +524,13 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 		}
 		v.Lines = append(v.Lines, string(line)+"\n")
 	}
+	if len(v.Lines) > 0 {
+		seal, err := json.Marshal(ExportSealLine{Seal: ExportSealView(eng.SealExport(b, v.Lines))})
+		if err != nil {
+			return err
+		}
+		v.Seal = string(seal) + "\n"
+	}
 	return ok(w, v)
 }
 
@@ -630,8 +637,9 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", path, err)
 	}
+	sig := rep.Signature
 	return ok(w, Verify{OK: true, Store: path, Schema: int(rep.Schema), Pages: rep.Pages, Records: rep.Records, LockedNodes: rep.Locked,
-		Notes: nonNil(rep.Notes)})
+		Notes: nonNil(rep.Notes), Signature: LedgerSignature{State: string(sig.State), Key: sig.Key, BoxKey: sig.BoxKey, Seq: sig.Seq, Head: sig.Head, Detail: sig.Detail}})
 }
 
 // events returns the events after ?since=SEQ (default 0), at most ?limit=

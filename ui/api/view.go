@@ -276,6 +276,26 @@ type Verify struct {
 	Records     int      `json:"records"`
 	LockedNodes int      `json:"locked_nodes"`
 	Notes       []string `json:"notes"` // what is worth knowing but not wrong (a store not sealed yet, a recorded salvage)
+	// Signature is the ledger head's signature. A check that passed
+	// finds it "signed" (by this box's key, named) or, on a store from
+	// before ledger signing that the daemon has not opened yet,
+	// "unsigned"; the other states fail the check.
+	Signature LedgerSignature `json:"signature"`
+}
+
+// LedgerSignature is what verify found of the ledger head's signature.
+type LedgerSignature struct {
+	// State is "signed", "unsigned", "signed by another key" or
+	// "signature does not match the head".
+	State string `json:"state"`
+	// Key is the fingerprint of the key that signed, BoxKey the box's
+	// ("SHA256:…").
+	Key    string `json:"key,omitempty"`
+	BoxKey string `json:"box_key,omitempty"`
+	// Seq is the ledger record the signature covers; Head the last one.
+	Seq    uint64 `json:"seq,omitempty"`
+	Head   uint64 `json:"head"`
+	Detail string `json:"detail"`
 }
 
 // Event is one state change (SPEC §2.7).
@@ -342,6 +362,9 @@ type Export struct {
 	// before the lines are appended: an earlier batch to it was never
 	// acknowledged and is being sent again.
 	TruncateTo *int64 `json:"truncate_to,omitempty"`
+	// Seal is the line written after Lines: the batch's signature
+	// (ExportSealLine), "" when Lines is empty.
+	Seal string `json:"seal,omitempty"`
 }
 
 // ExportAck is the answer to an acknowledgement.
