@@ -567,7 +567,11 @@ func (r *tickRound) council(q *Quest) error {
 			continue
 		}
 		done = false
-		if m.Status != Pending || r.slots <= 0 {
+		if m.Status != Pending {
+			continue
+		}
+		if r.slots <= 0 {
+			r.starved = true
 			continue
 		}
 		if prompts == nil {

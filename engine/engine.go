@@ -220,6 +220,9 @@ type Engine struct {
 	// owners is the tick's memory of the owner rounds the quests have
 	// had (tick.go).
 	owners ownerRounds
+	// chain is the follow-up work the commits enabled, for Serve's
+	// passes (chain.go).
+	chain chain
 }
 
 // New returns an engine on store and puts back to pending every node a
@@ -262,7 +265,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 	}
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
 		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
-		startMax: startSlots()}
+		startMax: startSlots(), chain: chain{wake: make(chan struct{}, 1)}}
 	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if !e.readOnly {

@@ -13,7 +13,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
 )
 
@@ -151,6 +150,10 @@ type tickRound struct {
 	// commit of its runs' results (pruneLater); pruneAt is its commit.
 	pruneLater bool
 	pruneAt    uint64
+	// starved is set when a turn had a node to dispatch and no slot;
+	// parked are the quests of a follow-up pass so starved (chain.go).
+	starved bool
+	parked  []followQuest
 }
 
 // provider is the engine's provider called name, nil when none is.
@@ -344,7 +347,7 @@ func (r *tickRound) turn(q *Quest) error {
 // external (see Engine.Next).
 func (r *tickRound) next(q *Quest) error {
 	t := r.t
-	dispatchable := (q.Provider != ProviderExternal || len(q.RoleProviders) > 0) && r.slots > 0
+	dispatchable := r.dispatchable(q)
 	n, done, err := t.pick(q, dispatchable)
 	if err != nil {
 		return err
@@ -356,6 +359,26 @@ func (r *tickRound) next(q *Quest) error {
 		r.rep.Finished = append(r.rep.Finished, q.ID)
 		return nil
 	}
+	return r.dispatchPicked(q, n, dispatchable)
+}
+
+// dispatchable says whether q may dispatch a node now: a slot is free
+// and the box runs some of its work (not all of it pulled by an outside
+// agent).
+func (r *tickRound) dispatchable(q *Quest) bool {
+	spawns := q.Provider != ProviderExternal || len(q.RoleProviders) > 0
+	if spawns && r.slots <= 0 {
+		r.starved = true
+	}
+	return spawns && r.slots > 0
+}
+
+// dispatchPicked dispatches n, the node picked for q (nil: none): an
+// owner of a quest with a council opens its design phase, whose members
+// dispatch at once when slots are free; any other node dispatches when
+// dispatchable (see next) and its provider is one the box spawns.
+func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
+	t := r.t
 	if n != nil && n.Role == RoleOwner && q.hasCouncil() {
 		// The owner's design phase: its council sits, and its members
 		// dispatch in this very tick when slots are free.
@@ -393,6 +416,7 @@ func (r *tickRound) next(q *Quest) error {
 	var req *agent.Request
 	if n.Role == RoleOwner {
 		req = new(agent.Request)
+		var err error
 		if *req, err = t.request(q, n); err != nil {
 			return err
 		}
@@ -907,16 +931,24 @@ func (e *Engine) Shutdown(grace time.Duration) {
 // then (see wallclock.go); when ctx ends, Serve stores what they used
 // before it returns. One Serve runs at a time: a second call returns an
 // error at once.
+//
+// Between ticks, Serve dispatches the follow-up work the commits enable
+// (a Team's next stage, a council's members and merge, a retry after a
+// FAIL) as each commit lands, in passes of its own (chain.go): it is the
+// one goroutine that dispatches. Wait, while Serve runs, also waits for
+// the work the results it waits for enable.
 func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(TickReport, error)) error {
 	s, err := e.beginServing()
 	if err != nil {
 		return err
 	}
 	defer e.endServing(s)
+	e.startChain()
+	defer e.stopChain()
 	for {
 		now := e.clock.Now()
 		next := now.Truncate(every).Add(every)
-		if clock.Sleep(ctx, e.clock, next.Sub(now)) != nil {
+		if !e.awaitTick(ctx, next.Sub(now)) {
 			return nil // ctx ended
 		}
 		// Real time, not the engine's clock: this measures the work (for
@@ -929,6 +961,28 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 		}
 		if err != nil {
 			e.log.Error("tick failed", "err", err)
+		}
+	}
+}
+
+// awaitTick waits d on the engine's clock for the next tick, making the
+// follow-up passes that fall due meanwhile, and reports false when ctx
+// ended first. Its timer is stopped before it returns, so a fake clock
+// never counts a wait that is over.
+func (e *Engine) awaitTick(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := e.clock.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C():
+			return true
+		case <-e.chain.wake:
+			e.followUpPass()
 		}
 	}
 }

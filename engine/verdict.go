@@ -367,6 +367,12 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 		if err := t.apply(q, n, runID, res); err != nil {
 			return err
 		}
+		if q.Queued[queuedCouncil] != "" || len(q.PhaseGates) > 0 {
+			// A member answered (the next may dispatch, or the
+			// merge is due), or a phase's work may be done: the
+			// quest's council or gates follow up (chain.go).
+			t.followUp(q, "")
+		}
 		return t.stillRunning(q)
 	}
 }
@@ -508,6 +514,9 @@ func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	}
 	if err := t.ledger(n, outcome, n.Facts); err != nil {
 		return err
+	}
+	if to == Pending {
+		t.followUp(q, n.ID) // the retry: follow-up work (chain.go)
 	}
 	if to == Exhausted && n.Team != "" {
 		return t.stageExhausted(q, n)
