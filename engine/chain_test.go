@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/questbox/questbox/engine/agent"
 )
