@@ -508,16 +508,17 @@ func (c *runCmd) check(e *env, w *wiring) error {
 // every role runs on the demo provider, whatever providers cfg gives
 // roles: the demo sends nothing anywhere.
 //
-// It is a v3.2 quest (SPEC §2.8 "The demo") that shows, at the 5s tick:
+// It is a v3.2 quest (SPEC §2.8 "The demo") that shows, at the 5s tick
+// (each step's follow-up work dispatched as its result commits):
 //   - Teams (planner, executer, accepter): the root Team is rejected once
-//     and revised (a rejects_to edge) by tick 5;
+//     and revised (a rejects_to edge) after the first tick;
 //   - a council of 1 reviewer and 2 judges on the owner's turns: the
 //     reviewer dissents about a proposal the judges promote (a
-//     council-dissent fact on the owner) by tick 7;
+//     council-dissent fact on the owner) after the second;
 //   - one consent: the revised "reproduce it in a small experiment" Team
 //     delivers a conclusion that cites nothing, so L1 says REVIEW and its
-//     accept waits for the (virtual) button, by tick 17; the other Teams
-//     keep running meanwhile.
+//     accept waits for the (virtual) button, after the third; the other
+//     Teams keep running meanwhile.
 //
 // TestDemoShowsCouncilTeamsAndButton counts those ticks.
 func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
