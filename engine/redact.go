@@ -16,13 +16,13 @@ const RedactMask = "[redacted]"
 // a prompt is redacted, called just before the provider runs, and it
 // reports whether anything was masked (the run records it). A replay
 // sends nothing anywhere and is never redacted.
-func (e *Engine) redact(provider string, req agent.Request) (agent.Request, bool) {
-	if len(e.opt.Redact) == 0 || provider == "replay" || e.Vendor(provider) == VendorLocal {
+func redact(o *Options, provider string, req agent.Request) (agent.Request, bool) {
+	if len(o.Redact) == 0 || provider == "replay" || vendorIn(o, provider) == VendorLocal {
 		return req, false
 	}
 	masked := false
 	mask := func(s string) string {
-		for _, re := range e.opt.Redact {
+		for _, re := range o.Redact {
 			if re.MatchString(s) {
 				s, masked = re.ReplaceAllLiteralString(s, RedactMask), true
 			}

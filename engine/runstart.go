@@ -153,7 +153,7 @@ func (e *Engine) runAgent(q queuedRun) {
 		tk = e.store.expect()
 		res = result{kind: resInterrupted, why: "building the prompt: " + err.Error(), exit: ExitInterrupted}
 	} else {
-		req, redacted := e.redact(d.run.Provider, req)
+		req, redacted := redact(d.opt, d.run.Provider, req)
 		req.Dir = d.quest.Project
 		if lg != nil {
 			req.Log = lg
@@ -164,7 +164,7 @@ func (e *Engine) runAgent(q queuedRun) {
 		// The answer's write is on its way: a group commit gathering the
 		// results that come back together waits for it (commit.go).
 		tk = e.store.expect()
-		res = e.judge(ctx, d.quest, d.node, reply, err)
+		res = e.judge(ctx, d.opt, d.quest, d.node, reply, err)
 		if res.member != nil {
 			disciplineMember(&res, req.Prompt)
 		}

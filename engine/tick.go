@@ -46,6 +46,10 @@ type dispatch struct {
 	req    *agent.Request
 	member *memberPrompt
 	prov   Provider
+	// opt are the options in force when the tick dispatched it: its run
+	// is prompted, redacted and judged by them, whatever a reload
+	// changes meanwhile (reload.go).
+	opt *Options
 }
 
 // memberPrompt is a council member's prompt as its dispatch read it in
@@ -159,7 +163,7 @@ type tickRound struct {
 // provider is the engine's provider called name, nil when none is.
 func (r *tickRound) provider(name string) Provider {
 	if name != r.provName || r.prov == nil {
-		r.provName, r.prov = name, r.e.providers[name]
+		r.provName, r.prov = name, r.t.opt.Providers[name]
 	}
 	return r.prov
 }
@@ -181,7 +185,7 @@ func (r *tickRound) run() error {
 	e.mu.Unlock()
 	r.slabs.fit(need)
 	t.slabs = r.slabs
-	if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
+	if _, err := t.expireConsents(t.opt.ConsentExpiry); err != nil {
 		return err
 	}
 	qs, err := t.activeQuests()
@@ -217,7 +221,7 @@ func (r *tickRound) run() error {
 	}
 	var pruned int
 	if r.pruneLater = len(r.ds) > 0; r.pruneLater {
-		pruned, err = t.trimOutbox(e.opt.OutboxMax)
+		pruned, err = t.trimOutbox(t.opt.OutboxMax)
 		r.pruneAt = uint64(t.tx.ID())
 	} else {
 		pruned, err = t.pruneEvents(e.opt.EventRetention)
@@ -446,7 +450,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *ag
 	}
 	d := &r.ds[len(r.ds)-1]
 	*d = dispatch{}
-	d.quest, d.node, d.run, d.member, d.prov, d.req = q, n, *run, member, prov, req
+	d.quest, d.node, d.run, d.member, d.prov, d.req, d.opt = q, n, *run, member, prov, req, r.t.opt
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -1022,7 +1026,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: q, node: n, run: run, req: &req, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: q, node: n, run: run, req: &req, prov: replayProvider(n.Claim.Raw), opt: t.opt}, true, nil
 	}
 	return dispatch{}, false, nil
 }
@@ -1047,7 +1051,7 @@ func (e *Engine) idle() bool {
 			none = first == nil
 		}
 		noConsent, _ := tx.Bucket(bConsent).Cursor().First()
-		idle = none && (noConsent == nil || e.opt.ConsentExpiry <= 0)
+		idle = none && (noConsent == nil || e.conf().ConsentExpiry <= 0)
 		return nil
 	})
 	return idle
@@ -1061,7 +1065,7 @@ func (r *tickRound) egressStop(q *Quest, name string) (bool, error) {
 	if len(q.Egress) == 0 {
 		return false, nil
 	}
-	v := r.e.Vendor(name)
+	v := vendorIn(r.t.opt, name)
 	if slices.Contains(q.Egress, v) {
 		return false, nil
 	}

@@ -110,6 +110,9 @@ type txn struct {
 	// is the latest quest given stall maps of its own.
 	fromCache bool
 	ownStall  *Quest
+	// opt are the engine's options in force when the transaction began
+	// (reload.go): one set for the whole transaction.
+	opt *Options
 	// follows are the follow-up work this transaction enabled
 	// (followUp), for the engine once it committed (chain.go).
 	follows []follow
@@ -350,7 +353,7 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 		}
 		now = shared.now
 	}
-	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
+	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load(), opt: e.conf()}
 	if t.sess != nil {
 		t.snow = t.sess.at(now)
 	}

@@ -113,7 +113,7 @@ func Feedback(facts []gates.Fact) string {
 
 // judge turns a provider's reply into a result: L1 rules first; only L1 can
 // pass; a checkpoint role always asks a human.
-func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply, err error) result {
+func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply agent.Reply, err error) result {
 	res := result{raw: reply.Output, claim: gates.ClaimHash(reply.Output), tokens: reply.Tokens}
 	if res.tokens == 0 && err == nil && !reply.TokensReported {
 		res.tokens = agent.EstimateTokens("", reply.Output)
@@ -126,7 +126,7 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	case n.Stage == StagePlan || n.Stage == StageAccept:
 		return e.judgeStage(q, n, reply, res)
 	}
-	v, g, ok := e.judgeGates(ctx, q, n, reply, &res)
+	v, g, ok := e.judgeGates(ctx, o, q, n, reply, &res)
 	if !ok {
 		return res
 	}
@@ -149,7 +149,7 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	default:
 		panic(fmt.Sprintf("BUG: gate returned outcome %v", v.Outcome))
 	}
-	res = e.judgeAnswer(ctx, n, reply, g, v, res)
+	res = e.judgeAnswer(ctx, o, n, reply, g, v, res)
 	if res.kind == resPass && q.IsCheckpoint(n.Role) {
 		res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
 	}
@@ -194,8 +194,8 @@ func judgeMember(n *Node, reply agent.Reply, res result) result {
 // verdict's facts and feedback in res. It returns false, with res already
 // decided, when the catalog or the ancestors cannot be read or the network
 // stage could not run; g is the grounder the evaluation used.
-func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.Reply, res *result) (gates.Verdict, gates.Grounder, bool) {
-	cat, cerr := e.opt.Catalog(q)
+func (e *Engine) judgeGates(ctx context.Context, o *Options, q *Quest, n *Node, reply agent.Reply, res *result) (gates.Verdict, gates.Grounder, bool) {
+	cat, cerr := o.Catalog(q)
 	if cerr != nil {
 		res.kind = resStopQuest
 		res.why = "gate catalog: " + cerr.Error()
@@ -231,7 +231,7 @@ func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.
 // judgeAnswer parses the answer of a node L1 did not fail: the owner's by
 // its contract, any other role's as an answer, which the L2 judge then
 // reads when L1 passed it with citations.
-func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
+func (e *Engine) judgeAnswer(ctx context.Context, o *Options, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
 	if n.Role == RoleOwner {
 		oa, facts := gates.ParseOwnerAnswer(reply.Output)
 		if len(facts) > 0 {
@@ -245,8 +245,8 @@ func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g 
 		return res.failParse(facts)
 	}
 	res.answer = &a
-	if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
-		e.judgeL2(ctx, n, a, g, v, &res)
+	if res.kind == resPass && o.Judge != nil && len(a.Citations) > 0 {
+		e.judgeL2(ctx, o, n, a, g, v, &res)
 	}
 	return res
 }
@@ -268,7 +268,7 @@ type observer interface {
 // judgeL2 asks the L2 judge about a claim L1 passed. The judge can only
 // lower the verdict to REVIEW (judge.Combine); a judge that cannot be
 // reached defers the node like any network stage.
-func (e *Engine) judgeL2(ctx context.Context, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+func (e *Engine) judgeL2(ctx context.Context, o *Options, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
 	sources := map[string]string{}
 	for k, v := range e.opt.Sources {
 		sources[k] = v
@@ -283,7 +283,7 @@ func (e *Engine) judgeL2(ctx context.Context, n *Node, a gates.Answer, g gates.G
 		}
 	}
 	seed := binary.BigEndian.Uint64([]byte(res.claim[:16] + "00000000")[:8])
-	b, err := e.opt.Judge.Batch(ctx, judge.ItemsFromAnswer(n.ID, a, sources), seed)
+	b, err := o.Judge.Batch(ctx, judge.ItemsFromAnswer(n.ID, a, sources), seed)
 	if err != nil {
 		if ctx.Err() != nil {
 			res.kind, res.why = resInterrupted, "run cancelled during judging"
@@ -504,7 +504,7 @@ func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 // failTry consumes a try: back to pending, or exhausted at max_tries.
 func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	n.Tries++
-	maxTries := t.e.maxTries(q, n.Role)
+	maxTries := maxTriesIn(t.opt, q, n.Role)
 	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, maxTries)
 	if n.Tries >= maxTries {
 		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, maxTries)
