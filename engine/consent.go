@@ -242,17 +242,17 @@ func consentExpired(since, now time.Time, expiry time.Duration) bool {
 // ConsentDeadline returns when r expires; false when requests never expire
 // (ConsentExpiry is 0).
 func (e *Engine) ConsentDeadline(r ConsentRequest) (time.Time, bool) {
-	if e.opt.ConsentExpiry <= 0 {
+	if e.conf().ConsentExpiry <= 0 {
 		return time.Time{}, false
 	}
-	return r.Since.Add(e.opt.ConsentExpiry), true
+	return r.Since.Add(e.conf().ConsentExpiry), true
 }
 
 // ConsentExpired reports whether r is past its deadline at now: the button
 // no longer offers it, and the engine sends its node back to pending at the
 // next tick or ExpireConsents.
 func (e *Engine) ConsentExpired(r ConsentRequest, now time.Time) bool {
-	return consentExpired(r.Since, now, e.opt.ConsentExpiry)
+	return consentExpired(r.Since, now, e.conf().ConsentExpiry)
 }
 
 // ExpireConsents expires every consent request older than the configured
@@ -262,7 +262,7 @@ func (e *Engine) ExpireConsents() (int, error) {
 	n := 0
 	err := e.update(func(t *txn) error {
 		var err error
-		n, err = t.expireConsents(e.opt.ConsentExpiry)
+		n, err = t.expireConsents(e.conf().ConsentExpiry)
 		return err
 	})
 	return n, err

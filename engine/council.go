@@ -567,7 +567,11 @@ func (r *tickRound) council(q *Quest) error {
 			continue
 		}
 		done = false
-		if m.Status != Pending || r.slots <= 0 {
+		if m.Status != Pending {
+			continue
+		}
+		if r.slots <= 0 {
+			r.starved = true
 			continue
 		}
 		if prompts == nil {
@@ -633,7 +637,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).
 		mp.src.ancestors = so.ancestors
-		if err := r.e.memberSource(t.tx, &t.material, q, owner, &mp.src); err != nil {
+		if err := r.e.memberSource(t.opt, t.tx, &t.material, q, owner, &mp.src); err != nil {
 			return err
 		}
 		return r.queue(q, m, name, prov, nil, mp)
@@ -643,7 +647,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 			return err
 		}
 	}
-	src, err := r.e.readPromptSource(t.tx, &t.material, q, m)
+	src, err := r.e.readPromptSource(t.opt, t.tx, &t.material, q, m)
 	if err != nil {
 		return err
 	}
@@ -962,7 +966,8 @@ func ParseCouncil(s string) (reviewers, judges int, err error) {
 // ("reviewer" or "judge" -> provider). Call it after s.Provider is final.
 // NewQuest validates the result.
 func (e *Engine) SetCouncil(s *QuestSpec, reviewers, judges int, override map[string]string) {
-	rl, jl := e.opt.Council.Reviewers, e.opt.Council.Judges
+	c := e.conf().Council
+	rl, jl := c.Reviewers, c.Judges
 	if p := override[RoleReviewer]; p != "" {
 		rl = []string{p}
 	}

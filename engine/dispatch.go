@@ -119,8 +119,9 @@ func scanRunEntry(v []byte) (runEntry, bool) {
 // seek.
 func overlayDispatch(c *bolt.Cursor, q *Quest) {
 	prefix := runningPrefix(q.ID)
+	base := q.DispatchSeq
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		applyEntry(q, k[len(prefix):], v)
+		applyEntry(q, base, k[len(prefix):], v)
 	}
 }
 
@@ -158,17 +159,23 @@ func (w *runningWalk) overlay(q *Quest) {
 			w.k, w.v = w.c.Next()
 		}
 	}
+	base := q.DispatchSeq
 	for ; w.k != nil && bytes.HasPrefix(w.k, prefix); w.k, w.v = w.c.Next() {
-		applyEntry(q, w.k[len(prefix):], w.v)
+		applyEntry(q, base, w.k[len(prefix):], w.v)
 	}
 	w.last, w.prefix = prefix, w.last
 }
 
 // applyEntry counts the running entry of node (its value v) in q, unless
-// q's record folded it already.
-func applyEntry(q *Quest, node, v []byte) {
+// q's record folded it already: base is the record's DispatchSeq, before
+// any entry was laid over it. Entries come in the order of their keys
+// (or of a map, in salvage), not of their runs: a council's members "n9"
+// and "n10" dispatched in one transaction have keys in the other order
+// than their runs, so each is compared with the record's DispatchSeq, not
+// with the latest entry's.
+func applyEntry(q *Quest, base uint64, node, v []byte) {
 	r, ok := scanRunEntry(v)
-	if !ok || r.seq() <= q.DispatchSeq {
+	if !ok || r.seq() <= base {
 		return
 	}
 	q.Counts.Dec(Pending)
@@ -178,7 +185,7 @@ func applyEntry(q *Quest, node, v []byte) {
 	if r.Provider != "replay" {
 		q.Counters.AgentRuns++
 	}
-	q.DispatchSeq = r.seq()
+	q.DispatchSeq = max(q.DispatchSeq, r.seq())
 }
 
 // putRunning records run r of node n (of quest q) as running: its entry,

@@ -152,12 +152,18 @@ type Options struct {
 type Engine struct {
 	store *Store
 	// readOnly: every write returns ErrReadOnly (Options.ReadOnly).
-	readOnly  bool
-	clock     clock.Clock
-	log       *slog.Logger
-	providers map[string]Provider
-	opt       Options
-	hub       hub
+	readOnly bool
+	clock    clock.Clock
+	log      *slog.Logger
+	// opt are the options New was given. The fields Reconfigure takes
+	// again are read from cur instead (conf), never from here.
+	opt Options
+	// cur is the options in force: opt with what the latest Reconfigure
+	// gave (reload.go). A dispatch keeps the options it was made with
+	// (dispatch.opt), and its run is prompted, redacted and judged by
+	// them.
+	cur atomic.Pointer[Options]
+	hub hub
 	// unpublished is the highest event seq committed by writes queued as
 	// data and not yet published (publishQueued); 0: none.
 	unpublished atomic.Uint64
@@ -230,6 +236,9 @@ type Engine struct {
 	// owners is the tick's memory of the owner rounds the quests have
 	// had (tick.go).
 	owners ownerRounds
+	// chain is the follow-up work the commits enabled, for Serve's
+	// passes (chain.go).
+	chain chain
 }
 
 // New returns an engine on store and puts back to pending every node a
@@ -254,25 +263,12 @@ func New(store *Store, opt Options) (*Engine, error) {
 	if opt.Catalog == nil {
 		opt.Catalog = builtinCatalog
 	}
-	d, def := &opt.Defaults, DefaultQuestDefaults()
-	if d.Mode == "" {
-		d.Mode = def.Mode
-	}
-	if d.Provider == "" {
-		d.Provider = def.Provider
-	}
-	if d.Gate == "" {
-		d.Gate = def.Gate
-	}
-	if len(d.Roles) == 0 {
-		d.Roles = def.Roles
-	}
-	if d.Limits == (Limits{}) {
-		d.Limits = def.Limits
-	}
-	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
+	fillDefaults(&opt.Defaults)
+	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, opt: opt,
 		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
-		startMax: startSlots()}
+		startMax: startSlots(), chain: chain{wake: make(chan struct{}, 1)}}
+	cur := opt
+	e.cur.Store(&cur)
 	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if !e.readOnly {
@@ -292,6 +288,27 @@ func New(store *Store, opt Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// fillDefaults gives the quest defaults d what they leave out, from
+// DefaultQuestDefaults.
+func fillDefaults(d *QuestDefaults) {
+	def := DefaultQuestDefaults()
+	if d.Mode == "" {
+		d.Mode = def.Mode
+	}
+	if d.Provider == "" {
+		d.Provider = def.Provider
+	}
+	if d.Gate == "" {
+		d.Gate = def.Gate
+	}
+	if len(d.Roles) == 0 {
+		d.Roles = def.Roles
+	}
+	if d.Limits == (Limits{}) {
+		d.Limits = def.Limits
+	}
 }
 
 // Store returns the engine's store.
@@ -399,7 +416,7 @@ type QuestSpec struct {
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
 func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
-	d := e.opt.Defaults
+	d := e.conf().Defaults
 	return QuestSpec{Name: name, Direction: direction, Mode: d.Mode, Roles: slices.Clone(d.Roles),
 		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits,
 		TeamAccept: maps.Clone(d.TeamAccept)}
@@ -407,7 +424,7 @@ func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 
 // HasProvider reports whether name is a provider this engine can use.
 func (e *Engine) HasProvider(name string) bool {
-	_, ok := e.providers[name]
+	_, ok := e.conf().Providers[name]
 	return ok || name == ProviderExternal
 }
 

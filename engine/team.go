@@ -247,11 +247,9 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 	}
 	switch n.Stage {
 	case StagePlan:
-		_, err = t.newStage(q, team, n, StageExec, EdgeMakesPlan, "")
-		return err
+		return t.nextStage(q, team, n, StageExec, EdgeMakesPlan, "")
 	case StageExec:
-		_, err = t.newStage(q, team, n, StageAccept, EdgeExecutes, "")
-		return err
+		return t.nextStage(q, team, n, StageAccept, EdgeExecutes, "")
 	}
 	exec, err := t.node(n.Parent)
 	if err != nil {
@@ -297,8 +295,19 @@ func (t *txn) revise(q *Quest, team, acc *Node, target, reason string) error {
 		Reason: fmt.Sprintf("revision %d of %d: back to the %s", team.RevisionCount, team.MaxRevisions, target)}); err != nil {
 		return err
 	}
-	_, err := t.newStage(q, team, acc, stage, EdgeRejectsTo, reason)
-	return err
+	return t.nextStage(q, team, acc, stage, EdgeRejectsTo, reason)
+}
+
+// nextStage is newStage for the stage that follows one that is done (or
+// a revision's): follow-up work, dispatched once this commit lands
+// (chain.go), not at the next tick.
+func (t *txn) nextStage(q *Quest, team, parent *Node, stage, rel, feedback string) error {
+	n, err := t.newStage(q, team, parent, stage, rel, feedback)
+	if err != nil {
+		return err
+	}
+	t.followUp(q, n.ID)
+	return nil
 }
 
 // blockTeam locks team as team_blocked and queues an owner turn, whose

@@ -150,7 +150,7 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 		return nil, err
 	}
 	w := newWiring(l.e.cfg, l.e.getenv, 0)
-	opt, err := w.options(l.e.cfg, l.e.log, st)
+	opt, err := w.options(l.e.cfg, l.e.log, st, nil)
 	if err != nil {
 		st.Close()
 		return nil, err

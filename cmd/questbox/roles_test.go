@@ -91,7 +91,7 @@ func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
 	}
 	defer st.Close()
 	w := newWiring(cfg, func(string) string { return "" }, 0)
-	opt, err := w.options(cfg, nil, st)
+	opt, err := w.options(cfg, nil, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

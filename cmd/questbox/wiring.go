@@ -244,8 +244,9 @@ func (c *catalogs) quest(q *engine.Quest) (*gates.Catalog, error) {
 }
 
 // options are the engine options from the configuration. The L2 judge, if
-// configured, caches its verdicts in st.
-func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store) (engine.Options, error) {
+// configured, caches its verdicts in st. The runs' logs are logs, or,
+// when nil, the directory next to the store, opened with cfg's limits.
+func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store, logs *runlog.Dir) (engine.Options, error) {
 	d := cfg.Defaults
 	j, err := w.newJudge(cfg, st.JudgeCache())
 	if err != nil {
@@ -288,11 +289,16 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		opt.Judge = j // a nil *judge.Judge in the interface would not be nil
 	}
 	// The runs' logs live next to the store, in files (SPEC §2.9).
-	logs := filepath.Join(st.Dir(), "logs")
-	if st.ReadOnly() {
-		opt.Logs = runlog.OpenReadOnly(logs)
-	} else if opt.Logs, err = runlog.Open(logs, int64(cfg.Logs.PerRun), int64(cfg.Logs.Total)); err != nil {
-		return engine.Options{}, err
+	dir := filepath.Join(st.Dir(), "logs")
+	switch {
+	case logs != nil:
+		opt.Logs = logs
+	case st.ReadOnly():
+		opt.Logs = runlog.OpenReadOnly(dir)
+	default:
+		if opt.Logs, err = runlog.Open(dir, int64(cfg.Logs.PerRun), int64(cfg.Logs.Total)); err != nil {
+			return engine.Options{}, err
+		}
 	}
 	return opt, nil
 }
