@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/questbox/questbox/engine"
@@ -210,17 +209,13 @@ func consentViews(eng *engine.Engine) ([]Consent, error) {
 	return out, nil
 }
 
-// cutHead is s cut to at most n bytes at a rune boundary, with "…" when
-// cut.
+// cutHead is s cut to at most n bytes at a rune boundary (Clip), with
+// "…" when cut.
 func cutHead(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if v, cut := Clip(s, n); cut > 0 {
+		return v + "…"
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return s
 }
 
 // cutTail is the last at most n bytes of s, from a rune boundary.
@@ -239,56 +234,6 @@ func cutTail(s string, n int) string {
 // and printable.
 func line(s string, n int) string {
 	return Printable(cutHead(strings.Join(strings.Fields(s), " "), n), false)
-}
-
-// Printable is the one rule for showing text an agent wrote: what could
-// drive a terminal or reorder a line is written as an escape. Control
-// characters (C0, DEL, C1; newline and tab are kept when lines), the
-// controls of bidirectional text and the Unicode line separators become
-// \xNN or \uNNNN, and bytes that are not UTF-8 \xNN. HTML is left as it
-// is: it is text to every face (the dashboard never parses it).
-func Printable(s string, lines bool) string {
-	plain := true
-	for _, r := range s {
-		if r == utf8.RuneError || escaped(r, lines) {
-			plain = false
-			break
-		}
-	}
-	if plain {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		r, w := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && w == 1:
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case escaped(r, lines) && r < 0x80:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		case escaped(r, lines):
-			fmt.Fprintf(&b, `\u%04x`, r)
-		default:
-			b.WriteString(s[i : i+w])
-		}
-		i += w
-	}
-	return b.String()
-}
-
-// escaped reports whether Printable writes r as an escape.
-func escaped(r rune, lines bool) bool {
-	switch {
-	case r == '\n' || r == '\t':
-		return !lines
-	case unicode.IsControl(r):
-		return true
-	case r == 0x200e || r == 0x200f || r == 0x061c || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069):
-		return true // the controls of bidirectional text
-	case r == 0x2028 || r == 0x2029:
-		return true // line and paragraph separators
-	}
-	return false
 }
 
 // withConsents gives each consent event of outcome requested in evs the
