@@ -56,7 +56,7 @@ func TestGoldenConsentViews(t *testing.T) {
 		{"consent_egress", engine.ConsentRequest{Node: "n3", Quest: "q2", Role: engine.RoleEgress,
 			Hypothesis: "Egress consent: may quest q2 send its material to anthropic?", ClaimHash: strings.Repeat("a4", 32),
 			Why: "quest q2 would send its material to vendor anthropic (egress)", Since: t0,
-			Reasons: []engine.ConsentReason{{Kind: engine.ReasonEgress, Text: "quest q2 would send its material to vendor anthropic (egress)"}},
+			Reasons:     []engine.ConsentReason{{Kind: engine.ReasonEgress, Text: "quest q2 would send its material to vendor anthropic (egress)"}},
 			Deliverable: engine.Deliverable{Node: "n3", Evidence: `Quest q2 "ocr" may send its material (its direction, its nodes' prompts and answers, the sources they cite) to anthropic, as its egress (local,anthropic) allows.`}}},
 	} {
 		golden(t, tc.name, ConsentView(tc.r, now))
