@@ -67,6 +67,10 @@ const (
 	// mode human, or a deliverable the quest's L1 gate sent to review
 	// (whose facts follow as ReasonRule).
 	ReasonTeamAccept = "team_accept"
+	// ReasonEgress: a new quest would send its material to a vendor
+	// that is not local (egressconsent.go); the deliverable is what the
+	// human allows.
+	ReasonEgress = "egress"
 )
 
 // ConsentReason is one reason a claim waits for a human, recorded with
@@ -151,6 +155,8 @@ func consentRequest(tx *bolt.Tx, n *Node) (ConsentRequest, error) {
 			return r, err
 		}
 		r.Deliverable = Deliverable{Node: exec.ID, Verdict: exec.Verdict, Evidence: exec.Evidence, Citations: exec.Citations}
+	case n.Role == RoleEgress:
+		r.Deliverable.Evidence = c.Raw // what the quest may send, and to whom
 	case c.Answ != nil:
 		r.Deliverable.Verdict, r.Deliverable.Evidence, r.Deliverable.Citations = c.Answ.Verdict, c.Answ.Evidence, c.Answ.Citations
 	case c.Owner != nil:
