@@ -63,7 +63,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	w := newWiring(e.cfg, e.getenv, delay)
+	w := newWiring(e.cfg, e.getenv, delay, nil)
 	if c.checkConfig {
 		return c.check(e, w)
 	}
@@ -81,7 +81,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	updateFault("start", e.data)
 	ctx, restart := context.WithCancelCause(ctx)
 	defer restart(nil)
-	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys, flags: c, delay: delay,
+	d := &daemon{e: e, cfg: e.cfg, wire: w, usage: w.usage, tick: tick, demo: c.demo, fileKeys: fileKeys, flags: c, delay: delay,
 		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart,
 		restores: make(chan *restoreReq), mem: newMemLimit(e.cfg.Daemon.MemoryLimit, e.getenv, log)}
 	d.engines.restorer = d
@@ -126,9 +126,12 @@ const socketDrain = 2 * time.Second
 
 // daemon is one `questbox run`: what it wires together.
 type daemon struct {
-	e       *env
-	cfg     *config.Config
-	wire    *wiring
+	e    *env
+	cfg  *config.Config
+	wire *wiring
+	// usage is what the providers' runs used since the start: every
+	// wiring's providers (a reload's too) add to it.
+	usage   *usageMeter
 	tick    time.Duration
 	demo    bool
 	log     *slog.Logger

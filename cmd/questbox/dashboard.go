@@ -67,7 +67,7 @@ func (d *daemon) serveDashboard(cfg *config.Config) {
 			return eng.LastSeq() - min(eng.LastSeq(), eng.Cursor(mqtt.Consumer))
 		},
 		StorePath:  st.Path(),
-		AgentUsage: d.wire.usage.Usage,
+		AgentUsage: d.usage.Usage,
 		Commits:    st.Commits,
 		MQTTConnected: func() (configured, connected bool) {
 			s, _ := d.box.Status()

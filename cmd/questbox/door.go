@@ -149,7 +149,7 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 	if err != nil {
 		return nil, err
 	}
-	w := newWiring(l.e.cfg, l.e.getenv, 0)
+	w := newWiring(l.e.cfg, l.e.getenv, 0, nil)
 	opt, err := w.options(l.e.cfg, l.e.log, st, nil)
 	if err != nil {
 		st.Close()

@@ -88,7 +88,7 @@ func (d *daemon) reload() ([]string, error) {
 			return nil, d.refuse(err)
 		}
 	}
-	w := newWiring(cfg, d.e.getenv, d.delay)
+	w := newWiring(cfg, d.e.getenv, d.delay, d.usage)
 	if problems := configProblems(cfg, w, false); len(problems) > 0 {
 		return nil, d.refuse(errors.Join(problems...))
 	}

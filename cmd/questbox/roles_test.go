@@ -90,7 +90,7 @@ func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	w := newWiring(cfg, func(string) string { return "" }, 0)
+	w := newWiring(cfg, func(string) string { return "" }, 0, nil)
 	opt, err := w.options(cfg, nil, st, nil)
 	if err != nil {
 		t.Fatal(err)

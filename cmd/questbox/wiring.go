@@ -121,9 +121,15 @@ type wiring struct {
 // provider that looks the executable up again at each run: the engine
 // stops its quest with the precise message (agent.ErrNotFound), and
 // installing the program later makes it work without a restart.
-func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
+//
+// usage adds up what the providers' runs use; nil starts a new count (a
+// reload passes the running daemon's, so the metrics' totals go on).
+func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration, usage *usageMeter) *wiring {
+	if usage == nil {
+		usage = newUsageMeter()
+	}
 	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{},
-		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: newUsageMeter()}
+		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: usage}
 	w.launcher, w.confineErr = newLauncher(cfg)
 	if w.launcher != nil {
 		w.net.exec.Confine = confineProgram(w.launcher)
