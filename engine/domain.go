@@ -268,6 +268,14 @@ type Quest struct {
 	// memory of each quest's first pending node is valid for the record
 	// of one revision (see pendingView).
 	Rev uint64 `json:"-"`
+
+	// reserved is the tokens the quest's runs in flight reserve against
+	// its token_budget: the sum of its running entries' Run.Reserved,
+	// laid over the record with them (overlayDispatch) and kept in step
+	// by the dispatches and ends of the transaction (budget.go). The
+	// running index is its one source: it is never stored, so a restart
+	// neither forgets nor counts twice a reservation.
+	reserved int
 }
 
 // Source is where a person's command to a quest came from. The quest's
@@ -532,7 +540,15 @@ type Run struct {
 	// ExitCode is a crashed command's exit status.
 	Exit     string `json:"exit,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
-	Tokens   int    `json:"tokens,omitempty"`
+	// Tokens is what the run used (the provider's report, else an
+	// estimate), or, for a run stopped before its answer came (aborted,
+	// or in flight at a crash), the reservation charged for it until
+	// its answer, if any, comes (budget.go).
+	Tokens int `json:"tokens,omitempty"`
+	// Reserved is what the run reserved against its quest's token_budget
+	// at its dispatch (budget.go); 0 for a run that spends no provider's
+	// tokens the box can reserve (a replay, an outside agent's answer).
+	Reserved int `json:"reserved,omitempty"`
 	// CostUSD is what the run cost in US dollars when its provider
 	// reported it (an agent CLI's own figure); 0 when it did not.
 	CostUSD float64 `json:"cost_usd,omitempty"`
