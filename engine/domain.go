@@ -29,8 +29,8 @@ const (
 	// Revising is a Team whose accepter rejected its deliverable, while
 	// the revision runs.
 	Revising Status = "revising"
-	// TeamBlocked is a Team rejected max_revisions times: terminal, and
-	// its owner is told.
+	// TeamBlocked is a Team rejected once more than its max_revisions
+	// allow: terminal, and its owner is told.
 	TeamBlocked Status = "team_blocked"
 )
 
@@ -243,10 +243,11 @@ type Quest struct {
 	// PhaseGates are the phases closed by a council gate (`--gates
 	// scout,poc`, v3.1).
 	PhaseGates []string `json:"phase_gates,omitempty"`
-	// Teams: the owner dispatches Teams (v3.2), each rejected at most
-	// MaxRevisions times; AcceptMode is "judge" or "human" (the accept is
-	// a button consent); TeamAccept is each team_kind's accept criteria,
-	// copied from the config at creation.
+	// Teams: the owner dispatches Teams (v3.2), each revised at most
+	// MaxRevisions times (the next rejection blocks it); AcceptMode is
+	// "judge" or "human" (the accept is a button consent); TeamAccept is
+	// each team_kind's accept criteria, copied from the config at
+	// creation.
 	Teams        bool              `json:"teams,omitempty"`
 	MaxRevisions int               `json:"max_revisions,omitempty"`
 	AcceptMode   string            `json:"accept_mode,omitempty"`
@@ -485,7 +486,8 @@ type Node struct {
 	// the phase a gate closes. TeamKind: a Team node's kind (scout, poc,
 	// strategist, custom). Team: the Team a stage node belongs to; Stage:
 	// plan, exec or accept. RevisionCount: how many times the Team (or
-	// the stage's Team) has been rejected so far; MaxRevisions: its cap.
+	// the stage's Team) has been rejected so far; MaxRevisions: the
+	// revisions it may make (the rejection after them blocks it).
 	Phase         string `json:"phase,omitempty"`
 	TeamKind      string `json:"team_kind,omitempty"`
 	Team          string `json:"team,omitempty"`
