@@ -406,37 +406,11 @@ func TestReservationAcrossRestarts(t *testing.T) {
 			if _, err := h.e.Scan(q.ID, []string{"first idea", "second idea"}); err != nil {
 				t.Fatal(err)
 			}
-			var run string
-			err := h.e.update(func(t *txn) error {
-				q, err := t.peek(q.ID)
-				if err != nil {
-					return err
-				}
-				n, err := t.firstPending(q)
-				if err != nil || n == nil {
-					return errors.Join(err, ErrNotFound)
-				}
-				r, err := t.planRun(q, n, "p", c.reserve)
-				if err == nil {
-					q.Counters.AgentRuns++
-					run = r.ID
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			_, run := dispatchReserving(t, h, q.ID, c.reserve)
 			if got := reservedOf(t, h, q.ID); got != c.reserve {
 				t.Fatalf("in flight: reserved %d, want %d", got, c.reserve)
 			}
-			// A save of the quest for another reason keeps it once.
-			if err := h.e.update(func(t *txn) error {
-				q, err := t.quest(q.ID)
-				q.Name = "renamed"
-				return err
-			}); err != nil {
-				t.Fatal(err)
-			}
+			renameQuest(t, h, q.ID) // a save of the quest keeps it once
 			if got := reservedOf(t, h, q.ID); got != c.reserve {
 				t.Fatalf("after a save: reserved %d, want %d", got, c.reserve)
 			}
@@ -452,38 +426,6 @@ func TestReservationAcrossRestarts(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// An aborted run is charged its reservation at once: its agent is still
-// being stopped, and a dispatch meanwhile must count it. What the agent
-// reports when it returns replaces the charge.
-func TestAbortChargesTheReservationUntilTheAnswer(t *testing.T) {
-	started, release := make(chan string, 1), make(chan struct{})
-	g := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
-		started <- req.Node
-		<-release
-		return reply(answer("dead", "too late: the node was aborted")), nil
-	})
-	h := newHarness(t, Options{Providers: map[string]Provider{"g": g}, MaxTokens: map[string]int{"g": 1000}})
-	q := h.quest(func(s *QuestSpec) { s.Provider = "g"; s.Mode = ModeSolo })
-	if _, err := h.e.Tick(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	node := <-started
-	if got := reservedOf(t, h, q.ID); got != promptTokens+1000 {
-		t.Fatalf("in flight: reserved %d, want %d", got, promptTokens+1000)
-	}
-	if _, err := h.e.AbortNode(node, ""); err != nil {
-		t.Fatal(err)
-	}
-	if qq := h.questNow(q.ID); qq.Counters.Tokens != promptTokens+1000 || reservedOf(t, h, q.ID) != 0 {
-		t.Fatalf("aborted, its agent not back yet: tokens %d, reserved %d; want the reservation charged", qq.Counters.Tokens, reservedOf(t, h, q.ID))
-	}
-	close(release)
-	h.e.Wait()
-	if qq := h.questNow(q.ID); qq.Counters.Tokens != 10 {
-		t.Errorf("tokens: got %d, want 10 (what the aborted run reported)", qq.Counters.Tokens)
 	}
 }
 
