@@ -562,6 +562,7 @@ func (r *tickRound) council(q *Quest) error {
 	}
 	done := true
 	var prompts []memberPrompt // one allocation for the council's dispatches
+	over, looked := "", false
 	for i, m := range ms {
 		if m.Status.Terminal() {
 			continue
@@ -572,6 +573,17 @@ func (r *tickRound) council(q *Quest) error {
 		}
 		if r.slots <= 0 {
 			r.starved = true
+			continue
+		}
+		if !looked {
+			// A budget used up (the wall clock too) dispatches no
+			// member; the council decides with the votes it has.
+			over, looked = t.overBudget(q), true
+		}
+		if over != "" {
+			if err := r.refuse(q, m, over); err != nil {
+				return err
+			}
 			continue
 		}
 		if prompts == nil {

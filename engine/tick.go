@@ -298,15 +298,11 @@ func ownTurn(q *Quest) bool {
 // turn is quest's turn for q.
 func (r *tickRound) turn(q *Quest) error {
 	t := r.t
-	if reason := t.overBudget(q); reason != "" {
+	if reason := t.overBudget(q); reason != "" && q.Queued[queuedCouncil] == "" {
 		if q.Running != "" {
 			return nil // let the run finish; terminate next tick
 		}
-		if err := t.setQuestStatus(q, QuestTerminated, reason); err != nil {
-			return err
-		}
-		r.rep.Terminated = append(r.rep.Terminated, q.ID)
-		return nil
+		return r.terminate(q, reason)
 	}
 	if q.EgressConsent != "" {
 		return nil // nothing of it leaves the box before its consent (egressconsent.go)
@@ -320,7 +316,8 @@ func (r *tickRound) turn(q *Quest) error {
 	}
 	if q.Queued[queuedCouncil] != "" {
 		// A council sits: its members run concurrently, nothing else
-		// dispatches (council.go).
+		// dispatches (council.go). Seated within the budgets, it decides
+		// with the votes it has when they end (budget.go).
 		return r.council(q)
 	}
 	if q.Running != "" {
@@ -389,6 +386,9 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 	if n != nil && n.Role == RoleOwner && q.hasCouncil() {
 		// The owner's design phase: its council sits, and its members
 		// dispatch in this very tick when slots are free.
+		if ended, err := r.seatless(q); ended || err != nil {
+			return err
+		}
 		owner, err := t.node(n.ID)
 		if err != nil {
 			return err
@@ -431,14 +431,20 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 	return r.queue(q, n, name, prov, req, nil)
 }
 
-// queue records a run of n on provider name, counts it and takes a slot,
-// and queues it for dispatch once the tick commits; req is the request
-// when the tick built it, else nil: its run renders it from member when
-// set (a council member's), else its run builds it (runRequest). The
-// request and the run are passed by pointer: most dispatches have no
-// request, and each is a few hundred bytes to copy.
+// queue records a run of n on provider name, counts it, reserves its
+// tokens and takes a slot, and queues it for dispatch once the tick
+// commits; req is the request when the tick built it, else nil: its run
+// renders it from member when set (a council member's), else its run
+// builds it (runRequest). The request and the run are passed by pointer:
+// most dispatches have no request, and each is a few hundred bytes to
+// copy. Every dispatch of the tick comes here, and none is made that the
+// quest's budgets refuse (budget.go).
 func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *agent.Request, member *memberPrompt) error {
-	run, err := r.t.planRun(q, n, name)
+	reserve := r.e.reservation(name)
+	if why := admit(q, n, name, reserve); why != "" {
+		return r.refuse(q, n, why)
+	}
+	run, err := r.t.planRun(q, n, name, reserve)
 	if err != nil {
 		return err
 	}

@@ -390,16 +390,14 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 			}
 		}
 		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runID {
-			if res.tokens > 0 {
-				// The answer is dropped, but the provider spent it:
-				// it counts against token_budget.
-				q, err := t.quest(n.Quest)
-				if err != nil {
-					return err
-				}
-				q.Counters.Tokens += res.tokens
+			// The answer is dropped, but the provider spent it: it
+			// counts against token_budget, in place of what the abort
+			// charged (endRun). The quest is saved only if that changes.
+			q, err := t.peek(n.Quest)
+			if err != nil {
+				return err
 			}
-			return t.endRun(n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
+			return t.endRun(q, n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
 				bytesIn: res.bytesIn, bytesOut: res.bytesOut})
 		}
 		q, err := t.quest(n.Quest)
@@ -436,12 +434,12 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	return t.applyVerdict(q, n, runID, res)
 }
 
-// settleRun ends the run and its accounting: tokens, the agent-run count
-// (a run the agent never answered does not count) and the node's
-// deferral streak and kept claim.
+// settleRun ends the run and its accounting: tokens (in place of its
+// reservation, endRun), the agent-run count (a run the agent never
+// answered does not count) and the node's deferral streak and kept
+// claim.
 func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
-	q.Counters.Tokens += res.tokens
-	if err := t.endRun(n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
+	if err := t.endRun(q, n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
 		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
 		return err
 	}

@@ -287,6 +287,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store,
 		Vendors:        cfg.Vendors(),
 		Redaction:      w.redaction,
 		EgressConsent:  cfg.Privacy.EgressConsent,
+		MaxTokens:      maxTokens(cfg),
 	}
 	if cfg.MQTT.Enabled() {
 		opt.OutboxMax = cfg.MQTT.OutboxMax // the bound of the events that wait for the broker
@@ -307,6 +308,19 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store,
 		}
 	}
 	return opt, nil
+}
+
+// maxTokens names the providers that cap their answers (an openai
+// provider's max_tokens), with their caps: a run on one reserves by it
+// (engine.Options.MaxTokens).
+func maxTokens(cfg *config.Config) map[string]int {
+	out := map[string]int{}
+	for name, p := range cfg.Providers {
+		if p.Type == config.TypeOpenAI && p.MaxTokens > 0 {
+			out[name] = p.MaxTokens
+		}
+	}
+	return out
 }
 
 // lazyCommand is a command provider whose executable is looked up until it

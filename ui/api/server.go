@@ -287,7 +287,7 @@ type NewQuest struct {
 	// egress does not allow, is refused (400) naming it.
 	RoleProviders map[string]string `json:"role_providers,omitempty"`
 	Egress        []string          `json:"egress,omitempty"`
-	// Teams (v3.2): the owner dispatches Teams, each rejected at most
+	// Teams (v3.2): the owner dispatches Teams, each revised at most
 	// max_revisions times (default 2); accept_mode judge (default) or
 	// human (the accept is a button consent). Refused in solo mode.
 	Teams        bool    `json:"teams,omitempty"`

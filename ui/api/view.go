@@ -50,7 +50,7 @@ type Quest struct {
 	// Council is the providers of the council's members.
 	Council    *Council `json:"council,omitempty"`
 	PhaseGates []string `json:"phase_gates,omitempty"`
-	// Teams: the owner dispatches Teams, each rejected at most
+	// Teams: the owner dispatches Teams, each revised at most
 	// MaxRevisions times; AcceptMode is judge or human.
 	Teams        bool   `json:"teams,omitempty"`
 	MaxRevisions int    `json:"max_revisions,omitempty"`
