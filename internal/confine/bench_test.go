@@ -47,7 +47,7 @@ func benchRun(b *testing.B, l *Launcher, r Run) {
 		cleanup()
 		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, ru.Maxrss)
+			rss = max(rss, int64(ru.Maxrss))
 		}
 	}
 	b.ReportMetric(float64((self()-start).Microseconds())/1000/float64(b.N), "daemon-cpu-ms/op")
