@@ -87,7 +87,12 @@ func filter(noInet, noUnix bool) (string, error) {
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
 		uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return "", fmt.Errorf("seccomp: %w", errno)
+		// A service manager's own filter may refuse seccomp(2) (it is
+		// not in every @system-service). prctl sets the filter on this
+		// thread only, which is the thread that execs the agent.
+		if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+			return "", fmt.Errorf("seccomp: %v; prctl: %w", errno, err)
+		}
 	}
 	detail := fmt.Sprintf("%d system calls refused", len(denied)+1)
 	if noInet {
