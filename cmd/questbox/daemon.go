@@ -199,6 +199,7 @@ type daemon struct {
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
 // SIGTERM) or the LEDs or button fail.
 func (d *daemon) run(ctx context.Context) error {
+	defer d.wire.close() // last: the engine and its runs have stopped
 	defer d.mem.stop()
 	defer d.watchReload(ctx)()
 	d.warnings()

@@ -91,6 +91,7 @@ func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
 	}
 	defer st.Close()
 	w := newWiring(cfg, func(string) string { return "" }, 0, nil)
+	t.Cleanup(w.close)
 	opt, err := w.options(cfg, nil, st, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -363,6 +363,14 @@ func (l *lazyCommand) Run(ctx context.Context, req agent.Request) (agent.Reply, 
 	return c.Run(ctx, req)
 }
 
+// close removes what the runs leave in the runs' directory (their
+// temporary and scratch directories) once no run is in flight.
+func (w *wiring) close() {
+	if w.launcher != nil {
+		_ = w.launcher.Close()
+	}
+}
+
 // providerNames lists the providers a quest may use.
 func (w *wiring) providerNames() string {
 	names := []string{engine.ProviderExternal}
