@@ -102,7 +102,7 @@ write = ["`+filepath.Dir(data)+`"]
 	if w.confineErr != nil {
 		t.Fatal(w.confineErr)
 	}
-	lc, ok := w.providers["ok"].(redactedProvider).p.(*lazyCommand)
+	lc, ok := w.providers["ok"].(redactedProvider).p.(meteredProvider).p.(*lazyCommand)
 	if !ok || lc.cfg.Confine == nil {
 		t.Errorf("provider ok: %#v, want a confined command", w.providers["ok"])
 	}
