@@ -73,6 +73,7 @@ function showTab(tab) {
   }
   $('consents').hidden = !read || st.consents.length === 0;
 }
+addEventListener('hashchange', () => { const t = location.hash.slice(1); if (TABS.includes(t)) showTab(t); });
 for (const t of TABS) {
   $('tab-' + t).addEventListener('click', () => { showTab(t); history.replaceState(null, '', '#' + t); });
   $('tab-' + t).addEventListener('keydown', (e) => {
@@ -582,12 +583,15 @@ function renderGraph(d) {
   }
   for (const n of shown) if (n.parent && pos.has(n.parent) && !edged.has(n.parent + '>' + n.id)) link(n.parent, n.id, 'spawned');
   for (const n of shown) svg.append(nodeG(d, n, at(n.id), boxes.get(n.id), f, folded));
-  return graphBox(d.quest.id, svg, W, H);
+  // A Team just tapped stays in view as its stages unfold below it.
+  const focus = st.focus && pos.has(st.focus) ? at(st.focus) : null;
+  if (focus) st.focus = null;
+  return graphBox(d.quest.id, svg, W, H, focus);
 }
 
 function nodeG(d, n, p, b, f, folded) {
   const t = f.team.get(n.id), m = f.member.get(n.id), sm = f.mark.get(n.id);
-  const toggle = () => { if (st.expanded.has(n.id)) st.expanded.delete(n.id); else st.expanded.add(n.id); renderQuest(d.quest.id); };
+  const toggle = () => { if (st.expanded.has(n.id)) st.expanded.delete(n.id); else st.expanded.add(n.id); st.focus = n.id; renderQuest(d.quest.id); };
   const activate = t ? toggle : () => openNode(n.id);
   let label = n.id + ' ' + n.role + ', ' + statusWords(n) + ': ' + n.hypothesis;
   if (t) label += '. Team ' + t.kind + ', stages ' + t.stages.map((s) => s.stage + ' ' + s.mark).join(', ') + (folded(t) ? ' (activate to expand)' : ' (activate to fold)');
@@ -648,7 +652,7 @@ function memberBadge(m, p) {
 // caption sits in the gap above the owner's row, clear of the crown.
 function councilHull(c, at, pos, top, bottom) {
   const pts = [c.owner, ...c.members.map((m) => m.id)].filter((id) => pos.has(id)).map(at);
-  const x1 = Math.min(...pts.map((p) => p.x)) - COL / 2 + 3, x2 = Math.max(...pts.map((p) => p.x)) + COL / 2 - 3;
+  const x1 = Math.min(...pts.map((p) => p.x)) - COL / 2 + 1, x2 = Math.max(...pts.map((p) => p.x)) + COL / 2 - 1;
   const y1 = top(at(c.owner).row) - GAP + 4, y2 = Math.max(...pts.map((p) => bottom(p.row))) + 4;
   return h('svg:g', {class: 'council', 'data-council': c.owner, 'aria-hidden': 'true'},
     h('svg:rect', {x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: 12}),
@@ -675,7 +679,7 @@ function edge(a, b, ba, bb, rel, top, bottom) {
 // (never below KMIN: then it pans), dragged with a pointer, zoomed with
 // the buttons or ctrl+wheel (a trackpad's pinch). The view of each quest
 // is kept across redraws; until it is moved it follows the fit.
-function graphBox(id, svg, W, H) {
+function graphBox(id, svg, W, H, focus) {
   const frame = h('div', {class: 'graph', 'data-graph-box': id});
   let v = st.view.get(id);
   if (!v) { v = {x: 0, y: 0, k: 1, fit: true}; st.view.set(id, v); }
@@ -685,6 +689,7 @@ function graphBox(id, svg, W, H) {
     const vw = cw / v.k;
     const ph = Math.min(H * v.k, Math.max(260, innerHeight * 0.7));
     const vh = ph / v.k;
+    if (focus) { v.x = focus.x - vw / 2; v.y = Math.min(v.y, focus.y - 60); focus = null; if (W > vw) v.fit = false; }
     v.x = Math.max(Math.min(v.x, W - vw), Math.min(0, (W - vw) / 2));
     v.y = Math.max(Math.min(v.y, H - vh), Math.min(0, (H - vh) / 2));
     if (v.fit && W <= vw) v.x = (W - vw) / 2;
