@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -51,7 +52,8 @@ func TestBrowserPhoneAndDesktop(t *testing.T) {
 		t.Fatal(err)
 	}
 	v32 := f.quest(nil)
-	if _, err := planttest.V32(f.eng, v32.ID); err != nil {
+	fx, err := planttest.V32(f.eng, v32.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
 	cp := f.quest([]string{engine.RoleScout}, "easyocr reads the totals")
@@ -82,11 +84,13 @@ func TestBrowserPhoneAndDesktop(t *testing.T) {
 	for _, size := range []struct {
 		w, h int64
 		vp   chromedp.Action[chromedp.Void]
-	}{{390, 844, phone}, {1280, 900, chromedp.EmulateViewport(1280, 900)}} {
+	}{{390, 844, phone}, {1280, 900, chromedp.EmulateViewport(1280, 900)},
+		{360, 740, chromedp.EmulateViewport(360, 740, chromedp.EmulatePortrait)}, {430, 932, chromedp.EmulateViewport(430, 932, chromedp.EmulatePortrait)}} {
 		name := fmt.Sprintf("%d", size.w)
 		run("open the page at "+name, size.vp, chromedp.Navigate(f.url+"#quests"), chromedp.Reload())
 		browsertest.WaitFor(t, ctx, "the first render", `document.body.dataset.ready === 'true'`)
-		browsertest.WaitFor(t, ctx, "three graphs", `document.querySelectorAll('[data-graph] [data-node]').length > 0 && document.querySelectorAll('[data-graph]').length === 3`)
+		// A graph's data-zoom says it is fit to its frame.
+		browsertest.WaitFor(t, ctx, "three graphs fit", `document.querySelectorAll('[data-graph] [data-node]').length > 0 && (g => g.length === 3 && g.every((e) => e.dataset.zoom))([...document.querySelectorAll('[data-graph]')])`)
 		browsertest.WaitFor(t, ctx, "the consent's button", fmt.Sprintf(`document.querySelector('[data-actions=%q] [data-press="long"]') !== null`, wait))
 		if w := browsertest.Eval[int](t, ctx, `innerWidth`); int64(w) != size.w {
 			t.Fatalf("the window is %d px wide, want %d", w, size.w)
@@ -117,7 +121,8 @@ func TestBrowserPhoneAndDesktop(t *testing.T) {
 		browsertest.Eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('%s').dispatchEvent(new MouseEvent('click', {bubbles: true})), true`, team))
 		browsertest.WaitFor(t, ctx, "the Team's stages", fmt.Sprintf(`document.querySelector('[data-graph=%q] [data-folded="false"]') !== null`, v32.ID))
 		if px := browsertest.Eval[float64](t, ctx, smallest); px < 11 {
-			t.Errorf("at %s, a Team expanded, a node label is %.1f px", name, px)
+			t.Errorf("at %s, a Team expanded, a node label is %.1f px (zooms %s)", name, px,
+				browsertest.Eval[string](t, ctx, `[...document.querySelectorAll('[data-graph]')].map((g) => g.dataset.graph + ':' + g.dataset.zoom + ' ' + g.getAttribute('viewBox') + ' ' + g.getBoundingClientRect().width + 'x' + g.getBoundingClientRect().height).join(', ')`))
 		}
 		if o := browsertest.Eval[[]string](t, ctx, overlaps); len(o) != 0 {
 			t.Errorf("at %s, a Team expanded, captions overlap:\n%s", name, strings.Join(o, "\n"))
@@ -127,6 +132,34 @@ func TestBrowserPhoneAndDesktop(t *testing.T) {
 		}
 		browsertest.Eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('[data-graph=%q]').scrollIntoView(), true`, v32.ID))
 		browsertest.ScreenshotView(t, ctx, "team-"+name)
+
+		// The accepter that rejected: its decision, not the gate's PASS.
+		reject := fx.BlockedStages[2]
+		browsertest.Eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('[data-graph=%q] [data-node=%q]').dispatchEvent(new MouseEvent('click', {bubbles: true})), true`, v32.ID, reject))
+		browsertest.WaitFor(t, ctx, "the accepter's detail", fmt.Sprintf(`document.querySelector('[data-detail=%q]') !== null`, reject))
+		if got := browsertest.Text(t, ctx, fmt.Sprintf(`[data-detail=%q] [data-decision]`, reject)); len(got) != 1 || got[0] != "reject" {
+			t.Errorf("the accepter's detail says its decision is %q, want reject", got)
+		}
+		if got := browsertest.Text(t, ctx, fmt.Sprintf(`[data-detail=%q] [data-status-words]`, reject)); len(got) != 1 || !strings.Contains(got[0], "explored: done") {
+			t.Errorf("the accepter's status reads %q, want explored in words", got)
+		}
+		if got := browsertest.Text(t, ctx, fmt.Sprintf(`[data-outcome=%q]`, reject)); len(got) != 1 || got[0] != "reject" {
+			t.Errorf("the node table's outcome for the accepter reads %q, want reject", got)
+		}
+		browsertest.ScreenshotView(t, ctx, "accepter-"+name)
+		run("close the detail", chromedp.Click(`#node .close button`))
+
+		// One time format: local with its zone, UTC in the title.
+		times := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('time')].map((e) => e.textContent + ' | ' + e.title)`)
+		if len(times) == 0 {
+			t.Errorf("at %s the page shows no times", name)
+		}
+		for _, tm := range times {
+			text, title, _ := strings.Cut(tm, " | ")
+			if !regexp.MustCompile(`\d\d:\d\d \S+$`).MatchString(text) || !regexp.MustCompile(`^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$`).MatchString(title) {
+				t.Errorf("a time reads %q (title %q), want HH:MM ZONE and UTC in the title", text, title)
+			}
+		}
 		browsertest.Eval[bool](t, ctx, fmt.Sprintf(`document.querySelector('[data-graph=%q] [data-folded="false"]').dispatchEvent(new MouseEvent('click', {bubbles: true})), true`, v32.ID))
 	}
 }

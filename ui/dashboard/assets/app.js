@@ -684,7 +684,10 @@ function graphBox(id, svg, W, H, focus) {
   let v = st.view.get(id);
   if (!v) { v = {x: 0, y: 0, k: 1, fit: true}; st.view.set(id, v); }
   const apply = () => {
-    const cw = frame.clientWidth || W;
+    // Until the frame is on the page, the width it had before a redraw.
+    const cw = frame.clientWidth || v.cw;
+    if (!cw) return;
+    v.cw = cw;
     if (v.fit) v.k = Math.min(1.25, Math.max(KMIN, cw / W));
     const vw = cw / v.k;
     const ph = Math.min(H * v.k, Math.max(260, innerHeight * 0.7));
@@ -723,6 +726,7 @@ function graphBox(id, svg, W, H, focus) {
   svg.addEventListener('pointerup', end); svg.addEventListener('pointercancel', end);
   svg.addEventListener('click', (e) => { if (svg.dataset.dragged) { e.stopPropagation(); } }, true);
   svg.addEventListener('wheel', (e) => { if (!e.ctrlKey && !e.metaKey) return; e.preventDefault(); zoom(e.deltaY < 0 ? 1.1 : 0.9, e.clientX, e.clientY); }, {passive: false});
+  apply();
   new ResizeObserver(apply).observe(frame);
   return [frame, bar];
 }
