@@ -812,7 +812,7 @@ function nodeDetail(n) {
       n.stage && n.verdict ? row('decision', h('strong', {'data-decision': n.verdict}, n.verdict)) : null,
       row(n.stage && n.verdict ? 'gate' : 'outcome', n.outcome), n.stage ? null : row('verdict', n.verdict), row('claim hash', n.claim_hash ? h('code', null, n.claim_hash) : ''),
       row('provider', n.provider), row('phase', n.phase), row('team kind', n.team_kind), row('team', n.team), row('stage', n.stage),
-      row('revisions', n.max_revisions ? n.revision_count + '/' + n.max_revisions : ''),
+      row('revisions', n.max_revisions ? (n.revision_count || 0) + '/' + n.max_revisions : ''),
       row('waiting', n.waiting), row('reason', n.reason)),
     h('h3', null, 'Hypothesis'), h('pre', {class: 'hypothesis'}, n.hypothesis),
     n.evidence ? [h('h3', null, 'Evidence'), h('pre', {class: 'evidence'}, n.evidence)] : null,
