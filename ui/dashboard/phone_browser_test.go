@@ -114,6 +114,17 @@ func TestBrowserPhoneAndDesktop(t *testing.T) {
 		}
 		browsertest.Eval[bool](t, ctx, `document.querySelector('[data-graph]').scrollIntoView(), true`)
 		browsertest.ScreenshotView(t, ctx, "graph-"+name)
+		// + zooms the first graph in, ⤢ fits it again.
+		zoom := `+document.querySelector('[data-graph]').dataset.zoom`
+		z0 := browsertest.Eval[float64](t, ctx, zoom)
+		run("zoom in", chromedp.Click(`.zoom button[aria-label="Zoom in"]`))
+		if z := browsertest.Eval[float64](t, ctx, zoom); z <= z0 {
+			t.Errorf("at %s + left the zoom at %v (was %v)", name, z, z0)
+		}
+		run("fit", chromedp.Click(`.zoom button[aria-label="Fit the width"]`))
+		if z := browsertest.Eval[float64](t, ctx, zoom); z != z0 {
+			t.Errorf("at %s ⤢ set the zoom to %v, want the fit %v", name, z, z0)
+		}
 
 		team := fmt.Sprintf(`[data-graph=%q] [data-folded="true"]`, v32.ID)
 		// The Team may lie outside the phone's view of the graph (a drag

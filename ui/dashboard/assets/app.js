@@ -677,7 +677,7 @@ function edge(a, b, ba, bb, rel, top, bottom) {
 
 // graphBox is the graph's frame: the drawing fit to the frame's width
 // (never below KMIN: then it pans), dragged with a pointer, zoomed with
-// the buttons or ctrl+wheel (a trackpad's pinch). The view of each quest
+// the buttons, two fingers or ctrl+wheel (a trackpad's pinch). The view of each quest
 // is kept across redraws; until it is moved it follows the fit.
 function graphBox(id, svg, W, H, focus) {
   const frame = h('div', {class: 'graph', 'data-graph-box': id});
@@ -712,17 +712,31 @@ function graphBox(id, svg, W, H, focus) {
   const bar = h('div', {class: 'zoom'}, h('span', {class: 'hint'}, 'Drag to move'),
     btn('+', 'Zoom in', () => zoom(1.25)), btn('−', 'Zoom out', () => zoom(0.8)),
     btn('⤢', 'Fit the width', () => { v.fit = true; v.x = v.y = 0; apply(); }));
-  // A drag pans; a tap (no move) stays a tap on the node under it.
+  // A drag pans; a tap (no move) stays a tap on the node under it; two
+  // fingers pinch the zoom around their middle.
   let drag = null;
-  svg.addEventListener('pointerdown', (e) => { delete svg.dataset.dragged; drag = {x: e.clientX, y: e.clientY, vx: v.x, vy: v.y, moved: false, id: e.pointerId}; });
+  const fingers = new Map(); // pointer id -> its last point
+  const spread = () => { const [a, b] = [...fingers.values()]; return Math.hypot(a.x - b.x, a.y - b.y); };
+  svg.addEventListener('pointerdown', (e) => {
+    fingers.set(e.pointerId, {x: e.clientX, y: e.clientY});
+    if (fingers.size === 1) { delete svg.dataset.dragged; drag = {x: e.clientX, y: e.clientY, vx: v.x, vy: v.y, moved: false, id: e.pointerId}; }
+    else if (fingers.size === 2) { drag = null; svg.dataset.dragged = 'true'; svg.setPointerCapture(e.pointerId); }
+  });
   svg.addEventListener('pointermove', (e) => {
+    if (fingers.size === 2 && fingers.has(e.pointerId)) {
+      const before = spread();
+      fingers.set(e.pointerId, {x: e.clientX, y: e.clientY});
+      const [a, b] = [...fingers.values()];
+      if (before > 0) zoom(spread() / before, (a.x + b.x) / 2, (a.y + b.y) / 2);
+      return;
+    }
     if (!drag || e.pointerId !== drag.id) return;
     const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
     if (!drag.moved && Math.hypot(dx, dy) < 5) return;
     if (!drag.moved) { drag.moved = true; svg.dataset.dragged = 'true'; svg.setPointerCapture(e.pointerId); }
     v.x = drag.vx - dx / v.k; v.y = drag.vy - dy / v.k; v.fit = false; apply();
   });
-  const end = () => { drag = null; };
+  const end = (e) => { fingers.delete(e.pointerId); drag = null; };
   svg.addEventListener('pointerup', end); svg.addEventListener('pointercancel', end);
   svg.addEventListener('click', (e) => { if (svg.dataset.dragged) { e.stopPropagation(); } }, true);
   svg.addEventListener('wheel', (e) => { if (!e.ctrlKey && !e.metaKey) return; e.preventDefault(); zoom(e.deltaY < 0 ? 1.1 : 0.9, e.clientX, e.clientY); }, {passive: false});
