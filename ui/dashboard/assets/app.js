@@ -611,7 +611,6 @@ function nodeG(d, n, p, b, f, folded) {
   }
   if (t) g.append(h('svg:text', {class: 'team-kind', x: p.x, y: above - 6, 'aria-hidden': 'true'}, b.kind));
   const badge = m ? memberBadge(m, p) : null;
-  if (badge) g.append(badge);
   let below = p.y + R + 4;
   // The captions under the node sit on the graph's background: an edge
   // that has to pass them passes under them.
@@ -624,6 +623,7 @@ function nodeG(d, n, p, b, f, folded) {
   if (b.vote) badge.append(line('vote-text vote-' + (m.vote || 'none'), b.vote + (m.dissent ? ' ⚑' : '')));
   if (sm) g.append(line('stage-label ' + sm.mark, b.stage, {'data-stage-label': sm.stage}));
   b.lines.forEach((l, i) => g.append(line('label' + (i === 0 && !sm ? ' first' : ''), l, {'data-label': n.id})));
+  if (badge) g.append(badge); // over the captions' background, with its vote
   return g;
 }
 
