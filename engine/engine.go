@@ -429,6 +429,14 @@ func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 		TeamAccept: maps.Clone(d.TeamAccept)}
 }
 
+// ProviderNames lists the providers this engine can use, sorted, the
+// always-present external one included.
+func (e *Engine) ProviderNames() []string {
+	names := append(slices.Collect(maps.Keys(e.providers)), ProviderExternal)
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
 // HasProvider reports whether name is a provider this engine can use.
 func (e *Engine) HasProvider(name string) bool {
 	_, ok := e.conf().Providers[name]

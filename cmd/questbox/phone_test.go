@@ -104,10 +104,12 @@ func TestQuestFromThePhone(t *testing.T) {
 		browsertest.WaitFor(t, ctx, "the refusal", `document.getElementById('nq-result').className === 'error'`)
 		return browsertest.Eval[string](t, ctx, `document.getElementById('nq-result').textContent`)
 	}
+	// The provider is a select of the box's providers (GET /api/choices).
+	browsertest.WaitFor(t, ctx, "the provider steps offered", `[...document.querySelectorAll('#nq-provider option')].some(o => o.value === 'steps')`)
 	run("fill the form",
 		chromedp.SendKeys("#nq-name", "phone"),
 		chromedp.SendKeys("#nq-direction", "read invoices"),
-		chromedp.SendKeys("#nq-provider", "steps"))
+		chromedp.SetValue("#nq-provider", "steps"))
 	setField := func(id, v string) {
 		browsertest.Eval[bool](t, ctx, `document.getElementById('nq-`+id+`').value = `+strconv.Quote(v)+`, true`)
 	}

@@ -196,6 +196,11 @@ func (c *Client) Presets(ctx context.Context) (p []Preset, err error) {
 	return p, c.get(ctx, "/api/presets", &p)
 }
 
+// Choices is GET /api/choices.
+func (c *Client) Choices(ctx context.Context) (v Choices, err error) {
+	return v, c.get(ctx, "/api/choices", &v)
+}
+
 // Verify is GET /api/verify.
 func (c *Client) Verify(ctx context.Context) (v Verify, err error) {
 	return v, c.get(ctx, "/api/verify", &v)

@@ -123,6 +123,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /api/nodes/{id}/abort", s.write(s.abortNode))
 	m.HandleFunc("GET /api/rules", s.rules)
 	m.HandleFunc("GET /api/presets", s.presets)
+	m.HandleFunc("GET /api/choices", s.read(s.choices))
 	m.HandleFunc("GET /api/verify", s.read(s.verify))
 	m.HandleFunc("GET /api/backup", s.internalOnly(s.read(s.backup)))
 	m.HandleFunc("POST /api/restore", s.internalOnly(s.restore))

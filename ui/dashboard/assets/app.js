@@ -21,6 +21,7 @@ const st = {
   events: [],         // newest last, at most 100
   open: new Map(),    // quest id -> graph <details> open?
   expanded: new Set(), // Team node ids whose stages the graph shows
+  view: new Map(),    // quest id -> the graph's pan and zoom
   first: false,       // first render done
   pressed: '',        // what the last press of the virtual button did
   ws: null, backoff: 500,
@@ -57,6 +58,42 @@ async function call(method, path, body) {
   return v;
 }
 
+// ---- tabs: one section at a time; a waiting consent shows above every tab ----
+
+const TABS = ['quests', 'consents', 'box', 'software'];
+st.tab = TABS.includes(location.hash.slice(1)) ? location.hash.slice(1) : 'quests';
+function showTab(tab) {
+  st.tab = tab;
+  const read = !!(st.session && st.session.can_read);
+  for (const t of TABS) {
+    const b = $('tab-' + t);
+    b.setAttribute('aria-selected', String(t === tab));
+    b.tabIndex = t === tab ? 0 : -1;
+    $(t + '-panel').hidden = !read || t !== tab;
+  }
+  $('consents').hidden = !read || st.consents.length === 0;
+}
+addEventListener('hashchange', () => { const t = location.hash.slice(1); if (TABS.includes(t)) showTab(t); });
+for (const t of TABS) {
+  $('tab-' + t).addEventListener('click', () => { showTab(t); history.replaceState(null, '', '#' + t); });
+  $('tab-' + t).addEventListener('keydown', (e) => {
+    const i = TABS.indexOf(t) + (e.key === 'ArrowRight' ? 1 : e.key === 'ArrowLeft' ? -1 : 0);
+    if (i !== TABS.indexOf(t) && TABS[i]) { $('tab-' + TABS[i]).click(); $('tab-' + TABS[i]).focus(); }
+  });
+}
+
+// ---- time: the viewer's local time with its zone; UTC in the title ----
+
+const sameDay = (a, b) => a.toDateString() === b.toDateString();
+function when(iso) {
+  const d = new Date(iso);
+  if (isNaN(d)) return iso || '';
+  const opt = {hour: '2-digit', minute: '2-digit', hourCycle: 'h23', timeZoneName: 'short'};
+  if (!sameDay(d, new Date())) Object.assign(opt, {year: 'numeric', month: 'short', day: 'numeric'});
+  return h('time', {datetime: d.toISOString(), title: d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')},
+    d.toLocaleString(undefined, opt));
+}
+
 function showError(msg) { const e = $('error'); e.textContent = msg || ''; e.hidden = !msg; }
 
 // act runs a change and reports a refusal; the websocket brings the result.
@@ -77,6 +114,9 @@ async function refreshSession() {
   $('login-h').textContent = s.can_read ? 'Log in to make changes' : 'Log in';
   $('logout').hidden = !s.logged_in;
   $('update-form').hidden = !s.logged_in;
+  // Logged out without reading: the login alone, no empty sections.
+  $('tabs').hidden = !s.can_read;
+  showTab(st.tab);
   document.dispatchEvent(new Event('questbox:session'));
   return s;
 }
@@ -242,7 +282,10 @@ function renderAll() { renderConsents(); renderQuests(); renderDevice(); renderE
 function renderConsents() {
   const live = st.consents.filter((c) => !c.expired);
   $('consent-list').replaceChildren(...st.consents.map((c) => consentCard(c, live[0] === c)));
-  $('consents').hidden = st.consents.length === 0;
+  $('consents').hidden = !(st.session && st.session.can_read) || st.consents.length === 0;
+  $('consent-count').hidden = st.consents.length === 0;
+  $('consent-count').textContent = st.consents.length;
+  $('consent-none').hidden = st.consents.length > 0;
 }
 
 function consentCard(c, first) {
@@ -329,7 +372,7 @@ function fillQuest(card, id) {
   const open = st.open.has(id) ? st.open.get(id) : true;
   const graph = h('details', {open, ontoggle: (e) => st.open.set(id, e.target.open)},
     h('summary', null, 'Graph (' + q.nodes + ' nodes)'),
-    d ? [renderGraph(d), legend(), nodeTable(d)] : h('p', {class: 'muted'}, 'Loading the graph…'));
+    d ? [renderGraph(d), legend(d), nodeTable(d)] : h('p', {class: 'muted'}, 'Loading the graph…'));
   fill(card, 
     h('header', null,
       h('h3', null, q.name),
@@ -390,7 +433,7 @@ function findingItem(f) {
       (t.revisions ? ' · revisions before the accept: ' + t.revisions : '')) : null,
     h('div', {class: 'agent-text hyp'}, f.hypothesis),
     h('div', {class: 'gate', 'data-gate': f.gate, 'data-approved': String(f.human_approved)}, 'gate: ' + f.gate +
-      (a ? ', ' + a.text + ' at ' + new Date(a.at).toLocaleString() + (a.node !== f.node ? ' (on ' + a.node + ')' : '') : '')),
+      (a ? ', ' + a.text + ' at ' : ''), a ? when(a.at) : null, a && a.node !== f.node ? ' (on ' + a.node + ')' : ''),
     f.why ? h('div', {class: 'hint'}, f.why) : null,
     f.review.length ? h('ul', {class: 'facts'}, f.review.map((x) => h('li', null, h('pre', {class: 'fact', 'data-level': x.level}, x.text)))) : null,
     h('pre', {class: 'evidence agent-text', 'data-evidence': f.node}, f.evidence),
@@ -399,6 +442,45 @@ function findingItem(f) {
       h('code', {class: 'agent-text', 'data-source': ''}, c.source), ' ', h('q', {class: 'agent-text', 'data-quote': ''}, c.quote), c.cut ? ' (cut)' : ''))) :
       h('div', {class: 'hint'}, 'no citations'),
     f.citations_more ? h('div', {class: 'hint'}, 'and ' + f.citations_more + ' more citations: questbox export has them') : null);
+}
+
+// ---- the graph: a layered tree in plain SVG, fit to its box, panned and zoomed ----
+
+// The geometry is in CSS pixels at zoom 1. Every node owns a column
+// COL wide (a folded Team's strip may take more) and a row as tall as its
+// row's tallest node; what a node draws stays inside its column and row,
+// so no label, strip, crown or council caption can overlap another.
+// Edges run in the gaps between rows and down a node's own column, and
+// text is drawn on the graph's background (a halo), so where an edge
+// must pass a caption it passes under it.
+const R = 14, COL = 112, LABEL_W = 98, LINE = 15, GAP = 26, CHIP = 22, PADX = 8, PADY = 8;
+const LABEL_PX = 12, SMALL_PX = 11;
+// KMIN keeps the labels at 11 px or more when the graph is fit to a phone.
+const KMIN = 11.25 / LABEL_PX, KMAX = 2.5;
+
+const meas = document.createElement('canvas').getContext('2d');
+function textW(s, px, weight) {
+  meas.font = (weight || 400) + ' ' + px + 'px ' + getComputedStyle(document.body).fontFamily;
+  return meas.measureText(s).width;
+}
+// clip cuts s to fit width w, with an ellipsis when cut.
+function clip(s, w, px, weight) {
+  if (textW(s, px, weight) <= w) return s;
+  let lo = 0, hi = s.length;
+  while (lo < hi) { const m = (lo + hi + 1) >> 1; if (textW(s.slice(0, m) + '…', px, weight) <= w) lo = m; else hi = m - 1; }
+  return s.slice(0, lo).trimEnd() + '…';
+}
+// shortLines is the short form of a hypothesis: two lines of at most
+// LABEL_W, by words, the rest cut with an ellipsis.
+function shortLines(text, lines) {
+  const words = String(text || '').replace(/\s+/g, ' ').trim().split(' ').filter((w) => w);
+  const out = [];
+  while (words.length && out.length < lines) {
+    let line = words.shift();
+    while (words.length && textW(line + ' ' + words[0], LABEL_PX) <= LABEL_W) line += ' ' + words.shift();
+    out.push(out.length === lines - 1 && words.length ? clip(line + ' ' + words.join(' '), LABEL_W, LABEL_PX) : clip(line, LABEL_W, LABEL_PX));
+  }
+  return out;
 }
 
 // folds is what the graph folds: each Team's stage nodes (hidden unless
@@ -413,14 +495,10 @@ function folds(d) {
   return {team, stageOf, mark, member};
 }
 
-// stripWidth is the room a folded Team's strip takes, in pixels.
-const CHIP = 19;
-function stripWidth(t) { return t.stages.length * CHIP + (t.revision_count ? 40 : 0); }
-
 // layout places nodes as a layered tree: depth down, leaves left to right
-// in id order, each parent centred over its children. A folded Team is a
-// leaf as wide as its stage strip.
-function layout(d, shown, span) {
+// in id order, each parent centred over its children. A node as wide as
+// span(n) columns takes that many.
+function layout(shown, span) {
   const byId = new Map(shown.map((n) => [n.id, n]));
   const kids = new Map();
   const roots = [];
@@ -436,117 +514,262 @@ function layout(d, shown, span) {
   const place = (n, depth) => {
     maxDepth = Math.max(maxDepth, depth);
     const ch = kids.get(n.id) || [];
+    const w = span(n);
     let x;
-    if (ch.length === 0) { const w = span(n); x = next + (w - 1) / 2; next += w; }
-    else { const xs = ch.map((c) => place(c, depth + 1)); x = (xs[0] + xs[xs.length - 1]) / 2; }
-    pos.set(n.id, {x, y: depth});
+    if (ch.length === 0) { x = next + (w - 1) / 2; next += w; }
+    else {
+      const start = next;
+      const xs = ch.map((c) => place(c, depth + 1));
+      x = (xs[0] + xs[xs.length - 1]) / 2;
+      // A parent wider than its children's columns keeps its own room.
+      if (next - start < w) { x = start + (w - 1) / 2; next = start + w; }
+    }
+    pos.set(n.id, {col: x, row: depth});
     return x;
   };
   for (const r of roots) place(r, 0);
-  return {pos, width: Math.max(next, 1), depth: maxDepth + 1};
+  return {pos, cols: Math.max(next, 1), rows: maxDepth + 1};
+}
+
+// box is what a node draws around its circle: how far up (its crown,
+// its Team's kind, a member's badge) and down (its strip, its vote, its
+// stage's decision and its label), and how wide.
+function box(n, f, folded) {
+  const t = f.team.get(n.id), m = f.member.get(n.id), sm = f.mark.get(n.id);
+  let up = R + 6, down = R + 4, wide = LABEL_W;
+  const kind = t ? clip(t.kind + (folded(t) ? ' ▸' : ' ▾'), LABEL_W, SMALL_PX) : '';
+  if (n.role === 'owner') up += 12;
+  if (t) up += 15;
+  const strip = t && folded(t) ? t.stages.length * CHIP : 0;
+  if (strip) { down += 18; wide = Math.max(wide, strip); }
+  const rev = t && folded(t) && t.revision_count ? 'rev ' + t.revision_count + '/' + t.max_revisions : '';
+  if (rev) down += LINE;
+  const vote = m ? m.vote || (m.status === 'running' ? '…' : '') : '';
+  if (vote) down += LINE;
+  const stage = sm ? clip(sm.stage + ' ' + MARKS[sm.mark] + (sm.revision_count ? ' (rev ' + sm.revision_count + ')' : ''), LABEL_W, LABEL_PX) : '';
+  if (stage) down += LINE;
+  const lines = shortLines(n.hypothesis, stage ? 1 : 2);
+  down += lines.length * LINE;
+  return {up, down, wide, kind, strip, rev, vote, stage, lines};
 }
 
 function renderGraph(d) {
   const f = folds(d);
-  const DX = 46, DY = 62, R = 14, PAD = 24;
   const folded = (t) => !st.expanded.has(t.id);
   const shown = d.nodes.filter((n) => !f.stageOf.has(n.id) || !folded(f.team.get(f.stageOf.get(n.id))));
-  const span = (n) => f.team.has(n.id) && folded(f.team.get(n.id)) ? Math.max(1, Math.ceil((stripWidth(f.team.get(n.id)) + 8) / DX)) : 1;
-  const {pos, width, depth} = layout(d, shown, span);
-  const W = width * DX + PAD, H = depth * DY + PAD + 10;
-  const at = (id) => { const p = pos.get(id); return {x: PAD / 2 + DX / 2 + p.x * DX, y: PAD / 2 + R + 8 + p.y * DY}; };
-  const svg = h('svg:svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, role: 'img',
+  const boxes = new Map(shown.map((n) => [n.id, box(n, f, folded)]));
+  const span = (n) => Math.max(1, Math.ceil((boxes.get(n.id).wide + 12) / COL));
+  const {pos, cols, rows} = layout(shown, span);
+  // Each row is as tall as its tallest node; the gap above it holds a
+  // council's caption.
+  const up = new Array(rows).fill(0), down = new Array(rows).fill(0);
+  for (const n of shown) { const b = boxes.get(n.id), r = pos.get(n.id).row; up[r] = Math.max(up[r], b.up); down[r] = Math.max(down[r], b.down); }
+  const cy = [];
+  let y = PADY + GAP;
+  for (let r = 0; r < rows; r++) { cy.push(y + up[r]); y += up[r] + down[r] + GAP; }
+  const W = cols * COL + 2 * PADX, H = y - GAP + PADY + 4;
+  const at = (id) => { const p = pos.get(id); return {x: PADX + COL / 2 + p.col * COL, y: cy[p.row], row: p.row}; };
+  const top = (r) => cy[r] - up[r], bottom = (r) => cy[r] + down[r];
+  const svg = h('svg:svg', {viewBox: '0 0 ' + W + ' ' + H, role: 'img',
     'aria-label': 'Graph of quest ' + d.quest.id + ': ' + d.nodes.length + ' nodes', 'data-graph': d.quest.id});
-  for (const c of d.councils || []) if (pos.has(c.owner)) svg.append(councilHull(c, at, pos, R));
+  for (const c of d.councils || []) if (pos.has(c.owner)) svg.append(councilHull(c, at, pos, top, bottom));
   const edged = new Set();
+  const link = (a, b, rel) => svg.append(edge(at(a), at(b), boxes.get(a), boxes.get(b), rel, top, bottom));
   for (const e of d.edges) {
     if (!pos.has(e.from) || !pos.has(e.to)) continue;
     edged.add(e.from + '>' + e.to);
     if (edged.has(e.to + '>' + e.from)) continue; // a member's reply: the council_of edge already links them
-    svg.append(edge(at(e.from), at(e.to), e.relation, R));
+    link(e.from, e.to, e.relation);
   }
-  for (const n of shown) if (n.parent && pos.has(n.parent) && !edged.has(n.parent + '>' + n.id)) svg.append(edge(at(n.parent), at(n.id), 'spawned', R));
-  for (const n of shown) {
-    const p = at(n.id), t = f.team.get(n.id), m = f.member.get(n.id);
-    const toggle = () => { if (st.expanded.has(n.id)) st.expanded.delete(n.id); else st.expanded.add(n.id); renderQuest(d.quest.id); };
-    const activate = t ? toggle : () => openNode(n.id);
-    let label = n.id + ' ' + n.role + ', ' + n.status.replaceAll('_', ' ') + ': ' + n.hypothesis;
-    if (t) label += '. Team ' + t.kind + ', stages ' + t.stages.map((s) => s.stage + ' ' + s.mark).join(', ') + (folded(t) ? ' (activate to expand)' : ' (activate to fold)');
-    if (m) label += '. Council ' + m.role + ' on ' + (m.provider || 'the quest provider') + (m.vote ? ', votes ' + m.vote : ', no vote yet') + (m.dissent ? ', dissent: ' + m.dissent : '');
-    const g = h('svg:g', {class: 'node ' + n.status, 'data-node': n.id, 'data-status': n.status, tabindex: 0, role: 'button',
-      'aria-label': label, 'aria-expanded': t ? String(!folded(t)) : null, 'data-team': t ? t.id : null,
-      'data-folded': t ? String(folded(t)) : null,
-      onclick: activate, onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); activate(); } }},
-    h('svg:title', null, label),
-    h('svg:circle', {cx: p.x, cy: p.y, r: R}),
-    h('svg:text', {x: p.x, y: p.y}, n.id));
-    if (n.role === 'owner') {
-      const x = p.x, y = p.y - R - 2;
-      g.append(h('svg:path', {class: 'crown', d: 'M' + (x - 8) + ' ' + y + 'l2-8 3 5 3-7 3 7 3-5 2 8z', 'aria-hidden': 'true'}));
-    }
-    if (t) g.append(teamBadge(t, p, R, folded(t)));
-    if (m) g.append(memberVote(m, p, R));
-    const sm = f.mark.get(n.id);
-    if (sm) g.append(h('svg:text', {class: 'stage-label ' + sm.mark, 'data-stage-label': sm.stage, x: p.x + R + 4, y: p.y, 'aria-hidden': 'true'},
-      sm.stage + ' ' + MARKS[sm.mark] + (sm.revision_count ? ' (rev ' + sm.revision_count + ')' : '')));
-    svg.append(g);
-  }
-  return h('div', {class: 'graph'}, svg);
+  for (const n of shown) if (n.parent && pos.has(n.parent) && !edged.has(n.parent + '>' + n.id)) link(n.parent, n.id, 'spawned');
+  for (const n of shown) svg.append(nodeG(d, n, at(n.id), boxes.get(n.id), f, folded));
+  // A Team just tapped stays in view as its stages unfold below it.
+  const focus = st.focus && pos.has(st.focus) ? at(st.focus) : null;
+  if (focus) st.focus = null;
+  return graphBox(d.quest.id, svg, W, H, focus);
 }
 
-// teamBadge is a Team's kind over its node and, folded, its stage strip
-// under it: a chip per stage with its mark, then the revisions.
-function teamBadge(t, p, R, isFolded) {
-  const g = h('svg:g', {class: 'team', 'aria-hidden': 'true'},
-    h('svg:text', {class: 'team-kind', x: p.x, y: p.y - R - 4}, t.kind + (isFolded ? ' ▸' : ' ▾')));
-  if (!isFolded) return g;
-  const w = stripWidth(t), x0 = p.x - w / 2, y = p.y + R + 4;
-  const strip = h('svg:g', {class: 'strip', 'data-strip': t.id});
-  t.stages.forEach((s, i) => {
-    const x = x0 + i * CHIP;
-    strip.append(h('svg:g', {class: 'chip ' + s.mark, 'data-stage': s.stage, 'data-mark': s.mark},
-      h('svg:rect', {x, y, width: CHIP - 2, height: 15, rx: 3}),
-      h('svg:text', {x: x + (CHIP - 2) / 2, y: y + 8}, s.stage[0].toUpperCase() + MARKS[s.mark])));
-  });
-  if (t.revision_count) strip.append(h('svg:text', {class: 'rev', x: x0 + t.stages.length * CHIP + 2, y: y + 8}, 'rev ' + t.revision_count + '/' + t.max_revisions));
-  g.append(strip);
+function nodeG(d, n, p, b, f, folded) {
+  const t = f.team.get(n.id), m = f.member.get(n.id), sm = f.mark.get(n.id);
+  const toggle = () => { if (st.expanded.has(n.id)) st.expanded.delete(n.id); else st.expanded.add(n.id); st.focus = n.id; renderQuest(d.quest.id); };
+  const activate = t ? toggle : () => openNode(n.id);
+  let label = n.id + ' ' + n.role + ', ' + statusWords(n) + ': ' + n.hypothesis;
+  if (t) label += '. Team ' + t.kind + ', stages ' + t.stages.map((s) => s.stage + ' ' + s.mark).join(', ') + (folded(t) ? ' (activate to expand)' : ' (activate to fold)');
+  if (m) label += '. Council ' + m.role + ' on ' + (m.provider || 'the quest provider') + (m.vote ? ', votes ' + m.vote : ', no vote yet') + (m.dissent ? ', dissent: ' + m.dissent : '');
+  const g = h('svg:g', {class: 'node ' + n.status, 'data-node': n.id, 'data-status': n.status, tabindex: 0, role: 'button',
+    'aria-label': label, 'aria-expanded': t ? String(!folded(t)) : null, 'data-team': t ? t.id : null,
+    'data-folded': t ? String(folded(t)) : null,
+    onclick: activate, onkeydown: (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); activate(); } }},
+  h('svg:title', null, label),
+  h('svg:circle', {cx: p.x, cy: p.y, r: R}),
+  h('svg:text', {class: 'id', x: p.x, y: p.y}, clip(n.id, 2 * R - 2, SMALL_PX)));
+  let above = p.y - R - 6;
+  if (n.role === 'owner') {
+    const x = p.x;
+    g.append(h('svg:path', {class: 'crown', d: 'M' + (x - 8) + ' ' + above + 'l2-8 3 5 3-7 3 7 3-5 2 8z', 'aria-hidden': 'true'}));
+    above -= 12;
+  }
+  if (t) g.append(h('svg:text', {class: 'team-kind', x: p.x, y: above - 6, 'aria-hidden': 'true'}, b.kind));
+  const badge = m ? memberBadge(m, p) : null;
+  let below = p.y + R + 4;
+  // The captions under the node sit on the graph's background: an edge
+  // that has to pass them passes under them.
+  const lw = Math.max(b.strip, ...[b.rev, b.vote, b.stage].filter((x) => x).map((x) => textW(x, LABEL_PX, 600)),
+    ...b.lines.map((l) => textW(l, LABEL_PX, 600)));
+  g.append(h('svg:rect', {class: 'bg', x: p.x - lw / 2 - 3, y: below - 1, width: lw + 6, height: p.y + b.down - below + 1, 'aria-hidden': 'true'}));
+  const line = (cls, text, attrs) => { const el = h('svg:text', Object.assign({class: cls, x: p.x, y: below + LINE / 2, 'aria-hidden': 'true'}, attrs), text); below += LINE; return el; };
+  if (b.strip) { g.append(strip(t, p.x - b.strip / 2, below)); below += 18; }
+  if (b.rev) g.append(line('rev', b.rev, {'text-anchor': 'middle'}));
+  if (b.vote) badge.append(line('vote-text vote-' + (m.vote || 'none'), b.vote + (m.dissent ? ' ⚑' : '')));
+  if (sm) g.append(line('stage-label ' + sm.mark, b.stage, {'data-stage-label': sm.stage}));
+  b.lines.forEach((l, i) => g.append(line('label' + (i === 0 && !sm ? ' first' : ''), l, {'data-label': n.id})));
+  if (badge) g.append(badge); // over the captions' background, with its vote
   return g;
 }
 
-// memberVote is a council member's badge (J judge, R reviewer) and its
-// vote under it; a dissent is flagged (its text is in the title, shown on
-// hover, and in the member's detail on a tap).
-function memberVote(m, p, R) {
-  const vote = m.vote || (m.status === 'running' ? '…' : '');
-  return h('svg:g', {class: 'vote', 'data-member': m.id, 'data-vote': m.vote || '', 'aria-hidden': 'true'},
-    h('svg:circle', {class: 'badge-' + m.role, cx: p.x + R - 2, cy: p.y - R + 2, r: 6}),
-    h('svg:text', {class: 'badge-letter', x: p.x + R - 2, y: p.y - R + 2}, m.role === 'judge' ? 'J' : 'R'),
-    vote ? h('svg:text', {class: 'vote-text vote-' + (m.vote || 'none'), x: p.x, y: p.y + R + 9}, vote + (m.dissent ? ' ⚑' : '')) : null);
+// strip is a folded Team's stages under its node: a chip per stage with
+// its first letter and mark.
+function strip(t, x0, y) {
+  const g = h('svg:g', {class: 'strip', 'data-strip': t.id, 'aria-hidden': 'true'});
+  t.stages.forEach((s, i) => {
+    const x = x0 + i * CHIP;
+    g.append(h('svg:g', {class: 'chip ' + s.mark, 'data-stage': s.stage, 'data-mark': s.mark},
+      h('svg:title', null, s.stage + ': ' + (s.mark === 'rejected' ? 'rejected' : s.mark)),
+      h('svg:rect', {x: x + 1, y, width: CHIP - 2, height: 16, rx: 3}),
+      h('svg:text', {x: x + CHIP / 2, y: y + 8}, s.stage[0].toUpperCase() + MARKS[s.mark])));
+  });
+  return g;
 }
 
-// councilHull is the rounded box drawn around an owner and its council.
-function councilHull(c, at, pos, R) {
+// memberBadge is a council member's badge: J judge, R reviewer.
+function memberBadge(m, p) {
+  return h('svg:g', {class: 'vote', 'data-member': m.id, 'data-vote': m.vote || '', 'aria-hidden': 'true'},
+    h('svg:circle', {class: 'badge-' + m.role, cx: p.x + R - 2, cy: p.y - R + 2, r: 7}),
+    h('svg:text', {class: 'badge-letter', x: p.x + R - 2, y: p.y - R + 2}, m.role === 'judge' ? 'J' : 'R'));
+}
+
+// councilHull is the rounded box around an owner and its council; its
+// caption sits in the gap above the owner's row, clear of the crown.
+function councilHull(c, at, pos, top, bottom) {
   const pts = [c.owner, ...c.members.map((m) => m.id)].filter((id) => pos.has(id)).map(at);
-  const x1 = Math.min(...pts.map((p) => p.x)) - R - 8, x2 = Math.max(...pts.map((p) => p.x)) + R + 8;
-  const y1 = Math.min(...pts.map((p) => p.y)) - R - 14, y2 = Math.max(...pts.map((p) => p.y)) + R + 18;
+  const x1 = Math.min(...pts.map((p) => p.x)) - COL / 2 + 1, x2 = Math.max(...pts.map((p) => p.x)) + COL / 2 - 1;
+  const y1 = top(at(c.owner).row) - GAP + 4, y2 = Math.max(...pts.map((p) => bottom(p.row))) + 4;
   return h('svg:g', {class: 'council', 'data-council': c.owner, 'aria-hidden': 'true'},
     h('svg:rect', {x: x1, y: y1, width: x2 - x1, height: y2 - y1, rx: 12}),
-    h('svg:text', {x: x1 + 6, y: y1 + 11}, 'council' + (c.phase ? ' · ' + c.phase : '')));
+    h('svg:text', {x: x1 + 8, y: y1 + 10, 'dominant-baseline': 'central'}, clip('council' + (c.phase ? ' · ' + c.phase : ''), x2 - x1 - 16, SMALL_PX)));
 }
 
-function edge(a, b, rel, R) {
-  const y1 = a.y + R, y2 = b.y - R, my = (y1 + y2) / 2;
-  return h('svg:path', {class: 'edge ' + rel, d: 'M' + a.x + ' ' + y1 + 'C' + a.x + ' ' + my + ' ' + b.x + ' ' + my + ' ' + b.x + ' ' + y2,
-    'data-relation': rel});
+// edge leaves a node under its label and enters the other over its
+// crown: down its own column, across in the gap between rows.
+function edge(a, b, ba, bb, rel, top, bottom) {
+  const y1 = a.y + ba.down, y4 = b.y - bb.up;
+  let d;
+  if (b.row > a.row) {
+    const y2 = bottom(a.row) + 2, y3 = top(b.row) - 2, my = (y2 + y3) / 2;
+    d = 'M' + a.x + ' ' + y1 + 'V' + y2 + 'C' + a.x + ' ' + my + ' ' + b.x + ' ' + my + ' ' + b.x + ' ' + y3 + 'V' + y4;
+  } else {
+    // Back up or across (a rejection, a promotion): under both rows, then up.
+    const lane = bottom(a.row) + GAP / 2, yb = b.y + bb.down;
+    d = 'M' + a.x + ' ' + y1 + 'V' + lane + 'H' + b.x + 'V' + yb;
+  }
+  return h('svg:path', {class: 'edge ' + rel, d, 'data-relation': rel});
 }
 
-function legend() {
-  return h('div', {class: 'legend', 'aria-hidden': 'true'},
-    STATUSES.map((s) => h('span', null, h('span', {class: 'sw s-' + s}), s.replaceAll('_', ' '))),
-    h('span', null, '♛ owner'),
-    h('span', null, 'Team: tap to show its stages (P plan, E exec, A accept; ✓ done, ✗ rejected, … running)'),
-    h('span', null, 'council: J judge, R reviewer, their vote under them, ⚑ dissent'),
-    h('span', null, 'edges: solid spawned, thick grew to, dashed proposed from, dotted promoted, dash-dot aborted to; stages: thin blue, rejects to red'));
+// graphBox is the graph's frame: the drawing fit to the frame's width
+// (never below KMIN: then it pans), dragged with a pointer, zoomed with
+// the buttons, two fingers or ctrl+wheel (a trackpad's pinch). The view of each quest
+// is kept across redraws; until it is moved it follows the fit.
+function graphBox(id, svg, W, H, focus) {
+  const frame = h('div', {class: 'graph', 'data-graph-box': id});
+  let v = st.view.get(id);
+  if (!v) { v = {x: 0, y: 0, k: 1, fit: true}; st.view.set(id, v); }
+  const apply = () => {
+    // Until the frame is on the page, the width it had before a redraw.
+    const cw = frame.clientWidth || v.cw;
+    if (!cw) return;
+    v.cw = cw;
+    if (v.fit) v.k = Math.min(1.25, Math.max(KMIN, cw / W));
+    const vw = cw / v.k;
+    const ph = Math.min(H * v.k, Math.max(260, innerHeight * 0.7));
+    const vh = ph / v.k;
+    if (focus) { v.x = focus.x - vw / 2; v.y = Math.min(v.y, focus.y - 60); focus = null; if (W > vw) v.fit = false; }
+    v.x = Math.max(Math.min(v.x, W - vw), Math.min(0, (W - vw) / 2));
+    v.y = Math.max(Math.min(v.y, H - vh), Math.min(0, (H - vh) / 2));
+    if (v.fit && W <= vw) v.x = (W - vw) / 2;
+    svg.setAttribute('viewBox', v.x + ' ' + v.y + ' ' + vw + ' ' + vh);
+    svg.setAttribute('height', Math.round(ph));
+    svg.dataset.zoom = v.k.toFixed(3);
+  };
+  const zoom = (factor, cx, cy) => {
+    const cw = frame.clientWidth, rect = svg.getBoundingClientRect();
+    const px = cx == null ? cw / 2 : cx - rect.left, py = cy == null ? rect.height / 2 : cy - rect.top;
+    const k = Math.min(KMAX, Math.max(0.2, v.k * factor));
+    v.x += px / v.k - px / k; v.y += py / v.k - py / k;
+    v.k = k; v.fit = false; apply();
+  };
+  const btn = (text, label, f) => h('button', {type: 'button', 'aria-label': label, title: label, onclick: f}, text);
+  frame.append(svg);
+  const bar = h('div', {class: 'zoom'}, h('span', {class: 'hint'}, 'Drag to move'),
+    btn('+', 'Zoom in', () => zoom(1.25)), btn('−', 'Zoom out', () => zoom(0.8)),
+    btn('⤢', 'Fit the width', () => { v.fit = true; v.x = v.y = 0; apply(); }));
+  // A drag pans; a tap (no move) stays a tap on the node under it; two
+  // fingers pinch the zoom around their middle.
+  let drag = null;
+  const fingers = new Map(); // pointer id -> its last point
+  const spread = () => { const [a, b] = [...fingers.values()]; return Math.hypot(a.x - b.x, a.y - b.y); };
+  svg.addEventListener('pointerdown', (e) => {
+    fingers.set(e.pointerId, {x: e.clientX, y: e.clientY});
+    if (fingers.size === 1) { delete svg.dataset.dragged; drag = {x: e.clientX, y: e.clientY, vx: v.x, vy: v.y, moved: false, id: e.pointerId}; }
+    else if (fingers.size === 2) { drag = null; svg.dataset.dragged = 'true'; svg.setPointerCapture(e.pointerId); }
+  });
+  svg.addEventListener('pointermove', (e) => {
+    if (fingers.size === 2 && fingers.has(e.pointerId)) {
+      const before = spread();
+      fingers.set(e.pointerId, {x: e.clientX, y: e.clientY});
+      const [a, b] = [...fingers.values()];
+      if (before > 0) zoom(spread() / before, (a.x + b.x) / 2, (a.y + b.y) / 2);
+      return;
+    }
+    if (!drag || e.pointerId !== drag.id) return;
+    const dx = e.clientX - drag.x, dy = e.clientY - drag.y;
+    if (!drag.moved && Math.hypot(dx, dy) < 5) return;
+    if (!drag.moved) { drag.moved = true; svg.dataset.dragged = 'true'; svg.setPointerCapture(e.pointerId); }
+    v.x = drag.vx - dx / v.k; v.y = drag.vy - dy / v.k; v.fit = false; apply();
+  });
+  const end = (e) => { fingers.delete(e.pointerId); drag = null; };
+  svg.addEventListener('pointerup', end); svg.addEventListener('pointercancel', end);
+  svg.addEventListener('click', (e) => { if (svg.dataset.dragged) { e.stopPropagation(); } }, true);
+  svg.addEventListener('wheel', (e) => { if (!e.ctrlKey && !e.metaKey) return; e.preventDefault(); zoom(e.deltaY < 0 ? 1.1 : 0.9, e.clientX, e.clientY); }, {passive: false});
+  apply();
+  new ResizeObserver(apply).observe(frame);
+  return [frame, bar];
+}
+
+// STATUS_WORDS says each status in plain words, once: the graph's key
+// and a node's detail read them.
+const STATUS_WORDS = {
+  proposed: 'an idea waiting for the owner to promote it',
+  pending: 'queued: an agent will take it',
+  running: 'an agent is working on it now',
+  awaiting_consent: 'its answer waits for your yes',
+  deferred: 'waiting for the network to check its sources',
+  passed: 'its answer passed the gate; the owner will weigh it',
+  explored: 'done: it reached a conclusion',
+  growing: 'done, and kept: it spawned follow-up work',
+  aborted: 'stopped: a dead end, or stopped by hand',
+  exhausted: 'stopped: it failed the gate too many times',
+  council_pending: 'the owner waits for its council’s votes',
+  revising: 'its Team is redoing the work after a rejection',
+  team_blocked: 'stopped: its Team was rejected too many times',
+};
+const statusWords = (n) => n.status.replaceAll('_', ' ');
+
+function legend(d) {
+  const here = new Set(d.nodes.map((n) => n.status));
+  return [h('p', {class: 'legend'}, 'Tap a node for its full text and status. ♛ owner · J/R council judge and reviewer · a Team’s strip: P plan, E exec, A accept (✓ done, ✗ rejected, … running); tap a Team to show its stages.'),
+    h('details', {class: 'key'}, h('summary', null, 'What the colours mean'),
+      h('dl', {class: 'statuses'}, STATUSES.map((s) => [h('dt', {'data-key': s, class: here.has(s) ? 'here' : null}, h('span', {class: 'sw s-' + s}), s.replaceAll('_', ' ')),
+        h('dd', null, STATUS_WORDS[s])])))];
 }
 
 function nodeTable(d) {
@@ -556,8 +779,15 @@ function nodeTable(d) {
       h('tbody', null, d.nodes.map((n) => h('tr', null,
         h('td', null, h('button', {type: 'button', onclick: () => openNode(n.id)}, n.id)),
         h('td', null, n.role), h('td', {'data-node-status': n.id}, n.status),
-        h('td', null, n.tries + '/' + d.quest.limits.max_tries), h('td', null, n.outcome || ''),
+        h('td', null, n.tries + '/' + d.quest.limits.max_tries), h('td', {'data-outcome': n.id}, outcomeWords(n)),
         h('td', {class: 'hyp'}, n.hypothesis))))));
+}
+
+// outcomeWords is a node's last word: a Team stage's decision (an
+// accepter's accept or reject), else the gate's.
+function outcomeWords(n) {
+  if (n.stage && n.verdict) return n.verdict;
+  return n.outcome || '';
 }
 
 // ---- node detail ----
@@ -588,10 +818,15 @@ function nodeDetail(n) {
   const row = (k, v) => v === '' || v == null ? null : [h('dt', null, k), h('dd', null, v)];
   return h('div', {'data-detail': n.id},
     h('dl', null,
-      row('quest', n.quest), row('role', n.role), row('status', n.status), row('parent', n.parent), row('tries', String(n.tries)),
-      row('outcome', n.outcome), row('verdict', n.verdict), row('claim hash', n.claim_hash ? h('code', null, n.claim_hash) : ''),
+      row('quest', n.quest), row('role', n.role),
+      row('status', h('span', {'data-status-words': n.status}, h('span', {class: 'detail-status'}, statusWords(n)), STATUS_WORDS[n.status] ? ': ' + STATUS_WORDS[n.status] : '')),
+      row('parent', n.parent), row('tries', String(n.tries)),
+      // A Team stage decides (an accepter's accept or reject); the gate's
+      // PASS only says its answer was well formed.
+      n.stage && n.verdict ? row('decision', h('strong', {'data-decision': n.verdict}, n.verdict)) : null,
+      row(n.stage && n.verdict ? 'gate' : 'outcome', n.outcome), n.stage ? null : row('verdict', n.verdict), row('claim hash', n.claim_hash ? h('code', null, n.claim_hash) : ''),
       row('provider', n.provider), row('phase', n.phase), row('team kind', n.team_kind), row('team', n.team), row('stage', n.stage),
-      row('revisions', n.max_revisions ? n.revision_count + '/' + n.max_revisions : ''),
+      row('revisions', n.max_revisions ? (n.revision_count || 0) + '/' + n.max_revisions : ''),
       row('waiting', n.waiting), row('reason', n.reason)),
     h('h3', null, 'Hypothesis'), h('pre', {class: 'hypothesis'}, n.hypothesis),
     n.evidence ? [h('h3', null, 'Evidence'), h('pre', {class: 'evidence'}, n.evidence)] : null,
@@ -599,7 +834,7 @@ function nodeDetail(n) {
     n.new_directions.length ? [h('h3', null, 'New directions'), h('ul', null, n.new_directions.map((t) => h('li', null, t)))] : null,
     n.facts.length || (n.feedback_adds && n.feedback) ? [h('h3', null, 'Facts'), h('div', {class: 'node-facts'}, facts(n.facts, n.feedback, n.feedback_adds))] : null,
     n.attempts.length ? [h('h3', null, 'Attempts'), h('ol', {class: 'attempts'}, n.attempts.map((a) => h('li', null,
-      h('div', null, new Date(a.at).toLocaleString(), ' · ', a.outcome, a.run ? ' · run ' + a.run : '', a.try_used ? ' · try used' : '', a.repeats ? ' · ×' + (a.repeats + 1) : ''),
+      h('div', null, when(a.at), ' · ', a.outcome, a.run ? ' · run ' + a.run : '', a.try_used ? ' · try used' : '', a.repeats ? ' · ×' + (a.repeats + 1) : ''),
       facts(a.facts, a.feedback, a.facts.length === 0 || a.feedback !== n.feedback)))) ] : null,
     window.questboxRuns ? window.questboxRuns(n) : null,
     loggedIn() && !n.terminal ? h('div', {class: 'actions'}, h('button', {type: 'button', class: 'danger', onclick: async () => {
@@ -680,7 +915,7 @@ $('update-form').addEventListener('submit', async (ev) => {
 // ---- events ----
 
 function eventText(ev) {
-  const t = new Date(ev.time).toLocaleTimeString();
+  const t = '';
   switch (ev.kind) {
     case 'node': return t + ' ' + ev.quest + ' ' + ev.node + ' ' + (ev.role || '') + (ev.team ? ' of Team ' + ev.team + (ev.stage ? ' (' + ev.stage + ')' : '') : '') +
       (ev.phase ? ' [' + ev.phase + ']' : '') + ' ' + (ev.from || 'new') + ' → ' + ev.to + (ev.reason ? '  (' + ev.reason + ')' : '');
@@ -692,12 +927,14 @@ function eventText(ev) {
 }
 
 function renderEvents() {
-  $('events').replaceChildren(...st.events.slice().reverse().map((ev) => h('li', {'data-seq': ev.seq}, eventText(ev))));
+  const li = (ev) => h('li', {'data-seq': ev.seq}, when(ev.time), eventText(ev));
+  $('events').replaceChildren(...st.events.slice().reverse().map(li));
+  $('consent-history').replaceChildren(...st.events.filter((ev) => ev.kind === 'consent').reverse().slice(0, 20).map(li));
 }
 
 // The page's second script (runs.js: new quests, seeding, exports, runs
 // and logs) uses these.
-window.questbox = {h, fill, call, act, enc, loggedIn};
+window.questbox = {h, fill, call, act, enc, loggedIn, when};
 
 // ---- start ----
 

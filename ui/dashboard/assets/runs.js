@@ -5,7 +5,7 @@
 // shown as it is, so a refusal reads as it does on the CLI.
 'use strict';
 (() => {
-const {h, fill, call, act, enc, loggedIn} = window.questbox;
+const {h, fill, call, act, enc, loggedIn, when} = window.questbox;
 const $ = (id) => document.getElementById(id);
 
 // ---- a new quest ----
@@ -32,6 +32,25 @@ function loadPresets() {
       presetSelect.append(h('option', {value: p.name, title: p.help}, p.name + ' (' + p.help + ')'));
     }
   }, () => { loading = null; }); // asked again at the next session change
+}
+// The selects offer what the box has (GET /api/choices); their first
+// option, and an empty field's placeholder, say the box's default, which
+// an empty field takes.
+let choosing = null;
+function loadChoices() {
+  if (choosing || !loggedIn()) return;
+  choosing = call('GET', '/api/choices').then((c) => {
+    const d = c.defaults;
+    for (const el of document.querySelectorAll('#new-quest-form select[data-choices]')) {
+      const key = el.id.slice(3);
+      fill(el, h('option', {value: ''}, 'default: ' + d[key]), c[el.dataset.choices].map((v) => h('option', {value: v}, v)));
+    }
+    for (const el of document.querySelectorAll('#new-quest-form input[data-default]')) {
+      const v = d[el.dataset.default];
+      el.placeholder = 'default: ' + (Array.isArray(v) ? v.join(', ') || 'none' : v);
+    }
+    fill($('nq-role-list'), c.roles.map((r) => h('option', {value: r})));
+  }, () => { choosing = null; });
 }
 const valueOf = (el) => el.type === 'checkbox' ? String(el.checked) : el.value;
 function setValue(el, v) { if (el.type === 'checkbox') el.checked = v === 'true'; else el.value = v; }
@@ -107,7 +126,7 @@ $('new-quest-form').addEventListener('submit', async (ev) => {
 });
 
 // The form is for a logged-in session only; the page shows it then.
-function showForm() { $('new-quest').hidden = !loggedIn(); loadPresets(); }
+function showForm() { $('new-quest').hidden = !loggedIn(); loadPresets(); loadChoices(); }
 document.addEventListener('questbox:session', showForm);
 
 // ---- seed and export, on each quest's card ----
@@ -170,11 +189,15 @@ function exitText(r) {
 window.questboxRuns = (n) => {
   if (!n.runs.length) return null;
   const body = h('div', {'data-runs': n.id}, h('p', {class: 'muted'}, 'Loading the runs…'));
-  call('GET', '/api/runs?node=' + enc(n.id)).then((runs) => fill(body,
+  // A Team stage's run passes the gate on its answer's form; what the
+  // stage decided (an accepter's accept or reject) is the node's verdict.
+  const decision = n.stage && n.verdict ? h('p', {'data-decision': n.verdict}, 'Decision: ', h('strong', null, n.verdict),
+    ' (the gate column says whether the answer was well formed, not what it decided)') : null;
+  call('GET', '/api/runs?node=' + enc(n.id)).then((runs) => fill(body, decision,
     h('table', {class: 'runs'},
-      h('thead', null, h('tr', null, ['Run', 'Ended', 'Outcome', 'Tokens', 'Out', ''].map((t) => h('th', {scope: 'col'}, t)))),
+      h('thead', null, h('tr', null, ['Run', 'Ended', n.stage ? 'Gate' : 'Outcome', 'Tokens', 'Out', ''].map((t) => h('th', {scope: 'col'}, t)))),
       h('tbody', null, runs.map((r) => h('tr', {'data-run': r.id},
-        h('td', null, h('code', null, r.name), h('div', {class: 'hint'}, r.provider + ' · ' + new Date(r.started).toLocaleString())),
+        h('td', null, h('code', null, r.name), h('div', {class: 'hint'}, r.provider + ' · ', when(r.started))),
         h('td', null, exitText(r)), h('td', null, r.outcome || ''), h('td', null, String(r.tokens)), h('td', null, size(r.bytes_out)),
         h('td', null, r.log ? h('button', {type: 'button', 'data-open-log': r.id, onclick: () => openLog(r)}, r.running ? 'Live log' : 'Log') :
           h('span', {class: 'hint'}, 'log dropped'))))))),

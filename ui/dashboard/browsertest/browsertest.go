@@ -115,6 +115,22 @@ func Screenshot(t *testing.T, ctx context.Context, name string) string {
 	return path
 }
 
+// ScreenshotView saves what the window shows (not the whole page) as
+// name.png in ArtifactDir and returns its path.
+func ScreenshotView(t *testing.T, ctx context.Context, name string) string {
+	t.Helper()
+	png, err := chromedp.Run(Timeout(t, ctx), chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot %s: %v", name, err)
+	}
+	path := filepath.Join(ArtifactDir(t), name+".png")
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+	return path
+}
+
 // ScreenshotOf saves the first element sel matches as name.png in
 // ArtifactDir (at the page's viewport: a phone) and returns its path.
 func ScreenshotOf(t *testing.T, ctx context.Context, sel, name string) string {
