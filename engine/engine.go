@@ -432,7 +432,7 @@ func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 // ProviderNames lists the providers this engine can use, sorted, the
 // always-present external one included.
 func (e *Engine) ProviderNames() []string {
-	names := append(slices.Collect(maps.Keys(e.providers)), ProviderExternal)
+	names := append(slices.Collect(maps.Keys(e.conf().Providers)), ProviderExternal)
 	slices.Sort(names)
 	return slices.Compact(names)
 }
