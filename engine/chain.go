@@ -201,6 +201,15 @@ func (e *Engine) parkChain(fs []followQuest) {
 			e.noteLocked(f.quest, n)
 		}
 	}
+	// A run that ended between the pass's look at the slots and now
+	// found nothing parked (slotFreed): the pass it would have woken is
+	// made due here, or the parked work would wait for the next tick.
+	e.mu.Lock()
+	free := e.opt.MaxParallel-len(e.inflight)-e.starting > 0
+	e.mu.Unlock()
+	if free && len(fs) > 0 {
+		e.dueLocked()
+	}
 }
 
 // followUpPass is one pass: the follow-up work of the quests noted since
