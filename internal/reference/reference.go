@@ -1,0 +1,519 @@
+// Package reference is for the tests that write the pages of
+// docs/reference: it reads doc comments from this module's own source
+// (the non-test files of a package, parsed with go/parser) and writes
+// Markdown. Each page is generated from the code's own tables (the
+// config's schema, the verb registry, the API's mux and error table, the
+// MQTT client's topics and entities); its test regenerates it and fails
+// when the committed page differs, so a key, verb, flag, topic, entity,
+// route or error code cannot exist in one and not the other. [Regenerate]
+// rewrites every page after a change.
+package reference
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Regenerate is the one command that rewrites every generated reference
+// page (docs/reference/*.md and questbox.1) from the code.
+const Regenerate = "go test ./config ./ui/api ./ui/mqtt ./cmd/questbox -run '^TestReference' -update"
+
+// Header is the top of a generated Markdown page: its title, a note that
+// it is generated and how to regenerate it, and what it covers.
+func Header(title, intro string) string {
+	return fmt.Sprintf("# %s\n\n> Generated from the code; do not edit by hand. After a change in the code,\n> regenerate every reference page with\n> `%s`.\n\n%s\n", title, Regenerate, intro)
+}
+
+// Root is the module's root directory: the nearest directory above the
+// working directory (a test's package directory) that has go.mod.
+func Root() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("reference: no go.mod above the working directory")
+		}
+		dir = up
+	}
+}
+
+// modulePath is this module's path, as go.mod declares it.
+func modulePath(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil {
+		return "", err
+	}
+	for l := range strings.SplitSeq(string(b), "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(l), "module "); ok {
+			return strings.Trim(strings.TrimSpace(p), `"`), nil
+		}
+	}
+	return "", errors.New("reference: go.mod has no module line")
+}
+
+// Source is one package's non-test Go files, parsed with their comments.
+type Source struct {
+	fset  *token.FileSet
+	files []*ast.File
+}
+
+// Package parses the package of this module with import path importPath
+// (as reflect.Type.PkgPath gives it).
+func Package(importPath string) (*Source, error) {
+	root, err := Root()
+	if err != nil {
+		return nil, err
+	}
+	mod, err := modulePath(root)
+	if err != nil {
+		return nil, err
+	}
+	rel, ok := strings.CutPrefix(importPath, mod)
+	if !ok {
+		return nil, fmt.Errorf("reference: %s is not a package of %s", importPath, mod)
+	}
+	return Parse(filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(rel, "/"))))
+}
+
+// Parse parses the non-test Go files of the package in dir.
+func Parse(dir string) (*Source, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return nil, err
+	}
+	s := &Source{fset: token.NewFileSet()}
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(s.fset, name, nil, parser.ParseComments)
+		if err != nil {
+			return nil, err
+		}
+		s.files = append(s.files, f)
+	}
+	if len(s.files) == 0 {
+		return nil, fmt.Errorf("reference: no Go files in %s", dir)
+	}
+	return s, nil
+}
+
+// Field is the documentation of field of the struct type typ: its doc
+// comment, or, for a field without one, the doc comment of the block of
+// fields it belongs to (the nearest field above it with no blank line
+// between: `// CAFile, CertFile and KeyFile configure TLS` above three
+// fields), followed by its line comment. "" when the type or the field is
+// not found, or has no comment at all.
+func (s *Source) Field(typ, field string) string {
+	st := s.structType(typ)
+	if st == nil {
+		return ""
+	}
+	var block *ast.CommentGroup // the doc of the current block of fields
+	owner := ""                 // the field that block documents first
+	prevEnd := 0                // the line the previous field ended on
+	for _, f := range st.Fields.List {
+		start := s.fset.Position(f.Pos()).Line
+		switch {
+		case f.Doc != nil:
+			block, owner = f.Doc, ""
+			if len(f.Names) > 0 {
+				owner = f.Names[0].Name
+			}
+		case start > prevEnd+1:
+			block = nil // a blank line ends a block
+		}
+		prevEnd = s.fset.Position(f.End()).Line
+		for _, n := range f.Names {
+			if n.Name != field {
+				continue
+			}
+			var parts []string
+			// A block's comment is this field's too when it is about the
+			// block ("BCM 2..27, or -1 ...") or names the field
+			// ("CAFile, CertFile and KeyFile ..."), not when it is the
+			// first field's own ("ClientID defaults to ...").
+			if t := block.Text(); block != nil && (f.Doc != nil || !strings.HasPrefix(t, owner+" ") || strings.Contains(t, field)) {
+				parts = append(parts, t)
+			}
+			if f.Comment != nil {
+				parts = append(parts, f.Comment.Text())
+			}
+			return strings.Join(parts, " ")
+		}
+	}
+	return ""
+}
+
+// Type is the doc comment of the type name.
+func (s *Source) Type(name string) string {
+	for _, f := range s.files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				if ts := spec.(*ast.TypeSpec); ts.Name.Name == name {
+					if ts.Doc != nil {
+						return ts.Doc.Text()
+					}
+					return g.Doc.Text()
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// structType finds the struct type named typ.
+func (s *Source) structType(typ string) *ast.StructType {
+	for _, f := range s.files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range g.Specs {
+				ts := spec.(*ast.TypeSpec)
+				if st, ok := ts.Type.(*ast.StructType); ok && ts.Name.Name == typ {
+					return st
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Func is the doc comment of the function name, or of the method name of
+// the type recv (a pointer receiver or not) when recv is not "".
+func (s *Source) Func(recv, name string) string {
+	for _, f := range s.files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != name || (fd.Recv == nil) != (recv == "") {
+				continue
+			}
+			if recv != "" && receiver(fd) != recv {
+				continue
+			}
+			return fd.Doc.Text()
+		}
+	}
+	return ""
+}
+
+// receiver is the type name of a method's receiver.
+func receiver(fd *ast.FuncDecl) string {
+	t := fd.Recv.List[0].Type
+	if st, ok := t.(*ast.StarExpr); ok {
+		t = st.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// A Const is a constant declared with a string literal.
+type Const struct {
+	Name, Value, Doc string
+}
+
+// StringConsts are the package's constants whose value is a string
+// literal, with their doc comments (a constant's own, else its line
+// comment), in source order.
+func (s *Source) StringConsts() []Const {
+	var out []Const
+	for _, f := range s.files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range g.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, n := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok || lit.Kind != token.STRING {
+						continue
+					}
+					v, err := strconv.Unquote(lit.Value)
+					if err != nil {
+						continue
+					}
+					doc := vs.Doc.Text()
+					if doc == "" {
+						doc = vs.Comment.Text()
+					}
+					out = append(out, Const{Name: n.Name, Value: v, Doc: doc})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// A Route is one registration of an HTTP handler on a mux:
+// m.HandleFunc("GET /api/quests/{id}", s.read(s.questShow)).
+type Route struct {
+	Pattern string
+	// Handler is the method or function that answers ("questShow");
+	// "" for a function literal.
+	Handler string
+	// Wrappers are the calls around it, outermost first (["read"]).
+	Wrappers []string
+	// Doc is the handler's doc comment, or for a function literal the
+	// comment above the registration.
+	Doc string
+}
+
+// Routes are the package's calls of HandleFunc or Handle whose pattern
+// is a string literal, in source order. The handler of each is the
+// innermost method or function value of its second argument; the doc is
+// that method's or function's own.
+func (s *Source) Routes() ([]Route, error) {
+	var out []Route
+	var err error
+	for _, f := range s.files {
+		cm := ast.NewCommentMap(s.fset, f, f.Comments)
+		ast.Inspect(f, func(n ast.Node) bool {
+			stmt, ok := n.(*ast.ExprStmt)
+			if !ok {
+				return true
+			}
+			call, ok := stmt.X.(*ast.CallExpr)
+			if !ok || len(call.Args) != 2 {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok || (sel.Sel.Name != "HandleFunc" && sel.Sel.Name != "Handle") {
+				return true
+			}
+			lit, ok := call.Args[0].(*ast.BasicLit)
+			if !ok || lit.Kind != token.STRING {
+				return true
+			}
+			pattern, uerr := strconv.Unquote(lit.Value)
+			if uerr != nil {
+				err = uerr
+				return false
+			}
+			r := Route{Pattern: pattern}
+			h := call.Args[1]
+			for {
+				c, ok := h.(*ast.CallExpr)
+				if !ok || len(c.Args) == 0 {
+					break
+				}
+				r.Wrappers = append(r.Wrappers, name(c.Fun))
+				h = c.Args[len(c.Args)-1]
+			}
+			if _, lit := h.(*ast.FuncLit); !lit {
+				r.Handler = name(h)
+				if sel, ok := h.(*ast.SelectorExpr); ok {
+					r.Doc = s.method(sel.Sel.Name)
+				} else {
+					r.Doc = s.Func("", r.Handler)
+				}
+			}
+			if r.Doc == "" {
+				for _, g := range cm[stmt] {
+					r.Doc += g.Text()
+				}
+			}
+			out = append(out, r)
+			return true
+		})
+	}
+	return out, err
+}
+
+// method is the doc comment of the method name, whatever its receiver.
+func (s *Source) method(name string) string {
+	for _, f := range s.files {
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.Name == name {
+				return fd.Doc.Text()
+			}
+		}
+	}
+	return ""
+}
+
+// name is the last name of an expression: s.api.ServeHTTP is ServeHTTP.
+func name(e ast.Expr) string {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return e.Name
+	case *ast.SelectorExpr:
+		return e.Sel.Name
+	}
+	return ""
+}
+
+// goLink is a Go doc link: [Config.SocketPath], [*Error], [DefaultGate].
+// TOML tables in comments ([gates.NAME], [defaults]) are lower case and
+// stay.
+var goLink = regexp.MustCompile(`\[(\*?[A-Z][A-Za-z0-9_.]*)\]`)
+
+// Asides of a doc comment that speak to a Go reader, not a user: a
+// parenthesis that only points at Go names or source files ("(see
+// [Config.SocketPath])", "(engine.CheckRoles)", "(see presets.go)"), and
+// section numbers of the design notes ("(§2.4)").
+var goAsides = []*regexp.Regexp{
+	regexp.MustCompile(`\s*\((?:see )?\[\*?[A-Z][\w.]*\](?:,? (?:and )?\[\*?[A-Z][\w.]*\])*\)`),
+	regexp.MustCompile(`[:;,]? see \[\*?[A-Z][\w.]*\]`),
+	regexp.MustCompile(`\s*\((?:see )?[a-z]\w*\.[A-Z]\w*\)`),
+	regexp.MustCompile(`\s*\(see \w+\.go\)|[:;,]? see \w+\.go`),
+	regexp.MustCompile(`\s*\((?:SPEC )?§[\d.]+\)`),
+	regexp.MustCompile(`;? ?(?:SPEC )?§[\d.]+(?: "[^"]*")?(?:[,;] ?)?`),
+}
+
+// Text is a doc comment as one paragraph of plain text for a user: its
+// lines joined, without the asides meant for a Go reader (goAsides), Go
+// doc links without their brackets. A comment whose prose is followed by
+// an indented block (an example) keeps only the prose before it.
+func Text(doc string) string {
+	var kept []string
+	inBlock := false
+	for l := range strings.SplitSeq(doc, "\n") {
+		switch {
+		case strings.HasPrefix(l, "\t") || strings.HasPrefix(l, "  "):
+			// An indented block is an example: the prose that led to
+			// it ("..., for example:") ends where it did.
+			if !inBlock && len(kept) > 0 {
+				prose := strings.Join(kept, " ")
+				prose = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(prose, ":"), " for example"), ",")
+				if !strings.HasSuffix(prose, ".") {
+					prose += "."
+				}
+				kept = []string{prose}
+			}
+			inBlock = true
+		case strings.TrimSpace(l) == "":
+			// A blank line neither ends an example nor adds to the prose.
+		default:
+			inBlock = false
+			kept = append(kept, strings.TrimSpace(l))
+		}
+	}
+	t := strings.Join(strings.Fields(strings.Join(kept, " ")), " ")
+	for _, re := range goAsides {
+		t = re.ReplaceAllString(t, "")
+	}
+	for _, r := range tidy {
+		t = r.re.ReplaceAllString(t, r.with)
+	}
+	return goLink.ReplaceAllString(t, "$1")
+}
+
+// tidy mends the punctuation goAsides leave ("(; x)", "(x, )", "()"),
+// and drops a doc link that opens a parenthesis ("([Kinds]; x)").
+var tidy = []struct {
+	re   *regexp.Regexp
+	with string
+}{
+	{regexp.MustCompile(`\((?:see )?\[\*?[A-Z][\w.]*\][;,] `), "("},
+	{regexp.MustCompile(`\s*\(\s*[,;]?\s*\)`), ""},
+	{regexp.MustCompile(`\(\s*[,;]\s*`), "("},
+	{regexp.MustCompile(`\s*[,;]\s*\)`), ")"},
+}
+
+// Sentence is the first sentence of a doc comment's Text.
+func Sentence(doc string) string {
+	t := Text(doc)
+	for i := 0; i+1 < len(t); i++ {
+		if t[i] == '.' && t[i+1] == ' ' && !abbrev(t[:i]) {
+			return t[:i+1]
+		}
+	}
+	return t
+}
+
+// abbrev reports whether s ends in an abbreviation whose dot does not end
+// a sentence.
+func abbrev(s string) bool {
+	for _, a := range []string{"e.g", "i.e", "etc", "vs"} {
+		if strings.HasSuffix(s, a) {
+			return true
+		}
+	}
+	return false
+}
+
+// Cell is s made safe for a cell of a Markdown table: pipes and newlines
+// would end the cell, and <data> would be read as an HTML tag.
+func Cell(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "<", `\<`)
+}
+
+// Code is s as inline code in a table cell, with a longer fence when s
+// has backquotes of its own.
+func Code(s string) string {
+	if s == "" {
+		return ""
+	}
+	fence := "`"
+	for strings.Contains(s, fence) {
+		fence += "`"
+	}
+	pad := ""
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		pad = " "
+	}
+	return fence + pad + strings.ReplaceAll(s, "|", `\|`) + pad + fence
+}
+
+// Table writes a Markdown table: the header row, then rows, whose cells
+// are written as given (see Cell and Code).
+func Table(b *strings.Builder, header []string, rows [][]string) {
+	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
+	for range header {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, r := range rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+}
+
+// forUsers are what a page for users must not carry: the design notes'
+// section numbers and name, issue numbers, Go source files.
+var forUsers = regexp.MustCompile(`§|\bSPEC\b|\b[Ii]ssue \d+|\b\w+\.go\b`)
+
+// Lint reports what on a generated page speaks to the code's authors
+// instead of its users: a doc comment that cites the design notes or an
+// issue, or points at a source file. Say it in the comment for the user,
+// or put it in a parenthesis goAsides drops.
+func Lint(page string) error {
+	var bad []string
+	for i, l := range strings.Split(page, "\n") {
+		if m := forUsers.FindString(l); m != "" {
+			bad = append(bad, fmt.Sprintf("line %d has %q: %s", i+1, m, l))
+		}
+	}
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "\n"))
+	}
+	return nil
+}
