@@ -275,87 +275,112 @@ func (s *Source) StringConsts() []Const {
 // m.HandleFunc("GET /api/quests/{id}", s.read(s.questShow)).
 type Route struct {
 	Pattern string
-	// Handler is the method or function that answers ("questShow");
-	// "" for a function literal.
+	// Handler is the method or function that answers ("questShow", or
+	// "asset" for s.asset("index.html")); "" for a function literal or a
+	// method of another value (s.api.ServeHTTP).
 	Handler string
 	// Wrappers are the calls around it, outermost first (["read"]).
 	Wrappers []string
-	// Doc is the handler's doc comment, or for a function literal the
-	// comment above the registration.
+	// Doc is the handler's doc comment; for a function literal or a
+	// handler of another value, the comment above the registration.
 	Doc string
 }
 
 // Routes are the package's calls of HandleFunc or Handle whose pattern
 // is a string literal, in source order. The handler of each is the
-// innermost method or function value of its second argument; the doc is
-// that method's or function's own.
+// innermost function value of its second argument (a call whose last
+// argument is not a function value, s.asset("index.html"), is the
+// handler itself); its doc is that method's, or function's, own.
 func (s *Source) Routes() ([]Route, error) {
 	var out []Route
 	var err error
 	for _, f := range s.files {
 		cm := ast.NewCommentMap(s.fset, f, f.Comments)
-		ast.Inspect(f, func(n ast.Node) bool {
-			stmt, ok := n.(*ast.ExprStmt)
-			if !ok {
-				return true
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
 			}
-			call, ok := stmt.X.(*ast.CallExpr)
-			if !ok || len(call.Args) != 2 {
-				return true
+			recvName, recvType := "", ""
+			if fd.Recv != nil && len(fd.Recv.List[0].Names) > 0 {
+				recvName, recvType = fd.Recv.List[0].Names[0].Name, receiver(fd)
 			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok || (sel.Sel.Name != "HandleFunc" && sel.Sel.Name != "Handle") {
-				return true
-			}
-			lit, ok := call.Args[0].(*ast.BasicLit)
-			if !ok || lit.Kind != token.STRING {
-				return true
-			}
-			pattern, uerr := strconv.Unquote(lit.Value)
-			if uerr != nil {
-				err = uerr
-				return false
-			}
-			r := Route{Pattern: pattern}
-			h := call.Args[1]
-			for {
-				c, ok := h.(*ast.CallExpr)
-				if !ok || len(c.Args) == 0 {
-					break
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				stmt, ok := n.(*ast.ExprStmt)
+				if !ok {
+					return true
 				}
-				r.Wrappers = append(r.Wrappers, name(c.Fun))
-				h = c.Args[len(c.Args)-1]
-			}
-			if _, lit := h.(*ast.FuncLit); !lit {
-				r.Handler = name(h)
-				if sel, ok := h.(*ast.SelectorExpr); ok {
-					r.Doc = s.method(sel.Sel.Name)
-				} else {
-					r.Doc = s.Func("", r.Handler)
+				r, ok, rerr := s.route(stmt, recvName, recvType)
+				if rerr != nil {
+					err = rerr
+					return false
 				}
-			}
-			if r.Doc == "" {
-				for _, g := range cm[stmt] {
-					r.Doc += g.Text()
+				if !ok {
+					return true
 				}
-			}
-			out = append(out, r)
-			return true
-		})
+				if r.Doc == "" {
+					for _, g := range cm[stmt] {
+						r.Doc += g.Text()
+					}
+				}
+				out = append(out, r)
+				return true
+			})
+		}
 	}
 	return out, err
 }
 
-// method is the doc comment of the method name, whatever its receiver.
-func (s *Source) method(name string) string {
-	for _, f := range s.files {
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv != nil && fd.Name.Name == name {
-				return fd.Doc.Text()
-			}
+// route reads one registration; ok is false for any other statement.
+// recvName and recvType are the enclosing method's receiver, whose
+// methods are the handlers (s.questList).
+func (s *Source) route(stmt *ast.ExprStmt, recvName, recvType string) (r Route, ok bool, err error) {
+	call, isCall := stmt.X.(*ast.CallExpr)
+	if !isCall || len(call.Args) != 2 {
+		return r, false, nil
+	}
+	sel, isSel := call.Fun.(*ast.SelectorExpr)
+	if !isSel || (sel.Sel.Name != "HandleFunc" && sel.Sel.Name != "Handle") {
+		return r, false, nil
+	}
+	lit, isLit := call.Args[0].(*ast.BasicLit)
+	if !isLit || lit.Kind != token.STRING {
+		return r, false, nil
+	}
+	if r.Pattern, err = strconv.Unquote(lit.Value); err != nil {
+		return r, false, err
+	}
+	h := call.Args[1]
+	for {
+		c, isCall := h.(*ast.CallExpr)
+		if !isCall || len(c.Args) == 0 || !funcValue(c.Args[len(c.Args)-1]) {
+			break
+		}
+		r.Wrappers = append(r.Wrappers, name(c.Fun))
+		h = c.Args[len(c.Args)-1]
+	}
+	if c, isCall := h.(*ast.CallExpr); isCall {
+		h = c.Fun // s.asset("index.html"): asset makes the handler
+	}
+	switch h := h.(type) {
+	case *ast.Ident:
+		r.Handler, r.Doc = h.Name, s.Func("", h.Name)
+	case *ast.SelectorExpr:
+		if x, ok := h.X.(*ast.Ident); ok && x.Name == recvName {
+			r.Handler, r.Doc = h.Sel.Name, s.Func(recvType, h.Sel.Name)
 		}
 	}
-	return ""
+	return r, true, nil
+}
+
+// funcValue reports whether e may be a handler: a name, a method value,
+// a call that makes one, or a function literal.
+func funcValue(e ast.Expr) bool {
+	switch e.(type) {
+	case *ast.Ident, *ast.SelectorExpr, *ast.CallExpr, *ast.FuncLit:
+		return true
+	}
+	return false
 }
 
 // name is the last name of an expression: s.api.ServeHTTP is ServeHTTP.
@@ -381,7 +406,7 @@ var goLink = regexp.MustCompile(`\[(\*?[A-Z][A-Za-z0-9_.]*)\]`)
 var goAsides = []*regexp.Regexp{
 	regexp.MustCompile(`\s*\((?:see )?\[\*?[A-Z][\w.]*\](?:,? (?:and )?\[\*?[A-Z][\w.]*\])*\)`),
 	regexp.MustCompile(`[:;,]? see \[\*?[A-Z][\w.]*\]`),
-	regexp.MustCompile(`\s*\((?:see )?[a-z]\w*\.[A-Z]\w*\)`),
+	regexp.MustCompile(`\s*\((?:see )?[a-z]\w*\.[A-Z]\w*\)|\s*\(see [A-Z]\w*\.[A-Z]\w*\)`),
 	regexp.MustCompile(`\s*\(see \w+\.go\)|[:;,]? see \w+\.go`),
 	regexp.MustCompile(`\s*\((?:SPEC )?§[\d.]+\)`),
 	regexp.MustCompile(`;? ?(?:SPEC )?§[\d.]+(?: "[^"]*")?(?:[,;] ?)?`),
@@ -435,6 +460,13 @@ var tidy = []struct {
 	{regexp.MustCompile(`\s*\(\s*[,;]?\s*\)`), ""},
 	{regexp.MustCompile(`\(\s*[,;]\s*`), "("},
 	{regexp.MustCompile(`\s*[,;]\s*\)`), ")"},
+}
+
+// Paragraph is the Text of a doc comment's first paragraph: what it
+// does, without the how that follows.
+func Paragraph(doc string) string {
+	first, _, _ := strings.Cut(strings.TrimLeft(doc, "\n"), "\n\n")
+	return Text(first)
 }
 
 // Sentence is the first sentence of a doc comment's Text.

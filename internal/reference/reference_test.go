@@ -45,6 +45,8 @@ func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /api/quests", s.questList)
 	m.HandleFunc("POST /api/quests", s.write(s.questNew))
+	m.HandleFunc("GET /app.js", s.asset("app.js"))
+	m.HandleFunc("GET /healthz", s.api.ServeHTTP)
 	// Anything else is not found.
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {})
 }
@@ -56,6 +58,14 @@ func (s *Server) questList(w http.ResponseWriter, r *http.Request) {}
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request) {}
 
 func (s *Server) write(h http.HandlerFunc) http.HandlerFunc { return h }
+
+// asset serves an embedded file.
+func (s *Server) asset(name string) http.HandlerFunc { return nil }
+
+type Other struct{}
+
+// questList of another type is not the server's.
+func (o *Other) questList() {}
 `
 
 func parseSample(t *testing.T) *Source {
@@ -112,12 +122,14 @@ func TestRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 3 {
-		t.Fatalf("got %d routes, want 3: %+v", len(got), got)
+	if len(got) != 5 {
+		t.Fatalf("got %d routes, want 5: %+v", len(got), got)
 	}
 	for i, want := range []Route{
 		{Pattern: "GET /api/quests", Handler: "questList", Doc: "questList lists the quests. Nothing is created.\n"},
 		{Pattern: "POST /api/quests", Handler: "questNew", Wrappers: []string{"write"}, Doc: "questNew creates a quest (SPEC §2.4; see quest.go).\n"},
+		{Pattern: "GET /app.js", Handler: "asset", Doc: "asset serves an embedded file.\n"},
+		{Pattern: "GET /healthz"},
 		{Pattern: "/", Doc: "Anything else is not found.\n"},
 	} {
 		g := got[i]
@@ -127,6 +139,9 @@ func TestRoutes(t *testing.T) {
 	}
 	if s := Sentence(got[1].Doc); s != "questNew creates a quest." {
 		t.Errorf("Sentence = %q", s)
+	}
+	if p := Paragraph("A does b\n(see [X]).\n\nHow it does it.\n"); p != "A does b." {
+		t.Errorf("Paragraph = %q", p)
 	}
 	if s := Sentence("A is b, e.g. c. Then d."); s != "A is b, e.g. c." {
 		t.Errorf("Sentence = %q", s)
@@ -141,6 +156,7 @@ func TestText(t *testing.T) {
 		{"Socket is the path (see [Config.SocketPath]).", "Socket is the path."},
 		{"A default: see [Config.VendorOf].", "A default."},
 		{"By the rule (engine.CheckRoles): team needs owner.", "By the rule: team needs owner."},
+		{"Counts (see Status.Findings).", "Counts."},
 		{"Roles ([roles.NAME], see roles.go).", "Roles ([roles.NAME])."},
 		{"Kind ([Kinds]; `questbox rules` lists them).", "Kind (`questbox rules` lists them)."},
 		{"Default [DefaultLimit] on [*Error].", "Default DefaultLimit on *Error."},
