@@ -492,11 +492,23 @@ func abbrev(s string) bool {
 }
 
 // Cell is s made safe for a cell of a Markdown table: pipes and newlines
-// would end the cell, and <data> would be read as an HTML tag.
+// would end the cell, and <data> outside code spans would be read as an
+// HTML tag.
 func Cell(s string) string {
 	s = strings.ReplaceAll(s, "\n", " ")
 	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "<", `\<`)
+	var b strings.Builder
+	inCode := false
+	for _, r := range s {
+		switch {
+		case r == '`':
+			inCode = !inCode
+		case r == '<' && !inCode:
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // Code is s as inline code in a table cell, with a longer fence when s

@@ -170,7 +170,7 @@ func TestText(t *testing.T) {
 }
 
 func TestCellAndCode(t *testing.T) {
-	if got := Cell("a | b <data>\nc"); got != `a \| b \<data> c` {
+	if got := Cell("a | b <data>\nc `<base>/x` <y>"); got != "a \\| b \\<data> c `<base>/x` \\<y>" {
 		t.Errorf("Cell = %q", got)
 	}
 	for in, want := range map[string]string{"": "", "x": "`x`", "a`b": "``a`b``", "`x`": "`` `x` ``", "a|b": "`a\\|b`"} {
