@@ -34,7 +34,7 @@ run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in .
 	$(GO) build -o bin/questbox ./cmd/questbox
 	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; in another terminal, ./bin/questbox --data ./data quest list talks to it"
 	@echo "questbox: (or export PATH=\"\$$PWD/bin:\$$PATH\" QUESTBOX_DATA=\"\$$PWD/data\" there, then plain questbox quest list, as README.md writes it)"
-	@echo "questbox: the dashboard's URL follows; on first start its password is in the log line 'dashboard password generated'"
+	@echo "questbox: the dashboard's URL follows; its password (made on first start, never logged) is printed by: cat ./data/dashboard.first-password"
 	@./bin/questbox run --data ./data --demo || [ $$? -eq 130 ]
 
 # NORACE_TESTS count allocations, which the race detector changes (it

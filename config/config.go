@@ -263,8 +263,16 @@ type Provider struct {
 	// the command (command). Default PATH, HOME, LANG; an explicit empty list
 	// passes nothing.
 	Env []string `toml:"env"`
-	// Dir is the command's working directory (command); "" is the daemon's.
+	// Dir is the command's working directory when the quest has no
+	// project (command); "" is the quest's scratch directory. Runs never
+	// write it (see Write).
 	Dir string `toml:"dir"`
+	// Write are more directories the command's runs may write (command),
+	// besides the quest's project (or scratch) directory and their own
+	// temporary one: e.g. the agent program's own state directory. Every
+	// run of the provider shares them. Absolute paths, outside the data
+	// directory; default none.
+	Write []string `toml:"write"`
 
 	// Timeout bounds one agent run (both types). Default 10m.
 	Timeout Duration `toml:"timeout"`

@@ -110,7 +110,10 @@ func TestDefaultValues(t *testing.T) {
 const exampleFile = "../systemd/questbox.toml"
 
 // TestExampleFileIsDefault pins that the documented config parses and that its
-// uncommented values are exactly the built-in defaults.
+// uncommented values are exactly the built-in defaults, but
+// privacy.egress_consent: the installed file (the image's, the .deb's)
+// turns it on, while a box with no config file (`make run`) runs its demo
+// without it.
 func TestExampleFileIsDefault(t *testing.T) {
 	got, err := Load(exampleFile)
 	if err != nil {
@@ -119,8 +122,13 @@ func TestExampleFileIsDefault(t *testing.T) {
 	if got.Path != exampleFile {
 		t.Errorf("Path = %q, want %q", got.Path, exampleFile)
 	}
+	if Default().Privacy.EgressConsent || !got.Privacy.EgressConsent {
+		t.Errorf("privacy.egress_consent: built in %v, in %s %v; want off built in, on in the file",
+			Default().Privacy.EgressConsent, exampleFile, got.Privacy.EgressConsent)
+	}
 	want := Default()
 	want.Path = exampleFile
+	want.Privacy.EgressConsent = true
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("example config differs from Default():\n got %+v\nwant %+v", got, want)
 	}

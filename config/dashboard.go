@@ -21,6 +21,11 @@ const (
 // dashboard.password_file is "".
 const PasswordFile = "dashboard.password"
 
+// FirstPasswordFile holds, in the data directory, the password the daemon
+// generated on its first start, in clear, mode 0600, until `questbox
+// password` sets another.
+const FirstPasswordFile = "dashboard.first-password"
+
 // Dashboard configures the web dashboard served on daemon.listen (SPEC §6).
 type Dashboard struct {
 	// Enabled serves the dashboard, its API and /metrics on daemon.listen.
@@ -79,4 +84,9 @@ func (d *Dashboard) validate(p *problems) {
 		}
 	}
 	p.atLeast("dashboard.max_clients", d.MaxClients, 1)
+}
+
+// DashboardFirstPasswordFile is <Daemon.Data>/dashboard.first-password.
+func (c *Config) DashboardFirstPasswordFile() string {
+	return filepath.Join(c.Daemon.Data, FirstPasswordFile)
 }

@@ -211,7 +211,7 @@ func schemaSample() *Config {
 	c.Council = Council{Reviewers: []string{""}, Judges: []string{""}}
 	c.Judge = &judge.Config{}
 	c.Teams = map[string]Team{anyName: {}}
-	c.Providers[anyName] = Provider{Argv: []string{""}, Env: []string{""}}
+	c.Providers[anyName] = Provider{Argv: []string{""}, Env: []string{""}, Write: []string{""}}
 	c.Roles[anyName] = Role{}
 	c.Privacy.Redact = []string{""}
 	c.Gates[anyName] = GateProfile{Rules: []gates.RuleSpec{{

@@ -46,9 +46,17 @@ type Role struct {
 // egress").
 type Privacy struct {
 	// Redact are regular expressions (Go's RE2 syntax) masked as
-	// "[redacted]" in every prompt sent to a provider whose vendor is not
-	// "local"; the run records that it was redacted. Default none.
+	// "[redacted]" in every prompt sent to a provider or an L2 judge
+	// whose vendor is not "local" (the run records that it was
+	// redacted), and in every run's log. Default none.
 	Redact []string `toml:"redact"`
+	// EgressConsent makes `quest new` ask a human's consent (the button's
+	// long press, or the dashboard where dashboard.consent is on) for a
+	// quest whose egress names a vendor that is not "local": nothing of
+	// the quest leaves the box until it is given, and a refusal ends the
+	// quest. Default false, so that `make run` (no config file) and its
+	// demo run as they are; the installed config file turns it on.
+	EgressConsent bool `toml:"egress_consent"`
 }
 
 // VendorOf is the vendor of provider name: local for the built-in demo
@@ -117,6 +125,29 @@ func (v *Privacy) validate(p *problems) {
 			p.add(key, "%q is not a regular expression: %v", re, err)
 		}
 	}
+}
+
+// Warnings are what the configuration lets run but its owner should
+// know, each a sentence naming its keys: an L2 judge tier whose vendor is
+// not local while privacy.redact is empty (its prompts, the answers'
+// claims and every cited source, leave the box masked only of the
+// configured secrets). `run --check-config` prints them; the daemon logs
+// them at start.
+func (c *Config) Warnings() []string {
+	var out []string
+	if c.Judge == nil || len(c.Privacy.Redact) > 0 {
+		return nil
+	}
+	for _, t := range []struct {
+		key  string
+		tier string
+	}{{"judge.light", c.Judge.Light.Provider}, {"judge.heavy", c.Judge.Heavy.Provider}} {
+		if v := c.VendorOf(t.tier); v != engine.VendorLocal {
+			out = append(out, fmt.Sprintf("%s: provider %q is vendor %q, not local, and privacy.redact is empty: the judge's prompts (claims and the sources they cite) leave the box masked only of the configured secrets; list what must not leave in privacy.redact",
+				t.key, t.tier, v))
+		}
+	}
+	return out
 }
 
 // RedactPatterns are privacy.redact, compiled. The configuration was

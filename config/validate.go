@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -278,11 +279,7 @@ func validateCommandProvider(p *problems, key func(string) string, pr Provider) 
 	case pr.Argv[0] == "":
 		p.add(key("argv"), "the program (first element) is empty")
 	}
-	for _, e := range pr.Env {
-		if !envPattern.MatchString(e) {
-			p.add(key("env"), "%q is not an environment variable name", e)
-		}
-	}
+	validateProgramFields(p, key, pr)
 	notForType(p, key, []providerField{
 		{"base_url", pr.BaseURL != ""}, {"model", pr.Model != ""},
 		{"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
@@ -307,14 +304,25 @@ func validatePresetProvider(p *problems, key func(string) string, pr Provider) {
 	if pr.Model != "" && strings.TrimSpace(pr.Model) == "" {
 		p.add(key("model"), "empty; leave it out to use the CLI's default model")
 	}
+	validateProgramFields(p, key, pr)
+	notForType(p, key, []providerField{
+		{"base_url", pr.BaseURL != ""}, {"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
+	}, "openai", pr.Type)
+}
+
+// validateProgramFields checks what every provider that runs a program
+// has: its environment allow-list and the directories it may write.
+func validateProgramFields(p *problems, key func(string) string, pr Provider) {
 	for _, e := range pr.Env {
 		if !envPattern.MatchString(e) {
 			p.add(key("env"), "%q is not an environment variable name", e)
 		}
 	}
-	notForType(p, key, []providerField{
-		{"base_url", pr.BaseURL != ""}, {"api_key_env", pr.APIKeyEnv != ""}, {"max_tokens", pr.MaxTokens != 0},
-	}, "openai", pr.Type)
+	for _, w := range pr.Write {
+		if !filepath.IsAbs(w) {
+			p.add(key("write"), "%q must be an absolute path", w)
+		}
+	}
 }
 
 // containsAll reports whether every word of want is an element of argv.
@@ -345,7 +353,7 @@ func validateOpenAIProvider(p *problems, key func(string) string, pr Provider) {
 	}
 	p.atLeast(key("max_tokens"), pr.MaxTokens, 0)
 	notForType(p, key, []providerField{
-		{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""},
+		{"argv", len(pr.Argv) > 0}, {"env", len(pr.Env) > 0}, {"dir", pr.Dir != ""}, {"write", len(pr.Write) > 0},
 	}, "command", TypeOpenAI)
 }
 

@@ -104,12 +104,12 @@ func (a *Activity) countQuest(q *Quest) {
 // consentActivity is the activity's consent part at now.
 func (e *Engine) consentActivity(now time.Time) (Activity, error) {
 	var a Activity
-	all, err := e.Consents()
+	all, err := e.ConsentQueue(now)
 	if err != nil {
 		return a, fmt.Errorf("reading consents: %w", err)
 	}
 	for _, r := range all {
-		if e.ConsentExpired(r, now) {
+		if r.Expired {
 			a.Expired++
 			continue
 		}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -64,8 +66,18 @@ func (e *Engine) BackupTo(path string) (VerifyReport, error) {
 // file that is corrupt (ErrCorrupt), whose ledger is broken
 // (ErrLedgerBroken) or that a newer questbox wrote (ErrSchema). The store
 // must not be open: a daemon closes its own first. See store.Restore.
+//
+// The restored store's ledger head is signed with dir's device key (made
+// if there is none): the owner who restores a backup vouches for it, be
+// it this box's, another box's or from before ledger signing. The report's
+// notes say what its signature was. A backup does not hold the device key,
+// which stays with the box (docs/ledger.md).
 func Restore(dir string, src io.Reader, name string, now time.Time) (RestoreReport, error) {
-	return store.Restore(dir, src, name, now, schema(), verifyDB)
+	check, err := restoreCheck(dir)
+	if err != nil {
+		return RestoreReport{}, err
+	}
+	return store.Restore(dir, src, name, now, schema(), check)
 }
 
 // StagedRestore is a verified backup waiting in the data directory to
@@ -77,12 +89,33 @@ type StagedRestore = store.Staged
 // or refused with ErrBackupRefused. Swap then replaces the store, once it
 // is closed; Discard drops the copy.
 func StageRestore(dir string, src io.Reader, name string) (*StagedRestore, error) {
-	return store.StageRestore(dir, src, name, schema(), verifyDB)
+	check, err := restoreCheck(dir)
+	if err != nil {
+		return nil, err
+	}
+	return store.StageRestore(dir, src, name, schema(), check)
 }
 
-func verifyDB(db *store.DB) error {
-	_, err := newStore(db).Verify()
-	return err
+// restoreCheck is a restore's check of the copy: Verify, then the copy's
+// head signed with dir's device key (signCopy).
+func restoreCheck(dir string) (func(db *store.DB) ([]string, error), error) {
+	k, _, err := loadOrCreateDeviceKey(dir)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	return func(db *store.DB) ([]string, error) {
+		if _, err := newStore(db).Verify(); err != nil {
+			return nil, err
+		}
+		var note string
+		err := db.Update(func(tx *bolt.Tx) error {
+			was, _ := checkSeal(tx, SchemaVersion, &boxKey{key: k})
+			var err error
+			note, err = signCopy(tx, k, was)
+			return err
+		})
+		return []string{note}, err
+	}, nil
 }
 
 // PruneBackups removes the oldest of the backups named BackupName in dir

@@ -473,6 +473,9 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 				if all {
 					return errUnchanged // nothing to write: no commit
 				}
+				if err := s.sealHead(tx); err != nil {
+					return err // one signature for the batch's ledger records
+				}
 				return s.shared.flush() // the batch's events, one group
 			})
 		}

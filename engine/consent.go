@@ -12,7 +12,8 @@ import (
 	"github.com/questbox/questbox/gates/consent"
 )
 
-// ConsentRequest is a node waiting for a human (SPEC §4.3 L3).
+// ConsentRequest is a node waiting for a human (SPEC §4.3 L3): what
+// waits, why, what a yes approves, and the claim hash the press binds to.
 type ConsentRequest struct {
 	Node       string    `json:"node"`
 	Quest      string    `json:"quest"`
@@ -21,9 +22,84 @@ type ConsentRequest struct {
 	ClaimHash  string    `json:"claim_hash"`
 	Why        string    `json:"why"`
 	Since      time.Time `json:"since"`
+	// Team and Stage: the Team of a stage node, and its stage.
+	Team  string `json:"team,omitempty"`
+	Stage string `json:"stage,omitempty"`
+	// Reasons are why the request was made, as the gate said it then;
+	// nil for a request made before they were recorded (Why is all
+	// there is of it).
+	Reasons []ConsentReason `json:"reasons,omitempty"`
+	// Deliverable is what a yes approves.
+	Deliverable Deliverable `json:"deliverable"`
+	// Deadline is when the request expires (zero: never); Expired says
+	// whether it had at the time ConsentQueue was asked.
+	Deadline time.Time `json:"deadline,omitzero"`
+	Expired  bool      `json:"expired,omitempty"`
 }
 
-// Consents returns the nodes awaiting consent, oldest request first.
+// Deliverable is the answer a consent approves: the node's own, or for a
+// Team's accept the executer's deliverable that the accept hands on.
+// Evidence is "" when the claim kept none (an owner's actions without
+// evidence, a request of an older questbox).
+type Deliverable struct {
+	Node      string           `json:"node"`
+	Verdict   string           `json:"verdict,omitempty"`
+	Evidence  string           `json:"evidence,omitempty"`
+	Citations []gates.Citation `json:"citations,omitempty"`
+}
+
+// ConsentRequested is the outcome of the consent event that a request
+// makes (the others: granted, rejected, expired).
+const ConsentRequested = "requested"
+
+// The kinds of ConsentReason the engine records. The set is open: a
+// reason of a kind a face does not know is shown by its Text.
+const (
+	// ReasonRule: a rule of the quest's gate fired at level review (Fact).
+	ReasonRule = "rule"
+	// ReasonJudge: the L2 judge raised doubt about a citation (Fact,
+	// Source, Quote), or escalated the claim to a human.
+	ReasonJudge = "judge"
+	// ReasonCheckpoint: the node's role is one of the quest's
+	// checkpoints (Role).
+	ReasonCheckpoint = "checkpoint"
+	// ReasonTeamAccept: a Team's accept waits for a human (Team): accept
+	// mode human, or a deliverable the quest's L1 gate sent to review
+	// (whose facts follow as ReasonRule).
+	ReasonTeamAccept = "team_accept"
+)
+
+// ConsentReason is one reason a claim waits for a human, recorded with
+// the claim when the request is made, so that what the human reads is
+// what the gate said, not a guess made later.
+type ConsentReason struct {
+	Kind string `json:"kind"`
+	// Text is the reason as one line, for a face that knows no more of
+	// its kind.
+	Text   string      `json:"text"`
+	Fact   *gates.Fact `json:"fact,omitempty"`
+	Source string      `json:"source,omitempty"`
+	Quote  string      `json:"quote,omitempty"`
+	Role   string      `json:"role,omitempty"`
+	Team   string      `json:"team,omitempty"`
+}
+
+// ruleReasons are the reasons of facts a gate gave.
+func ruleReasons(facts []gates.Fact) []ConsentReason {
+	var out []ConsentReason
+	for _, f := range facts {
+		out = append(out, ConsentReason{Kind: ReasonRule, Text: f.String(), Fact: &f})
+	}
+	return out
+}
+
+// checkpointReason is the reason of a checkpoint role.
+func checkpointReason(role string) ConsentReason {
+	return ConsentReason{Kind: ReasonCheckpoint, Text: "checkpoint of role " + role, Role: role}
+}
+
+// Consents returns the nodes awaiting consent, oldest request first, each
+// with its deadline (Expired is ConsentQueue's to say).
 func (e *Engine) Consents() ([]ConsentRequest, error) {
 	var out []ConsentRequest
 	err := e.store.view(func(tx *bolt.Tx) error {
@@ -32,16 +108,55 @@ func (e *Engine) Consents() ([]ConsentRequest, error) {
 			if err != nil {
 				return err
 			}
-			if n.Claim == nil {
-				return fmt.Errorf("BUG: node %s awaits consent without a claim", n.ID)
+			r, err := consentRequest(tx, n)
+			if err != nil {
+				return err
 			}
-			out = append(out, ConsentRequest{Node: n.ID, Quest: n.Quest, Role: n.Role, Hypothesis: n.Hypothesis,
-				ClaimHash: n.Claim.Hash, Why: n.Claim.Why, Since: n.Claim.Since})
+			if d, ok := e.ConsentDeadline(r); ok {
+				r.Deadline = d
+			}
+			out = append(out, r)
 			return nil
 		})
 	})
 	slices.SortStableFunc(out, func(a, b ConsentRequest) int { return a.Since.Compare(b.Since) })
 	return out, err
+}
+
+// ConsentQueue is the consent queue at now: Consents, each request saying
+// whether it has expired. It is the one rule of what the button still
+// offers, which the box, the activity count and every face of the API
+// read.
+func (e *Engine) ConsentQueue(now time.Time) ([]ConsentRequest, error) {
+	reqs, err := e.Consents()
+	for i := range reqs {
+		reqs[i].Expired = e.ConsentExpired(reqs[i], now)
+	}
+	return reqs, err
+}
+
+// consentRequest is the request of n, which awaits consent. A Team's
+// accept approves its executer's deliverable: that node is read too.
+func consentRequest(tx *bolt.Tx, n *Node) (ConsentRequest, error) {
+	c := n.Claim
+	if c == nil {
+		return ConsentRequest{}, fmt.Errorf("BUG: node %s awaits consent without a claim", n.ID)
+	}
+	r := ConsentRequest{Node: n.ID, Quest: n.Quest, Role: n.Role, Hypothesis: n.Hypothesis, ClaimHash: c.Hash, Why: c.Why,
+		Since: c.Since, Team: n.Team, Stage: n.Stage, Reasons: c.Reasons, Deliverable: Deliverable{Node: n.ID}}
+	switch {
+	case n.Stage == StageAccept && n.Parent != "":
+		exec, err := readNode(tx, n.Parent)
+		if err != nil {
+			return r, err
+		}
+		r.Deliverable = Deliverable{Node: exec.ID, Verdict: exec.Verdict, Evidence: exec.Evidence, Citations: exec.Citations}
+	case c.Answ != nil:
+		r.Deliverable.Verdict, r.Deliverable.Evidence, r.Deliverable.Citations = c.Answ.Verdict, c.Answ.Evidence, c.Answ.Citations
+	case c.Owner != nil:
+		r.Deliverable.Evidence = c.Owner.Evidence
+	}
+	return r, nil
 }
 
 // consentTarget loads a node awaiting consent and checks that c was given
@@ -68,7 +183,8 @@ func (t *txn) consentTarget(node string, c consent.Consent) (*Quest, *Node, erro
 }
 
 // Approve applies human consent (L3) to the node's claim: the node
-// continues to its verdict exactly as a PASS would. Only the consent path
+// continues to its verdict exactly as a PASS would (a quest's egress
+// consent lets its quest run: egressconsent.go). Only the consent path
 // (the button, or an authenticated dashboard the owner enabled) can make a
 // consent.Consent, and it names the claim hash that was shown: a consent
 // for any other claim is ErrStaleConsent.
@@ -78,6 +194,9 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
+		}
+		if n.Role == RoleEgress {
+			return t.egressDecided(q, n, true, by)
 		}
 		c := n.Claim
 		n.addAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
@@ -95,6 +214,9 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 		q, n, err := t.consentTarget(node, c)
 		if err != nil {
 			return err
+		}
+		if n.Role == RoleEgress {
+			return t.egressDecided(q, n, false, by)
 		}
 		f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 		n.Claim = nil
@@ -169,6 +291,13 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 		q, err := t.quest(n.Quest)
 		if err != nil {
 			return expired, err
+		}
+		if n.Role == RoleEgress {
+			if err := t.egressAsked(q, n, expiry.String()); err != nil {
+				return expired, err
+			}
+			expired++
+			continue
 		}
 		hash := n.Claim.Hash
 		why := fmt.Sprintf("no human answered within %s", expiry)

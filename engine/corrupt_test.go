@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"math/rand/v2"
 	"os"
@@ -69,7 +70,25 @@ func copyStore(t *testing.T, dir string) string {
 	if err := os.WriteFile(filepath.Join(out, StoreFile), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	copyDeviceKey(t, dir, out)
 	return out
+}
+
+// copyDeviceKey copies the device key of the data directory from into
+// to, if from has one: a store copied with its box's key reads as that
+// box's (seal.go).
+func copyDeviceKey(t testing.TB, from, to string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(from, DeviceKeyFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = os.WriteFile(filepath.Join(to, DeviceKeyFile), raw, 0o600)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // nodeRecords returns the stored node records of the store in dir, by

@@ -157,6 +157,9 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 				return err
 			}
 			want, err = h.e.buildRequest(tx, nil, qq, n)
+			// What the run adds when it starts: where it runs and
+			// whether it may reach the network.
+			want.Dir, want.Network = qq.Project, h.e.network(qq, "p")
 			return err
 		})
 		if err != nil {

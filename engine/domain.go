@@ -259,6 +259,11 @@ type Quest struct {
 	// signal, its latest signature and how many times in a row it came.
 	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
 	StallCounts map[string]int    `json:"stall_counts,omitempty"`
+	// EgressConsent is the node of the quest's egress consent while no
+	// human has given it (SPEC §2.8 "Privacy egress"; egressconsent.go):
+	// until then nothing of the quest leaves the box. "" when none was
+	// asked, and once it was given.
+	EgressConsent string `json:"egress_consent,omitempty"`
 	// Rev counts the saves of the quest's record (schema 6): the tick's
 	// memory of each quest's first pending node is valid for the record
 	// of one revision (see pendingView).
@@ -399,13 +404,17 @@ func (a *Attempt) decidesSitting() bool {
 
 // Claim is a submission held while a human decides on it.
 type Claim struct {
-	Hash  string             `json:"hash"`
-	Raw   string             `json:"raw"`
-	Since time.Time          `json:"since"`
-	Facts []gates.Fact       `json:"facts,omitempty"`
-	Why   string             `json:"why"`
-	Answ  *gates.Answer      `json:"answer,omitempty"`
-	Owner *gates.OwnerAnswer `json:"owner,omitempty"`
+	Hash  string       `json:"hash"`
+	Raw   string       `json:"raw"`
+	Since time.Time    `json:"since"`
+	Facts []gates.Fact `json:"facts,omitempty"`
+	Why   string       `json:"why"`
+	// Reasons are why a human is asked (ConsentRequest.Reasons), as the
+	// gate said it when the claim was kept; nil in a claim kept before
+	// they were recorded, and in a deferred one.
+	Reasons []ConsentReason    `json:"reasons,omitempty"`
+	Answ    *gates.Answer      `json:"answer,omitempty"`
+	Owner   *gates.OwnerAnswer `json:"owner,omitempty"`
 	// Replay marks an answer kept while its network stage could not run:
 	// when the network is back it is judged again without asking the agent.
 	Replay bool `json:"replay,omitempty"`

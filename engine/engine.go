@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -34,6 +33,10 @@ type Provider interface {
 // passed, never grant a PASS. *judge.Judge implements it.
 type Judge interface {
 	Batch(ctx context.Context, items []judge.Item, seed uint64) (judge.Batch, error)
+	// Fingerprints name the light and heavy tiers' providers: the
+	// judge sends a quest's material to their vendors, which the
+	// quest's egress must allow (see judgeTiers).
+	Fingerprints() (light, heavy judge.Fingerprint)
 }
 
 // ProviderExternal is the built-in provider that spawns nothing: an outside
@@ -133,9 +136,16 @@ type Options struct {
 	Roles map[string]RoleOptions
 	// Vendors names the vendor of each provider (see Engine.Vendor).
 	Vendors map[string]string
-	// Redact are masked ([privacy] redact) in every prompt sent to a
-	// provider whose vendor is not local; see redact.go.
-	Redact []*regexp.Regexp
+	// Redaction masks ([privacy] redact and the configured secrets)
+	// every prompt sent to a provider or an L2 judge whose vendor is not
+	// local, and every run's log before it reaches the disk; nil masks
+	// nothing. See redact.go.
+	Redaction *Redaction
+	// EgressConsent makes NewQuest ask a human's consent for a quest
+	// whose egress names a vendor that is not local ([privacy]
+	// egress_consent): until it is given, nothing of the quest leaves the
+	// box. See egressconsent.go.
+	EgressConsent bool
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.
@@ -411,8 +421,11 @@ func (e *Engine) HasProvider(name string) bool {
 // that is not configured (Options.GateNames), a provider that is not configured or whose
 // [ProviderChecker] says it cannot run (the quest's, or a role's), a
 // role provider for a role the quest cannot have, a negative budget, and
-// a provider (the quest's, a role's, a council member's) whose vendor the
-// quest's egress does not allow (see settleRoles).
+// a provider (the quest's, a role's, a council member's, an L2 judge
+// tier's) whose vendor the quest's egress does not allow (see
+// settleRoles). With Options.EgressConsent, a quest whose egress names a
+// vendor that is not local waits for a human's consent before anything of
+// it leaves the box (egressconsent.go).
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.writable(); err != nil {
 		return nil, err
@@ -428,7 +441,13 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 		}
 		// Refused here, the quest's writes roll back with the
 		// transaction; the check sees every provider the quest got.
-		return e.settleRoles(out, &s)
+		if err := e.settleRoles(out, &s); err != nil {
+			return err
+		}
+		if e.opt.EgressConsent {
+			return t.askEgress(out)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -651,6 +670,9 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 		aborted = ""
 		if n.Status == Running && len(n.Runs) > 0 {
 			aborted = n.Runs[len(n.Runs)-1]
+		}
+		if n.ID == q.EgressConsent {
+			return fmt.Errorf("node %s is quest %s's egress consent: a human gives it or refuses it (button, dashboard); aborting it would hold the quest for ever: %w", n.ID, q.ID, ErrIllegalMove)
 		}
 		if err := t.abort(q, n, reason); err != nil {
 			return err

@@ -32,6 +32,9 @@ var (
 	// on disk is as it was before it. Clients report it as "store
 	// unavailable" (exit code 2).
 	ErrStoreFailed = store.ErrStoreFailed
+	// ErrNoStore is returned when a read-only open finds no store in its
+	// data directory (a read creates none); it also wraps fs.ErrNotExist.
+	ErrNoStore = store.ErrNoStore
 	// ErrReadOnly is returned when a write is asked of a store or an engine
 	// opened read-only, and when a read-only open finds a store that needs
 	// a write first (an upgrade to this questbox's schema).
@@ -53,6 +56,10 @@ var (
 	// ErrLedgerBroken is returned by Verify when the chain or a locked node
 	// does not match what was recorded.
 	ErrLedgerBroken = errors.New("verdict ledger is broken")
+	// ErrDeviceKey is returned when the box's device key, which signs the
+	// ledger's head, cannot be read or made, or is not an ed25519 key of
+	// the owner's alone: questbox never replaces it.
+	ErrDeviceKey = errors.New("device key unusable")
 	// ErrEventsPruned is returned to a subscriber that asked for events older
 	// than the outbox still holds.
 	ErrEventsPruned = errors.New("events were pruned")

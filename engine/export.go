@@ -41,12 +41,15 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 }
 
 // exportBatch returns the terminal nodes locked after cursor, in lock
-// order, and the stage nodes of the Teams among them.
-func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][]*Node, uint64, error) {
+// order, the stage nodes of the Teams among them, and the ledger's head
+// as the same transaction read it.
+func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][]*Node, uint64, exportHead, error) {
 	var out []*Node
 	var stages map[string][]*Node
+	var head exportHead
 	upto := cursor
 	err := e.store.view(func(tx *bolt.Tx) error {
+		head = readExportHead(tx)
 		b := subRO(tx, bLocked, quest)
 		if b == nil {
 			return nil
@@ -65,7 +68,7 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][
 		stages, err = teamStages(tx, quest, out)
 		return err
 	})
-	return out, stages, upto, err
+	return out, stages, upto, head, err
 }
 
 // teamStages returns the stage nodes of each Team among nodes, by Team id,
@@ -119,6 +122,8 @@ type ExportBatch struct {
 	// Offset, so the file never holds a line twice.
 	File   string
 	Offset int64
+	// head is the ledger's head when the batch was read (SealExport).
+	head exportHead
 }
 
 // ExportBegin returns the batch an export of quest should write.
@@ -147,11 +152,11 @@ func (e *Engine) ExportBegin(quest, file string, size int64) (ExportBatch, error
 		return ExportBatch{}, fmt.Errorf("export %s: an interrupted export to %s must be finished first (run `questbox export %s --out %s`): %w",
 			quest, p.File, quest, p.File, ErrBusy)
 	}
-	nodes, stages, upto, err := e.exportBatch(quest, st.Cursor)
+	nodes, stages, upto, head, err := e.exportBatch(quest, st.Cursor)
 	if err != nil {
 		return ExportBatch{}, err
 	}
-	b := ExportBatch{Quest: quest, From: st.Cursor, Upto: upto, Nodes: nodes, Stages: stages, File: file, Offset: size}
+	b := ExportBatch{Quest: quest, From: st.Cursor, Upto: upto, Nodes: nodes, Stages: stages, File: file, Offset: size, head: head}
 	if file == "" {
 		return b, nil
 	}

@@ -145,6 +145,11 @@ func (d *doubter) Batch(ctx context.Context, items []judge.Item, seed uint64) (j
 	return b, nil
 }
 
+// Fingerprints implements Judge: both tiers run on the box.
+func (d *doubter) Fingerprints() (light, heavy judge.Fingerprint) {
+	return judge.Fingerprint{Provider: ProviderDemo, Model: "doubt"}, judge.Fingerprint{Provider: ProviderDemo, Model: "doubt"}
+}
+
 func TestJudgeCanOnlyRaiseDoubt(t *testing.T) {
 	d := &doubter{}
 	h := newHarness(t, Options{Judge: d})

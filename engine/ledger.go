@@ -111,6 +111,8 @@ type VerifyReport struct {
 	Keys  int `json:"keys"`
 	// Schema is the store's schema version.
 	Schema uint64 `json:"schema"`
+	// Signature is the ledger head's signature (seal.go).
+	Signature LedgerSignature `json:"signature"`
 	// Notes are findings that are not damage: a meta page rewritten at
 	// open, losses a salvage recorded, an old schema read as it is.
 	Notes []string `json:"notes,omitempty"`
@@ -137,11 +139,17 @@ type VerifyReport struct {
 // different commits; any ledger problems found beside them are listed
 // too); ErrLedgerBroken for ledger problems in a store whose indexes
 // agree with its records. The report's Problems lists them all either way.
+//
+// It checks the head's signature too (checkSeal): on the box's own store
+// (OpenStore) a head unsigned, signed by another key than the box's, or
+// not matching its signature is a ledger problem; on a file checked on its
+// own (a backup) only a signature that does not match is. The report's
+// Signature says what was found, problem or not.
 func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
 
 // Verify is Engine.Verify on the store alone.
 func (s *Store) Verify() (VerifyReport, error) {
-	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.Notes()}
+	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.db.Notes()} // not what OpenStore did of the key: the daemon logs that once
 	err := s.db.Snapshot(func(tx *bolt.Tx, pc store.PageCheck) error {
 		rep.Pages, rep.Keys = pc.Pages, pc.Keys
 		rep.Notes = append(rep.Notes, pc.Notes...)
@@ -151,6 +159,11 @@ func (s *Store) Verify() (VerifyReport, error) {
 			return pc.Err
 		}
 		lc := checkLedger(tx, rep.Schema)
+		sig, problem := checkSeal(tx, rep.Schema, s.box)
+		rep.Signature = sig
+		if problem != "" {
+			lc.problems = append(lc.problems, problem)
+		}
 		lc.rotten = append(lc.rotten, rottenEvents(tx)...)
 		lc.rotten = append(lc.rotten, checkChains(tx)...)
 		rep.Records, rep.Locked = lc.records, lc.locked

@@ -171,7 +171,7 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 		if err == nil {
 			ro.Close()
 		}
-		if !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), "its upgrade from v8 to v9 was interrupted") || !strings.Contains(err.Error(), "questbox run") {
+		if !errors.Is(err, ErrReadOnly) || !strings.Contains(err.Error(), fmt.Sprintf("its upgrade from v8 to v%d was interrupted", SchemaVersion)) || !strings.Contains(err.Error(), "questbox run") {
 			t.Errorf("read-only open between parts: %v; want ErrReadOnly saying the upgrade was interrupted and what finishes it", err)
 		}
 	})
@@ -181,7 +181,7 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 		if err != nil || !rep.Healthy || rep.Verify != "ok" {
 			t.Fatalf("salvage: %+v, %v; want healthy, verify ok", rep, err)
 		}
-		if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, "upgrade from v8 to v9, interrupted") || !strings.Contains(notes, "was finished") {
+		if notes := strings.Join(rep.Notes, "\n"); !strings.Contains(notes, fmt.Sprintf("upgrade from v8 to v%d, interrupted", SchemaVersion)) || !strings.Contains(notes, "was finished") {
 			t.Errorf("salvage notes %q; want them to say the interrupted upgrade was finished", rep.Notes)
 		}
 		checkUpgraded(t, dir, logs, nil, all)
@@ -258,8 +258,8 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 		if err != nil || rep.Healthy || rep.Verify != "ok" {
 			t.Fatalf("salvage: %+v, %v; want salvaged, verify ok", rep, err)
 		}
-		if rebuilt := strings.Join(rep.Rebuilt, "\n"); !strings.Contains(rebuilt, "the schema version was lost: set to v9") || !strings.Contains(rebuilt, "the upgrade runs again") {
-			t.Errorf("rebuilt %q; want the schema restored as v9 and the upgrade run again", rep.Rebuilt)
+		if rebuilt := strings.Join(rep.Rebuilt, "\n"); !strings.Contains(rebuilt, fmt.Sprintf("the schema version was lost: set to v%d", SchemaVersion)) || !strings.Contains(rebuilt, "the upgrade runs again") {
+			t.Errorf("rebuilt %q; want the schema restored as v%d and the upgrade run again", rep.Rebuilt, SchemaVersion)
 		}
 		checkUpgraded(t, dir, logs, nil, all)
 	})

@@ -260,14 +260,14 @@ func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fac
 			return t.pass(q, g, nil, o, "PASS")
 		}
 		why := fmt.Sprintf("role %s is a human checkpoint", g.Role)
-		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Owner: o}
+		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Reasons: []ConsentReason{checkpointReason(g.Role)}, Owner: o}
 		if err := t.move(q, g, AwaitingConsent, why); err != nil {
 			return err
 		}
 		if err := t.ledger(g, "REVIEW", facts); err != nil {
 			return err
 		}
-		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "requested", ClaimHash: g.ClaimHash, Reason: why})
+		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: ConsentRequested, ClaimHash: g.ClaimHash, Reason: why})
 	}
 	g.Verdict = gates.SourceRevise
 	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {

@@ -83,6 +83,7 @@ var questCodec = store.NewCodec(questRecordV2,
 	store.TextMap("StallSigs", func(q *Quest) *map[string]string { return &q.StallSigs }),
 	store.Counts("StallCounts", func(q *Quest) *map[string]int { return &q.StallCounts }, func(s string) string { return s }),
 	store.Uint("Rev", func(q *Quest) *uint64 { return &q.Rev }),
+	store.Text("EgressConsent", func(q *Quest) *string { return &q.EgressConsent }),
 ).WithLegacy(questRecordV1, questFieldsV1)
 
 // encodeQuest returns q's record.

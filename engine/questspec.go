@@ -183,6 +183,8 @@ func checkSpecRoles(s *QuestSpec, add func(string, ...any)) {
 			add("role %q is listed twice", r)
 		case isGateRole(r):
 			add("role %q ends in %q, which names phase gates (--gates)", r, gateSuffix)
+		case r == RoleEgress:
+			add("role %q is the egress consent's; name the role otherwise", r)
 		}
 		seen[r] = true
 	}

@@ -62,6 +62,16 @@ func (e *Engine) Vendor(provider string) string {
 	return provider
 }
 
+// network reports whether a run of q on provider may reach the network:
+// only when the provider's vendor is not local and q's egress allows it.
+// A command agent that may not runs with nothing but its own loopback
+// (agent.Request.Network); a local LLM server is reached through an
+// in-process provider (openai), not from inside a command agent.
+func (e *Engine) network(q *Quest, provider string) bool {
+	v := e.Vendor(provider)
+	return v != VendorLocal && slices.Contains(q.Egress, v)
+}
+
 // memberRoles are the roles of councils and Teams: a quest may give them
 // a provider whatever its own roles are.
 var memberRoles = []string{RoleReviewer, RoleJudge, RolePlanner, RoleExecuter, RoleAccepter}
@@ -114,13 +124,60 @@ func (e *Engine) checkProvider(name string) string {
 	return ""
 }
 
+// judgeTier is one tier of the L2 judge: its configuration key and its
+// provider.
+type judgeTier struct{ key, provider string }
+
+// judgeTiers are the L2 judge's tiers, light then heavy; none without a
+// judge. Each sends the material of the quests it judges (the claim and
+// the cited sources) to its provider's vendor.
+func (e *Engine) judgeTiers() []judgeTier {
+	if e.opt.Judge == nil {
+		return nil
+	}
+	l, h := e.opt.Judge.Fingerprints()
+	return []judgeTier{{"judge.light", l.Provider}, {"judge.heavy", h.Provider}}
+}
+
+// String names the tier as refusals do: `the L2 judge's light tier
+// (judge.light)`.
+func (j judgeTier) String() string {
+	return fmt.Sprintf("the L2 judge's %s tier (%s)", strings.TrimPrefix(j.key, "judge."), j.key)
+}
+
+// notAllowed says why q may not send its material to provider, or "": the
+// provider's vendor is not one its egress allows. It is the one wording
+// of the egress rule: creation (settleRoles), dispatch (egressStop) and
+// judging (judgeL2) refuse with it.
+func (e *Engine) notAllowed(q *Quest, provider string) string {
+	v := e.Vendor(provider)
+	if slices.Contains(q.Egress, v) {
+		return ""
+	}
+	return fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow", provider, v, strings.Join(q.Egress, ","))
+}
+
+// judgeNotAllowed says why q's material may not go to the L2 judge, or
+// "": a tier whose vendor q's egress does not allow, named with it.
+func (e *Engine) judgeNotAllowed(q *Quest) string {
+	if len(q.Egress) == 0 {
+		return "" // a quest stored before egress existed
+	}
+	for _, j := range e.judgeTiers() {
+		if why := e.notAllowed(q, j.provider); why != "" {
+			return j.String() + ": " + why
+		}
+	}
+	return ""
+}
+
 // settleRoles fills a new quest's RoleProviders and Egress: the configured
 // role providers (Options.Roles) of the roles it uses, overridden by the
 // spec's; its egress the spec's, or its own provider's vendor and local.
 // Then it refuses (ErrInvalid) a configured role provider that does not
-// exist, and every provider the quest would send its material to whose
-// vendor its egress does not allow: its provider, its role providers and
-// its council members', each named with its vendor.
+// exist, and everything the quest would send its material to whose
+// vendor its egress does not allow: its provider, its role providers, its
+// council members' and the L2 judge's tiers, each named with its vendor.
 func (e *Engine) settleRoles(q *Quest, s *QuestSpec) error {
 	rp := map[string]string{}
 	for role, ro := range e.opt.Roles {
@@ -151,21 +208,25 @@ func (e *Engine) settleRoles(q *Quest, s *QuestSpec) error {
 			probs = append(probs, fmt.Sprintf("role %s (from the configuration's [roles.%s]): %s", role, role, why))
 		}
 	}
-	type use struct{ what, provider string }
-	uses := []use{{"the quest's provider", q.Provider}}
+	type use struct{ what, provider, instead string }
+	const other = "choose another provider"
+	uses := []use{{"the quest's provider", q.Provider, other}}
 	for _, role := range slices.Sorted(maps.Keys(rp)) {
-		uses = append(uses, use{"role " + role, rp[role]})
+		uses = append(uses, use{"role " + role, rp[role], other})
 	}
 	for i, p := range q.CouncilReviewers {
-		uses = append(uses, use{fmt.Sprintf("council reviewer %d", i+1), p})
+		uses = append(uses, use{fmt.Sprintf("council reviewer %d", i+1), p, other})
 	}
 	for i, p := range q.CouncilJudges {
-		uses = append(uses, use{fmt.Sprintf("council judge %d", i+1), p})
+		uses = append(uses, use{fmt.Sprintf("council judge %d", i+1), p, other})
+	}
+	for _, j := range e.judgeTiers() {
+		uses = append(uses, use{j.String(), j.provider, "give " + j.key + " another provider"})
 	}
 	for _, u := range uses {
-		if v := e.Vendor(u.provider); !slices.Contains(q.Egress, v) {
-			probs = append(probs, fmt.Sprintf("%s: provider %q is vendor %q, which the quest's egress (%s) does not allow (allow it with --egress, declare the provider's vendor in its [providers.NAME] table, or choose another provider)",
-				u.what, u.provider, v, strings.Join(q.Egress, ",")))
+		if why := e.notAllowed(q, u.provider); why != "" {
+			probs = append(probs, fmt.Sprintf("%s: %s (allow it with --egress, declare the provider's vendor in its [providers.NAME] table, or %s)",
+				u.what, why, u.instead))
 		}
 	}
 	if len(probs) > 0 {

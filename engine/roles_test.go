@@ -334,7 +334,7 @@ func TestRedactCommandProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, Options{Providers: map[string]Provider{"hosted-cli": cmd}, Vendors: map[string]string{"hosted-cli": "hosted"}, Redact: redactKeys})
+	h := newHarness(t, Options{Providers: map[string]Provider{"hosted-cli": cmd}, Vendors: map[string]string{"hosted-cli": "hosted"}, Redaction: NewRedaction(redactKeys, nil)})
 	run := redactQuest(t, h, "hosted-cli")
 	stdin, err := os.ReadFile(got)
 	if err != nil {
@@ -365,7 +365,7 @@ func TestRedactOpenAIProvider(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := newHarness(t, Options{Providers: map[string]Provider{"hosted-llm": op}, Vendors: map[string]string{"hosted-llm": "hosted"}, Redact: redactKeys})
+	h := newHarness(t, Options{Providers: map[string]Provider{"hosted-llm": op}, Vendors: map[string]string{"hosted-llm": "hosted"}, Redaction: NewRedaction(redactKeys, nil)})
 	run := redactQuest(t, h, "hosted-llm")
 	mu.Lock()
 	defer mu.Unlock()
@@ -383,7 +383,7 @@ func TestRedactOpenAIProvider(t *testing.T) {
 // A local provider gets the prompt as it is.
 func TestRedactSparesLocal(t *testing.T) {
 	p := &recorder{answer: func(agent.Request) string { return answer("dead", "nothing to find in this direction") }}
-	h := newHarness(t, Options{Providers: map[string]Provider{"box": p}, Vendors: map[string]string{"box": VendorLocal}, Redact: redactKeys})
+	h := newHarness(t, Options{Providers: map[string]Provider{"box": p}, Vendors: map[string]string{"box": VendorLocal}, Redaction: NewRedaction(redactKeys, nil)})
 	run := redactQuest(t, h, "box")
 	if req := p.last(); !strings.Contains(req.Prompt, secret) || !strings.Contains(req.Direction, secret) {
 		t.Errorf("local provider's prompt lost the text:\n%s", req.Prompt)

@@ -23,16 +23,18 @@ func (e *Engine) Logs() *runlog.Dir { return e.opt.Logs }
 
 // openLog starts the log of d's run, with a header line; nil when the
 // engine keeps no logs or the log cannot be created (the run goes on
-// without one: a log must never cost an answer).
-func (e *Engine) openLog(d *dispatch) *runlog.Log {
+// without one: a log must never cost an answer). Everything written to
+// it is masked (Options.Redaction) before it reaches the disk.
+func (e *Engine) openLog(d *dispatch) io.WriteCloser {
 	if e.opt.Logs == nil {
 		return nil
 	}
-	lg, err := e.opt.Logs.Create(d.run.ID)
+	f, err := e.opt.Logs.Create(d.run.ID)
 	if err != nil {
 		e.log.Warn("run log not kept", "run", d.run.ID, "err", err)
 		return nil
 	}
+	lg := e.opt.Redaction.Log(f)
 	fmt.Fprintf(lg, "── %s (run %s) · %s · provider %s · started %s ──\n", d.run.Name, d.run.ID, d.node.Role, d.run.Provider,
 		d.run.Started.UTC().Format("2006-01-02T15:04:05Z"))
 	return lg
@@ -40,7 +42,7 @@ func (e *Engine) openLog(d *dispatch) *runlog.Log {
 
 // logAnswer appends the answer to the run's log, under a line giving its
 // size.
-func logAnswer(lg *runlog.Log, reply agent.Reply) {
+func logAnswer(lg io.Writer, reply agent.Reply) {
 	if lg == nil {
 		return
 	}
@@ -57,7 +59,7 @@ func logAnswer(lg *runlog.Log, reply agent.Reply) {
 
 // closeLog ends d's log with how the run ended and closes it; the group
 // commit that records the result makes it durable first (Store.beforeEachCommit).
-func (e *Engine) closeLog(d *dispatch, lg *runlog.Log, res *result) {
+func (e *Engine) closeLog(d *dispatch, lg io.WriteCloser, res *result) {
 	if lg == nil {
 		return
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"math"
 	"strconv"
 	"time"
 
@@ -38,6 +39,7 @@ import (
 //	  rfExitCode, rfTokens, rfBytesIn, rfBytesOut  varints
 //	  rfError      string
 //	  rfRedacted   (no bytes: the bit is the value)
+//	  rfCost       8 bytes, the IEEE 754 bits of the cost in US dollars, little-endian
 //	crc32c of every byte before it (4 bytes, big-endian)
 //
 // A string is a uvarint length and its bytes. A field at its zero value
@@ -83,8 +85,9 @@ const (
 	rfBytesOut
 	rfError
 	rfRedacted
+	rfCost
 
-	rfAll = rfRedacted<<1 - 1
+	rfAll = rfCost<<1 - 1
 )
 
 // errRunningEntry is returned when a running entry is neither form, or its
@@ -132,6 +135,9 @@ func appendRunningSeq(b []byte, quest, node string, r *Run, seq uint64) []byte {
 	if r.Redacted {
 		mask |= rfRedacted
 	}
+	if r.CostUSD != 0 {
+		mask |= rfCost
+	}
 
 	b = append(b, runningForm)
 	b = binary.AppendUvarint(b, mask)
@@ -154,6 +160,9 @@ func appendRunningSeq(b []byte, quest, node string, r *Run, seq uint64) []byte {
 	b = appendOptInt64(b, mask, rfBytesIn, r.BytesIn)
 	b = appendOptInt64(b, mask, rfBytesOut, r.BytesOut)
 	b = appendOptStr(b, mask, rfError, r.Error)
+	if mask&rfCost != 0 {
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.CostUSD))
+	}
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
@@ -266,6 +275,9 @@ func decodeCompactRunning(v []byte, quest, node string, r *Run) error {
 	r.BytesOut = d.optVarint(mask, rfBytesOut)
 	d.str(mask, rfError, &r.Error)
 	r.Redacted = mask&rfRedacted != 0
+	if mask&rfCost != 0 {
+		r.CostUSD = math.Float64frombits(d.fixed64())
+	}
 	if d.bad || len(d.b) != 0 {
 		return fmt.Errorf("%w: %d bytes left or cut short", errRunningEntry, len(d.b))
 	}
@@ -352,4 +364,15 @@ func (d *runningDecoder) time(mask, set, zone uint64) time.Time {
 		t = t.In(time.FixedZone("", int(off)))
 	}
 	return t
+}
+
+// fixed64 reads 8 little-endian bytes.
+func (d *runningDecoder) fixed64() uint64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
 }

@@ -155,12 +155,16 @@ func (e *Engine) runAgent(q queuedRun) {
 	} else {
 		req, redacted := e.redact(d.run.Provider, req)
 		req.Dir = d.quest.Project
+		req.Network = e.network(d.quest, d.run.Provider)
 		if lg != nil {
 			req.Log = lg
 		}
 		req.Started = free
 		reply, err := d.prov.Run(ctx, req)
 		free()
+		// A command's error quotes its stderr's tail, which the store
+		// keeps (a fact, the run's message): masked as its log is.
+		err = e.opt.Redaction.Error(err)
 		// The answer's write is on its way: a group commit gathering the
 		// results that come back together waits for it (commit.go).
 		tk = e.store.expect()

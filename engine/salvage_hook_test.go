@@ -8,5 +8,9 @@ import (
 
 // salvage is Salvage with a test hook after each step (store.SalvageSteps).
 func salvage(dir string, now time.Time, fail func(step string) error) (SalvageReport, error) {
-	return store.SalvageSteps(dir, now, salvageRecords(), fail)
+	k, _, err := loadOrCreateDeviceKey(dir)
+	if err != nil {
+		return SalvageReport{}, err
+	}
+	return store.SalvageSteps(dir, now, salvageRecords(k), fail)
 }

@@ -19,7 +19,7 @@ import (
 
 // SchemaVersion is the store layout this build writes. Older stores are
 // migrated forward at open; newer ones are refused with ErrSchema.
-const SchemaVersion = 9
+const SchemaVersion = 10
 
 // StoreFile is the name of the bbolt file inside the data directory.
 const StoreFile = store.FileName
@@ -84,7 +84,14 @@ var (
 // as they are (a run in flight ends into the runs bucket as JSON either
 // way), and readers take both forms; migration 8 moves each node's attempt
 // log but its last attempt out of its record into the attempts bucket
-// (migrateAttempts, attemptlog.go).
+// (migrateAttempts, attemptlog.go); migration 9 changes no byte: from
+// schema 10 every commit that moves the ledger's head signs it (seal.go),
+// which a questbox that knows only schema 9 would not do, leaving a head
+// its signature no longer matches — the version keeps it from opening the
+// store. The head of a store from before is signed by the open that makes
+// the device key (Store.openBoxKey), not by the migration: the migration
+// would sign whatever head it found, also one an attacker had set back to
+// schema 9.
 func schema() store.Schema {
 	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
 		store.CreateBuckets,
@@ -96,6 +103,7 @@ func schema() store.Schema {
 		buildEvidenceIndex,
 		func(*bolt.Tx) error { return nil },
 		migrateAttempts,
+		func(*bolt.Tx) error { return nil },
 	}, ReadAsIs: readAsIs}
 }
 
@@ -107,13 +115,14 @@ func schema() store.Schema {
 // of schema 7 the owner's material walks the locked index, as it did; the
 // single event records and JSON running entries before schema 8 are read
 // as they are; a node record that holds its whole attempt log, before
-// schema 9, is read as it is).
+// schema 9, is read as it is; a store of schema 9 has no signature of
+// its ledger's head, which Verify says).
 // Schema 2 only adds node
 // hashes to the ledger: reading schema 1 as it is is harmless, and Verify
 // says what it could not check.
 func readAsIs(v uint64) (string, bool) {
 	switch v {
-	case 2, 3, 4, 5, 6, 7, 8:
+	case 2, 3, 4, 5, 6, 7, 8, 9:
 		return "", true
 	case 1:
 		return fmt.Sprintf("the store has schema v1: its verdict ledger has no node hashes yet; the next writing command (or `questbox run`) upgrades it to v%d", SchemaVersion), true
@@ -156,6 +165,16 @@ type Store struct {
 	// released is when the mapped store was last released while busy
 	// (releaseBusy).
 	released time.Time
+	// box is the box's device key and whether this store signs its
+	// ledger's new heads (seal.go): set by OpenStore, which opens the
+	// store in its data directory; nil for a store opened on another
+	// file (a backup, a restore's or a salvage's copy), whose signature
+	// Verify checks without knowing the box's key. Set before the store
+	// is used, then only read.
+	box *boxKey
+	// notes are what OpenStore did or found of the device key and the
+	// head's signature that the owner should know (besides db's).
+	notes []string
 }
 
 // releaseAfter is how long the store must go without a commit before
@@ -192,12 +211,21 @@ const releaseBusy = time.Second
 // read or created (permission denied, an I/O error, a read-only file
 // system). A read-only open of a missing store returns an error wrapping
 // fs.ErrNotExist.
+//
+// It loads the box's device key from dir (a writable open makes it when
+// there is none; see seal.go for when it signs the head it finds), and
+// fails with ErrDeviceKey, closing the store, when the key is unusable.
 func OpenStore(dir string, opt StoreOptions) (*Store, error) {
 	db, err := store.Open(dir, opt, schema())
 	if err != nil {
 		return nil, err
 	}
-	return newStore(db), nil
+	s := newStore(db)
+	if err := s.openBoxKey(dir, db.Created()); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 func newStore(db *store.DB) *Store {
@@ -211,21 +239,42 @@ func newStore(db *store.DB) *Store {
 // questbox.db.corrupt-<now in UTC>. See store.Salvage for how it reads
 // the file; the engine derives again what it keeps in step with the
 // records (rebuild, repair.go) and records the loss in the verdict ledger.
+//
+// The salvaged store's ledger head is signed with dir's device key (made
+// if there is none) unless the damaged store's signature showed its
+// ledger rewritten (salvageSeal).
 func Salvage(dir string, now time.Time) (SalvageReport, error) {
-	return store.Salvage(dir, now, salvageRecords())
+	k, _, err := loadOrCreateDeviceKey(dir)
+	if err != nil {
+		return SalvageReport{Store: filepath.Join(dir, StoreFile)}, fmt.Errorf("salvage: %w", err)
+	}
+	return store.Salvage(dir, now, salvageRecords(k))
 }
 
-// salvageRecords is what salvage needs of the engine's records.
-func salvageRecords() store.Records {
+// salvageRecords is what salvage needs of the engine's records; k, when
+// set, signs the salvaged ledger's head.
+func salvageRecords(k *DeviceKey) store.Records {
+	var sv salvageSeal
 	return store.Records{
 		Schema:  schema(),
 		Damaged: damagedRecords,
 		Verify: func(db *store.DB) ([]string, error) {
+			note, err := sv.sign(db, k)
+			if err != nil {
+				return nil, err
+			}
 			rep, err := newStore(db).Verify()
+			if note != "" {
+				rep.Notes = append(rep.Notes, note)
+			}
 			return rep.Notes, err
 		},
-		Probes:  probes,
-		Rebuild: rebuild,
+		Probes: probes,
+		Rebuild: func(tx *bolt.Tx, now time.Time, seqKnown func([]byte) bool) ([]string, error) {
+			sv.was, _ = checkSeal(tx, SchemaVersion, &boxKey{key: k})
+			sv.read = true
+			return rebuild(tx, now, seqKnown)
+		},
 	}
 }
 
@@ -247,8 +296,10 @@ func (s *Store) Dir() string { return s.db.Dir() }
 func (s *Store) Path() string { return s.db.Path() }
 
 // Notes says what the open found and did that the owner should know: a
-// damaged meta page and its repair, an old schema read as it is.
-func (s *Store) Notes() []string { return s.db.Notes() }
+// damaged meta page and its repair, an old schema read as it is, a device
+// key made, a ledger head signed or one this store will not sign on top
+// of.
+func (s *Store) Notes() []string { return append(s.db.Notes(), s.notes...) }
 
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.db.ReadOnly() }
@@ -272,7 +323,12 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 	if err := s.fault(); err != nil {
 		return err
 	}
-	err := s.db.Update(fn)
+	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return s.sealHead(tx)
+	})
 	if err == nil {
 		s.releaseMapped()
 	}

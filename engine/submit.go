@@ -37,6 +37,8 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		}
 		var n *Node
 		switch {
+		case q.EgressConsent != "":
+			return nil // held until its egress consent (egressconsent.go)
 		case q.hasCouncil() && q.Queued[queuedCouncil] != "":
 			// The council sits: its members run their own providers
 			// (council.go), and nothing else of the quest runs meanwhile.
@@ -198,6 +200,10 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is %s: the ratchet locked it and it takes no more submissions: %w", n.ID, n.Status, ErrLocked)
 	case q.Status != QuestActive:
 		return fmt.Errorf("quest %s is %s (%s): %w", q.ID, q.Status, q.Reason, ErrInvalid)
+	case q.EgressConsent != "":
+		// Its answer would go to the L2 judge, or on to the quest's
+		// providers in the next prompts.
+		return fmt.Errorf("%s; the answer was not recorded: %w", egressHeld(q), ErrBusy)
 	case n.Status == Running:
 		return fmt.Errorf("node %s is running (dispatched to a provider): %w", n.ID, ErrBusy)
 	case n.Status != Pending:

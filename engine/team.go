@@ -160,10 +160,27 @@ func (e *Engine) judgeStage(q *Quest, n *Node, reply agent.Reply, res result) re
 		res.kind, res.stage = resPass, st
 		if a.Decision == gates.AcceptAccept && (q.AcceptMode == AcceptHuman || exec.Outcome == "REVIEW") {
 			res.kind, res.why = resReview, fmt.Sprintf("the accept of Team %s waits for the button", n.Team)
+			res.reasons = acceptReasons(q, n, exec, a)
 		}
 		return res
 	}
 	panic("BUG: judgeStage on stage " + n.Stage)
+}
+
+// acceptReasons are why the accept a of Team n.Team waits for a human:
+// the quest's accept mode, or the facts the quest's L1 gate gave the
+// deliverable (exec), which the human stands in for.
+func acceptReasons(q *Quest, n, exec *Node, a gates.AcceptAnswer) []ConsentReason {
+	why := "the deliverable's L1 gate asks for review"
+	if q.AcceptMode == AcceptHuman {
+		why = "accept mode human"
+	}
+	out := []ConsentReason{{Kind: ReasonTeamAccept, Team: n.Team,
+		Text: fmt.Sprintf("human accept of Team %s (%s); the accepter says: %s", n.Team, why, truncate(a.Reason, 300))}}
+	if exec.Outcome == "REVIEW" {
+		out = append(out, ruleReasons(exec.Facts)...)
+	}
+	return out
 }
 
 // judgeExec turns an executer's answer into a result: the deliverable must

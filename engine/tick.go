@@ -301,6 +301,9 @@ func (r *tickRound) turn(q *Quest) error {
 		r.rep.Terminated = append(r.rep.Terminated, q.ID)
 		return nil
 	}
+	if q.EgressConsent != "" {
+		return nil // nothing of it leaves the box before its consent (egressconsent.go)
+	}
 	if r.online {
 		back, err := t.undefer(q)
 		if err != nil {
@@ -1000,17 +1003,20 @@ func (e *Engine) idle() bool {
 }
 
 // egressStop stops q, before anything is sent, when provider name's vendor
-// is not one q's egress allows: the quest was created when the provider
-// was of another vendor (the configuration changed since). It reports
-// whether it stopped q.
+// is not one q's egress allows, or an L2 judge tier's is (the answer
+// would go to it): the quest was created when the provider was of
+// another vendor (the configuration changed since). It reports whether
+// it stopped q.
 func (r *tickRound) egressStop(q *Quest, name string) (bool, error) {
 	if len(q.Egress) == 0 {
 		return false, nil
 	}
-	v := r.e.Vendor(name)
-	if slices.Contains(q.Egress, v) {
+	why := r.e.notAllowed(q, name)
+	if why == "" {
+		why = r.e.judgeNotAllowed(q)
+	}
+	if why == "" {
 		return false, nil
 	}
-	return true, r.t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is vendor %q, which the quest's egress (%s) does not allow; nothing was sent. Declare the provider's vendor again, or start a new quest",
-		name, v, strings.Join(q.Egress, ",")))
+	return true, r.t.setQuestStatus(q, QuestStopped, why+"; nothing was sent. Declare the provider's vendor again, or start a new quest")
 }

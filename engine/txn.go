@@ -918,8 +918,9 @@ func hypKey(h string) []byte {
 	return sum[:]
 }
 
-// newNode creates a node in status st (Pending or Proposed) unless the quest
-// already has that hypothesis; then it returns the existing id and dup=true.
+// newNode creates a node in status st (Pending or Proposed; an egress
+// consent AwaitingConsent) unless the quest already has that hypothesis;
+// then it returns the existing id and dup=true.
 func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel string) (n *Node, dup bool, err error) {
 	return t.newNodeWith(q, parent, role, hyp, st, rel, nil)
 }
@@ -963,12 +964,19 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 	if err := qn.Put(u64(seq), []byte(n.ID)); err != nil {
 		return nil, false, err
 	}
-	idx, err := sub(t.tx, indexFor(st), q.ID)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := idx.Put(u64(seq), []byte(n.ID)); err != nil {
-		return nil, false, err
+	if st == AwaitingConsent {
+		// A quest's egress consent is born waiting (egressconsent.go).
+		if err := t.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+			return nil, false, err
+		}
+	} else {
+		idx, err := sub(t.tx, indexFor(st), q.ID)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := idx.Put(u64(seq), []byte(n.ID)); err != nil {
+			return nil, false, err
+		}
 	}
 	q.Counts.Inc(st)
 	trackQueued(q, n, st)

@@ -41,16 +41,19 @@ type result struct {
 	feedback string
 	// root is the rule id of the gate's root cause (gates.Feedback); ""
 	// when the engine found the failure itself (see rootCause).
-	root   string
-	why    string
-	raw    []byte
-	claim  string
-	answer *gates.Answer
-	owner  *gates.OwnerAnswer
-	member *gates.MemberAnswer // a council member's answer
-	tokens int
-	cost   float64 // US dollars, as the provider reported them
-	replay bool    // a kept answer judged again: no agent ran
+	root string
+	why  string
+	// reasons are why a REVIEW asks a human (ConsentReason), kept with
+	// the claim.
+	reasons []ConsentReason
+	raw     []byte
+	claim   string
+	answer  *gates.Answer
+	owner   *gates.OwnerAnswer
+	member  *gates.MemberAnswer // a council member's answer
+	tokens  int
+	cost    float64 // US dollars, as the provider reported them
+	replay  bool    // a kept answer judged again: no agent ran
 	// How the agent's run ended and what it moved (Run.Exit, ExitCode,
 	// BytesIn, BytesOut).
 	exit              string
@@ -144,15 +147,20 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 		res.kind = resFail
 		return res
 	case gates.OutcomeReview:
-		res.kind, res.why = resReview, "the gate asks for review"
+		res.kind, res.why, res.reasons = resReview, "the gate asks for review", ruleReasons(v.Facts)
 	case gates.OutcomePass:
 		res.kind = resPass
 	default:
 		panic(fmt.Sprintf("BUG: gate returned outcome %v", v.Outcome))
 	}
-	res = e.judgeAnswer(ctx, n, reply, g, v, res)
-	if res.kind == resPass && q.IsCheckpoint(n.Role) {
-		res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
+	res = e.judgeAnswer(ctx, q, n, reply, g, v, res)
+	if (res.kind == resPass || res.kind == resReview) && q.IsCheckpoint(n.Role) {
+		// A REVIEW at a checkpoint keeps the gate's word as its why; the
+		// human reads both reasons.
+		if res.kind == resPass {
+			res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
+		}
+		res.reasons = append(res.reasons, checkpointReason(n.Role))
 	}
 	return res
 }
@@ -235,7 +243,7 @@ func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.
 // judgeAnswer parses the answer of a node L1 did not fail: the owner's by
 // its contract, any other role's as an answer, which the L2 judge then
 // reads when L1 passed it with citations.
-func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
+func (e *Engine) judgeAnswer(ctx context.Context, q *Quest, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
 	if n.Role == RoleOwner {
 		oa, facts := gates.ParseOwnerAnswer(reply.Output)
 		if len(facts) > 0 {
@@ -250,7 +258,7 @@ func (e *Engine) judgeAnswer(ctx context.Context, n *Node, reply agent.Reply, g 
 	}
 	res.answer = &a
 	if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
-		e.judgeL2(ctx, n, a, g, v, &res)
+		e.judgeL2(ctx, q, n, a, g, v, &res)
 	}
 	return res
 }
@@ -271,8 +279,20 @@ type observer interface {
 
 // judgeL2 asks the L2 judge about a claim L1 passed. The judge can only
 // lower the verdict to REVIEW (judge.Combine); a judge that cannot be
-// reached defers the node like any network stage.
-func (e *Engine) judgeL2(ctx context.Context, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+// reached defers the node like any network stage. The judge is never
+// asked when q's egress does not allow a tier's vendor (the configuration
+// changed since q was created), nor while q waits for its egress consent
+// (q does not run then, so only an answer already on its way meets it):
+// nothing is sent, and the quest stops saying why.
+func (e *Engine) judgeL2(ctx context.Context, q *Quest, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+	if why := e.judgeNotAllowed(q); why != "" {
+		res.kind, res.why = resStopQuest, why+"; nothing was sent to the judge"
+		return
+	}
+	if why := egressHeld(q); why != "" {
+		res.kind, res.why = resStopQuest, "the L2 judge was not asked: "+why
+		return
+	}
 	sources := map[string]string{}
 	for k, v := range e.opt.Sources {
 		sources[k] = v
@@ -302,9 +322,30 @@ func (e *Engine) judgeL2(ctx context.Context, n *Node, a gates.Answer, g gates.G
 	}
 	res.kind, res.facts, res.feedback = resReview, v.Facts, Feedback(v.Facts)
 	res.why = "the L2 judge raised doubt"
+	res.reasons = doubtReasons(a, b)
 	if h, ok := b.Human(); ok {
 		res.why = "escalated to a human: " + h.Reason
+		res.reasons = append(res.reasons, ConsentReason{Kind: ReasonJudge, Text: res.why})
 	}
+}
+
+// doubtReasons are the reasons of a judge's doubts: each result that is
+// not clear, with the citation it judged (the batch's items are a's
+// citations, in order: judge.ItemsFromAnswer).
+func doubtReasons(a gates.Answer, b judge.Batch) []ConsentReason {
+	var out []ConsentReason
+	for i, r := range b.Results {
+		if r.Cleared() {
+			continue
+		}
+		f := r.Fact()
+		rs := ConsentReason{Kind: ReasonJudge, Text: f.String(), Fact: &f}
+		if i < len(a.Citations) {
+			rs.Source, rs.Quote = a.Citations[i].Source, a.Citations[i].Quote
+		}
+		out = append(out, rs)
+	}
+	return out
 }
 
 // ancestors returns the hypotheses of n's ancestors, nearest first.
@@ -481,14 +522,15 @@ func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 		return t.failTry(q, n, "FAIL")
 	case resReview:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
-		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Answ: res.answer, Owner: res.owner}
+		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Reasons: res.reasons,
+			Answ: res.answer, Owner: res.owner}
 		if err := t.move(q, n, AwaitingConsent, res.why); err != nil {
 			return err
 		}
 		if err := t.ledger(n, "REVIEW", res.facts); err != nil {
 			return err
 		}
-		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "requested", ClaimHash: res.claim, Reason: res.why})
+		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: res.claim, Reason: res.why})
 	case resPass:
 		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
 		if res.member != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,9 +125,17 @@ func downgrade(t *testing.T, dir string) {
 		if err := tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev)); err != nil {
 			return err
 		}
+		if err := tx.Bucket(bMeta).Delete(kLedgerSeal); err != nil {
+			return err
+		}
 		return tx.Bucket(bMeta).Put(kSchema, u64(1))
 	})
 	if err != nil {
+		t.Fatal(err)
+	}
+	// A box of schema 1 had no device key either: the first open that
+	// signs makes it, and signs the upgraded head.
+	if err := os.Remove(filepath.Join(dir, DeviceKeyFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
 }

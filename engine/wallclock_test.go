@@ -266,6 +266,7 @@ func TestWallClockSavedHourlyWhenIdle(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, StoreFile), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	copyDeviceKey(t, h.dir, dir)
 	d.stop()
 	h.clock.Advance(time.Hour)
 	h2 := &harness{t: t, dir: dir, clock: h.clock, opt: h.opt}

@@ -20,6 +20,11 @@
 # Every wait is bounded (BOOT_TIMEOUT, default 1200 s per boot, emulation
 # is slow); on failure the serial console logs are kept and named.
 #
+# In boot 2 an attacking agent (scripts/attack-agent.sh) runs under the
+# image's own unit, once for a local-only quest and once for a quest that
+# may use the network, and must be confined: only its project is written,
+# the local one reaches no address outside the box (image/confine-test.sh).
+#
 # In boot 2 the daemon also runs on kernel GPIO lines: the kernel's
 # gpio-sim, built for the image's kernel and loaded only in this copy,
 # with questbox's LEDs read back and its button pressed
@@ -82,6 +87,8 @@ ok "kernel $kernel and $initrd from the boot partition; ssh key on it"
 # The update and rollback checks of boot 2 (image/test-update.sh).
 . image/test-update.sh
 update_prepare
+# The attacking agent, in boot 2 (image/confine-test.sh).
+source image/confine-test.sh
 # The pins under a real kernel, in boot 2 (image/gpio-sim-test.sh).
 source image/gpio-sim-test.sh
 gpiosim_prepare
@@ -205,6 +212,7 @@ ok "boot 2: boot 1 shut questbox down cleanly (stopping, STOPPING=1, stopped; no
 restarts=$(ssh_ systemctl show -p NRestarts --value questbox.service)
 [[ $restarts == 0 ]] || fail "boot 2: questbox.service restarted $restarts times"
 update_test 2
+confine_check 2
 gpiosim_check 2
 poweroff 2
 

@@ -10,6 +10,8 @@
 #   show.json     `quest show q1 --json`, by that version
 #   verify.json   `verify --json`, by that version
 #   export.jsonl  what `export q1 --out` wrote
+#   device.key    from schema 10, the key that signed the store's ledger
+#                 head and the export (a test fixture, no box's key)
 #
 # engine's TestGoldenStores opens each with today's code, verifies it,
 # migrates it and compares what it reads with these files. Run from the
@@ -52,4 +54,8 @@ qb quest list --json > "$out/quests.json"
 qb quest show q1 --json > "$out/show.json"
 qb verify --json > "$out/verify.json"
 cp "$data/questbox.db" "$out/questbox.db"
+if [ -f "$data/device.key" ]; then
+	cp "$data/device.key" "$out/device.key"
+	chmod 600 "$out/device.key"
+fi
 echo "golden-stores: schema $schema from $commit: $(wc -c < "$out/questbox.db") bytes in $out"

@@ -7,8 +7,9 @@
 # this machine's own system units, which questbox.service refers to) and runs
 # `systemd-analyze verify --root` on them: any line it prints, a warning
 # about an unknown directive included, fails. Then `systemd-analyze security`
-# must rate questbox.service's exposure at 2.0 or below (it is 1.6: see the
-# README's "systemd and sandboxing" for each directive and exception).
+# must rate questbox.service's exposure at 2.5 or below (it is 2.3: see the
+# README's "systemd and sandboxing" for each directive and exception; the
+# namespaces and system calls that confine each agent run cost 0.7).
 #
 # Without systemd-analyze (package systemd) it fails when CI=true and skips
 # with a warning elsewhere.
@@ -76,9 +77,9 @@ else
 	fi
 fi
 
-sec=$(cd "$root" && systemd-analyze security --offline=true --root="$root" --threshold=20 /etc/systemd/system/questbox.service 2>&1) || {
+sec=$(cd "$root" && systemd-analyze security --offline=true --root="$root" --threshold=25 /etc/systemd/system/questbox.service 2>&1) || {
 	printf '%s\n' "$sec" >&2
-	log "questbox.service is exposed above 2.0"
+	log "questbox.service is exposed above 2.5"
 	exit 1
 }
 log "$(printf '%s\n' "$sec" | grep 'Overall exposure')"

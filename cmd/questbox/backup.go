@@ -61,6 +61,8 @@ func (c *backupCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "backup written to %s (%d bytes, schema %d); verified: %d ledger records chain correctly and match %d locked nodes\n",
 		path, n, rep.Schema, rep.Records, rep.Locked)
+	// The backup holds the head's signature, not the device key.
+	fmt.Fprintf(e.stdout, "%s\n", rep.Signature.Detail)
 	return nil
 }
 
@@ -97,6 +99,9 @@ func (c *restoreCmd) run(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintln(e.stdout, ")")
 	if rep.Kept != "" {
 		fmt.Fprintf(e.stdout, "the store it replaced is kept as %s\n", rep.Kept)
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stdout, "%s\n", n)
 	}
 	return nil
 }

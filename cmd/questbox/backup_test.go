@@ -39,13 +39,13 @@ func keptStores(t *testing.T, data string) []string {
 // restore without a daemon swaps the file under the store's lock.
 func TestBackupAndRestoreWhileBusy(t *testing.T) {
 	data := shortDir(t)
-	// Each answer differs (the shell's pid), so loop control sees
+	// Each answer differs (a fresh uuid), so loop control sees
 	// progress, and each locks its node dead: one ledger record a run.
 	canned := filepath.Join(t.TempDir(), "answer")
 	os.WriteFile(canned, []byte(answer("dead", "dead on arrival, run PID.")), 0o644)
 	cfg := writeConfig(t, `[providers.canned]
 type = "command"
-argv = ["sh", "-c", "cat > /dev/null; sed \"s/PID/$$/\" `+canned+`"]
+argv = ["sh", "-c", "cat > /dev/null; sed \"s/PID/$(cat /proc/sys/kernel/random/uuid)/\" `+canned+`"]
 `)
 	c := []string{"--config", cfg, "--data", data}
 	must(t, 0, "", append([]string{"quest", "new", "busy", "--direction", "canned answers", "--provider", "canned", "--max-agent-runs", "100000"}, c...)...)

@@ -128,7 +128,7 @@ const (
 	// no daemon answers.
 	viaAPI verbMode = iota
 	// standalone verbs run in the invoking process and never through the
-	// API: run, salvage, selftest, version.
+	// API: run, salvage, selftest, version, verify-export.
 	standalone
 )
 
@@ -161,9 +161,12 @@ func verbs() []verb {
 		{"logs", "RUN|NODE [--follow]", "a run's log (its stderr and answer; a node's latest run); --follow streams a running agent until it ends", viaAPI, func() command { return new(logsCmd) }},
 		{"export", "QUEST [--out FILE]", "JSONL of terminal nodes, each exported once", viaAPI, func() command { return new(exportCmd) }},
 		{"rules", "[--quest Q | --gate G]", "the built-in rule kinds and a gate profile's rules (id, level, stage, edges): what the gate blocks", viaAPI, func() command { return new(rulesCmd) }},
-		{"verify", "", "check the store and the verdict ledger chain", viaAPI, func() command { return new(verifyCmd) }},
+		{"verify", "", "check the store, the verdict ledger chain and its signature by this box's key (printed)", viaAPI, func() command { return new(verifyCmd) }},
+		{"verify-export", "FILE [--key FINGERPRINT]", "check an export's signatures offline (no store needed)", standalone, func() command { return new(verifyExportCmd) }},
 		{"backup", "[--out FILE|DIR]", "write a verified copy of the store while the daemon runs (default questbox-YYYYmmdd-HHMMSS.db here)", viaAPI, func() command { return new(backupCmd) }},
 		{"restore", "FILE", "verify a backup and make it the store, keeping the current one as questbox.db.before-restore-TIME", viaAPI, func() command { return new(restoreCmd) }},
+		{"consent list", "", "the consent requests that wait for a human, oldest first: what waits and why", viaAPI, func() command { return new(consentListCmd) }},
+		{"consent show", "NODE", "one consent request: what waits, why, and the evidence and citations a yes approves", viaAPI, func() command { return new(consentShowCmd) }},
 		{"device press", "[--hold D] [--times N]", "press the simulated button through the daemon (hold 2s approves, 3 times rejects)", viaAPI, func() command { return new(devicePressCmd) }},
 		{"device status", "", "the LEDs, the button and the consent queue, as the daemon shows them", viaAPI, func() command { return new(deviceStatusCmd) }},
 		{"selftest", "[--gpio auto|periph]", "check the LED and button wiring on real pins (stop the daemon first)", standalone, func() command { return new(selftestCmd) }},

@@ -14,7 +14,9 @@ import (
 
 // corruptionFixture is a store with a quest of 300 nodes, two of them
 // locked, built through the CLI; its bytes are copied for each damage.
-func corruptionFixture(t *testing.T) []byte {
+// It returns them and the data directory that holds the device key that
+// signed its ledger.
+func corruptionFixture(t *testing.T) ([]byte, string) {
 	t.Helper()
 	data := t.TempDir()
 	must(t, 0, "", "quest", "new", "keep", "--direction", "survive damage", "--provider", "external", "--data", data)
@@ -29,7 +31,7 @@ func corruptionFixture(t *testing.T) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return raw
+	return raw, data
 }
 
 func damage(t *testing.T, path string, fn func(f *storetest.File) error) {
@@ -50,7 +52,7 @@ func damage(t *testing.T, path string, fn func(f *storetest.File) error) {
 // the reason on the LEDs and in `device status`; `salvage` recovers and
 // its result verifies and takes new work.
 func TestCorruptionThroughTheCLI(t *testing.T) {
-	good := corruptionFixture(t)
+	good, _ := corruptionFixture(t)
 	truncate := func(size func(n int) int) func(t *testing.T, path string) {
 		return func(t *testing.T, path string) {
 			if err := os.Truncate(path, int64(size(len(good)))); err != nil {
@@ -172,11 +174,19 @@ func TestCorruptionThroughTheCLI(t *testing.T) {
 // cut short by a power loss) opens from the good one; the daemon repairs
 // the damaged page and nothing is lost.
 func TestOneGoodMetaPage(t *testing.T) {
-	good := corruptionFixture(t)
+	good, from := corruptionFixture(t)
+	key, err := os.ReadFile(filepath.Join(from, engine.DeviceKeyFile))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, page := range []int{0, 1} {
 		data := shortDir(t)
 		path := filepath.Join(data, engine.StoreFile)
 		if err := os.WriteFile(path, good, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// The same box: its store and its key.
+		if err := os.WriteFile(filepath.Join(data, engine.DeviceKeyFile), key, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		damage(t, path, func(f *storetest.File) error { return f.GarbageMeta(page) })

@@ -6,7 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,11 +66,12 @@ func TestCrashDuringCouncil(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
-	members := filepath.Join(dir, "members")
 	fast := filepath.Join(dir, "fast")
+	// A member waits (in its shell, so that its command line names its
+	// script: the test finds it in /proc) until fast exists.
 	script := func(name, body string) string {
 		path := filepath.Join(dir, name+".sh")
-		text := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\nif [ -e %s ]; then printf '%%s\\n' '%s'; exit 0; fi\necho $$ >> %s\nexec sleep 600\n", fast, body, members)
+		text := fmt.Sprintf("#!/bin/sh\ncat >/dev/null\nif [ -e %s ]; then printf '%%s\\n' '%s'; exit 0; fi\nsleep 600\n", fast, body)
 		if name == "scout" {
 			text = fmt.Sprintf("#!/bin/sh\ncat >/dev/null\nprintf '%%s\\n' '%s'\n", body)
 		}
@@ -111,14 +112,8 @@ judges = ["judge"]
 	daemon := run()
 	var pids []int
 	waitFor(t, "both members to run at once", func() bool {
-		b, _ := os.ReadFile(members)
-		pids = pids[:0]
-		for _, f := range strings.Fields(string(b)) {
-			if p, err := strconv.Atoi(f); err == nil {
-				pids = append(pids, p)
-			}
-		}
-		return len(pids) == 2
+		pids = append(processesNaming(t, filepath.Join(dir, "rev.sh")), processesNaming(t, filepath.Join(dir, "judge.sh"))...)
+		return len(pids) == 2 && !slices.Contains(pids, 1)
 	})
 	t.Cleanup(func() {
 		for _, p := range pids {

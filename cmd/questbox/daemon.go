@@ -300,11 +300,15 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 // warnings logs what the configuration lets run but may not work.
 func (d *daemon) warnings() {
 	w, log := d.wire, d.log
+	logConfinement(context.Background(), log, w.launcher, w.confineErr)
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
 		log.Warn("provider cannot run yet; quests on it stop with this message", "provider", name, "err", w.problems[name])
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		log.Warn("provider may not work", "provider", name, "err", w.warnings[name])
+	}
+	for _, msg := range d.cfg.Warnings() {
+		log.Warn(msg)
 	}
 	if ws, err := strconv.ParseInt(d.e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && d.tick > time.Duration(ws)*time.Microsecond/2 {
 		log.Warn("the watchdog is fed after each tick that works, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
@@ -475,6 +479,9 @@ func (c *runCmd) check(e *env, w *wiring) error {
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, e.redact.Error(w.warnings[name]))
+	}
+	for _, msg := range e.cfg.Warnings() {
+		fmt.Fprintf(e.stderr, "warning: %s: %s\n", src, msg)
 	}
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {

@@ -96,11 +96,11 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	}
 	out := filepath.Join(dir, "export.jsonl")
 	r = must(t, 0, "", append([]string{"export", "q1", "--out", out}, d...)...)
-	if lines := readLines(t, out); len(lines) != 1 || !strings.Contains(r.stderr, "exported 1 node of quest q1 to "+out) {
+	if lines := nodeLines(readLines(t, out)); len(lines) != 1 || !strings.Contains(r.stderr, "exported 1 node of quest q1 to "+out) {
 		t.Errorf("export --out through the daemon: %q, stderr %q", lines, r.stderr)
 	}
 	must(t, 0, "", append([]string{"export", "q1", "--out", out}, d...)...)
-	if lines := readLines(t, out); len(lines) != 1 {
+	if lines := nodeLines(readLines(t, out)); len(lines) != 1 {
 		t.Errorf("second export appended: %d lines", len(lines))
 	}
 	must(t, 0, "", append([]string{"verify"}, d...)...)
@@ -181,17 +181,19 @@ func TestCrash(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
-	started := filepath.Join(dir, "started")
+	out := agentOut(t)
+	started := filepath.Join(out, "started")
 	cfg := filepath.Join(dir, "questbox.toml")
 	os.WriteFile(cfg, []byte(`[providers.slow]
 type = "command"
-argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
+write = ["`+out+`"]
+argv = ["sh", "-c", ": > `+started+`; sleep 600"]
 `), 0o644)
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
 
 	daemon := startBinaryDaemon(t, bin, cfg, data, dir)
-	agent := waitForPID(t, "the agent to start", started)
+	agent := waitForPID(t, "the agent to start", started, started)
 	// The agent runs in its own process group, which a SIGKILL of the
 	// daemon does not reach; clean it up after the test.
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })

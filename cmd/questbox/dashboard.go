@@ -40,14 +40,21 @@ func (d *daemon) serveDashboard() {
 		return
 	}
 	pwfile := cfg.DashboardPasswordFile()
-	pw, err := dashboard.EnsurePassword(pwfile)
+	first := cfg.DashboardFirstPasswordFile()
+	ens, err := dashboard.EnsurePassword(pwfile, first)
 	if err != nil {
 		d.log.Error("dashboard not started: no password file", "file", pwfile, "err", err)
 		return
 	}
-	if pw != "" {
-		d.log.Warn("dashboard password generated; it is shown only this once (`questbox password` sets a new one)",
-			"password", pw, "file", pwfile)
+	// The password itself never reaches the log: an agent may read the
+	// daemon's output (its terminal, the journal).
+	if ens.Generated {
+		d.log.Warn("dashboard password generated; only the daemon's user can read it: cat "+first+" (`questbox password` sets a new one)",
+			"file", first)
+	}
+	if ens.Tightened != 0 {
+		d.log.Warn("dashboard password file was readable by others: made 0600; its session key may have been read, `questbox password` makes a new one",
+			"file", pwfile, "mode", fmt.Sprintf("%04o", ens.Tightened))
 	}
 	eng, st := d.eng, d.st
 	m := metrics.New(metrics.Sources{

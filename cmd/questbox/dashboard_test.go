@@ -29,7 +29,36 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-var passwordLog = regexp.MustCompile(`password=([a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4})`)
+// generatedPassword is how a generated dashboard password looks.
+var generatedPassword = regexp.MustCompile(`^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$`)
+
+// firstPassword is the dashboard password the daemon generated at its
+// first start on data: in its owner-only first-password file, and nowhere
+// in its output (an agent may read that; log, when not nil, is it).
+func firstPassword(t *testing.T, data string, log ...fmt.Stringer) string {
+	t.Helper()
+	file := filepath.Join(data, "dashboard.first-password")
+	var pw string
+	waitFor(t, "the first-password file", func() bool {
+		b, err := os.ReadFile(file)
+		pw = strings.TrimSpace(string(b))
+		return err == nil && pw != ""
+	})
+	if !generatedPassword.MatchString(pw) {
+		t.Fatalf("%s holds %q, not a generated password", file, pw)
+	}
+	for _, f := range []string{file, filepath.Join(data, "dashboard.password")} {
+		if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v %v, want mode 0600", f, fi.Mode(), err)
+		}
+	}
+	for _, l := range log {
+		if strings.Contains(l.String(), pw) {
+			t.Errorf("the generated password is in the daemon's output:\n%s", l)
+		}
+	}
+	return pw
+}
 
 // TestDashboard is the dashboard issue's acceptance on a real daemon in
 // headless Chromium: the URL is printed, the password is printed once,
@@ -45,11 +74,10 @@ func TestDashboard(t *testing.T) {
 	dm := startDaemon(t, data, "--gpio", "sim", "--listen", addr)
 	url := "http://" + addr + "/"
 	waitFor(t, "the dashboard URL", func() bool { return strings.Contains(dm.stdout.String(), "dashboard: "+url) })
-	m := passwordLog.FindStringSubmatch(dm.stderr.String())
-	if m == nil {
-		t.Fatalf("no generated password in the log:\n%s", dm.stderr.String())
+	password := firstPassword(t, data, dm.stdout, dm.stderr)
+	if !strings.Contains(dm.stderr.String(), "cat "+filepath.Join(data, "dashboard.first-password")) {
+		t.Errorf("the log does not say where the password is:\n%s", dm.stderr.String())
 	}
-	password := m[1]
 
 	must(t, 0, "", cmd("quest", "new", "cp", "--direction", "check with a human", "--provider", "external", "--checkpoint", "scout")...)
 	must(t, 0, "", cmd("scan", "q1", "alpha first", "beta second")...)
@@ -155,10 +183,7 @@ func TestPasswordVerb(t *testing.T) {
 		}
 		return m != nil
 	})
-	old := passwordLog.FindStringSubmatch(dm.stderr.String())
-	if old == nil {
-		t.Fatalf("no generated password in the log:\n%s", dm.stderr.String())
-	}
+	old := firstPassword(t, data, dm.stdout, dm.stderr)
 	login := func(pw string) (int, []*http.Cookie) {
 		t.Helper()
 		body, _ := json.Marshal(map[string]string{"password": pw})
@@ -182,7 +207,7 @@ func TestPasswordVerb(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	code, session := login(old[1])
+	code, session := login(old)
 	if code != http.StatusOK || get(session) != http.StatusOK {
 		t.Fatalf("login with the generated password: %d", code)
 	}
@@ -190,10 +215,13 @@ func TestPasswordVerb(t *testing.T) {
 	if strings.Contains(r.stdout, "a-password-of-my-own") || !strings.Contains(r.stdout, "every dashboard session has ended") {
 		t.Errorf("password --stdin printed %q", r.stdout)
 	}
+	if _, err := os.Stat(filepath.Join(data, "dashboard.first-password")); !os.IsNotExist(err) {
+		t.Errorf("the first-password file after a new password: %v, want it removed", err)
+	}
 	if got := get(session); got != http.StatusUnauthorized {
 		t.Errorf("a session from before the reset: %d, want 401", got)
 	}
-	if code, _ := login(old[1]); code != http.StatusUnauthorized {
+	if code, _ := login(old); code != http.StatusUnauthorized {
 		t.Errorf("the old password after the reset: %d, want 401", code)
 	}
 	if code, _ := login("a-password-of-my-own"); code != http.StatusOK {

@@ -15,7 +15,8 @@ import (
 // TestWritingVerbNeverCreatesAStoreSilently: with no daemon, no --data, no
 // QUESTBOX_DATA and no config file, a writing verb refuses to create a
 // store at the built-in default, saying where it would and how to choose;
-// reads still answer, and a chosen directory is used as before.
+// a read says there is no store there, and a chosen directory is used as
+// before.
 func TestWritingVerbNeverCreatesAStoreSilently(t *testing.T) {
 	def := config.Default().Daemon.Data
 	db := filepath.Join(def, engine.StoreFile)
@@ -42,8 +43,8 @@ func TestWritingVerbNeverCreatesAStoreSilently(t *testing.T) {
 			t.Fatalf("%v created %s", args, db)
 		}
 	}
-	if r := qb(t, "", "quest", "list"); r.code != 0 {
-		t.Errorf("quest list: exit %d (%s), want 0: a read creates nothing and may answer", r.code, r.stderr)
+	if r := qb(t, "", "quest", "list"); r.code != exitStore || !strings.Contains(r.stderr, "no store at "+def) {
+		t.Errorf("quest list: exit %d (%s), want 2 naming %s: a read creates nothing, and says there is nothing", r.code, r.stderr, def)
 	}
 
 	data := dataDir(t)
@@ -53,5 +54,42 @@ func TestWritingVerbNeverCreatesAStoreSilently(t *testing.T) {
 	must(t, 0, "", "scan", "q1", "tesseract jpn", "--data", data)
 	if _, err := os.Stat(db); err == nil {
 		t.Fatalf("%s was created", db)
+	}
+}
+
+// TestReadingVerbsNeedAStore: without a daemon, a reading verb on a data
+// directory without a store (missing, or empty) exits 2 naming it and
+// asking whether the daemon uses another, and creates nothing: "no quests
+// yet" would hide a wrong --data.
+func TestReadingVerbsNeedAStore(t *testing.T) {
+	root := t.TempDir()
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(root, "no", "such", "dir")
+	for _, dir := range []string{missing, empty} {
+		for _, args := range [][]string{
+			{"quest", "list"}, {"quest", "list", "--json"}, {"quest", "show", "q1"}, {"status", "q1"}, {"runs"}, {"consent", "list"},
+			{"consent", "show", "n1"},
+		} {
+			r := qb(t, "", append(args, "--data", dir)...)
+			want := "questbox: no store at " + dir + " (is the daemon running with another --data? QUESTBOX_DATA?)\n"
+			if r.code != exitStore || r.stderr != want || r.stdout != "" {
+				t.Errorf("%v on %s: exit %d, stdout %q, stderr %q; want exit 2 and %q", args, dir, r.code, r.stdout, r.stderr, want)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(root, "no")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a read created %s", filepath.Join(root, "no"))
+	}
+	if ents, err := os.ReadDir(empty); err != nil || len(ents) != 0 {
+		t.Errorf("a read wrote into the empty directory: %v %v", ents, err)
+	}
+	// The leading --data of the issue's example, and QUESTBOX_DATA.
+	must(t, exitStore, "", "--data", missing, "quest", "list")
+	t.Setenv("QUESTBOX_DATA", missing)
+	if r := must(t, exitStore, "", "quest", "list"); !strings.Contains(r.stderr, "no store at "+missing) {
+		t.Errorf("with QUESTBOX_DATA: %q", r.stderr)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -81,6 +82,21 @@ func TestDemoShowsCouncilTeamsAndButton(t *testing.T) {
 	}
 	if v.Quest.Status != "active" {
 		t.Errorf("quest %s while the consent waits: %s, want active", q, v.Quest.Status)
+	}
+
+	// The request says why: the Team's accept, and the rule its
+	// deliverable's conclusion fired (it cites nothing); and what a yes
+	// approves, the executer's conclusion.
+	var c api.Consent
+	decode(t, must(t, 0, "", "consent", "show", awaiting, "--json", "--data", data), &c)
+	kinds := []string{}
+	for _, r := range c.Reasons {
+		kinds = append(kinds, r.Kind+":"+r.Rule)
+	}
+	if !slices.Equal(kinds, []string{"team_accept:", "rule:" + gates.RuleCitationsPresent}) || c.Team != acc.Team ||
+		c.Deliverable.Node != acc.Parent || c.Deliverable.Verdict != "conclusion" || c.Deliverable.Evidence == "" {
+		t.Errorf("the demo's consent: reasons %v, team %s, deliverable %+v; want the accept of Team %s and citations-present on %s's conclusion",
+			kinds, c.Team, c.Deliverable, acc.Team, acc.Parent)
 	}
 
 	r := must(t, 0, "", "device", "press", "--hold", "2s", "--data", data)

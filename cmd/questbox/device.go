@@ -106,7 +106,11 @@ func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error 
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%.12s\t%s\t%s\n", r.Node, r.Quest, r.Role, r.ClaimHash, age, oneLine(r.Hypothesis, 60))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "why each waits and what a yes approves: `questbox consent list`")
+	return nil
 }
 
 // buttonPin is the button's BCM number as the device uses it (0 is the

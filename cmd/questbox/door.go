@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -139,6 +140,12 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 		}
 	}
 	st, err := engine.OpenStore(l.e.data, engine.StoreOptions{ReadOnly: !write})
+	if errors.Is(err, engine.ErrNoStore) {
+		// No daemon answered and the directory has no store: the store
+		// is most likely elsewhere, and an empty answer would hide it.
+		return nil, &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf(
+			"no store at %s (is the daemon running with another --data? QUESTBOX_DATA?)", l.e.data)}
+	}
 	if err != nil {
 		return nil, err
 	}

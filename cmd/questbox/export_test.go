@@ -32,7 +32,7 @@ func exportFixture(t *testing.T) (data string, c *api.Client) {
 func exportedIDs(t *testing.T, path string) map[string]int {
 	t.Helper()
 	seen := map[string]int{}
-	for _, line := range readLines(t, path) {
+	for _, line := range nodeLines(readLines(t, path)) {
 		var r struct{ ID string }
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%s: a line is not JSON (%v): %.80q", path, err, line)
@@ -100,7 +100,7 @@ func TestExportFullDisk(t *testing.T) {
 	}
 	must(t, 0, "", "export", "q1", "--out", out, "--data", data)
 	lines := readLines(t, out)
-	if len(lines) != 4 || lines[0] != `{"earlier":"line"}` {
+	if len(nodeLines(lines)) != 4 || lines[0] != `{"earlier":"line"}` {
 		t.Fatalf("after the retry: %d lines, want the earlier one and 3 nodes", len(lines))
 	}
 	must(t, 0, "", "export", "q1", "--out", out, "--data", data)

@@ -24,7 +24,8 @@ func busyConfig(t *testing.T, extra string) string {
 	dir := t.TempDir()
 	script := filepath.Join(dir, "agent.sh")
 	body := `cat >/dev/null
-printf 'Findings.\n` + "```json" + `\n{"verdict":"promising","evidence":"run %s looked into it and found a lead","citations":[],"new_directions":["lead %s"]}\n` + "```" + `\n' $$ $$
+u=$(cat /proc/sys/kernel/random/uuid)
+printf 'Findings.\n` + "```json" + `\n{"verdict":"promising","evidence":"run %s looked into it and found a lead","citations":[],"new_directions":["lead %s"]}\n` + "```" + `\n' $u $u
 `
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)

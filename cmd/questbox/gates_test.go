@@ -343,7 +343,9 @@ func engineEvents(data string) ([]engine.Event, error) {
 }
 
 // judgeConfig adds to citedConfig a [judge] whose light and heavy tiers are
-// command providers that doubt everything and count their calls in calls.
+// command providers on the box (vendor local: a quest's default egress
+// allows them) that doubt everything and count their calls in calls (in a
+// directory of its own, which they may write).
 func judgeConfig(t *testing.T, probe, calls string) string {
 	t.Helper()
 	path := citedConfig(t, probe)
@@ -351,27 +353,43 @@ func judgeConfig(t *testing.T, probe, calls string) string {
 	extra := `
 [providers.small]
 type = "command"
+vendor = "local"
+write = ["` + filepath.Dir(calls) + `"]
 argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
 [providers.big]
 type = "command"
+vendor = "local"
+write = ["` + filepath.Dir(calls) + `"]
 argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
+` + judgeTable("small", "big")
+	appendConfig(t, path, extra)
+	return path
+}
 
+// judgeTable is a [judge] whose light and heavy tiers are the providers
+// light and heavy, with one canary.
+func judgeTable(light, heavy string) string {
+	return `
 [judge]
-light = { provider = "small", model = "s1" }
-heavy = { provider = "big", model = "b1" }
+light = { provider = "` + light + `", model = "` + light + `1" }
+heavy = { provider = "` + heavy + `", model = "` + heavy + `2" }
 template = "v1"
 canaries = 1
 canary_threshold = 0
 `
+}
+
+// appendConfig appends text to the configuration file at path.
+func appendConfig(t *testing.T, path, text string) {
+	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := f.WriteString(extra); err != nil {
+	if _, err := f.WriteString(text); err != nil {
 		t.Fatal(err)
 	}
-	return path
 }
 
 // TestJudgeWiring: with [judge] configured, an answer the rules PASS goes
@@ -405,7 +423,7 @@ func TestJudgeWiring(t *testing.T) {
 	// An incomplete [judge] stops start-up naming the key.
 	bad := filepath.Join(t.TempDir(), "bad.toml")
 	b, _ := os.ReadFile(conf)
-	os.WriteFile(bad, []byte(strings.Replace(string(b), `heavy = { provider = "big", model = "b1" }`, `heavy = { provider = "big" }`, 1)), 0o644)
+	os.WriteFile(bad, []byte(strings.Replace(string(b), `heavy = { provider = "big", model = "big2" }`, `heavy = { provider = "big" }`, 1)), 0o644)
 	if r := must(t, 1, "", "run", "--check-config", "--data", data, "--config", bad); !strings.Contains(r.stderr, "judge.heavy.model") {
 		t.Errorf("incomplete judge said %q", r.stderr)
 	}

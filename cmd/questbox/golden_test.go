@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // goldenDir holds a store made by each released schema's questbox
@@ -59,6 +62,18 @@ func goldenStore(t *testing.T, schema int) {
 	store := filepath.Join(data, engine.StoreFile)
 	if err := os.WriteFile(store, raw, 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// From schema 10 the store's ledger head is signed by the key of
+	// the box that made it: the golden store comes with that key, as a
+	// box keeps it beside its store. Before, there was none.
+	key, err := os.ReadFile(filepath.Join(src, engine.DeviceKeyFile))
+	switch {
+	case err == nil:
+		if err := os.WriteFile(filepath.Join(data, engine.DeviceKeyFile), key, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	case schema >= 10 || !errors.Is(err, fs.ErrNotExist):
+		t.Fatalf("the golden store of schema %d: its device key: %v", schema, err)
 	}
 	var was struct {
 		Schema      int `json:"schema"`
@@ -129,17 +144,29 @@ func goldenStore(t *testing.T, schema int) {
 			}
 		}
 	}
-	// What was exported is the locked nodes, each once.
+	// What was exported is the locked nodes, each once; from schema 10
+	// signed by the key of the box that made it.
 	exp, _ := os.ReadFile(filepath.Join(src, "export.jsonl"))
-	if lines := bytes.Count(exp, []byte("\n")); lines != was.LockedNodes {
-		t.Errorf("export.jsonl has %d lines, the store %d locked nodes", lines, was.LockedNodes)
+	if lines := nodeLines(strings.Split(strings.TrimSpace(string(exp)), "\n")); len(lines) != was.LockedNodes {
+		t.Errorf("export.jsonl has %d node lines, the store %d locked nodes", len(lines), was.LockedNodes)
+	}
+	if schema >= 10 {
+		if _, err := api.VerifyExport(bytes.NewReader(exp), v.Signature.Key); err != nil {
+			t.Errorf("export.jsonl does not verify with the store's key: %v", err)
+		}
+	}
+	// Every store is signed by this box's key once migrated: the key it
+	// came with, or the one its first writing command made.
+	if v.Signature.State != "signed" || v.Signature.Key == "" || v.Signature.Key != v.Signature.BoxKey {
+		t.Errorf("migrated: the ledger's signature %+v; want signed by this box's key", v.Signature)
 	}
 }
 
 type goldenVerify struct {
-	Schema      int `json:"schema"`
-	Records     int `json:"records"`
-	LockedNodes int `json:"locked_nodes"`
+	Schema      int                 `json:"schema"`
+	Records     int                 `json:"records"`
+	LockedNodes int                 `json:"locked_nodes"`
+	Signature   api.LedgerSignature `json:"signature"`
 }
 
 func readJSON(t *testing.T, path string, v any) {

@@ -4,7 +4,6 @@ package main
 // configured provider adapted to judge.Model, with the store's judge cache.
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/questbox/questbox/config"
@@ -13,22 +12,10 @@ import (
 	"github.com/questbox/questbox/gates/judge"
 )
 
-// judgeModel adapts an agent provider to judge.Model: the judge prompt is
-// the whole request, and the provider's output is the judge's answer
-// (which judge.Parse reads strictly).
-type judgeModel struct{ p engine.Provider }
-
-// Judge implements judge.Model.
-func (m judgeModel) Judge(ctx context.Context, prompt string) (string, error) {
-	r, err := m.p.Run(ctx, agent.Request{Prompt: prompt})
-	if err != nil {
-		return "", err
-	}
-	return string(r.Output), nil
-}
-
-// judgeTier builds the model of one tier. An openai provider is built
-// again with the tier's model, so that the model the judge's cache
+// judgeTier builds the model of one tier: its provider adapted by
+// engine.JudgeModel, so that its prompts leave through the same
+// redaction as the agents' prompts to its vendor. An openai provider is
+// built again with the tier's model, so that the model the judge's cache
 // fingerprint names is the model that answers; a command provider is used
 // as it is (its model is the label its verdicts are cached under).
 func (w *wiring) judgeTier(cfg *config.Config, key string, tier judge.TierConfig, getenv func(string) string) (judge.Model, error) {
@@ -43,13 +30,13 @@ func (w *wiring) judgeTier(cfg *config.Config, key string, tier judge.TierConfig
 		if err != nil {
 			return nil, fmt.Errorf("%s.provider: %q: %w", key, tier.Provider, err)
 		}
-		return judgeModel{redactedProvider{p: op, r: w.redact}}, nil
+		return engine.JudgeModel(redactedProvider{p: op, r: w.redact}, cfg.VendorOf(tier.Provider), w.redaction), nil
 	}
 	prov, ok := w.providers[tier.Provider]
 	if !ok {
 		return nil, fmt.Errorf("%s.provider: %q cannot run: %w", key, tier.Provider, w.problems[tier.Provider])
 	}
-	return judgeModel{prov}, nil
+	return engine.JudgeModel(prov, cfg.VendorOf(tier.Provider), w.redaction), nil
 }
 
 // buildJudgeModels prepares the judge's models when [judge] is configured;

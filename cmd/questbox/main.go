@@ -8,9 +8,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/questbox/questbox/internal/confine"
 )
 
 func main() {
+	// Started as the launcher of a confined agent, this process confines
+	// itself and becomes the agent: nothing else of questbox runs.
+	confine.Main()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()

@@ -12,9 +12,13 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/confine"
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is the launcher of the agents the tests' daemons
+	// confine.
+	confine.Main()
 	// The tests name their data dir and config explicitly; nothing from the
 	// invoking shell may leak in.
 	for _, k := range []string{"QUESTBOX_DATA", "QUESTBOX_CONFIG", "NOTIFY_SOCKET"} {

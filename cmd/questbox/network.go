@@ -22,6 +22,7 @@ type network struct {
 	net    *ground.Net
 	probe  *ground.Probe // nil: network.probe = "", always online
 	target string        // the probe's host:port
+	exec   ground.Exec   // the program rules' runner, confined (wiring.go)
 
 	mu        sync.Mutex // guards listeners
 	listeners []func(online bool)
@@ -78,7 +79,7 @@ func (n *network) engineOnline() func() bool {
 // grounder is Options.Ground: a fresh snapshot per evaluation over the
 // shared resolver, an exec runner for program rules and the probe.
 func (n *network) grounder() gates.Grounder {
-	cfg := ground.Config{Resolver: n.net, Runner: ground.Exec{}}
+	cfg := ground.Config{Resolver: n.net, Runner: n.exec}
 	if n.probe != nil {
 		cfg.Online = n.probe.Online
 	}

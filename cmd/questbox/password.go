@@ -35,6 +35,9 @@ func (c *passwordCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := dashboard.SetPassword(path, pw); err != nil {
 		return usagef("password: %v", err)
 	}
+	if err := dashboard.ForgetFirstPassword(e.cfg.DashboardFirstPasswordFile()); err != nil {
+		return usagef("password: %v", err)
+	}
 	if e.json {
 		out := map[string]string{"file": path}
 		if !c.stdin {

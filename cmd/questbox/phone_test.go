@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -33,27 +34,25 @@ func TestQuestFromThePhone(t *testing.T) {
 	ctx := browsertest.New(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
-	fifo, once := filepath.Join(dir, "go-on"), filepath.Join(dir, "once")
+	out := agentOut(t)
+	fifo, once := filepath.Join(dir, "go-on"), filepath.Join(out, "once")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The first run writes a line, waits for the test, and writes another;
 	// every run answers a dead end (a PASS that aborts its node: a terminal node to export).
-	// Each answer is its own (the shell's pid in its evidence), so the
+	// Each answer is its own (a fresh uuid in its evidence), so the
 	// quest makes progress and reaches its owner's turn: the council.
 	dead, _ := json.Marshal(map[string]any{"verdict": "dead", "evidence": "checked on sample PID; it does not work.", "citations": []any{}, "new_directions": []any{}})
 	script := "cat >/dev/null; if [ ! -e " + once + " ]; then touch " + once + "; echo 'working on it' >&2; read x < " + fifo +
-		"; echo 'nearly there' >&2; fi; printf '" + strings.Replace(string(dead), "PID", "%s", 1) + "' $$"
+		"; echo 'nearly there' >&2; fi; printf '" + strings.Replace(string(dead), "PID", "%s", 1) + "' $(cat /proc/sys/kernel/random/uuid)"
 	argv, _ := json.Marshal([]string{"sh", "-c", script})
-	cfg := runsConfig(t, dir, "[providers.steps]\ntype = \"command\"\ntimeout = \"1h\"\nargv = "+string(argv)+"\n")
+	cfg := runsConfig(t, dir, "[providers.steps]\ntype = \"command\"\ntimeout = \"1h\"\nwrite = [\""+out+"\"]\nargv = "+string(argv)+"\n")
 	addr := freeAddr(t)
 	dm := startDaemon(t, data, "--config", cfg, "--listen", addr, "--tick", "1s")
 	url := "http://" + addr + "/"
 	waitFor(t, "the dashboard URL", func() bool { return strings.Contains(dm.stdout.String(), "dashboard: "+url) })
-	m := passwordLog.FindStringSubmatch(dm.stderr.String())
-	if m == nil {
-		t.Fatalf("no generated password in the log:\n%s", dm.stderr.String())
-	}
+	password := firstPassword(t, data)
 	downloads := t.TempDir()
 
 	run := func(what string, steps ...chromedp.Action[chromedp.Void]) {
@@ -69,7 +68,7 @@ func TestQuestFromThePhone(t *testing.T) {
 	}
 	run("open the dashboard", chromedp.Navigate(url))
 	browsertest.WaitFor(t, ctx, "the login form", `!document.getElementById('login').hidden`)
-	run("log in", chromedp.SendKeys("#password", m[1]), chromedp.Click(`#login-form button[type=submit]`))
+	run("log in", chromedp.SendKeys("#password", password), chromedp.Click(`#login-form button[type=submit]`))
 	browsertest.WaitFor(t, ctx, "the new-quest form", `!document.getElementById('new-quest').hidden`)
 	// The presets are the CLI's (api.Presets, served by GET /api/presets).
 	browsertest.WaitFor(t, ctx, "the presets", `document.querySelectorAll('#nq-preset option').length > 1`)
@@ -195,7 +194,10 @@ func TestQuestFromThePhone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(string(body)), "\n")
+	lines := nodeLines(strings.Split(strings.TrimSpace(string(body)), "\n"))
+	if _, err := api.VerifyExport(bytes.NewReader(body), ""); err != nil {
+		t.Errorf("the downloaded export does not verify: %v", err)
+	}
 	nodes := map[string]bool{}
 	for _, l := range lines {
 		var rec struct{ Quest, ID string }

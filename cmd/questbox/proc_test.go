@@ -63,17 +63,62 @@ func startBinaryDaemon(t *testing.T, bin, cfg, data, dir string) *exec.Cmd {
 	return d
 }
 
-// waitForPID waits, as waitFor does, until file holds a process id, and
-// returns it.
-func waitForPID(t *testing.T, what, file string) int {
+// waitForPID waits, as waitFor does, until file exists and a process
+// whose command line names mark runs, and returns that process's id as
+// this test sees it. An agent runs confined, in a PID namespace of its
+// own where it is process 1 (its $$ means nothing out here), and may
+// write only the directories its provider names in write: so the agent
+// makes file there and keeps running in a shell whose command line names
+// mark (no exec), and the test finds it in /proc. Its process group is
+// the run's.
+func waitForPID(t *testing.T, what, file, mark string) int {
 	t.Helper()
 	var pid int
 	waitFor(t, what, func() bool {
-		b, err := os.ReadFile(file)
-		pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && pid > 0
+		if _, err := os.Stat(file); err != nil {
+			return false
+		}
+		pids := processesNaming(t, mark)
+		if len(pids) != 1 {
+			return false
+		}
+		pid = pids[0]
+		return true
 	})
+	if pid <= 1 {
+		t.Fatalf("BUG: agent pid %d: killing its group would kill everything", pid)
+	}
 	return pid
+}
+
+// processesNaming lists the processes, other than this one, whose
+// command line holds mark.
+func processesNaming(t *testing.T, mark string) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		if b, err := os.ReadFile("/proc/" + e.Name() + "/cmdline"); err == nil && strings.Contains(string(b), mark) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// agentOut is a directory the test's command agents may write: their
+// providers name it in write (a confined run writes nothing else but its
+// project, scratch and temporary directories). It must hold no data
+// directory or config file, which no run may reach.
+func agentOut(t *testing.T) string {
+	t.Helper()
+	return t.TempDir()
 }
 
 // waitStoreReleased waits until no other process has the store file db

@@ -124,6 +124,10 @@ func (c *questNewCmd) run(ctx context.Context, e *env, args []string) error {
 	if q.Provider == api.ProviderExternal {
 		hint = fmt.Sprintf("seed it with `questbox scan %s HYPOTHESIS...`, then `questbox next %s`", q.ID, q.ID)
 	}
+	if q.EgressConsent != "" {
+		hint = fmt.Sprintf("nothing of it leaves the box until you consent to its egress (%s): a long press of the button, or the dashboard (node %s); then %s",
+			strings.Join(q.Egress, ","), q.EgressConsent, hint)
+	}
 	fmt.Fprintf(e.stderr, "created quest %s %q (%s, provider %s, gate %s); %s\n", q.ID, q.Name, q.Mode, q.Provider, q.Gate, hint)
 	return nil
 }

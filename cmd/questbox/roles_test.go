@@ -118,7 +118,7 @@ func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
 // owner's from its template, carrying the scout's evidence; the scout's
 // the built-in one.
 func TestRoleCommandProvidersEndToEnd(t *testing.T) {
-	dir := t.TempDir()
+	dir, out := t.TempDir(), agentOut(t)
 	write := func(name, text string) string {
 		t.Helper()
 		p := filepath.Join(dir, name)
@@ -138,12 +138,14 @@ owner_every = 1
 [providers.worker]
 type = "command"
 vendor = "local"
-argv = ["/bin/sh", "-c", "cat >> '`+dir+`/worker.in'; cat '`+dir+`/worker.out'"]
+write = ["`+out+`"]
+argv = ["/bin/sh", "-c", "cat >> '`+out+`/worker.in'; cat '`+dir+`/worker.out'"]
 
 [providers.boss]
 type = "command"
 vendor = "local"
-argv = ["/bin/sh", "-c", "cat >> '`+dir+`/owner.in'; cat '`+dir+`/owner.out'"]
+write = ["`+out+`"]
+argv = ["/bin/sh", "-c", "cat >> '`+out+`/owner.in'; cat '`+dir+`/owner.out'"]
 
 [roles.owner]
 provider = "boss"
@@ -156,11 +158,11 @@ max_tries = 2
 	for range 2 {
 		must(t, 0, "", append([]string{"tick"}, args...)...)
 	}
-	worker, err := os.ReadFile(filepath.Join(dir, "worker.in"))
+	worker, err := os.ReadFile(filepath.Join(out, "worker.in"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := os.ReadFile(filepath.Join(dir, "owner.in"))
+	owner, err := os.ReadFile(filepath.Join(out, "owner.in"))
 	if err != nil {
 		t.Fatal(err)
 	}

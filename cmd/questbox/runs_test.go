@@ -249,17 +249,18 @@ func TestRunInterruptedByCrashKeepsItsLog(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
-	started := filepath.Join(dir, "started")
+	out := agentOut(t)
+	started := filepath.Join(out, "started")
 	// The first run writes to stderr, then says it started and hangs;
 	// after the restart the agent answers at once.
-	script := "cat >/dev/null; if [ -e " + started + " ]; then echo again; exit 0; fi; echo 'before the crash' >&2; echo $$ > " + started + "; exec sleep 600"
-	cfg := runsConfig(t, dir, "[providers.hang]\ntype = \"command\"\ntimeout = \"1h\"\nargv = [\"sh\", \"-c\", \""+script+"\"]\n")
+	script := "cat >/dev/null; if [ -e " + started + " ]; then echo again; exit 0; fi; echo 'before the crash' >&2; : > " + started + "; sleep 600"
+	cfg := runsConfig(t, dir, "[providers.hang]\ntype = \"command\"\ntimeout = \"1h\"\nwrite = [\""+out+"\"]\nargv = [\"sh\", \"-c\", \""+script+"\"]\n")
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "hang", "--direction", "hang until killed", "--provider", "hang", "--mode", "solo", "--max-tries", "1")
 
 	start := func() *exec.Cmd { return startBinaryDaemon(t, bin, cfg, data, dir) }
 	daemon := start()
-	agent := waitForPID(t, "the agent to start", started)
+	agent := waitForPID(t, "the agent to start", started, started)
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })
 	// What the agent wrote is in the daemon's pipe until the daemon copies
 	// it into the log; a kill before that loses it with the pipe, which no

@@ -12,8 +12,9 @@ import (
 	"github.com/questbox/questbox/device"
 )
 
-// selftestCmd is `selftest`: it checks the wiring of the LEDs and the button
-// with a person watching (device.Selftest). It opens the pins itself, so it
+// selftestCmd is `selftest`: it says which confinement agents get on this
+// machine, then checks the wiring of the LEDs and the button with a
+// person watching (device.Selftest). It opens the pins itself, so it
 // refuses to run while a daemon holds them, and it never falls back to the
 // simulator: a selftest of simulated pins would prove nothing.
 type selftestCmd struct {
@@ -28,6 +29,7 @@ func (c *selftestCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("selftest", args); err != nil {
 		return err
 	}
+	fmt.Fprintln(e.stdout, confinementLine(ctx, e.cfg))
 	g := e.cfg.GPIO
 	if c.gpio != "" {
 		if !slices.Contains([]string{config.BackendAuto, config.BackendSim, config.BackendPeriph}, c.gpio) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,7 +84,8 @@ func TestSIGTERMDuringAgentRun(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
-	started := filepath.Join(dir, "started")
+	out := agentOut(t)
+	started := filepath.Join(out, "started")
 	cfg := filepath.Join(dir, "questbox.toml")
 	os.WriteFile(cfg, []byte(`[daemon]
 grace = "1s"
@@ -93,18 +93,14 @@ grace = "1s"
 probe = ""
 [providers.slow]
 type = "command"
-argv = ["sh", "-c", "echo $$ > `+started+`; exec sleep 600"]
+write = ["`+out+`"]
+argv = ["sh", "-c", ": > `+started+`; sleep 600"]
 `), 0o644)
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "slow", "--direction", "wait for a very slow agent", "--provider", "slow")
 
 	d := startProc(t, bin, "--config", cfg, "--data", data, "--tick", "1s")
-	var agent int
-	waitFor(t, "the agent to start", func() bool {
-		b, err := os.ReadFile(started)
-		agent, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil && agent > 0
-	})
+	agent := waitForPID(t, "the agent to start", started, started)
 	t.Cleanup(func() { syscall.Kill(-agent, syscall.SIGKILL) })
 
 	sent := time.Now()

@@ -54,8 +54,9 @@ func TestTeamKill9BetweenStages(t *testing.T) {
 	dir := shortDir(t)
 	data := filepath.Join(dir, "data")
 	agent := filepath.Join(dir, "agent.sh")
-	log := filepath.Join(dir, "log")
-	started := filepath.Join(dir, "started")
+	out := agentOut(t)
+	log := filepath.Join(out, "log")
+	started := filepath.Join(out, "started")
 	script := `#!/bin/sh
 p=$(cat)
 case "$p" in
@@ -66,7 +67,7 @@ cat <<'ANSWER'
 ANSWER
 ;;
 "You are the accepter of"*) echo accepter >> ` + log + `
-if [ ! -e ` + started + ` ]; then echo $$ > ` + started + `; exec sleep 600; fi
+if [ ! -e ` + started + ` ]; then : > ` + started + `; sleep 600; exit 0; fi
 echo '{"decision":"accept","reason":"counts the matches as planned","citations":[{"quote":"31 of 40"}]}' ;;
 *) echo '{"evidence":"the Team settled it","actions":[{"action":"finish","summary":"engine A"}]}' ;;
 esac
@@ -75,13 +76,13 @@ esac
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "questbox.toml")
-	os.WriteFile(cfg, []byte("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\n[providers.stages]\ntype = \"command\"\nargv = [\"/bin/sh\", \""+agent+"\"]\n"), 0o644)
+	os.WriteFile(cfg, []byte("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\n[providers.stages]\ntype = \"command\"\nwrite = [\""+out+"\"]\nargv = [\"/bin/sh\", \""+agent+"\"]\n"), 0o644)
 	qbx := binaryCLI(t, bin, cfg, data)
 	qbx(0, "quest", "new", "ocr", "--direction", "free OCR for invoices", "--provider", "stages", "--preset", "teams")
 
 	start := func() *exec.Cmd { return startBinaryDaemon(t, bin, cfg, data, dir) }
 	daemon := start()
-	pid := waitForPID(t, "the accepter to start", started)
+	pid := waitForPID(t, "the accepter to start", started, agent)
 	t.Cleanup(func() { syscall.Kill(-pid, syscall.SIGKILL) })
 	if err := daemon.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)

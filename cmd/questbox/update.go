@@ -23,6 +23,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/release"
 	"github.com/questbox/questbox/ui/api"
@@ -299,9 +300,12 @@ func (d *daemon) restartForUpdate() {
 
 // releaseKeyPath is the release public key: release.pub beside the config
 // file, /etc/questbox/release.pub without one.
-func (e *env) releaseKeyPath() string {
-	if e.cfg.Path != "" {
-		return filepath.Join(filepath.Dir(e.cfg.Path), "release.pub")
+func (e *env) releaseKeyPath() string { return releaseKey(e.cfg) }
+
+// releaseKey is cfg's release public key (env.releaseKeyPath).
+func releaseKey(cfg *config.Config) string {
+	if cfg.Path != "" {
+		return filepath.Join(filepath.Dir(cfg.Path), "release.pub")
 	}
 	return "/etc/questbox/release.pub"
 }

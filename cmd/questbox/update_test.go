@@ -607,15 +607,14 @@ var dashboardLog = regexp.MustCompile(`msg="dashboard listening" url=(\S+)`)
 func (b *updateBox) dashboard() (*http.Client, string, string) {
 	t := b.t
 	t.Helper()
-	first, _ := os.ReadFile(b.sd.logs[0])
-	pw := passwordLog.FindStringSubmatch(string(first))
+	pw := firstPassword(t, b.data)
 	u := dashboardLog.FindStringSubmatch(b.sd.lastLog())
-	if pw == nil || u == nil {
-		t.Fatalf("no dashboard password or URL in the log:\n%s", b.sd.log())
+	if u == nil {
+		t.Fatalf("no dashboard URL in the log:\n%s", b.sd.log())
 	}
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar}
-	body, _ := json.Marshal(map[string]string{"password": pw[1]})
+	body, _ := json.Marshal(map[string]string{"password": pw})
 	resp, err := c.Post(u[1]+"login", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -138,7 +138,7 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 	}
 	verr := exec.Command(bin, "verify", "--config", cfg, "--data", data)
 	msg, _ := verr.CombinedOutput()
-	if verr.ProcessState.ExitCode() != 2 || !strings.Contains(string(msg), "upgrade from v8 to v9 was interrupted") || !strings.Contains(string(msg), "questbox run") {
+	if verr.ProcessState.ExitCode() != 2 || !strings.Contains(string(msg), fmt.Sprintf("upgrade from v8 to v%d was interrupted", engine.SchemaVersion)) || !strings.Contains(string(msg), "questbox run") {
 		t.Errorf("verify between parts: exit %d, %q; want 2, the interrupted upgrade and what finishes it", verr.ProcessState.ExitCode(), msg)
 	}
 
@@ -156,7 +156,7 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 		t.Fatalf("the restarted daemon: %v", err)
 	}
 	log, _ := os.ReadFile(filepath.Join(dir, "daemon.log"))
-	if !strings.Contains(string(log), "upgrade from v8 to v9, interrupted") {
+	if !strings.Contains(string(log), fmt.Sprintf("upgrade from v8 to v%d, interrupted", engine.SchemaVersion)) {
 		t.Errorf("the restarted daemon's log does not say it finished the interrupted upgrade:\n%s", log)
 	}
 	if r := qbx(0, "verify"); !strings.HasPrefix(r, "ok:") {

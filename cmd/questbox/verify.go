@@ -4,10 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/questbox/questbox/engine"
 )
 
-// verifyCmd is `verify`: the store's pages and the whole verdict ledger.
-// It exits 2 naming what is broken.
+// verifyCmd is `verify`: the store's pages, the whole verdict ledger and
+// the signature of its head by this box's device key, whose fingerprint
+// it prints. It exits 2 naming what is broken.
 type verifyCmd struct{}
 
 func (c *verifyCmd) flags(*flag.FlagSet) {}
@@ -25,6 +28,11 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "ok: store %s is consistent; %d ledger records chain correctly and match %d locked nodes\n",
 		v.Store, v.Records, v.LockedNodes)
+	if v.Signature.State == string(engine.SealUnsigned) {
+		fmt.Fprintf(e.stdout, "warning: %s\n", v.Signature.Detail)
+	} else {
+		fmt.Fprintf(e.stdout, "ok: %s\n", v.Signature.Detail)
+	}
 	for _, n := range v.Notes {
 		fmt.Fprintf(e.stdout, "note: %s\n", n)
 	}

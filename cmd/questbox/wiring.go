@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
+	"github.com/questbox/questbox/internal/confine"
 )
 
 // resolve loads the configuration and the data directory. Precedence:
@@ -97,9 +99,19 @@ type wiring struct {
 
 	// redact masks the configured secrets in what the providers say.
 	redact *config.Redactor
+	// redaction is the engine's one rule of what leaves the box and what
+	// a run's log keeps: [privacy] redact and the configured secrets.
+	// The agents' prompts, the L2 judge's and the run logs go through it.
+	redaction *engine.Redaction
 
 	judgeModels [2]judge.Model // light, heavy; set when [judge] is configured
 	judgeErr    error          // why the configured judge cannot be built
+
+	// launcher confines every command agent, command judge and program
+	// rule; nil with confineErr when it cannot be made, and then none of
+	// them runs.
+	launcher   *confine.Launcher
+	confineErr error
 }
 
 // newWiring builds the providers of cfg. demoDelay slows the demo provider
@@ -112,13 +124,27 @@ type wiring struct {
 func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
 	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{},
 		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: newUsageMeter()}
+	w.launcher, w.confineErr = newLauncher(cfg)
+	if w.launcher != nil {
+		w.net.exec.Confine = confineProgram(w.launcher)
+	} else {
+		w.net.exec.Confine = func(*exec.Cmd) (func(), error) { return nil, w.confineErr }
+	}
 	w.providers[config.ProviderDemo] = newDemo(demoDelay)
 	for _, name := range slices.Sorted(maps.Keys(cfg.Providers)) {
 		p := cfg.Providers[name]
 		switch {
 		case p.RunsCommand():
+			if w.confineErr != nil {
+				w.problems[name] = fmt.Errorf("command provider %q: %w", name, w.confineErr)
+				continue
+			}
+			if err := checkWritable(w.launcher, p.Write); err != nil {
+				w.problems[name] = fmt.Errorf("command provider %q: providers.%s.write: %w", name, name, err)
+				continue
+			}
 			cc := agent.CommandConfig{Name: name, Argv: p.CommandArgv(), Timeout: p.Timeout.Duration,
-				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Format: p.OutputFormat()}
+				OutputCap: int64(p.OutputCap), Env: p.Env, Dir: p.Dir, Write: p.Write, Confine: w.launcher, Format: p.OutputFormat()}
 			lc := &lazyCommand{cfg: cc}
 			if err := lc.Check(); err != nil {
 				w.problems[name] = err
@@ -144,6 +170,7 @@ func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Du
 	// answers: none of it may carry a configured secret.
 	red := config.NewRedactor(cfg, getenv, os.ReadFile)
 	w.redact = red
+	w.redaction = engine.NewRedaction(cfg.RedactPatterns(), red)
 	for name, p := range w.providers {
 		p = meteredProvider{p: p, name: name, meter: w.usage}
 		if name != config.ProviderDemo {
@@ -251,7 +278,8 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		ConsentExpiry:  cfg.GPIO.ConsentExpiry.Duration,
 		Roles:          roles,
 		Vendors:        cfg.Vendors(),
-		Redact:         cfg.RedactPatterns(),
+		Redaction:      w.redaction,
+		EgressConsent:  cfg.Privacy.EgressConsent,
 	}
 	if cfg.MQTT.Enabled() {
 		opt.OutboxMax = cfg.MQTT.OutboxMax // the bound of the events that wait for the broker

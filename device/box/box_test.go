@@ -178,8 +178,8 @@ func TestExpiredConsentsLeaveTheQueue(t *testing.T) {
 		t.Errorf("pending after expiry: %v, want none", p)
 	}
 	st, err := b.Status()
-	if err != nil || len(st.Consents) != 1 || !st.Expired[0] {
-		t.Errorf("status after expiry: %+v %v, want the request marked expired", st.Expired, err)
+	if err != nil || len(st.Consents) != 1 || !st.Consents[0].Expired {
+		t.Errorf("status after expiry: %+v %v, want the request marked expired", st.Consents, err)
 	}
 }
 

@@ -30,10 +30,10 @@ type Status struct {
 	Halted    error // the store is refused (the daemon waits for a repair)
 	Online    bool
 	Broker    Broker
-	// Consents are the pending requests, oldest first; Expired marks those
-	// past their deadline that the engine has not sent back yet.
+	// Consents are the pending requests, oldest first, as the engine's
+	// ConsentQueue gives them at Now: those past their deadline that the
+	// engine has not sent back yet say Expired.
 	Consents []engine.ConsentRequest
-	Expired  []bool
 	Now      time.Time
 }
 
@@ -56,16 +56,9 @@ func (b *Box) Status() (Status, error) {
 	if eng == nil {
 		return st, nil
 	}
-	reqs, err := eng.Consents()
-	if err != nil {
-		return st, err
-	}
-	st.Consents = reqs
-	st.Expired = make([]bool, len(reqs))
-	for i, r := range reqs {
-		st.Expired[i] = eng.ConsentExpired(r, now)
-	}
-	return st, nil
+	var err error
+	st.Consents, err = eng.ConsentQueue(now)
+	return st, err
 }
 
 // PressResult is one press and what the box did with it.

@@ -98,8 +98,13 @@ type Request struct {
 	Depth      int        // 0 for the quest's root node, parent depth+1 otherwise
 	Proposals  []Proposal // only for role "owner" and council members: the quest's proposed nodes, oldest first
 	// Dir is the quest's project directory: a Command runs there instead
-	// of its configured Dir. "" keeps the configured one.
+	// of its configured Dir, and may write there. "" keeps the configured
+	// one, and a confined Command writes the quest's scratch directory.
 	Dir string
+	// Network lets a confined Command reach the network: the quest allows
+	// the provider's vendor and that vendor is not local. Without it the
+	// run reaches nothing outside its own loopback.
+	Network bool
 	// Log, when not nil, receives what the run produces besides its
 	// answer, as it comes: a Command's stderr, every byte of it. Its
 	// Write must not block for long and its errors are ignored.

@@ -41,17 +41,44 @@ type CommandConfig struct {
 	// the daemon's environment; every other variable is dropped. Note that
 	// PATH and HOME are dropped too unless listed.
 	Env []string
-	// Dir is the working directory; empty means the daemon's.
+	// Dir is the working directory when a Request names no project;
+	// empty means the quest's scratch directory when confined, else the
+	// daemon's. A run writes only its project (or scratch) directory and
+	// its temporary one, never Dir.
 	Dir string
 	// Format is how stdout is read: FormatText (the answer as printed),
 	// FormatClaudeJSON or FormatCodexJSONL (the answer, tokens and cost
 	// from the CLI's structured output).
 	Format string
+	// Write are directories every run may write besides its project (or
+	// scratch) and temporary directories, e.g. the agent program's own
+	// state directory; every run of the provider shares them. Only
+	// confined runs are held to that.
+	Write []string
+	// Confine, when set, confines every run: the daemon always sets it
+	// (internal/confine's Launcher). Nil runs the program with the
+	// daemon's own reach, in its own process group: for tests only.
+	Confine Confiner
+}
+
+// Confiner confines an agent's command before it starts.
+type Confiner interface {
+	// ConfineAgent rewrites cmd, prepared for a direct start, so that
+	// it starts confined: it writes only project (without one, a
+	// scratch directory of quest's; without a quest, nothing) and its
+	// own temporary directory, and reaches the network only with
+	// network. An empty cmd.Dir becomes the project or scratch
+	// directory.
+	// cleanup is called once the command has been waited for.
+	// also are more directories it may write.
+	ConfineAgent(cmd *exec.Cmd, project, quest string, network bool, also ...string) (cleanup func(), err error)
 }
 
 // Command is a provider that runs an external program per Run: the prompt on
-// its stdin, its stdout as the answer. The program runs in its own process
-// group; on timeout or cancellation the whole group is killed with SIGKILL,
+// its stdin, its stdout as the answer. The program runs confined (see
+// CommandConfig.Confine) and leads its own process group; where the kernel
+// gives it a PID namespace, whatever it starts ends with it. On timeout or
+// cancellation the whole group is killed with SIGKILL,
 // and when Run returns no process of the group is left running (on unix; on
 // other systems only the command itself is killed). A process that leaves
 // the group (setsid, a daemon) is beyond reach: if it holds the output pipe,
@@ -93,6 +120,7 @@ func NewCommand(cfg CommandConfig) (*Command, error) {
 	// Copy the slices so that the caller cannot change a running provider.
 	cfg.Argv = append([]string(nil), cfg.Argv...)
 	cfg.Env = append([]string(nil), cfg.Env...)
+	cfg.Write = append([]string(nil), cfg.Write...)
 	c := &Command{cfg: cfg}
 	if _, err := c.resolve(); err != nil {
 		return nil, err
@@ -186,7 +214,11 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 		p.inW.Close()
 	}
 
-	cmd := c.command(path, req.Dir, p)
+	cmd, cleanup, err := c.command(path, req, p)
+	if err != nil {
+		return reply, fmt.Errorf("command provider %q: %w", c.cfg.Name, err)
+	}
+	defer cleanup()
 	if err := cmd.Start(); err != nil {
 		return reply, c.startError(ctx, path, err)
 	}
@@ -268,19 +300,29 @@ func (c *Command) Run(ctx context.Context, req Request) (Reply, error) {
 	return reply, err
 }
 
-// command is the agent's process, not started: in its own process group
-// on the child's ends of p, in dir (else the provider's).
-func (c *Command) command(path, dir string, p *pipes) *exec.Cmd {
-	cmd := exec.Command(path)
+// command is the agent's process, not started, on the child's ends of p:
+// confined when the provider is, in req's project directory (else the
+// provider's Dir, else the quest's scratch directory); else in its own
+// process group. cleanup removes what the run leaves behind once it has
+// been waited for.
+func (c *Command) command(path string, req Request, p *pipes) (cmd *exec.Cmd, cleanup func(), err error) {
+	cmd = exec.Command(path)
 	cmd.Args = append([]string(nil), c.cfg.Argv...)
 	cmd.Env = c.env()
 	cmd.Dir = c.cfg.Dir
-	if dir != "" {
-		cmd.Dir = dir
+	if req.Dir != "" {
+		cmd.Dir = req.Dir
 	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.inR, p.outW, p.errW
-	setProcessGroup(cmd)
-	return cmd
+	if c.cfg.Confine == nil {
+		setProcessGroup(cmd)
+		return cmd, func() {}, nil
+	}
+	cleanup, err = c.cfg.Confine.ConfineAgent(cmd, req.Dir, req.Quest, req.Network, c.cfg.Write...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cmd, cleanup, nil
 }
 
 // startError is the error of an agent that did not start: ErrNotFound

@@ -118,12 +118,15 @@ type RestoreReport struct {
 	// whether the restore brought it to this questbox's.
 	Schema   uint64 `json:"schema"`
 	Migrated bool   `json:"migrated,omitempty"`
+	// Notes are what the check found and did worth knowing (the engine:
+	// what the copy's ledger signature was, and that it signed it).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Restore replaces the store in dir by the backup read from src (name
 // names it in messages): StageRestore, then Swap. The store must not be
 // open in this process. On error the store is as it was.
-func Restore(dir string, src io.Reader, name string, now time.Time, sch Schema, check func(db *DB) error) (RestoreReport, error) {
+func Restore(dir string, src io.Reader, name string, now time.Time, sch Schema, check func(db *DB) ([]string, error)) (RestoreReport, error) {
 	st, err := StageRestore(dir, src, name, sch, check)
 	if err != nil {
 		return RestoreReport{}, err
@@ -142,12 +145,13 @@ type Staged struct {
 // StageRestore copies the backup read from src into a temporary file in
 // dir and checks the copy — its every page, its schema (a newer
 // questbox's file is refused with ErrSchema), then check (the engine's
-// ledger check) — after migrating an older schema in the copy; a backup
-// file itself is never written. A copy that does not verify is removed
+// ledger check, which may write to the copy and returns notes for the
+// report) — after migrating an older schema in the copy; a backup file
+// itself is never written. A copy that does not verify is removed
 // and the error wraps ErrBackupRefused and the reason's sentinel. It is
 // safe while the store is open and written: the daemon stages a restore
 // before it stops its work.
-func StageRestore(dir string, src io.Reader, name string, sch Schema, check func(db *DB) error) (*Staged, error) {
+func StageRestore(dir string, src io.Reader, name string, sch Schema, check func(db *DB) ([]string, error)) (*Staged, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("restore into %s: %w: %w", dir, ErrStoreFailed, err)
 	}
@@ -172,10 +176,12 @@ func StageRestore(dir string, src io.Reader, name string, sch Schema, check func
 	var was uint64
 	err = verifyFile(st.tmp, sch, false, func(db *DB) error {
 		was = db.migratedFrom
-		if check != nil {
-			return check(db)
+		if check == nil {
+			return nil
 		}
-		return nil
+		var err error
+		st.rep.Notes, err = check(db)
+		return err
 	})
 	if err != nil {
 		err = renamed(err, st.tmp, name)

@@ -75,6 +75,8 @@ type DB struct {
 	schema uint64
 	// migratedFrom is the file's schema version as the open found it.
 	migratedFrom uint64
+	// created says that this open created the file (createStore).
+	created bool
 	// notes are what the open found and did that the owner should know
 	// (a damaged meta page and its repair, an old schema read as is).
 	notes []string
@@ -104,13 +106,14 @@ type DB struct {
 // wrote it; ErrReadOnly when a read-only open finds a store that needs an
 // upgrade first; ErrStoreFailed when the file or its directory cannot be
 // read or created (permission denied, an I/O error, a read-only file
-// system). A read-only open of a missing store returns an error wrapping
-// fs.ErrNotExist.
+// system). A read-only open of a missing store returns ErrNoStore (and
+// fs.ErrNotExist).
 func Open(dir string, opt Options, sch Schema) (*DB, error) {
 	return openDB(dir, filepath.Join(dir, FileName), opt, sch)
 }
 
 func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
+	created := false
 	if opt.LockTimeout <= 0 {
 		opt.LockTimeout = 3 * time.Second
 	}
@@ -118,7 +121,8 @@ func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
 		if err := os.MkdirAll(dir, 0o750); err != nil {
 			return nil, fmt.Errorf("questbox store %s: %w: %w", dir, ErrStoreFailed, err)
 		}
-		if err := createStore(dir, path, sch); err != nil {
+		var err error
+		if created, err = createStore(dir, path, sch); err != nil {
 			return nil, err
 		}
 	}
@@ -157,7 +161,7 @@ func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
 		}
 		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
 	}
-	s := &DB{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes, want: sch}
+	s := &DB{db: db, fd: held, dir: dir, path: path, readOnly: opt.ReadOnly, notes: fc.notes, want: sch, created: created}
 	if held != nil {
 		if fi, err := held.Stat(); err == nil {
 			s.size.Store(fi.Size())
@@ -189,21 +193,22 @@ func openDB(dir, path string, opt Options, sch Schema) (*DB, error) {
 // createStore creates a new, empty store at path unless a file is there:
 // bbolt initialises it in a temporary file, the buckets are created, and
 // the file is hard-linked into place (which fails if another process
-// created one meanwhile: then that one is used).
-func createStore(dir, path string, sch Schema) error {
+// created one meanwhile: then that one is used). It reports whether it
+// linked the file it made.
+func createStore(dir, path string, sch Schema) (bool, error) {
 	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-		return nil // there is a file (or an error the open will report)
+		return false, nil // there is a file (or an error the open will report)
 	}
 	tmp, err := os.CreateTemp(dir, FileName+".new-*")
 	if err != nil {
-		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
+		return false, fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
 	}
 	name := tmp.Name()
 	tmp.Close()
 	defer os.Remove(name)
 	db, err := bolt.Open(name, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: freelistType})
 	if err != nil {
-		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
+		return false, fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, m := range sch.Migrations {
@@ -221,15 +226,16 @@ func createStore(dir, path string, sch Schema) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
+		return false, fmt.Errorf("questbox store %s: create: %w: %w", path, ErrStoreFailed, err)
 	}
-	if err := os.Link(name, path); err != nil && !errors.Is(err, fs.ErrExist) {
-		return fmt.Errorf("questbox store %s: create (the data directory must support hard links): %w: %w", path, ErrStoreFailed, err)
+	err = os.Link(name, path)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("questbox store %s: create (the data directory must support hard links): %w: %w", path, ErrStoreFailed, err)
 	}
 	if err := syncDir(dir); err != nil {
-		return fmt.Errorf("questbox store %s: create: sync %s: %w: %w", path, dir, ErrStoreFailed, err)
+		return false, fmt.Errorf("questbox store %s: create: sync %s: %w: %w", path, dir, ErrStoreFailed, err)
 	}
-	return nil
+	return err == nil, nil
 }
 
 // openLocked opens the existing store file and takes its lock: exclusive
@@ -241,7 +247,7 @@ func openLocked(dir, path string, opt Options) (*os.File, error) {
 	}
 	f, err := os.OpenFile(path, flag, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("questbox store %s does not exist yet (`questbox run` or a writing command creates it): %w", path, err)
+		return nil, fmt.Errorf("questbox store %s does not exist yet (`questbox run` or a writing command creates it): %w: %w", path, ErrNoStore, err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("questbox store %s: %w: %w", path, ErrStoreFailed, err)
@@ -479,6 +485,9 @@ func (s *DB) migrate() error {
 // older one a read-only open reads as it is.
 func (s *DB) Schema() uint64 { return s.schema }
 
+// Created reports whether this open created the file: a new, empty store.
+func (s *DB) Created() bool { return s.created }
+
 // Bolt is the bbolt handle, for the statistics a benchmark or a test
 // reads. Writes go through Update, which counts commits.
 func (s *DB) Bolt() *bolt.DB { return s.db }
@@ -602,6 +611,10 @@ func openBolt(path string, opt *bolt.Options, release func()) (db *bolt.DB, err 
 	}()
 	return bolt.Open(path, 0o600, opt)
 }
+
+// SyncDir fsyncs a directory, so that an entry created or renamed in it
+// survives a power cut (the engine's device key is made beside the store).
+func SyncDir(dir string) error { return syncDir(dir) }
 
 // syncDir fsyncs a directory, so that an entry created or renamed in it
 // survives a power cut.

@@ -14,6 +14,10 @@ var (
 	// a full disk, an I/O error, permission denied, a read-only file
 	// system. Nothing of the failed transaction was committed.
 	ErrStoreFailed = errors.New("store unavailable")
+	// ErrNoStore is returned when a read-only open finds no store file: a
+	// read creates nothing, so a directory without a store is an error
+	// (the error also wraps fs.ErrNotExist).
+	ErrNoStore = errors.New("no store")
 	// ErrReadOnly is returned when a write is asked of a store opened
 	// read-only, and when a read-only open finds a store that needs a
 	// write first (an upgrade to this questbox's schema).

@@ -53,6 +53,9 @@ var (
 	// of its work and not the rest (ErrMigrationContinues).
 	KeyMigrating  = []byte("migrating")
 	KeyLedgerHead = []byte("ledger_head")
+	// KeyLedgerSeal is the device key's signature of the ledger's head
+	// (schema 10; engine/seal.go).
+	KeyLedgerSeal = []byte("ledger_seal")
 	KeyNodeSeq    = []byte("node_seq")
 )
 

@@ -13,6 +13,12 @@ import (
 // answer on stdin, an empty environment apart from PATH, and stdout capped.
 // Safe for concurrent use.
 type Exec struct {
+	// Confine, when set, rewrites each program's command before it
+	// starts, so that it runs confined (the daemon confines it as it
+	// does agents: the program reads the agent's answer). It returns
+	// what to call once the command has ended; an error stops the run
+	// before it starts.
+	Confine func(cmd *exec.Cmd) (cleanup func(), err error)
 	// MaxStdout is the most stdout bytes kept (default 64 KiB).
 	MaxStdout int
 	// Dir is the working directory (default: the daemon's).
@@ -54,6 +60,13 @@ func (e Exec) Run(ctx context.Context, argv []string, stdin []byte) (RunResult, 
 	out := &capped{n: maxOut}
 	cmd.Stdout = out
 	cmd.WaitDelay = time.Second // do not wait forever on a child holding stdout
+	if e.Confine != nil {
+		cleanup, err := e.Confine(cmd)
+		if err != nil {
+			return RunResult{}, fmt.Errorf("ground: run %q: %w", argv[0], err)
+		}
+		defer cleanup()
+	}
 	if err := cmd.Start(); err != nil {
 		return RunResult{}, fmt.Errorf("ground: run %q: %w", argv[0], err)
 	}

@@ -42,6 +42,9 @@ type Restore struct {
 	// questbox's.
 	Schema   int  `json:"schema"`
 	Migrated bool `json:"migrated,omitempty"`
+	// Notes say what the restore found and did worth knowing: what the
+	// backup's ledger signature was, and that the box signed its head.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // MaxRestore bounds the body of POST /api/restore.
@@ -111,7 +114,7 @@ func (s *Server) restore(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return ok(w, Restore{Store: rep.Store, Kept: rep.Kept, Schema: int(rep.Schema), Migrated: rep.Migrated})
+		return ok(w, Restore{Store: rep.Store, Kept: rep.Kept, Schema: int(rep.Schema), Migrated: rep.Migrated, Notes: rep.Notes})
 	})
 }
 

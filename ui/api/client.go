@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -245,15 +246,16 @@ func (c *Client) ExportAbort(ctx context.Context, quest, file string) error {
 }
 
 // ExportTo writes the quest's terminal nodes not exported yet to w as
-// JSONL, then acknowledges them: at least once (if this process dies
-// between writing and acknowledging, the next export repeats those lines;
-// each carries its node id).
+// JSONL, each batch followed by its signature line (ExportSealLine), then
+// acknowledges them: at least once (if this process dies between writing
+// and acknowledging, the next export repeats those lines; each carries
+// its node id).
 func (c *Client) ExportTo(ctx context.Context, quest string, w io.Writer) (int, error) {
 	b, err := c.ExportBegin(ctx, quest, ExportRequest{})
 	if err != nil || len(b.Lines) == 0 {
 		return 0, err
 	}
-	for _, line := range b.Lines {
+	for _, line := range b.batchLines() {
 		if _, err := io.WriteString(w, line); err != nil {
 			return 0, errorf(CodeInvalid, "export %s: write: %v", quest, err)
 		}
@@ -262,6 +264,15 @@ func (c *Client) ExportTo(ctx context.Context, quest string, w io.Writer) (int, 
 		return 0, err
 	}
 	return len(b.Lines), nil
+}
+
+// batchLines are the lines an export writes of batch b: its nodes, then
+// its signature.
+func (b Export) batchLines() []string {
+	if b.Seal == "" {
+		return b.Lines
+	}
+	return append(slices.Clip(b.Lines), b.Seal)
 }
 
 // ExportFile appends the quest's terminal nodes not exported yet to the
@@ -289,7 +300,7 @@ func (c *Client) ExportFile(ctx context.Context, quest, path string) (int, error
 		return 0, errorf(CodeInternal, "export %s: the API gave no offset for a file export", quest)
 	}
 	off := *b.TruncateTo
-	if err := writeAt(f, off, b.Lines); err != nil {
+	if err := writeAt(f, off, b.batchLines()); err != nil {
 		// Cut the file back and drop the journal, so the next export may
 		// go anywhere; if even that fails, the journal stays and the next
 		// export to this file cuts it back itself.

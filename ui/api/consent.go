@@ -69,6 +69,31 @@ func (s *Server) decide(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	return ok(w, NodeView(n))
 }
 
+// consentShow is GET /api/consents/{node}: the request of one node. A
+// node that awaits no consent is not found, saying what it is instead.
+func (s *Server) consentShow(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
+	node := r.PathValue("node")
+	cs, err := consentViews(eng)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.Node == node {
+			return ok(w, c)
+		}
+	}
+	n, err := eng.Node(node)
+	if err != nil {
+		return err
+	}
+	return errorf(CodeNotFound, "node %s is %s: no consent waits for it (`questbox consent list` lists those that wait)", n.ID, n.Status)
+}
+
+// Consent is GET /api/consents/{node}.
+func (c *Client) Consent(ctx context.Context, node string) (v Consent, err error) {
+	return v, c.get(ctx, p("/api/consents/%s", node), &v)
+}
+
 // Approve approves the consent request of node for the claim hash shown.
 func (c *Client) Approve(ctx context.Context, node, claimHash string) (n Node, err error) {
 	return n, c.post(ctx, p("/api/consents/%s/approve", node), ConsentDecision{ClaimHash: claimHash}, &n)

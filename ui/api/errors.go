@@ -17,8 +17,7 @@ const (
 	// CodeInvalid: the request is malformed or names something that cannot
 	// be (an empty direction, an unknown mode, a bad flag value). HTTP 400.
 	CodeInvalid = "invalid"
-	// CodeNotFound: the quest or node does not exist, or no store exists
-	// yet (a read without a daemon creates none). HTTP 404.
+	// CodeNotFound: the quest or node does not exist. HTTP 404.
 	CodeNotFound = "not_found"
 	// CodeConflict: the request is well formed but the state refuses it (a
 	// locked node, an illegal move, a busy node, a stale consent, a real
@@ -29,13 +28,15 @@ const (
 	// CodeUnauthorized: the request needs a logged-in session. HTTP 401.
 	CodeUnauthorized = "unauthorized"
 	// CodeForbidden: this peer may not do that (another uid on the socket,
-	// a missing CSRF token, a foreign Origin). HTTP 403.
+	// a process inside an agent's confinement, a missing CSRF token, a
+	// foreign Origin). HTTP 403.
 	CodeForbidden = "forbidden"
 	// CodeTooMany: too many failed attempts (logins); the Retry-After
 	// header says when to try again. HTTP 429.
 	CodeTooMany = "too_many_requests"
-	// CodeUnavailable: the store or the daemon cannot serve: in use by
-	// another process, corrupt, written by a newer questbox, refusing
+	// CodeUnavailable: the store or the daemon cannot serve: no store
+	// where a read looked (a read creates none), in use by another
+	// process, corrupt, written by a newer questbox, refusing
 	// writes (a full disk), the daemon waiting for a repair or stopping, or
 	// a verb that needs a running daemon. HTTP 503.
 	CodeUnavailable = "unavailable"
@@ -102,7 +103,9 @@ var sentinels = []struct {
 	{engine.ErrSchema, CodeUnavailable},
 	{engine.ErrLedgerBroken, CodeUnavailable},
 	{engine.ErrStoreFailed, CodeUnavailable},
+	{engine.ErrDeviceKey, CodeUnavailable},
 	{engine.ErrReadOnly, CodeUnavailable},
+	{engine.ErrNoStore, CodeUnavailable}, // before fs.ErrNotExist, which it wraps
 	{engine.ErrNotFound, CodeNotFound},
 	{fs.ErrNotExist, CodeNotFound},
 	{engine.ErrLocked, CodeConflict},

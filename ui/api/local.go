@@ -69,19 +69,6 @@ func (s *Server) Consents(ctx context.Context) ([]Consent, error) {
 	return consentViews(eng)
 }
 
-func consentViews(eng *engine.Engine) ([]Consent, error) {
-	reqs, err := eng.Consents()
-	if err != nil {
-		return nil, err
-	}
-	now := eng.Now()
-	out := make([]Consent, len(reqs))
-	for i, c := range reqs {
-		out[i] = ConsentView(c, now, eng.ConsentExpired(c, now))
-	}
-	return out, nil
-}
-
 // Summary is the box at a glance (MQTT's <base>/summary, /metrics). What
 // runs and what waits is the engine's one count (engine.Activity), the
 // box's own when the API has a box: the same function either way.
@@ -138,7 +125,8 @@ const (
 // not acknowledged, so an outage or a reboot loses nothing. Read and Ack
 // may be called from one goroutine at a time; Notify's channel from any.
 type Outbox struct {
-	ob *engine.Outbox
+	ob  *engine.Outbox
+	eng *engine.Engine
 }
 
 // OpenOutbox opens the durable consumer name; one that does not exist yet
@@ -152,7 +140,7 @@ func (s *Server) OpenOutbox(ctx context.Context, name string) (*Outbox, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Outbox{ob: ob}, nil
+	return &Outbox{ob: ob, eng: eng}, nil
 }
 
 // Acked is the seq up to which every event was acknowledged.
@@ -173,7 +161,11 @@ func (o *Outbox) Read(since uint64, limit int) ([]Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("outbox %s: %w", o.ob.Name(), err)
 	}
-	return EventViews(evs), nil
+	out := EventViews(evs)
+	if err := withConsents(o.eng, out); err != nil {
+		return nil, fmt.Errorf("outbox %s: %w", o.ob.Name(), err)
+	}
+	return out, nil
 }
 
 // Close stops the wake-ups.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -95,7 +94,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) routes() {
 	m := s.mux
 	m.HandleFunc("GET /healthz", s.health)
-	m.HandleFunc("GET /api/quests", s.questList)
+	m.HandleFunc("GET /api/quests", s.read(s.questList))
 	m.HandleFunc("POST /api/quests", s.write(s.questNew))
 	m.HandleFunc("GET /api/quests/{id}", s.read(s.questShow))
 	m.HandleFunc("POST /api/quests/{id}/stop", s.write(s.questStop))
@@ -118,6 +117,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/events", s.read(s.events))
 	m.HandleFunc("GET /api/events/watch", s.read(s.watchEvents))
 	m.HandleFunc("GET /api/consents", s.read(s.consents))
+	m.HandleFunc("GET /api/consents/{node}", s.read(s.consentShow))
 	m.HandleFunc("POST /api/consents/{node}/approve", s.write(s.consentApprove))
 	m.HandleFunc("POST /api/consents/{node}/reject", s.write(s.consentReject))
 	m.HandleFunc("POST /api/tick", s.write(s.tick))
@@ -223,23 +223,15 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, h)
 }
 
-// questList lists the quests; where no store exists yet (a fresh box, no
-// daemon) that is an empty list, and nothing is created.
-func (s *Server) questList(w http.ResponseWriter, r *http.Request) {
-	s.guard(w, r, func() error {
-		eng, err := s.opt.Engines.Engine(r.Context(), false)
-		if errors.Is(err, fs.ErrNotExist) {
-			return ok(w, []Quest{})
-		}
-		if err != nil {
-			return err
-		}
-		qs, err := eng.Quests()
-		if err != nil {
-			return err
-		}
-		return ok(w, questViews(qs))
-	})
+// questList lists the quests. Where no store exists (no daemon, a data
+// directory without one) the engine's ErrNoStore says so: a read creates
+// nothing, and "no quests" would hide a wrong --data.
+func (s *Server) questList(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
+	qs, err := eng.Quests()
+	if err != nil {
+		return err
+	}
+	return ok(w, questViews(qs))
 }
 
 // NewQuest is the request of POST /api/quests. Fields left out take the
@@ -546,6 +538,13 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 		}
 		v.Lines = append(v.Lines, string(line)+"\n")
 	}
+	if len(v.Lines) > 0 {
+		seal, err := json.Marshal(ExportSealLine{Seal: ExportSealView(eng.SealExport(b, v.Lines))})
+		if err != nil {
+			return err
+		}
+		v.Seal = string(seal) + "\n"
+	}
 	return ok(w, v)
 }
 
@@ -659,8 +658,9 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	if err != nil {
 		return fmt.Errorf("verify %s: %w", path, err)
 	}
+	sig := rep.Signature
 	return ok(w, Verify{OK: true, Store: path, Schema: int(rep.Schema), Pages: rep.Pages, Records: rep.Records, LockedNodes: rep.Locked,
-		Notes: nonNil(rep.Notes)})
+		Notes: nonNil(rep.Notes), Signature: LedgerSignature{State: string(sig.State), Key: sig.Key, BoxKey: sig.BoxKey, Seq: sig.Seq, Head: sig.Head, Detail: sig.Detail}})
 }
 
 // events returns the events after ?since=SEQ (default 0), at most ?limit=

@@ -168,8 +168,14 @@ func peerOf(c net.Conn) (Peer, error) {
 	return Peer{PID: cred.Pid, UID: cred.Uid, GID: cred.Gid}, nil
 }
 
-// SocketServer serves the API on the control socket. Every connection's
-// peer is checked against the policy: others get 403 and nothing else.
+// ConfinedRefusal begins the message the control socket answers (403,
+// CodeForbidden) to a peer that runs inside an agent's confinement,
+// whatever its uid (confined.go); the reason follows in parentheses.
+const ConfinedRefusal = "refused: the caller runs inside an agent's confinement"
+
+// SocketServer serves the API on the control socket. Every request's peer
+// is checked: one inside an agent's confinement, or of a user the policy
+// does not allow, gets 403 and nothing else.
 type SocketServer struct {
 	srv  *http.Server
 	ln   *net.UnixListener
@@ -199,6 +205,13 @@ func ServeSocket(base context.Context, ln *net.UnixListener, h http.Handler, cfg
 	}
 	guarded := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p, ok := r.Context().Value(peerKey{}).(Peer)
+		if ok {
+			if why := confinement(p, policy.UID); why != "" {
+				log.Warn("control socket: refused a peer inside an agent's confinement", "pid", p.PID, "uid", p.UID, "why", why)
+				writeJSON(w, http.StatusForbidden, errorBody{Error: errorf(CodeForbidden, "%s (%s)", ConfinedRefusal, why)})
+				return
+			}
+		}
 		if !ok || !policy.allows(p) {
 			log.Warn("control socket: refused a peer", "uid", p.UID, "gid", p.GID, "pid", p.PID)
 			writeJSON(w, http.StatusForbidden, errorBody{Error: errorf(CodeForbidden,

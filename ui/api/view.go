@@ -44,6 +44,9 @@ type Quest struct {
 	// own, and the vendors the quest may send its material to.
 	RoleProviders map[string]string `json:"role_providers,omitempty"`
 	Egress        []string          `json:"egress,omitempty"`
+	// EgressConsent is the node of the quest's egress consent while no
+	// human has given it: until then nothing of the quest leaves the box.
+	EgressConsent string `json:"egress_consent,omitempty"`
 	// Council is the providers of the council's members.
 	Council    *Council `json:"council,omitempty"`
 	PhaseGates []string `json:"phase_gates,omitempty"`
@@ -273,6 +276,26 @@ type Verify struct {
 	Records     int      `json:"records"`
 	LockedNodes int      `json:"locked_nodes"`
 	Notes       []string `json:"notes"` // what is worth knowing but not wrong (a store not sealed yet, a recorded salvage)
+	// Signature is the ledger head's signature. A check that passed
+	// finds it "signed" (by this box's key, named) or, on a store from
+	// before ledger signing that the daemon has not opened yet,
+	// "unsigned"; the other states fail the check.
+	Signature LedgerSignature `json:"signature"`
+}
+
+// LedgerSignature is what verify found of the ledger head's signature.
+type LedgerSignature struct {
+	// State is "signed", "unsigned", "signed by another key" or
+	// "signature does not match the head".
+	State string `json:"state"`
+	// Key is the fingerprint of the key that signed, BoxKey the box's
+	// ("SHA256:…").
+	Key    string `json:"key,omitempty"`
+	BoxKey string `json:"box_key,omitempty"`
+	// Seq is the ledger record the signature covers; Head the last one.
+	Seq    uint64 `json:"seq,omitempty"`
+	Head   uint64 `json:"head"`
+	Detail string `json:"detail"`
 }
 
 // Event is one state change (SPEC §2.7).
@@ -298,6 +321,10 @@ type Event struct {
 	Detail    string    `json:"detail,omitempty"`
 	// Device is what a device event says (kind device).
 	Device *DeviceEvent `json:"device,omitempty"`
+	// Consent is the request a consent event of outcome requested made,
+	// as it waits when the event is read from the outbox (MQTT's consent
+	// event); absent once the human answered or it expired.
+	Consent *Consent `json:"consent,omitempty"`
 }
 
 // Events is a page of the event outbox. Next is the seq to ask for next
@@ -314,21 +341,6 @@ type Tick struct {
 	Finished   []string `json:"finished"`
 	Terminated []string `json:"terminated"`
 	Events     []Event  `json:"events"`
-}
-
-// Consent is a node waiting for a human.
-type Consent struct {
-	Node       string    `json:"node"`
-	Quest      string    `json:"quest"`
-	Role       string    `json:"role"`
-	Hypothesis string    `json:"hypothesis"`
-	ClaimHash  string    `json:"claim_hash"`
-	Why        string    `json:"why"`
-	Since      time.Time `json:"since"`
-	AgeSeconds int64     `json:"age_seconds"`
-	// Expired requests (older than gpio.consent_expiry) are listed until
-	// the engine sends them back to pending; the button skips them.
-	Expired bool `json:"expired,omitempty"`
 }
 
 // Health is /healthz.
@@ -350,6 +362,9 @@ type Export struct {
 	// before the lines are appended: an earlier batch to it was never
 	// acknowledged and is being sent again.
 	TruncateTo *int64 `json:"truncate_to,omitempty"`
+	// Seal is the line written after Lines: the batch's signature
+	// (ExportSealLine), "" when Lines is empty.
+	Seal string `json:"seal,omitempty"`
 }
 
 // ExportAck is the answer to an acknowledgement.
@@ -463,7 +478,7 @@ func QuestView(q *engine.Quest) Quest {
 		Checkpoints: nonNil(q.Checkpoints), Limits: limitsView(q.Limits), Used: usedView(q.Counters),
 		Remaining: remainingView(q.Limits, q.Counters), Counts: counts, Nodes: total, Running: q.Running,
 		Project: q.Project, Created: q.Created, Updated: q.Updated,
-		RoleProviders: q.RoleProviders, Egress: q.Egress, PhaseGates: q.PhaseGates,
+		RoleProviders: q.RoleProviders, Egress: q.Egress, EgressConsent: q.EgressConsent, PhaseGates: q.PhaseGates,
 		Teams: q.Teams, MaxRevisions: q.MaxRevisions, AcceptMode: q.AcceptMode}
 	if q.AboveV2() {
 		v.Level = q.Level()
@@ -552,13 +567,6 @@ func EventViews(evs []engine.Event) []Event {
 		out[i] = EventView(ev)
 	}
 	return out
-}
-
-// ConsentView is the view of r at now; expired says whether it is past
-// its deadline.
-func ConsentView(r engine.ConsentRequest, now time.Time, expired bool) Consent {
-	return Consent{Node: r.Node, Quest: r.Quest, Role: r.Role, Hypothesis: r.Hypothesis, ClaimHash: r.ClaimHash,
-		Why: r.Why, Since: r.Since, AgeSeconds: seconds(now.Sub(r.Since)), Expired: expired}
 }
 
 func rulesView(rs []gates.RuleInfo) []Rule {
@@ -671,7 +679,7 @@ func DeviceView(st box.Status) Device {
 		v.Halted = st.Halted.Error()
 	}
 	for i, r := range st.Consents {
-		v.Consents[i] = ConsentView(r, st.Now, st.Expired[i])
+		v.Consents[i] = ConsentView(r, st.Now)
 	}
 	return v
 }

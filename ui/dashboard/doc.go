@@ -21,11 +21,12 @@
 // # Authentication
 //
 // Reading is public or needs the password (dashboard.read; default
-// password). The password is generated on first start and printed once to
-// the log (EnsurePassword); `questbox password` replaces it
-// (SetPassword), with or without a running daemon: the daemon reads the
-// file again when it changes. Its bcrypt hash and a session key live in
-// the password file, mode 0600, in the data directory.
+// password). The password is generated on first start and written, in
+// clear, to an owner-only file beside the password file, never to the log
+// (EnsurePassword); `questbox password` replaces it (SetPassword), with or
+// without a running daemon: the daemon reads the file again when it
+// changes. Its bcrypt hash and a session key live in the password file,
+// mode 0600, in the data directory.
 //
 // A login sets an HttpOnly, SameSite=Strict cookie (Secure over TLS) that
 // the session key signs; every change also needs the session's CSRF token

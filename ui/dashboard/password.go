@@ -25,8 +25,9 @@ import (
 //	bcrypt $2a$10$...
 //	session-key 5f0c...(64 hex digits)
 //
-// It is written atomically with mode 0600. A new password always comes with
-// a new session key, so `questbox password` logs every session out.
+// It is written atomically with mode 0600, and kept so (EnsurePassword):
+// the session key is a bearer secret. A new password always comes with a
+// new session key, so `questbox password` logs every session out.
 
 // MinPassword is the shortest password SetPassword accepts.
 const MinPassword = 8
@@ -64,19 +65,59 @@ func SetPassword(path, password string) error {
 	return writeCredentials(path, password, bcrypt.DefaultCost)
 }
 
-// EnsurePassword creates the password file with a generated password if
-// there is none, and returns that password ("" when the file existed).
-func EnsurePassword(path string) (string, error) {
-	if _, err := os.Stat(path); err == nil {
-		return "", nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("dashboard password file: %w", err)
+// Ensured is what EnsurePassword did.
+type Ensured struct {
+	// Generated: there was no password file; one was made with a
+	// generated password, written to the first-password file.
+	Generated bool
+	// Tightened is the mode the password file had when others than its
+	// owner could read or write it (it is 0600 now); 0 when it was
+	// owner-only.
+	Tightened fs.FileMode
+}
+
+// EnsurePassword makes sure the password file at path exists and only its
+// owner may read it: the session key in it is a bearer secret, with which
+// anyone forges a valid session cookie. When there is no file it creates
+// one with a generated password, and writes that password, in clear, to
+// first (mode 0600 as well), for the owner to read: never to a log, which
+// other processes (an agent through /proc, a journal reader) may see. A
+// file others could read or write is made owner-only and reported: its
+// session key may have been read, and only a new password (`questbox
+// password`) makes a new one.
+func EnsurePassword(path, first string) (Ensured, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil:
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			if err := os.Chmod(path, perm&0o700); err != nil {
+				return Ensured{}, fmt.Errorf("dashboard password file %s is mode %04o, readable by others than its owner, and cannot be made 0600: %w", path, perm, err)
+			}
+			return Ensured{Tightened: perm}, nil
+		}
+		return Ensured{}, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return Ensured{}, fmt.Errorf("dashboard password file: %w", err)
 	}
 	pw := NewPassword()
-	if err := SetPassword(path, pw); err != nil {
-		return "", err
+	// The clear password first: a file of credentials whose password
+	// nobody can read would lock the owner out.
+	if err := writeAtomic(first, []byte(pw+"\n")); err != nil {
+		return Ensured{}, err
 	}
-	return pw, nil
+	if err := SetPassword(path, pw); err != nil {
+		return Ensured{}, err
+	}
+	return Ensured{Generated: true}, nil
+}
+
+// ForgetFirstPassword removes the first-password file EnsurePassword
+// wrote: it no longer holds the password once a new one is set.
+func ForgetFirstPassword(first string) error {
+	if err := os.Remove(first); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("dashboard first-password file: %w", err)
+	}
+	return nil
 }
 
 func writeCredentials(path, password string, cost int) error {

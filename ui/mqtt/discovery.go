@@ -33,6 +33,14 @@ var (
 	pressTypes   = []string{"short", "long", "triple"}
 )
 
+// consentAttributes makes Home Assistant's attributes of the consent
+// queue, which must be a JSON object: the oldest request's node, quest,
+// hypothesis and why at the top (what the button answers first, for a
+// notification's message), and every request as the API shows it.
+const consentAttributes = "{% set r = value_json[0] if value_json else {} %}" +
+	"{{ {'count': value_json | length, 'node': r.get('node'), 'quest': r.get('quest'), 'hypothesis': r.get('hypothesis'), " +
+	"'why': r.get('why'), 'claim_hash': r.get('claim_hash'), 'requests': value_json} | tojson }}"
+
 // nodeID is the box's discovery node id (and the prefix of its unique
 // ids): stable across reboots because the device id is.
 func (c *Client) nodeID() string { return "questbox_" + c.opt.DeviceID }
@@ -190,7 +198,12 @@ func (c *Client) Entities() []Entity {
 		sensor("pending_consents", "Pending consents", "pending_consents", "mdi:gesture-tap-button", "measurement"),
 		sensor("agent_runs", "Agent runs", "agent_runs", "mdi:robot", "total"),
 		sensor("agents_running", "Agents running", "agents_running", "mdi:robot-outline", "measurement"),
-		binary("awaiting_consent", "Awaiting consent", "awaiting_consent", "mdi:hand-back-right", nil),
+		// Its attributes are the consent queue (<base>/consent), the API's
+		// views: what waits and why, for an automation's notification.
+		binary("awaiting_consent", "Awaiting consent", "awaiting_consent", "mdi:hand-back-right", map[string]any{
+			"json_attributes_topic":    c.consentTopic(),
+			"json_attributes_template": consentAttributes,
+		}),
 		binary("network", "Network", "online", "mdi:lan", map[string]any{"device_class": "connectivity", "entity_category": "diagnostic"}),
 		entity("event", "verdict", "Verdict", map[string]any{
 			"state_topic": c.eventTopic("verdict"), "event_types": verdictTypes, "icon": "mdi:gavel",

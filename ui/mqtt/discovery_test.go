@@ -29,6 +29,7 @@ var haKeys = map[string][]string{
 var (
 	discoveryTopicRE = regexp.MustCompile(`^homeassistant/(sensor|binary_sensor|event|button|update)/([a-zA-Z0-9_-]+)/([a-zA-Z0-9_-]+)/config$`)
 	templateFieldRE  = regexp.MustCompile(`value_json\.([a-z_]+)`)
+	attrFieldRE      = regexp.MustCompile(`r\.get\('([a-z_]+)'\)`)
 )
 
 // validateDiscovery checks discovery configs the way Home Assistant
@@ -86,6 +87,21 @@ func validateDiscovery(t *testing.T, configs map[string]string) {
 		}
 		if str("availability_topic") != base+"/status" || str("payload_available") != "online" || str("payload_not_available") != "offline" {
 			t.Errorf("%s: availability %q %q/%q, want %s online/offline", topic, str("availability_topic"), str("payload_available"), str("payload_not_available"), base+"/status")
+		}
+		if object == "awaiting_consent" {
+			// Its attributes are the consent queue: a list of api.Consent.
+			at := str("json_attributes_topic")
+			var c map[string]any
+			json.Unmarshal(mustJSON(api.Consent{}), &c)
+			fields := attrFieldRE.FindAllStringSubmatch(str("json_attributes_template"), -1)
+			if at != base+"/consent" || len(fields) == 0 {
+				t.Errorf("%s: attributes from %q with template %q, want the consent queue's", topic, at, str("json_attributes_template"))
+			}
+			for _, f := range fields {
+				if _, ok := c[f[1]]; !ok {
+					t.Errorf("%s: attribute template reads %s, which a consent does not have", topic, f[1])
+				}
+			}
 		}
 		st := str("state_topic")
 		if component != "button" && !strings.HasPrefix(st, base+"/") {

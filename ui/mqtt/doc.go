@@ -17,12 +17,15 @@
 //	                            not retained: api.Event JSON with its seq
 //	<base>/quest/<id>/state     retained api.Quest JSON of each quest; an empty retained
 //	                            message removes a quest that no longer exists
-//	<base>/consent              retained JSON list of api.Consent (pending, oldest first)
+//	<base>/consent              retained JSON list of api.Consent (pending, oldest first):
+//	                            what waits, why, the deliverable; fitted to
+//	                            api.MaxConsentPayload (newest deliverables left out first)
 //	<base>/summary              retained api.Summary: what Home Assistant's sensors read
 //	<base>/cmd/...              commands, only with Options.Commands (see below)
 //
 // Payloads are the API's view types (package ui/api): the JSON a dashboard
-// client gets, never the store's structs.
+// client gets, never the store's structs. A consent event of outcome
+// "requested" carries its request's api.Consent while it waits.
 //
 // # Delivery
 //
@@ -81,7 +84,9 @@
 // With Options.Discovery, the box announces itself under the discovery
 // prefix (homeassistant/<component>/questbox_<device_id>/<object>/config,
 // retained): sensors for active quests, pending consents, agent runs and
-// agents running, binary sensors for awaiting consent and the network,
+// agents running, binary sensors for awaiting consent (its attributes the
+// consent queue of <base>/consent, the oldest request's why at the top)
+// and the network,
 // and event entities for verdicts and button presses, all with the
 // availability topic <base>/status. It announces again, after a small
 // random delay, when Home Assistant's birth message (<prefix>/status =

@@ -233,12 +233,15 @@ func (c *Client) questMessage(q api.Quest) message {
 	return message{c.questTopic(q.ID), mustJSON(q)}
 }
 
+// consentMessage is the consent queue as the API shows it, fitted to
+// api.MaxConsentPayload: Home Assistant reads it whole as the consent
+// entity's attributes.
 func (c *Client) consentMessage(ctx context.Context) (message, error) {
 	cs, err := c.api.Consents(ctx)
 	if err != nil {
 		return message{}, fmt.Errorf("read consents: %w", err)
 	}
-	return message{c.consentTopic(), mustJSON(cs)}, nil
+	return message{c.consentTopic(), mustJSON(api.FitConsents(cs, api.MaxConsentPayload))}, nil
 }
 
 // updateMessage is the firmware's state for Home Assistant's update

@@ -157,8 +157,10 @@ function onFrame(f) {
     if (consents) refetchConsents();
     renderEvents();
   } else if (f.type === 'device') {
+    const sim = !!(st.device && st.device.button.simulated);
     st.device = f.device;
     renderDevice();
+    if (sim !== f.device.button.simulated) renderConsents(); // how a card is answered
   }
 }
 
@@ -232,20 +234,62 @@ function firstRender() {
 
 function renderAll() { renderConsents(); renderQuests(); renderDevice(); renderEvents(); }
 
+// renderConsents shows each request as a card: what waits and why, then
+// how to answer it, then what a yes approves. The answer comes before
+// the evidence, so that on a phone it is on screen with the card; the
+// evidence scrolls in its own box. Agent text goes in as text nodes (h),
+// never as HTML.
 function renderConsents() {
-  const list = $('consent-list');
-  list.replaceChildren(...st.consents.map((c) => h('li', {'data-consent': c.node},
-    h('div', null, h('strong', null, c.node), ' (', c.role, ') of quest ', c.quest, c.expired ? ' — expired' : ''),
-    h('div', null, c.hypothesis),
-    h('div', {class: 'hint'}, c.why),
-    h('div', {class: 'hint'}, 'claim ', h('code', null, c.claim_hash.slice(0, 12)), ' · waiting ', dur(c.age_seconds)),
-    h('div', {class: 'actions'},
-      st.session && st.session.consent && loggedIn() ? [
-        h('button', {type: 'button', onclick: () => act('POST', '/api/consents/' + enc(c.node) + '/approve', {claim_hash: c.claim_hash})}, 'Approve'),
-        h('button', {type: 'button', class: 'danger', onclick: () => act('POST', '/api/consents/' + enc(c.node) + '/reject', {claim_hash: c.claim_hash})}, 'Reject'),
-      ] : h('span', {class: 'hint'}, st.device && st.device.button.simulated ? 'Hold the button 2 s to approve, press it 3 times to reject (virtual button below).' :
-        'Hold the box\'s button 2 s to approve, press it 3 times to reject.')))));
+  const live = st.consents.filter((c) => !c.expired);
+  $('consent-list').replaceChildren(...st.consents.map((c) => consentCard(c, live[0] === c)));
   $('consents').hidden = st.consents.length === 0;
+}
+
+function consentCard(c, first) {
+  const d = c.deliverable;
+  const what = c.team ? c.role + ' of Team ' + c.team + ' (' + c.stage + ' stage)' : c.role;
+  const approves = d.node + (d.verdict ? '’s ' + d.verdict : '’s answer');
+  return h('li', {class: 'consent', 'data-consent': c.node},
+    h('div', {class: 'consent-head'}, h('strong', null, c.node), ' ', what, ' · quest ', c.quest, ' · waiting ', c.age,
+      c.expired ? h('span', {class: 'error'}, ' · expired') : c.expires_in_seconds != null ? ' · expires in ' + dur(c.expires_in_seconds) : ''),
+    h('div', {class: 'consent-hyp'}, c.hypothesis),
+    h('ul', {class: 'reasons', 'aria-label': 'Why it waits'}, c.reasons.map((r) => h('li', {'data-reason': r.kind, 'data-rule': r.rule || null, 'data-level': r.level || null},
+      h('span', {class: 'reason-text'}, r.text),
+      r.source || r.quote ? h('div', {class: 'hint'}, 'cited ', h('code', null, r.source), ': “', r.quote, '”') : null))),
+    consentActions(c, first),
+    h('details', {class: 'deliverable', open: true},
+      h('summary', null, 'What a yes approves: ', approves, d.evidence_cut ? ' (the end of ' + d.evidence_bytes + ' bytes)' : ''),
+      d.evidence_cut ? h('div', {class: 'hint', 'data-cut': 'true'}, '… its start is cut; the whole evidence is in ',
+        h('button', {type: 'button', class: 'link', onclick: () => openNode(d.node)}, d.node + '’s detail')) : null,
+      d.evidence ? h('pre', {class: 'evidence', 'data-evidence': c.node}, d.evidence) : h('p', {class: 'muted'}, 'No evidence recorded.'),
+      d.citations.length ? h('ul', {class: 'citations'}, d.citations.map((ct) => h('li', null, h('code', null, ct.source), ': “', ct.quote, '”'))) :
+        h('p', {class: 'hint'}, 'No citations.'),
+      d.citations_more ? h('p', {class: 'hint'}, 'and ', d.citations_more, ' more citations') : null),
+    h('div', {class: 'hint'}, 'claim ', h('code', {title: c.claim_hash}, c.claim_hash.slice(0, 12)), ' — a yes is bound to it'));
+}
+
+// consentActions is how this page answers a request: the dashboard's own
+// approve and reject where the owner enabled dashboard consent, else the
+// virtual button on the sim backend (it answers the oldest live request),
+// else the box's button.
+function consentActions(c, first) {
+  const a = (...kids) => h('div', {class: 'actions consent-actions', 'data-actions': c.node}, kids);
+  if (c.expired) return a(h('span', {class: 'hint'}, 'Expired: the node goes back to pending at the next tick.'));
+  if (st.session && st.session.consent && loggedIn()) {
+    return a(
+      h('button', {type: 'button', class: 'approve', onclick: () => act('POST', '/api/consents/' + enc(c.node) + '/approve', {claim_hash: c.claim_hash})}, 'Approve'),
+      h('button', {type: 'button', class: 'danger', onclick: () => act('POST', '/api/consents/' + enc(c.node) + '/reject', {claim_hash: c.claim_hash})}, 'Reject'));
+  }
+  const sim = st.device && st.device.button.simulated;
+  if (!first) return a(h('span', {class: 'hint'}, 'The button answers the oldest request first.'));
+  if (sim && loggedIn()) {
+    return a(
+      h('button', {type: 'button', class: 'approve', 'data-press': 'long', onclick: () => press({hold: '2s', times: 1})}, 'Approve (hold the button 2 s)'),
+      h('button', {type: 'button', class: 'danger', 'data-press': 'triple', onclick: () => press({times: 3})}, 'Reject (press it 3×)'),
+      h('span', {class: 'hint', role: 'status', 'data-pressed': ''}, st.pressed));
+  }
+  if (sim) return a(h('span', {class: 'hint'}, 'Log in to press the virtual button: hold it 2 s to approve, press it 3 times to reject.'));
+  return a(h('span', {class: 'hint', 'data-button': 'real'}, 'Hold the button on the box 2 s to approve; press it 3 times to reject.'));
 }
 
 const enc = encodeURIComponent;
@@ -599,7 +643,11 @@ function renderDevice() {
 async function press(req) {
   const v = await act('POST', '/api/device/press', req);
   // Kept in the state: the box's section is redrawn whenever the box changes.
-  if (v) { st.pressed = v.map((p) => p.press + ': ' + p.outcome).join('; '); $('press-result').textContent = st.pressed; }
+  if (v) {
+    st.pressed = v.map((p) => p.press + ': ' + p.outcome).join('; ');
+    $('press-result').textContent = st.pressed;
+    for (const el of document.querySelectorAll('[data-pressed]')) el.textContent = st.pressed;
+  }
 }
 
 // ---- software: the running version, the one kept for rollback, an upload ----

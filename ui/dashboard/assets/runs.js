@@ -141,12 +141,13 @@ function seedBox(q) {
 // download fetches the quest's terminal nodes not exported yet (the export
 // journal the CLI's `export` uses), hands them to the browser as a file,
 // and acknowledges them: each node is in one download (a download that was
-// never acknowledged is offered again; each line names its node).
+// never acknowledged is offered again; each line names its node). The
+// batch's signature line follows its nodes, as in `questbox export`.
 async function download(id, note) {
   const b = await act('POST', '/api/quests/' + enc(id) + '/export', {});
   if (!b) return;
   if (!b.lines.length) { note.textContent = 'Nothing new to export.'; return; }
-  const url = URL.createObjectURL(new Blob(b.lines, {type: 'application/x-ndjson'}));
+  const url = URL.createObjectURL(new Blob(b.seal ? b.lines.concat([b.seal]) : b.lines, {type: 'application/x-ndjson'}));
   const a = h('a', {href: url, download: 'questbox-' + id + '.jsonl', hidden: true});
   document.body.append(a);
   a.click();

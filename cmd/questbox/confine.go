@@ -1,0 +1,94 @@
+package main
+
+// The confinement of agents: which paths no agent may reach, and the
+// launcher that starts every command agent, command judge and program
+// rule confined (internal/confine, docs/privacy.md).
+
+import (
+	"context"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/confine"
+)
+
+// hiddenPaths are the paths no agent may read, list, write or connect
+// to: the data directory (the store, the run logs, the dashboard's
+// password file, staged releases), the config file, the release key, the
+// control socket, and the secret files the config names.
+func hiddenPaths(cfg *config.Config) []string {
+	paths := []string{cfg.Daemon.Data, releaseKey(cfg), cfg.SocketPath(), cfg.DashboardPasswordFile()}
+	if cfg.Path != "" {
+		paths = append(paths, cfg.Path)
+	}
+	for _, f := range []string{cfg.MQTT.PasswordFile, cfg.MQTT.KeyFile} {
+		if f != "" {
+			paths = append(paths, f)
+		}
+	}
+	for i, p := range paths {
+		if !filepath.IsAbs(p) {
+			if a, err := filepath.Abs(p); err == nil {
+				paths[i] = a
+			}
+		}
+	}
+	return paths
+}
+
+// newLauncher is the launcher of cfg's agents: this binary, started
+// with the launcher's verb (main calls confine.Main first).
+func newLauncher(cfg *config.Config) (*confine.Launcher, error) {
+	return confine.New(confine.Config{Hidden: hiddenPaths(cfg)})
+}
+
+// checkWritable says why a provider's runs may not write one of dirs:
+// one holds or lies in a hidden path.
+func checkWritable(l *confine.Launcher, dirs []string) error {
+	for _, d := range dirs {
+		if err := l.CheckWritable(d); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// confineProgram is ground.Exec's Confine: a program rule runs the
+// agent's answer through a program, so it runs confined too, writing
+// only its temporary directory, with no network.
+func confineProgram(l *confine.Launcher) func(*exec.Cmd) (func(), error) {
+	return func(cmd *exec.Cmd) (func(), error) { return l.Confine(cmd, confine.Run{}) }
+}
+
+// logConfinement says once, at start, what confinement the agents get:
+// one warning naming every layer the kernel or the service manager
+// refused, and why, or one info line.
+func logConfinement(ctx context.Context, log *slog.Logger, l *confine.Launcher, err error) {
+	if err != nil {
+		log.Warn("agents cannot be confined, so command agents, command judges and program rules do not run", "err", err)
+		return
+	}
+	r := l.Probe(ctx)
+	if missing := r.Missing(); len(missing) > 0 {
+		names := make([]string, len(missing))
+		for i, s := range missing {
+			names[i] = s.String()
+		}
+		log.Warn("agents run with less confinement than they could: see docs/privacy.md", "not_applied", strings.Join(names, "; "), "report", r.String())
+		return
+	}
+	log.Info("agents run confined", "report", r.String())
+}
+
+// confinementLine is what `questbox selftest` says of the confinement
+// agents get here: "confinement: applied: …; NOT applied: …".
+func confinementLine(ctx context.Context, cfg *config.Config) string {
+	l, err := newLauncher(cfg)
+	if err != nil {
+		return "confinement: cannot be set up, so no command agent runs: " + err.Error()
+	}
+	return "confinement: " + l.Probe(ctx).String()
+}

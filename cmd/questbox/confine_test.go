@@ -1,0 +1,401 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/ui/api"
+	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
+)
+
+// attacks are the names scripts/attack-agent.sh records, each "denied"
+// when the agent is confined (only write-project may be ok, and its
+// marker child must have run).
+var attacks = []string{"read-db", "append-db", "read-password", "list-data", "control-socket", "read-config",
+	"write-parent", "write-tmp", "write-shm", "write-data", "proc-environ", "proc-fd", "proc-root", "proc-cwd",
+	"proc-map-files", "symlink-read", "symlink-list", "signal-daemon"}
+
+// TestAgentIsConfined is the attacking agent, end to end: a real `questbox
+// run` as `make run` starts it (sim GPIO, the store in a data directory,
+// the dashboard on a free loopback port, a config with the broker's
+// password and a command provider) runs scripts/attack-agent.sh as the
+// agent of a quest with a project directory. It knows every path and
+// the daemon's pid (a file the test leaves in the project): the worst
+// case, since an agent can find them while they are not hidden. Only writing in the project (and the
+// marker child, in the project) works; every other attempt is refused;
+// the marker child is gone once the run is recorded; the daemon lives,
+// the run ends normally with its answer judged (PASS), and the store
+// verifies.
+//
+// As root it runs three times: as root (CI's case), as the unprivileged
+// user nobody (uid 65534, a normal user's `make run`), and as root where
+// the daemon's children cannot create user namespaces (a kernel or a
+// container without them), which leaves the agents Landlock and seccomp
+// only: the daemon must say so at start, and the control socket's peer
+// check is what refuses the agent there. As another user it runs once,
+// as that user.
+func TestAgentIsConfined(t *testing.T) {
+	bin := buildtest.Questbox(t)
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Fatalf("the attacking agent needs setsid (util-linux): %v", err)
+	}
+	if os.Geteuid() != 0 {
+		t.Run("user", func(t *testing.T) { attackAsAgent(t, bin, attackScenario{}) })
+		t.Run("root", func(t *testing.T) {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("CI runs the tests as root: this case runs the daemon as root")
+			}
+			t.Skip("runs the daemon as root")
+		})
+		return
+	}
+	t.Run("root", func(t *testing.T) { attackAsAgent(t, bin, attackScenario{}) })
+	t.Run("nobody", func(t *testing.T) { attackAsAgent(t, bin, attackScenario{cred: unprivileged(t)}) })
+	t.Run("root-without-user-namespaces", func(t *testing.T) {
+		attackAsAgent(t, bin, attackScenario{noUserNS: true,
+			// Gaps of the confinement without user namespaces, each
+			// checked to be still there so that its fix is noticed:
+			// Landlock lets the run read the data directory's other
+			// files, since the socket and the password file in it are
+			// hidden one by one; and with no PID namespace nothing
+			// ends a child that left the run's session.
+			knownLeaks: map[string]bool{"read-db": true, "symlink-read": true}, markerOutlives: true})
+	})
+}
+
+// attackScenario is how attackAsAgent runs the daemon.
+type attackScenario struct {
+	// cred is the daemon's user; nil: the test's own.
+	cred *syscall.Credential
+	// noUserNS starts the daemon (as root) in a user namespace of its own
+	// whose children may create no user namespace.
+	noUserNS bool
+	// knownLeaks are attempts that still work in this scenario, and
+	// markerOutlives says that the marker child outlives its run: known
+	// gaps, each checked to be still there.
+	knownLeaks     map[string]bool
+	markerOutlives bool
+}
+
+// unprivileged is the credential of an unprivileged user to run the
+// daemon as: nobody, or a system user the test creates when the machine
+// has no nobody.
+func unprivileged(t *testing.T) *syscall.Credential {
+	t.Helper()
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		name := fmt.Sprintf("qbagent%d", rand.IntN(1e6))
+		if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+			t.Fatalf("no user nobody and useradd %s failed: %v: %s", name, err, out)
+		}
+		t.Cleanup(func() { exec.Command("userdel", name).Run() })
+		if u, err = user.Lookup(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+}
+
+// attackAsAgent runs the scenario of TestAgentIsConfined with the daemon
+// started as sc says.
+func attackAsAgent(t *testing.T, bin string, sc attackScenario) {
+	cred := sc.cred
+	token := fmt.Sprintf("qb%d", rand.Uint64())
+	dir := shortDir(t)
+	own := func(path string, mode os.FileMode) {
+		t.Helper()
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if cred != nil {
+			if err := os.Lchown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	own(dir, 0o755)
+	data := filepath.Join(dir, "data")
+	work := filepath.Join(dir, "work")
+	project := filepath.Join(work, "project")
+	for _, d := range []string{work, project} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		own(d, 0o755)
+	}
+	// The binary where the daemon's user may run it (the build's
+	// directory is the test user's, 0700).
+	qbBin := filepath.Join(dir, "questbox")
+	raw, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(qbBin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The script too (the repository may not be the daemon's user's to
+	// read).
+	script := filepath.Join(dir, "attack-agent.sh")
+	if raw, err = os.ReadFile("../../scripts/attack-agent.sh"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(script, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "questbox.toml")
+	argv, _ := json.Marshal([]string{"sh", script, project, data, cfg, qbBin, token})
+
+	pass := "broker-" + token
+	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": pass}})
+	if err := os.WriteFile(cfg, fmt.Appendf(nil, `[daemon]
+listen = "127.0.0.1:0"
+memory_limit = "off"
+[network]
+probe = ""
+[gpio]
+backend = "sim"
+[mqtt]
+broker = %q
+username = "qb"
+password = %q
+reconnect_max = "1s"
+[providers.attacker]
+type = "command"
+argv = %s
+env = ["PATH"]
+timeout = "2m"
+`, b.URL(), pass, argv), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	own(cfg, 0o600)
+
+	// The daemon, as `make run` starts it, with a secret in its
+	// environment for the agent to look for.
+	daemon := exec.Command(qbBin, "run", "--config", cfg, "--data", data, "--tick", "200ms")
+	daemon.Env = []string{"PATH=" + os.Getenv("PATH"), "QUESTBOX_TEST_SECRET=" + token}
+	switch {
+	case cred != nil:
+		daemon.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	case sc.noUserNS:
+		// The limit is the user namespace's own: the machine's is
+		// untouched.
+		daemon.Args = append([]string{"sh", "-c", `echo 0 >/proc/sys/user/max_user_namespaces && exec "$0" "$@"`}, daemon.Args...)
+		daemon.Path = "/bin/sh"
+		daemon.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER,
+			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
+			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}}
+	}
+	logPath := filepath.Join(t.TempDir(), "daemon.log")
+	logf, err := os.Create(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	daemon.Stdout, daemon.Stderr = logf, logf
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { waitErr = daemon.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		daemon.Process.Kill()
+		<-exited
+		// Whatever the agent left running (unconfined, its marker child
+		// outlives the run): it was started by this test.
+		for _, pid := range processesNamed(t, token) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.Remove(filepath.Join("/tmp", "escape-"+token))
+		os.Remove(filepath.Join("/dev/shm", "escape-"+token))
+	})
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(logPath)
+			t.Logf("daemon log:\n%s", b)
+		}
+	})
+	sock := filepath.Join(data, "questbox.sock")
+	waitFor(t, "the daemon's control socket", func() bool {
+		select {
+		case <-exited:
+			b, _ := os.ReadFile(logPath)
+			t.Fatalf("the daemon exited before it answered: %v\n%s", waitErr, b)
+		default:
+		}
+		return daemonRunning(context.Background(), sock)
+	})
+	hint := filepath.Join(project, "daemon.pid")
+	if err := os.WriteFile(hint, []byte(strconv.Itoa(daemon.Process.Pid)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	own(hint, 0o644)
+	// Ready: the dashboard has its password, the engine answers.
+	pwFile := filepath.Join(data, "dashboard.password")
+	waitFor(t, "the dashboard's password file", func() bool {
+		fi, err := os.Stat(pwFile)
+		return err == nil && fi.Size() > 0
+	})
+	password, err := os.ReadFile(pwFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The run's end, as the faces see it: its verdict event.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	verdict := make(chan api.Event, 1)
+	watchErr := make(chan error, 1)
+	go func() {
+		watchErr <- api.NewClient(api.SocketClient(sock), sock).Watch(ctx, 0, func(b api.EventBatch) error {
+			for _, ev := range b.Events {
+				if ev.Kind == api.KindVerdict && ev.Node == "n1" {
+					verdict <- ev
+					return errVerdictSeen
+				}
+			}
+			return nil
+		})
+	}()
+	d := []string{"--config", cfg, "--data", data}
+	t.Cleanup(func() {
+		if t.Failed() {
+			// Why each attempt was denied, or what it got: the run's log.
+			t.Logf("the agent's log:\n%s", qb(t, "", append([]string{"logs", "n1"}, d...)...).stdout)
+		}
+	})
+	must(t, 0, "", append([]string{"quest", "new", "probe", "--direction", "find out what an agent may touch",
+		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--max-agent-runs", "1", "--project", project}, d...)...)
+
+	var ev api.Event
+	select {
+	case ev = <-verdict:
+	case err := <-watchErr:
+		t.Errorf("the event watch ended before the run's verdict: %v", err)
+	case <-exited:
+		t.Errorf("the daemon died during the run: %v", waitErr)
+	}
+	results, _ := os.ReadFile(filepath.Join(project, "results.txt"))
+	t.Logf("what the agent could do:\n%s", results)
+	survivors := processesNamed(t, token)
+	if t.Failed() {
+		t.Fatalf("the run did not end normally; marker processes left: %v", survivors)
+	}
+
+	// The run is recorded as a normal run, its answer judged.
+	if ev.Outcome != "PASS" {
+		t.Errorf("the run's verdict: %s %v, want PASS", ev.Outcome, ev.Facts)
+	}
+	var runs []api.Run
+	decode(t, must(t, 0, "", append([]string{"runs", "--json"}, d...)...), &runs)
+	if len(runs) != 1 || runs[0].Exit != "answered" || runs[0].Outcome != "PASS" {
+		t.Errorf("runs: %+v, want one run answered and PASS", runs)
+	}
+	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
+	if n.Status != "aborted" || n.Verdict != "dead" {
+		t.Errorf("node n1: %s (verdict %q), want aborted with the agent's verdict dead", n.Status, n.Verdict)
+	}
+
+	// What the agent could do, as it says in its evidence.
+	got := map[string]string{}
+	for _, f := range strings.Fields(strings.TrimPrefix(n.Evidence, "confinement probe:")) {
+		k, v, _ := strings.Cut(f, "=")
+		got[k] = v
+	}
+	if got["write-project"] != "ok" {
+		t.Errorf("the agent could not write in its own project: %q", got["write-project"])
+	}
+	if got["marker"] != "running" {
+		t.Errorf("the agent's marker child did not run: %q", got["marker"])
+	}
+	for _, a := range attacks {
+		switch {
+		case sc.knownLeaks[a] && got[a] != "ok":
+			t.Errorf("attempt %s: %q: the known gap is closed, take it out of this scenario's knownLeaks", a, got[a])
+		case !sc.knownLeaks[a] && got[a] != "denied":
+			t.Errorf("attempt %s: %q, want denied", a, got[a])
+		}
+	}
+	// And as the box sees it.
+	switch {
+	case sc.markerOutlives && len(survivors) == 0:
+		t.Error("the marker child no longer outlives its run: the known gap is closed, take markerOutlives out of this scenario")
+	case !sc.markerOutlives && len(survivors) > 0:
+		t.Errorf("the agent's setsid'd child outlived its run: processes %v", survivors)
+	}
+	if sc.noUserNS {
+		// Never silently less: the daemon names what it could not apply.
+		if b, _ := os.ReadFile(logPath); !bytes.Contains(b, []byte("agents run with less confinement than they could")) ||
+			!bytes.Contains(b, []byte("NOT applied: namespaces (")) {
+			t.Error("the daemon did not say at start that the runs get no namespaces")
+		}
+		logs := qb(t, "", append([]string{"logs", "n1"}, d...)...).stdout
+		if !strings.Contains(logs, "probe control-socket: denied questbox: "+api.ConfinedRefusal) {
+			t.Errorf("without namespaces the control socket's peer check must refuse the agent; its log:\n%s", logs)
+		}
+	}
+	for _, f := range []string{filepath.Join(work, "escape-"+token), filepath.Join("/tmp", "escape-"+token),
+		filepath.Join("/dev/shm", "escape-"+token), filepath.Join(data, "escape-"+token)} {
+		if _, err := os.Lstat(f); err == nil {
+			t.Errorf("the agent wrote %s, outside its project", f)
+		}
+	}
+	if now, _ := os.ReadFile(pwFile); !bytes.Equal(now, password) {
+		t.Error("the dashboard password file changed during the run")
+	}
+
+	// The daemon lives on, answers, and its store verifies.
+	select {
+	case <-exited:
+		t.Fatalf("the daemon exited: %v", waitErr)
+	default:
+	}
+	must(t, 0, "", append([]string{"verify"}, d...)...)
+	daemon.Process.Signal(syscall.SIGTERM)
+	<-exited
+	if waitErr != nil {
+		t.Errorf("the daemon's exit after SIGTERM: %v", waitErr)
+	}
+	must(t, 0, "", append([]string{"verify"}, d...)...)
+}
+
+// errVerdictSeen ends the event watch of TestAgentIsConfined.
+var errVerdictSeen = errors.New("verdict seen")
+
+// processesNamed lists the processes whose command line holds token.
+func processesNamed(t *testing.T, token string) []int {
+	t.Helper()
+	var pids []int
+	procs, err := filepath.Glob("/proc/[0-9]*/cmdline")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range procs {
+		cmdline, err := os.ReadFile(p)
+		if err != nil || !bytes.Contains(cmdline, []byte(token)) {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.Split(p, "/")[2])
+		if pid != os.Getpid() {
+			pids = append(pids, pid)
+		}
+	}
+	slices.Sort(pids)
+	return pids
+}

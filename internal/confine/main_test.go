@@ -1,0 +1,17 @@
+package confine
+
+import (
+	"os"
+	"testing"
+)
+
+// TestMain makes the test binary the launcher (confined commands started
+// by the tests exec it with a launcher verb) and the agent the tests
+// confine (agentMain, when agentEnv is set).
+func TestMain(m *testing.M) {
+	Main()
+	if os.Getenv(agentEnv) != "" {
+		agentMain()
+	}
+	os.Exit(m.Run())
+}

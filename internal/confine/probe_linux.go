@@ -1,0 +1,156 @@
+package confine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// rewrite makes cmd start the launcher with sp.
+func (l *Launcher) rewrite(cmd *exec.Cmd, sp *spec) error {
+	b, err := json.Marshal(sp)
+	if err != nil {
+		return fmt.Errorf("BUG: confine: encoding the spec: %w", err)
+	}
+	verb := runVerb
+	if sp.Probe {
+		verb = probeVerb
+	}
+	cmd.Path = l.exe
+	cmd.Args = []string{l.exe, verb}
+	cmd.Env = []string{specEnv + "=" + string(b)}
+	cmd.Dir = sp.Dir
+	cmd.SysProcAttr = sysProcAttr(sp.NS, sp.NetNS)
+	return nil
+}
+
+// sysProcAttr is how the launcher is started: a session of its own, and,
+// with ns, new user, PID, mount and IPC namespaces (and a network one
+// with netns) in which it keeps the capabilities it needs to mount and
+// to bring the loopback up. The user namespace maps the daemon's own uid
+// and gid to themselves (0 to 0 for root), so that agents that refuse to
+// run as root see the real uid; it sets no Credential: setuid and
+// setgroups are refused under the service's system call filter.
+func sysProcAttr(ns, netns bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{Setsid: true}
+	if !ns {
+		return a
+	}
+	a.Cloneflags = unix.CLONE_NEWUSER | unix.CLONE_NEWPID | unix.CLONE_NEWNS | unix.CLONE_NEWIPC
+	if netns {
+		a.Cloneflags |= unix.CLONE_NEWNET
+	}
+	uid, gid := os.Geteuid(), os.Getegid()
+	a.UidMappings = []syscall.SysProcIDMap{{ContainerID: uid, HostID: uid, Size: 1}}
+	a.GidMappings = []syscall.SysProcIDMap{{ContainerID: gid, HostID: gid, Size: 1}}
+	a.GidMappingsEnableSetgroups = false
+	// A non-zero uid loses its capabilities at the launcher's exec unless
+	// they are ambient. CAP_SETPCAP lets the launcher drop the rest.
+	a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_NET_ADMIN, unix.CAP_SETPCAP}
+	return a
+}
+
+// probe starts the launcher in probe mode with every layer not disabled,
+// then with fewer namespaces when the kernel refuses them, and records
+// what it found in l.
+func (l *Launcher) probe(ctx context.Context) Report {
+	tmp, err := os.MkdirTemp(l.runs, "probe-")
+	if err != nil {
+		var r Report
+		for _, ly := range layers {
+			r.set(ly, false, "no temporary directory for the probe: %v", err)
+		}
+		l.skip = slices.Clone(layers)
+		return r
+	}
+	defer removeAll(tmp)
+	try := func(ns, netns bool) (Report, error) {
+		sp := l.probeSpec(tmp)
+		sp.NS, sp.NetNS = ns, netns
+		cmd := exec.CommandContext(ctx, l.exe)
+		if err := l.rewrite(cmd, &sp); err != nil {
+			return Report{}, err
+		}
+		var out, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &stderr
+		if err := cmd.Run(); err != nil {
+			if msg := strings.TrimSpace(stderr.String()); msg != "" {
+				return Report{}, fmt.Errorf("%w: %s", err, msg)
+			}
+			return Report{}, err
+		}
+		var r Report
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			return Report{}, fmt.Errorf("the launcher's report does not decode: %w (%q)", err, out.String())
+		}
+		return r, nil
+	}
+	wantNS := !slices.Contains(l.without, Namespaces)
+	wantNet := wantNS && !slices.Contains(l.without, Network)
+	var (
+		r             Report
+		nsErr, netErr error
+	)
+	if wantNS {
+		r, nsErr = try(true, wantNet)
+		if nsErr != nil && wantNet {
+			netErr = nsErr
+			if r, nsErr = try(true, false); nsErr == nil {
+				l.ns = true
+			}
+		} else if nsErr == nil {
+			l.ns, l.netns = true, wantNet
+		}
+	}
+	if !l.ns {
+		var err error
+		if r, err = try(false, false); err != nil {
+			r = Report{}
+			for _, ly := range layers {
+				r.set(ly, false, "the launcher %s does not start: %v", l.exe, err)
+			}
+			l.skip = slices.Clone(layers)
+			return r
+		}
+	}
+	switch {
+	case l.ns:
+		r.set(Namespaces, true, "user, pid, mount, ipc")
+	case !wantNS:
+		r.set(Namespaces, false, "disabled")
+	default:
+		r.set(Namespaces, false, "%v", nsErr)
+	}
+	if !l.ns {
+		for _, ly := range []Layer{Hide, Proc} {
+			r.set(ly, false, "needs the namespaces")
+		}
+	}
+	if !l.netns {
+		why := "disabled"
+		switch {
+		case netErr != nil:
+			why = netErr.Error()
+		case !l.ns && wantNet:
+			why = "needs the namespaces"
+		}
+		if r.Applied(Seccomp) {
+			why += "; instead, local-only runs cannot open IPv4 or IPv6 sockets (seccomp)"
+		}
+		r.set(Network, false, "%s", why)
+	}
+	r = r.sorted()
+	l.skip = slices.Clone(l.without)
+	for _, s := range r.Missing() {
+		l.skip = append(l.skip, s.Layer)
+	}
+	return r
+}
