@@ -46,10 +46,10 @@ type verbGroup struct {
 // verb of the registry is under one (TestEveryVerbHasAGroup).
 func verbGroups() []verbGroup {
 	return []verbGroup{
-		{"Quests", []string{"quest", "status", "scan", "rules", "export"}},
+		{"Quests", []string{"quest", "status", "scan", "consent", "rules", "export"}},
 		{"Agents' work", []string{"next", "submit", "tick", "runs", "logs"}},
 		{"The box", []string{"run", "device", "selftest", "password", "update", "version"}},
-		{"The store", []string{"verify", "backup", "restore", "salvage"}},
+		{"The store", []string{"verify", "verify-export", "backup", "restore", "salvage"}},
 	}
 }
 

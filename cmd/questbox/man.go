@@ -48,7 +48,7 @@ func writeMan(w io.Writer) error {
 	for _, s := range sections() {
 		p(".SH %s\n", roff(strings.ToUpper(s.title)))
 		for _, v := range s.verbs {
-			p(".TP\n\\fBquestbox %s\\fR %s\n%s.\n", roff(v.name), roff(v.usage), roff(capitalize(v.summary)))
+			p(".TP\n%s\n%s.\n", strings.TrimSpace(`\fBquestbox `+roff(v.name)+`\fR `+roff(v.usage)), roff(capitalize(v.summary)))
 			if fs := verbFlagDocs(v); len(fs) > 0 {
 				p(".RS\n")
 				for _, f := range fs {

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/internal/goldentest"
 	"github.com/questbox/questbox/internal/reference"
 )
 
@@ -33,7 +32,7 @@ func TestReferenceCLI(t *testing.T) {
 	if err := reference.Lint(page); err != nil {
 		t.Error(err)
 	}
-	goldentest.Check(t, cliReferencePage, []byte(page), *updateRefs, "regenerate: "+reference.Regenerate)
+	reference.Check(t, cliReferencePage, []byte(page), *updateRefs)
 	for _, v := range verbs() {
 		if !strings.Contains(page, "### `questbox "+v.name) {
 			t.Errorf("%s has no section for %s", cliReferencePage, v.name)
@@ -92,7 +91,7 @@ func cliReference() string {
 // flag, and man renders it without a warning.
 func TestReferenceMan(t *testing.T) {
 	r := must(t, 0, "", "help", "--man")
-	goldentest.Check(t, manPage, []byte(r.stdout), *updateRefs, "regenerate: "+reference.Regenerate)
+	reference.Check(t, manPage, []byte(r.stdout), *updateRefs)
 	for _, v := range verbs() {
 		if !strings.Contains(r.stdout, `\fBquestbox `+roff(v.name)+`\fR`) {
 			t.Errorf("the man page has no entry for %s", v.name)

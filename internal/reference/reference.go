@@ -10,6 +10,7 @@
 package reference
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"go/ast"
@@ -20,6 +21,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"testing"
 )
 
 // Regenerate is the one command that rewrites every generated reference
@@ -560,4 +562,59 @@ func Lint(page string) error {
 		return errors.New(strings.Join(bad, "\n"))
 	}
 	return nil
+}
+
+// Check compares a generated page with the committed file at path; with
+// update it writes the page instead. A difference fails t with the lines
+// only the code has (a key, a verb, a route the page lacks) and those
+// only the page has, and the command that regenerates every page.
+func Check(t testing.TB, path string, page []byte, update bool) {
+	t.Helper()
+	if update {
+		if err := os.WriteFile(path, page, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	committed, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (regenerate: %s)", err, Regenerate)
+	}
+	if bytes.Equal(committed, page) {
+		return
+	}
+	t.Errorf("%s is not what the code says; regenerate it with\n\t%s\n%s", path, Regenerate, lineDiff(string(committed), string(page)))
+}
+
+// lineDiff lists the lines of page that committed lacks (+) and those of
+// committed that page lacks (-), in their order: enough to see which
+// key or route changed, without a diff algorithm.
+func lineDiff(committed, page string) string {
+	count := func(s string) map[string]int {
+		m := map[string]int{}
+		for l := range strings.SplitSeq(s, "\n") {
+			m[l]++
+		}
+		return m
+	}
+	inCommitted, inPage := count(committed), count(page)
+	var b strings.Builder
+	for l := range strings.SplitSeq(page, "\n") {
+		if inCommitted[l] > 0 {
+			inCommitted[l]--
+			continue
+		}
+		b.WriteString("+ " + l + "\n")
+	}
+	for l := range strings.SplitSeq(committed, "\n") {
+		if inPage[l] > 0 {
+			inPage[l]--
+			continue
+		}
+		b.WriteString("- " + l + "\n")
+	}
+	if b.Len() == 0 {
+		return "(the same lines in another order)"
+	}
+	return b.String()
 }

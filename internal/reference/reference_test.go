@@ -1,6 +1,7 @@
 package reference
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,4 +208,33 @@ func TestPackageOfThisModule(t *testing.T) {
 	if _, err := Package("example.com/other"); err == nil {
 		t.Error("a package of another module was read")
 	}
+}
+
+func TestCheck(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "page.md")
+	Check(t, path, []byte("a\nb\n"), true)
+	got, err := os.ReadFile(path)
+	if err != nil || string(got) != "a\nb\n" {
+		t.Fatalf("update wrote %q, %v", got, err)
+	}
+	ft := &fakeT{TB: t}
+	Check(ft, path, []byte("a\nb\n"), false)
+	if ft.failed != "" {
+		t.Errorf("the same page failed: %s", ft.failed)
+	}
+	Check(ft, path, []byte("a\nc\n"), false)
+	if !strings.Contains(ft.failed, "+ c\n") || !strings.Contains(ft.failed, "- b\n") || !strings.Contains(ft.failed, Regenerate) {
+		t.Errorf("a changed page reported %q", ft.failed)
+	}
+}
+
+// fakeT records a failure instead of failing.
+type fakeT struct {
+	testing.TB
+	failed string
+}
+
+func (f *fakeT) Helper() {}
+func (f *fakeT) Errorf(format string, args ...any) {
+	f.failed += fmt.Sprintf(format, args...)
 }

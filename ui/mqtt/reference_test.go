@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/internal/goldentest"
 	"github.com/questbox/questbox/internal/reference"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
@@ -128,7 +127,7 @@ func TestReferenceMQTT(t *testing.T) {
 	if err := reference.Lint(page); err != nil {
 		t.Error(err)
 	}
-	goldentest.Check(t, mqttReferencePage, []byte(page), *update, "regenerate: "+reference.Regenerate)
+	reference.Check(t, mqttReferencePage, []byte(page), *update)
 
 	t.Run("topics", func(t *testing.T) { pinTopics(t, kinds) })
 }
