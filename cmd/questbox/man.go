@@ -10,17 +10,16 @@ import (
 	"github.com/questbox/questbox/config"
 )
 
-// description is the man page's DESCRIPTION.
-var description = []string{
-	"questbox is the daemon and the command line of a questbox: a small computer, such as a Raspberry Pi, " +
-		"with three LEDs and a button, that runs research quests. Agents (a built-in demo, Claude Code, Codex, " +
-		"a model behind an OpenAI-compatible server, or an agent outside the box) explore a quest's hypotheses; " +
-		"every answer passes the quest's gate before it is locked, and what needs a human's consent waits " +
-		"until the button is held.",
+// description is the man page's DESCRIPTION, its paragraphs separated
+// by blank lines.
+const description = "questbox is the daemon and the command line of a questbox: a small computer, such as a Raspberry Pi, " +
+	"with three LEDs and a button, that runs research quests. Agents (a built-in demo, Claude Code, Codex, " +
+	"a model behind an OpenAI-compatible server, or an agent outside the box) explore a quest's hypotheses; " +
+	"every answer passes the quest's gate before it is locked, and what needs a human's consent waits " +
+	"until the button is held.\n\n" +
 	"`questbox run` is the daemon (questbox.service on the box). Every other verb talks to it over its " +
-		"control socket, or, when no daemon runs, opens the store itself through the same handlers. " +
-		"The dashboard and MQTT are the daemon's too.",
-}
+	"control socket, or, when no daemon runs, opens the store itself through the same handlers. " +
+	"The dashboard and MQTT are the daemon's too."
 
 // writeMan writes questbox(1) in roff (man(7)), from the help's source
 // (help.go): the same verbs, headings, flags and exit codes as `questbox
@@ -33,7 +32,7 @@ func writeMan(w io.Writer) error {
 	p(".SH NAME\nquestbox \\- %s\n", roff(about))
 	p(".SH SYNOPSIS\n.B questbox\n.I VERB\n%s\n.br\n.B questbox \\-\\-version\n.br\n.B questbox help\n.RI [ VERB ]\n", roff("[ARGS] "+globalUsage))
 	p(".SH DESCRIPTION\n")
-	for i, para := range description {
+	for i, para := range strings.Split(description, "\n\n") {
 		if i > 0 {
 			p(".PP\n")
 		}

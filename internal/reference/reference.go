@@ -161,8 +161,30 @@ func (s *Source) Field(typ, field string) string {
 	return ""
 }
 
+// structType finds the struct type named typ.
+func (s *Source) structType(typ string) *ast.StructType {
+	ts, _ := s.typeSpec(typ)
+	if ts == nil {
+		return nil
+	}
+	st, _ := ts.Type.(*ast.StructType)
+	return st
+}
+
 // Type is the doc comment of the type name.
 func (s *Source) Type(name string) string {
+	ts, g := s.typeSpec(name)
+	switch {
+	case ts == nil:
+		return ""
+	case ts.Doc != nil:
+		return ts.Doc.Text()
+	}
+	return g.Doc.Text() // type X struct{...}: the comment is the declaration's
+}
+
+// typeSpec finds the declaration of the type name.
+func (s *Source) typeSpec(name string) (*ast.TypeSpec, *ast.GenDecl) {
 	for _, f := range s.files {
 		for _, d := range f.Decls {
 			g, ok := d.(*ast.GenDecl)
@@ -171,34 +193,12 @@ func (s *Source) Type(name string) string {
 			}
 			for _, spec := range g.Specs {
 				if ts := spec.(*ast.TypeSpec); ts.Name.Name == name {
-					if ts.Doc != nil {
-						return ts.Doc.Text()
-					}
-					return g.Doc.Text()
+					return ts, g
 				}
 			}
 		}
 	}
-	return ""
-}
-
-// structType finds the struct type named typ.
-func (s *Source) structType(typ string) *ast.StructType {
-	for _, f := range s.files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.TYPE {
-				continue
-			}
-			for _, spec := range g.Specs {
-				ts := spec.(*ast.TypeSpec)
-				if st, ok := ts.Type.(*ast.StructType); ok && ts.Name.Name == typ {
-					return st
-				}
-			}
-		}
-	}
-	return nil
+	return nil, nil
 }
 
 // Func is the doc comment of the function name, or of the method name of

@@ -1,7 +1,6 @@
 package mqtt
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"maps"
@@ -222,25 +221,7 @@ func pinTopics(t *testing.T, kinds []string) {
 	r.waitState("connected", connected)
 	// The outbox's consumer starts at the events after it first
 	// connected: the quest runs now.
-	spec := r.eng.NewQuestSpec("checkpoint", "find the most accurate free OCR for Japanese invoices")
-	spec.Checkpoints = []string{"scout"}
-	if _, err := r.eng.NewQuest(spec); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; ; i++ {
-		if i == 20 {
-			t.Fatal("no consent request in 20 ticks")
-		}
-		if _, err := r.eng.Tick(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		r.eng.Wait()
-		if reqs, err := r.eng.Consents(); err != nil {
-			t.Fatal(err)
-		} else if len(reqs) > 0 {
-			break
-		}
-	}
+	r.runToConsent()
 	docs := topicDocs(c, kinds)
 	var out []*regexp.Regexp
 	for _, d := range docs {
