@@ -12,6 +12,7 @@ require (
 	github.com/gorilla/websocket v1.5.3
 	go.etcd.io/bbolt v1.5.0
 	golang.org/x/crypto v0.59.0
+	golang.org/x/net v0.62.0
 	golang.org/x/sync v0.25.0
 	golang.org/x/sys v0.50.0
 	golang.org/x/text v0.44.0
@@ -25,5 +26,4 @@ require (
 	github.com/jonboulle/clockwork v0.5.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
-	golang.org/x/net v0.62.0 // indirect
 )

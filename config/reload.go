@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/BurntSushi/toml"
 )
@@ -50,16 +51,8 @@ func (k Keys) flatten(p path, v any) {
 }
 
 // Changed lists, sorted, the keys whose values differ between old and
-// new, and those only one of them sets.
-//
-// A running daemon applies none of them: it reads every key once, when it
-// starts. The tick period and the providers are built into the engine,
-// the pins are claimed, the socket and the dashboard are listening, the
-// MQTT session is up, and the gate profiles of running quests must not
-// change under a verdict. Swapping any of these in a running daemon would
-// be new code with new failure modes, for a box whose restart takes a
-// second and loses nothing. So a reload (SIGHUP) is a check that names
-// these keys as taking effect at the next restart.
+// new, and those only one of them sets. A running daemon applies those
+// that [Reloadable] says it can (SIGHUP); the others need a restart.
 func Changed(old, new Keys) []string {
 	var out []string
 	for k, v := range new.values {
@@ -74,4 +67,32 @@ func Changed(old, new Keys) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// reloadable are the keys, by their first part or whole, that a running
+// daemon takes again on SIGHUP without dropping a run (see Reloadable).
+var reloadable = []string{
+	"providers", "roles", "gates", "defaults", "judge", "privacy", "council", "teams",
+	"mqtt", "dashboard", "logs",
+	"gpio.leds_active_low", "gpio.consent_expiry",
+	"daemon.memory_limit",
+}
+
+// Reloadable reports whether a running daemon applies a change of key
+// (as [Changed] names it) on SIGHUP: the providers, roles, gate profiles,
+// quest defaults, L2 judge, privacy, council providers and Teams'
+// accept criteria (new dispatches use them; runs in flight finish on the
+// config they started with), MQTT and the dashboard's settings (their
+// sessions start again), the logs' limits, the LEDs' polarity, consent
+// expiry and the memory limit. Every other key needs a restart: the data
+// directory and the control socket, daemon.listen (a socket that is
+// listening), the pins and the GPIO backend (claimed at start), the tick,
+// max_parallel, the device id, the network probe and the backups' schedule.
+func Reloadable(key string) bool {
+	for _, r := range reloadable {
+		if key == r || strings.HasPrefix(key, r+".") || strings.HasPrefix(key, r+"[") {
+			return true
+		}
+	}
+	return false
 }

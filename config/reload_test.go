@@ -63,3 +63,39 @@ password = "s3cret"
 		t.Errorf("Changed(new, old) = %v, want the same keys as Changed(old, new) %v", back, got)
 	}
 }
+
+// TestReloadable pins which keys a running daemon applies on SIGHUP and
+// which need a restart.
+func TestReloadable(t *testing.T) {
+	for key, want := range map[string]bool{
+		"providers.local.model":       true,
+		"roles.owner.template":        true,
+		"gates.strict.rules[0].level": true,
+		"defaults.provider":           true,
+		"judge.light.model":           true,
+		"privacy.redact[0]":           true,
+		"council.judges":              true,
+		"teams.scout.accept":          true,
+		"mqtt.broker":                 true,
+		"dashboard.read":              true,
+		"logs.total":                  true,
+		"gpio.leds_active_low":        true,
+		"gpio.consent_expiry":         true,
+		"daemon.memory_limit":         true,
+		"daemon.data":                 false,
+		"daemon.socket":               false,
+		"daemon.listen":               false,
+		"daemon.tick":                 false,
+		"daemon.max_parallel":         false,
+		"gpio.green":                  false,
+		"gpio.backend":                false,
+		"gpio.act_led":                false,
+		"network.probe":               false,
+		"backup.every":                false,
+		"providersx":                  false,
+	} {
+		if got := Reloadable(key); got != want {
+			t.Errorf("Reloadable(%q) = %v, want %v", key, got, want)
+		}
+	}
+}

@@ -235,6 +235,10 @@ func (d *Device) SetState(s State) {
 	d.driver.Set(Patterns(s))
 }
 
+// SetLEDsActiveLow changes the LEDs' polarity (Config.LEDsActiveLow)
+// while the device runs: the pins are written again at once.
+func (d *Device) SetLEDsActiveLow(low bool) { d.driver.SetActiveLow(low) }
+
 // State returns the state last set.
 func (d *Device) State() State {
 	d.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"periph.io/x/conn/v3/gpio"
@@ -53,8 +54,10 @@ type Driver struct {
 	clock clock.Clock
 	pins  [numLEDs]gpio.PinOut
 	cfg   DriverConfig
-	wake  chan struct{}      // capacity 1: "patterns changed", coalesced
-	syncc chan chan struct{} // test hook: run one pass, then acknowledge
+	// activeLow is cfg.ActiveLow, or what SetActiveLow set since.
+	activeLow atomic.Bool
+	wake      chan struct{}      // capacity 1: "patterns changed", coalesced
+	syncc     chan chan struct{} // test hook: run one pass, then acknowledge
 
 	mu       sync.Mutex // guards pats, starts and overlays
 	pats     [numLEDs]Pattern
@@ -80,13 +83,24 @@ func NewDriver(cfg DriverConfig, clk clock.Clock) *Driver {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
 	now := clk.Now()
-	return &Driver{
+	d := &Driver{
 		clock:  clk,
 		pins:   [numLEDs]gpio.PinOut{cfg.Green, cfg.Amber, cfg.Red},
 		cfg:    cfg,
 		wake:   make(chan struct{}, 1),
 		syncc:  make(chan chan struct{}),
 		starts: [numLEDs]time.Time{now, now, now},
+	}
+	d.activeLow.Store(cfg.ActiveLow)
+	return d
+}
+
+// SetActiveLow changes how a lit LED is driven (DriverConfig.ActiveLow),
+// for LEDs rewired while the daemon runs (its reload): Run writes every
+// pin again at once, with the new polarity.
+func (d *Driver) SetActiveLow(low bool) {
+	if d.activeLow.Swap(low) != low {
+		d.poke()
 	}
 }
 
@@ -194,15 +208,19 @@ func (d *Driver) ledAt(i int, now time.Time) (on bool, next time.Time, ok bool) 
 func (d *Driver) Run(ctx context.Context) error {
 	var (
 		written [numLEDs]bool
-		valid   bool // written holds what the pins show
+		valid   bool // written holds what the pins show, at polarity low
+		low     bool
 		failed  [numLEDs]bool
 	)
 	write := func(lv [numLEDs]bool) {
+		if l := d.activeLow.Load(); l != low {
+			low, valid = l, false
+		}
 		for i, pin := range d.pins {
 			if pin == nil || (valid && written[i] == lv[i]) {
 				continue
 			}
-			if err := pin.Out(gpio.Level(lv[i] != d.cfg.ActiveLow)); err != nil && !failed[i] {
+			if err := pin.Out(gpio.Level(lv[i] != low)); err != nil && !failed[i] {
 				failed[i] = true
 				d.cfg.Log.Warn("device: cannot drive LED", "led", ledNames[i], "pin", pin.Name(), "err", err)
 			}

@@ -37,7 +37,7 @@ func newDriverRig(t *testing.T, activeLow bool) *driverRig {
 			t.Errorf("Run returned %v, want context.Canceled", err)
 		}
 		for i, p := range r.pins {
-			if lit := bool(p.Read()) != activeLow; lit {
+			if lit := bool(p.Read()) != r.low; lit {
 				t.Errorf("LED %d still lit after Run returned", i)
 			}
 		}
@@ -88,6 +88,20 @@ func TestDriverActiveLow(t *testing.T) {
 	r.expect(0, [3]bool{true, false, false})
 	if r.pins[0].Read() != gpio.Low {
 		t.Errorf("lit active-low pin reads %v, want Low", r.pins[0].Read())
+	}
+}
+
+// SetActiveLow (a reload of gpio.leds_active_low) drives every pin again
+// at once with the new polarity; what is lit stays lit.
+func TestDriverSetActiveLow(t *testing.T) {
+	r := newDriverRig(t, false)
+	r.d.Set(device.LEDs{Green: device.PatternSolid})
+	r.expect(0, [3]bool{true, false, false})
+	r.d.SetActiveLow(true)
+	r.low = true
+	r.expect(0, [3]bool{true, false, false})
+	if r.pins[0].Read() != gpio.Low || r.pins[1].Read() != gpio.High {
+		t.Errorf("after SetActiveLow(true): green reads %v, amber %v; want Low (lit), High (dark)", r.pins[0].Read(), r.pins[1].Read())
 	}
 }
 

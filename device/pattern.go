@@ -142,7 +142,7 @@ type State struct {
 	Offline          bool // no network
 	QuestsTerminated int  // quests terminated or exhausted
 	// TeamsBlocked counts the unfinished quests with a Team rejected
-	// max_revisions times (team_blocked, SPEC §2.8): shown as an
+	// past its max_revisions (team_blocked, SPEC §2.8): shown as an
 	// exhausted quest is, but not a quest's status, so counted apart.
 	TeamsBlocked int
 	Fault        string // "" = none; otherwise what is broken: store, broker auth, config

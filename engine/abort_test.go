@@ -8,7 +8,9 @@ import (
 )
 
 // A run whose node was aborted meanwhile still spent the provider's
-// tokens: they count against the quest's token_budget.
+// tokens: they count against the quest's token_budget. Until its agent
+// is back, the run is charged its reservation (a dispatch meanwhile must
+// count it); what the agent reports then replaces the charge.
 func TestAbortedRunStillCountsItsTokens(t *testing.T) {
 	started, release := make(chan string, 1), make(chan struct{})
 	// The provider answers despite the cancellation, as a remote API that
@@ -18,14 +20,20 @@ func TestAbortedRunStillCountsItsTokens(t *testing.T) {
 		<-release
 		return reply(answer("dead", "too late: the node was aborted")), nil
 	})
-	h := newHarness(t, Options{Providers: map[string]Provider{"g": g}})
+	h := newHarness(t, Options{Providers: map[string]Provider{"g": g}, MaxTokens: map[string]int{"g": 1000}})
 	q := h.quest(func(s *QuestSpec) { s.Provider = "g"; s.Mode = ModeSolo })
 	if _, err := h.e.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	node := <-started
+	if got := reservedOf(t, h, q.ID); got != promptTokens+1000 {
+		t.Fatalf("in flight: reserved %d, want %d", got, promptTokens+1000)
+	}
 	if _, err := h.e.AbortNode(node, ""); err != nil {
 		t.Fatal(err)
+	}
+	if qq := h.questNow(q.ID); qq.Counters.Tokens != promptTokens+1000 || reservedOf(t, h, q.ID) != 0 {
+		t.Fatalf("aborted, its agent not back yet: tokens %d, reserved %d; want the reservation charged", qq.Counters.Tokens, reservedOf(t, h, q.ID))
 	}
 	close(release)
 	h.e.Wait()
@@ -40,7 +48,7 @@ func TestAbortedRunStillCountsItsTokens(t *testing.T) {
 
 // An abort that lands after the tick committed a dispatch but before its
 // run started: the agent is never asked, the run stays ended as aborted,
-// and the quest is free for its next node.
+// charged nothing, and the quest is free for its next node.
 func TestAbortBeforeTheRunStartsSkipsTheAgent(t *testing.T) {
 	calls := 0
 	g := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
@@ -73,6 +81,9 @@ func TestAbortBeforeTheRunStartsSkipsTheAgent(t *testing.T) {
 	}
 	if n.Status != Aborted || h.questNow(q.ID).Running != "" {
 		t.Errorf("node %s, quest running %q; want aborted and the quest free", n.Status, h.questNow(q.ID).Running)
+	}
+	if qq := h.questNow(q.ID); qq.Counters.Tokens != 0 || reservedOf(t, h, q.ID) != 0 {
+		t.Errorf("tokens %d, reserved %d; a run that never started spends and holds nothing", qq.Counters.Tokens, reservedOf(t, h, q.ID))
 	}
 	if got := h.e.InFlight(); got != 0 {
 		t.Errorf("in flight after the skipped start: %d", got)

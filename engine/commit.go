@@ -45,16 +45,17 @@ import (
 //
 // Writes queued as data (batchAsync: a run's result, whose goroutine has
 // ended) have no one waiting on them: while only such writes are queued,
-// the leader gathers with the longer groupDataGap and groupDataLatency
-// instead. Under load (or strace) a busy tick's results arrive over 15 s
-// and more, with pauses longer than groupGap between them; gathered by
-// the second, such a cycle made up to 17 commits a tick, 24 under
-// strace, two fdatasyncs each (bench/RESULTS.md, issue 23, sixth pass). The cost is that a result's
-// events reach the dashboard up to groupDataLatency after its run ended
-// instead of one second, on a box that ticks once a minute; groupMax
-// bounds the results held in memory meanwhile. A caller that joins such
-// a queue brings its own bound back: the batch closes at most
-// groupLatency after it arrived, with the data queued before it.
+// the leader gathers with the longer groupDataGap, so that a busy tick's
+// results, which arrive over seconds with pauses longer than groupGap
+// between them under load, take one commit per second of the burst
+// rather than one per pause. Their bound is groupDataLatency, the
+// callers' own: someone does wait on a result, only not in a call. The
+// faces (MQTT, the dashboard) see its events once it commits, and the
+// follow-up work it enables (a Team's next stage, a council's merge) is
+// dispatched then (chain.go); a bound of 4 s made a result reach them up
+// to 4 s after its run ended, and each stage of a Team wait as long again
+// on a busy box (bench/RESULTS.md, "Follow-up dispatch"). groupMax bounds
+// the results held in memory meanwhile.
 //
 // The results of a busy tick arrive spread over the time their agents
 // take (a thousand processes started on two cores take a second or
@@ -89,8 +90,9 @@ const (
 	// groupGap is the longest pause between two writes of a burst.
 	groupGap = 100 * time.Millisecond
 	// groupDataLatency and groupDataGap replace groupLatency and groupGap
-	// while only writes queued as data wait (no caller on its commit).
-	groupDataLatency = 4 * time.Second
+	// while only writes queued as data wait (no caller on its commit): a
+	// burst of results is gathered by the second.
+	groupDataLatency = groupLatency
 	groupDataGap     = time.Second
 	// groupMax bounds the writes in one transaction, and so the memory of
 	// the results queued and of the transaction that holds them: a busy

@@ -67,6 +67,10 @@ const (
 	// mode human, or a deliverable the quest's L1 gate sent to review
 	// (whose facts follow as ReasonRule).
 	ReasonTeamAccept = "team_accept"
+	// ReasonEgress: a new quest would send its material to a vendor
+	// that is not local (egressconsent.go); the deliverable is what the
+	// human allows.
+	ReasonEgress = "egress"
 )
 
 // ConsentReason is one reason a claim waits for a human, recorded with
@@ -151,6 +155,8 @@ func consentRequest(tx *bolt.Tx, n *Node) (ConsentRequest, error) {
 			return r, err
 		}
 		r.Deliverable = Deliverable{Node: exec.ID, Verdict: exec.Verdict, Evidence: exec.Evidence, Citations: exec.Citations}
+	case n.Role == RoleEgress:
+		r.Deliverable.Evidence = c.Raw // what the quest may send, and to whom
 	case c.Answ != nil:
 		r.Deliverable.Verdict, r.Deliverable.Evidence, r.Deliverable.Citations = c.Answ.Verdict, c.Answ.Evidence, c.Answ.Citations
 	case c.Owner != nil:
@@ -242,17 +248,17 @@ func consentExpired(since, now time.Time, expiry time.Duration) bool {
 // ConsentDeadline returns when r expires; false when requests never expire
 // (ConsentExpiry is 0).
 func (e *Engine) ConsentDeadline(r ConsentRequest) (time.Time, bool) {
-	if e.opt.ConsentExpiry <= 0 {
+	if e.conf().ConsentExpiry <= 0 {
 		return time.Time{}, false
 	}
-	return r.Since.Add(e.opt.ConsentExpiry), true
+	return r.Since.Add(e.conf().ConsentExpiry), true
 }
 
 // ConsentExpired reports whether r is past its deadline at now: the button
 // no longer offers it, and the engine sends its node back to pending at the
 // next tick or ExpireConsents.
 func (e *Engine) ConsentExpired(r ConsentRequest, now time.Time) bool {
-	return consentExpired(r.Since, now, e.opt.ConsentExpiry)
+	return consentExpired(r.Since, now, e.conf().ConsentExpiry)
 }
 
 // ExpireConsents expires every consent request older than the configured
@@ -262,7 +268,7 @@ func (e *Engine) ExpireConsents() (int, error) {
 	n := 0
 	err := e.update(func(t *txn) error {
 		var err error
-		n, err = t.expireConsents(e.opt.ConsentExpiry)
+		n, err = t.expireConsents(e.conf().ConsentExpiry)
 		return err
 	})
 	return n, err

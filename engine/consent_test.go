@@ -148,6 +148,18 @@ func TestConsentReasons(t *testing.T) {
 		}
 	})
 
+	t.Run("egress", func(t *testing.T) {
+		r := newEgressRig(t, Options{})
+		q := r.quest(func(s *QuestSpec) { s.Provider = "claude" })
+		c := r.consentOf(q)
+		if len(c.Reasons) != 1 || c.Reasons[0].Kind != ReasonEgress || c.Reasons[0].Text != c.Why {
+			t.Errorf("reasons %+v, want the egress with its why %q", c.Reasons, c.Why)
+		}
+		if !strings.Contains(c.Deliverable.Evidence, "may send its material") || !strings.Contains(c.Deliverable.Evidence, "anthropic") {
+			t.Errorf("deliverable %+v, want what the quest may send, and to whom", c.Deliverable)
+		}
+	})
+
 	t.Run("not recorded", func(t *testing.T) {
 		// A claim kept by a questbox that recorded no reasons (its
 		// record has no "reasons") is listed with what it said then.

@@ -562,12 +562,28 @@ func (r *tickRound) council(q *Quest) error {
 	}
 	done := true
 	var prompts []memberPrompt // one allocation for the council's dispatches
+	over, looked := "", false
 	for i, m := range ms {
 		if m.Status.Terminal() {
 			continue
 		}
 		done = false
-		if m.Status != Pending || r.slots <= 0 {
+		if m.Status != Pending {
+			continue
+		}
+		if r.slots <= 0 {
+			r.starved = true
+			continue
+		}
+		if !looked {
+			// A budget used up (the wall clock too) dispatches no
+			// member; the council decides with the votes it has.
+			over, looked = t.overBudget(q), true
+		}
+		if over != "" {
+			if err := r.refuse(q, m, over); err != nil {
+				return err
+			}
 			continue
 		}
 		if prompts == nil {
@@ -633,7 +649,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).
 		mp.src.ancestors = so.ancestors
-		if err := r.e.memberSource(t.tx, &t.material, q, owner, &mp.src); err != nil {
+		if err := r.e.memberSource(t.opt, t.tx, &t.material, q, owner, &mp.src); err != nil {
 			return err
 		}
 		return r.queue(q, m, name, prov, nil, mp)
@@ -643,7 +659,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 			return err
 		}
 	}
-	src, err := r.e.readPromptSource(t.tx, &t.material, q, m)
+	src, err := r.e.readPromptSource(t.opt, t.tx, &t.material, q, m)
 	if err != nil {
 		return err
 	}
@@ -962,7 +978,8 @@ func ParseCouncil(s string) (reviewers, judges int, err error) {
 // ("reviewer" or "judge" -> provider). Call it after s.Provider is final.
 // NewQuest validates the result.
 func (e *Engine) SetCouncil(s *QuestSpec, reviewers, judges int, override map[string]string) {
-	rl, jl := e.opt.Council.Reviewers, e.opt.Council.Judges
+	c := e.conf().Council
+	rl, jl := c.Reviewers, c.Judges
 	if p := override[RoleReviewer]; p != "" {
 		rl = []string{p}
 	}

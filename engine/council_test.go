@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -984,5 +985,53 @@ func TestSittingAtKeepsTheRecordsHeads(t *testing.T) {
 	}
 	if (&sittingOwner{}).withAt(q, []*Node{pending}) != nil {
 		t.Errorf("an entry not kept by its record's bytes kept a sitting")
+	}
+}
+
+// TestMembersDispatchedTogetherAreCounted: two council members whose ids
+// sort in the other order than their runs ("n10" before "n9"), both back
+// to pending after a FAIL and dispatched again in one tick that does not
+// save their quest. The quest's record counts neither; each running entry
+// must be laid over it (overlayDispatch), not only those after the entry
+// of the latest run in key order.
+func TestMembersDispatchedTogetherAreCounted(t *testing.T) {
+	var calls atomic.Int32
+	member := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
+		if calls.Add(1) <= 3 {
+			return reply("no vote"), nil
+		}
+		return voter(ctx, req)
+	})
+	h := localHarness(t, Options{Providers: map[string]Provider{"p": member}, MaxParallel: 3})
+	q := h.quest(func(s *QuestSpec) {
+		s.Provider, s.Roles = "p", []string{RoleScout, RolePOC, RoleOwner}
+		s.Limits.MaxStalled = 0
+		h.e.SetCouncil(s, 2, 1, nil)
+	})
+	// Six aborted fillers: the owner is n8, its members n9, n10, n11.
+	var hyps []string
+	for i := range 6 {
+		hyps = append(hyps, fmt.Sprintf("filler %d", i))
+	}
+	res, err := h.e.Scan(q.ID, hyps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range append([]string{"n1"}, res.Added...) {
+		if _, err := h.e.AbortNode(id, "filler"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.tick() // the members fail, each back to pending
+	if got := h.node("n9"); got.Role != RoleReviewer || got.Status != Pending || got.Tries != 1 {
+		t.Fatalf("n9 after the first sitting's tick: %s %s, %d tries; want a reviewer back to pending", got.Role, got.Status, got.Tries)
+	}
+	h.tick() // all three dispatched again in one tick
+	if _, err := h.e.Verify(); err != nil {
+		ns, _ := h.e.Nodes(q.ID)
+		t.Fatalf("verify: %v\n%s", err, describeNodes(ns))
+	}
+	if got := h.questNow(q.ID).Counts; got.Get(Pending) != 0 || got.Get(Explored) != 3 {
+		t.Errorf("counts %v, want the three members explored, nothing pending", got)
 	}
 }

@@ -81,6 +81,8 @@ func runningForWrite(tx *bolt.Tx) *bolt.Bucket {
 // quest and the node without decoding the whole record.
 type runEntry struct {
 	ID, Role, Provider string
+	// Reserved is the tokens the run reserved (Run.Reserved).
+	Reserved int
 }
 
 // seq is the run's sequence number (its id's), 0 if unreadable.
@@ -101,6 +103,8 @@ func scanRunEntry(v []byte) (runEntry, bool) {
 			return s.Str(&r.Role)
 		case "provider":
 			return s.Str(&r.Provider)
+		case "reserved":
+			return s.Int(&r.Reserved)
 		}
 		return s.Skip()
 	})
@@ -113,14 +117,18 @@ func scanRunEntry(v []byte) (runEntry, bool) {
 // counted it in memory: the node leaves pending for running, the quest
 // names it running, an agent run more (a replay counts none), DispatchSeq
 // is the run's. Saving the quest folds them into its record; the entries
-// whose run is not newer than DispatchSeq are folded already.
+// whose run is not newer than DispatchSeq are folded already. Every
+// entry, folded or not, adds its run's reservation to q.reserved, which
+// no record keeps.
 //
 // c is a cursor of the running index; a quest without entries costs one
 // seek.
 func overlayDispatch(c *bolt.Cursor, q *Quest) {
+	q.reserved = 0
 	prefix := runningPrefix(q.ID)
+	base := q.DispatchSeq
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-		applyEntry(q, k[len(prefix):], v)
+		applyEntry(q, base, k[len(prefix):], v)
 	}
 }
 
@@ -142,6 +150,7 @@ type runningWalk struct {
 
 // overlay lays q's running entries over its record, as overlayDispatch.
 func (w *runningWalk) overlay(q *Quest) {
+	q.reserved = 0
 	prefix := append(append(w.prefix[:0], q.ID...), '/')
 	if w.last == nil || bytes.Compare(prefix, w.last) <= 0 || bytes.HasPrefix(prefix, w.last) {
 		w.k, w.v = w.c.Seek(prefix)
@@ -158,17 +167,27 @@ func (w *runningWalk) overlay(q *Quest) {
 			w.k, w.v = w.c.Next()
 		}
 	}
+	base := q.DispatchSeq
 	for ; w.k != nil && bytes.HasPrefix(w.k, prefix); w.k, w.v = w.c.Next() {
-		applyEntry(q, w.k[len(prefix):], w.v)
+		applyEntry(q, base, w.k[len(prefix):], w.v)
 	}
 	w.last, w.prefix = prefix, w.last
 }
 
 // applyEntry counts the running entry of node (its value v) in q, unless
-// q's record folded it already.
-func applyEntry(q *Quest, node, v []byte) {
+// q's record folded it already, and its reservation in any case: base is
+// the record's DispatchSeq, before any entry was laid over it. Entries
+// come in the order of their keys (or of a map, in salvage), not of their
+// runs: a council's members "n9" and "n10" dispatched in one transaction
+// have keys in the other order than their runs, so each is compared with
+// the record's DispatchSeq, not with the latest entry's.
+func applyEntry(q *Quest, base uint64, node, v []byte) {
 	r, ok := scanRunEntry(v)
-	if !ok || r.seq() <= q.DispatchSeq {
+	if !ok {
+		return
+	}
+	q.reserved += r.Reserved
+	if r.seq() <= base {
 		return
 	}
 	q.Counts.Dec(Pending)
@@ -178,12 +197,14 @@ func applyEntry(q *Quest, node, v []byte) {
 	if r.Provider != "replay" {
 		q.Counters.AgentRuns++
 	}
-	q.DispatchSeq = r.seq()
+	q.DispatchSeq = max(q.DispatchSeq, r.seq())
 }
 
 // putRunning records run r of node n (of quest q) as running: its entry,
-// and q's DispatchSeq, so that a save of q in this transaction folds it.
+// and q's DispatchSeq, so that a save of q in this transaction folds it;
+// its reservation counts in q at once.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
+	q.reserved += r.Reserved
 	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
 	var v []byte
 	var seq uint64
@@ -287,7 +308,11 @@ func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	if v == nil {
 		return nil
 	}
-	if r, ok := scanRunEntry(v); ok && r.ID != "" {
+	r, ok := scanRunEntry(v)
+	if ok {
+		q.reserved -= r.Reserved // its tokens are settled (endRun)
+	}
+	if ok && r.ID != "" {
 		runs := appendOnly(t.tx.Bucket(bRuns))
 		if runs.Get([]byte(r.ID)) == nil {
 			if err := runs.Put([]byte(r.ID), runRecord(key, v)); err != nil {

@@ -134,7 +134,9 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 	)
 	p := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
 		mu.Lock()
-		req.Started = nil // the engine's start slot, not part of what the tick built
+		// The engine's start slot and the run's network (the provider's
+		// vendor and the quest's egress), not part of what the tick built.
+		req.Started, req.Network = nil, false
 		reqs = append(reqs, req)
 		mu.Unlock()
 		if req.Depth < 2 {

@@ -29,8 +29,8 @@ const (
 	// Revising is a Team whose accepter rejected its deliverable, while
 	// the revision runs.
 	Revising Status = "revising"
-	// TeamBlocked is a Team rejected max_revisions times: terminal, and
-	// its owner is told.
+	// TeamBlocked is a Team rejected once more than its max_revisions
+	// allow: terminal, and its owner is told.
 	TeamBlocked Status = "team_blocked"
 )
 
@@ -243,10 +243,11 @@ type Quest struct {
 	// PhaseGates are the phases closed by a council gate (`--gates
 	// scout,poc`, v3.1).
 	PhaseGates []string `json:"phase_gates,omitempty"`
-	// Teams: the owner dispatches Teams (v3.2), each rejected at most
-	// MaxRevisions times; AcceptMode is "judge" or "human" (the accept is
-	// a button consent); TeamAccept is each team_kind's accept criteria,
-	// copied from the config at creation.
+	// Teams: the owner dispatches Teams (v3.2), each revised at most
+	// MaxRevisions times (the next rejection blocks it); AcceptMode is
+	// "judge" or "human" (the accept is a button consent); TeamAccept is
+	// each team_kind's accept criteria, copied from the config at
+	// creation.
 	Teams        bool              `json:"teams,omitempty"`
 	MaxRevisions int               `json:"max_revisions,omitempty"`
 	AcceptMode   string            `json:"accept_mode,omitempty"`
@@ -268,6 +269,14 @@ type Quest struct {
 	// memory of each quest's first pending node is valid for the record
 	// of one revision (see pendingView).
 	Rev uint64 `json:"-"`
+
+	// reserved is the tokens the quest's runs in flight reserve against
+	// its token_budget: the sum of its running entries' Run.Reserved,
+	// laid over the record with them (overlayDispatch) and kept in step
+	// by the dispatches and ends of the transaction (budget.go). The
+	// running index is its one source: it is never stored, so a restart
+	// neither forgets nor counts twice a reservation.
+	reserved int
 }
 
 // Source is where a person's command to a quest came from. The quest's
@@ -477,7 +486,8 @@ type Node struct {
 	// the phase a gate closes. TeamKind: a Team node's kind (scout, poc,
 	// strategist, custom). Team: the Team a stage node belongs to; Stage:
 	// plan, exec or accept. RevisionCount: how many times the Team (or
-	// the stage's Team) has been rejected so far; MaxRevisions: its cap.
+	// the stage's Team) has been rejected so far; MaxRevisions: the
+	// revisions it may make (the rejection after them blocks it).
 	Phase         string `json:"phase,omitempty"`
 	TeamKind      string `json:"team_kind,omitempty"`
 	Team          string `json:"team,omitempty"`
@@ -532,7 +542,15 @@ type Run struct {
 	// ExitCode is a crashed command's exit status.
 	Exit     string `json:"exit,omitempty"`
 	ExitCode int    `json:"exit_code,omitempty"`
-	Tokens   int    `json:"tokens,omitempty"`
+	// Tokens is what the run used (the provider's report, else an
+	// estimate), or, for a run stopped before its answer came (aborted,
+	// or in flight at a crash), the reservation charged for it until
+	// its answer, if any, comes (budget.go).
+	Tokens int `json:"tokens,omitempty"`
+	// Reserved is what the run reserved against its quest's token_budget
+	// at its dispatch (budget.go); 0 for a run that spends no provider's
+	// tokens the box can reserve (a replay, an outside agent's answer).
+	Reserved int `json:"reserved,omitempty"`
 	// CostUSD is what the run cost in US dollars when its provider
 	// reported it (an agent CLI's own figure); 0 when it did not.
 	CostUSD float64 `json:"cost_usd,omitempty"`

@@ -66,7 +66,7 @@ func (t *txn) askEgress(q *Quest) error {
 	hyp := fmt.Sprintf("Egress consent: may quest %s send its material to %s?", q.ID, strings.Join(egressVendors(q), ", "))
 	n, dup, err := t.newNodeWith(q, nil, RoleEgress, hyp, AwaitingConsent, "", func(n *Node) {
 		n.Outcome, n.ClaimHash = "REVIEW", hash
-		n.Claim = &Claim{Hash: hash, Raw: raw, Since: t.now, Why: why}
+		n.Claim = &Claim{Hash: hash, Raw: raw, Since: t.now, Why: why, Reasons: []ConsentReason{{Kind: ReasonEgress, Text: why}}}
 		n.addAttempt(Attempt{At: t.now, Outcome: "REVIEW", ClaimHash: hash, Feedback: why})
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func (t *txn) askEgress(q *Quest) error {
 	if err := t.ledger(n, "REVIEW", nil); err != nil {
 		return err
 	}
-	return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "requested", ClaimHash: hash, Reason: why})
+	return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: why})
 }
 
 // egressDecided applies a human's answer (by: "button", "dashboard:owner")
@@ -138,7 +138,7 @@ func (t *txn) egressAsked(q *Quest, n *Node, expiry string) error {
 	if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: "no human answered within " + expiry}); err != nil {
 		return err
 	}
-	return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "requested", ClaimHash: hash, Reason: n.Claim.Why})
+	return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: n.Claim.Why})
 }
 
 // egressHeld says why nothing of q may run or be answered now, or "": its

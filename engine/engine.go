@@ -146,18 +146,29 @@ type Options struct {
 	// egress_consent): until it is given, nothing of the quest leaves the
 	// box. See egressconsent.go.
 	EgressConsent bool
+	// MaxTokens names the providers whose answers are capped, with their
+	// cap in tokens (an openai provider's max_tokens): a run on one
+	// reserves its cap and a prompt's share of its quest's token_budget,
+	// a run on any other a fixed figure (budget.go).
+	MaxTokens map[string]int
 }
 
 // Engine runs quests on a Store. It is safe for concurrent use.
 type Engine struct {
 	store *Store
 	// readOnly: every write returns ErrReadOnly (Options.ReadOnly).
-	readOnly  bool
-	clock     clock.Clock
-	log       *slog.Logger
-	providers map[string]Provider
-	opt       Options
-	hub       hub
+	readOnly bool
+	clock    clock.Clock
+	log      *slog.Logger
+	// opt are the options New was given. The fields Reconfigure takes
+	// again are read from cur instead (conf), never from here.
+	opt Options
+	// cur is the options in force: opt with what the latest Reconfigure
+	// gave (reload.go). A dispatch keeps the options it was made with
+	// (dispatch.opt), and its run is prompted, redacted and judged by
+	// them.
+	cur atomic.Pointer[Options]
+	hub hub
 	// unpublished is the highest event seq committed by writes queued as
 	// data and not yet published (publishQueued); 0: none.
 	unpublished atomic.Uint64
@@ -230,6 +241,9 @@ type Engine struct {
 	// owners is the tick's memory of the owner rounds the quests have
 	// had (tick.go).
 	owners ownerRounds
+	// chain is the follow-up work the commits enabled, for Serve's
+	// passes (chain.go).
+	chain chain
 }
 
 // New returns an engine on store and puts back to pending every node a
@@ -254,25 +268,12 @@ func New(store *Store, opt Options) (*Engine, error) {
 	if opt.Catalog == nil {
 		opt.Catalog = builtinCatalog
 	}
-	d, def := &opt.Defaults, DefaultQuestDefaults()
-	if d.Mode == "" {
-		d.Mode = def.Mode
-	}
-	if d.Provider == "" {
-		d.Provider = def.Provider
-	}
-	if d.Gate == "" {
-		d.Gate = def.Gate
-	}
-	if len(d.Roles) == 0 {
-		d.Roles = def.Roles
-	}
-	if d.Limits == (Limits{}) {
-		d.Limits = def.Limits
-	}
-	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, providers: opt.Providers, opt: opt,
+	fillDefaults(&opt.Defaults)
+	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, opt: opt,
 		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
-		startMax: startSlots()}
+		startMax: startSlots(), chain: chain{wake: make(chan struct{}, 1)}}
+	cur := opt
+	e.cur.Store(&cur)
 	e.readOnly = opt.ReadOnly || store.ReadOnly()
 	e.runCtx, e.cancelRun = context.WithCancel(context.Background())
 	if !e.readOnly {
@@ -292,6 +293,27 @@ func New(store *Store, opt Options) (*Engine, error) {
 		}
 	}
 	return e, nil
+}
+
+// fillDefaults gives the quest defaults d what they leave out, from
+// DefaultQuestDefaults.
+func fillDefaults(d *QuestDefaults) {
+	def := DefaultQuestDefaults()
+	if d.Mode == "" {
+		d.Mode = def.Mode
+	}
+	if d.Provider == "" {
+		d.Provider = def.Provider
+	}
+	if d.Gate == "" {
+		d.Gate = def.Gate
+	}
+	if len(d.Roles) == 0 {
+		d.Roles = def.Roles
+	}
+	if d.Limits == (Limits{}) {
+		d.Limits = def.Limits
+	}
 }
 
 // Store returns the engine's store.
@@ -337,7 +359,9 @@ func (e *Engine) recoverInterrupted() error {
 			if err != nil {
 				return err
 			}
-			if err := t.endRun(n, p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)"}); err != nil {
+			// Its agent may have spent tokens that nobody will report:
+			// the run is charged its reservation.
+			if err := t.endRun(q, n, p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)", unsettled: true}); err != nil {
 				return err
 			}
 			r, _, err := getRun(t.tx, p.run, n.Quest, n.ID)
@@ -399,7 +423,7 @@ type QuestSpec struct {
 
 // NewQuestSpec returns a spec filled with the engine's defaults.
 func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
-	d := e.opt.Defaults
+	d := e.conf().Defaults
 	return QuestSpec{Name: name, Direction: direction, Mode: d.Mode, Roles: slices.Clone(d.Roles),
 		Provider: d.Provider, Gate: d.Gate, Checkpoints: slices.Clone(d.Checkpoints), Limits: d.Limits,
 		TeamAccept: maps.Clone(d.TeamAccept)}
@@ -407,7 +431,7 @@ func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 
 // HasProvider reports whether name is a provider this engine can use.
 func (e *Engine) HasProvider(name string) bool {
-	_, ok := e.providers[name]
+	_, ok := e.conf().Providers[name]
 	return ok || name == ProviderExternal
 }
 
@@ -689,7 +713,11 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 func (t *txn) abort(q *Quest, n *Node, reason string) error {
 	if n.Status == Running {
 		if len(n.Runs) > 0 {
-			if err := t.endRun(n, n.Runs[len(n.Runs)-1], runEnd{outcome: "aborted", exit: ExitKilled, msg: reason}); err != nil {
+			// A run this engine has under way is charged its reservation
+			// until its answer comes back with what it spent; one not
+			// started yet never will be (cancelInflight drops it).
+			e := runEnd{outcome: "aborted", exit: ExitKilled, msg: reason, unsettled: t.e.underway(n.ID)}
+			if err := t.endRun(q, n, n.Runs[len(n.Runs)-1], e); err != nil {
 				return err
 			}
 		}
@@ -782,21 +810,30 @@ type runEnd struct {
 	exitCode int
 	bytesIn  int64
 	bytesOut int64
+	// unsettled: the run ends before its answer (an abort, a crash): it
+	// is charged its reservation instead of tokens.
+	unsettled bool
 }
 
 // endRun closes run id of node n, whose record moves from its running
-// entry to the runs bucket (dispatch.go). An exit already recorded (an
-// abort's "killed") stays when e has none.
-func (t *txn) endRun(n *Node, id string, e runEnd) error {
+// entry to the runs bucket (dispatch.go), and settles its tokens on q,
+// its quest (settleTokens). An exit already recorded (an abort's
+// "killed") stays when e has none.
+func (t *txn) endRun(q *Quest, n *Node, id string, e runEnd) error {
 	if id == "" {
 		return nil
 	}
 	b := appendOnly(t.tx.Bucket(bRuns))
 	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
-	if err != nil || !ok {
+	if err != nil {
 		return err
 	}
-	r.Ended, r.Outcome, r.Tokens, r.CostUSD, r.Error = t.now, e.outcome, e.tokens, e.cost, e.msg
+	if !ok {
+		t.settleTokens(q, nil, e)
+		return nil
+	}
+	t.settleTokens(q, &r, e)
+	r.Ended, r.Outcome, r.CostUSD, r.Error = t.now, e.outcome, e.cost, e.msg
 	if e.exit != "" {
 		r.Exit, r.ExitCode = e.exit, e.exitCode
 	}
@@ -807,17 +844,22 @@ func (t *txn) endRun(n *Node, id string, e runEnd) error {
 // newRun records a dispatch of n and moves it to running. The run's
 // record is its running entry until it ends (dispatch.go): its number
 // comes from the runs bucket's sequence, and nothing else is written.
+//
+// The run reserves nothing: newRun makes the runs whose tokens the box
+// cannot reserve (an outside agent's answer, a replay); a tick's
+// dispatch reserves with planRun.
 func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
-	r, err := t.planRun(q, n, provider)
+	r, err := t.planRun(q, n, provider, 0)
 	if err != nil {
 		return Run{}, err
 	}
 	return *r, nil
 }
 
-// planRun is newRun, its run returned as t.planned, valid until the
-// next: a tick's dispatch copies it once, into its slot (queue).
-func (t *txn) planRun(q *Quest, n *Node, provider string) (*Run, error) {
+// planRun is newRun for a run that reserves reserve tokens of q's
+// token_budget (budget.go), its run returned as t.planned, valid until
+// the next: a tick's dispatch copies it once, into its slot (queue).
+func (t *txn) planRun(q *Quest, n *Node, provider string, reserve int) (*Run, error) {
 	if t.runs == nil {
 		t.runs = t.tx.Bucket(bRuns)
 	}
@@ -828,7 +870,7 @@ func (t *txn) planRun(q *Quest, n *Node, provider string) (*Run, error) {
 	// Its Name is not stored: a dispatch reads only the node's head, not
 	// its runs; readers number a node's runs (see nameRuns).
 	t.planned = Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
-		Provider: provider, Attempt: n.Tries + 1, Started: t.now}
+		Provider: provider, Attempt: n.Tries + 1, Started: t.now, Reserved: reserve}
 	// Its number among the node's runs: a head does not carry the list.
 	t.planned.k = len(n.Runs) + 1
 	if n.head {

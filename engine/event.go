@@ -258,7 +258,7 @@ func (e *Engine) Cursor(name string) uint64 {
 // durable cursor has passed, applies the outbox bound (outbox.go), and says
 // how many records it changed. Bounded per call so a tick stays cheap.
 func (t *txn) pruneEvents(retention int) (int, error) {
-	trimmed, err := t.trimOutbox(t.e.opt.OutboxMax)
+	trimmed, err := t.trimOutbox(t.opt.OutboxMax)
 	if err != nil {
 		return 0, err
 	}

@@ -40,6 +40,7 @@ func appendRun(b []byte, r *Run) []byte {
 	b = store.AppendOptString(b, `,"exit":`, r.Exit)
 	b = appendOptInt(b, `,"exit_code":`, int64(r.ExitCode))
 	b = appendOptInt(b, `,"tokens":`, int64(r.Tokens))
+	b = appendOptInt(b, `,"reserved":`, int64(r.Reserved))
 	if r.CostUSD != 0 {
 		b = appendJSONFloat(append(b, `,"cost_usd":`...), r.CostUSD)
 	}

@@ -31,7 +31,7 @@ func TestAppendRunIsJSONMarshal(t *testing.T) {
 		n := rapid.IntRange(math.MinInt32, math.MaxInt32)
 		r := Run{ID: jsonText.Draw(t, "id"), Quest: jsonText.Draw(t, "quest"), Node: jsonText.Draw(t, "node"),
 			Provider: jsonText.Draw(t, "provider"), Attempt: n.Draw(t, "attempt"), Started: genTime(t, "started"),
-			Ended: genTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Tokens: n.Draw(t, "tokens"), Error: jsonText.Draw(t, "error"),
+			Ended: genTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Tokens: n.Draw(t, "tokens"), Reserved: n.Draw(t, "reserved"), Error: jsonText.Draw(t, "error"),
 			Name: jsonText.Draw(t, "name"), Role: jsonText.Draw(t, "role"), Exit: jsonText.Draw(t, "exit"), ExitCode: n.Draw(t, "exit code"),
 			BytesIn: int64(n.Draw(t, "bytes in")), BytesOut: int64(n.Draw(t, "bytes out")), Redacted: rapid.Bool().Draw(t, "redacted"),
 			CostUSD: rapid.OneOf(rapid.Float64(), rapid.SampledFrom([]float64{0, 0.0123, 1e-7, 2.5e21, -0.5})).Draw(t, "cost")}

@@ -12,6 +12,12 @@ import (
 // its own, as a tick does, and leaves it running (no agent is started).
 func dispatchOne(t *testing.T, h *harness, quest string) (node, run string) {
 	t.Helper()
+	return dispatchReserving(t, h, quest, 0)
+}
+
+// dispatchReserving is dispatchOne for a run that reserves reserve tokens.
+func dispatchReserving(t *testing.T, h *harness, quest string, reserve int) (node, run string) {
+	t.Helper()
 	err := h.e.update(func(t *txn) error {
 		q, err := t.peek(quest)
 		if err != nil {
@@ -21,7 +27,7 @@ func dispatchOne(t *testing.T, h *harness, quest string) (node, run string) {
 		if err != nil || n == nil {
 			return errors.Join(err, ErrNotFound)
 		}
-		r, err := t.newRun(q, n, "p")
+		r, err := t.planRun(q, n, "p", reserve)
 		q.Counters.AgentRuns++
 		node, run = n.ID, r.ID
 		return err
@@ -30,6 +36,18 @@ func dispatchOne(t *testing.T, h *harness, quest string) (node, run string) {
 		t.Fatal(err)
 	}
 	return node, run
+}
+
+// renameQuest saves quest for a reason of its own: a new name.
+func renameQuest(t *testing.T, h *harness, quest string) {
+	t.Helper()
+	if err := h.e.update(func(t *txn) error {
+		q, err := t.quest(quest)
+		q.Name = "renamed"
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // rawQuest is quest's record as stored.
@@ -90,13 +108,7 @@ func TestDispatchWritesOneRecord(t *testing.T) {
 
 	// Saved for another reason while the node runs, the quest folds the
 	// dispatch into its record and counts it still once.
-	if err := h.e.update(func(t *txn) error {
-		q, err := t.quest(q.ID)
-		q.Name = "renamed"
-		return err
-	}); err != nil {
-		t.Fatal(err)
-	}
+	renameQuest(t, h, q.ID)
 	got = h.questNow(q.ID)
 	if got.Counts.Get(Running) != 1 || got.Counts.Get(Pending) != 1 || got.Counters.AgentRuns != 1 || got.Running != node {
 		t.Errorf("after a save: counts %v, agent runs %d, running %q", got.Counts, got.Counters.AgentRuns, got.Running)

@@ -36,6 +36,6 @@ func (q *Quest) HasCouncil() bool { return len(q.CouncilReviewers)+len(q.Council
 func (q *Quest) AboveV2() bool { return q.Teams || q.HasCouncil() }
 
 // HasBlockedTeam reports whether q, not finished, has a Team rejected
-// max_revisions times (team_blocked): the LEDs show it as an exhausted
+// past its max_revisions (team_blocked): the LEDs show it as an exhausted
 // quest (SPEC §5.1) until the quest is done.
 func (q *Quest) HasBlockedTeam() bool { return q.Status != QuestDone && q.Counts.Get(TeamBlocked) > 0 }

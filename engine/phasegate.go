@@ -212,6 +212,9 @@ func (r *tickRound) phaseGates(q *Quest) (bool, error) {
 		if err != nil || last == nil || (g != nil && last.Order < g.Order) {
 			return false, err // no work yet, or none since the last gate
 		}
+		if ended, err := r.seatless(q); ended || err != nil {
+			return true, err // no gate is made that cannot sit
+		}
 		ng, dup, err := t.newNode(q, last, phase+gateSuffix, gateHypothesis(phase, round+1), Pending, EdgeSpawned)
 		if err != nil {
 			return false, err
@@ -226,8 +229,11 @@ func (r *tickRound) phaseGates(q *Quest) (bool, error) {
 }
 
 // sit opens the council of gate g (whole, pending) and dispatches its
-// members.
+// members, when the quest's budgets can seat it (else the quest ends).
 func (r *tickRound) sit(q *Quest, g *Node) error {
+	if ended, err := r.seatless(q); ended || err != nil {
+		return err
+	}
 	if g.head {
 		full, err := r.t.node(g.ID)
 		if err != nil {

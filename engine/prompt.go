@@ -34,7 +34,7 @@ const ownerContract = "You are the quest's owner. Decide what happens to the pro
 
 // request builds the agent request for dispatching n.
 func (t *txn) request(q *Quest, n *Node) (agent.Request, error) {
-	return t.e.buildRequest(t.tx, &t.material, q, n)
+	return t.e.requestBy(t.opt, t.tx, &t.material, q, n)
 }
 
 // runRequest is the request of a dispatch, built by its run when the tick
@@ -55,15 +55,15 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return *d.req, nil
 	}
 	if d.member != nil {
-		return e.renderRequest(d.quest, d.member.node, &d.member.src), nil
+		return e.renderRequest(d.opt, d.quest, d.member.node, &d.member.src), nil
 	}
 	if d.node.Parent == "" {
-		return e.buildRequest(nil, nil, d.quest, d.node)
+		return e.requestBy(d.opt, nil, nil, d.quest, d.node)
 	}
 	var req agent.Request
 	err := e.store.view(func(tx *bolt.Tx) error {
 		var err error
-		req, err = e.buildRequest(tx, nil, d.quest, d.node)
+		req, err = e.requestBy(d.opt, tx, nil, d.quest, d.node)
 		return err
 	})
 	return req, err
@@ -173,13 +173,19 @@ func ParsePromptTemplate(name, text string) (*prompttmpl.Template, error) {
 // may be nil for a worker node without a parent. memo, which may be nil,
 // is the transaction's memory of the owner's material (materialMemo).
 // The prompt is the default one, or the role's template rendered with the
-// same data.
+// same data, by the options in force.
 func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
-	src, err := e.readPromptSource(tx, memo, q, n)
+	return e.requestBy(e.conf(), tx, memo, q, n)
+}
+
+// requestBy is buildRequest by the options o (the templates, the caps):
+// a dispatch's, which its run keeps.
+func (e *Engine) requestBy(o *Options, tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
+	src, err := e.readPromptSource(o, tx, memo, q, n)
 	if err != nil {
 		return agent.Request{Quest: q.ID, Node: n.ID}, err
 	}
-	return e.renderRequest(q, n, &src), nil
+	return e.renderRequest(o, q, n, &src), nil
 }
 
 // promptSource is what a node's prompt shows of the store, read in one
@@ -202,7 +208,7 @@ type promptSource struct {
 
 // readPromptSource reads in tx (through memo, which may be nil) what n's
 // prompt shows of the store: see buildRequest.
-func (e *Engine) readPromptSource(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (promptSource, error) {
+func (e *Engine) readPromptSource(o *Options, tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (promptSource, error) {
 	var src promptSource
 	var d PromptData
 	parent, err := memo.readAncestors(tx, q, n, &d)
@@ -212,11 +218,11 @@ func (e *Engine) readPromptSource(tx *bolt.Tx, memo *materialMemo, q *Quest, n *
 	src.ancestors = slices.Clip(d.Ancestors)
 	switch {
 	case isMember(n.Role):
-		if err := e.memberSource(tx, memo, q, parent, &src); err != nil {
+		if err := e.memberSource(o, tx, memo, q, parent, &src); err != nil {
 			return src, err
 		}
 	case n.Role == RoleOwner:
-		if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[n.Role].EvidenceCap); err != nil {
+		if src.material, err = e.memoisedMaterial(tx, memo, q, o.Roles[n.Role].EvidenceCap); err != nil {
 			return src, err
 		}
 		// What its Teams came to (a blocked Team is a FAIL the owner
@@ -234,11 +240,11 @@ func (e *Engine) readPromptSource(tx *bolt.Tx, memo *materialMemo, q *Quest, n *
 // store besides the nodes above it, read in tx (through memo, which may
 // be nil): its owner's material, and the phase its owner gates, parent
 // being the member's parent (its owner; nil for none).
-func (e *Engine) memberSource(tx *bolt.Tx, memo *materialMemo, q *Quest, parent *Node, src *promptSource) error {
+func (e *Engine) memberSource(o *Options, tx *bolt.Tx, memo *materialMemo, q *Quest, parent *Node, src *promptSource) error {
 	// A member weighs what the owner would: the same proposals and
 	// locked evidence, within the owner's cap.
 	var err error
-	if src.material, err = e.memoisedMaterial(tx, memo, q, e.opt.Roles[RoleOwner].EvidenceCap); err != nil {
+	if src.material, err = e.memoisedMaterial(tx, memo, q, o.Roles[RoleOwner].EvidenceCap); err != nil {
 		return err
 	}
 	if parent != nil && isGateRole(parent.Role) {
@@ -250,12 +256,12 @@ func (e *Engine) memberSource(tx *bolt.Tx, memo *materialMemo, q *Quest, parent 
 // renderRequest is the request for dispatching n of q with what its
 // prompt shows of the store, src; it reads nothing else, so a run can
 // build it from what its dispatch read (dispatch.src).
-func (e *Engine) renderRequest(q *Quest, n *Node, src *promptSource) agent.Request {
+func (e *Engine) renderRequest(o *Options, q *Quest, n *Node, src *promptSource) agent.Request {
 	req := agent.Request{Quest: q.ID, Node: n.ID, Role: n.Role, Direction: q.Direction, Hypothesis: n.Hypothesis,
 		Attempt: n.Tries + 1, Depth: n.Depth}
 	d := PromptData{Quest: PromptQuest{ID: q.ID, Name: q.Name, Direction: q.Direction, Mode: q.Mode},
 		Node: PromptNode{ID: n.ID, Role: n.Role, Status: string(n.Status), Hypothesis: n.Hypothesis,
-			Depth: n.Depth, Try: n.Tries + 1, MaxTries: e.maxTries(q, n.Role)},
+			Depth: n.Depth, Try: n.Tries + 1, MaxTries: maxTriesIn(o, q, n.Role)},
 		Feedback: n.Feedback, Ancestors: src.ancestors}
 	d.Parts.Header = promptHeader(q, n, &d)
 	if n.Stage != "" {
@@ -276,7 +282,7 @@ func (e *Engine) renderRequest(q *Quest, n *Node, src *promptSource) agent.Reque
 	e.contractPart(q, n, src, &req, &d)
 	p := &d.Parts
 	p.Default = p.Header + p.Ancestors + p.Feedback + p.Proposals + p.Locked + p.Contract
-	req.Prompt = e.renderPrompt(n, &d)
+	req.Prompt = renderPrompt(o, n, &d)
 	return req
 }
 
@@ -365,8 +371,8 @@ func (e *Engine) contractPart(q *Quest, n *Node, src *promptSource, req *agent.R
 
 // renderPrompt renders the role's template over d, or returns the default
 // prompt when the role has none.
-func (e *Engine) renderPrompt(n *Node, d *PromptData) string {
-	tmpl := e.opt.Roles[n.Role].Prompt
+func renderPrompt(o *Options, n *Node, d *PromptData) string {
+	tmpl := o.Roles[n.Role].Prompt
 	if tmpl == nil {
 		return d.Parts.Default
 	}

@@ -95,15 +95,16 @@ func workerRole(roles []string) string {
 // profile must have a catalog (Options.Catalog, asked with the quest as it
 // would be stored, before it has an id).
 func (e *Engine) checkGate(s *QuestSpec) string {
-	if e.opt.GateNames == nil {
+	o := e.conf()
+	if o.GateNames == nil {
 		q := &Quest{Name: s.Name, Direction: s.Direction, Mode: s.Mode, Roles: s.Roles, Provider: s.Provider,
 			Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits}
-		if _, err := e.opt.Catalog(q); err != nil {
+		if _, err := o.Catalog(q); err != nil {
 			return fmt.Sprintf("gate profile %q: %v", s.Gate, err)
 		}
 		return ""
 	}
-	names := slices.Clone(e.opt.GateNames())
+	names := slices.Clone(o.GateNames())
 	slices.Sort(names)
 	if !slices.Contains(names, s.Gate) {
 		return fmt.Sprintf("gate profile %q is not configured (known: %s)", s.Gate, strings.Join(names, ", "))

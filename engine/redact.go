@@ -94,14 +94,15 @@ func (r *Redaction) Outbound(vendor string, req agent.Request) (out agent.Reques
 	return req, masked
 }
 
-// redact is req as it leaves for provider (Redaction.Outbound with the
-// provider's vendor), called just before the provider runs. A replay
-// sends nothing anywhere and is never redacted.
-func (e *Engine) redact(provider string, req agent.Request) (agent.Request, bool) {
+// redact is req as it leaves for provider under the options o a run was
+// dispatched with (Redaction.Outbound with the provider's vendor), called
+// just before the provider runs. A replay sends nothing anywhere and is
+// never redacted.
+func redact(o *Options, provider string, req agent.Request) (agent.Request, bool) {
 	if provider == "replay" {
 		return req, false
 	}
-	return e.opt.Redaction.Outbound(e.Vendor(provider), req)
+	return o.Redaction.Outbound(vendorIn(o, provider), req)
 }
 
 // Error returns err with its message masked; errors.Is and errors.As

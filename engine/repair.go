@@ -212,9 +212,10 @@ func (r *rebuilder) readQuests() error {
 			return nil
 		}
 		// The dispatches its record does not count yet (overlayDispatch).
+		base := q.DispatchSeq
 		for node, e := range r.running {
 			if _, ok := scanRunEntry(e); ok && r.questOf(node) == q.ID {
-				applyEntry(q, []byte(node), e)
+				applyEntry(q, base, []byte(node), e)
 			}
 		}
 		r.quests[q.ID] = q

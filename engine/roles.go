@@ -52,8 +52,11 @@ const VendorLocal = "local"
 // demo and external providers; else the provider's own name, so that a
 // provider whose vendor nobody declared is a vendor of its own, never
 // local.
-func (e *Engine) Vendor(provider string) string {
-	if v := e.opt.Vendors[provider]; v != "" {
+func (e *Engine) Vendor(provider string) string { return vendorIn(e.conf(), provider) }
+
+// vendorIn is Vendor by the options o.
+func vendorIn(o *Options, provider string) string {
+	if v := o.Vendors[provider]; v != "" {
 		return v
 	}
 	if provider == ProviderDemo || provider == ProviderExternal {
@@ -110,13 +113,13 @@ func (e *Engine) checkRoleProviders(s *QuestSpec, add func(string, ...any)) {
 func (e *Engine) checkProvider(name string) string {
 	if !e.HasProvider(name) {
 		names := []string{ProviderExternal}
-		for n := range e.providers {
+		for n := range e.conf().Providers {
 			names = append(names, n)
 		}
 		slices.Sort(names)
 		return fmt.Sprintf("provider %q is not configured (known: %s)", name, strings.Join(names, ", "))
 	}
-	if c, ok := e.providers[name].(ProviderChecker); ok {
+	if c, ok := e.conf().Providers[name].(ProviderChecker); ok {
 		if err := c.Check(); err != nil {
 			return fmt.Sprintf("provider %q cannot run: %v", name, err)
 		}
@@ -132,10 +135,11 @@ type judgeTier struct{ key, provider string }
 // judge. Each sends the material of the quests it judges (the claim and
 // the cited sources) to its provider's vendor.
 func (e *Engine) judgeTiers() []judgeTier {
-	if e.opt.Judge == nil {
+	j := e.conf().Judge
+	if j == nil {
 		return nil
 	}
-	l, h := e.opt.Judge.Fingerprints()
+	l, h := j.Fingerprints()
 	return []judgeTier{{"judge.light", l.Provider}, {"judge.heavy", h.Provider}}
 }
 
@@ -180,7 +184,7 @@ func (e *Engine) judgeNotAllowed(q *Quest) string {
 // council members' and the L2 judge's tiers, each named with its vendor.
 func (e *Engine) settleRoles(q *Quest, s *QuestSpec) error {
 	rp := map[string]string{}
-	for role, ro := range e.opt.Roles {
+	for role, ro := range e.conf().Roles {
 		if ro.Provider != "" && q.usesRole(role) {
 			rp[role] = ro.Provider
 		}
@@ -237,8 +241,11 @@ func (e *Engine) settleRoles(q *Quest, s *QuestSpec) error {
 
 // maxTries is how many FAILs a node of role may take in q: the role's
 // max_tries when configured (Options.Roles), else the quest's.
-func (e *Engine) maxTries(q *Quest, role string) int {
-	if m := e.opt.Roles[role].MaxTries; m > 0 {
+func (e *Engine) maxTries(q *Quest, role string) int { return maxTriesIn(e.conf(), q, role) }
+
+// maxTriesIn is maxTries by the options o.
+func maxTriesIn(o *Options, q *Quest, role string) int {
+	if m := o.Roles[role].MaxTries; m > 0 {
 		return m
 	}
 	return q.Limits.MaxTries

@@ -472,3 +472,28 @@ func TestEgressCheckedAtACouncilsDispatch(t *testing.T) {
 		t.Fatalf("quest %s %q, want stopped naming the judge's provider and its vendor", qq.Status, qq.Reason)
 	}
 }
+
+// A run may reach the network only when its provider's vendor is not
+// local and the quest's egress allows it: the Request says so, and a
+// confined command agent gets no network without it.
+func TestRequestNetworkFollowsEgress(t *testing.T) {
+	hosted, local := &recorder{answer: workerOrOwner}, &recorder{answer: workerOrOwner}
+	h := newHarness(t, Options{Providers: map[string]Provider{"hosted": hosted, "lan": local},
+		Vendors: map[string]string{"hosted": "anthropic", "lan": VendorLocal}})
+	for _, c := range []struct {
+		prov    string
+		rec     *recorder
+		network bool
+	}{{"hosted", hosted, true}, {"lan", local, false}} {
+		h.quest(func(s *QuestSpec) { s.Provider, s.Mode = c.prov, ModeSolo })
+		h.tick()
+		if got := c.rec.last().Network; got != c.network {
+			t.Errorf("%s: Request.Network %v, want %v", c.prov, got, c.network)
+		}
+	}
+	// Egress that does not name the vendor never opens the network, even
+	// where the provider's vendor is not local.
+	if h.e.network(&Quest{Egress: []string{VendorLocal}}, "hosted") {
+		t.Error("network for a vendor the quest's egress does not allow")
+	}
+}

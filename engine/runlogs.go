@@ -34,7 +34,7 @@ func (e *Engine) openLog(d *dispatch) io.WriteCloser {
 		e.log.Warn("run log not kept", "run", d.run.ID, "err", err)
 		return nil
 	}
-	lg := e.opt.Redaction.Log(f)
+	lg := d.opt.Redaction.Log(f)
 	fmt.Fprintf(lg, "── %s (run %s) · %s · provider %s · started %s ──\n", d.run.Name, d.run.ID, d.node.Role, d.run.Provider,
 		d.run.Started.UTC().Format("2006-01-02T15:04:05Z"))
 	return lg

@@ -40,6 +40,7 @@ import (
 //	  rfError      string
 //	  rfRedacted   (no bytes: the bit is the value)
 //	  rfCost       8 bytes, the IEEE 754 bits of the cost in US dollars, little-endian
+//	  rfReserved   varint: the tokens the run reserved (budget.go)
 //	crc32c of every byte before it (4 bytes, big-endian)
 //
 // A string is a uvarint length and its bytes. A field at its zero value
@@ -86,8 +87,11 @@ const (
 	rfError
 	rfRedacted
 	rfCost
+	// rfReserved came after the rest: entries written before it lack it
+	// (and read a reservation of 0, which they made).
+	rfReserved
 
-	rfAll = rfCost<<1 - 1
+	rfAll = rfReserved<<1 - 1
 )
 
 // errRunningEntry is returned when a running entry is neither form, or its
@@ -130,7 +134,8 @@ func appendRunningSeq(b []byte, quest, node string, r *Run, seq uint64) []byte {
 		mask |= rfNode
 	}
 	mask |= intBit(int64(r.Attempt), rfAttempt) | intBit(int64(r.ExitCode), rfExitCode) |
-		intBit(int64(r.Tokens), rfTokens) | intBit(r.BytesIn, rfBytesIn) | intBit(r.BytesOut, rfBytesOut)
+		intBit(int64(r.Tokens), rfTokens) | intBit(r.BytesIn, rfBytesIn) | intBit(r.BytesOut, rfBytesOut) |
+		intBit(int64(r.Reserved), rfReserved)
 	mask |= timeBits(r.Started, rfStarted, rfStartedZone) | timeBits(r.Ended, rfEnded, rfEndedZone)
 	if r.Redacted {
 		mask |= rfRedacted
@@ -163,6 +168,7 @@ func appendRunningSeq(b []byte, quest, node string, r *Run, seq uint64) []byte {
 	if mask&rfCost != 0 {
 		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(r.CostUSD))
 	}
+	b = appendOptInt64(b, mask, rfReserved, int64(r.Reserved))
 	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
@@ -278,6 +284,7 @@ func decodeCompactRunning(v []byte, quest, node string, r *Run) error {
 	if mask&rfCost != 0 {
 		r.CostUSD = math.Float64frombits(d.fixed64())
 	}
+	r.Reserved = int(d.optVarint(mask, rfReserved))
 	if d.bad || len(d.b) != 0 {
 		return fmt.Errorf("%w: %d bytes left or cut short", errRunningEntry, len(d.b))
 	}
@@ -285,13 +292,13 @@ func decodeCompactRunning(v []byte, quest, node string, r *Run) error {
 }
 
 // scanCompactRunning reads what runEntry needs of a compact entry: its
-// run's id, role and provider.
+// run's id, role, provider and reservation.
 func scanCompactRunning(v []byte) (runEntry, bool) {
 	var r Run
 	if err := decodeCompactRunning(v, "", "", &r); err != nil {
 		return runEntry{}, false
 	}
-	return runEntry{ID: r.ID, Role: r.Role, Provider: r.Provider}, true
+	return runEntry{ID: r.ID, Role: r.Role, Provider: r.Provider, Reserved: r.Reserved}, true
 }
 
 // runningDecoder reads the fields of a compact running entry; bad is set

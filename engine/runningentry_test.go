@@ -69,7 +69,8 @@ func TestRunningEntryRoundTrip(t *testing.T) {
 			Provider: jsonText.Draw(t, "provider"), Attempt: ints.Draw(t, "attempt"), Started: genZonedTime(t, "started"),
 			Ended: genZonedTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Exit: jsonText.Draw(t, "exit"),
 			ExitCode: ints.Draw(t, "exit code"), Tokens: ints.Draw(t, "tokens"), BytesIn: int64s.Draw(t, "bytes in"),
-			BytesOut: int64s.Draw(t, "bytes out"), Error: jsonText.Draw(t, "error"), Redacted: rapid.Bool().Draw(t, "redacted")}
+			BytesOut: int64s.Draw(t, "bytes out"), Error: jsonText.Draw(t, "error"), Redacted: rapid.Bool().Draw(t, "redacted"),
+			Reserved: ints.Draw(t, "reserved")}
 		if rapid.Bool().Draw(t, "quest not the key's") {
 			r.Quest = jsonText.Draw(t, "other quest")
 		}
@@ -89,7 +90,7 @@ func TestRunningEntryRoundTrip(t *testing.T) {
 			t.Fatalf("round trip: %s\ngot  %+v\nwant %+v", d, got, r)
 		}
 		e, ok := scanRunEntry(v)
-		if want := (runEntry{ID: r.ID, Role: r.Role, Provider: r.Provider}); !ok || e != want {
+		if want := (runEntry{ID: r.ID, Role: r.Role, Provider: r.Provider, Reserved: r.Reserved}); !ok || e != want {
 			t.Fatalf("scanRunEntry: %+v, %v; want %+v", e, ok, want)
 		}
 		if got, want := runRecord(key, v), appendRun(nil, &r); !bytes.Equal(got, want) {
@@ -170,7 +171,7 @@ func TestDamagedRunningEntryRefused(t *testing.T) {
 	// Sound checksum over a body that breaks the form: refused by the
 	// decoder itself (fields past the end, unknown bits, zeros written).
 	for name, body := range map[string][]byte{
-		"unknown bit":      {runningForm, 0x80, 0x80, 0x80, 0x01},
+		"unknown bit":      {runningForm, 0x80, 0x80, 0x80, 0x02},
 		"seq and id":       {runningForm, rfSeq | rfID, 1, 1, 'x'},
 		"seq 0":            {runningForm, rfSeq, 0},
 		"string past end":  {runningForm, rfRole, 9, 'a'},

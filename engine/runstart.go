@@ -153,7 +153,7 @@ func (e *Engine) runAgent(q queuedRun) {
 		tk = e.store.expect()
 		res = result{kind: resInterrupted, why: "building the prompt: " + err.Error(), exit: ExitInterrupted}
 	} else {
-		req, redacted := e.redact(d.run.Provider, req)
+		req, redacted := redact(d.opt, d.run.Provider, req)
 		req.Dir = d.quest.Project
 		req.Network = e.network(d.quest, d.run.Provider)
 		if lg != nil {
@@ -164,11 +164,11 @@ func (e *Engine) runAgent(q queuedRun) {
 		free()
 		// A command's error quotes its stderr's tail, which the store
 		// keeps (a fact, the run's message): masked as its log is.
-		err = e.opt.Redaction.Error(err)
+		err = d.opt.Redaction.Error(err)
 		// The answer's write is on its way: a group commit gathering the
 		// results that come back together waits for it (commit.go).
 		tk = e.store.expect()
-		res = e.judge(ctx, d.quest, d.node, reply, err)
+		res = e.judge(ctx, d.opt, d.quest, d.node, reply, err)
 		if res.member != nil {
 			disciplineMember(&res, req.Prompt)
 		}
@@ -186,6 +186,7 @@ func (e *Engine) runAgent(q queuedRun) {
 	e.mu.Lock()
 	delete(e.inflight, d.node.ID)
 	e.mu.Unlock()
+	e.slotFreed()
 	e.record(d.node.ID, d.run.ID, res, tk)
 	// The last read of d and of the tick's memory it points into: a
 	// later tick may carve from it once every run of its tick is here.

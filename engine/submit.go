@@ -144,7 +144,7 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 	// commit (commit.go).
 	tk := e.store.expect()
 	defer tk.settle()
-	res := e.judge(ctx, q, n, agent.Reply{Output: raw, Tokens: agent.EstimateTokens("", raw)}, nil)
+	res := e.judge(ctx, e.conf(), q, n, agent.Reply{Output: raw, Tokens: agent.EstimateTokens("", raw)}, nil)
 	var out SubmitResult
 	budget := ""
 	err = e.batch(func(t *txn) error {

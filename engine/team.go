@@ -31,9 +31,11 @@ import (
 //	revising -> passed        the accepter accepts and the deliverable passes
 //	                          the quest's L1 gate (or a human consents)
 //	passed   -> explored | growing | aborted   by the executer's verdict
-//	revising -> team_blocked  max_revisions rejections, or a stage exhausted
-//	                          its tries or was aborted; terminal, and an
-//	                          owner turn is queued
+//	revising -> team_blocked  a rejection past max_revisions (the cap is
+//	                          the revisions a Team may make: the N+1th
+//	                          rejection of max_revisions N blocks it), or
+//	                          a stage exhausted its tries or was aborted;
+//	                          terminal, and an owner turn is queued
 //	(any non-terminal) -> aborted   and the Team's waiting stage with it
 //
 // A stage that answers well moves running -> passed -> explored (the stage
@@ -56,7 +58,8 @@ const (
 	AcceptHuman = "human"
 )
 
-// DefaultMaxRevisions is a Team's rejection cap when the quest names none.
+// DefaultMaxRevisions is how many revisions a Team may make when the
+// quest names no cap: the rejection after the last one blocks it.
 const DefaultMaxRevisions = 2
 
 // TeamKinds are the team kinds `[teams.KIND]` may configure.
@@ -247,11 +250,9 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 	}
 	switch n.Stage {
 	case StagePlan:
-		_, err = t.newStage(q, team, n, StageExec, EdgeMakesPlan, "")
-		return err
+		return t.nextStage(q, team, n, StageExec, EdgeMakesPlan, "")
 	case StageExec:
-		_, err = t.newStage(q, team, n, StageAccept, EdgeExecutes, "")
-		return err
+		return t.nextStage(q, team, n, StageAccept, EdgeExecutes, "")
 	}
 	exec, err := t.node(n.Parent)
 	if err != nil {
@@ -277,14 +278,16 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 }
 
 // revise counts a rejection of team by its accepter acc and queues the
-// revision's stage for target, or blocks the Team at its cap.
+// revision's stage for target, or blocks the Team past its cap: with
+// max_revisions N, N revisions are made and the N+1th rejection blocks
+// it (cap exceeded).
 func (t *txn) revise(q *Quest, team, acc *Node, target, reason string) error {
 	team.RevisionCount++
 	team.Feedback = reason
 	team.Facts = append(team.Facts, gates.Fact{Rule: "team-reject", Level: gates.Fail, Where: "accepter " + acc.ID,
 		Expected: "the accepter accepts a deliverable that passes L1", Actual: truncate(oneLineText(reason), 300)})
-	if team.RevisionCount >= team.MaxRevisions {
-		return t.blockTeam(q, team, fmt.Sprintf("rejected %d times (max_revisions %d); last: %s", team.RevisionCount, team.MaxRevisions, truncate(oneLineText(reason), 200)))
+	if team.RevisionCount > team.MaxRevisions {
+		return t.blockTeam(q, team, fmt.Sprintf("max_revisions %d: cap exceeded, rejected %d times; last: %s", team.MaxRevisions, team.RevisionCount, truncate(oneLineText(reason), 200)))
 	}
 	stage := StageExec
 	if target == gates.TargetPlanner {
@@ -297,8 +300,19 @@ func (t *txn) revise(q *Quest, team, acc *Node, target, reason string) error {
 		Reason: fmt.Sprintf("revision %d of %d: back to the %s", team.RevisionCount, team.MaxRevisions, target)}); err != nil {
 		return err
 	}
-	_, err := t.newStage(q, team, acc, stage, EdgeRejectsTo, reason)
-	return err
+	return t.nextStage(q, team, acc, stage, EdgeRejectsTo, reason)
+}
+
+// nextStage is newStage for the stage that follows one that is done (or
+// a revision's): follow-up work, dispatched once this commit lands
+// (chain.go), not at the next tick.
+func (t *txn) nextStage(q *Quest, team, parent *Node, stage, rel, feedback string) error {
+	n, err := t.newStage(q, team, parent, stage, rel, feedback)
+	if err != nil {
+		return err
+	}
+	t.followUp(q, n.ID)
+	return nil
 }
 
 // blockTeam locks team as team_blocked and queues an owner turn, whose
@@ -468,7 +482,7 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 	if lb == nil {
 		return nil
 	}
-	b.WriteString("\nTeams that are team_blocked (FAIL: their accepter rejected them max_revisions times, or a stage exhausted its tries); decide again:\n")
+	b.WriteString("\nTeams that are team_blocked (FAIL: their accepter rejected them past max_revisions, or a stage exhausted its tries); decide again:\n")
 	c := lb.Cursor()
 	nodes, cur := tx.Bucket(bNodes), (*bolt.Cursor)(nil)
 	shown, want := 0, min(10, q.Counts.Get(TeamBlocked))

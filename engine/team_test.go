@@ -89,7 +89,9 @@ func readLog(t *testing.T, dir string) []string {
 	return strings.Fields(string(b))
 }
 
-func TestTeamRejectedTwiceIsBlockedAndTheOwnerIsTold(t *testing.T) {
+// max_revisions 2 lets a Team make two revisions: its third rejection
+// blocks it (cap exceeded).
+func TestTeamRejectedPastItsCapIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	dir := t.TempDir()
 	provs := teamScripts(t, dir, map[string]string{
 		"planner":  heredoc(teamPlan),
@@ -103,14 +105,18 @@ func TestTeamRejectedTwiceIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	if n := h.node(team); n.Status != Revising || n.TeamKind != RoleScout || n.MaxRevisions != 2 {
 		t.Fatalf("root: got %s kind %q max %d, want a revising scout Team with max_revisions 2", n.Status, n.TeamKind, n.MaxRevisions)
 	}
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 7; i++ {
 		h.tick()
 	}
-	n := h.node(team)
-	if n.Status != TeamBlocked || n.RevisionCount != 2 {
-		t.Fatalf("Team: got %s after %d revisions, want team_blocked after 2", n.Status, n.RevisionCount)
+	if n := h.node(team); n.Status != Revising || n.RevisionCount != 2 {
+		t.Fatalf("Team: got %s after %d rejections, want still revising after 2 (its two revisions)", n.Status, n.RevisionCount)
 	}
-	if got, want := strings.Join(readLog(t, dir), ","), "planner,executer,accepter,executer,accepter"; got != want {
+	h.tick() // the third rejection
+	n := h.node(team)
+	if n.Status != TeamBlocked || n.RevisionCount != 3 || !strings.HasPrefix(n.Reason, "max_revisions 2: cap exceeded, rejected 3 times; last: still no score") {
+		t.Fatalf("Team: got %s after %d rejections (%q), want team_blocked by the third, cap exceeded", n.Status, n.RevisionCount, n.Reason)
+	}
+	if got, want := strings.Join(readLog(t, dir), ","), "planner,executer,accepter,executer,accepter,planner,executer,accepter"; got != want {
 		t.Fatalf("stages: got %s, want %s", got, want)
 	}
 	h.tick() // the owner's turn
@@ -138,10 +144,10 @@ func TestTeamRejectedTwiceIsBlockedAndTheOwnerIsTold(t *testing.T) {
 			}
 		}
 	})
-	if err != nil || stages != 5 {
-		t.Fatalf("stages: %d, %v; want 5 locked stage nodes", stages, err)
+	if err != nil || stages != 8 {
+		t.Fatalf("stages: %d, %v; want 8 locked stage nodes", stages, err)
 	}
-	for i := 2; i <= 6; i++ {
+	for i := 2; i <= 9; i++ {
 		s := h.node(nodeID(uint64(i)))
 		runs, err := h.e.QuestRuns("", s.ID)
 		if err != nil || len(runs) != 1 || runs[0].Provider != s.Role {
@@ -424,5 +430,32 @@ func TestTeamWithAnExternalAgent(t *testing.T) {
 	}
 	if n := h.node(team); n.Status != Growing || n.Verdict != "promising" {
 		t.Fatalf("Team: got %s verdict %q, want growing", n.Status, n.Verdict)
+	}
+}
+
+// max_revisions N lets a Team make N revisions; the N+1th rejection
+// blocks it, saying its cap was exceeded.
+func TestMaxRevisionsAllowsThatManyRevisions(t *testing.T) {
+	for _, n := range []int{1, 2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			a := &budgetAgent{tokens: 10} // its accepter rejects every deliverable
+			h, q := budgetHarness(t, a, Options{}, func(s *QuestSpec) { s.Teams, s.MaxRevisions, s.Limits.MaxStalled = true, n, 0 })
+			stages := 1 + 2*(n+1) // the plan, then a deliverable and its rejection per revision and one more
+			for range stages - 1 {
+				h.tick()
+			}
+			if team := h.node("n1"); team.Status != Revising || team.RevisionCount != n {
+				t.Fatalf("after %d rejections: Team %s (%d counted), want still revising", n, team.Status, team.RevisionCount)
+			}
+			h.tick()
+			team := h.node("n1")
+			want := fmt.Sprintf("max_revisions %d: cap exceeded, rejected %d times; last: no comparison with engine B", n, n+1)
+			if team.Status != TeamBlocked || team.Reason != want || a.byRole[RoleAccepter] != n+1 {
+				t.Fatalf("after %d rejections: Team %s %q, want team_blocked: %q", a.byRole[RoleAccepter], team.Status, team.Reason, want)
+			}
+			if qq := h.questNow(q.ID); qq.Status != QuestActive {
+				t.Fatalf("quest %s %q, want active: its owner decides next", qq.Status, qq.Reason)
+			}
+		})
 	}
 }

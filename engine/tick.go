@@ -13,7 +13,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
 )
 
@@ -47,6 +46,10 @@ type dispatch struct {
 	req    *agent.Request
 	member *memberPrompt
 	prov   Provider
+	// opt are the options in force when the tick dispatched it: its run
+	// is prompted, redacted and judged by them, whatever a reload
+	// changes meanwhile (reload.go).
+	opt *Options
 }
 
 // memberPrompt is a council member's prompt as its dispatch read it in
@@ -151,12 +154,16 @@ type tickRound struct {
 	// commit of its runs' results (pruneLater); pruneAt is its commit.
 	pruneLater bool
 	pruneAt    uint64
+	// starved is set when a turn had a node to dispatch and no slot;
+	// parked are the quests of a follow-up pass so starved (chain.go).
+	starved bool
+	parked  []followQuest
 }
 
 // provider is the engine's provider called name, nil when none is.
 func (r *tickRound) provider(name string) Provider {
 	if name != r.provName || r.prov == nil {
-		r.provName, r.prov = name, r.e.providers[name]
+		r.provName, r.prov = name, r.t.opt.Providers[name]
 	}
 	return r.prov
 }
@@ -178,7 +185,7 @@ func (r *tickRound) run() error {
 	e.mu.Unlock()
 	r.slabs.fit(need)
 	t.slabs = r.slabs
-	if _, err := t.expireConsents(e.opt.ConsentExpiry); err != nil {
+	if _, err := t.expireConsents(t.opt.ConsentExpiry); err != nil {
 		return err
 	}
 	qs, err := t.activeQuests()
@@ -214,7 +221,7 @@ func (r *tickRound) run() error {
 	}
 	var pruned int
 	if r.pruneLater = len(r.ds) > 0; r.pruneLater {
-		pruned, err = t.trimOutbox(e.opt.OutboxMax)
+		pruned, err = t.trimOutbox(t.opt.OutboxMax)
 		r.pruneAt = uint64(t.tx.ID())
 	} else {
 		pruned, err = t.pruneEvents(e.opt.EventRetention)
@@ -291,15 +298,11 @@ func ownTurn(q *Quest) bool {
 // turn is quest's turn for q.
 func (r *tickRound) turn(q *Quest) error {
 	t := r.t
-	if reason := t.overBudget(q); reason != "" {
+	if reason := t.overBudget(q); reason != "" && q.Queued[queuedCouncil] == "" {
 		if q.Running != "" {
 			return nil // let the run finish; terminate next tick
 		}
-		if err := t.setQuestStatus(q, QuestTerminated, reason); err != nil {
-			return err
-		}
-		r.rep.Terminated = append(r.rep.Terminated, q.ID)
-		return nil
+		return r.terminate(q, reason)
 	}
 	if q.EgressConsent != "" {
 		return nil // nothing of it leaves the box before its consent (egressconsent.go)
@@ -313,7 +316,8 @@ func (r *tickRound) turn(q *Quest) error {
 	}
 	if q.Queued[queuedCouncil] != "" {
 		// A council sits: its members run concurrently, nothing else
-		// dispatches (council.go).
+		// dispatches (council.go). Seated within the budgets, it decides
+		// with the votes it has when they end (budget.go).
 		return r.council(q)
 	}
 	if q.Running != "" {
@@ -347,7 +351,7 @@ func (r *tickRound) turn(q *Quest) error {
 // external (see Engine.Next).
 func (r *tickRound) next(q *Quest) error {
 	t := r.t
-	dispatchable := (q.Provider != ProviderExternal || len(q.RoleProviders) > 0) && r.slots > 0
+	dispatchable := r.dispatchable(q)
 	n, done, err := t.pick(q, dispatchable)
 	if err != nil {
 		return err
@@ -359,9 +363,32 @@ func (r *tickRound) next(q *Quest) error {
 		r.rep.Finished = append(r.rep.Finished, q.ID)
 		return nil
 	}
+	return r.dispatchPicked(q, n, dispatchable)
+}
+
+// dispatchable says whether q may dispatch a node now: a slot is free
+// and the box runs some of its work (not all of it pulled by an outside
+// agent).
+func (r *tickRound) dispatchable(q *Quest) bool {
+	spawns := q.Provider != ProviderExternal || len(q.RoleProviders) > 0
+	if spawns && r.slots <= 0 {
+		r.starved = true
+	}
+	return spawns && r.slots > 0
+}
+
+// dispatchPicked dispatches n, the node picked for q (nil: none): an
+// owner of a quest with a council opens its design phase, whose members
+// dispatch at once when slots are free; any other node dispatches when
+// dispatchable (see next) and its provider is one the box spawns.
+func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
+	t := r.t
 	if n != nil && n.Role == RoleOwner && q.hasCouncil() {
 		// The owner's design phase: its council sits, and its members
 		// dispatch in this very tick when slots are free.
+		if ended, err := r.seatless(q); ended || err != nil {
+			return err
+		}
 		owner, err := t.node(n.ID)
 		if err != nil {
 			return err
@@ -396,6 +423,7 @@ func (r *tickRound) next(q *Quest) error {
 	var req *agent.Request
 	if n.Role == RoleOwner {
 		req = new(agent.Request)
+		var err error
 		if *req, err = t.request(q, n); err != nil {
 			return err
 		}
@@ -403,14 +431,20 @@ func (r *tickRound) next(q *Quest) error {
 	return r.queue(q, n, name, prov, req, nil)
 }
 
-// queue records a run of n on provider name, counts it and takes a slot,
-// and queues it for dispatch once the tick commits; req is the request
-// when the tick built it, else nil: its run renders it from member when
-// set (a council member's), else its run builds it (runRequest). The
-// request and the run are passed by pointer: most dispatches have no
-// request, and each is a few hundred bytes to copy.
+// queue records a run of n on provider name, counts it, reserves its
+// tokens and takes a slot, and queues it for dispatch once the tick
+// commits; req is the request when the tick built it, else nil: its run
+// renders it from member when set (a council member's), else its run
+// builds it (runRequest). The request and the run are passed by pointer:
+// most dispatches have no request, and each is a few hundred bytes to
+// copy. Every dispatch of the tick comes here, and none is made that the
+// quest's budgets refuse (budget.go).
 func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *agent.Request, member *memberPrompt) error {
-	run, err := r.t.planRun(q, n, name)
+	reserve := r.e.reservation(name)
+	if why := admit(q, n, name, reserve); why != "" {
+		return r.refuse(q, n, why)
+	}
+	run, err := r.t.planRun(q, n, name, reserve)
 	if err != nil {
 		return err
 	}
@@ -425,7 +459,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *ag
 	}
 	d := &r.ds[len(r.ds)-1]
 	*d = dispatch{}
-	d.quest, d.node, d.run, d.member, d.prov, d.req = q, n, *run, member, prov, req
+	d.quest, d.node, d.run, d.member, d.prov, d.req, d.opt = q, n, *run, member, prov, req, r.t.opt
 	r.rep.Dispatched = append(r.rep.Dispatched, n.ID)
 	return nil
 }
@@ -910,16 +944,24 @@ func (e *Engine) Shutdown(grace time.Duration) {
 // then (see wallclock.go); when ctx ends, Serve stores what they used
 // before it returns. One Serve runs at a time: a second call returns an
 // error at once.
+//
+// Between ticks, Serve dispatches the follow-up work the commits enable
+// (a Team's next stage, a council's members and merge, a retry after a
+// FAIL) as each commit lands, in passes of its own (chain.go): it is the
+// one goroutine that dispatches. Wait, while Serve runs, also waits for
+// the work the results it waits for enable.
 func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(TickReport, error)) error {
 	s, err := e.beginServing()
 	if err != nil {
 		return err
 	}
 	defer e.endServing(s)
+	e.startChain()
+	defer e.stopChain()
 	for {
 		now := e.clock.Now()
 		next := now.Truncate(every).Add(every)
-		if clock.Sleep(ctx, e.clock, next.Sub(now)) != nil {
+		if !e.awaitTick(ctx, next.Sub(now)) {
 			return nil // ctx ended
 		}
 		// Real time, not the engine's clock: this measures the work (for
@@ -932,6 +974,28 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 		}
 		if err != nil {
 			e.log.Error("tick failed", "err", err)
+		}
+	}
+}
+
+// awaitTick waits d on the engine's clock for the next tick, making the
+// follow-up passes that fall due meanwhile, and reports false when ctx
+// ended first. Its timer is stopped before it returns, so a fake clock
+// never counts a wait that is over.
+func (e *Engine) awaitTick(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := e.clock.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C():
+			return true
+		case <-e.chain.wake:
+			e.followUpPass()
 		}
 	}
 }
@@ -971,7 +1035,7 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 		if err != nil {
 			return dispatch{}, false, err
 		}
-		return dispatch{quest: q, node: n, run: run, req: &req, prov: replayProvider(n.Claim.Raw)}, true, nil
+		return dispatch{quest: q, node: n, run: run, req: &req, prov: replayProvider(n.Claim.Raw), opt: t.opt}, true, nil
 	}
 	return dispatch{}, false, nil
 }
@@ -996,7 +1060,7 @@ func (e *Engine) idle() bool {
 			none = first == nil
 		}
 		noConsent, _ := tx.Bucket(bConsent).Cursor().First()
-		idle = none && (noConsent == nil || e.opt.ConsentExpiry <= 0)
+		idle = none && (noConsent == nil || e.conf().ConsentExpiry <= 0)
 		return nil
 	})
 	return idle

@@ -166,18 +166,32 @@ func TestBudgets(t *testing.T) {
 			t.Errorf("got %d runs, %s %q; want 3 runs then terminated", runs, qq.Status, qq.Reason)
 		}
 	})
-	t.Run("tokens", func(t *testing.T) {
-		runs = 0
-		h := newHarness(t, Options{Providers: map[string]Provider{"p": p}})
-		q := h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo; s.Limits.TokenBudget = 1000 })
-		for i := 0; i < 6; i++ {
-			h.tick()
-		}
-		qq := h.questNow(q.ID)
-		if runs != 3 || qq.Status != QuestTerminated || !strings.Contains(qq.Reason, "token_budget") {
-			t.Errorf("got %d runs, %s %q; want 3 runs (1200 tokens) then terminated", runs, qq.Status, qq.Reason)
-		}
-	})
+	// A run starts only when its reservation fits in what is left: 4096
+	// tokens on a provider with no cap, 2048 and the cap on one with.
+	for _, c := range []struct {
+		name      string
+		maxTokens map[string]int
+		runs      int
+	}{
+		{"tokens", nil, 15},                             // 400 a run while 400k+4096 <= 10000
+		{"tokens capped", map[string]int{"p": 500}, 19}, // while 400k+2548 <= 10000
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			runs = 0
+			h := newHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxTokens: c.maxTokens})
+			q := h.quest(func(s *QuestSpec) {
+				s.Provider, s.Mode, s.Limits.TokenBudget, s.Limits.MaxStalled = "p", ModeSolo, 10000, 0
+			})
+			for i := 0; i < c.runs+3; i++ {
+				h.tick()
+			}
+			qq := h.questNow(q.ID)
+			want := fmt.Sprintf("token_budget 10000: %d used and 0 reserved by runs in flight, a run of ", 400*c.runs)
+			if runs != c.runs || qq.Status != QuestTerminated || !strings.HasPrefix(qq.Reason, want) || qq.Counters.Tokens != 400*c.runs {
+				t.Errorf("got %d runs, %d tokens, %s %q; want %d runs then terminated: %q…", runs, qq.Counters.Tokens, qq.Status, qq.Reason, c.runs, want)
+			}
+		})
+	}
 }
 
 func TestNoProgressStopsQuest(t *testing.T) {

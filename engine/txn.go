@@ -110,6 +110,12 @@ type txn struct {
 	// is the latest quest given stall maps of its own.
 	fromCache bool
 	ownStall  *Quest
+	// opt are the engine's options in force when the transaction began
+	// (reload.go): one set for the whole transaction.
+	opt *Options
+	// follows are the follow-up work this transaction enabled
+	// (followUp), for the engine once it committed (chain.go).
+	follows []follow
 }
 
 // Blocks a transaction carves its keys and records from start at
@@ -320,6 +326,7 @@ type engineWrite struct {
 	last    uint64
 	updates []viewUpdate
 	saved   []questUpdate
+	follows []follow
 	// pruned is the tick commit whose retention prune the write's
 	// transaction ran (pruneLater); 0: none.
 	pruned uint64
@@ -335,7 +342,7 @@ type engineWrite struct {
 // (group commit), each run starting afresh.
 func (w *engineWrite) run(tx *bolt.Tx) error {
 	e := w.e
-	w.last, w.updates, w.saved, w.pruned = 0, nil, nil, 0
+	w.last, w.updates, w.saved, w.pruned, w.follows = 0, nil, nil, 0, nil
 	now := e.clock.Now()
 	// In a group commit, the write's events join the batch's group and
 	// its time is the batch's (sharedGroup).
@@ -346,7 +353,7 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 		}
 		now = shared.now
 	}
-	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load()}
+	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load(), opt: e.conf()}
 	if t.sess != nil {
 		t.snow = t.sess.at(now)
 	}
@@ -383,7 +390,7 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 		t.viewOf(q)
 		t.saves = append(t.saves, questUpdate{rec: rec, q: q})
 	}
-	w.last, w.updates, w.saved = t.last, t.updates, t.saves
+	w.last, w.updates, w.saved, w.follows = t.last, t.updates, t.saves, t.follows
 	w.db, w.id = tx.DB(), uint64(tx.ID())
 	if !w.counted {
 		w.counted = true
@@ -441,6 +448,7 @@ func (w *engineWrite) committed(err error) error {
 		if w.pruned != 0 {
 			w.e.pruneDue.CompareAndSwap(w.pruned, 0)
 		}
+		w.e.chainNotes(w.follows)
 	}
 	if err == nil && w.last > 0 {
 		if !w.async {
@@ -449,7 +457,7 @@ func (w *engineWrite) committed(err error) error {
 			raiseTo(&w.e.unpublished, w.last)
 		}
 	}
-	w.updates = nil
+	w.updates, w.follows = nil, nil
 	return err
 }
 

@@ -117,7 +117,7 @@ func Feedback(facts []gates.Fact) string {
 
 // judge turns a provider's reply into a result: L1 rules first; only L1 can
 // pass; a checkpoint role always asks a human.
-func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply, err error) result {
+func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply agent.Reply, err error) result {
 	res := result{raw: reply.Output, claim: gates.ClaimHash(reply.Output), tokens: reply.Tokens, cost: reply.CostUSD}
 	if res.tokens == 0 && err == nil && !reply.TokensReported {
 		res.tokens = agent.EstimateTokens("", reply.Output)
@@ -130,7 +130,7 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	case n.Stage == StagePlan || n.Stage == StageAccept:
 		return e.judgeStage(q, n, reply, res)
 	}
-	v, g, ok := e.judgeGates(ctx, q, n, reply, &res)
+	v, g, ok := e.judgeGates(ctx, o, q, n, reply, &res)
 	if !ok {
 		return res
 	}
@@ -153,7 +153,7 @@ func (e *Engine) judge(ctx context.Context, q *Quest, n *Node, reply agent.Reply
 	default:
 		panic(fmt.Sprintf("BUG: gate returned outcome %v", v.Outcome))
 	}
-	res = e.judgeAnswer(ctx, q, n, reply, g, v, res)
+	res = e.judgeAnswer(ctx, o, q, n, reply, g, v, res)
 	if (res.kind == resPass || res.kind == resReview) && q.IsCheckpoint(n.Role) {
 		// A REVIEW at a checkpoint keeps the gate's word as its why; the
 		// human reads both reasons.
@@ -206,8 +206,8 @@ func judgeMember(n *Node, reply agent.Reply, res result) result {
 // verdict's facts and feedback in res. It returns false, with res already
 // decided, when the catalog or the ancestors cannot be read or the network
 // stage could not run; g is the grounder the evaluation used.
-func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.Reply, res *result) (gates.Verdict, gates.Grounder, bool) {
-	cat, cerr := e.opt.Catalog(q)
+func (e *Engine) judgeGates(ctx context.Context, o *Options, q *Quest, n *Node, reply agent.Reply, res *result) (gates.Verdict, gates.Grounder, bool) {
+	cat, cerr := o.Catalog(q)
 	if cerr != nil {
 		res.kind = resStopQuest
 		res.why = "gate catalog: " + cerr.Error()
@@ -243,7 +243,7 @@ func (e *Engine) judgeGates(ctx context.Context, q *Quest, n *Node, reply agent.
 // judgeAnswer parses the answer of a node L1 did not fail: the owner's by
 // its contract, any other role's as an answer, which the L2 judge then
 // reads when L1 passed it with citations.
-func (e *Engine) judgeAnswer(ctx context.Context, q *Quest, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
+func (e *Engine) judgeAnswer(ctx context.Context, o *Options, q *Quest, n *Node, reply agent.Reply, g gates.Grounder, v gates.Verdict, res result) result {
 	if n.Role == RoleOwner {
 		oa, facts := gates.ParseOwnerAnswer(reply.Output)
 		if len(facts) > 0 {
@@ -257,8 +257,8 @@ func (e *Engine) judgeAnswer(ctx context.Context, q *Quest, n *Node, reply agent
 		return res.failParse(facts)
 	}
 	res.answer = &a
-	if res.kind == resPass && e.opt.Judge != nil && len(a.Citations) > 0 {
-		e.judgeL2(ctx, q, n, a, g, v, &res)
+	if res.kind == resPass && o.Judge != nil && len(a.Citations) > 0 {
+		e.judgeL2(ctx, o, q, n, a, g, v, &res)
 	}
 	return res
 }
@@ -284,7 +284,7 @@ type observer interface {
 // changed since q was created), nor while q waits for its egress consent
 // (q does not run then, so only an answer already on its way meets it):
 // nothing is sent, and the quest stops saying why.
-func (e *Engine) judgeL2(ctx context.Context, q *Quest, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
+func (e *Engine) judgeL2(ctx context.Context, o *Options, q *Quest, n *Node, a gates.Answer, g gates.Grounder, l1 gates.Verdict, res *result) {
 	if why := e.judgeNotAllowed(q); why != "" {
 		res.kind, res.why = resStopQuest, why+"; nothing was sent to the judge"
 		return
@@ -297,17 +297,17 @@ func (e *Engine) judgeL2(ctx context.Context, q *Quest, n *Node, a gates.Answer,
 	for k, v := range e.opt.Sources {
 		sources[k] = v
 	}
-	if o, ok := g.(observer); ok {
+	if ob, ok := g.(observer); ok {
 		for _, c := range a.Citations {
 			if strings.HasPrefix(c.Source, "http://") || strings.HasPrefix(c.Source, "https://") {
-				if obs, err := o.Observe(ctx, gates.Request{Kind: gates.ReqFetchURL, Target: c.Source}); err == nil && obs.Transport == "" {
+				if obs, err := ob.Observe(ctx, gates.Request{Kind: gates.ReqFetchURL, Target: c.Source}); err == nil && obs.Transport == "" {
 					sources[c.Source] = obs.Body
 				}
 			}
 		}
 	}
 	seed := binary.BigEndian.Uint64([]byte(res.claim[:16] + "00000000")[:8])
-	b, err := e.opt.Judge.Batch(ctx, judge.ItemsFromAnswer(n.ID, a, sources), seed)
+	b, err := o.Judge.Batch(ctx, judge.ItemsFromAnswer(n.ID, a, sources), seed)
 	if err != nil {
 		if ctx.Err() != nil {
 			res.kind, res.why = resInterrupted, "run cancelled during judging"
@@ -390,16 +390,14 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 			}
 		}
 		if n.Status != Running || len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != runID {
-			if res.tokens > 0 {
-				// The answer is dropped, but the provider spent it:
-				// it counts against token_budget.
-				q, err := t.quest(n.Quest)
-				if err != nil {
-					return err
-				}
-				q.Counters.Tokens += res.tokens
+			// The answer is dropped, but the provider spent it: it
+			// counts against token_budget, in place of what the abort
+			// charged (endRun). The quest is saved only if that changes.
+			q, err := t.peek(n.Quest)
+			if err != nil {
+				return err
 			}
-			return t.endRun(n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
+			return t.endRun(q, n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
 				bytesIn: res.bytesIn, bytesOut: res.bytesOut})
 		}
 		q, err := t.quest(n.Quest)
@@ -411,6 +409,12 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 		}
 		if err := t.apply(q, n, runID, res); err != nil {
 			return err
+		}
+		if q.Queued[queuedCouncil] != "" || len(q.PhaseGates) > 0 {
+			// A member answered (the next may dispatch, or the
+			// merge is due), or a phase's work may be done: the
+			// quest's council or gates follow up (chain.go).
+			t.followUp(q, "")
 		}
 		return t.stillRunning(q)
 	}
@@ -430,12 +434,12 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	return t.applyVerdict(q, n, runID, res)
 }
 
-// settleRun ends the run and its accounting: tokens, the agent-run count
-// (a run the agent never answered does not count) and the node's
-// deferral streak and kept claim.
+// settleRun ends the run and its accounting: tokens (in place of its
+// reservation, endRun), the agent-run count (a run the agent never
+// answered does not count) and the node's deferral streak and kept
+// claim.
 func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
-	q.Counters.Tokens += res.tokens
-	if err := t.endRun(n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
+	if err := t.endRun(q, n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
 		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
 		return err
 	}
@@ -544,7 +548,7 @@ func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 // failTry consumes a try: back to pending, or exhausted at max_tries.
 func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	n.Tries++
-	maxTries := t.e.maxTries(q, n.Role)
+	maxTries := maxTriesIn(t.opt, q, n.Role)
 	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, maxTries)
 	if n.Tries >= maxTries {
 		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, maxTries)
@@ -554,6 +558,9 @@ func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	}
 	if err := t.ledger(n, outcome, n.Facts); err != nil {
 		return err
+	}
+	if to == Pending {
+		t.followUp(q, n.ID) // the retry: follow-up work (chain.go)
 	}
 	if to == Exhausted && n.Team != "" {
 		return t.stageExhausted(q, n)

@@ -29,7 +29,12 @@ import (
 // TestSoak is the crash loop. Each cycle starts `questbox run --tick
 // 200ms`, waits until it answers, checks every invariant, lets it work for a
 // random moment (or kills it during an export, or while it starts), and
-// SIGKILLs it. After every restart:
+// SIGKILLs it. One cycle in three is chained instead: the daemon runs with a
+// tick of an hour, so that nothing but one `questbox tick` through it
+// dispatches, and everything after that tick's dispatches is follow-up work
+// (a Team's next stages, a council's next members and its merge, a retry
+// after a FAIL: docs/design.md, "When work is dispatched"); the kill lands
+// at a random moment of those chains. After every restart:
 //
 //   - `questbox verify` exits 0 (pages and the hash-chained ledger);
 //   - no terminal node changed: each terminal node's JSON equals what it was
@@ -110,6 +115,9 @@ type soak struct {
 	mqttMax  uint64
 	mqttRead int // messages of the subscriber already looked at
 	quests   int // quests created
+	// tick is the daemon's --tick for the next start: 200ms, or an
+	// hour for a chained cycle.
+	tick string
 
 	n counts
 }
@@ -121,10 +129,15 @@ type counts struct {
 	invocations                                                            int
 	outcomes                                                               map[string]int
 	interrupted                                                            int
+
+	// chainKills are the kills of chained cycles; chainTicks the ticks of
+	// those cycles that ended before the kill, and followUps the agent
+	// runs those ticks did not dispatch themselves: the follow-up work.
+	chainKills, chainTicks, followUps int
 }
 
 func newSoak(t *testing.T, seed uint64) *soak {
-	s := &soak{t: t, r: rand.New(rand.NewPCG(seed, seed^0x5eed)), terminal: map[string][]byte{}, cache: map[string]cached{}, lastExp: map[string]int{}, mqttSeen: map[uint64]bool{}}
+	s := &soak{t: t, tick: tickFast, r: rand.New(rand.NewPCG(seed, seed^0x5eed)), terminal: map[string][]byte{}, cache: map[string]cached{}, lastExp: map[string]int{}, mqttSeen: map[uint64]bool{}}
 	s.n.outcomes = map[string]int{}
 	// Short paths: the control socket's path must fit a sockaddr_un.
 	dir, err := os.MkdirTemp("", "soak")
@@ -223,7 +236,7 @@ discovery = false
 func (s *soak) start() {
 	s.t.Helper()
 	fmt.Fprintf(s.logf, "=== soak: start (kills so far %d)\n", s.n.kills)
-	s.daemon = exec.Command(s.bin, "run", "--config", s.cfg, "--data", s.data, "--tick", "200ms")
+	s.daemon = exec.Command(s.bin, "run", "--config", s.cfg, "--data", s.data, "--tick", s.tick)
 	s.daemon.Stdout, s.daemon.Stderr = s.logf, s.logf
 	if err := s.daemon.Start(); err != nil {
 		s.t.Fatal(err)
@@ -327,10 +340,22 @@ func (s *soak) sleep(max time.Duration) {
 	time.Sleep(time.Duration(s.r.Int64N(int64(max) + 1)))
 }
 
+// The daemon's ticks: fast for the ordinary cycles; an hour, so that it
+// never comes, for the chained ones.
+const (
+	tickFast  = "200ms"
+	tickNever = "1h"
+)
+
 // loop is the crash loop: n kills.
 func (s *soak) loop(n int) {
 	began := time.Now()
 	for s.n.kills < n {
+		chained := s.n.restarts > 0 && s.r.IntN(3) == 0
+		s.tick = tickFast
+		if chained {
+			s.tick = tickNever
+		}
 		s.start()
 		if s.n.restarts > 1 && s.r.IntN(8) == 0 {
 			// Kill it while it starts: opening the store, recovering the
@@ -343,9 +368,12 @@ func (s *soak) loop(n int) {
 		s.ready()
 		s.check(s.n.checked%fullEvery == 0)
 		s.keepQuests()
-		if s.r.IntN(4) == 0 && s.quests > 0 {
+		switch {
+		case chained:
+			s.killDuringChains()
+		case s.r.IntN(4) == 0 && s.quests > 0:
 			s.killDuringExport()
-		} else {
+		default:
 			s.sleep(700 * time.Millisecond)
 			s.kill()
 		}
@@ -355,6 +383,42 @@ func (s *soak) loop(n int) {
 				s.n.kills, s.n.checked, len(runs), s.quests, len(s.terminal), len(s.sub.Messages()), time.Since(began).Round(time.Second))
 		}
 	}
+}
+
+// killDuringChains ticks once through the daemon, whose own tick never
+// comes, and kills it at a random moment of the follow-up work that tick's
+// results enable. A tick whose runs and chains all ended before the kill
+// (the CLI's tick waits for them) counts its follow-up runs: the agent
+// runs it did not dispatch itself.
+func (s *soak) killDuringChains() {
+	_, before := s.invocations()
+	cmd := exec.Command(s.bin, "tick", "--json", "--config", s.cfg, "--data", s.data)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	ended := false
+	var err error
+	select {
+	case err = <-done:
+		ended = true
+	case <-time.After(time.Duration(s.r.Int64N(int64(1500 * time.Millisecond)))):
+	}
+	s.kill()
+	if !ended {
+		<-done // exit 0 or not: the kill may end it either way
+	}
+	s.n.chainKills++
+	var t api.Tick
+	if !ended || err != nil || json.Unmarshal(out.Bytes(), &t) != nil {
+		return
+	}
+	_, after := s.invocations()
+	s.n.chainTicks++
+	s.n.followUps += max(0, len(after)-len(before)-len(t.Dispatched))
 }
 
 // killDuringExport starts an export and kills the daemon at a random
@@ -645,6 +709,7 @@ func (s *soak) exported(q string) map[string]int {
 // finish lets one daemon run to quiet, then checks the outbox reached MQTT
 // and prints the counts.
 func (s *soak) finish() {
+	s.tick = tickFast
 	s.t.Helper()
 	s.start()
 	s.ready()
@@ -735,6 +800,13 @@ func (s *soak) finish() {
 			len(missing), last, missing[:min(len(missing), 20)])
 	}
 
+	// The chained cycles must have chained: ticks with Teams, councils
+	// and FAILs to retry whose results enabled no follow-up run at all
+	// would mean the soak never killed a chain.
+	if s.n.chainTicks >= 5 && s.n.followUps == 0 {
+		s.fatalf("%d chained ticks ended before their kill, and no agent ran beyond their own dispatches: no follow-up work was dispatched", s.n.chainTicks)
+	}
+
 	// The counts.
 	inv, lines := s.invocations()
 	for _, l := range lines {
@@ -752,8 +824,9 @@ func (s *soak) finish() {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "SOAK RESULT: %d SIGKILLs survived (%d while starting, %d during an export, %d at a random moment while ticking)\n",
-		s.n.kills, s.n.startupKills, s.n.exportKills, s.n.kills-s.n.startupKills-s.n.exportKills)
+	fmt.Fprintf(&b, "SOAK RESULT: %d SIGKILLs survived (%d while starting, %d during an export, %d during follow-up chains, %d at a random moment while ticking)\n",
+		s.n.kills, s.n.startupKills, s.n.exportKills, s.n.chainKills, s.n.kills-s.n.startupKills-s.n.exportKills-s.n.chainKills)
+	fmt.Fprintf(&b, "  chained cycles: %d ticks through the daemon ended before their kill, and their results' follow-up work ran %d agent runs\n", s.n.chainTicks, s.n.followUps)
 	fmt.Fprintf(&b, "  restarts refused because the control socket still answered (started again): %d\n", s.n.socketTaken)
 	fmt.Fprintf(&b, "  restarts %d, restarts checked %d, verify runs %d (all exit 0), exports %d, quest reads %d\n", s.n.restarts, s.n.checked, s.n.verifies, s.n.exports, s.n.questReads)
 	fmt.Fprintf(&b, "  quests %d; nodes %d by status %s\n", s.quests, len(nodes), fmtMap(status))

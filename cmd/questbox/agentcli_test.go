@@ -45,12 +45,12 @@ vendor = "local"
 // Code reported, `runs` shows them, and the quest's token budget counts
 // the reported tokens, not an estimate of the printed text.
 func TestClaudeCodePresetTokensAndCost(t *testing.T) {
-	answer := "Looked.\n```json\n{\"verdict\": \"dead\", \"evidence\": \"the parser rejects a truncated stream, so the idea cannot work\", \"citations\": []}\n```"
+	answer := "Looked.\n```json\n{\"verdict\": \"promising\", \"evidence\": \"the parser rejects a truncated stream, so the idea needs a framing layer\", \"citations\": [], \"new_directions\": [\"add a framing layer\"]}\n```"
 	out := `{"type":"result","subtype":"success","is_error":false,"num_turns":3,"result":` + jsonString(answer) +
 		`,"session_id":"s","total_cost_usd":0.4321,"usage":{"input_tokens":900,"cache_read_input_tokens":80,"output_tokens":120}}` + "\n"
 	d := claudeBox(t, out)
 	must(t, 0, "", append([]string{"quest", "new", "cli", "--direction", "does the preset count", "--provider", "claude",
-		"--mode", "solo", "--max-tries", "1", "--token-budget", "300"}, d...)...)
+		"--mode", "solo", "--max-tries", "1", "--token-budget", "4196"}, d...)...) // room for one run's reservation (4096)
 	must(t, 0, "", append([]string{"tick"}, d...)...)
 
 	var runs []api.Run
@@ -73,10 +73,11 @@ func TestClaudeCodePresetTokensAndCost(t *testing.T) {
 	if q.Quest.Used.Tokens != 1100 {
 		t.Errorf("quest used %d tokens, want the 1100 reported", q.Quest.Used.Tokens)
 	}
-	// 1100 of 300: the next tick ends the quest on its budget.
+	// 1100 of 4196: the next run's reservation does not fit, and the next
+	// tick ends the quest on its budget.
 	must(t, 0, "", append([]string{"tick"}, d...)...)
 	decode(t, must(t, 0, "", append([]string{"quest", "show", "q1", "--json"}, d...)...), &q)
-	if !strings.Contains(q.Quest.Reason, "token_budget") {
+	if !strings.HasPrefix(q.Quest.Reason, "token_budget 4196: 1100 used") {
 		t.Errorf("quest %s (%s), want it ended on its token budget", q.Quest.Status, q.Quest.Reason)
 	}
 }

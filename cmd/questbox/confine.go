@@ -6,7 +6,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"fmt"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -40,9 +43,14 @@ func hiddenPaths(cfg *config.Config) []string {
 }
 
 // newLauncher is the launcher of cfg's agents: this binary, started
-// with the launcher's verb (main calls confine.Main first).
+// with the launcher's verb (main calls confine.Main first). The runs'
+// temporary and scratch directories are the data directory's own, in
+// os.TempDir(): two boxes on one machine (or two tests) never share a
+// quest's scratch directory.
 func newLauncher(cfg *config.Config) (*confine.Launcher, error) {
-	return confine.New(confine.Config{Hidden: hiddenPaths(cfg)})
+	sum := sha256.Sum256([]byte(cfg.Daemon.Data))
+	runs := filepath.Join(os.TempDir(), fmt.Sprintf("questbox-runs-%d-%x", os.Geteuid(), sum[:6]))
+	return confine.New(confine.Config{Hidden: hiddenPaths(cfg), Runs: runs})
 }
 
 // checkWritable says why a provider's runs may not write one of dirs:
@@ -84,11 +92,18 @@ func logConfinement(ctx context.Context, log *slog.Logger, l *confine.Launcher, 
 }
 
 // confinementLine is what `questbox selftest` says of the confinement
-// agents get here: "confinement: applied: …; NOT applied: …".
+// agents get here: "confinement: applied: …; NOT applied: …". Its probe
+// has a runs' directory of its own, removed after it, so that it never
+// touches a running daemon's.
 func confinementLine(ctx context.Context, cfg *config.Config) string {
-	l, err := newLauncher(cfg)
-	if err != nil {
-		return "confinement: cannot be set up, so no command agent runs: " + err.Error()
+	runs, err := os.MkdirTemp("", "questbox-selftest-")
+	if err == nil {
+		var l *confine.Launcher
+		if l, err = confine.New(confine.Config{Hidden: hiddenPaths(cfg), Runs: runs}); err == nil {
+			defer l.Close()
+			return "confinement: " + l.Probe(ctx).String()
+		}
+		os.RemoveAll(runs)
 	}
-	return "confinement: " + l.Probe(ctx).String()
+	return "confinement: cannot be set up, so no command agent runs: " + err.Error()
 }

@@ -345,9 +345,13 @@ timeout = "2m"
 			!bytes.Contains(b, []byte("NOT applied: namespaces (")) {
 			t.Error("the daemon did not say at start that the runs get no namespaces")
 		}
+		// The control socket stays out of reach either way: the run
+		// cannot make a unix socket (seccomp, where the socket cannot
+		// be hidden), and the daemon's peer check refuses a confined
+		// caller that could (ui/api's TestConfinedPeersAreRefused).
 		logs := qb(t, "", append([]string{"logs", "n1"}, d...)...).stdout
-		if !strings.Contains(logs, "probe control-socket: denied questbox: "+api.ConfinedRefusal) {
-			t.Errorf("without namespaces the control socket's peer check must refuse the agent; its log:\n%s", logs)
+		if !strings.Contains(logs, "probe control-socket: denied") {
+			t.Errorf("without namespaces the agent reached the control socket; its log:\n%s", logs)
 		}
 	}
 	for _, f := range []string{filepath.Join(work, "escape-"+token), filepath.Join("/tmp", "escape-"+token),

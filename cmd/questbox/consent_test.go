@@ -145,7 +145,7 @@ func TestConsentTextOfEveryKind(t *testing.T) {
 		"consent_judge":       {"REVIEW judge @ claim", "haiku raised doubt: the quote does not say 38 of 40", "cited: https://example.org/bench: “38 of 40”"},
 		"consent_checkpoint":  {"checkpoint of role poc"},
 		"consent_team_accept": {"accepter of Team n7 (accept stage)", "human accept of Team n7", "n8's conclusion", "citations-present", "expired"},
-		"consent_other_kind":  {"would send the material to anthropic"},
+		"consent_egress":      {"quest q2 would send its material to vendor anthropic (egress)", "Egress consent: may quest q2"},
 		"consent":             {"reason not recorded"},
 	} {
 		raw, err := os.ReadFile(filepath.Join("..", "..", "ui", "api", "testdata", name+".json"))

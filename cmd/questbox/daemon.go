@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -64,7 +63,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	w := newWiring(e.cfg, e.getenv, delay)
+	w := newWiring(e.cfg, e.getenv, delay, nil)
 	if c.checkConfig {
 		return c.check(e, w)
 	}
@@ -82,7 +81,7 @@ func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
 	updateFault("start", e.data)
 	ctx, restart := context.WithCancelCause(ctx)
 	defer restart(nil)
-	d := &daemon{e: e, cfg: e.cfg, wire: w, tick: tick, demo: c.demo, fileKeys: fileKeys,
+	d := &daemon{e: e, cfg: e.cfg, wire: w, usage: w.usage, tick: tick, demo: c.demo, fileKeys: fileKeys, flags: c, delay: delay,
 		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart,
 		restores: make(chan *restoreReq), mem: newMemLimit(e.cfg.Daemon.MemoryLimit, e.getenv, log)}
 	d.engines.restorer = d
@@ -127,16 +126,36 @@ const socketDrain = 2 * time.Second
 
 // daemon is one `questbox run`: what it wires together.
 type daemon struct {
-	e       *env
-	cfg     *config.Config
-	wire    *wiring
+	e    *env
+	cfg  *config.Config
+	wire *wiring
+	// usage is what the providers' runs used since the start: every
+	// wiring's providers (a reload's too) add to it.
+	usage   *usageMeter
 	tick    time.Duration
 	demo    bool
 	log     *slog.Logger
 	engines *daemonEngines
 	// fileKeys is the config file as read at start-up, before the flags,
-	// for SIGHUP to compare with (reload.go).
+	// for SIGHUP to compare with (reload.go); flags are the command
+	// line's, which a reload lays over the file again, and delay the
+	// demo provider's.
 	fileKeys config.Keys
+	flags    *runCmd
+	delay    time.Duration
+	// loaded is the configuration in force once a reload applied one
+	// (nil: cfg, generation 1, inForce); cfg stays the one read at
+	// start-up, which the keys that need a restart keep.
+	loaded atomic.Pointer[api.LoadedConfig]
+
+	// mu guards up, wire, appliedKeys, dash and stopMQTT: a reload
+	// (reload.go) applies the config to a session only while up, and a
+	// session starts and stops its parts holding it.
+	mu sync.Mutex
+	up bool
+	// appliedKeys is the file the latest applied reload read (nil: none
+	// since start-up, fileKeys).
+	appliedKeys *config.Keys
 
 	dev *device.Device
 	box *box.Box
@@ -180,6 +199,7 @@ type daemon struct {
 // run is the daemon, step by step. It returns when ctx ends (SIGINT,
 // SIGTERM) or the LEDs or button fail.
 func (d *daemon) run(ctx context.Context) error {
+	defer d.wire.close() // last: the engine and its runs have stopped
 	defer d.mem.stop()
 	defer d.watchReload(ctx)()
 	d.warnings()
@@ -239,22 +259,36 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 	if first {
 		d.mem.start()
 	}
-	if err := d.startEngine(); err != nil {
+	// Its parts start on the config in force, and a reload waits for
+	// them (reload.go).
+	d.mu.Lock()
+	cfg := d.current()
+	if err := d.startEngine(cfg); err != nil {
+		d.mu.Unlock()
 		return nil, err
 	}
-	d.startMQTT()
+	d.startMQTT(cfg)
 	pr, err := startPrinter(d.e.stdout, d.local)
 	if err != nil {
+		d.mu.Unlock()
 		return nil, err
 	}
 	if d.demo && first {
-		if err := seedDemo(d.e.stdout, d.eng, d.cfg); err != nil {
+		if err := seedDemo(d.e.stdout, d.eng, cfg); err != nil {
 			d.log.Error("could not seed the demo quest", "err", err)
 		}
 	}
-	d.serveDashboard()
-	// Stopped after the engine: the pages see its last events.
-	defer d.dash.stop()
+	d.serveDashboard(cfg)
+	d.up = true
+	d.mu.Unlock()
+	// Stopped after the engine: the pages see its last events. A reload
+	// may have started another one since.
+	defer func() {
+		d.mu.Lock()
+		dash := d.dash
+		d.mu.Unlock()
+		dash.stop()
+	}()
 	updateFault("ready", d.e.data)
 	d.ready()
 	updateFault("after-ready", d.e.data)
@@ -348,7 +382,7 @@ func (d *daemon) serveSocket(ctx context.Context) error {
 	if err != nil {
 		return &exitError{code: exitStore, err: err}
 	}
-	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Box: d.box, Version: version, Log: d.log, Internal: true})
+	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Internal: true})
 	d.sock = api.ServeSocket(context.WithoutCancel(ctx), ln, srv, api.SocketConfig{Policy: api.DefaultPeerPolicy(), Log: d.log})
 	return nil
 }
@@ -377,8 +411,9 @@ func (d *daemon) openStore(ctx context.Context) error {
 	return nil
 }
 
-func (d *daemon) startEngine() error {
-	opt, err := d.wire.options(d.cfg, d.log, d.st)
+// startEngine starts the session's engine on cfg; d.mu is held.
+func (d *daemon) startEngine(cfg *config.Config) error {
+	opt, err := d.wire.options(cfg, d.log, d.st, nil)
 	if err != nil {
 		return err
 	}
@@ -404,7 +439,7 @@ func (d *daemon) startEngine() error {
 // daemon: it stays open from the engine's start to its stop, while the
 // doors (the socket, the dashboard) open only once the daemon is ready.
 func (d *daemon) localAPI() api.Options {
-	return api.Options{Engines: api.Only(d.eng), Config: d.cfg, Box: d.box, Version: version, Log: d.log, Internal: true}
+	return api.Options{Engines: api.Only(d.eng), Config: d.cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Internal: true}
 }
 
 // ready opens the API to commands (they waited while the daemon started)
@@ -443,8 +478,13 @@ func (d *daemon) stop() {
 		d.engines.set(nil, errStopping)
 	}
 	d.live.Store(nil)
+	// No reload applies to this session from now on.
+	d.mu.Lock()
+	d.up = false
+	stopMQTT := d.stopMQTT
+	d.mu.Unlock()
 	d.eng.Shutdown(d.cfg.Daemon.Grace.Duration)
-	d.stopMQTT()
+	stopMQTT()
 }
 
 // tickDone is Serve's onTick: the LEDs show the tick's outcome, and
@@ -454,7 +494,10 @@ func (d *daemon) stop() {
 // which checks the store again as it opens it.
 func (d *daemon) tickDone(rep engine.TickReport, err error) {
 	d.box.Ticked(err)
-	d.dash.ticked(rep, err)
+	d.mu.Lock()
+	dash := d.dash
+	d.mu.Unlock()
+	dash.ticked(rep, err)
 	if err == nil {
 		d.notify("WATCHDOG=1")
 		d.trialCommit()
@@ -473,32 +516,14 @@ func (d *daemon) notify(state string) {
 // this also checks that each provider can run (executables on PATH, API
 // key variables set).
 func (c *runCmd) check(e *env, w *wiring) error {
-	src := e.cfg.Path
-	if src == "" {
-		src = "built-in defaults (no config file)"
-	}
+	src := source(e.cfg)
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
 		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, e.redact.Error(w.warnings[name]))
 	}
 	for _, msg := range e.cfg.Warnings() {
 		fmt.Fprintf(e.stderr, "warning: %s: %s\n", src, msg)
 	}
-	var errs []error
-	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
-		errs = append(errs, fmt.Errorf("%s: providers.%s: %v", src, name, w.problems[name]))
-	}
-	if w.judgeErr != nil {
-		errs = append(errs, fmt.Errorf("%s: %v", src, w.judgeErr))
-	}
-	if _, err := e.cfg.RoleOptions(os.ReadFile); err != nil { // the roles' prompt templates
-		errs = append(errs, err)
-	}
-	if e.cfg.MQTT.Enabled() {
-		if _, err := mqttOptions(e.cfg, os.Hostname); err != nil { // the password and TLS files
-			errs = append(errs, fmt.Errorf("%s: %v", src, err))
-		}
-	}
-	if len(errs) > 0 {
+	if errs := configProblems(e.cfg, w, true); len(errs) > 0 {
 		return &exitError{code: exitUsage, err: errors.Join(errs...)}
 	}
 	judged := "no L2 judge"
@@ -519,16 +544,17 @@ func (c *runCmd) check(e *env, w *wiring) error {
 // every role runs on the demo provider, whatever providers cfg gives
 // roles: the demo sends nothing anywhere.
 //
-// It is a v3.2 quest (SPEC §2.8 "The demo") that shows, at the 5s tick:
+// It is a v3.2 quest (SPEC §2.8 "The demo") that shows, at the 5s tick
+// (each step's follow-up work dispatched as its result commits):
 //   - Teams (planner, executer, accepter): the root Team is rejected once
-//     and revised (a rejects_to edge) by tick 5;
+//     and revised (a rejects_to edge) after the first tick;
 //   - a council of 1 reviewer and 2 judges on the owner's turns: the
 //     reviewer dissents about a proposal the judges promote (a
-//     council-dissent fact on the owner) by tick 7;
+//     council-dissent fact on the owner) after the second;
 //   - one consent: the revised "reproduce it in a small experiment" Team
 //     delivers a conclusion that cites nothing, so L1 says REVIEW and its
-//     accept waits for the (virtual) button, by tick 17; the other Teams
-//     keep running meanwhile.
+//     accept waits for the (virtual) button, after the third; the other
+//     Teams keep running meanwhile.
 //
 // TestDemoShowsCouncilTeamsAndButton counts those ticks.
 func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {

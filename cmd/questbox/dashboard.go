@@ -32,9 +32,10 @@ func (r *dashboardRun) ticked(rep engine.TickReport, err error) {
 // daemon.listen, once the engine runs. A dashboard that cannot start (the
 // port is taken) is logged and the daemon runs on without it: the quests,
 // the LEDs and the button do not depend on it.
-func (d *daemon) serveDashboard() {
+//
+// It serves cfg, the config in force; d.mu is held.
+func (d *daemon) serveDashboard(cfg *config.Config) {
 	d.dash = &dashboardRun{stop: func() {}}
-	cfg := d.cfg
 	if !cfg.Dashboard.Enabled {
 		d.log.Info("dashboard disabled (dashboard.enabled = false)")
 		return
@@ -60,13 +61,13 @@ func (d *daemon) serveDashboard() {
 	m := metrics.New(metrics.Sources{
 		Summary: func() (api.Summary, error) { return d.local.Summary(context.Background()) },
 		OutboxDepth: func() uint64 {
-			if !cfg.MQTT.Enabled() {
+			if !d.current().MQTT.Enabled() {
 				return 0
 			}
 			return eng.LastSeq() - min(eng.LastSeq(), eng.Cursor(mqtt.Consumer))
 		},
 		StorePath:  st.Path(),
-		AgentUsage: d.wire.usage.Usage,
+		AgentUsage: d.usage.Usage,
 		Commits:    st.Commits,
 		MQTTConnected: func() (configured, connected bool) {
 			s, _ := d.box.Status()
@@ -74,7 +75,7 @@ func (d *daemon) serveDashboard() {
 		},
 	})
 	srv, err := dashboard.New(dashboard.Options{
-		API:    api.Options{Engines: d.engines, Config: cfg, Box: d.box, Version: version, Log: d.log, Update: daemonUpdater{d}},
+		API:    api.Options{Engines: d.engines, Config: cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Update: daemonUpdater{d}},
 		Events: d.local, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
 	if err != nil {
 		d.log.Error("dashboard not started", "err", err)

@@ -121,6 +121,7 @@ type localStore struct {
 	mu    sync.Mutex // guards the fields below
 	st    *engine.Store
 	eng   *engine.Engine
+	wire  *wiring
 	write bool
 }
 
@@ -149,20 +150,22 @@ func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, er
 	if err != nil {
 		return nil, err
 	}
-	w := newWiring(l.e.cfg, l.e.getenv, 0)
-	opt, err := w.options(l.e.cfg, l.e.log, st)
+	w := newWiring(l.e.cfg, l.e.getenv, 0, nil)
+	opt, err := w.options(l.e.cfg, l.e.log, st, nil)
 	if err != nil {
+		w.close()
 		st.Close()
 		return nil, err
 	}
 	opt.ReadOnly = !write
 	eng, err := engine.New(st, opt)
 	if err != nil {
+		w.close()
 		st.Close()
 		return nil, err
 	}
 	w.net.recordTo(func() *engine.Engine { return eng }, l.e.log)
-	l.st, l.eng, l.write = st, eng, write
+	l.st, l.eng, l.wire, l.write = st, eng, w, write
 	return eng, nil
 }
 
@@ -190,8 +193,9 @@ func (l *localStore) closeLocked() error {
 		return nil
 	}
 	l.eng.Shutdown(0)
+	l.wire.close()
 	err := l.st.Close()
-	l.st, l.eng = nil, nil
+	l.st, l.eng, l.wire = nil, nil, nil
 	if err != nil {
 		return fmt.Errorf("close the store: %w", err)
 	}

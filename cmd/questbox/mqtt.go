@@ -20,16 +20,18 @@ import (
 // closes, so "offline" is the last word). Without it, MQTT's durable cursor
 // is removed so that it no longer holds events in the outbox. A broker
 // that is down or refuses us never stops the daemon: the box shows it.
-func (d *daemon) startMQTT() {
+//
+// It runs on cfg, the config in force; d.mu is held.
+func (d *daemon) startMQTT(cfg *config.Config) {
 	d.stopMQTT = func() {}
-	if !d.cfg.MQTT.Enabled() {
+	if !cfg.MQTT.Enabled() {
 		d.box.SetBroker(box.Broker{})
 		if err := d.eng.RemoveConsumer(mqtt.Consumer); err != nil {
 			d.log.Error("mqtt: could not remove the MQTT outbox cursor", "err", err)
 		}
 		return
 	}
-	opt, err := mqttOptions(d.cfg, os.Hostname)
+	opt, err := mqttOptions(cfg, os.Hostname)
 	if err == nil {
 		opt.OnState, opt.Log = d.setBroker, d.log
 		var c *mqtt.Client
@@ -53,7 +55,7 @@ func (d *daemon) startMQTT() {
 			return
 		}
 	}
-	d.log.Error("mqtt: not started; fix the [mqtt] section and restart", "err", err)
+	d.log.Error("mqtt: not started; fix the [mqtt] section and reload", "err", err)
 	d.setBroker(box.Broker{Configured: true, Error: err.Error(), Fault: true})
 }
 

@@ -90,8 +90,9 @@ func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	w := newWiring(cfg, func(string) string { return "" }, 0)
-	opt, err := w.options(cfg, nil, st)
+	w := newWiring(cfg, func(string) string { return "" }, 0, nil)
+	t.Cleanup(w.close)
+	opt, err := w.options(cfg, nil, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,8 @@ type = "command"
 argv = ["sh", "-c", "cat >/dev/null; echo 'boom: the model is missing' >&2; exit 3"]
 [providers.slow]
 type = "command"
-timeout = "1s"
+# Long enough for the confined start and the echo on a loaded machine.
+timeout = "3s"
 argv = ["sh", "-c", "cat >/dev/null; echo 'waiting for godot' >&2; exec sleep 600"]
 [providers.flood]
 type = "command"

@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/questbox/questbox/ui/api"
 	"strings"
+	"time"
+
+	"github.com/questbox/questbox/ui/api"
 )
 
 // statusCmd is `status QUEST`: counts per status and what is left of the
@@ -65,5 +67,14 @@ func (c *statusCmd) run(ctx context.Context, e *env, args []string) error {
 	l := v.Limits
 	fmt.Fprintf(w, "remaining: %d of %d agent runs, %d of %d tokens, %s of %s wall clock\n",
 		v.Remaining.AgentRuns, l.MaxAgentRuns, v.Remaining.Tokens, l.TokenBudget, v.Remaining.WallClock, l.WallClock)
+	// Which configuration the daemon runs on (a reload replaces it);
+	// without a daemon there is none to show.
+	if h, err := e.door.api(ctx).Health(ctx); err == nil && h.Config != nil {
+		file := h.Config.File
+		if file == "" {
+			file = "built-in defaults"
+		}
+		fmt.Fprintf(w, "config: generation %d, loaded %s from %s\n", h.Config.Generation, h.Config.Loaded.Local().Format(time.DateTime), file)
+	}
 	return nil
 }

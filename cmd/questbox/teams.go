@@ -17,7 +17,7 @@ type teamFlags struct {
 
 func (f *teamFlags) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.teams, "teams", false, "the owner dispatches Teams: planner -> executer -> accepter (team mode only)")
-	fs.IntVar(&f.maxRevisions, "max-revisions", 2, "with --teams: rejections before a Team is team_blocked")
+	fs.IntVar(&f.maxRevisions, "max-revisions", 2, "with --teams: revisions a Team may make; the rejection after them makes it team_blocked")
 	fs.StringVar(&f.acceptMode, "accept-mode", "judge", "with --teams: judge, or human (the accept waits for the button)")
 }
 

@@ -9,7 +9,9 @@ import (
 
 // tickCmd is `tick`: exactly one round, waiting for the runs it started
 // (for cron and tests). Through the daemon it is one extra round of the
-// daemon's engine, and it also waits for the daemon's other runs. Without
+// daemon's engine, and it also waits for the daemon's other runs and for
+// the follow-up work their results enable (a Team's next stages, a
+// council's merge: docs/design.md, "When work is dispatched"). Without
 // a daemon, Ctrl-C cancels the runs: their nodes go back to pending with an
 // interrupted attempt.
 type tickCmd struct{}

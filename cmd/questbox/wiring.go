@@ -121,9 +121,15 @@ type wiring struct {
 // provider that looks the executable up again at each run: the engine
 // stops its quest with the precise message (agent.ErrNotFound), and
 // installing the program later makes it work without a restart.
-func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration) *wiring {
+//
+// usage adds up what the providers' runs use; nil starts a new count (a
+// reload passes the running daemon's, so the metrics' totals go on).
+func newWiring(cfg *config.Config, getenv func(string) string, demoDelay time.Duration, usage *usageMeter) *wiring {
+	if usage == nil {
+		usage = newUsageMeter()
+	}
 	w := &wiring{providers: map[string]engine.Provider{}, problems: map[string]error{}, warnings: map[string]error{},
-		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: newUsageMeter()}
+		gates: newCatalogs(cfg), net: newNetwork(cfg.Network), usage: usage}
 	w.launcher, w.confineErr = newLauncher(cfg)
 	if w.launcher != nil {
 		w.net.exec.Confine = confineProgram(w.launcher)
@@ -244,8 +250,9 @@ func (c *catalogs) quest(q *engine.Quest) (*gates.Catalog, error) {
 }
 
 // options are the engine options from the configuration. The L2 judge, if
-// configured, caches its verdicts in st.
-func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store) (engine.Options, error) {
+// configured, caches its verdicts in st. The runs' logs are logs, or,
+// when nil, the directory next to the store, opened with cfg's limits.
+func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store, logs *runlog.Dir) (engine.Options, error) {
 	d := cfg.Defaults
 	j, err := w.newJudge(cfg, st.JudgeCache())
 	if err != nil {
@@ -280,6 +287,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		Vendors:        cfg.Vendors(),
 		Redaction:      w.redaction,
 		EgressConsent:  cfg.Privacy.EgressConsent,
+		MaxTokens:      maxTokens(cfg),
 	}
 	if cfg.MQTT.Enabled() {
 		opt.OutboxMax = cfg.MQTT.OutboxMax // the bound of the events that wait for the broker
@@ -288,13 +296,31 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store)
 		opt.Judge = j // a nil *judge.Judge in the interface would not be nil
 	}
 	// The runs' logs live next to the store, in files (SPEC §2.9).
-	logs := filepath.Join(st.Dir(), "logs")
-	if st.ReadOnly() {
-		opt.Logs = runlog.OpenReadOnly(logs)
-	} else if opt.Logs, err = runlog.Open(logs, int64(cfg.Logs.PerRun), int64(cfg.Logs.Total)); err != nil {
-		return engine.Options{}, err
+	dir := filepath.Join(st.Dir(), "logs")
+	switch {
+	case logs != nil:
+		opt.Logs = logs
+	case st.ReadOnly():
+		opt.Logs = runlog.OpenReadOnly(dir)
+	default:
+		if opt.Logs, err = runlog.Open(dir, int64(cfg.Logs.PerRun), int64(cfg.Logs.Total)); err != nil {
+			return engine.Options{}, err
+		}
 	}
 	return opt, nil
+}
+
+// maxTokens names the providers that cap their answers (an openai
+// provider's max_tokens), with their caps: a run on one reserves by it
+// (engine.Options.MaxTokens).
+func maxTokens(cfg *config.Config) map[string]int {
+	out := map[string]int{}
+	for name, p := range cfg.Providers {
+		if p.Type == config.TypeOpenAI && p.MaxTokens > 0 {
+			out[name] = p.MaxTokens
+		}
+	}
+	return out
 }
 
 // lazyCommand is a command provider whose executable is looked up until it
@@ -335,6 +361,14 @@ func (l *lazyCommand) Run(ctx context.Context, req agent.Request) (agent.Reply, 
 		return agent.Reply{}, err
 	}
 	return c.Run(ctx, req)
+}
+
+// close removes what the runs leave in the runs' directory (their
+// temporary and scratch directories) once no run is in flight.
+func (w *wiring) close() {
+	if w.launcher != nil {
+		_ = w.launcher.Close()
+	}
 }
 
 // providerNames lists the providers a quest may use.

@@ -64,12 +64,14 @@ func CutMarker(n int64) string {
 
 // Dir is a directory of run logs.
 type Dir struct {
-	path          string
-	perRun, total int64
+	path string
 
-	mu     sync.Mutex       // guards live, closed, closedSum, removing and unsynced
-	live   map[string]*Log  // run id -> its open log
-	closed map[string]int64 // run id -> size of its closed log
+	mu sync.Mutex // guards perRun, total, live, closed, closedSum, removing and unsynced
+	// perRun and total are the bounds (Open, SetLimits); 0 on a
+	// read-only Dir.
+	perRun, total int64
+	live          map[string]*Log  // run id -> its open log
+	closed        map[string]int64 // run id -> size of its closed log
 	// removing holds the closed logs a Create is deleting (outside mu).
 	removing map[string]bool
 	// unsynced counts the logs closed since the last Sync began (only
@@ -116,11 +118,8 @@ func (d *Dir) dropClosed(run string) {
 // perRun bytes per run and total bytes in all. It does not prune: a
 // smaller total takes effect at the next Create.
 func Open(path string, perRun, total int64) (*Dir, error) {
-	if perRun < MinPerRun {
-		return nil, fmt.Errorf("run logs: %d bytes per run is below the minimum %d", perRun, MinPerRun)
-	}
-	if total < perRun {
-		return nil, fmt.Errorf("run logs: a total of %d bytes is below the %d bytes of one run", total, perRun)
+	if err := checkLimits(perRun, total); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(path, 0o750); err != nil {
 		return nil, fmt.Errorf("run logs: %w", err)
@@ -140,6 +139,33 @@ func Open(path string, perRun, total int64) (*Dir, error) {
 		}
 	}
 	return d, nil
+}
+
+// SetLimits changes the bounds of a Dir that Open opened, as Open checks
+// them: the logs open now keep the room they were created with, the next
+// Create cuts at perRun and prunes to the new total. The daemon's reload
+// (SIGHUP) calls it.
+func (d *Dir) SetLimits(perRun, total int64) error {
+	if err := checkLimits(perRun, total); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.perRun == 0 {
+		return errors.New("run logs: the limits of a read-only directory cannot be set")
+	}
+	d.perRun, d.total = perRun, total
+	return nil
+}
+
+func checkLimits(perRun, total int64) error {
+	if perRun < MinPerRun {
+		return fmt.Errorf("run logs: %d bytes per run is below the minimum %d", perRun, MinPerRun)
+	}
+	if total < perRun {
+		return fmt.Errorf("run logs: a total of %d bytes is below the %d bytes of one run", total, perRun)
+	}
+	return nil
 }
 
 // OpenReadOnly opens an existing log directory to read it; a missing one

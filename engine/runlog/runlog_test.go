@@ -225,3 +225,43 @@ func TestSyncCoversEveryClosedLog(t *testing.T) {
 		t.Errorf("after Sync: %d unsynced, want 0", got)
 	}
 }
+
+// SetLimits: a smaller total prunes at the next Create, a larger per-run
+// bound cuts later; limits Open would refuse are refused and change
+// nothing.
+func TestSetLimits(t *testing.T) {
+	d, err := Open(t.TempDir(), MinPerRun, 4*MinPerRun)
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(run string, n int) {
+		t.Helper()
+		l, err := d.Create(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Write(bytes.Repeat([]byte("x"), n))
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, r := range []string{"r1", "r2", "r3"} {
+		write(r, MinPerRun)
+	}
+	if err := d.SetLimits(MinPerRun, MinPerRun/2); err == nil {
+		t.Fatal("a total below one run's bound was accepted")
+	}
+	if err := d.SetLimits(2*MinPerRun, 2*MinPerRun); err != nil {
+		t.Fatal(err)
+	}
+	write("r4", 2*MinPerRun)
+	if s := d.Size(); s > 2*MinPerRun {
+		t.Errorf("after the total went down to %d: the logs hold %d bytes", 2*MinPerRun, s)
+	}
+	if !d.Has("r4") || d.Has("r3") {
+		t.Errorf("after the new limits: r4 kept %v, r3 kept %v; want the new log whole and the older ones pruned", d.Has("r4"), d.Has("r3"))
+	}
+	if err := OpenReadOnly(t.TempDir()).SetLimits(MinPerRun, MinPerRun); err == nil {
+		t.Error("SetLimits on a read-only directory was accepted")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -362,5 +363,25 @@ func TestExec(t *testing.T) {
 				t.Errorf("got %+v, want code %d stdout %q timedout %v", got, tt.wantCode, tt.wantOut, tt.wantTO)
 			}
 		})
+	}
+}
+
+// Exec.Confine rewrites each program's command before it starts (the
+// daemon confines it there), its cleanup runs once the program has
+// ended, and its error stops the run before anything starts.
+func TestExecConfine(t *testing.T) {
+	cleaned := 0
+	e := Exec{Confine: func(cmd *exec.Cmd) (func(), error) {
+		cmd.Args = append(cmd.Args, "confined")
+		return func() { cleaned++ }, nil
+	}}
+	got, err := e.Run(context.Background(), []string{"echo"}, nil)
+	if err != nil || got.Stdout != "confined\n" || cleaned != 1 {
+		t.Errorf("got %+v, %v, %d cleanups; want the rewritten command's output and one cleanup", got, err, cleaned)
+	}
+	refused := errors.New("no confinement here")
+	e.Confine = func(*exec.Cmd) (func(), error) { return nil, refused }
+	if _, err := e.Run(context.Background(), []string{"echo"}, nil); !errors.Is(err, refused) {
+		t.Errorf("got %v, want the confinement's error", err)
 	}
 }

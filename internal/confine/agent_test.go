@@ -1,3 +1,5 @@
+//go:build linux
+
 package confine
 
 import (
@@ -74,6 +76,19 @@ func attempt(verb, arg string) error {
 			return err
 		}
 		return c.Close()
+	case "dialunix":
+		c, err := net.Dial("unix", arg)
+		if err != nil {
+			return err
+		}
+		return c.Close()
+	case "socketpair":
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			return err
+		}
+		syscall.Close(fds[0])
+		return syscall.Close(fds[1])
 	case "selfdial": // over the run's own loopback
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {

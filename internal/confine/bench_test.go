@@ -1,3 +1,5 @@
+//go:build linux
+
 package confine
 
 import (
@@ -14,14 +16,23 @@ const launcherEnv = "QUESTBOX_CONFINE_LAUNCHER"
 
 // benchRun runs /bin/true to its end, confined by l when l is not nil:
 // the same harness measures what the confinement adds to a run. Beside
-// the wall time it reports the run's own CPU time (user and system, the
-// launcher's and the agent's: the same process) and its peak RSS, which
-// for a program as small as true is the launcher's, since the agent
-// replaces the launcher in place.
+// the wall time it reports the CPU time the daemon's side spends (this
+// process: the spec, the temporary directory, the fork), the run's own
+// CPU time (user and system, the launcher's and the agent's: the same
+// process) and its peak RSS, which for a program as small as true is the
+// launcher's, since the agent replaces the launcher in place.
 func benchRun(b *testing.B, l *Launcher, r Run) {
 	b.Helper()
 	var cpu time.Duration
 	var rss int64
+	self := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := self()
 	for b.Loop() {
 		cmd := exec.Command("/bin/true")
 		cmd.Env = []string{"PATH=/usr/bin:/bin"}
@@ -38,9 +49,10 @@ func benchRun(b *testing.B, l *Launcher, r Run) {
 		cleanup()
 		cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, ru.Maxrss)
+			rss = max(rss, int64(ru.Maxrss))
 		}
 	}
+	b.ReportMetric(float64((self()-start).Microseconds())/1000/float64(b.N), "daemon-cpu-ms/op")
 	b.ReportMetric(float64(cpu.Microseconds())/1000/float64(b.N), "cpu-ms/op")
 	b.ReportMetric(float64(rss), "peak-rss-KiB")
 }

@@ -101,14 +101,9 @@ func New(cfg Config) (*Launcher, error) {
 		return nil, err
 	}
 	l.runs = runs
-	// The file the namespaces' mounts put over each hidden file: empty,
-	// mode 0, in no run's reach.
 	l.blank = filepath.Join(l.runs, "blank")
-	if err := os.WriteFile(l.blank, nil, 0); err != nil && !errors.Is(err, fs.ErrPermission) {
-		return nil, fmt.Errorf("confine: %w", err)
-	}
-	if err := os.Chmod(l.blank, 0); err != nil {
-		return nil, fmt.Errorf("confine: %w", err)
+	if err := l.makeRuns(); err != nil {
+		return nil, err
 	}
 	for _, h := range cfg.Hidden {
 		if h == "" {
@@ -136,6 +131,27 @@ func New(cfg Config) (*Launcher, error) {
 		}
 	}
 	return l, nil
+}
+
+// makeRuns makes the runs' directory and the blank file in it, if they
+// are missing: another launcher over the same directory (a CLI's engine
+// that stopped as the daemon started) may have removed them (Close).
+func (l *Launcher) makeRuns() error {
+	if err := privateDir(l.runs); err != nil {
+		return err
+	}
+	// The file the namespaces' mounts put over each hidden file: empty,
+	// mode 0, in no run's reach.
+	if _, err := os.Lstat(l.blank); err == nil {
+		return nil
+	}
+	if err := os.WriteFile(l.blank, nil, 0); err != nil && !errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("confine: %w", err)
+	}
+	if err := os.Chmod(l.blank, 0); err != nil {
+		return fmt.Errorf("confine: %w", err)
+	}
+	return nil
 }
 
 // privateDir makes dir mode 0700 if it is missing, and refuses one that
@@ -187,6 +203,17 @@ func resolve(path string) (string, error) {
 // within reports whether path is dir or lies below it.
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
+}
+
+// Close removes the runs' directory, and with it every run's temporary
+// directory and every quest's scratch directory: call it once no run is
+// in flight and none will start (the daemon stops).
+func (l *Launcher) Close() error {
+	removeAll(l.runs)
+	if _, err := os.Lstat(l.runs); !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("confine: the runs directory %s stays: %v", l.runs, err)
+	}
+	return nil
 }
 
 // Hidden is the resolved hidden paths.
@@ -329,6 +356,9 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 			return nil, err
 		}
 		sp.Write = append(sp.Write, w)
+	}
+	if err := l.makeRuns(); err != nil {
+		return nil, err
 	}
 	tmp, err := os.MkdirTemp(l.runs, "run-")
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package confine
 
 import (
@@ -5,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,13 +25,15 @@ type harness struct {
 	l                      *Launcher
 	data, secret, config   string
 	project, outside, runs string
+	sock                   string // a hidden socket's path, not bound
 }
 
 func newHarness(t *testing.T, without ...Layer) *harness {
 	t.Helper()
 	root := t.TempDir()
 	h := &harness{t: t, data: filepath.Join(root, "data"), config: filepath.Join(root, "questbox.toml"),
-		project: filepath.Join(root, "project"), outside: filepath.Join(root, "outside"), runs: filepath.Join(root, "runs")}
+		project: filepath.Join(root, "project"), outside: filepath.Join(root, "outside"), runs: filepath.Join(root, "runs"),
+		sock: filepath.Join(root, "control.sock")}
 	h.secret = filepath.Join(h.data, "questbox.db")
 	for _, d := range []string{h.data, h.project, h.outside} {
 		if err := os.Mkdir(d, 0o755); err != nil {
@@ -40,7 +45,7 @@ func newHarness(t *testing.T, without ...Layer) *harness {
 			t.Fatal(err)
 		}
 	}
-	l, err := New(Config{Hidden: []string{h.data, h.config, filepath.Join(root, "nonexistent.sock")}, Runs: h.runs, Without: without})
+	l, err := New(Config{Hidden: []string{h.data, h.config, h.sock}, Runs: h.runs, Without: without})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,6 +166,16 @@ func TestConfinedAgent(t *testing.T) {
 				t.Fatal(err)
 			}
 			leaked := strconv.Itoa(leak) + "/" + strconv.FormatUint(st.Ino, 10)
+			// A socket in the data directory, and the control socket
+			// elsewhere (bound after the launcher was made).
+			sock := filepath.Join(h.data, "questbox.sock")
+			for _, s := range []string{sock, h.sock} {
+				ln, err := net.Listen("unix", s)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer ln.Close()
+			}
 			os.Setenv("QB_DAEMON_SECRET", "s3cret")
 			defer os.Unsetenv("QB_DAEMON_SECRET")
 
@@ -170,6 +185,7 @@ func TestConfinedAgent(t *testing.T) {
 				"read:/etc/hostname",
 				"list:" + h.outside,
 				"getenv:TMPDIR",
+				"socketpair:",
 			}
 			mustRefuse := []string{
 				"read:" + h.secret,
@@ -192,6 +208,8 @@ func TestConfinedAgent(t *testing.T) {
 				"read:/proc/" + self + "/fd/" + strconv.Itoa(leak),
 				"read:/proc/" + self + "/root" + h.secret,
 				"list:/proc/" + self + "/cwd",
+				"dialunix:" + sock,
+				"dialunix:" + h.sock,
 				"userns:",
 				"mount:" + h.project,
 				"fd:" + leaked,

@@ -42,12 +42,16 @@ func llHandled(abi int) uint64 {
 		// other device through a descriptor it opens.
 		h |= unix.LANDLOCK_ACCESS_FS_IOCTL_DEV
 	}
-	if abi >= 9 {
+	if abi >= llResolveUnixABI {
 		// Connecting to a pathname unix socket: the control socket.
 		h |= unix.LANDLOCK_ACCESS_FS_RESOLVE_UNIX
 	}
 	return h
 }
+
+// llResolveUnixABI is the first Landlock ABI that rules connections to
+// pathname unix sockets.
+const llResolveUnixABI = 9
 
 // devices are the device files a run may read and write; every other
 // file under /dev is out of reach (a raw disk would bypass every rule on
@@ -82,10 +86,10 @@ func landlockABI() (int, error) {
 // run; from ABI 4, a run with neither network nor a network namespace
 // may not bind or connect TCP. Landlock also refuses to let the run
 // ptrace (or read the /proc entries of) a process outside it.
-func restrict(sp *spec) (string, error) {
-	abi, err := landlockABI()
+func restrict(sp *spec) (abi int, detail string, err error) {
+	abi, err = landlockABI()
 	if err != nil {
-		return "", err
+		return 0, "", err
 	}
 	attr := rulesetAttr{fs: llHandled(abi)}
 	if !sp.Network && !sp.NetNS && abi >= 4 {
@@ -96,7 +100,7 @@ func restrict(sp *spec) (string, error) {
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
-		return "", fmt.Errorf("creating the ruleset: %w", errno)
+		return abi, "", fmt.Errorf("creating the ruleset: %w", errno)
 	}
 	ruleset := int(fd)
 	defer unix.Close(ruleset)
@@ -129,22 +133,22 @@ func restrict(sp *spec) (string, error) {
 	}
 	for _, d := range devices {
 		if err := allow(d, llDevice, false); err != nil && !errors.Is(err, unix.ENOENT) {
-			return "", err
+			return abi, "", err
 		}
 	}
 	for _, w := range sp.Write {
 		if err := allow(w, llWrite, true); err != nil {
-			return "", fmt.Errorf("writable %s: %w", w, err)
+			return abi, "", fmt.Errorf("writable %s: %w", w, err)
 		}
 	}
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, uintptr(ruleset), 0, 0); errno != 0 {
-		return "", fmt.Errorf("restrict_self: %w", errno)
+		return abi, "", fmt.Errorf("restrict_self: %w", errno)
 	}
-	detail := fmt.Sprintf("ABI %d", abi)
+	detail = fmt.Sprintf("ABI %d", abi)
 	if abi < 6 {
 		detail += "; no signal or abstract socket scope before ABI 6"
 	}
-	return detail, nil
+	return abi, detail, nil
 }
 
 // root is a path a run may read beneath.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -31,6 +32,9 @@ func (l *Launcher) rewrite(cmd *exec.Cmd, sp *spec) error {
 	cmd.SysProcAttr = sysProcAttr(sp.NS, sp.NetNS)
 	return nil
 }
+
+// probeTimeout bounds one start of the launcher in probe mode.
+const probeTimeout = time.Minute
 
 // sysProcAttr is how the launcher is started: a session of its own, and,
 // with ns, new user, PID, mount and IPC namespaces (and a network one
@@ -72,6 +76,11 @@ func (l *Launcher) probe(ctx context.Context) Report {
 		return r
 	}
 	defer removeAll(tmp)
+	// The probe starts a process that does a few system calls and
+	// exits; one that hangs (a kernel stuck in a mount) must not hold the
+	// daemon's start for ever.
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
 	try := func(ns, netns bool) (Report, error) {
 		sp := l.probeSpec(tmp)
 		sp.NS, sp.NetNS = ns, netns

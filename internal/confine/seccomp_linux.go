@@ -77,20 +77,29 @@ func archs() []sysnums {
 // ABI it does not know kill the process: their numbers mean other calls.
 // With noInet (no network and no network namespace) it also refuses
 // IPv4, IPv6 and packet sockets, the egress rule where the kernel gives
-// no network namespace.
-func filter(noInet bool) (string, error) {
-	prog, err := program(archs(), noInet)
+// no network namespace; with noUnix, unix sockets, where nothing else
+// keeps a run from connecting to the control socket.
+func filter(noInet, noUnix bool) (string, error) {
+	prog, err := program(archs(), noInet, noUnix)
 	if err != nil {
 		return "", err
 	}
 	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
 	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, unix.SECCOMP_FILTER_FLAG_TSYNC,
 		uintptr(unsafe.Pointer(&fprog))); errno != 0 {
-		return "", fmt.Errorf("seccomp: %w", errno)
+		// A service manager's own filter may refuse seccomp(2) (it is
+		// not in every @system-service). prctl sets the filter on this
+		// thread only, which is the thread that execs the agent.
+		if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
+			return "", fmt.Errorf("seccomp: %v; prctl: %w", errno, err)
+		}
 	}
 	detail := fmt.Sprintf("%d system calls refused", len(denied)+1)
 	if noInet {
 		detail += ", no IPv4 or IPv6 sockets"
+	}
+	if noUnix {
+		detail += ", no unix sockets"
 	}
 	return detail, nil
 }
@@ -142,9 +151,10 @@ func (a *asm) resolve() ([]unix.SockFilter, error) {
 // program is the filter for the ABIs as: per ABI, the denied calls
 // (EPERM), clone3 (ENOSYS, so that the C library falls back to clone,
 // whose flags can be read), clone and unshare with CLONE_NEWUSER (EPERM),
-// and with noInet socket for AF_INET, AF_INET6 or AF_PACKET (EPERM) and
-// socketcall (ENOSYS, its arguments cannot be read).
-func program(as []sysnums, noInet bool) ([]unix.SockFilter, error) {
+// with noInet socket for AF_INET, AF_INET6 or AF_PACKET and with noUnix
+// socket for AF_UNIX (EPERM), and with either socketcall (ENOSYS, its
+// arguments cannot be read).
+func program(as []sysnums, noInet, noUnix bool) ([]unix.SockFilter, error) {
 	if len(as) == 0 {
 		return nil, fmt.Errorf("no system call table for %s", runtime.GOARCH)
 	}
@@ -173,7 +183,7 @@ func program(as []sysnums, noInet bool) ([]unix.SockFilter, error) {
 		a.jump(unix.BPF_JEQ, s.nr["clone3"], p+"enosys")
 		a.jump(unix.BPF_JEQ, s.nr["clone"], p+"flags")
 		a.jump(unix.BPF_JEQ, s.nr["unshare"], p+"flags")
-		if noInet {
+		if noInet || noUnix {
 			a.jump(unix.BPF_JEQ, s.nr["socket"], p+"socket")
 			if nr, ok := s.nr["socketcall"]; ok {
 				a.jump(unix.BPF_JEQ, nr, p+"enosys")
@@ -184,11 +194,16 @@ func program(as []sysnums, noInet bool) ([]unix.SockFilter, error) {
 		a.load(offArg0)
 		a.jump(unix.BPF_JSET, unix.CLONE_NEWUSER, p+"eperm")
 		a.ret(unix.SECCOMP_RET_ALLOW)
-		if noInet {
+		if noInet || noUnix {
 			a.label(p + "socket")
 			a.load(offArg0)
-			for _, af := range []uint32{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
-				a.jump(unix.BPF_JEQ, af, p+"eperm")
+			if noInet {
+				for _, af := range []uint32{unix.AF_INET, unix.AF_INET6, unix.AF_PACKET} {
+					a.jump(unix.BPF_JEQ, af, p+"eperm")
+				}
+			}
+			if noUnix {
+				a.jump(unix.BPF_JEQ, unix.AF_UNIX, p+"eperm")
 			}
 			a.ret(unix.SECCOMP_RET_ALLOW)
 		}

@@ -209,17 +209,13 @@ func consentViews(eng *engine.Engine) ([]Consent, error) {
 	return out, nil
 }
 
-// cutHead is s cut to at most n bytes at a rune boundary, with "…" when
-// cut.
+// cutHead is s cut to at most n bytes at a rune boundary (Clip), with
+// "…" when cut.
 func cutHead(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if v, cut := Clip(s, n); cut > 0 {
+		return v + "…"
 	}
-	i := n
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i] + "…"
+	return s
 }
 
 // cutTail is the last at most n bytes of s, from a rune boundary.

@@ -52,12 +52,12 @@ func TestGoldenConsentViews(t *testing.T) {
 				{Kind: engine.ReasonTeamAccept, Text: "human accept of Team n7 (the deliverable's L1 gate asks for review); the accepter says: it compares both engines", Team: "n7"},
 				{Kind: engine.ReasonRule, Text: citationsPresent.String(), Fact: &citationsPresent}},
 			Deliverable: engine.Deliverable{Node: "n8", Verdict: "conclusion", Evidence: "engine A read 38 of 40, engine B 31 of 40."}}},
-		// A kind this questbox does not know (one a later one records) is
-		// shown by its text.
-		{"consent_other_kind", engine.ConsentRequest{Node: "n3", Quest: "q2", Role: "scout", Hypothesis: "ask the cloud",
-			ClaimHash: strings.Repeat("a4", 32), Why: "egress", Since: t0,
-			Reasons:     []engine.ConsentReason{{Kind: "egress", Text: "would send the material to anthropic"}},
-			Deliverable: engine.Deliverable{Node: "n3"}}},
+		// Every face shows a reason by its text, whatever its kind.
+		{"consent_egress", engine.ConsentRequest{Node: "n3", Quest: "q2", Role: engine.RoleEgress,
+			Hypothesis: "Egress consent: may quest q2 send its material to anthropic?", ClaimHash: strings.Repeat("a4", 32),
+			Why: "quest q2 would send its material to vendor anthropic (egress)", Since: t0,
+			Reasons:     []engine.ConsentReason{{Kind: engine.ReasonEgress, Text: "quest q2 would send its material to vendor anthropic (egress)"}},
+			Deliverable: engine.Deliverable{Node: "n3", Evidence: `Quest q2 "ocr" may send its material (its direction, its nodes' prompts and answers, the sources they cite) to anthropic, as its egress (local,anthropic) allows.`}}},
 	} {
 		golden(t, tc.name, ConsentView(tc.r, now))
 	}

@@ -48,6 +48,10 @@ type Options struct {
 	Engines Engines
 	// Config gives the gate profiles (rules) and is never changed.
 	Config *config.Config
+	// Loaded, when set, gives the configuration in force instead of
+	// Config: a daemon's, which its reload (SIGHUP) replaces. /healthz
+	// then reports its generation and when it was loaded.
+	Loaded func() LoadedConfig
 	// Box is the daemon's LEDs and button; nil when no daemon runs (the
 	// device routes then answer unavailable).
 	Box *box.Box
@@ -70,6 +74,14 @@ type Options struct {
 	// client. The control socket and the in-process door set it; the
 	// network door does not, and logs it instead.
 	Internal bool
+}
+
+// LoadedConfig is a configuration in force, with its generation and when
+// it was loaded (Options.Loaded).
+type LoadedConfig struct {
+	Config     *config.Config
+	Generation uint64
+	At         time.Time
 }
 
 // Server is the API's handlers. It is safe for concurrent use.
@@ -215,12 +227,24 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 // when the store was refused and the daemon waits for a repair.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	h := Health{Status: "ok", Version: s.opt.Version}
+	if s.opt.Loaded != nil {
+		l := s.opt.Loaded()
+		h.Config = &ConfigState{Generation: l.Generation, Loaded: l.At.UTC(), File: l.Config.Path}
+	}
 	if b := s.opt.Box; b != nil {
 		if st, _ := b.Status(); st.Halted != nil {
 			h.Status, h.Reason = "waiting", st.Halted.Error()
 		}
 	}
 	writeJSON(w, http.StatusOK, h)
+}
+
+// config is the configuration in force (Options.Loaded, else Config).
+func (s *Server) config() *config.Config {
+	if s.opt.Loaded != nil {
+		return s.opt.Loaded().Config
+	}
+	return s.opt.Config
 }
 
 // questList lists the quests. Where no store exists (no daemon, a data
@@ -265,7 +289,7 @@ type NewQuest struct {
 	// egress does not allow, is refused (400) naming it.
 	RoleProviders map[string]string `json:"role_providers,omitempty"`
 	Egress        []string          `json:"egress,omitempty"`
-	// Teams (v3.2): the owner dispatches Teams, each rejected at most
+	// Teams (v3.2): the owner dispatches Teams, each revised at most
 	// max_revisions times (default 2); accept_mode judge (default) or
 	// human (the accept is a button consent). Refused in solo mode.
 	Teams        bool    `json:"teams,omitempty"`
@@ -618,7 +642,7 @@ func (s *Server) rules(w http.ResponseWriter, r *http.Request) {
 		if quest != "" && gate != "" {
 			return errorf(CodeInvalid, "rules takes --quest or --gate, not both")
 		}
-		cfg := s.opt.Config
+		cfg := s.config()
 		v := Rules{Gate: cfg.Defaults.Gate}
 		switch {
 		case quest != "":

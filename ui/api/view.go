@@ -50,7 +50,7 @@ type Quest struct {
 	// Council is the providers of the council's members.
 	Council    *Council `json:"council,omitempty"`
 	PhaseGates []string `json:"phase_gates,omitempty"`
-	// Teams: the owner dispatches Teams, each rejected at most
+	// Teams: the owner dispatches Teams, each revised at most
 	// MaxRevisions times; AcceptMode is judge or human.
 	Teams        bool   `json:"teams,omitempty"`
 	MaxRevisions int    `json:"max_revisions,omitempty"`
@@ -348,6 +348,19 @@ type Health struct {
 	Status  string `json:"status"` // ok, waiting (the store is refused)
 	Version string `json:"version"`
 	Reason  string `json:"reason,omitempty"`
+	// Config is the daemon's configuration in force; absent when no
+	// daemon answers.
+	Config *ConfigState `json:"config,omitempty"`
+}
+
+// ConfigState says which configuration a daemon runs on: its
+// generation (1 at start-up, one more for each reload that applied a
+// file), when that generation was loaded, and from which file ("" for
+// the built-in defaults).
+type ConfigState struct {
+	Generation uint64    `json:"generation"`
+	Loaded     time.Time `json:"loaded"`
+	File       string    `json:"file"`
 }
 
 // Export is one batch of an export: the terminal nodes not exported yet,

@@ -34,7 +34,7 @@ const (
 	NodeExhausted       NodeStatus = "exhausted"
 	NodeCouncilPending  NodeStatus = "council_pending" // an owner waiting for its council
 	NodeRevising        NodeStatus = "revising"        // a Team whose revision runs
-	NodeTeamBlocked     NodeStatus = "team_blocked"    // a Team rejected max_revisions times (terminal)
+	NodeTeamBlocked     NodeStatus = "team_blocked"    // a Team rejected past its max_revisions (terminal)
 )
 
 // NodeStatuses lists every node status in display order (the order of a

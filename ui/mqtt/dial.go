@@ -75,6 +75,7 @@ func (s *session) pahoOptions() *paho.ClientOptions {
 		SetPingTimeout(pingTimeout).
 		SetWriteTimeout(writeTimeout).
 		SetDialer(&net.Dialer{Timeout: connectTimeout}).
+		SetCustomOpenConnectionFn(openBatched).
 		SetOrderMatters(true). // commands in the order sent; the handler never blocks
 		SetWill(s.c.statusTopic(), offline, 1, true).
 		SetConnectionLostHandler(func(_ paho.Client, err error) { s.lose(err) })

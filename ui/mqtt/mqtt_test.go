@@ -4,6 +4,9 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"strings"
 	"testing"
 
@@ -308,4 +311,50 @@ func mustTLS(t *testing.T, f TLSFiles) *tls.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestBatchedConnGathersWrites: what is written while a write is on its
+// way goes out in one write, in order, and nothing is held back; after
+// a failed write every Write fails; Close sends what was queued.
+func TestBatchedConnGathersWrites(t *testing.T) {
+	a, b := net.Pipe()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	c := newBatchedConn(a)
+	want := ""
+	for i := range 100 {
+		s := fmt.Sprintf("packet %d;", i)
+		want += s
+		if n, err := c.Write([]byte(s)); err != nil || n != len(s) {
+			t.Fatalf("write %d: %d, %v", i, n, err)
+		}
+	}
+	got := make([]byte, len(want))
+	reads := 0
+	for n := 0; n < len(got); reads++ {
+		m, err := b.Read(got[n:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += m
+	}
+	if string(got) != want {
+		t.Fatalf("read %q, want %q", got, want)
+	}
+	if reads >= 100 {
+		t.Errorf("100 writes queued together reached the peer in %d reads, want them gathered", reads)
+	}
+	// The last bytes before Close (a DISCONNECT) go out.
+	if _, err := c.Write([]byte("bye")); err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- c.Close() }()
+	bye := make([]byte, 3)
+	if _, err := io.ReadFull(b, bye); err != nil || string(bye) != "bye" {
+		t.Fatalf("after Close: read %q, %v; want bye", bye, err)
+	}
+	<-closed
+	if _, err := c.Write([]byte("late")); err == nil {
+		t.Error("a write after Close succeeded")
+	}
 }

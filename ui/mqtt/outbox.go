@@ -7,6 +7,8 @@ import (
 	"time"
 
 	paho "github.com/eclipse/paho.mqtt.golang"
+
+	"github.com/questbox/questbox/ui/api"
 )
 
 // inflight is an event published and not yet acknowledged.
@@ -20,10 +22,16 @@ type inflight struct {
 // moves past an event only once its PUBACK and those of every event
 // before it came back, and it is committed at most once per AckEvery
 // events or AckInterval, and when the session ends.
+//
+// A commit of the cursor is a write of the store, which joins the group
+// commit: while a busy tick's results are being gathered it waits for
+// their batch, up to the group commit's latency. The publishing does not
+// wait with it: the commit runs on a goroutine of its own (one at a
+// time), and only the session's last commit is waited for.
 func (s *session) drain(ctx context.Context) error {
 	acked := s.ob.Acked()
 	d := &drainer{s: s, acked: acked, committed: acked, sent: acked}
-	defer d.commit()
+	defer d.finish()
 	for {
 		if err := d.fill(); err != nil {
 			return err
@@ -40,6 +48,8 @@ func (s *session) drain(ctx context.Context) error {
 		case <-s.ob.Notify():
 		case <-d.ackDue:
 			d.commit()
+		case err := <-d.ackDone:
+			d.committedAt(err)
 		case <-head:
 			if err := d.acknowledged(); err != nil {
 				return err
@@ -58,6 +68,12 @@ type drainer struct {
 	q                      []inflight // published, awaiting PUBACK, in seq order
 	ackTimer               *time.Timer
 	ackDue                 <-chan time.Time // fires when the cursor is due a commit
+	// ackDone, while a commit of the cursor at committing runs, receives
+	// its outcome; nil when none runs. again: another commit fell due
+	// meanwhile.
+	ackDone    chan error
+	committing uint64
+	again      bool
 }
 
 // fill publishes events after sent until Window of them await a PUBACK
@@ -101,17 +117,24 @@ func (d *drainer) acknowledged() error {
 	d.q = d.q[n:]
 	c.acked.Add(uint64(n))
 	c.sent.Store(d.acked)
+	// Counted from the commit running, if one is: it stores its seq.
+	base := d.committed
+	if d.ackDone != nil {
+		base = d.committing
+	}
 	switch {
-	case d.acked-d.committed >= uint64(c.opt.AckEvery):
+	case d.acked-base >= uint64(c.opt.AckEvery):
 		d.commit()
-	case d.ackDue == nil && d.acked != d.committed:
+	case d.ackDue == nil && d.acked != base:
 		d.ackTimer = time.NewTimer(c.opt.AckInterval)
 		d.ackDue = d.ackTimer.C
 	}
 	return nil
 }
 
-// commit stores the cursor at acked, if it moved, and disarms the timer.
+// commit starts storing the cursor at acked, if it moved, and disarms the
+// timer; with a commit already running, it runs again once that one is
+// done (committedAt).
 func (d *drainer) commit() {
 	if d.ackTimer != nil {
 		d.ackTimer.Stop()
@@ -120,14 +143,41 @@ func (d *drainer) commit() {
 	if d.acked == d.committed {
 		return
 	}
-	if err := d.s.ob.Ack(d.acked); err != nil {
-		// The events are published again after a restart: duplicates,
-		// not losses.
-		d.s.c.log.Error("mqtt: could not commit the outbox cursor", "seq", d.acked, "err", err)
+	if d.ackDone != nil {
+		d.again = true
 		return
 	}
-	d.committed = d.acked
-	d.s.c.commits.Add(1)
+	d.committing, d.ackDone = d.acked, make(chan error, 1)
+	go func(ob *api.Outbox, seq uint64, done chan<- error) { done <- ob.Ack(seq) }(d.s.ob, d.committing, d.ackDone)
+}
+
+// committedAt takes the outcome of the running commit of the cursor.
+func (d *drainer) committedAt(err error) {
+	d.ackDone = nil
+	if err != nil {
+		// The events are published again after a restart: duplicates,
+		// not losses.
+		d.s.c.log.Error("mqtt: could not commit the outbox cursor", "seq", d.committing, "err", err)
+	} else {
+		d.committed = max(d.committed, d.committing)
+		d.s.c.commits.Add(1)
+	}
+	if d.again {
+		d.again = false
+		d.commit()
+	}
+}
+
+// finish ends the drain: the running commit, then the cursor at acked.
+func (d *drainer) finish() {
+	if d.ackDone != nil {
+		d.committedAt(<-d.ackDone)
+	}
+	d.again = false
+	d.commit()
+	if d.ackDone != nil {
+		d.committedAt(<-d.ackDone)
+	}
 }
 
 func done(t paho.Token) bool {
