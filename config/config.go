@@ -150,8 +150,8 @@ type Daemon struct {
 	// store is opened again (a restore), whose check and upgrade hold
 	// more live heap than a busy tick. "off" sets none. A GOMEMLIMIT or
 	// GOGC in the daemon's environment wins over it. A reload (SIGHUP)
-	// applies a changed value. Default [DefaultMemoryLimit]; at least
-	// [MinMemoryLimit].
+	// applies a changed value. Default 24MiB ([DefaultMemoryLimit]); at
+	// least 8MiB ([MinMemoryLimit]).
 	MemoryLimit MemoryLimit `toml:"memory_limit"`
 }
 
@@ -352,6 +352,8 @@ type MQTT struct {
 	// ClientID defaults to "questbox-<device_id>" when "". Two boxes with
 	// one client id knock each other off the broker.
 	ClientID string `toml:"client_id"`
+	// Username is the user the box logs in to the broker as; "" for
+	// none.
 	Username string `toml:"username"`
 	// Password is the password in the config file itself. Prefer
 	// PasswordFile: the config file is world-readable on most systems. Set

@@ -16,8 +16,10 @@ import (
 //	reviewers = ["gemini-cli", "local-llama"]
 //	judges    = ["codex"]
 type Council struct {
+	// Reviewers are the providers of the council's reviewers, in turn.
 	Reviewers []string `toml:"reviewers"`
-	Judges    []string `toml:"judges"`
+	// Judges are the providers of the council's judges, in turn.
+	Judges []string `toml:"judges"`
 }
 
 // validate checks that every member provider is one that runs an agent:

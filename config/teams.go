@@ -8,15 +8,14 @@ import (
 	"github.com/questbox/questbox/engine"
 )
 
-// Team configures one team_kind of the Teams of v3.2 (SPEC §2.8):
+// Team configures one team_kind of a Teams quest (`quest new --teams`):
 //
 //	[teams.scout]
 //	accept = "names the winning engine with its measured score"
-//
-// Accept is the criteria the Team's accepter judges the deliverable
-// against; it is copied into every Teams quest at creation, so that
-// changing the file never changes a quest already running.
 type Team struct {
+	// Accept is the criteria the Team's accepter judges the deliverable
+	// against; it is copied into every Teams quest at creation, so that
+	// changing the file never changes a quest already running.
 	Accept string `toml:"accept"`
 }
 

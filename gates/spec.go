@@ -24,18 +24,29 @@ import (
 //	params = { field = "evidence", pattern = "(?i)\\bTODO\\b", mode = "must_not_match" }
 //	supersedes = ["evidence-length"]
 //
-// Kind names a built-in kind ([Kinds] lists them with their parameters).
+// Kind names a built-in kind ([Kinds]; `questbox rules` lists them with
+// their parameters).
 // Attacks and Supersedes name other rules of the same catalog (see
 // [NewGraphCatalog]); Weight is the rule's weight in the defeat graph, in
 // (0, 1], and 0 means 1.
 type RuleSpec struct {
-	ID         string         `json:"id" toml:"id"`
-	Kind       string         `json:"kind" toml:"kind"`
-	Level      string         `json:"level" toml:"level"`
-	Params     map[string]any `json:"params,omitempty" toml:"params"`
-	Attacks    []string       `json:"attacks,omitempty" toml:"attacks"`
-	Supersedes []string       `json:"supersedes,omitempty" toml:"supersedes"`
-	Weight     float64        `json:"weight,omitempty" toml:"weight"`
+	// ID names the rule in its catalog: verdicts cite it, edges name it.
+	ID string `json:"id" toml:"id"`
+	// Kind is the built-in rule kind the rule is one of.
+	Kind string `json:"kind" toml:"kind"`
+	// Level is what a rule that fires makes of the verdict: "fail" or
+	// "review".
+	Level string `json:"level" toml:"level"`
+	// Params are the kind's parameters, by name.
+	Params map[string]any `json:"params,omitempty" toml:"params"`
+	// Attacks are the ids of rules this one weakens when both fire.
+	Attacks []string `json:"attacks,omitempty" toml:"attacks"`
+	// Supersedes are the ids of rules this one is reported as the root
+	// cause over when both survive; it never changes the verdict.
+	Supersedes []string `json:"supersedes,omitempty" toml:"supersedes"`
+	// Weight is the rule's weight in the defeat graph, in (0, 1]; 0
+	// means 1.
+	Weight float64 `json:"weight,omitempty" toml:"weight"`
 }
 
 // LoadCatalog builds a catalog from specs, in order. It fails closed: no

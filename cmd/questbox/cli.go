@@ -91,7 +91,8 @@ type env struct {
 	getenv         func(string) string
 	cwd            string // the invoking process's working directory
 
-	// From the common flags every verb has.
+	// From the global flags every verb takes, before or after it
+	// (globalFlags).
 	dataFlag, configFlag string
 	json                 bool
 
@@ -194,18 +195,6 @@ func lookup(args []string) (*verb, []string) {
 	return nil, nil
 }
 
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: questbox VERB [--data DIR] [--config FILE] [--json] [ARGS]")
-	fmt.Fprintln(w)
-	for _, v := range verbs() {
-		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(v.name+" "+v.usage), v.summary)
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "--data DIR (env QUESTBOX_DATA) and --config FILE (env QUESTBOX_CONFIG) work with every verb.")
-	fmt.Fprintln(w, "exit codes: 0 ok, 1 usage or input error, 2 store or daemon unavailable, 3 FAIL, 4 REVIEW")
-	fmt.Fprintln(w, "(a submission that needs the network while the box is offline prints DEFERRED and exits 0)")
-}
-
 // isHelp reports whether arg asks for help.
 func isHelp(arg string) bool { return slices.Contains([]string{"-h", "-help", "--help"}, arg) }
 
@@ -218,17 +207,6 @@ func groups() map[string][]string {
 		}
 	}
 	return g
-}
-
-// groupUsage is the help of a group of verbs (`questbox quest -h`).
-func groupUsage(w io.Writer, group string) {
-	fmt.Fprintf(w, "usage: questbox %s VERB [--data DIR] [--config FILE] [--json] [ARGS]\n\n", group)
-	for _, v := range verbs() {
-		if strings.HasPrefix(v.name, group+" ") {
-			fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace(v.name+" "+v.usage), v.summary)
-		}
-	}
-	fmt.Fprintf(w, "\n`questbox %s VERB -h` shows a verb's flags.\n", group)
 }
 
 // unknownVerb is the error for a verb that does not exist, with the
@@ -276,6 +254,9 @@ func (e *env) exec(ctx context.Context, args []string) error {
 		return usagef("no verb given")
 	}
 	if args[0] == "help" || isHelp(args[0]) {
+		if len(args) == 2 && args[1] == manFlag {
+			return writeMan(e.stdout)
+		}
 		if len(args) > 1 && !isHelp(args[1]) {
 			return e.exec(ctx, append(args[1:], "-h"))
 		}
@@ -291,13 +272,7 @@ func (e *env) exec(ctx context.Context, args []string) error {
 		return unknownVerb(args)
 	}
 	cmd := v.new()
-	fs := flag.NewFlagSet("questbox "+v.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&e.dataFlag, "data", e.dataFlag, "data directory (env QUESTBOX_DATA; default: the config's daemon.data)")
-	fs.StringVar(&e.configFlag, "config", e.configFlag, "config file (env QUESTBOX_CONFIG; default "+config.DefaultPath+" if it exists)")
-	fs.BoolVar(&e.json, "json", false, "print JSON")
-	cmd.flags(fs)
-	withDurationHints(fs)
+	fs := e.flagSet(v, cmd)
 	pos, err := parseArgs(fs, rest)
 	if errors.Is(err, flag.ErrHelp) {
 		e.help(v, cmd, fs)
@@ -374,20 +349,45 @@ func withDurationHints(fs *flag.FlagSet) {
 	})
 }
 
-// leadingFlags accepts --data and --config before the verb
-// (`questbox --data ./data quest list`).
+// globalFlags declares the flags every verb takes, before the verb
+// (`questbox --data ./data quest list`) or after it (`questbox quest
+// list --data ./data`).
+func (e *env) globalFlags(fs *flag.FlagSet) {
+	fs.StringVar(&e.dataFlag, "data", e.dataFlag, "the data directory (env QUESTBOX_DATA; default: the config's daemon.data)")
+	fs.StringVar(&e.configFlag, "config", e.configFlag, "the config file (env QUESTBOX_CONFIG; default "+config.DefaultPath+" if it exists)")
+	fs.BoolVar(&e.json, "json", e.json, "print JSON")
+}
+
+// flagSet is the flag set of v: the global flags and cmd's own.
+func (e *env) flagSet(v *verb, cmd command) *flag.FlagSet {
+	fs := flag.NewFlagSet("questbox "+v.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	e.globalFlags(fs)
+	cmd.flags(fs)
+	withDurationHints(fs)
+	return fs
+}
+
+// leadingFlags takes the global flags given before the verb, and
+// --version, which stands for the verb `version`.
 func (e *env) leadingFlags(args []string) ([]string, error) {
 	if len(args) == 0 || !strings.HasPrefix(args[0], "-") || isHelp(args[0]) {
 		return args, nil
 	}
 	fs := flag.NewFlagSet("questbox", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.StringVar(&e.dataFlag, "data", "", "")
-	fs.StringVar(&e.configFlag, "config", "", "")
+	e.globalFlags(fs)
+	version := fs.Bool("version", false, versionUsage)
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		return nil, err
 	} else if err != nil {
-		return nil, usagef("%v (only --data and --config may come before the verb)", err)
+		return nil, usagef("%v (before the verb come only --data, --config, --json and --version; see `questbox -h`)", err)
+	}
+	if *version {
+		if fs.NArg() > 0 {
+			return nil, usagef("--version takes no verb, got %q (`questbox version` is the verb)", fs.Args())
+		}
+		return []string{"version"}, nil
 	}
 	return fs.Args(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"io"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -17,9 +18,10 @@ import (
 	"github.com/questbox/questbox/internal/buildtest"
 )
 
-// walkBlock is a fenced shell block of README.md marked for the walk:
-// the line before its fence is <!-- walk --> (run it) or <!-- walk: the
-// daemon --> (the `make run` it shows is started, as the Makefile does).
+// walkBlock is a fenced shell block of README.md or of a page under
+// docs/ marked for the walk: the line before its fence is <!-- walk -->
+// (run it) or <!-- walk: the daemon --> (the `make run` it shows is
+// started, as the Makefile does).
 type walkBlock struct {
 	section string // the ## or ### heading it is under
 	daemon  bool
@@ -65,31 +67,70 @@ func need(t *testing.T, prog string) {
 // makeRun is the daemon of `make run`, as the Makefile starts it.
 var makeRun = regexp.MustCompile(`(?m)^run:.*\n(?:\t.*\n)*?\t@?(\./bin/questbox run [^|\n]*?)\s*(\|\||\n)`)
 
-// TestREADMEWalk runs the README's marked shell blocks as written ("Two
+// walkPage is a page with walk blocks.
+type walkPage struct {
+	name   string // README.md, docs/agents.md
+	blocks []walkBlock
+}
+
+// walkPages are README.md and every page under docs/ that has walk
+// blocks, README.md first.
+func walkPages(t *testing.T) []walkPage {
+	t.Helper()
+	names := []string{"README.md"}
+	err := filepath.WalkDir("../../docs", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".md") {
+			names = append(names, strings.TrimPrefix(filepath.ToSlash(path), "../../"))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pages []walkPage
+	for _, name := range names {
+		text, err := os.ReadFile(filepath.Join("../..", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if blocks := walkBlocks(string(text)); len(blocks) > 0 || name == "README.md" {
+			pages = append(pages, walkPage{name: name, blocks: blocks})
+		}
+	}
+	return pages
+}
+
+// TestREADMEWalk runs the marked shell blocks of README.md ("Two
 // commands", "An external agent, step by step", MQTT, the dashboard's
-// session API) in a fresh directory beside the daemon `make run` starts
-// (on a free port instead of 127.0.0.1:8080), in one shell, as a reader
-// in a second terminal would: the README cannot drift from the program.
+// session API) and of each page under docs/ that has some, as written:
+// each page in a fresh directory beside the daemon `make run` starts (on
+// a free port instead of 127.0.0.1:8080), its blocks in one shell, as a
+// reader following that page in a second terminal would. The pages
+// cannot drift from the program.
 func TestREADMEWalk(t *testing.T) {
 	for _, prog := range []string{"sh", "curl", "sed", "grep", "wc", "chmod"} {
 		need(t, prog)
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := walkBlocks(string(readme))
+	pages := walkPages(t)
 	var sections []string
-	for _, b := range blocks {
-		sections = append(sections, b.section)
+	for _, p := range pages {
+		for _, b := range p.blocks {
+			sections = append(sections, b.section)
+		}
+		for i, b := range p.blocks {
+			if b.daemon && i > 0 {
+				t.Errorf("%s: the daemon's walk block (under %q) must be its first", p.name, b.section)
+			}
+		}
 	}
 	for _, want := range []string{"Two commands", "An external agent, step by step", "Configuration (`[mqtt]`)", "Dashboard"} {
 		if !slices.Contains(sections, want) {
-			t.Errorf("README.md has no walk block under %q (blocks under %q)", want, sections)
+			t.Errorf("no page has a walk block under %q (blocks under %q)", want, sections)
 		}
 	}
-	if len(blocks) == 0 || !blocks[0].daemon || !strings.Contains(blocks[0].text, "make run") {
-		t.Fatalf("the first walk block must be the daemon's (make run), got %+v", blocks)
+	readme := pages[0]
+	if len(readme.blocks) == 0 || !readme.blocks[0].daemon || !strings.Contains(readme.blocks[0].text, "make run") {
+		t.Fatalf("README.md's first walk block must be the daemon's (make run), got %+v", readme.blocks)
 	}
 	makefile, err := os.ReadFile("../../Makefile")
 	if err != nil {
@@ -100,7 +141,17 @@ func TestREADMEWalk(t *testing.T) {
 		t.Fatal("the Makefile's run target does not start ./bin/questbox run")
 	}
 	daemonArgs := strings.Fields(string(m[1]))[1:] // after ./bin/questbox
+	for _, p := range pages {
+		blocks := p.blocks
+		if len(blocks) > 0 && blocks[0].daemon {
+			blocks = blocks[1:] // it is what walkOnePage starts
+		}
+		t.Run(p.name, func(t *testing.T) { walkOnePage(t, daemonArgs, blocks) })
+	}
+}
 
+// walkOnePage runs blocks in a fresh directory beside a fresh daemon.
+func walkOnePage(t *testing.T, daemonArgs []string, blocks []walkBlock) {
 	// A fresh directory with bin/questbox, as `make run` leaves it.
 	dir := shortDir(t)
 	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
@@ -155,7 +206,7 @@ func TestREADMEWalk(t *testing.T) {
 
 	var script strings.Builder
 	script.WriteString("set -ex\n")
-	for _, b := range blocks[1:] {
+	for _, b := range blocks {
 		script.WriteString("# " + b.section + "\n")
 		script.WriteString(strings.ReplaceAll(b.text, "127.0.0.1:8080", addr))
 	}
@@ -163,7 +214,7 @@ func TestREADMEWalk(t *testing.T) {
 	sh.Dir, sh.Env = dir, env
 	walked, err := sh.CombinedOutput()
 	if err != nil {
-		t.Fatalf("the README walk failed: %v\n%s\n--- the daemon's log:\n%s", err, walked, daemonErr.String())
+		t.Fatalf("the walk failed: %v\n%s\n--- the daemon's log:\n%s", err, walked, daemonErr.String())
 	}
 	t.Logf("the walk:\n%s", walked)
 	stop()

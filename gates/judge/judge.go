@@ -18,16 +18,24 @@ type Model interface {
 
 // TierConfig names the provider and model of one judge tier.
 type TierConfig struct {
+	// Provider names the configured provider ([providers.NAME]) the
+	// tier's judge runs on.
 	Provider string `json:"provider" toml:"provider"`
-	Model    string `json:"model" toml:"model"`
+	// Model is the model asked for: sent to an openai provider in place
+	// of its own model, and part of the judge cache's key either way.
+	Model string `json:"model" toml:"model"`
 }
 
 // Config is the judge configuration (the [judge] table). Every field is
 // required; there is no field or flag that skips judges.
 type Config struct {
-	Light    TierConfig `json:"light" toml:"light"`
-	Heavy    TierConfig `json:"heavy" toml:"heavy"`
-	Template string     `json:"template" toml:"template"` // prompt template version, e.g. "v1"
+	// Light is the cheap judge that sees every fresh pair.
+	Light TierConfig `json:"light" toml:"light"`
+	// Heavy is the strong judge for doubted pairs and for batches whose
+	// light judge missed a canary.
+	Heavy TierConfig `json:"heavy" toml:"heavy"`
+	// Template is the judge prompt template's version, e.g. "v1".
+	Template string `json:"template" toml:"template"`
 	// Canaries is how many known-bad pairs are mixed into every batch that
 	// has fresh work (at least 1).
 	Canaries int `json:"canaries" toml:"canaries"`

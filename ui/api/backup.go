@@ -76,6 +76,8 @@ func (s *Server) internalOnly(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// backup streams a verified copy of the store, made while the daemon
+// works.
 func (s *Server) backup(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	longTransfer(w)
 	started := false
@@ -95,6 +97,8 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	return err
 }
 
+// restore verifies the uploaded backup (the body) and makes it the
+// store, keeping the current one beside it (Restore).
 func (s *Server) restore(w http.ResponseWriter, r *http.Request) {
 	s.guard(w, r, func() error {
 		rs, can := s.opt.Engines.(Restorer)

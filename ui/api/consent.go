@@ -22,10 +22,16 @@ type ConsentDecision struct {
 // error wrapping consent.ErrNoConsent when the request may not consent.
 type ConsentSource func(r *http.Request) (consent.Source, error)
 
+// consentApprove approves a waiting consent request, bound to its claim
+// hash (ConsentDecision); only where the owner turned dashboard consent
+// on.
 func (s *Server) consentApprove(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	return s.decide(w, r, eng, (*engine.Engine).Approve)
 }
 
+// consentReject rejects a waiting consent request, bound to its claim
+// hash (ConsentDecision); only where the owner turned dashboard consent
+// on.
 func (s *Server) consentReject(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	return s.decide(w, r, eng, (*engine.Engine).Reject)
 }

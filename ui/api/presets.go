@@ -47,7 +47,8 @@ func PresetNames() []string {
 	return names
 }
 
-// presets is GET /api/presets: the table, for the dashboard's form.
+// presets is GET /api/presets: the presets of `quest new` (a list of
+// Preset), for the dashboard's form.
 func (s *Server) presets(w http.ResponseWriter, r *http.Request) {
 	s.guard(w, r, func() error { return ok(w, Presets) })
 }

@@ -285,6 +285,9 @@ func findingView(f *engine.Finding) Finding {
 	return v
 }
 
+// result is what a quest found (QuestResult): its conclusions, what is
+// still growing and the dead ends, with evidence, citations and who
+// approved them.
 func (s *Server) result(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	res, err := eng.Result(r.PathValue("id"))
 	if err != nil {

@@ -224,6 +224,8 @@ func decode(w http.ResponseWriter, r *http.Request, limit int64, v any) error {
 	return nil
 }
 
+// health is the daemon's health (Health): ok, or waiting with the reason
+// when the store was refused and the daemon waits for a repair.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	h := Health{Status: "ok", Version: s.opt.Version}
 	if s.opt.Loaded != nil {
@@ -296,6 +298,8 @@ type NewQuest struct {
 	AcceptMode   *string `json:"accept_mode,omitempty"`
 }
 
+// questNew creates a quest from a NewQuest body (the flags of `quest new`;
+// a field left out takes the config's [defaults]) and answers it (Quest).
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	var req NewQuest
 	if err := decode(w, r, maxBody, &req); err != nil {
@@ -368,6 +372,7 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 	return ok(w, QuestView(q))
 }
 
+// questShow is a quest with its nodes and edges (QuestDetail).
 func (s *Server) questShow(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	q, err := eng.Quest(r.PathValue("id"))
 	if err != nil {
@@ -384,6 +389,8 @@ func (s *Server) questShow(w http.ResponseWriter, r *http.Request, eng *engine.E
 	return ok(w, DetailView(q, nodes, edges))
 }
 
+// questStop pauses a quest (Quest): no new runs start; runs in flight
+// finish.
 func (s *Server) questStop(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	src, err := s.source(w, r)
 	if err != nil {
@@ -396,6 +403,7 @@ func (s *Server) questStop(w http.ResponseWriter, r *http.Request, eng *engine.E
 	return ok(w, QuestView(q))
 }
 
+// questResume resumes a stopped quest (Quest).
 func (s *Server) questResume(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	src, err := s.source(w, r)
 	if err != nil {
@@ -456,6 +464,8 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	return ok(w, v)
 }
 
+// next is the next node's prompt for an external agent (Next); it
+// changes nothing.
 func (s *Server) next(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	quest := r.PathValue("id")
 	work, err := eng.Next(quest)
@@ -474,6 +484,8 @@ type ScanRequest struct {
 	Hypotheses []string `json:"hypotheses"`
 }
 
+// scan seeds pending nodes from a ScanRequest's hypotheses, skipping
+// duplicates (Scan).
 func (s *Server) scan(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	var req ScanRequest
 	if err := decode(w, r, 2*MaxHypotheses, &req); err != nil {
@@ -523,6 +535,8 @@ type ExportAbortRequest struct {
 	File string `json:"file"`
 }
 
+// export begins an export (Export): the terminal nodes not exported yet,
+// as JSONL lines, with the token that acknowledges them.
 func (s *Server) export(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	var req ExportRequest
 	if err := decode(w, r, maxBody, &req); err != nil {
@@ -559,6 +573,8 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, eng *engine.Engi
 	return ok(w, v)
 }
 
+// exportAck acknowledges an export's batch by its token, so that its
+// nodes are never exported again.
 func (s *Server) exportAck(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	var req ExportAckRequest
 	if err := decode(w, r, maxBody, &req); err != nil {
@@ -577,6 +593,7 @@ func (s *Server) exportAck(w http.ResponseWriter, r *http.Request, eng *engine.E
 	return ok(w, ExportAck{Quest: quest})
 }
 
+// exportAbort abandons an export begun and not acknowledged.
 func (s *Server) exportAbort(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	var req ExportAbortRequest
 	if err := decode(w, r, maxBody, &req); err != nil {
@@ -589,6 +606,7 @@ func (s *Server) exportAbort(w http.ResponseWriter, r *http.Request, eng *engine
 	return ok(w, ExportAck{Quest: quest})
 }
 
+// node is one node (Node).
 func (s *Server) node(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	n, err := eng.Node(r.PathValue("id"))
 	if err != nil {
@@ -602,6 +620,8 @@ type AbortRequest struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// abortNode aborts a node that is not terminal, with an AbortRequest's
+// reason (Node).
 func (s *Server) abortNode(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	var req AbortRequest
 	if err := decode(w, r, maxBody, &req); err != nil {
@@ -656,6 +676,7 @@ func (s *Server) rules(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// verify checks the store and the verdict ledger chain (Verify).
 func (s *Server) verify(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	rep, err := eng.Verify()
 	path := eng.Store().Path()
@@ -701,6 +722,8 @@ func queryUint(r *http.Request, name string, def uint64) (uint64, error) {
 	return n, nil
 }
 
+// consents are the consent requests waiting for a human, oldest first
+// (a list of Consent).
 func (s *Server) consents(w http.ResponseWriter, r *http.Request, eng *engine.Engine) error {
 	out, err := consentViews(eng)
 	if err != nil {
@@ -713,6 +736,8 @@ func (s *Server) noDaemon(verb string) *Error {
 	return errorf(CodeUnavailable, "no questbox daemon is running (%s needs `questbox run`)", verb)
 }
 
+// device is the box's LEDs, button and consent queue as the daemon
+// shows them (Device).
 func (s *Server) device(w http.ResponseWriter, r *http.Request) {
 	s.guard(w, r, func() error {
 		if s.opt.Box == nil {
@@ -733,6 +758,8 @@ type PressRequest struct {
 	Times int    `json:"times"`
 }
 
+// press presses the simulated button (PressRequest: how long, how many
+// times) and answers what each press did; refused on real pins.
 func (s *Server) press(w http.ResponseWriter, r *http.Request) {
 	s.guard(w, r, func() error {
 		var req PressRequest

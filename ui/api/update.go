@@ -40,6 +40,8 @@ type UpdateStatus struct {
 	Last string `json:"last,omitempty"`
 }
 
+// updateStatus is the firmware the box runs and the releases it holds
+// (UpdateStatus).
 func (s *Server) updateStatus(w http.ResponseWriter, r *http.Request) {
 	s.guard(w, r, func() error {
 		if s.opt.Update == nil {
@@ -53,6 +55,8 @@ func (s *Server) updateStatus(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// updateInstall installs a signed release uploaded as multipart/form-data
+// (parts binary and signature), checked as `questbox update` checks it.
 func (s *Server) updateInstall(w http.ResponseWriter, r *http.Request) {
 	s.guard(w, r, func() error {
 		if s.opt.Update == nil {

@@ -139,6 +139,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /login", s.login)
 	m.HandleFunc("POST /logout", s.logout)
 	m.HandleFunc("GET /ws", s.websocket)
+	// The API's health, as on the control socket, for anyone.
 	m.HandleFunc("GET /healthz", s.api.ServeHTTP)
 	m.HandleFunc("/api/", s.guardAPI)
 	if s.opt.Metrics != nil {
@@ -264,6 +265,7 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
+// sessionInfo is what this browser may do (Session).
 func (s *Server) sessionInfo(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.sessionView(s.auth.session(r)))
 }
@@ -274,6 +276,9 @@ type LoginRequest struct {
 	Password string `json:"password"`
 }
 
+// login checks a LoginRequest's password and starts a session: a cookie
+// and the CSRF token changes must carry (Session). Wrong passwords from
+// one address are rate limited.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	if !s.sameOrigin(r) {
 		api.WriteError(w, api.CodeForbidden, "a login from another site's page")
@@ -312,6 +317,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.sessionView(&sess))
 }
 
+// logout ends this browser's session and its websockets (Session).
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	if !s.sameOrigin(r) {
 		api.WriteError(w, api.CodeForbidden, "a logout from another site's page")
@@ -325,6 +331,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, s.sessionView(nil))
 }
 
+// metrics is the Prometheus exposition of the box, for readers.
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 	if !s.canRead(r) {
 		s.unauthorized(w, r)

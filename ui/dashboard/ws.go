@@ -62,6 +62,7 @@ func (c *client) kick(code int, text string) {
 	})
 }
 
+// websocket streams the events to a page, from ?since=SEQ, for readers.
 func (s *Server) websocket(w http.ResponseWriter, r *http.Request) {
 	if !s.canRead(r) {
 		s.unauthorized(w, r)

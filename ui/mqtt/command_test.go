@@ -1,7 +1,6 @@
 package mqtt
 
 import (
-	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -164,29 +163,7 @@ func TestCommandsAreOffByDefault(t *testing.T) {
 
 func TestConsentOverMQTTBoundToTheClaim(t *testing.T) {
 	r := newRig(t, mosquittotest.Options{})
-	spec := r.eng.NewQuestSpec("checkpoint", "find the most accurate free OCR for Japanese invoices")
-	spec.Checkpoints = []string{"scout"}
-	if _, err := r.eng.NewQuest(spec); err != nil {
-		t.Fatal(err)
-	}
-	var req engine.ConsentRequest
-	for i := 0; ; i++ {
-		if i == 20 {
-			t.Fatal("no consent request in 20 ticks")
-		}
-		if _, err := r.eng.Tick(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-		r.eng.Wait()
-		reqs, err := r.eng.Consents()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(reqs) > 0 {
-			req = reqs[0]
-			break
-		}
-	}
+	req := r.runToConsent()
 	sub := r.broker.Subscribe(t, base+"/consent")
 	r.start(func(o *Options) { o.Commands, o.Consent = true, true })
 	sub.WaitFor("the pending consent", func(msgs []mosquittotest.Message) bool {

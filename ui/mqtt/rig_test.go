@@ -181,6 +181,32 @@ func (r *rig) runDemo() string {
 	return ""
 }
 
+// runToConsent ticks a demo quest with a checkpoint on scout until its
+// first consent request (bounded), and returns it.
+func (r *rig) runToConsent() engine.ConsentRequest {
+	r.t.Helper()
+	spec := r.eng.NewQuestSpec("checkpoint", "find the most accurate free OCR for Japanese invoices")
+	spec.Checkpoints = []string{"scout"}
+	if _, err := r.eng.NewQuest(spec); err != nil {
+		r.t.Fatal(err)
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := r.eng.Tick(context.Background()); err != nil {
+			r.t.Fatal(err)
+		}
+		r.eng.Wait()
+		reqs, err := r.eng.Consents()
+		if err != nil {
+			r.t.Fatal(err)
+		}
+		if len(reqs) > 0 {
+			return reqs[0]
+		}
+	}
+	r.t.Fatal("no consent request in 20 ticks")
+	return engine.ConsentRequest{}
+}
+
 // waitSeqs waits until sub received every event seq in (from, to] on the
 // event topics, and returns the received seqs in arrival order.
 func waitSeqs(t *testing.T, sub *mosquittotest.Subscriber, from, to uint64) []uint64 {

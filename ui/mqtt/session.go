@@ -38,11 +38,10 @@ func (s *session) run(ctx context.Context) error {
 	return g.Wait()
 }
 
-// subscribe subscribes to what this session listens to: the quest state
-// and discovery topics (to remove what no longer exists), Home
-// Assistant's birth message and the commands.
-func (s *session) subscribe(ctx context.Context) error {
-	c := s.c
+// subscriptions are the topic filters a session subscribes to, with
+// their QoS: the quest state and discovery topics (to remove what no
+// longer exists), Home Assistant's birth message and the commands.
+func (c *Client) subscriptions() map[string]byte {
 	filters := map[string]byte{
 		c.opt.Base + "/quest/+/state": 0,
 		c.discoveryFilter():           0,
@@ -53,6 +52,13 @@ func (s *session) subscribe(ctx context.Context) error {
 	if c.opt.Commands {
 		filters[c.cmdPrefix()+"#"] = 1
 	}
+	return filters
+}
+
+// subscribe subscribes to the session's subscriptions.
+func (s *session) subscribe(ctx context.Context) error {
+	c := s.c
+	filters := c.subscriptions()
 	handler := func(_ paho.Client, m paho.Message) {
 		select {
 		case s.inbox <- m:
