@@ -48,11 +48,12 @@ func TestConfigFromEnvironment(t *testing.T) {
 	if q.Provider != "external" || q.Limits.MaxTries != 7 {
 		t.Errorf("quest from env config: provider %q max_tries %d, want external 7", q.Provider, q.Limits.MaxTries)
 	}
-	// The flag wins over the environment.
+	// The flag wins over the environment: a directory without a store
+	// is named as such, not listed from the environment's store.
 	other := t.TempDir()
-	r := must(t, 0, "", "quest", "list", "--json", "--data", other)
-	if strings.TrimSpace(r.stdout) != "[]" {
-		t.Errorf("--data %s still listed %s", other, r.stdout)
+	r := must(t, 2, "", "quest", "list", "--json", "--data", other)
+	if !strings.Contains(r.stderr, "no store at "+other) {
+		t.Errorf("--data %s: %s, want it named as a directory without a store", other, r.stderr)
 	}
 }
 

@@ -84,12 +84,17 @@ var (
 	// batches' signatures (over lines that hold their times).
 	keyPrints  = regexp.MustCompile(`SHA256:[A-Za-z0-9+/]{43}`)
 	exportSeal = regexp.MustCompile(`\{"export_seal":.*\}`)
+	// configLine is status's word on the running daemon's config, which
+	// only a daemon has.
+	configLine = regexp.MustCompile(`(?m)^config: generation \d+, loaded .*\n`)
 )
 
 // normalise removes what legitimately differs between two runs: the
 // directories, the times, the wall clock a running daemon counts, and
-// each box's device key and signatures.
+// each box's device key and signatures, and the running daemon's config
+// generation.
 func normalise(s, data, scratch string) string {
+	s = configLine.ReplaceAllString(s, "")
 	s = strings.ReplaceAll(s, scratch, "{F}")
 	s = strings.ReplaceAll(s, data, "{D}")
 	s = exportSeal.ReplaceAllString(s, `{"export_seal":SEAL}`)
