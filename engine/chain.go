@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // Follow-up work (docs/design.md, "When work is dispatched").
@@ -62,13 +63,19 @@ type chain struct {
 	order  []string
 	// wake has room for one value: "a pass is due", coalesced.
 	wake chan struct{}
+	// on is serving, read without the lock by followUp: outside Serve a
+	// transaction notes nothing (a busy cycle's thousand FAILs would
+	// each allocate a note for nobody).
+	on atomic.Bool
 }
 
 // followUp notes that this transaction enables follow-up work of q: node
 // (a stage or a retry), or "" for q's council or phase gates. The notes
 // reach the engine once the transaction committed (engineWrite).
 func (t *txn) followUp(q *Quest, node string) {
-	t.follows = append(t.follows, follow{q.ID, node})
+	if t.e.chain.on.Load() {
+		t.follows = append(t.follows, follow{q.ID, node})
+	}
 }
 
 // startChain makes passes from now on: Serve runs.
@@ -76,6 +83,7 @@ func (e *Engine) startChain() {
 	c := &e.chain
 	c.mu.Lock()
 	c.serving = true
+	c.on.Store(true)
 	c.mu.Unlock()
 }
 
@@ -86,6 +94,7 @@ func (e *Engine) stopChain() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.serving = false
+	c.on.Store(false)
 	clear(c.quests)
 	c.order = c.order[:0]
 	select {

@@ -80,5 +80,10 @@
 // # Concurrency
 //
 // An Engine is safe for concurrent use. Tick may run while earlier runs are
-// still in flight; their completions commit in groups of their own.
+// still in flight; their completions commit in groups of their own. Under
+// Serve, the work a commit enables (a Team's next stage, a council's next
+// member and its merge, a retry after a FAIL) is dispatched as the commit
+// lands, by follow-up passes on Serve's goroutine (chain.go; docs/design.md,
+// "When work is dispatched"). Reconfigure swaps the options a running
+// engine takes again (reload.go).
 package engine
