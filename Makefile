@@ -45,7 +45,7 @@ NORACE_TESTS = ^(TestWriteTickReusesItsBuffer|TestPipeReadsAllocateTheAnswerOnly
 test: ## install missing test deps (scripts/deps.sh), verify-units, go test -race ./..., then the allocation tests without -race (screenshots in artifacts/)
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
 	scripts/verify-units.sh
-	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 ./...
+	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -run '$(NORACE_TESTS)' ./engine/agent ./ui/api ./cmd/questbox
 
 verify-units: ## systemd-analyze verify and security on the units in systemd/ (and the image's)
