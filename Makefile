@@ -15,9 +15,10 @@ BENCH_ARGS ?=
 # (the dashboard's browser tests; they fail under CI=true without it),
 # iproute2 (the network-namespace fault test runs the daemon under
 # `ip netns exec`), systemd (systemd-analyze checks the units), prometheus
-# (promtool checks the /metrics exposition) and minisign (release
-# signatures are checked by hand with it; fails under CI=true without it).
-TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus minisign
+# (promtool checks the /metrics exposition), minisign (release
+# signatures are checked by hand with it; fails under CI=true without it)
+# and man-db with groff-base (questbox(1) is rendered with man --warnings).
+TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus minisign man-db groff-base
 # Where browser tests save their screenshots.
 ARTIFACTS ?= $(CURDIR)/artifacts
 # Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
