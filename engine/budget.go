@@ -5,9 +5,10 @@ import "fmt"
 // Budgets that hold (docs/budgets.md).
 //
 // max_agent_runs and token_budget are checked before every dispatch the
-// tick makes, whatever the kind of run (a worker, an owner, a Team stage,
-// a node tried again, a council member), and before a council (an
-// owner's or a phase gate's) is seated, for all its seats at once:
+// tick or a follow-up pass (chain.go) makes, whatever the kind of run (a
+// worker, an owner, a Team stage, a node tried again, a council member),
+// and before a council (an owner's or a phase gate's) is seated, for all
+// its seats at once:
 //
 //   - a run counts as used from its dispatch (Counters.AgentRuns, folded
 //     from the running entries, dispatch.go), so one in flight is never
@@ -27,7 +28,8 @@ import "fmt"
 // budgets, so only a member tried again (or one whose fellows used more
 // than they reserved) can be refused, and it is aborted with that reason
 // instead, so that its council decides with the votes it has: they were
-// paid for.
+// paid for. A follow-up pass does neither: it leaves the refused dispatch
+// to the next tick, which ends what the pass would have.
 //
 // Overshoot: a quest passes its token_budget only when runs use more
 // than they reserved, and by at most what the runs in flight at its last
@@ -46,9 +48,9 @@ const (
 )
 
 // reservation is what a run on provider reserves of its quest's
-// token_budget.
-func (e *Engine) reservation(provider string) int {
-	if m := e.opt.MaxTokens[provider]; m > 0 {
+// token_budget, under the options opt (a transaction's: reload.go).
+func reservation(opt *Options, provider string) int {
+	if m := opt.MaxTokens[provider]; m > 0 {
 		return promptTokens + m
 	}
 	return runTokens
@@ -94,9 +96,10 @@ func admit(q *Quest, n *Node, provider string, reserve int) string {
 }
 
 // refuse is the tick's answer to a dispatch of n that q's budgets refuse
-// (why): see the top of this file.
+// (why): see the top of this file. A follow-up pass dispatches nothing and
+// leaves the answer to the tick.
 func (r *tickRound) refuse(q *Quest, n *Node, why string) error {
-	if q.Running != "" {
+	if q.Running != "" || r.pass {
 		return nil
 	}
 	if isMember(n.Role) {
@@ -115,19 +118,23 @@ func (r *tickRound) refuse(q *Quest, n *Node, why string) error {
 }
 
 // seatless ends q when its budgets cannot seat its council, every seat a
-// run with its reservation, and reports whether it did. A council sits
-// only when nothing of its quest runs: nothing can give budget back.
+// run with its reservation, and reports whether the council is refused. A
+// council sits only when nothing of its quest runs: nothing can give
+// budget back.
 func (r *tickRound) seatless(q *Quest) (bool, error) {
 	seats, tokens := 0, 0
 	for _, p := range q.CouncilReviewers {
-		seats, tokens = seats+1, tokens+r.e.reservation(p)
+		seats, tokens = seats+1, tokens+reservation(r.t.opt, p)
 	}
 	for _, p := range q.CouncilJudges {
-		seats, tokens = seats+1, tokens+r.e.reservation(p)
+		seats, tokens = seats+1, tokens+reservation(r.t.opt, p)
 	}
 	b := overdraws(q, seats, tokens)
 	if b == "" {
 		return false, nil
+	}
+	if r.pass {
+		return true, nil // not seated; the tick ends the quest
 	}
 	return true, r.terminate(q, refusal(q, b, seats, tokens, fmt.Sprintf("a council of %d", seats)))
 }

@@ -497,3 +497,61 @@ func TestTokenOvershootIsAtMostTheLastDispatchsExcess(t *testing.T) {
 		}
 	})
 }
+
+// What a run reserves follows the provider's max_tokens in force: a
+// reload (Reconfigure) that raises it makes the next dispatch reserve
+// more.
+func TestReservationFollowsAReload(t *testing.T) {
+	a := &budgetAgent{tokens: 10}
+	h, q := budgetHarness(t, a, Options{MaxTokens: map[string]int{"p": 500}}, func(s *QuestSpec) {
+		s.Mode, s.Limits.TokenBudget = ModeSolo, promptTokens+800 // room for 500, not for 1000
+	})
+	opt := h.opt
+	opt.MaxTokens = map[string]int{"p": 1000}
+	h.e.Reconfigure(opt)
+	h.tick()
+	qq := h.questNow(q.ID)
+	want := fmt.Sprintf("token_budget %d: 0 used and 0 reserved by runs in flight, a run of n1 (scout) on p reserves %d", promptTokens+800, promptTokens+1000)
+	if a.count() != 0 || qq.Status != QuestTerminated || qq.Reason != want {
+		t.Fatalf("%d runs, quest %s %q; want none, terminated: %q", a.count(), qq.Status, qq.Reason, want)
+	}
+}
+
+// Follow-up work (chain.go) is held to the budgets as the tick's is: a
+// retry or a phase gate's council that a commit enables but that does
+// not fit is not dispatched by the follow-up pass, which ends no quest;
+// the next tick ends it, naming the budget.
+func TestFollowUpWorkWithinBudgets(t *testing.T) {
+	for _, c := range []struct {
+		kind string
+		spec func(*QuestSpec)
+		// breakScout: the scout's first answer fails, so a retry follows.
+		breakScout bool
+		want       string
+	}{
+		{"retry", func(s *QuestSpec) { s.Mode, s.Limits.TokenBudget = ModeSolo, 1500+runTokens-1 }, true,
+			fmt.Sprintf("token_budget %d: 1500 used and 0 reserved by runs in flight, a run of n1 (scout) on p reserves %d", 1500+runTokens-1, runTokens)},
+		{"phase gate", func(s *QuestSpec) {
+			s.Mode, s.Roles = ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
+			s.CouncilReviewers, s.CouncilJudges, s.PhaseGates = []string{"p"}, []string{"p"}, []string{RoleScout}
+			s.Limits.MaxAgentRuns = 2
+		}, false, "max_agent_runs 2: 1 used, a council of 2 needs 2"},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			a := &budgetAgent{tokens: 1500}
+			if c.breakScout {
+				a.breakFirst = map[string]bool{RoleScout: true}
+			}
+			h, q := budgetHarness(t, a, Options{}, func(s *QuestSpec) { c.spec(s); s.Limits.MaxStalled = 0 })
+			d := h.serve()
+			d.step()
+			if qq := h.questNow(q.ID); a.count() != 1 || qq.Status != QuestActive {
+				t.Fatalf("after the first tick and its follow-ups: %d runs, quest %s %q; want 1 run, still active", a.count(), qq.Status, qq.Reason)
+			}
+			d.step()
+			if qq := h.questNow(q.ID); a.count() != 1 || qq.Status != QuestTerminated || qq.Reason != c.want {
+				t.Fatalf("after the second tick: %d runs, quest %s %q; want 1 run, terminated: %q", a.count(), qq.Status, qq.Reason, c.want)
+			}
+		})
+	}
+}

@@ -240,7 +240,7 @@ func (e *Engine) followUpPass() {
 	}
 	var r *tickRound
 	err := e.update(func(t *txn) error {
-		r = &tickRound{e: e, t: t}
+		r = &tickRound{e: e, t: t, pass: true}
 		return r.followUps(fs)
 	})
 	if err != nil {

@@ -158,6 +158,9 @@ type tickRound struct {
 	// parked are the quests of a follow-up pass so starved (chain.go).
 	starved bool
 	parked  []followQuest
+	// pass: a follow-up pass (chain.go), which ends no quest and aborts
+	// no member for a budget: it leaves the dispatch to the tick.
+	pass bool
 }
 
 // provider is the engine's provider called name, nil when none is.
@@ -440,7 +443,7 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 // copy. Every dispatch of the tick comes here, and none is made that the
 // quest's budgets refuse (budget.go).
 func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *agent.Request, member *memberPrompt) error {
-	reserve := r.e.reservation(name)
+	reserve := reservation(r.t.opt, name)
 	if why := admit(q, n, name, reserve); why != "" {
 		return r.refuse(q, n, why)
 	}
