@@ -313,16 +313,8 @@ func (r *tickRound) follow(q *Quest, nodes []string) error {
 	if q.Status != QuestActive || t.overBudget(q) != "" {
 		return nil
 	}
-	if q.Queued[queuedCouncil] != "" {
-		return r.council(q)
-	}
-	if q.Running != "" {
-		return nil
-	}
-	if len(q.PhaseGates) > 0 {
-		if sat, err := r.phaseGates(q); err != nil || sat {
-			return err
-		}
+	if over, err := r.sittingOrGated(q); over || err != nil {
+		return err
 	}
 	for _, id := range nodes {
 		n, err := t.nodeHead(id)

@@ -69,6 +69,35 @@ func BenchmarkTeamChain(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	chains(b, s, e, "chain", func(i int, rep TickReport) {
+		if len(rep.Dispatched) != 1 {
+			b.Fatalf("chain %d: the tick dispatched %v, want the planner", i, rep.Dispatched)
+		}
+		err := e.update(func(t *txn) error {
+			q, err := t.quest(q.ID)
+			if err != nil {
+				return err
+			}
+			if q.Counts.Get(Aborted) != i+1 || q.Counts.Get(Revising) != 0 || q.Counters.AgentRuns != 5*(i+1) {
+				return fmt.Errorf("after chain %d: counts %v, %d agent runs; want %d Teams locked, none revising, 5 runs each", i, q.Counts, q.Counters.AgentRuns, i+1)
+			}
+			n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("Team %d", i+1), Pending, "")
+			if err != nil {
+				return err
+			}
+			return t.openTeam(q, n)
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	})
+}
+
+// chains runs b.N chains on e, serving: each a tick by hand and what
+// follows it, timed until Wait returns; check (timer stopped) checks
+// chain i and readies the next. It reports the meter's figures per unit
+// and the slowest chain.
+func chains(b *testing.B, s *Store, e *Engine, unit string, check func(i int, rep TickReport)) {
 	serveForBench(b, e)
 	ctx := context.Background()
 	m := &meter{s: s}
@@ -86,29 +115,10 @@ func BenchmarkTeamChain(b *testing.B) {
 		worst = max(worst, time.Since(t0))
 		m.stop()
 		b.StopTimer()
-		if len(rep.Dispatched) != 1 {
-			b.Fatalf("chain %d: the tick dispatched %v, want the planner", i, rep.Dispatched)
-		}
-		err = e.update(func(t *txn) error {
-			q, err := t.quest(q.ID)
-			if err != nil {
-				return err
-			}
-			if q.Counts.Get(Aborted) != i+1 || q.Counts.Get(Revising) != 0 || q.Counters.AgentRuns != 5*(i+1) {
-				return fmt.Errorf("after chain %d: counts %v, %d agent runs; want %d Teams locked, none revising, 5 runs each", i, q.Counts, q.Counters.AgentRuns, i+1)
-			}
-			n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("Team %d", i+1), Pending, "")
-			if err != nil {
-				return err
-			}
-			return t.openTeam(q, n)
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
+		check(i, rep)
 		b.StartTimer()
 	}
-	m.report(b, "chain")
+	m.report(b, unit)
 	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
 }
 
@@ -136,23 +146,7 @@ func BenchmarkCouncilChain(b *testing.B) {
 	if _, err := e.AbortNode("n1", "bench: every tick is the owner's turn"); err != nil {
 		b.Fatal(err)
 	}
-	serveForBench(b, e)
-	ctx := context.Background()
-	m := &meter{s: s}
-	var worst time.Duration
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		m.start()
-		t0 := time.Now()
-		rep, err := e.Tick(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		e.Wait()
-		worst = max(worst, time.Since(t0))
-		m.stop()
-		b.StopTimer()
+	chains(b, s, e, "council", func(i int, rep TickReport) {
 		if len(rep.Dispatched) != 2 {
 			b.Fatalf("council %d: the tick dispatched %v, want 2 members", i, rep.Dispatched)
 		}
@@ -164,8 +158,5 @@ func BenchmarkCouncilChain(b *testing.B) {
 		if got.Counts.Get(Explored) != 4*(i+1) || got.Counts.Get(CouncilPending) != 0 {
 			b.Fatalf("after council %d: counts %v, want %d owners and their members explored, none sitting", i, got.Counts, i+1)
 		}
-		b.StartTimer()
-	}
-	m.report(b, "council")
-	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+	})
 }

@@ -317,19 +317,8 @@ func (r *tickRound) turn(q *Quest) error {
 		}
 		r.rep.Resumed = append(r.rep.Resumed, back...)
 	}
-	if q.Queued[queuedCouncil] != "" {
-		// A council sits: its members run concurrently, nothing else
-		// dispatches (council.go). Seated within the budgets, it decides
-		// with the votes it has when they end (budget.go).
-		return r.council(q)
-	}
-	if q.Running != "" {
-		return nil
-	}
-	if len(q.PhaseGates) > 0 {
-		if sat, err := r.phaseGates(q); err != nil || sat {
-			return err
-		}
+	if over, err := r.sittingOrGated(q); over || err != nil {
+		return err
 	}
 	if r.slots > 0 {
 		d, ok, err := t.replay(q)
@@ -344,6 +333,28 @@ func (r *tickRound) turn(q *Quest) error {
 		}
 	}
 	return r.next(q)
+}
+
+// sittingOrGated is the part of q's turn that comes before its next
+// node, a tick's or a follow-up pass's (chain.go): a sitting council's
+// members and merge, a run in flight, a phase gate to sit. It reports
+// whether the turn is over.
+func (r *tickRound) sittingOrGated(q *Quest) (bool, error) {
+	if q.Queued[queuedCouncil] != "" {
+		// A council sits: its members run concurrently, nothing else
+		// dispatches (council.go). Seated within the budgets, it decides
+		// with the votes it has when they end (budget.go).
+		return true, r.council(q)
+	}
+	if q.Running != "" {
+		return true, nil
+	}
+	if len(q.PhaseGates) > 0 {
+		if sat, err := r.phaseGates(q); err != nil || sat {
+			return true, err
+		}
+	}
+	return false, nil
 }
 
 // next picks q's next node and dispatches it. A quest that cannot

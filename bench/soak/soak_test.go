@@ -154,8 +154,10 @@ func newSoak(t *testing.T, seed uint64) *soak {
 	s.dir, s.data = dir, filepath.Join(dir, "data")
 	s.sock = filepath.Join(s.data, "questbox.sock")
 	s.client = api.NewClient(api.SocketClient(s.sock), s.sock)
-	if err := os.MkdirAll(filepath.Join(dir, "export"), 0o755); err != nil {
-		t.Fatal(err)
+	for _, sub := range []string{"export", "agent"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.bin = buildtest.Questbox(t)
 	s.logf, err = os.Create(filepath.Join(dir, "daemon.log"))
@@ -191,6 +193,9 @@ argv = [%q, %q, %q]
 env = []
 timeout = "1s"
 output_cap = "64KiB"
+# The agents run confined: the one directory they may write besides
+# their own is where they log their invocations.
+write = [%q]
 
 [gates.soak]
 rules = [
@@ -212,7 +217,7 @@ consent_expiry = "2s"
 broker = %q
 reconnect_max = "1s"
 discovery = false
-`, self, agentArg, dir, reviewMark, s.broker.URL())
+`, self, agentArg, s.agentDir(), s.agentDir(), reviewMark, s.broker.URL())
 	if err := os.WriteFile(s.cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -439,6 +444,10 @@ func (s *soak) killDuringExport() {
 
 func (s *soak) exportFile(q string) string { return filepath.Join(s.dir, "export", q+".jsonl") }
 
+// agentDir is the soak agent's directory, the one it may write (its
+// invocations.log).
+func (s *soak) agentDir() string { return filepath.Join(s.dir, "agent") }
+
 // cli runs the questbox binary and returns its exit code and output.
 func (s *soak) cli(args ...string) (int, string) {
 	cmd := exec.Command(s.bin, append(args, "--config", s.cfg, "--data", s.data)...)
@@ -532,7 +541,7 @@ type cached struct {
 // invocations reads the agent's log: runs per node.
 func (s *soak) invocations() (map[string]int, []string) {
 	s.t.Helper()
-	b, err := os.ReadFile(filepath.Join(s.dir, "invocations.log"))
+	b, err := os.ReadFile(filepath.Join(s.agentDir(), "invocations.log"))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		s.t.Fatal(err)
 	}
@@ -692,6 +701,9 @@ func (s *soak) exported(q string) map[string]int {
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 16<<20)
 	for sc.Scan() {
+		if bytes.HasPrefix(sc.Bytes(), []byte(`{"export_seal":`)) {
+			continue // a batch's signature (docs/ledger.md), not a node
+		}
 		var n struct {
 			ID string `json:"id"`
 		}
@@ -781,7 +793,7 @@ func (s *soak) finish() {
 		seq, kind := seqOf(s.t, m)
 		if prev, ok := bySeq[seq]; ok {
 			dups++
-			if prev != m.Payload {
+			if sameEvent(prev) != sameEvent(m.Payload) {
 				s.fatalf("seq %d arrived twice with different payloads:\n%s\n%s", seq, prev, m.Payload)
 			}
 			continue
@@ -885,6 +897,21 @@ func seqOf(t *testing.T, m mosquittotest.Message) (uint64, string) {
 		t.Fatalf("%s: not an event (%v): %s", m.Topic, err, m.Payload)
 	}
 	return ev.Seq, string(ev.Kind)
+}
+
+// sameEvent is an event's payload without what its publisher worked out
+// when it sent it: the view of the consent request it asks for
+// (docs/consent.md: its age, the time left, and none once the request
+// was answered or expired), which an event sent again after a reconnect
+// tells anew. What the event says is the rest.
+func sameEvent(payload string) string {
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(payload), &ev); err != nil {
+		return payload
+	}
+	delete(ev, "consent")
+	b, _ := json.Marshal(ev)
+	return string(b)
 }
 
 func fmtMap(m map[string]int) string {
