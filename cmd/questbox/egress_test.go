@@ -30,6 +30,7 @@ func hostedJudgeConfig(t *testing.T, probe, stdin, extra string) string {
 type = "command"
 vendor = "anthropic"
 env = ["PATH", "QB_TEST_TOKEN"]
+write = ["` + filepath.Dir(stdin) + `"]
 argv = ["/bin/sh", "-c", "` + strings.ReplaceAll(doubt, `"`, `\"`) + `"]
 ` + judgeTable("hosted", "hosted") + extra
 	appendConfig(t, path, text)
