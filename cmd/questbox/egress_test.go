@@ -188,7 +188,10 @@ argv = ["/bin/sh", "-c", "`+leak+`; exit 1"]
 // triple press refuses another quest's, which ends naming the refusal.
 func TestEgressConsentWithTheSimButton(t *testing.T) {
 	data := shortDir(t)
-	ran := filepath.Join(data, "ran")
+	// The agent leaves its mark outside the data directory, which a
+	// confined agent cannot write, in a directory it may.
+	marks := t.TempDir()
+	ran := filepath.Join(marks, "ran")
 	cfg := filepath.Join(data, "questbox.toml")
 	text := `
 [gpio]
@@ -200,6 +203,7 @@ egress_consent = true
 [providers.claude]
 type = "command"
 vendor = "anthropic"
+write = ["` + marks + `"]
 argv = ["/bin/sh", "-c", "cat >/dev/null; echo run >> '` + ran + `'; exit 1"]
 `
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
