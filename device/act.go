@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // DefaultACTPath is the Raspberry Pi's own activity LED in sysfs.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 // fakeLED is a sysfs LED directory in a temp dir, as the kernel lays it out.

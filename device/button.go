@@ -9,7 +9,7 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // DefaultEdgePoll is how long Button waits on the pin before checking its context

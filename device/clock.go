@@ -3,7 +3,7 @@ package device
 import (
 	"time"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // lazyTimer is a timer for loops that arm it later: it creates the Clock's

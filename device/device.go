@@ -12,7 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"periph.io/x/conn/v3/gpio"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // Backends accepted by Config.Backend.

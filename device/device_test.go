@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock"
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/internal/clock"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 )

@@ -7,7 +7,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // Selftest timings: how long each LED is lit, and how long to wait for a press.

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/physic"
 )

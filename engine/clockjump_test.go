@@ -8,8 +8,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/clock"
-	"github.com/questbox/questbox/clock/clocktest"
+	"github.com/questbox/questbox/internal/clock"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 // jumpClock is a clock whose wall reading can be stepped, as NTP steps a

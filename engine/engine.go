@@ -14,11 +14,11 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // Provider turns a prompt into an answer. Implementations must be safe for

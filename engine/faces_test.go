@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/planttest"

@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates/consent"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 // funcProvider is a provider whose answers a test scripts.

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 
 	berrors "go.etcd.io/bbolt/errors"
 )

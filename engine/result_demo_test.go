@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/planttest"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 // TestResultOfTheDemoQuest runs the demo quest to its end (the button held

@@ -21,7 +21,7 @@ import (
 
 	"aead.dev/minisign"
 
-	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/internal/release"
 )
 
 func main() {

@@ -14,7 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/internal/confine"
 )
 

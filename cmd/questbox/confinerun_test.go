@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/internal/confine"
 )
 

@@ -17,10 +17,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 )
 

@@ -7,8 +7,8 @@ import (
 	"net"
 	"strconv"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard"
 	"github.com/questbox/questbox/ui/metrics"

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // TestWritingVerbNeverCreatesAStoreSilently: with no daemon, no --data, no

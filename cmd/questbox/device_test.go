@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // testDaemon is a `questbox run` started in-process by startDaemon.

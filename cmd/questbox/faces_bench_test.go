@@ -16,9 +16,9 @@ import (
 	paho "github.com/eclipse/paho.mqtt.golang"
 	"github.com/gorilla/websocket"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard"
 	"github.com/questbox/questbox/ui/mqtt"

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // deviceConfig is the device wiring of the gpio section.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // The help has one source: the verb registry (verbs), the headings it is

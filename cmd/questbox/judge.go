@@ -6,10 +6,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates/judge"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // judgeTier builds the model of one tier: its provider adapted by

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // description is the man page's DESCRIPTION, its paragraphs separated

@@ -21,7 +21,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // noMemoryLimit is the runtime's "no limit" (debug.SetMemoryLimit's

@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // keepMemoryLimit puts back the test process's limit when t ends.

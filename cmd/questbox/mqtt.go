@@ -9,8 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/mqtt"
 )
 

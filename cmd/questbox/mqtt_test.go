@@ -10,8 +10,8 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/api/apitest"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"

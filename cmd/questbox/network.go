@@ -11,10 +11,10 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/ground"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // network is the box's resolver and online probe.

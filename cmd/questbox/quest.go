@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 )
 

@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 )
 
 const rolesConfig = `

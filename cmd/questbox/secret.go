@@ -5,10 +5,10 @@ import (
 	"io"
 	"log/slog"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/internal/journald"
 )
 

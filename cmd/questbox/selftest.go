@@ -8,8 +8,8 @@ import (
 	"log/slog"
 	"slices"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // selftestCmd is `selftest`: it says which confinement agents get on this

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 )
 

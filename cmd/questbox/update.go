@@ -23,11 +23,11 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
-	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/internal/release"
+	"github.com/questbox/questbox/internal/update"
 	"github.com/questbox/questbox/ui/api"
-	"github.com/questbox/questbox/update"
 )
 
 const (

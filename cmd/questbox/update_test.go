@@ -26,7 +26,7 @@ import (
 	"aead.dev/minisign"
 
 	"github.com/questbox/questbox/internal/buildtest"
-	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/internal/release"
 	"github.com/questbox/questbox/ui/api"
 )
 

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/questbox/questbox/release"
-	"github.com/questbox/questbox/update"
+	"github.com/questbox/questbox/internal/release"
+	"github.com/questbox/questbox/internal/update"
 )
 
 // version is set at build time: go build -ldflags "-X main.version=v1.2.3".

@@ -15,12 +15,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/internal/confine"
 )
 

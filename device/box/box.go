@@ -24,10 +24,10 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
-	"github.com/questbox/questbox/clock"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates/consent"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // BootChase is how long the LEDs chase at least after start-up: two rounds

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/planttest"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 func newBox(t *testing.T) (*Box, *engine.Engine) {

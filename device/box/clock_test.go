@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 // The box reads the time and waits for its deadlines on Options.Clock:

@@ -7,8 +7,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // Error codes. They are stable: clients (the CLI's exit codes, the

@@ -14,8 +14,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // sentinelsOf reads the package files of dir and returns the text of
@@ -72,7 +72,7 @@ func sentinelsOf(t *testing.T, dir string) (texts map[string]string, files map[s
 // with an HTTP status and an exit code). A new sentinel without a row
 // fails here.
 func TestEverySentinelHasARow(t *testing.T) {
-	for _, pkg := range []struct{ dir, file string }{{"../../engine", "errors.go"}, {"../../config", "error.go"}} {
+	for _, pkg := range []struct{ dir, file string }{{"../../engine", "errors.go"}, {"../../internal/config", "error.go"}} {
 		texts, files := sentinelsOf(t, pkg.dir)
 		if len(texts) < 2 {
 			t.Fatalf("found %d sentinels in %s; the parser missed them", len(texts), pkg.dir)

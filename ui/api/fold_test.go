@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/planttest"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 // planted opens an engine on a fresh store holding a v3.2 quest with a

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // fuzzRoutes are the API's write routes that take a request body, as the

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // Limits on what a request may carry. A Pi Zero has 512 MB: no request may

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 	"golang.org/x/sys/unix"
 )
 

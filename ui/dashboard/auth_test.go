@@ -9,7 +9,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 )
 
 // TestReading: with reading protected, every read needs a session or the

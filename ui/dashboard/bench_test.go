@@ -13,9 +13,9 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 )
 

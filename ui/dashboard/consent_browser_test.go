@@ -9,9 +9,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 

@@ -18,10 +18,10 @@ import (
 	"github.com/gorilla/websocket"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/metrics"
 )

@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/config"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/gates/consent"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/metrics"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/questbox/questbox/config"
+	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
 )
 

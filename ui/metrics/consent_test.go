@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 	"github.com/questbox/questbox/ui/api"
 )
 

@@ -15,7 +15,7 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/gates/consent"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock/clocktest"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )

@@ -107,7 +107,7 @@ func TestDefaultValues(t *testing.T) {
 	}
 }
 
-const exampleFile = "../systemd/questbox.toml"
+const exampleFile = "../../systemd/questbox.toml"
 
 // TestExampleFileIsDefault pins that the documented config parses and that its
 // uncommented values are exactly the built-in defaults, but

@@ -5,7 +5,7 @@ import (
 
 	"aead.dev/minisign"
 
-	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/internal/release"
 )
 
 // Install checks binary and its signature sig against the release key pub

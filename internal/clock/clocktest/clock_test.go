@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/clock"
-	"github.com/questbox/questbox/clock/clocktest"
+	"github.com/questbox/questbox/internal/clock"
+	"github.com/questbox/questbox/internal/clock/clocktest"
 )
 
 var t0 = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)

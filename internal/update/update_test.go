@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
-	"github.com/questbox/questbox/release"
-	"github.com/questbox/questbox/update"
+	"github.com/questbox/questbox/internal/release"
+	"github.com/questbox/questbox/internal/update"
 )
 
 var host = release.Target{OS: "linux", Arch: "amd64"}

@@ -12,7 +12,7 @@ import (
 	"aead.dev/minisign"
 
 	"github.com/questbox/questbox/internal/buildtest"
-	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/internal/release"
 )
 
 func TestMain(m *testing.M) {

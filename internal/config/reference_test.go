@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite docs/reference/config.md")
 
 // referencePage is the generated reference of the configuration file.
-const referencePage = "../docs/reference/config.md"
+const referencePage = "../../docs/reference/config.md"
 
 // hostDefaults are the defaults that depend on the machine the page is
 // generated on, said in words instead.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/questbox/questbox/release"
+	"github.com/questbox/questbox/internal/release"
 )
 
 // DefaultTries is how many starts a trial gets to commit.

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/clock"
+	"github.com/questbox/questbox/internal/clock"
 )
 
 // Clock is a fake clock.Clock. Time moves only when Advance is called; timers
