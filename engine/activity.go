@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // Activity is what runs and what waits at one moment: the one count of
@@ -67,11 +67,11 @@ func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 	running := 0
 	var q Quest
 	var m questMaps
-	err = e.store.view(func(tx *bolt.Tx) error {
+	err = e.store.view(func(tx *store.Tx) error {
 		// The quests' records are in the order of their ids, as the
 		// running index's entries.
-		w := runningWalk{c: tx.Bucket(bRunning).Cursor()}
-		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
+		w := runningWalk{c: tx.Running().Cursor()}
+		return tx.Quests().ForEach(func(k, v []byte) error {
 			if !e.decoded.get(string(k), v, &q, &m) {
 				q = Quest{}
 				if err := decodeQuest(v, &q); err != nil {

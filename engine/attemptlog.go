@@ -13,8 +13,6 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -196,7 +194,7 @@ func (t *txn) spillAttempts(n *Node) error {
 	if len(n.spill) == 0 {
 		return nil
 	}
-	b := t.tx.Bucket(bAttempts)
+	b := t.tx.Attempts()
 	b.FillPercent = 1.0 // only ever appended at its right edge
 	for i := range n.spill {
 		seq, err := b.NextSequence()
@@ -218,7 +216,7 @@ func (t *txn) spillAttempts(n *Node) error {
 // only where they are not the node's own (the gate's result of the last
 // submission is the last attempt's, most of the time: the record would
 // hold them twice).
-func putNode(b *bolt.Bucket, n *Node) error {
+func putNode(b *store.Bucket, n *Node) error {
 	rec := n
 	if n.AttemptCount > 0 {
 		c := *n
@@ -248,7 +246,7 @@ func decodeNode(raw []byte, n *Node) error {
 
 // readNodeLog reads node id with its whole attempt log (Node.Attempts):
 // what shows a node reads it so, never a write.
-func readNodeLog(tx *bolt.Tx, id string) (*Node, error) {
+func readNodeLog(tx *store.Tx, id string) (*Node, error) {
 	n, err := readNode(tx, id)
 	if err != nil {
 		return nil, err
@@ -259,7 +257,7 @@ func readNodeLog(tx *bolt.Tx, id string) (*Node, error) {
 // loadAttempts fills n.Attempts with its whole log: the chain from
 // n.AttemptSeq and the last attempt. A record held its whole log before
 // schema 9 (and a locked node's record still may): that log is the whole.
-func loadAttempts(tx *bolt.Tx, n *Node) error {
+func loadAttempts(tx *store.Tx, n *Node) error {
 	if n.AttemptCount == 0 {
 		n.logged = true
 		return nil
@@ -290,8 +288,8 @@ type chainFault struct {
 // missing, does not decode, names another node or does not come before
 // the one that named it (a cycle), and says so in fault, with the error
 // that the chain is broken.
-func readChain(tx *bolt.Tx, n *Node) (chain []attemptRecord, raws [][]byte, err error) {
-	b := tx.Bucket(bAttempts)
+func readChain(tx *store.Tx, n *Node) (chain []attemptRecord, raws [][]byte, err error) {
+	b := tx.Attempts()
 	seq := n.AttemptSeq
 	var fault *chainFault
 	for seq != 0 {
@@ -339,9 +337,9 @@ func (e *chainError) Unwrap() error { return ErrCorrupt }
 // checkChains checks every node's chain of attempt records (Verify): each
 // is there, decodes, is the node's and comes before the one that names
 // it; the node's count and running hash agree with them.
-func checkChains(tx *bolt.Tx) []string {
+func checkChains(tx *store.Tx) []string {
 	var out []string
-	_ = tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+	_ = tx.Nodes().ForEach(func(k, v []byte) error {
 		if !bytes.Contains(v, []byte(`"attempt_count":`)) {
 			return nil // no chain (a locked node before schema 9: its log inline)
 		}
@@ -381,14 +379,14 @@ func sumOf(raws [][]byte) string {
 // in one transaction, a year's logs (hundreds of MiB) would be held in
 // memory, as dirty pages, until the commit. A node already moved holds
 // no log in its record, so a part done again moves nothing twice.
-func migrateAttempts(tx *bolt.Tx) error {
+func migrateAttempts(tx *store.Tx) error {
 	if migratePartHook != nil {
 		migratePartHook()
 	}
 	if _, err := tx.CreateBucketIfNotExists(bAttempts); err != nil {
 		return err
 	}
-	meta, nb := tx.Bucket(bMeta), tx.Bucket(bNodes)
+	meta, nb := tx.Meta(), tx.Nodes()
 	c := nb.Cursor()
 	k, v := c.First()
 	if at := meta.Get(kMigrated); at != nil {
@@ -408,7 +406,7 @@ func migrateAttempts(tx *bolt.Tx) error {
 			// Damage inside a sound page: the store's to salvage (which
 			// drops the record and finishes the upgrade), not a failed
 			// upgrade to retry at every start.
-			path := tx.DB().Path()
+			path := tx.Path()
 			return store.Corrupt(filepath.Dir(path), path, fmt.Sprintf("node record %s does not decode (%v)", store.ShowKey(k), err))
 		}
 		if !n.Status.Terminal() && len(n.Attempts) > 0 {
@@ -453,8 +451,8 @@ var migratePartHook func()
 // node's count and running hash are derived again. A locked node it
 // changed is one the ledger can no longer prove (recordLoss).
 func (r *rebuilder) repairChains() error {
-	b := r.tx.Bucket(bAttempts)
-	nb := appendOnly(r.tx.Bucket(bNodes))
+	b := r.tx.Attempts()
+	nb := appendOnly(r.tx.Nodes())
 	for _, n := range r.nodes {
 		if n.AttemptCount == 0 {
 			continue
@@ -492,7 +490,7 @@ func (r *rebuilder) repairChains() error {
 // the store is not the one schema 9 says; the migration moves what it
 // finds and nothing twice.
 func (r *rebuilder) resumeUpgrade() error {
-	m := r.tx.Bucket(bMeta)
+	m := r.tx.Meta()
 	if seqOf(m.Get(kSchema)) <= 8 {
 		return nil // the open migrates it anyway
 	}

@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -93,12 +91,12 @@ func attemptStore(t *testing.T) (*harness, *Quest) {
 func nodeRaw(t *testing.T, s *Store, id string) []byte {
 	t.Helper()
 	var raw []byte
-	err := s.view(func(tx *bolt.Tx) error {
+	err := s.view(func(tx *store.Tx) error {
 		k, err := nodeKey(id)
 		if err != nil {
 			return err
 		}
-		raw = slices.Clone(tx.Bucket(bNodes).Get(k))
+		raw = slices.Clone(tx.Nodes().Get(k))
 		return nil
 	})
 	if err != nil || raw == nil {
@@ -144,15 +142,15 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 		t.Errorf("n2's last attempt read back without its gate result: %+v", l)
 	}
 	var records int
-	_ = h.store.view(func(tx *bolt.Tx) error {
-		records = tx.Bucket(bAttempts).Stats().KeyN
+	_ = h.store.view(func(tx *store.Tx) error {
+		records = tx.Attempts().KeyN()
 		return nil
 	})
 	if records != 3+1 {
 		t.Errorf("%d attempt records, want 4 (n1's three FAILs, n2's first)", records)
 	}
 	// A read for a write does not read the log.
-	_ = h.store.view(func(tx *bolt.Tx) error {
+	_ = h.store.view(func(tx *store.Tx) error {
 		n, err := readNode(tx, "n2")
 		if err != nil || n.Attempts != nil || n.AttemptCount != 2 {
 			t.Errorf("readNode n2: %v, %d attempts read, count %d; want none read, 2", err, len(n.Attempts), n.AttemptCount)
@@ -165,7 +163,7 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 	// A locked node's ledger hash binds its whole log: rewriting an
 	// attempt record, checksum and all, fails verify.
 	dir := copyStore(t, h.dir)
-	rewriteAttempts(t, dir, func(b *bolt.Bucket) {
+	rewriteAttempts(t, dir, func(b *store.Bucket) {
 		_, v := b.Cursor().First()
 		r, _ := decodeAttemptRecord(v)
 		r.attempt.Feedback = "nothing was wrong"
@@ -182,14 +180,14 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 
 // rewriteAttempts changes the attempts bucket of the store in dir with
 // bbolt itself: the pages stay sound, the records do not.
-func rewriteAttempts(t *testing.T, dir string, fn func(b *bolt.Bucket)) {
+func rewriteAttempts(t *testing.T, dir string, fn func(b *store.Bucket)) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := db.Update(func(tx *bolt.Tx) error { fn(tx.Bucket(bAttempts)); return nil }); err != nil {
+	if err := db.Update(func(tx *store.Tx) error { fn(tx.Attempts()); return nil }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -199,22 +197,22 @@ func TestVerifyAndSalvageABrokenAttemptChain(t *testing.T) {
 	want1, want2 := h.node("n1").Attempts, h.node("n2").Attempts
 	for _, c := range []struct {
 		name, problem string
-		damage        func(b *bolt.Bucket)
+		damage        func(b *store.Bucket)
 		// kept are how many of n1's attempts salvage keeps.
 		kept int
 	}{
-		{"a record lost", "node n1: its attempt record 2 is missing", func(b *bolt.Bucket) { _ = b.Delete(u64(2)) }, 2},
-		{"a record rotten", "node n1: its attempt record 2 does not decode", func(b *bolt.Bucket) {
+		{"a record lost", "node n1: its attempt record 2 is missing", func(b *store.Bucket) { _ = b.Delete(u64(2)) }, 2},
+		{"a record rotten", "node n1: its attempt record 2 does not decode", func(b *store.Bucket) {
 			v := slices.Clone(b.Get(u64(2)))
 			v[len(v)/2] ^= 1
 			_ = b.Put(u64(2), v)
 		}, 2},
-		{"another node's record", "node n1: its attempt record 2 is node n2's", func(b *bolt.Bucket) {
+		{"another node's record", "node n1: its attempt record 2 is node n2's", func(b *store.Bucket) {
 			// n1's chain is 4, 2, 1 (its PASS sent its third FAIL
 			// out after n2's second FAIL sent n2's first, 3).
 			_ = b.Put(u64(2), slices.Clone(b.Get(u64(3))))
 		}, 2},
-		{"a cycle", "names attempt record 3 before it (a cycle)", func(b *bolt.Bucket) {
+		{"a cycle", "names attempt record 3 before it (a cycle)", func(b *store.Bucket) {
 			r, _ := decodeAttemptRecord(b.Get(u64(2)))
 			_ = b.Put(u64(2), appendAttemptRecord(nil, r.node, 3, &r.attempt))
 		}, 2},
@@ -281,7 +279,7 @@ func TestMigrationMovesTheAttemptLog(t *testing.T) {
 	if rep, err := ro.Verify(); err != nil || rep.Schema != 8 {
 		t.Errorf("read-only verify of schema 8: %+v, %v", rep, err)
 	}
-	_ = ro.view(func(tx *bolt.Tx) error {
+	_ = ro.view(func(tx *store.Tx) error {
 		n, err := readNodeLog(tx, "n2")
 		if err != nil || jsonOf(t, n.Attempts) != jsonOf(t, want2) {
 			t.Errorf("read-only n2: %v, %s; want %s", err, outcomes(n.Attempts), outcomes(want2))
@@ -326,18 +324,18 @@ func TestMigrationMovesTheAttemptLog(t *testing.T) {
 // hold their logs in their records, their attempt records gone.
 func toSchema8(t *testing.T, dir string, logs map[string][]Attempt) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *store.Tx) error {
 		for id, log := range logs {
 			n := new(Node)
 			k, _ := nodeKey(id)
-			if err := json.Unmarshal(tx.Bucket(bNodes).Get(k), n); err != nil {
+			if err := json.Unmarshal(tx.Nodes().Get(k), n); err != nil {
 				return err
 			}
-			b := tx.Bucket(bAttempts)
+			b := tx.Attempts()
 			for seq := n.AttemptSeq; seq != 0; {
 				r, err := decodeAttemptRecord(b.Get(u64(seq)))
 				if err != nil {
@@ -350,11 +348,11 @@ func toSchema8(t *testing.T, dir string, logs map[string][]Attempt) {
 			}
 			n.Attempts = log
 			n.AttemptCount, n.AttemptSeq, n.AttemptSum, n.LastAttempt, n.Sittings = 0, 0, "", nil, 0
-			if err := putJSON(tx.Bucket(bNodes), k, n); err != nil {
+			if err := putJSON(tx.Nodes(), k, n); err != nil {
 				return err
 			}
 		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(8))
+		return tx.Meta().Put(kSchema, u64(8))
 	})
 	db.Close()
 	if err != nil {
@@ -373,7 +371,7 @@ func TestMigrationCommitsInParts(t *testing.T) {
 	if dir := os.Getenv(migrateKillChild); dir != "" {
 		migrateBudget = 1 // a node a part
 		sch, parts := schema(), 0
-		sch.Migrations[8] = func(tx *bolt.Tx) error {
+		sch.Migrations[8] = func(tx *store.Tx) error {
 			if parts++; parts == 3 {
 				syscall.Kill(os.Getpid(), syscall.SIGKILL)
 				for {
@@ -415,16 +413,16 @@ func TestMigrationCommitsInParts(t *testing.T) {
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Fatalf("the migrating child was not killed in its third part: %v\n%s", err, out)
 	}
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_ = db.View(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bMeta)
+	_ = db.View(func(tx *store.Tx) error {
+		m := tx.Meta()
 		if !bytes.Equal(m.Get(kSchema), u64(9)) || !bytes.Equal(m.Get(store.KeyMigrating), u64(8)) || m.Get(kMigrated) == nil {
 			t.Errorf("between parts: schema %x, migrating %x, migrated to %x; want 9, 8, a node", m.Get(kSchema), m.Get(store.KeyMigrating), m.Get(kMigrated))
 		}
-		if got := tx.Bucket(bAttempts).Stats().KeyN; got == 0 || got >= moved {
+		if got := tx.Attempts().KeyN(); got == 0 || got >= moved {
 			t.Errorf("between parts: %d attempt records; want some of %d", got, moved)
 		}
 		return nil
@@ -442,12 +440,12 @@ func TestMigrationCommitsInParts(t *testing.T) {
 	if rep, err := s.Verify(); err != nil || rep.Schema != SchemaVersion {
 		t.Fatalf("verify after the resumed upgrade: %+v, %v", rep, err)
 	}
-	_ = s.view(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bMeta)
+	_ = s.view(func(tx *store.Tx) error {
+		m := tx.Meta()
 		if m.Get(store.KeyMigrating) != nil || m.Get(kMigrated) != nil {
 			t.Errorf("after the upgrade: migrating %x, migrated to %x; want neither", m.Get(store.KeyMigrating), m.Get(kMigrated))
 		}
-		if got := tx.Bucket(bAttempts).Stats().KeyN; got != moved {
+		if got := tx.Attempts().KeyN(); got != moved {
 			t.Errorf("after the upgrade: %d attempt records; want %d", got, moved)
 		}
 		for id, want := range logs {

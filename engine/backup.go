@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -108,7 +106,7 @@ func restoreCheck(dir string) (func(db *store.DB) ([]string, error), error) {
 			return nil, err
 		}
 		var note string
-		err := db.Update(func(tx *bolt.Tx) error {
+		err := db.Update(func(tx *store.Tx) error {
 			was, _ := checkSeal(tx, SchemaVersion, &boxKey{key: k})
 			var err error
 			note, err = signCopy(tx, k, was)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/agent"
@@ -308,7 +308,7 @@ func TestBudgetsHoldForEveryKindOfRun(t *testing.T) {
 func reservedOf(t *testing.T, h *harness, quest string) int {
 	t.Helper()
 	var n int
-	err := h.store.view(func(tx *bolt.Tx) error {
+	err := h.store.view(func(tx *store.Tx) error {
 		q, ok, err := getQuest(tx, quest)
 		if err != nil || !ok {
 			return errors.Join(err, ErrNotFound)

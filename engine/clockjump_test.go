@@ -2,11 +2,10 @@ package engine
 
 import (
 	"context"
+	"github.com/questbox/questbox/engine/store"
 	"sync"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/internal/clock"
 	"github.com/questbox/questbox/internal/clock/clocktest"
@@ -106,7 +105,7 @@ func TestTicksSurviveClockJumps(t *testing.T) {
 				t.Fatal(err)
 			}
 			var stored *Quest
-			if err := st.view(func(tx *bolt.Tx) error {
+			if err := st.view(func(tx *store.Tx) error {
 				var err error
 				stored, _, err = getQuest(tx, q.ID)
 				return err

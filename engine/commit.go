@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // Group commit (SPEC §3: one tick costs O(1) fsyncs end to end).
@@ -104,7 +104,7 @@ const (
 // waiting on wake (Store.batch) or, with then set, data queued without a
 // goroutine (Store.batchAsync).
 type groupCall struct {
-	fn      func(*bolt.Tx) error
+	fn      func(*store.Tx) error
 	arrived time.Time
 	wake    chan struct{} // done or lead: sent once; nil with then
 	// then, when set, is called by the leader with the write's error
@@ -216,7 +216,7 @@ func (g *group) poke() {
 // committed. Errors are those of update: fn's own as it is, and
 // ErrStoreFailed when the transaction cannot begin or commit. fn returning
 // errUnchanged is returned as it is, with nothing committed for it.
-func (s *Store) batch(fn func(*bolt.Tx) error, tk *ticket) error {
+func (s *Store) batch(fn func(*store.Tx) error, tk *ticket) error {
 	if s.ReadOnly() {
 		return s.readOnlyWrite()
 	}
@@ -281,7 +281,7 @@ func (s *Store) gatherKnobs() gatherKnobs {
 // their stacks (bench/RESULTS.md, issue 23, branch peak40). When no
 // leader is gathering, one is started for the queue: it leads until the
 // queue is empty, then ends.
-func (s *Store) batchAsync(fn func(*bolt.Tx) error, tk *ticket, then func(error)) {
+func (s *Store) batchAsync(fn func(*store.Tx) error, tk *ticket, then func(error)) {
 	if s.ReadOnly() {
 		tk.settle()
 		then(s.readOnlyWrite())
@@ -456,7 +456,7 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 		all := true // every call unchanged
 		err := s.fault()
 		if err == nil {
-			err = s.db.Update(func(tx *bolt.Tx) error {
+			err = s.db.Update(func(tx *store.Tx) error {
 				s.shared.open(tx)
 				defer s.shared.open(nil)
 				for i, c := range calls {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"os"
 	"os/exec"
 	"runtime"
@@ -14,8 +15,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -82,7 +81,7 @@ func newGroupRig(t *testing.T) *groupRig {
 }
 
 // queue starts a batch call named name and waits until it is queued.
-func (r *groupRig) queue(name string, fn func(*bolt.Tx) error) {
+func (r *groupRig) queue(name string, fn func(*store.Tx) error) {
 	r.s.group.mu.Lock()
 	n := len(r.s.group.queue)
 	r.s.group.mu.Unlock()
@@ -106,19 +105,19 @@ func (r *groupRig) queue(name string, fn func(*bolt.Tx) error) {
 }
 
 // last queues the announced write and waits for every call.
-func (r *groupRig) last(name string, fn func(*bolt.Tx) error) {
+func (r *groupRig) last(name string, fn func(*store.Tx) error) {
 	err := r.s.batch(fn, r.tk)
 	r.wg.Wait()
 	r.errs[name] = err
 }
 
-func put(key, value string) func(*bolt.Tx) error {
-	return func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put([]byte(key), []byte(value)) }
+func put(key, value string) func(*store.Tx) error {
+	return func(tx *store.Tx) error { return tx.Meta().Put([]byte(key), []byte(value)) }
 }
 
 func (r *groupRig) get(key string) string {
 	var v string
-	_ = r.s.view(func(tx *bolt.Tx) error { v = string(tx.Bucket(bMeta).Get([]byte(key))); return nil })
+	_ = r.s.view(func(tx *store.Tx) error { v = string(tx.Meta().Get([]byte(key))); return nil })
 	return v
 }
 
@@ -150,8 +149,8 @@ func TestGroupCommitFailedWriteRunsAlone(t *testing.T) {
 	errBad := errors.New("bad write")
 	var mu sync.Mutex
 	runs := map[string]int{}
-	counted := func(name string, fn func(*bolt.Tx) error) func(*bolt.Tx) error {
-		return func(tx *bolt.Tx) error {
+	counted := func(name string, fn func(*store.Tx) error) func(*store.Tx) error {
+		return func(tx *store.Tx) error {
 			mu.Lock()
 			runs[name]++
 			mu.Unlock()
@@ -160,8 +159,8 @@ func TestGroupCommitFailedWriteRunsAlone(t *testing.T) {
 	}
 	before := r.s.Commits()
 	r.queue("a", counted("a", put("a", "1")))
-	r.queue("bad", counted("bad", func(tx *bolt.Tx) error {
-		if err := tx.Bucket(bMeta).Put([]byte("half"), []byte("written")); err != nil {
+	r.queue("bad", counted("bad", func(tx *store.Tx) error {
+		if err := tx.Meta().Put([]byte("half"), []byte("written")); err != nil {
 			return err
 		}
 		return errBad
@@ -190,7 +189,7 @@ func TestGroupCommitFailedWriteRunsAlone(t *testing.T) {
 // batch it is in, and a batch of such writes commits nothing.
 func TestGroupCommitUnchangedWrites(t *testing.T) {
 	r := newGroupRig(t)
-	unchanged := func(*bolt.Tx) error { return errUnchanged }
+	unchanged := func(*store.Tx) error { return errUnchanged }
 	before := r.s.Commits()
 	r.queue("u1", unchanged)
 	r.queue("a", put("a", "1"))
@@ -221,7 +220,7 @@ func TestGroupCommitWritesOneEventRecord(t *testing.T) {
 	r := &groupRig{t: t, s: h.store, tk: h.store.expect(), errs: map[string]error{}}
 	errOnce := errors.New("failed in the batch")
 	failed := false
-	emits := func(name string, n int) func(*bolt.Tx) error {
+	emits := func(name string, n int) func(*store.Tx) error {
 		return (&engineWrite{e: h.e, fn: func(t *txn) error {
 			for i := range n {
 				if err := t.emit(Event{Kind: KindNode, Node: fmt.Sprint(name, i)}); err != nil {
@@ -240,8 +239,8 @@ func TestGroupCommitWritesOneEventRecord(t *testing.T) {
 	}
 	records := func() int {
 		n := 0
-		_ = h.store.view(func(tx *bolt.Tx) error {
-			return tx.Bucket(bEvents).ForEach(func(_, _ []byte) error { n++; return nil })
+		_ = h.store.view(func(tx *store.Tx) error {
+			return tx.Events().ForEach(func(_, _ []byte) error { n++; return nil })
 		})
 		return n
 	}
@@ -298,8 +297,8 @@ func TestGroupCommitEventRecordsStayWithinAPage(t *testing.T) {
 	}
 	r.last("last", emits)
 	var sizes []int
-	_ = h.store.view(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bEvents).Cursor()
+	_ = h.store.view(func(tx *store.Tx) error {
+		c := tx.Events().Cursor()
 		for k, v := c.Seek(u64(since + 1)); k != nil; k, v = c.Next() {
 			sizes = append(sizes, len(v))
 		}

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -29,7 +27,7 @@ func prunedStore(t *testing.T, dir string) string {
 		h.open()
 	}
 	h.bulk(5, 20, func(s *QuestSpec) { s.Provider = ProviderExternal })
-	err := h.store.db.Update(func(tx *bolt.Tx) error {
+	err := h.store.db.Update(func(tx *store.Tx) error {
 		b, err := tx.CreateBucket([]byte("burst"))
 		if err != nil {
 			return err
@@ -45,7 +43,7 @@ func prunedStore(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := h.store.db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("burst")) }); err != nil {
+	if err := h.store.db.Update(func(tx *store.Tx) error { return tx.DeleteBucket([]byte("burst")) }); err != nil {
 		t.Fatal(err)
 	}
 	h.close()
@@ -56,8 +54,8 @@ func prunedStore(t *testing.T, dir string) string {
 func contents(t *testing.T, s *Store) [32]byte {
 	t.Helper()
 	h := sha256.New()
-	var walk func(path string, b *bolt.Bucket) error
-	walk = func(path string, b *bolt.Bucket) error {
+	var walk func(path string, b *store.Bucket) error
+	walk = func(path string, b *store.Bucket) error {
 		h.Write(binary.BigEndian.AppendUint64([]byte(path+"\x00seq"), b.Sequence()))
 		return b.ForEach(func(k, v []byte) error {
 			if v == nil {
@@ -71,8 +69,8 @@ func contents(t *testing.T, s *Store) [32]byte {
 			return nil
 		})
 	}
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.ForEach(func(name []byte, b *bolt.Bucket) error { return walk(string(name), b) })
+	err := s.db.View(func(tx *store.Tx) error {
+		return tx.ForEach(func(name []byte, b *store.Bucket) error { return walk(string(name), b) })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -216,14 +214,14 @@ func TestCompactionAfterAnUpgrade(t *testing.T) {
 	h.bulk(4, 1000, func(s *QuestSpec) { s.Provider = ProviderExternal })
 	h.close()
 	dir := h.dir
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Schema 8: every node holds a log of 6 attempts (~2 KiB) in its record.
 	feedback := strings.Repeat("the answer was not JSON; ", 12)
-	err = db.Update(func(tx *bolt.Tx) error {
-		nb := appendOnly(tx.Bucket(bNodes))
+	err = db.Update(func(tx *store.Tx) error {
+		nb := appendOnly(tx.Nodes())
 		c := nb.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			n := new(Node)
@@ -237,7 +235,7 @@ func TestCompactionAfterAnUpgrade(t *testing.T) {
 				return err
 			}
 		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(8))
+		return tx.Meta().Put(kSchema, u64(8))
 	})
 	db.Close()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/consent"
@@ -106,8 +106,8 @@ func checkpointReason(role string) ConsentReason {
 // with its deadline (Expired is ConsentQueue's to say).
 func (e *Engine) Consents() ([]ConsentRequest, error) {
 	var out []ConsentRequest
-	err := e.store.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bConsent).ForEach(func(k, _ []byte) error {
+	err := e.store.view(func(tx *store.Tx) error {
+		return tx.Consent().ForEach(func(k, _ []byte) error {
 			n, err := readNode(tx, string(k))
 			if err != nil {
 				return err
@@ -141,7 +141,7 @@ func (e *Engine) ConsentQueue(now time.Time) ([]ConsentRequest, error) {
 
 // consentRequest is the request of n, which awaits consent. A Team's
 // accept approves its executer's deliverable: that node is read too.
-func consentRequest(tx *bolt.Tx, n *Node) (ConsentRequest, error) {
+func consentRequest(tx *store.Tx, n *Node) (ConsentRequest, error) {
 	c := n.Claim
 	if c == nil {
 		return ConsentRequest{}, fmt.Errorf("BUG: node %s awaits consent without a claim", n.ID)
@@ -282,7 +282,7 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 		return 0, nil
 	}
 	var ids []string
-	if err := t.tx.Bucket(bConsent).ForEach(func(k, _ []byte) error { ids = append(ids, string(k)); return nil }); err != nil {
+	if err := t.tx.Consent().ForEach(func(k, _ []byte) error { ids = append(ids, string(k)); return nil }); err != nil {
 		return 0, err
 	}
 	expired := 0

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -16,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -101,8 +100,8 @@ func nodeRecords(t *testing.T, dir string) map[uint64][]byte {
 	}
 	defer s.Close()
 	out := map[uint64][]byte{}
-	err = s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+	err = s.view(func(tx *store.Tx) error {
+		return tx.Nodes().ForEach(func(k, v []byte) error {
 			out[seqOf(k)] = bytes.Clone(v)
 			return nil
 		})
@@ -381,7 +380,7 @@ func TestRewrittenLockedNodeFailsVerify(t *testing.T) {
 			})
 		}},
 		{"longer, through bbolt", func(t *testing.T, dir string) {
-			db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+			db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -389,7 +388,7 @@ func TestRewrittenLockedNodeFailsVerify(t *testing.T) {
 			n2 := *n
 			n2.Evidence += " and then some more evidence nobody gave"
 			raw, _ := json.Marshal(n2)
-			if err := db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bNodes).Put(u64(seq), raw) }); err != nil {
+			if err := db.Update(func(tx *store.Tx) error { return tx.Nodes().Put(u64(seq), raw) }); err != nil {
 				t.Fatal(err)
 			}
 		}},
@@ -605,11 +604,11 @@ func TestAnUnknownStatusIsNamed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyStore(t, base)
-			db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+			db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = db.Update(func(tx *bolt.Tx) error {
+			err = db.Update(func(tx *store.Tx) error {
 				b := tx.Bucket([]byte(c.bucket))
 				v := b.Get(c.key)
 				if !bytes.Contains(v, []byte(c.old)) {

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/gates"
 )
@@ -199,7 +199,7 @@ func (t *txn) sitting(q *Quest) (*sittingOwner, []*Node, error) {
 // record (sittingOwner) with no write since.
 func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*Node, error) {
 	out := make([]*Node, 0, len(so.seats))
-	var hb *bolt.Bucket
+	var hb *store.Bucket
 	var learnt []string
 	for i, seat := range so.seats {
 		if i < len(so.ids) && so.ids[i] != "" {
@@ -530,7 +530,7 @@ func (t *txn) overlayHead(n *Node) {
 		return
 	}
 	key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
-	if run := get(&t.curRunning, t.tx.Bucket(bRunning), key); run != nil {
+	if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
 		setRunning(n, run)
 	}
 }

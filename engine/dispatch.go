@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -71,8 +69,8 @@ func splitRunningKey(k []byte) (quest, node string, ok bool) {
 const runningFill = 0.95
 
 // runningForWrite is the running index of tx, set to pack its pages full.
-func runningForWrite(tx *bolt.Tx) *bolt.Bucket {
-	b := tx.Bucket(bRunning)
+func runningForWrite(tx *store.Tx) *store.Bucket {
+	b := tx.Running()
 	b.FillPercent = runningFill
 	return b
 }
@@ -123,7 +121,7 @@ func scanRunEntry(v []byte) (runEntry, bool) {
 //
 // c is a cursor of the running index; a quest without entries costs one
 // seek.
-func overlayDispatch(c *bolt.Cursor, q *Quest) {
+func overlayDispatch(c *store.Cursor, q *Quest) {
 	q.reserved = 0
 	prefix := runningPrefix(q.ID)
 	base := q.DispatchSeq
@@ -139,7 +137,7 @@ func overlayDispatch(c *bolt.Cursor, q *Quest) {
 // step instead of a seek from the root. The running index must not be
 // written while the walk is used (activeQuests only reads).
 type runningWalk struct {
-	c *bolt.Cursor
+	c *store.Cursor
 	// k, v is the cursor's entry: the first one not before last (nil:
 	// none), and every entry between last and k has last as its prefix.
 	k, v []byte
@@ -313,7 +311,7 @@ func (t *txn) leaveRunning(q *Quest, n *Node) error {
 		q.reserved -= r.Reserved // its tokens are settled (endRun)
 	}
 	if ok && r.ID != "" {
-		runs := appendOnly(t.tx.Bucket(bRuns))
+		runs := appendOnly(t.tx.Runs())
 		if runs.Get([]byte(r.ID)) == nil {
 			if err := runs.Put([]byte(r.ID), runRecord(key, v)); err != nil {
 				return err
@@ -341,9 +339,9 @@ func runRecord(k, v []byte) []byte {
 // getRun reads run id: from the runs bucket once it ended, from the
 // running entry of node of quest while it runs. With quest or node
 // unknown (""), the running index is searched.
-func getRun(tx *bolt.Tx, id, quest, node string) (Run, bool, error) {
+func getRun(tx *store.Tx, id, quest, node string) (Run, bool, error) {
 	var r Run
-	if ok, err := getJSON(tx.Bucket(bRuns), []byte(id), &r); ok || err != nil {
+	if ok, err := getJSON(tx.Runs(), []byte(id), &r); ok || err != nil {
 		return r, ok, err
 	}
 	k, v := runningValue(tx, id, quest, node)
@@ -358,8 +356,8 @@ func getRun(tx *bolt.Tx, id, quest, node string) (Run, bool, error) {
 
 // runningValue is the running entry of run id (of node of quest, when
 // known) and its key, or nil.
-func runningValue(tx *bolt.Tx, id, quest, node string) (k, v []byte) {
-	rb := tx.Bucket(bRunning)
+func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
+	rb := tx.Running()
 	if quest != "" && node != "" {
 		k := runningKey(quest, node)
 		if v := rb.Get(k); v != nil {
@@ -383,19 +381,19 @@ func runningValue(tx *bolt.Tx, id, quest, node string) (k, v []byte) {
 func (t *txn) putRun(r *Run) error {
 	if r.Ended.IsZero() {
 		key := runningKey(r.Quest, r.Node)
-		if v := t.tx.Bucket(bRunning).Get(key); v != nil {
+		if v := t.tx.Running().Get(key); v != nil {
 			if e, ok := scanRunEntry(v); ok && e.ID == r.ID {
 				return runningForWrite(t.tx).Put(key, appendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
 			}
 		}
 	}
-	return appendOnly(t.tx.Bucket(bRuns)).Put([]byte(r.ID), appendRun(make([]byte, 0, 256), r))
+	return appendOnly(t.tx.Runs()).Put([]byte(r.ID), appendRun(make([]byte, 0, 256), r))
 }
 
 // runningRuns is every run in flight, from the running index.
-func runningRuns(tx *bolt.Tx, quest string) ([]Run, error) {
+func runningRuns(tx *store.Tx, quest string) ([]Run, error) {
 	var out []Run
-	c := tx.Bucket(bRunning).Cursor()
+	c := tx.Running().Cursor()
 	k, v := c.First()
 	if quest != "" {
 		k, v = c.Seek(runningPrefix(quest))
@@ -412,7 +410,7 @@ func runningRuns(tx *bolt.Tx, quest string) ([]Run, error) {
 		if err := decodeRunning(k, v, &r); err != nil {
 			return nil, fmt.Errorf("decode running entry %s: %w", k, err)
 		}
-		if tx.Bucket(bRuns).Get([]byte(r.ID)) == nil {
+		if tx.Runs().Get([]byte(r.ID)) == nil {
 			out = append(out, r)
 		}
 	}
@@ -425,7 +423,7 @@ func runningRuns(tx *bolt.Tx, quest string) ([]Run, error) {
 // back in its pending index (its record says pending). The quests'
 // records counted their dispatches already (their DispatchSeq is at least
 // the run's), so nothing is counted twice.
-func migrateRunning(tx *bolt.Tx) error {
+func migrateRunning(tx *store.Tx) error {
 	rb := runningForWrite(tx)
 	type old struct{ node, run string }
 	var olds []old
@@ -447,10 +445,10 @@ func migrateRunning(tx *bolt.Tx) error {
 			return fmt.Errorf("migrate running node %s: %w", o.node, err)
 		}
 		var r Run
-		if ok, err := getJSON(tx.Bucket(bRuns), []byte(o.run), &r); err != nil || !ok {
+		if ok, err := getJSON(tx.Runs(), []byte(o.run), &r); err != nil || !ok {
 			r = Run{ID: o.run, Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1}
 		}
-		if err := tx.Bucket(bRuns).Delete([]byte(o.run)); err != nil {
+		if err := tx.Runs().Delete([]byte(o.run)); err != nil {
 			return err
 		}
 		if err := rb.Put(runningKey(n.Quest, n.ID), appendRunning(nil, n.Quest, n.ID, &r)); err != nil {
@@ -474,8 +472,8 @@ func migrateRunning(tx *bolt.Tx) error {
 
 // foldDispatch raises quest's DispatchSeq to run's, so that the entry of
 // run, which the record counts already, is not counted again.
-func foldDispatch(tx *bolt.Tx, quest, run string) error {
-	qb := tx.Bucket(bQuests)
+func foldDispatch(tx *store.Tx, quest, run string) error {
+	qb := tx.Quests()
 	q, ok, err := getQuestRecord(qb, quest)
 	if err != nil || !ok || q.DispatchSeq >= runNumber(run) {
 		return err
@@ -486,13 +484,13 @@ func foldDispatch(tx *bolt.Tx, quest, run string) error {
 
 // readNodeRecord reads node id's record as stored, without the running
 // index laid over it.
-func readNodeRecord(tx *bolt.Tx, id string) (*Node, error) {
+func readNodeRecord(tx *store.Tx, id string) (*Node, error) {
 	key, err := nodeKey(id)
 	if err != nil {
 		return nil, err
 	}
 	n := new(Node)
-	raw := tx.Bucket(bNodes).Get(key)
+	raw := tx.Nodes().Get(key)
 	if raw == nil {
 		return n, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
@@ -505,9 +503,9 @@ func readNodeRecord(tx *bolt.Tx, id string) (*Node, error) {
 // runningEntries reads the running index for salvage, in either form
 // (schema 6, quest/node -> run record; schema 5, node -> run id): node id
 // -> its run record (a bare id for schema 5).
-func runningEntries(tx *bolt.Tx) map[string][]byte {
+func runningEntries(tx *store.Tx) map[string][]byte {
 	out := map[string][]byte{}
-	_ = tx.Bucket(bRunning).ForEach(func(k, v []byte) error {
+	_ = tx.Running().ForEach(func(k, v []byte) error {
 		node := string(k)
 		if _, n, ok := splitRunningKey(k); ok {
 			node = n

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -14,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/agent"
 )
 
@@ -23,8 +22,8 @@ import (
 func (h *harness) rawNode(id string) []byte {
 	h.t.Helper()
 	var raw []byte
-	err := h.store.view(func(tx *bolt.Tx) error {
-		raw = bytes.Clone(tx.Bucket(bNodes).Get(mustKey(id)))
+	err := h.store.view(func(tx *store.Tx) error {
+		raw = bytes.Clone(tx.Nodes().Get(mustKey(id)))
 		return nil
 	})
 	if err != nil || raw == nil {
@@ -149,7 +148,7 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 	for depth := 0; depth < 3; depth++ {
 		// What the dispatch transaction would build for the pending node.
 		var want agent.Request
-		err := h.store.view(func(tx *bolt.Tx) error {
+		err := h.store.view(func(tx *store.Tx) error {
 			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
@@ -227,7 +226,7 @@ func TestTickPutsEveryRunningEntry(t *testing.T) {
 // prefixes of others' ("q1", "q10", "q100"), entries folded already and
 // not.
 func TestRunningWalkIsTheSeek(t *testing.T) {
-	db, err := bolt.Open(filepath.Join(t.TempDir(), "walk.db"), 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(filepath.Join(t.TempDir(), "walk.db"), false, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +240,7 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 		}
 		slices.SortFunc(ids, strings.Compare) // the active index's order
 		seqs := map[string]uint64{}
-		err := db.Update(func(tx *bolt.Tx) error {
+		err := db.Update(func(tx *store.Tx) error {
 			_ = tx.DeleteBucket(bRunning)
 			b, err := tx.CreateBucket(bRunning)
 			if err != nil {
@@ -279,13 +278,13 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 				i++
 			}
 		}
-		err = db.View(func(tx *bolt.Tx) error {
-			w := &runningWalk{c: tx.Bucket(bRunning).Cursor()}
+		err = db.View(func(tx *store.Tx) error {
+			w := &runningWalk{c: tx.Running().Cursor()}
 			for _, id := range walked {
 				got := &Quest{ID: id, DispatchSeq: seqs[id], Counts: CountsOf(map[Status]int{Pending: 3})}
 				want := &Quest{ID: id, DispatchSeq: seqs[id], Counts: CountsOf(map[Status]int{Pending: 3})}
 				w.overlay(got)
-				overlayDispatch(tx.Bucket(bRunning).Cursor(), want)
+				overlayDispatch(tx.Running().Cursor(), want)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("trial %d, quest %s: the walk gives %+v, the seek %+v", trial, id, got, want)
 				}

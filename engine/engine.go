@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
@@ -327,8 +327,8 @@ func (e *Engine) Now() time.Time { return e.clock.Now() }
 // writes nothing.
 func (e *Engine) recoverInterrupted() error {
 	left := false
-	err := e.store.view(func(tx *bolt.Tx) error {
-		k, _ := tx.Bucket(bRunning).Cursor().First()
+	err := e.store.view(func(tx *store.Tx) error {
+		k, _ := tx.Running().Cursor().First()
 		left = k != nil
 		return nil
 	})
@@ -338,7 +338,7 @@ func (e *Engine) recoverInterrupted() error {
 	return e.update(func(t *txn) error {
 		type pair struct{ node, run string }
 		var left []pair
-		err := t.tx.Bucket(bRunning).ForEach(func(k, v []byte) error {
+		err := t.tx.Running().ForEach(func(k, v []byte) error {
 			_, node, ok := splitRunningKey(k)
 			r, rok := scanRunEntry(v)
 			if !ok || !rok {
@@ -488,7 +488,7 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 }
 
 func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
-	seq, err := t.tx.Bucket(bQuests).NextSequence()
+	seq, err := t.tx.Quests().NextSequence()
 	if err != nil {
 		return nil, err
 	}
@@ -500,10 +500,10 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 		q.Teams, q.MaxRevisions, q.AcceptMode, q.TeamAccept = true, s.MaxRevisions, s.AcceptMode, s.TeamAccept
 	}
 	// A new quest queues behind the quests dispatched before it existed.
-	q.DispatchSeq = t.tx.Bucket(bRuns).Sequence()
+	q.DispatchSeq = t.tx.Runs().Sequence()
 	t.startWall(q)
 	t.track(q)
-	if err := t.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+	if err := t.tx.Active().Put([]byte(q.ID), nil); err != nil {
 		return nil, err
 	}
 	if err := t.emit(Event{Kind: KindQuest, Quest: q.ID, To: string(QuestActive), Reason: "created: " + q.Name, Counters: &q.Counters}); err != nil {
@@ -526,7 +526,7 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 // Quest returns one quest.
 func (e *Engine) Quest(id string) (*Quest, error) {
 	var q *Quest
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		var ok bool
 		var err error
 		q, ok, err = getQuest(tx, id)
@@ -545,9 +545,9 @@ func (e *Engine) Quest(id string) (*Quest, error) {
 // Quests returns every quest, oldest first.
 func (e *Engine) Quests() ([]*Quest, error) {
 	var out []*Quest
-	err := e.store.view(func(tx *bolt.Tx) error {
-		running := tx.Bucket(bRunning).Cursor()
-		return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
+	err := e.store.view(func(tx *store.Tx) error {
+		running := tx.Running().Cursor()
+		return tx.Quests().ForEach(func(k, v []byte) error {
 			q := new(Quest)
 			if err := decodeQuest(v, q); err != nil {
 				return fmt.Errorf("decode quest %s: %w", k, err)
@@ -565,7 +565,7 @@ func (e *Engine) Quests() ([]*Quest, error) {
 // Node returns one node, with its whole attempt log.
 func (e *Engine) Node(id string) (*Node, error) {
 	var n *Node
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		var err error
 		n, err = readNodeLog(tx, id)
 		return err
@@ -577,8 +577,8 @@ func (e *Engine) Node(id string) (*Node, error) {
 // attempt log.
 func (e *Engine) Nodes(quest string) ([]*Node, error) {
 	var out []*Node
-	err := e.store.view(func(tx *bolt.Tx) error {
-		if tx.Bucket(bQuests).Get([]byte(quest)) == nil {
+	err := e.store.view(func(tx *store.Tx) error {
+		if tx.Quests().Get([]byte(quest)) == nil {
 			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
 		}
 		b := subRO(tx, bQNodes, quest)
@@ -597,7 +597,7 @@ func (e *Engine) Nodes(quest string) ([]*Node, error) {
 // Edges returns a quest's edges in creation order.
 func (e *Engine) Edges(quest string) ([]Edge, error) {
 	var out []Edge
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		b := subRO(tx, bEdges, quest)
 		if b == nil {
 			return nil
@@ -624,7 +624,7 @@ func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
 	}
 	q.Reason = reason
 	t.track(q)
-	act := t.tx.Bucket(bActive)
+	act := t.tx.Active()
 	var err error
 	if to == QuestActive {
 		err = act.Put([]byte(q.ID), nil)
@@ -831,7 +831,7 @@ func (t *txn) endRun(q *Quest, n *Node, id string, e runEnd) error {
 	if id == "" {
 		return nil
 	}
-	b := appendOnly(t.tx.Bucket(bRuns))
+	b := appendOnly(t.tx.Runs())
 	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
 	if err != nil {
 		return err
@@ -869,7 +869,7 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 // the next: a tick's dispatch copies it once, into its slot (queue).
 func (t *txn) planRun(q *Quest, n *Node, provider string, reserve int) (*Run, error) {
 	if t.runs == nil {
-		t.runs = t.tx.Bucket(bRuns)
+		t.runs = t.tx.Runs()
 	}
 	seq, err := t.runs.NextSequence()
 	if err != nil {

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/gates"
 )
@@ -113,9 +113,9 @@ func (t *txn) flushEvents() error {
 
 // eventsBucket is the outbox, kept for the transaction's emits: a tick
 // emits a thousand events.
-func (t *txn) eventsBucket() *bolt.Bucket {
+func (t *txn) eventsBucket() *store.Bucket {
 	if t.events == nil {
-		t.events = appendOnly(t.tx.Bucket(bEvents))
+		t.events = appendOnly(t.tx.Events())
 	}
 	return t.events
 }
@@ -144,7 +144,7 @@ func (t *txn) eventsBucket() *bolt.Bucket {
 // group of a page at most is one leaf of its own, or shares one with up
 // to three others (bench/RESULTS.md, issue 23, ninth pass).
 type sharedGroup struct {
-	tx                    *bolt.Tx // the transaction it is open in; nil: none
+	tx                    *store.Tx // the transaction it is open in; nil: none
 	now                   time.Time
 	group                 []byte
 	grouped               int
@@ -160,11 +160,11 @@ type sharedGroup struct {
 const sharedGroupBytes = 3 << 10
 
 // open starts an empty shared group in tx.
-func (g *sharedGroup) open(tx *bolt.Tx) { *g = sharedGroup{tx: tx} }
+func (g *sharedGroup) open(tx *store.Tx) { *g = sharedGroup{tx: tx} }
 
 // in returns g if it is open in tx, nil if not (a write committed alone
 // writes its own group).
-func (g *sharedGroup) in(tx *bolt.Tx) *sharedGroup {
+func (g *sharedGroup) in(tx *store.Tx) *sharedGroup {
 	if g.tx == nil || g.tx != tx {
 		return nil
 	}
@@ -179,7 +179,7 @@ func (g *sharedGroup) flush() error {
 	if tx == nil || n == 0 {
 		return nil
 	}
-	return appendOnly(tx.Bucket(bEvents)).Put(u64(first), appendGroupEnd(rec))
+	return appendOnly(tx.Events()).Put(u64(first), appendGroupEnd(rec))
 }
 
 // Events returns up to limit events with Seq > since, oldest first. It
@@ -189,15 +189,15 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 		limit = 500
 	}
 	var out []Event
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		// At most the events up to the newest, the bucket's sequence: a
 		// slice grown by appends allocated twice what a page holds, four
 		// readers (printer, hub, MQTT, a tick's answer) a page each.
-		if last := tx.Bucket(bEvents).Sequence(); last > since {
+		if last := tx.Events().Sequence(); last > since {
 			out = make([]Event, 0, min(uint64(limit), last-since))
 		}
 		var gap error
-		err := eventsAfter(tx.Bucket(bEvents).Cursor(), since, func(ev *Event) bool {
+		err := eventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
 			if len(out) == 0 && since > 0 && ev.Seq > since+1 {
 				gap = fmt.Errorf("events %d..%d: %w", since+1, ev.Seq-1, ErrEventsPruned)
 				return false
@@ -221,8 +221,8 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 // LastSeq is the seq of the newest event.
 func (e *Engine) LastSeq() uint64 {
 	var s uint64
-	_ = e.store.view(func(tx *bolt.Tx) error {
-		s = tx.Bucket(bEvents).Sequence()
+	_ = e.store.view(func(tx *store.Tx) error {
+		s = tx.Events().Sequence()
 		return nil
 	})
 	return s
@@ -240,15 +240,15 @@ func (e *Engine) LastSeq() uint64 {
 // quest's record again.
 func (e *Engine) AckEvents(name string, seq uint64) error {
 	return e.batch(func(t *txn) error {
-		return t.tx.Bucket(bCursors).Put([]byte(name), u64(seq))
+		return t.tx.Cursors().Put([]byte(name), u64(seq))
 	}, nil)
 }
 
 // Cursor returns the acknowledged seq of a durable consumer (0 if none).
 func (e *Engine) Cursor(name string) uint64 {
 	var s uint64
-	_ = e.store.view(func(tx *bolt.Tx) error {
-		s = seqOf(tx.Bucket(bCursors).Get([]byte(name)))
+	_ = e.store.view(func(tx *store.Tx) error {
+		s = seqOf(tx.Cursors().Get([]byte(name)))
 		return nil
 	})
 	return s
@@ -283,13 +283,13 @@ const pruneBatch = 5000
 // walk would skip one, so a forward prune had to search the tree from its
 // root again for every event (First after each Delete).
 func (t *txn) pruneRetention(retention int) (int, error) {
-	b := t.tx.Bucket(bEvents)
+	b := t.tx.Events()
 	last := b.Sequence()
 	if retention <= 0 || last <= uint64(retention) {
 		return 0, nil
 	}
 	limit := last - uint64(retention)
-	cc := t.tx.Bucket(bCursors).Cursor()
+	cc := t.tx.Cursors().Cursor()
 	for k, v := cc.First(); k != nil; k, v = cc.Next() {
 		if s := seqOf(v); s < limit {
 			limit = s

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/questbox/questbox/engine/store"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/storetest"
@@ -166,8 +166,8 @@ func emitDetailed(t testing.TB, e *Engine, n int) {
 // under its seq, after the newest.
 func putSingleEvents(t testing.TB, s *Store, n int, at time.Time) {
 	t.Helper()
-	err := s.update(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bEvents)
+	err := s.update(func(tx *store.Tx) error {
+		b := tx.Events()
 		for range n {
 			seq, err := b.NextSequence()
 			if err != nil {
@@ -441,8 +441,8 @@ func TestGoldenStoresEvents(t *testing.T) {
 				evs, err := e.Events(0, 0)
 				last := e.LastSeq()
 				var grouped bool
-				_ = s.view(func(tx *bolt.Tx) error {
-					return tx.Bucket(bEvents).ForEach(func(_, v []byte) error {
+				_ = s.view(func(tx *store.Tx) error {
+					return tx.Events().ForEach(func(_, v []byte) error {
 						grouped = grouped || isGroup(v)
 						return nil
 					})
@@ -480,8 +480,8 @@ func BenchmarkTickEventRecord(b *testing.B) {
 		if _, err := e.Tick(b.Context()); err != nil {
 			b.Fatal(err)
 		}
-		err := e.store.view(func(tx *bolt.Tx) error { // before the runs' results
-			c := tx.Bucket(bEvents).Cursor()
+		err := e.store.view(func(tx *store.Tx) error { // before the runs' results
+			c := tx.Events().Cursor()
 			for k, v := seekEvents(c, from); k != nil; k, v = c.Next() {
 				if seqOf(k) <= from {
 					continue
@@ -517,7 +517,7 @@ func BenchmarkTickEventRecord(b *testing.B) {
 func TestOverlappingGroupsGiveEachEventOnce(t *testing.T) {
 	h := newHarness(t, Options{})
 	emitDetailed(t, h.e, 10) // 1..10, one group
-	err := h.store.update(func(tx *bolt.Tx) error {
+	err := h.store.update(func(tx *store.Tx) error {
 		var evs []Event
 		for s := uint64(5); s <= 12; s++ {
 			evs = append(evs, Event{Seq: s, Time: h.clock.Now().UTC(), Kind: KindNode, Detail: strconv.FormatUint(s, 10)})
@@ -526,10 +526,10 @@ func TestOverlappingGroupsGiveEachEventOnce(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(bEvents).SetSequence(12); err != nil {
+		if err := tx.Events().SetSequence(12); err != nil {
 			return err
 		}
-		return tx.Bucket(bEvents).Put(u64(5), g)
+		return tx.Events().Put(u64(5), g)
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"maps"
 	"reflect"
 	"strings"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -18,8 +17,8 @@ import (
 func evidenceIndexOf(t *testing.T, s *Store, quest string) map[uint64]string {
 	t.Helper()
 	got := map[uint64]string{}
-	err := s.view(func(tx *bolt.Tx) error {
-		if tx.Bucket(bEvidence) == nil {
+	err := s.view(func(tx *store.Tx) error {
+		if tx.Evidence() == nil {
 			return errors.New("no evidence index")
 		}
 		b := subRO(tx, bEvidence, quest)
@@ -109,19 +108,19 @@ func TestEvidenceIndexFollowsTheLocks(t *testing.T) {
 func TestVerifyNamesAWrongEvidenceIndex(t *testing.T) {
 	cases := []struct {
 		name    string
-		damage  func(b *bolt.Bucket, shown, dead, member *Node) error
+		damage  func(b *store.Bucket, shown, dead, member *Node) error
 		problem string // %[1]s shown, %[2]s dead, %[3]s member, %[4]s quest
 	}{
-		{"an entry missing", func(b *bolt.Bucket, shown, _, _ *Node) error { return b.Delete(u64(shown.LockSeq)) },
+		{"an entry missing", func(b *store.Bucket, shown, _, _ *Node) error { return b.Delete(u64(shown.LockSeq)) },
 			"locked node %[1]s has evidence but is missing from its quest's evidence index"},
-		{"a dead end named", func(b *bolt.Bucket, _, dead, _ *Node) error { return b.Put(u64(dead.LockSeq), []byte(dead.ID)) },
+		{"a dead end named", func(b *store.Bucket, _, dead, _ *Node) error { return b.Put(u64(dead.LockSeq), []byte(dead.ID)) },
 			"the evidence index of quest %[4]s names node %[2]s, which is not a locked node with evidence in the store"},
-		{"a member named", func(b *bolt.Bucket, _, _, member *Node) error {
+		{"a member named", func(b *store.Bucket, _, _, member *Node) error {
 			return b.Put(u64(member.LockSeq), []byte(member.ID))
 		}, "the evidence index of quest %[4]s names node %[3]s, which is not a locked node with evidence in the store"},
-		{"a node missing from the store", func(b *bolt.Bucket, _, _, _ *Node) error { return b.Put(u64(999), []byte("n999")) },
+		{"a node missing from the store", func(b *store.Bucket, _, _, _ *Node) error { return b.Put(u64(999), []byte("n999")) },
 			"the evidence index of quest %[4]s names node n999, which is not a locked node with evidence in the store"},
-		{"an entry under another sequence", func(b *bolt.Bucket, shown, _, _ *Node) error { return b.Put(u64(999), []byte(shown.ID)) },
+		{"an entry under another sequence", func(b *store.Bucket, shown, _, _ *Node) error { return b.Put(u64(999), []byte(shown.ID)) },
 			"the evidence index of quest %[4]s names node %[1]s under lock sequence 999; its record says quest %[4]s, lock sequence 1"},
 	}
 	for _, c := range cases {
@@ -138,7 +137,7 @@ func TestVerifyNamesAWrongEvidenceIndex(t *testing.T) {
 			h.close()
 
 			st := mustOpenStore(t, h.dir)
-			err := st.db.Update(func(tx *bolt.Tx) error {
+			err := st.db.Update(func(tx *store.Tx) error {
 				return c.damage(subRO(tx, bEvidence, q.ID), shown, dead, member)
 			})
 			if err != nil {
@@ -171,7 +170,7 @@ func TestMigrationBuildsTheEvidenceIndex(t *testing.T) {
 	material := func(s *Store) *ownerMaterial {
 		t.Helper()
 		var m *ownerMaterial
-		err := s.view(func(tx *bolt.Tx) error {
+		err := s.view(func(tx *store.Tx) error {
 			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
@@ -192,11 +191,11 @@ func TestMigrationBuildsTheEvidenceIndex(t *testing.T) {
 
 	// Back to schema 6: no evidence index.
 	st := mustOpenStore(t, h.dir)
-	err := st.db.Update(func(tx *bolt.Tx) error {
+	err := st.db.Update(func(tx *store.Tx) error {
 		if err := tx.DeleteBucket(bEvidence); err != nil {
 			return err
 		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(6))
+		return tx.Meta().Put(kSchema, u64(6))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -265,7 +264,7 @@ func TestOwnerMaterialWithAndWithoutTheEvidenceIndex(t *testing.T) {
 		}
 		plant(t, h, q.ID, Node{Role: RoleScout, Hypothesis: "a proposal", Status: Proposed})
 		var indexed, walked *ownerMaterial
-		err := h.store.view(func(tx *bolt.Tx) error {
+		err := h.store.view(func(tx *store.Tx) error {
 			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
@@ -279,7 +278,7 @@ func TestOwnerMaterialWithAndWithoutTheEvidenceIndex(t *testing.T) {
 		// The same without the index, as a store before schema 7 is read,
 		// in a transaction that is rolled back.
 		errRollback := errors.New("rolled back")
-		err = h.store.db.Bolt().Update(func(tx *bolt.Tx) error {
+		err = h.store.db.Update(func(tx *store.Tx) error {
 			if err := tx.DeleteBucket(bEvidence); err != nil {
 				return err
 			}

@@ -3,7 +3,7 @@ package engine
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // exportState is a quest's export cursor. Pending journals a file export
@@ -21,11 +21,11 @@ type exportPending struct {
 
 func (e *Engine) exportState(quest string) (exportState, error) {
 	var st exportState
-	err := e.store.view(func(tx *bolt.Tx) error {
-		if tx.Bucket(bQuests).Get([]byte(quest)) == nil {
+	err := e.store.view(func(tx *store.Tx) error {
+		if tx.Quests().Get([]byte(quest)) == nil {
 			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
 		}
-		_, err := getJSON(tx.Bucket(bExports), []byte(quest), &st)
+		_, err := getJSON(tx.Exports(), []byte(quest), &st)
 		return err
 	})
 	return st, err
@@ -37,7 +37,7 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 	}
 	// An engine write, so that the tick's quest cache learns its commit
 	// and stays current (questcache.go).
-	return e.update(func(t *txn) error { return putJSON(t.tx.Bucket(bExports), []byte(quest), st) })
+	return e.update(func(t *txn) error { return putJSON(t.tx.Exports(), []byte(quest), st) })
 }
 
 // exportBatch returns the terminal nodes locked after cursor, in lock
@@ -48,7 +48,7 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][
 	var stages map[string][]*Node
 	var head exportHead
 	upto := cursor
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		head = readExportHead(tx)
 		b := subRO(tx, bLocked, quest)
 		if b == nil {
@@ -74,7 +74,7 @@ func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][
 // teamStages returns the stage nodes of each Team among nodes, by Team id,
 // in creation order: one pass over the quest's nodes, only when there is a
 // Team to export.
-func teamStages(tx *bolt.Tx, quest string, nodes []*Node) (map[string][]*Node, error) {
+func teamStages(tx *store.Tx, quest string, nodes []*Node) (map[string][]*Node, error) {
 	teams := map[string]bool{}
 	for _, n := range nodes {
 		if n.TeamKind != "" {

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"strconv"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // An export carries the device key's word on each batch (docs/ledger.md,
@@ -31,8 +31,8 @@ type exportHead struct {
 	ok   bool // the head has a stored signature that decodes
 }
 
-func readExportHead(tx *bolt.Tx) exportHead {
-	h := exportHead{seq: lastLedgerSeq(tx), hash: string(tx.Bucket(bMeta).Get(kLedgerHead))}
+func readExportHead(tx *store.Tx) exportHead {
+	h := exportHead{seq: lastLedgerSeq(tx), hash: string(tx.Meta().Get(kLedgerHead))}
 	seal, ok, err := readSeal(tx)
 	h.seal, h.ok = seal, ok && err == nil
 	return h

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // Batch is one delivery of Subscription.Follow.
@@ -55,8 +55,8 @@ func (s *Subscription) Last() uint64 { return s.next }
 func (s *Subscription) Await(ctx context.Context) error {
 	for {
 		var last uint64
-		err := s.e.store.view(func(tx *bolt.Tx) error {
-			last = tx.Bucket(bEvents).Sequence()
+		err := s.e.store.view(func(tx *store.Tx) error {
+			last = tx.Events().Sequence()
 			return nil
 		})
 		if err != nil {

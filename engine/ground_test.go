@@ -3,12 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
@@ -219,8 +218,8 @@ func TestJudgeCachePutsShareTheResultsCommit(t *testing.T) {
 	}
 	for k, w := range want {
 		var stored judge.Result
-		err := r.s.view(func(tx *bolt.Tx) error {
-			_, err := getJSON(tx.Bucket(bJudge), []byte(k), &stored)
+		err := r.s.view(func(tx *store.Tx) error {
+			_, err := getJSON(tx.Judge(), []byte(k), &stored)
 			return err
 		})
 		if err != nil || stored != w {

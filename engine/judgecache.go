@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"sync"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -36,8 +36,8 @@ func (c judgeCache) Get(key string) (judge.Result, bool, error) {
 		return r, true, nil
 	}
 	found := false
-	err := c.s.view(func(tx *bolt.Tx) error {
-		raw := tx.Bucket(bJudge).Get([]byte(key))
+	err := c.s.view(func(tx *store.Tx) error {
+		raw := tx.Judge().Get([]byte(key))
 		if raw == nil {
 			return nil
 		}
@@ -76,7 +76,7 @@ func (c judgeCache) Put(key string, r judge.Result) error {
 	}
 	p.m[key] = r
 	p.mu.Unlock()
-	c.s.batchAsync(func(tx *bolt.Tx) error { return tx.Bucket(bJudge).Put([]byte(key), raw) }, nil, func(error) {
+	c.s.batchAsync(func(tx *store.Tx) error { return tx.Judge().Put([]byte(key), raw) }, nil, func(error) {
 		p.mu.Lock()
 		if p.m[key] == r { // not replaced by a later Put of the key
 			delete(p.m, key)

@@ -3,9 +3,8 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"github.com/questbox/questbox/engine/store"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // dispatchOne dispatches quest's first pending node in a transaction of
@@ -54,8 +53,8 @@ func renameQuest(t *testing.T, h *harness, quest string) {
 func rawQuest(t *testing.T, h *harness, quest string) []byte {
 	t.Helper()
 	var raw []byte
-	_ = h.store.view(func(tx *bolt.Tx) error {
-		raw = bytes.Clone(tx.Bucket(bQuests).Get([]byte(quest)))
+	_ = h.store.view(func(tx *store.Tx) error {
+		raw = bytes.Clone(tx.Quests().Get([]byte(quest)))
 		return nil
 	})
 	return raw
@@ -76,11 +75,11 @@ func TestDispatchWritesOneRecord(t *testing.T) {
 	if got := rawQuest(t, h, q.ID); !bytes.Equal(got, before) {
 		t.Error("the dispatch rewrote the quest's record")
 	}
-	err := h.store.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bRuns).Get([]byte(run)); v != nil {
+	err := h.store.view(func(tx *store.Tx) error {
+		if v := tx.Runs().Get([]byte(run)); v != nil {
 			t.Errorf("run %s is in the runs bucket while it runs: %s", run, v)
 		}
-		if v := tx.Bucket(bRunning).Get(runningKey(q.ID, node)); v == nil {
+		if v := tx.Running().Get(runningKey(q.ID, node)); v == nil {
 			t.Errorf("no running entry %s/%s", q.ID, node)
 		}
 		if id := first(tx, bPending, q.ID); id != node {
@@ -143,19 +142,19 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 
 	// Back to schema 5's layout.
 	st := mustOpenStore(t, h.dir)
-	err := st.db.Update(func(tx *bolt.Tx) error {
+	err := st.db.Update(func(tx *store.Tx) error {
 		qq, _, err := getQuest(tx, q.ID) // the dispatch folded in, as schema 5 saved it
 		if err != nil {
 			return err
 		}
-		v := bytes.Clone(tx.Bucket(bRunning).Get(runningKey(q.ID, node)))
-		if err := tx.Bucket(bRunning).Delete(runningKey(q.ID, node)); err != nil {
+		v := bytes.Clone(tx.Running().Get(runningKey(q.ID, node)))
+		if err := tx.Running().Delete(runningKey(q.ID, node)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bRunning).Put([]byte(node), []byte(run)); err != nil {
+		if err := tx.Running().Put([]byte(node), []byte(run)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bRuns).Put([]byte(run), v); err != nil {
+		if err := tx.Runs().Put([]byte(run), v); err != nil {
 			return err
 		}
 		n, err := readNodeRecord(tx, node)
@@ -165,10 +164,10 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 		if err := subRO(tx, bPending, q.ID).Delete(u64(n.Order)); err != nil {
 			return err
 		}
-		if err := putQuest(tx.Bucket(bQuests), qq); err != nil {
+		if err := putQuest(tx.Quests(), qq); err != nil {
 			return err
 		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(5))
+		return tx.Meta().Put(kSchema, u64(5))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -192,8 +191,8 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 	// A writing open migrates; before the engine recovers the run, the
 	// store reads as schema 6 wrote it.
 	st = mustOpenStore(t, h.dir)
-	err = st.view(func(tx *bolt.Tx) error {
-		if v := tx.Bucket(bRunning).Get([]byte(node)); v != nil {
+	err = st.view(func(tx *store.Tx) error {
+		if v := tx.Running().Get([]byte(node)); v != nil {
 			t.Errorf("schema 5 running entry left: %s", v)
 		}
 		if id := first(tx, bPending, q.ID); id != node {
@@ -297,8 +296,8 @@ func TestVerifyNamesADanglingRunningEntry(t *testing.T) {
 	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
 	h.close()
 	st := mustOpenStore(t, h.dir)
-	err := st.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bRunning).Put(runningKey(q.ID, "n999"), appendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
+	err := st.db.Update(func(tx *store.Tx) error {
+		return tx.Running().Put(runningKey(q.ID, "n999"), appendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -77,7 +75,7 @@ func (t *txn) ledger(n *Node, outcome string, facts []gates.Fact) error {
 	r := LedgerRecord{Time: t.now, Quest: n.Quest, Node: n.ID,
 		Outcome: outcome, Status: n.Status, ClaimHash: n.ClaimHash, Facts: facts}
 	if n.Status.Terminal() {
-		raw := t.tx.Bucket(bNodes).Get(u64(n.Order))
+		raw := t.tx.Nodes().Get(u64(n.Order))
 		if raw == nil {
 			return fmt.Errorf("BUG: locked node %s was not saved before its ledger record", n.ID)
 		}
@@ -87,9 +85,9 @@ func (t *txn) ledger(n *Node, outcome string, facts []gates.Fact) error {
 }
 
 // appendLedger chains r after the ledger's head and stores it.
-func appendLedger(tx *bolt.Tx, r LedgerRecord) error {
-	b := appendOnly(tx.Bucket(bLedger))
-	meta := tx.Bucket(bMeta)
+func appendLedger(tx *store.Tx, r LedgerRecord) error {
+	b := appendOnly(tx.Ledger())
+	meta := tx.Meta()
 	seq, err := b.NextSequence()
 	if err != nil {
 		return err
@@ -150,7 +148,7 @@ func (e *Engine) Verify() (VerifyReport, error) { return e.store.Verify() }
 // Verify is Engine.Verify on the store alone.
 func (s *Store) Verify() (VerifyReport, error) {
 	rep := VerifyReport{Schema: s.db.Schema(), Notes: s.db.Notes()} // not what OpenStore did of the key: the daemon logs that once
-	err := s.db.Snapshot(func(tx *bolt.Tx, pc store.PageCheck) error {
+	err := s.db.Snapshot(func(tx *store.Tx, pc store.PageCheck) error {
 		rep.Pages, rep.Keys = pc.Pages, pc.Keys
 		rep.Notes = append(rep.Notes, pc.Notes...)
 		if pc.Err != nil {
@@ -191,9 +189,9 @@ func (s *Store) Verify() (VerifyReport, error) {
 // rottenEvents names the outbox records that do not decode: a group whose
 // checksum or form is wrong, a single record that is not JSON. Readers
 // of the outbox would stop there; salvage drops them.
-func rottenEvents(tx *bolt.Tx) []string {
+func rottenEvents(tx *store.Tx) []string {
 	var out []string
-	_ = tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
+	_ = tx.Events().ForEach(func(k, v []byte) error {
 		ok := json.Valid(v)
 		if isGroup(v) {
 			first, sound := groupKey(v)
@@ -261,12 +259,12 @@ func (c *ledgerCheck) problem(format string, args ...any) {
 
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
-func checkLedger(tx *bolt.Tx, schema uint64) ledgerCheck {
+func checkLedger(tx *store.Tx, schema uint64) ledgerCheck {
 	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, rewritten: map[string]bool{}, shown: map[string]evidenceEntry{},
 		statuses: map[string]map[Status]int{}}
 	c.chain(tx)
 	c.links()
-	if head := string(tx.Bucket(bMeta).Get(kLedgerHead)); head != c.prev && !c.unknown {
+	if head := string(tx.Meta().Get(kLedgerHead)); head != c.prev && !c.unknown {
 		c.problem("ledger head does not match the last record (records were removed)")
 	}
 	locked := lockedIndex(tx)
@@ -298,9 +296,9 @@ type chainBreak struct{ seq, after uint64 }
 // chain reads every ledger record in order: each must decode, carry its
 // seq and its own hash; the links are kept for links, the losses salvage
 // recorded, and each node's last record.
-func (c *ledgerCheck) chain(tx *bolt.Tx) {
+func (c *ledgerCheck) chain(tx *store.Tx) {
 	var prevSeq uint64
-	cur := tx.Bucket(bLedger).Cursor()
+	cur := tx.Ledger().Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		seq := seqOf(k)
 		var r LedgerRecord
@@ -357,7 +355,7 @@ func (c *ledgerCheck) links() {
 // running index name is in the store: a torn write can leave an index page
 // of another commit, and `quest show`, the tick or the recovery of
 // interrupted runs would then look for a node that is not there.
-func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
+func (c *ledgerCheck) indexesName(tx *store.Tx, present map[string]bool) {
 	for _, name := range [][]byte{bQNodes, bPending, bProposed, bDeferred} {
 		idx := tx.Bucket(name)
 		_ = idx.ForEachBucket(func(q []byte) error {
@@ -371,7 +369,7 @@ func (c *ledgerCheck) indexesName(tx *bolt.Tx, present map[string]bool) {
 	}
 	// The runs in flight (schema 6: quest/node -> run; node -> run id
 	// before, read as it is).
-	_ = tx.Bucket(bRunning).ForEach(func(k, _ []byte) error {
+	_ = tx.Running().ForEach(func(k, _ []byte) error {
 		node := string(k)
 		if _, n, ok := splitRunningKey(k); ok {
 			node = n
@@ -395,8 +393,8 @@ type evidenceEntry struct {
 // A wrong entry is store damage, as in the other indexes: the owner's
 // prompt would leave out evidence or fail on a node that is not there,
 // and salvage rebuilds the index from the nodes.
-func (c *ledgerCheck) evidenceIndex(tx *bolt.Tx) {
-	idx := tx.Bucket(bEvidence)
+func (c *ledgerCheck) evidenceIndex(tx *store.Tx) {
+	idx := tx.Evidence()
 	if idx == nil {
 		c.index = append(c.index, "the evidence index is missing")
 		return
@@ -425,10 +423,10 @@ func (c *ledgerCheck) evidenceIndex(tx *bolt.Tx) {
 }
 
 // lockedIndex maps every node of the locked index to its quest.
-func lockedIndex(tx *bolt.Tx) map[string]string {
+func lockedIndex(tx *store.Tx) map[string]string {
 	locked := map[string]string{}
-	_ = tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-		return tx.Bucket(bLocked).Bucket(q).ForEach(func(_, id []byte) error {
+	_ = tx.Locked().ForEachBucket(func(q []byte) error {
+		return tx.Locked().Bucket(q).ForEach(func(_, id []byte) error {
 			locked[string(id)] = string(q)
 			return nil
 		})
@@ -439,9 +437,9 @@ func lockedIndex(tx *bolt.Tx) map[string]string {
 // nodes checks every node: a terminal one must match its last record;
 // none may have left a status the ledger locked. It returns the nodes
 // present.
-func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string) map[string]bool {
+func (c *ledgerCheck) nodes(tx *store.Tx, schema uint64, locked map[string]string) map[string]bool {
 	present := map[string]bool{}
-	nc := tx.Bucket(bNodes).Cursor()
+	nc := tx.Nodes().Cursor()
 	for k, raw := nc.First(); k != nil; k, raw = nc.Next() {
 		var n struct {
 			ID        string `json:"id"`
@@ -498,9 +496,9 @@ func (c *ledgerCheck) nodes(tx *bolt.Tx, schema uint64, locked map[string]string
 
 // tally counts node id of quest with status as the engine reads it: a
 // pending record with a running entry is running (overlayRunning).
-func (c *ledgerCheck) tally(tx *bolt.Tx, quest, id string, status Status) {
+func (c *ledgerCheck) tally(tx *store.Tx, quest, id string, status Status) {
 	if status == Pending {
-		rb := tx.Bucket(bRunning)
+		rb := tx.Running()
 		if rb.Get(runningKey(quest, id)) != nil || rb.Get([]byte(id)) != nil {
 			status = Running
 		}
@@ -525,12 +523,12 @@ func (c *ledgerCheck) tally(tx *bolt.Tx, quest, id string, status Status) {
 // not decode, an index entry of a missing node, a locked node rewritten
 // each put the counts out of step too, and the first finding says what
 // happened (a rewrite the ledger proves is not index damage).
-func (c *ledgerCheck) counts(tx *bolt.Tx) {
+func (c *ledgerCheck) counts(tx *store.Tx) {
 	if c.unread || len(c.rotten)+len(c.index)+len(c.problems) > 0 {
 		return
 	}
-	running := tx.Bucket(bRunning).Cursor()
-	_ = tx.Bucket(bQuests).ForEach(func(k, raw []byte) error {
+	running := tx.Running().Cursor()
+	_ = tx.Quests().ForEach(func(k, raw []byte) error {
 		id := string(k)
 		var q Quest
 		if err := decodeQuest(raw, &q); err != nil {
@@ -595,7 +593,7 @@ func salvageLoss(r LedgerRecord) string {
 // ledger under the old rules (chain, status and claim hash of every locked
 // node); if that finds a problem it seals nothing, so Verify keeps
 // reporting the break instead of the upgrade hiding it.
-func sealLedger(tx *bolt.Tx) error {
+func sealLedger(tx *store.Tx) error {
 	c := checkLedger(tx, 1)
 	if len(c.problems) > 0 || len(c.rotten) > 0 {
 		return nil
@@ -605,8 +603,8 @@ func sealLedger(tx *bolt.Tx) error {
 
 // reseal sets NodeHash on the last record of every locked node that lacks
 // it and chains the ledger again from the first record it changed.
-func reseal(tx *bolt.Tx, last map[string]lastRecord) error {
-	lb, nodes := appendOnly(tx.Bucket(bLedger)), tx.Bucket(bNodes)
+func reseal(tx *store.Tx, last map[string]lastRecord) error {
+	lb, nodes := appendOnly(tx.Ledger()), tx.Nodes()
 	var keys [][]byte
 	_ = lb.ForEach(func(k, _ []byte) error {
 		keys = append(keys, slices.Clone(k))
@@ -636,5 +634,5 @@ func reseal(tx *bolt.Tx, last map[string]lastRecord) error {
 		}
 		prev = r.Hash
 	}
-	return tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev))
+	return tx.Meta().Put(kLedgerHead, []byte(prev))
 }

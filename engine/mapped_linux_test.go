@@ -3,10 +3,9 @@ package engine
 import (
 	"bytes"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -32,9 +31,9 @@ func TestCommitsReleaseTheMappedStore(t *testing.T) {
 	// test (the wait for quiet has its own test).
 	s.releaseGap = time.Hour
 	value := func(i int) []byte { return bytes.Repeat(fmt.Appendf(nil, "bulk %05d;", i), 300) }
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *store.Tx) error {
 		for i := range 2000 { // ~6 MB of pages
-			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), value(i)); err != nil {
+			if err := tx.Meta().Put(fmt.Appendf(nil, "bulk-%05d", i), value(i)); err != nil {
 				return err
 			}
 		}
@@ -46,9 +45,9 @@ func TestCommitsReleaseTheMappedStore(t *testing.T) {
 	readAll := func() {
 		t.Helper()
 		n := 0
-		err := s.view(func(tx *bolt.Tx) error {
+		err := s.view(func(tx *store.Tx) error {
 			for i := range 2000 {
-				if got := tx.Bucket(bMeta).Get(fmt.Appendf(nil, "bulk-%05d", i)); !bytes.Equal(got, value(i)) {
+				if got := tx.Meta().Get(fmt.Appendf(nil, "bulk-%05d", i)); !bytes.Equal(got, value(i)) {
 					return fmt.Errorf("bulk-%05d: read %.30q…, want %.30q…", i, got, value(i))
 				}
 				n++
@@ -166,9 +165,9 @@ func TestReleaseWhileBusy(t *testing.T) {
 // writeBulk fills the store with ~6 MB of values.
 func writeBulk(t *testing.T, s *Store) {
 	t.Helper()
-	err := s.update(func(tx *bolt.Tx) error {
+	err := s.update(func(tx *store.Tx) error {
 		for i := range 2000 {
-			if err := tx.Bucket(bMeta).Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
+			if err := tx.Meta().Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
 				return err
 			}
 		}
@@ -183,8 +182,8 @@ func writeBulk(t *testing.T, s *Store) {
 // is mapped then: at least the 4 MiB writeBulk wrote.
 func readAllMapped(t *testing.T, s *Store) int64 {
 	t.Helper()
-	if err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bMeta).ForEach(func(k, v []byte) error { return nil })
+	if err := s.view(func(tx *store.Tx) error {
+		return tx.Meta().ForEach(func(k, v []byte) error { return nil })
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -34,7 +34,7 @@ const (
 
 // readOwnerMaterial reads q's owner's material in tx, the locked nodes'
 // evidence within evidenceCap bytes (> 0).
-func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, error) {
+func readOwnerMaterial(tx *store.Tx, q *Quest, evidenceCap int) (*ownerMaterial, error) {
 	m := &ownerMaterial{rev: q.Rev, cap: evidenceCap}
 	// The quest's counts say whether it has proposals (as the tick's
 	// undefer trusts them for deferred nodes): most owner turns and
@@ -68,7 +68,7 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 	// The evidence index (schema 7) names exactly the locked nodes the
 	// prompt may show; a read-only open of an older store has none and
 	// walks the locked index, passing over the nodes without evidence.
-	idx, indexed := bLocked, tx.Bucket(bEvidence) != nil
+	idx, indexed := bLocked, tx.Evidence() != nil
 	if indexed {
 		idx = bEvidence
 	}
@@ -83,7 +83,7 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 			if key, err := nodeKey(string(v)); err == nil && !indexed {
 				// Most locked nodes of a long quest are dead ends with
 				// no evidence: passed over without decoding them.
-				if role, has, ok := scanEvidence(tx.Bucket(bNodes).Get(key)); ok && (!has || isMember(role)) {
+				if role, has, ok := scanEvidence(tx.Nodes().Get(key)); ok && (!has || isMember(role)) {
 					continue
 				}
 			}
@@ -125,7 +125,7 @@ func readOwnerMaterial(tx *bolt.Tx, q *Quest, evidenceCap int) (*ownerMaterial, 
 }
 
 // olderLocked reports whether quest's locked index has a key below key.
-func olderLocked(tx *bolt.Tx, quest string, key []byte) bool {
+func olderLocked(tx *store.Tx, quest string, key []byte) bool {
 	lb := subRO(tx, bLocked, quest)
 	if lb == nil || key == nil {
 		return false
@@ -181,11 +181,11 @@ func (t *txn) indexEvidence(n *Node) error {
 // records. A node the locked index names that is missing or does not
 // decode is left out: Verify names it (store damage, which salvage
 // repairs, rebuilding this index too), and the upgrade does not hide it.
-func buildEvidenceIndex(tx *bolt.Tx) error {
+func buildEvidenceIndex(tx *store.Tx) error {
 	if _, err := tx.CreateBucketIfNotExists(bEvidence); err != nil {
 		return err
 	}
-	locked := tx.Bucket(bLocked)
+	locked := tx.Locked()
 	return locked.ForEachBucket(func(q []byte) error {
 		return locked.Bucket(q).ForEach(func(_, id []byte) error {
 			n, err := readNodeRecord(tx, string(id))
@@ -243,7 +243,7 @@ type ancestry struct {
 // (parent and the nodes above it), starting from parent as the caller
 // read it whole in this transaction (readNode), so that its children's
 // prompts do not read it again: a council's owner, read for its sitting.
-func (mm *materialMemo) knowParent(tx *bolt.Tx, q *Quest, parent *Node) error {
+func (mm *materialMemo) knowParent(tx *store.Tx, q *Quest, parent *Node) error {
 	if mm == nil {
 		return nil
 	}
@@ -273,7 +273,7 @@ func (mm *materialMemo) keepAncestry(q *Quest, parent string, a *ancestry) {
 // readAncestors is readAncestors (prompt.go) through the memo: the nodes
 // above n read once per parent and quest revision in the transaction.
 // The parent is shared between the requests that use it, read only.
-func (mm *materialMemo) readAncestors(tx *bolt.Tx, q *Quest, n *Node, d *PromptData) (*Node, error) {
+func (mm *materialMemo) readAncestors(tx *store.Tx, q *Quest, n *Node, d *PromptData) (*Node, error) {
 	if mm == nil || n.Parent == "" {
 		return readAncestors(tx, n, d)
 	}

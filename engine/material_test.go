@@ -2,12 +2,11 @@ package engine
 
 import (
 	"context"
+	"github.com/questbox/questbox/engine/store"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -70,7 +69,7 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 	// What each member's request was when each read the material itself
 	// (no memo), in the committed store the tick left.
 	want := map[string]agent.Request{}
-	err := h.store.view(func(tx *bolt.Tx) error {
+	err := h.store.view(func(tx *store.Tx) error {
 		qq, _, err := getQuest(tx, q.ID)
 		if err != nil {
 			return err
@@ -199,7 +198,7 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 		if len(want) > 0 || h.questNow(q.ID).Queued[queuedCouncil] == "" {
 			return
 		}
-		err := h.store.view(func(tx *bolt.Tx) error {
+		err := h.store.view(func(tx *store.Tx) error {
 			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
@@ -271,7 +270,7 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 	}
 	// The later commit did change the material: built now, the prompt
 	// lists the late proposal.
-	err := h.store.view(func(tx *bolt.Tx) error {
+	err := h.store.view(func(tx *store.Tx) error {
 		qq, _, err := getQuest(tx, q.ID)
 		if err != nil {
 			return err

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -65,7 +63,7 @@ func halfUpgraded(t *testing.T, moved int) (string, map[string][]Attempt) {
 	migrateBudget = 1 // a node a part
 	defer func() { migrateBudget = budget }()
 	sch, parts := schema(), 0
-	sch.Migrations[8] = func(tx *bolt.Tx) error {
+	sch.Migrations[8] = func(tx *store.Tx) error {
 		if parts++; parts > moved {
 			return errStopUpgrade // this part rolls back; the ones before it committed
 		}
@@ -84,13 +82,13 @@ func halfUpgraded(t *testing.T, moved int) (string, map[string][]Attempt) {
 // closed store in dir.
 func upgradeState(t *testing.T, dir string) (schemaKey, migrating, migratedTo []byte) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, &bolt.Options{ReadOnly: true})
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), true, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_ = db.View(func(tx *bolt.Tx) error {
-		m := tx.Bucket(bMeta)
+	_ = db.View(func(tx *store.Tx) error {
+		m := tx.Meta()
 		schemaKey, migrating, migratedTo = bytes.Clone(m.Get(kSchema)), bytes.Clone(m.Get(store.KeyMigrating)), bytes.Clone(m.Get(kMigrated))
 		return nil
 	})
@@ -112,7 +110,7 @@ func checkUpgraded(t *testing.T, dir string, logs map[string][]Attempt, lost map
 	if rep, err := s.Verify(); err != nil || rep.Schema != SchemaVersion {
 		t.Fatalf("verify after salvage: %+v, %v", rep, err)
 	}
-	_ = s.view(func(tx *bolt.Tx) error {
+	_ = s.view(func(tx *store.Tx) error {
 		for id, want := range logs {
 			n, err := readNodeLog(tx, id)
 			switch {
@@ -130,7 +128,7 @@ func checkUpgraded(t *testing.T, dir string, logs map[string][]Attempt, lost map
 		}
 		// No node holds its log in its record any more: the upgrade
 		// ran over every node salvage brought back.
-		return tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+		return tx.Nodes().ForEach(func(k, v []byte) error {
 			if bytes.Contains(v, []byte(`"attempts":`)) {
 				t.Errorf("node %s still holds its log in its record after salvage", nodeID(seqOf(k)))
 			}

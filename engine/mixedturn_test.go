@@ -3,12 +3,11 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -129,8 +128,8 @@ func tickedRunning(t *testing.T, h *harness, rep TickReport) {
 		}
 	}
 	var entries int
-	if err := h.store.view(func(tx *bolt.Tx) error {
-		entries = tx.Bucket(bRunning).Stats().KeyN
+	if err := h.store.view(func(tx *store.Tx) error {
+		entries = tx.Running().KeyN()
 		return nil
 	}); err != nil {
 		t.Fatal(err)
@@ -212,8 +211,8 @@ func TestOwnerTurnStartsFromTheRoundsTheTickKnows(t *testing.T) {
 	// engine's back: a turn that looked the rounds up from the first
 	// would open round 1 again; one that starts from what it knows opens
 	// round 5.
-	err := h.store.update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bHyps).Bucket([]byte(q.ID)).Delete(hypKey(ownerHypothesis(q, false, 1)))
+	err := h.store.update(func(tx *store.Tx) error {
+		return tx.Hyps().Bucket([]byte(q.ID)).Delete(hypKey(ownerHypothesis(q, false, 1)))
 	})
 	if err != nil {
 		t.Fatal(err)

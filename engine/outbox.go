@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // The outbox as durable consumers (MQTT) see it.
@@ -62,11 +62,11 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 	// Engine writes, as AckEvents: the tick's quest cache learns their
 	// commits and stays current (questcache.go).
 	err := e.update(func(t *txn) error {
-		c := t.tx.Bucket(bCursors)
+		c := t.tx.Cursors()
 		if c.Get([]byte(name)) != nil {
 			return errUnchanged
 		}
-		return c.Put([]byte(name), u64(t.tx.Bucket(bEvents).Sequence()))
+		return c.Put([]byte(name), u64(t.tx.Events().Sequence()))
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
 		return nil, fmt.Errorf("outbox %s: %w", name, err)
@@ -79,7 +79,7 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 // is turned off). Removing a consumer that does not exist does nothing.
 func (e *Engine) RemoveConsumer(name string) error {
 	err := e.update(func(t *txn) error {
-		c := t.tx.Bucket(bCursors)
+		c := t.tx.Cursors()
 		if c.Get([]byte(name)) == nil {
 			return errUnchanged // nothing to write: no commit
 		}
@@ -117,8 +117,8 @@ func (o *Outbox) Read(since uint64, limit int) ([]Event, error) {
 		limit = 500
 	}
 	var out []Event
-	err := o.e.store.view(func(tx *bolt.Tx) error {
-		return eventsAfter(tx.Bucket(bEvents).Cursor(), since, func(ev *Event) bool {
+	err := o.e.store.view(func(tx *store.Tx) error {
+		return eventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
 			out = append(out, *ev)
 			return len(out) < limit
 		})
@@ -130,8 +130,8 @@ func (o *Outbox) Read(since uint64, limit int) ([]Event, error) {
 func (o *Outbox) Close() { o.sub.Close() }
 
 // trimmedThrough is the newest seq the outbox bound dropped (0: none).
-func trimmedThrough(tx *bolt.Tx) uint64 {
-	return seqOf(tx.Bucket(bMeta).Get(kOutboxTrimmed))
+func trimmedThrough(tx *store.Tx) uint64 {
+	return seqOf(tx.Meta().Get(kOutboxTrimmed))
 }
 
 // trimOutbox applies the outbox bound (see the top of this file): it
@@ -142,14 +142,14 @@ func (t *txn) trimOutbox(bound int) (int, error) {
 	if bound <= 0 {
 		return 0, nil
 	}
-	b := t.tx.Bucket(bEvents)
+	b := t.tx.Events()
 	last := b.Sequence()
 	if last <= uint64(bound) {
 		return 0, nil
 	}
 	limit := last - uint64(bound) // events up to here are past the bound
 	low, any := last, false
-	cc := t.tx.Bucket(bCursors).Cursor()
+	cc := t.tx.Cursors().Cursor()
 	for k, v := cc.First(); k != nil; k, v = cc.Next() {
 		low, any = min(low, seqOf(v)), true
 	}
@@ -231,7 +231,7 @@ func (t *txn) trimOutbox(bound int) (int, error) {
 	}
 	changed := len(rewrites)
 	if upto > done {
-		if err := t.tx.Bucket(bMeta).Put(kOutboxTrimmed, u64(upto)); err != nil {
+		if err := t.tx.Meta().Put(kOutboxTrimmed, u64(upto)); err != nil {
 			return 0, err
 		}
 		changed++

@@ -4,11 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"slices"
 	"sync"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // emitN appends n events of kind in one transaction.
@@ -206,8 +205,8 @@ type eventRecord struct {
 func eventRecords(t testing.TB, e *Engine) []eventRecord {
 	t.Helper()
 	var out []eventRecord
-	err := e.store.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bEvents).ForEach(func(k, v []byte) error {
+	err := e.store.view(func(tx *store.Tx) error {
+		return tx.Events().ForEach(func(k, v []byte) error {
 			r := eventRecord{key: seqOf(k)}
 			_, err := eachEvent(k, v, 0, func(ev *Event) bool { r.seqs = append(r.seqs, ev.Seq); return true })
 			out = append(out, r)
@@ -237,7 +236,7 @@ func emitWrites(t testing.TB, e *Engine, kind string, n int, sizes ...int) {
 func dropEvents(t testing.TB, e *Engine, drop func(seq uint64) bool) {
 	t.Helper()
 	err := e.update(func(tx *txn) error {
-		b := tx.tx.Bucket(bEvents)
+		b := tx.tx.Events()
 		type rewrite struct {
 			key  []byte
 			keep []Event
@@ -461,8 +460,8 @@ func TestFailedPruneAfterATickLosesNoResult(t *testing.T) {
 	// damage would, and is put back before the harness verifies.
 	breakOrMend := func(broken bool) {
 		t.Helper()
-		err := h.store.update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bEvents)
+		err := h.store.update(func(tx *store.Tx) error {
+			b := tx.Events()
 			last, _ := b.Cursor().Last()
 			var keys [][]byte
 			_ = b.ForEach(func(k, v []byte) error {

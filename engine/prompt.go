@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/prompttmpl"
@@ -61,7 +61,7 @@ func (e *Engine) runRequest(d *dispatch) (agent.Request, error) {
 		return e.requestBy(d.opt, nil, nil, d.quest, d.node)
 	}
 	var req agent.Request
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		var err error
 		req, err = e.requestBy(d.opt, tx, nil, d.quest, d.node)
 		return err
@@ -174,13 +174,13 @@ func ParsePromptTemplate(name, text string) (*prompttmpl.Template, error) {
 // is the transaction's memory of the owner's material (materialMemo).
 // The prompt is the default one, or the role's template rendered with the
 // same data, by the options in force.
-func (e *Engine) buildRequest(tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
+func (e *Engine) buildRequest(tx *store.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
 	return e.requestBy(e.conf(), tx, memo, q, n)
 }
 
 // requestBy is buildRequest by the options o (the templates, the caps):
 // a dispatch's, which its run keeps.
-func (e *Engine) requestBy(o *Options, tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
+func (e *Engine) requestBy(o *Options, tx *store.Tx, memo *materialMemo, q *Quest, n *Node) (agent.Request, error) {
 	src, err := e.readPromptSource(o, tx, memo, q, n)
 	if err != nil {
 		return agent.Request{Quest: q.ID, Node: n.ID}, err
@@ -208,7 +208,7 @@ type promptSource struct {
 
 // readPromptSource reads in tx (through memo, which may be nil) what n's
 // prompt shows of the store: see buildRequest.
-func (e *Engine) readPromptSource(o *Options, tx *bolt.Tx, memo *materialMemo, q *Quest, n *Node) (promptSource, error) {
+func (e *Engine) readPromptSource(o *Options, tx *store.Tx, memo *materialMemo, q *Quest, n *Node) (promptSource, error) {
 	var src promptSource
 	var d PromptData
 	parent, err := memo.readAncestors(tx, q, n, &d)
@@ -240,7 +240,7 @@ func (e *Engine) readPromptSource(o *Options, tx *bolt.Tx, memo *materialMemo, q
 // store besides the nodes above it, read in tx (through memo, which may
 // be nil): its owner's material, and the phase its owner gates, parent
 // being the member's parent (its owner; nil for none).
-func (e *Engine) memberSource(o *Options, tx *bolt.Tx, memo *materialMemo, q *Quest, parent *Node, src *promptSource) error {
+func (e *Engine) memberSource(o *Options, tx *store.Tx, memo *materialMemo, q *Quest, parent *Node, src *promptSource) error {
 	// A member weighs what the owner would: the same proposals and
 	// locked evidence, within the owner's cap.
 	var err error
@@ -299,14 +299,14 @@ func promptHeader(q *Quest, n *Node, d *PromptData) string {
 
 // readAncestors fills d.Ancestors with up to 16 nodes above n, nearest
 // first, and returns n's parent (nil for a root).
-func readAncestors(tx *bolt.Tx, n *Node, d *PromptData) (*Node, error) {
+func readAncestors(tx *store.Tx, n *Node, d *PromptData) (*Node, error) {
 	return readAncestorsFrom(tx, n.Parent, nil, d)
 }
 
 // readAncestorsFrom is readAncestors from the node p up, p included;
 // first, when it is p's record as readNode reads it, is used instead of
 // reading it again.
-func readAncestorsFrom(tx *bolt.Tx, p string, first *Node, d *PromptData) (*Node, error) {
+func readAncestorsFrom(tx *store.Tx, p string, first *Node, d *PromptData) (*Node, error) {
 	var parent *Node
 	for ; p != "" && len(d.Ancestors) < 16; first = nil {
 		a := first
@@ -382,7 +382,7 @@ func renderPrompt(o *Options, n *Node, d *PromptData) string {
 // memoisedMaterial is what the owner decides on (ownerMaterial): from
 // memo when it holds q's material at q's revision and cap, else read in
 // tx (and kept in memo, which may be nil).
-func (e *Engine) memoisedMaterial(tx *bolt.Tx, memo *materialMemo, q *Quest, evidenceCap int) (*ownerMaterial, error) {
+func (e *Engine) memoisedMaterial(tx *store.Tx, memo *materialMemo, q *Quest, evidenceCap int) (*ownerMaterial, error) {
 	if evidenceCap <= 0 {
 		evidenceCap = DefaultEvidenceCap
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // The tick's memory of the active quests' records, decoded.
@@ -80,7 +80,7 @@ type questCache struct {
 	// db and at are the store and the commit as of which every active
 	// quest's entry is its record (nil: not known); seen is the commit
 	// the last validating tick read the store as of.
-	db       *bolt.DB
+	db       store.Instance
 	at, seen uint64
 	// out counts the engine's writes that ran in a transaction and have
 	// not yet told the cache how it ended (wrote, learnAt, settle).
@@ -183,20 +183,20 @@ func (c *questCache) put(id string, raw []byte, q *Quest) {
 // current reports whether the cache is current for tx, a write
 // transaction that has written no quest yet: every active quest's entry
 // is its record in tx.
-func (c *questCache) current(tx *bolt.Tx) bool {
+func (c *questCache) current(tx *store.Tx) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.out == 0 && c.db == tx.DB() && c.at+1 == uint64(tx.ID())
+	return c.out == 0 && c.db == tx.Instance() && c.at+1 == uint64(tx.ID())
 }
 
 // currentSet appends to into the active quests, in the active index's
 // order, and reports whether it could: the cache must be current for tx
 // (current), and the quests tx read already (touched) be in the set
 // exactly when they are active, so that the set is tx's active index.
-func (c *questCache) currentSet(tx *bolt.Tx, touched map[string]*Quest, into []cachedRef) ([]cachedRef, bool) {
+func (c *questCache) currentSet(tx *store.Tx, touched map[string]*Quest, into []cachedRef) ([]cachedRef, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.out != 0 || c.db != tx.DB() || c.at+1 != uint64(tx.ID()) {
+	if c.out != 0 || c.db != tx.Instance() || c.at+1 != uint64(tx.ID()) {
 		return into, false
 	}
 	for id, q := range touched {
@@ -213,10 +213,10 @@ func (c *questCache) currentSet(tx *bolt.Tx, touched map[string]*Quest, into []c
 // noneActive reports, for tx, a read transaction, whether the cache
 // knows the active set as of tx's commit (known), and whether it is
 // empty.
-func (c *questCache) noneActive(tx *bolt.Tx) (none, known bool) {
+func (c *questCache) noneActive(tx *store.Tx) (none, known bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.out != 0 || c.db != tx.DB() || c.at != uint64(tx.ID()) {
+	if c.out != 0 || c.db != tx.Instance() || c.at != uint64(tx.ID()) {
 		return false, false
 	}
 	return len(c.ids) == 0, true
@@ -227,7 +227,7 @@ func (c *questCache) noneActive(tx *bolt.Tx) (none, known bool) {
 // a write transaction that has written no quest yet, and is active: the
 // cache is current as of the commit before it, and holds those quests
 // only.
-func (c *questCache) validated(tx *bolt.Tx, qs []*Quest) {
+func (c *questCache) validated(tx *store.Tx, qs []*Quest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ids = c.ids[:0]
@@ -241,7 +241,7 @@ func (c *questCache) validated(tx *bolt.Tx, qs []*Quest) {
 		}
 		c.m = keep
 	}
-	c.db, c.at = tx.DB(), uint64(tx.ID())-1
+	c.db, c.at = tx.Instance(), uint64(tx.ID())-1
 	c.seen = c.at
 }
 
@@ -301,7 +301,7 @@ type questUpdate struct {
 // which the next tick reads, and those no longer active, whose entries
 // go. The cache stays current when it was as of the commit before (or
 // id: a commit of several writes).
-func (c *questCache) learnAt(us []questUpdate, db *bolt.DB, id uint64) {
+func (c *questCache) learnAt(us []questUpdate, db store.Instance, id uint64) {
 	kept := make([]*Quest, len(us))
 	raws := make([][]byte, len(us))
 	for i, u := range us {

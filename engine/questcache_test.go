@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"reflect"
 	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -21,8 +20,8 @@ import (
 func storedQuest(t *testing.T, e *Engine, id string) []byte {
 	t.Helper()
 	var raw []byte
-	err := e.store.view(func(tx *bolt.Tx) error {
-		raw = bytes.Clone(tx.Bucket(bQuests).Get([]byte(id)))
+	err := e.store.view(func(tx *store.Tx) error {
+		raw = bytes.Clone(tx.Quests().Get([]byte(id)))
 		return nil
 	})
 	if err != nil || raw == nil {
@@ -66,10 +65,10 @@ func checkQuestCache(t *testing.T, e *Engine) int {
 func cacheCurrent(t *testing.T, e *Engine) bool {
 	t.Helper()
 	var ok bool
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		c := &e.decoded
 		c.mu.Lock()
-		ok = c.out == 0 && c.db == tx.DB() && c.at == uint64(tx.ID())
+		ok = c.out == 0 && c.db == tx.Instance() && c.at == uint64(tx.ID())
 		c.mu.Unlock()
 		return nil
 	})
@@ -87,8 +86,8 @@ func checkCurrent(t *testing.T, e *Engine) {
 		return
 	}
 	var active []string
-	err := e.store.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bActive).ForEach(func(k, _ []byte) error { active = append(active, string(k)); return nil })
+	err := e.store.view(func(tx *store.Tx) error {
+		return tx.Active().ForEach(func(k, _ []byte) error { active = append(active, string(k)); return nil })
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -384,7 +383,7 @@ func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
 	rollBack := errors.New("rolled back")
 	for _, extra := range []string{"the first evidence", "other evidence", ""} {
 		err = h.e.update(func(t *txn) error {
-			raw := t.tx.Bucket(bQuests).Get([]byte(q.ID))
+			raw := t.tx.Quests().Get([]byte(q.ID))
 			qq, err := t.cachedQuestInto(q.ID, raw, new(Quest), false)
 			if err != nil {
 				return err
@@ -490,7 +489,7 @@ func writeOutsideTheEngine(t *testing.T, h *harness, q *Quest) {
 	qq := h.questNow(q.ID)
 	qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
 	qq.Rev++
-	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+	if err := h.e.store.update(func(tx *store.Tx) error { return putQuest(tx.Quests(), qq) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -624,7 +623,7 @@ func TestTickReadsARecordWhoseNewsIsLate(t *testing.T) {
 		return nil
 	}}
 	second := &engineWrite{e: h.e, fn: useUpRuns(q.ID)}
-	err := h.e.store.db.Update(func(tx *bolt.Tx) error {
+	err := h.e.store.db.Update(func(tx *store.Tx) error {
 		return errors.Join(first.run(tx), second.run(tx))
 	})
 	if err != nil {
@@ -680,7 +679,7 @@ func TestTickAfterARolledBackWriteTakesTheCommittedQuest(t *testing.T) {
 func TestQuestCacheIsCurrentForItsStoreOnly(t *testing.T) {
 	h, _ := currentHarness(t)
 	other, _ := currentHarness(t)
-	err := other.e.store.update(func(tx *bolt.Tx) error {
+	err := other.e.store.update(func(tx *store.Tx) error {
 		if h.e.decoded.current(tx) {
 			return errors.New("a cache current for one store is current for another")
 		}
@@ -702,7 +701,7 @@ func TestTickForgetsAnEntryWhoseRecordIsNotActive(t *testing.T) {
 	qq := h.questNow(q.ID)
 	qq.Status = QuestStopped
 	qq.Rev++
-	if err := h.e.store.update(func(tx *bolt.Tx) error { return putQuest(tx.Bucket(bQuests), qq) }); err != nil {
+	if err := h.e.store.update(func(tx *store.Tx) error { return putQuest(tx.Quests(), qq) }); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 2 {
@@ -853,7 +852,7 @@ func TestOlderNewsDoesNotBringBackAQuestThatStopped(t *testing.T) {
 		}
 		return t.setQuestStatus(qq, QuestStopped, "test")
 	}}
-	err := h.e.store.db.Update(func(tx *bolt.Tx) error {
+	err := h.e.store.db.Update(func(tx *store.Tx) error {
 		return errors.Join(first.run(tx), second.run(tx))
 	})
 	if err != nil {
@@ -908,11 +907,11 @@ func stopOutsideTheEngine(t *testing.T, h *harness, id string) {
 	qq := h.questNow(id)
 	qq.Status = QuestStopped
 	qq.Rev++
-	err := h.e.store.update(func(tx *bolt.Tx) error {
-		if err := putQuest(tx.Bucket(bQuests), qq); err != nil {
+	err := h.e.store.update(func(tx *store.Tx) error {
+		if err := putQuest(tx.Quests(), qq); err != nil {
 			return err
 		}
-		return tx.Bucket(bActive).Delete([]byte(id))
+		return tx.Active().Delete([]byte(id))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -103,17 +101,17 @@ func decodeQuest(raw []byte, q *Quest) error {
 
 // getQuest reads quest id with its runs in flight laid over its record
 // (overlayDispatch); ok is false when it does not exist.
-func getQuest(tx *bolt.Tx, id string) (q *Quest, ok bool, err error) {
-	q, ok, err = getQuestRecord(tx.Bucket(bQuests), id)
+func getQuest(tx *store.Tx, id string) (q *Quest, ok bool, err error) {
+	q, ok, err = getQuestRecord(tx.Quests(), id)
 	if ok {
-		overlayDispatch(tx.Bucket(bRunning).Cursor(), q)
+		overlayDispatch(tx.Running().Cursor(), q)
 	}
 	return q, ok, err
 }
 
 // getQuestRecord reads quest id from the quests bucket b as stored; ok is
 // false when it does not exist.
-func getQuestRecord(b *bolt.Bucket, id string) (q *Quest, ok bool, err error) {
+func getQuestRecord(b *store.Bucket, id string) (q *Quest, ok bool, err error) {
 	raw := b.Get([]byte(id))
 	if raw == nil {
 		return nil, false, nil
@@ -126,7 +124,7 @@ func getQuestRecord(b *bolt.Bucket, id string) (q *Quest, ok bool, err error) {
 }
 
 // putQuest stores q in the quests bucket b.
-func putQuest(b *bolt.Bucket, q *Quest) error {
+func putQuest(b *store.Bucket, q *Quest) error {
 	return b.Put([]byte(q.ID), encodeQuest(q))
 }
 
@@ -134,8 +132,8 @@ func putQuest(b *bolt.Bucket, q *Quest) error {
 // until then, is rewritten in the binary form) and to schema 5 (the binary
 // form carries its number of fields): it rewrites every quest record in
 // the current form.
-func encodeQuests(tx *bolt.Tx) error {
-	b := tx.Bucket(bQuests)
+func encodeQuests(tx *store.Tx) error {
+	b := tx.Quests()
 	var qs []*Quest
 	err := b.ForEach(func(k, v []byte) error {
 		q := new(Quest)

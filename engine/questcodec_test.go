@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/store"
@@ -209,15 +208,15 @@ func TestQuestRecordsMigrate(t *testing.T) {
 	want := h.questNow(q.ID)
 	want.Rev = 0 // a record of schema 3 has no revision (and JSON keeps none)
 	// Back to schema 3: the quest as JSON.
-	err := h.store.db.Update(func(tx *bolt.Tx) error {
+	err := h.store.db.Update(func(tx *store.Tx) error {
 		raw, err := json.Marshal(want)
 		if err != nil {
 			return err
 		}
-		if err := tx.Bucket(bQuests).Put([]byte(q.ID), raw); err != nil {
+		if err := tx.Quests().Put([]byte(q.ID), raw); err != nil {
 			return err
 		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(3))
+		return tx.Meta().Put(kSchema, u64(3))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +238,7 @@ func TestQuestRecordsMigrate(t *testing.T) {
 
 	h.open()
 	var raw []byte
-	_ = h.store.view(func(tx *bolt.Tx) error { raw = append(raw, tx.Bucket(bQuests).Get([]byte(q.ID))...); return nil })
+	_ = h.store.view(func(tx *store.Tx) error { raw = append(raw, tx.Quests().Get([]byte(q.ID))...); return nil })
 	if len(raw) == 0 || raw[0] != questRecordV2 {
 		t.Errorf("after the upgrade the quest record starts with %q, want the binary form", raw[:1])
 	}

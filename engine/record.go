@@ -6,7 +6,7 @@ import (
 
 	"github.com/questbox/questbox/internal/clock"
 
-	berrors "go.etcd.io/bbolt/errors"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // Recording a run's result: the last step of a run (runstart.go).
@@ -70,7 +70,7 @@ func (e *Engine) retryRecord(nodeID, runID string, res result, wait time.Duratio
 // recordFailed notes that a result's write failed with err and reports
 // whether a retry in wait may land: not once the store is closed.
 func (e *Engine) recordFailed(nodeID, runID string, err error, wait time.Duration) bool {
-	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+	if errors.Is(err, store.ErrClosed) {
 		// The store was closed under the run (a crash test does
 		// that; Shutdown cancels first): no retry can land.
 		e.log.Error("run result lost: the store is closed", "node", nodeID, "run", runID)

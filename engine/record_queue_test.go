@@ -3,12 +3,11 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/questbox/questbox/engine/store"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // A finished run hands its result to the group commit as data: while the
@@ -79,12 +78,12 @@ func newAsyncCalls(s *Store) *asyncCalls {
 }
 
 // put queues a write of key as data.
-func (a *asyncCalls) put(name, key string, fn func(*bolt.Tx) error, tk *ticket) {
+func (a *asyncCalls) put(name, key string, fn func(*store.Tx) error, tk *ticket) {
 	a.wg.Add(1)
 	a.s.batchAsync(fn, tk, func(err error) {
 		defer a.wg.Done()
 		var v []byte
-		_ = a.s.view(func(tx *bolt.Tx) error { v = tx.Bucket(bMeta).Get([]byte(key)); return nil })
+		_ = a.s.view(func(tx *store.Tx) error { v = tx.Meta().Get([]byte(key)); return nil })
 		a.mu.Lock()
 		a.errs[name], a.seen[name] = err, v != nil
 		a.mu.Unlock()
@@ -112,7 +111,7 @@ func TestGroupCommitQueuedAsData(t *testing.T) {
 		r.queue("w"+k, put("w"+k, "v"))
 	}
 	boom := errors.New("boom")
-	a.put("bad", "bad", func(tx *bolt.Tx) error {
+	a.put("bad", "bad", func(tx *store.Tx) error {
 		if err := put("bad", "v")(tx); err != nil {
 			return err
 		}

@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -31,7 +29,7 @@ import (
 // sequence): where it did not, the bucket's last records may have been
 // lost unseen, and sequences are raised past every id referenced anywhere
 // so that no new node, quest or run takes the id of a lost one.
-func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
+func rebuild(tx *store.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
 	r := &rebuilder{tx: tx, now: now}
 	steps := []func() error{
 		r.buckets,
@@ -57,7 +55,7 @@ func rebuild(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]s
 
 // rebuilder holds what rebuild's steps read and derive, in their order.
 type rebuilder struct {
-	tx  *bolt.Tx
+	tx  *store.Tx
 	now time.Time
 	out []string
 	// nodes are the node records that decode, in creation order; refs
@@ -108,7 +106,7 @@ var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, b
 // without the fields every one of theirs has (a page of some other
 // bucket, read as theirs). The damaged file keeps them; a dropped ledger
 // record is recorded as lost.
-func dropForeign(tx *bolt.Tx, out *[]string) error {
+func dropForeign(tx *store.Tx, out *[]string) error {
 	for _, name := range flatBuckets {
 		b := tx.Bucket(name)
 		var drop [][]byte
@@ -156,7 +154,7 @@ func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 // readNodes reads the nodes, in creation order, drops the records that do
 // not decode as the node their key names, and raises the nodes' sequence.
 func (r *rebuilder) readNodes() error {
-	nb := r.tx.Bucket(bNodes)
+	nb := r.tx.Nodes()
 	var drop [][]byte
 	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
@@ -201,7 +199,7 @@ func (r *rebuilder) readNodes() error {
 
 // readQuests reads the quests and drops the records that do not decode.
 func (r *rebuilder) readQuests() error {
-	qb := r.tx.Bucket(bQuests)
+	qb := r.tx.Quests()
 	r.quests = map[string]*Quest{}
 	var bad [][]byte
 	err := qb.ForEach(func(k, v []byte) error {
@@ -252,19 +250,19 @@ func (r *rebuilder) placeholders() error {
 			q.Roles = append(q.Roles, n.Role)
 		}
 	}
-	return raiseSeq(r.tx.Bucket(bQuests), max(r.maxQuest, r.refs['q']), &r.out)
+	return raiseSeq(r.tx.Quests(), max(r.maxQuest, r.refs['q']), &r.out)
 }
 
 // keepLockSeqs reads each quest's lock sequence, from its locked index
 // and its export cursor, before the indexes are dropped.
 func (r *rebuilder) keepLockSeqs() error {
 	r.lockSeq = map[string]uint64{}
-	locked := r.tx.Bucket(bLocked)
+	locked := r.tx.Locked()
 	_ = locked.ForEachBucket(func(q []byte) error {
 		r.lockSeq[string(q)] = locked.Bucket(q).Sequence()
 		return nil
 	})
-	_ = r.tx.Bucket(bExports).ForEach(func(k, v []byte) error {
+	_ = r.tx.Exports().ForEach(func(k, v []byte) error {
 		var st exportState
 		if json.Unmarshal(v, &st) == nil {
 			r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Cursor)
@@ -349,7 +347,7 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 		if err := put(bPending, key, []byte(n.ID)); err != nil {
 			return err
 		}
-		if err := r.tx.Bucket(bRunning).Put(runningKey(q.ID, n.ID), r.runningValue(n)); err != nil {
+		if err := r.tx.Running().Put(runningKey(q.ID, n.ID), r.runningValue(n)); err != nil {
 			return err
 		}
 		q.Running = n.ID
@@ -357,7 +355,7 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 			q.DispatchSeq = max(q.DispatchSeq, runNumber(n.Runs[len(n.Runs)-1]))
 		}
 	case n.Status == AwaitingConsent:
-		if err := r.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+		if err := r.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return err
 		}
 	case n.Status.Terminal():
@@ -382,7 +380,7 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 // writeQuests writes every quest back, without replays whose node is
 // gone, and the set of active quests.
 func (r *rebuilder) writeQuests() error {
-	qb := r.tx.Bucket(bQuests)
+	qb := r.tx.Quests()
 	for _, id := range slices.Sorted(maps.Keys(r.quests)) {
 		q := r.quests[id]
 		q.Replays = slices.DeleteFunc(q.Replays, func(id string) bool {
@@ -393,7 +391,7 @@ func (r *rebuilder) writeQuests() error {
 			return err
 		}
 		if q.Status == QuestActive {
-			if err := r.tx.Bucket(bActive).Put([]byte(q.ID), nil); err != nil {
+			if err := r.tx.Active().Put([]byte(q.ID), nil); err != nil {
 				return err
 			}
 		}
@@ -406,19 +404,19 @@ func (r *rebuilder) writeQuests() error {
 // events, the ledger, each quest's edges) past their keys.
 func (r *rebuilder) raiseSeqs() error {
 	var maxRun uint64
-	_ = r.tx.Bucket(bRuns).ForEach(func(k, _ []byte) error {
+	_ = r.tx.Runs().ForEach(func(k, _ []byte) error {
 		maxRun = max(maxRun, idNumber(string(k), 'r'))
 		return nil
 	})
-	_ = r.tx.Bucket(bRunning).ForEach(func(_, v []byte) error {
+	_ = r.tx.Running().ForEach(func(_, v []byte) error {
 		e, _ := scanRunEntry(v)
 		maxRun = max(maxRun, idNumber(e.ID, 'r'))
 		return nil
 	})
-	if err := raiseSeq(r.tx.Bucket(bRuns), max(maxRun, r.refs['r']), &r.out); err != nil {
+	if err := raiseSeq(r.tx.Runs(), max(maxRun, r.refs['r']), &r.out); err != nil {
 		return err
 	}
-	ab := r.tx.Bucket(bAttempts)
+	ab := r.tx.Attempts()
 	last, _ := ab.Cursor().Last()
 	if err := raiseSeq(ab, max(seqOf(last), maxAttemptSeq(r.nodes)), &r.out); err != nil {
 		return err
@@ -435,7 +433,7 @@ func (r *rebuilder) raiseSeqs() error {
 			}
 		}
 	}
-	eb := r.tx.Bucket(bEdges)
+	eb := r.tx.Edges()
 	return eb.ForEachBucket(func(q []byte) error {
 		b := eb.Bucket(q)
 		if k, _ := b.Cursor().Last(); k != nil {
@@ -447,9 +445,9 @@ func (r *rebuilder) raiseSeqs() error {
 
 // forInvalid calls fn with every record of a JSON bucket that is not
 // valid JSON: a value damaged inside a sound page.
-func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) error) error {
-	var walk func(b *bolt.Bucket, name string) error
-	walk = func(b *bolt.Bucket, name string) error {
+func forInvalid(tx *store.Tx, fn func(b *store.Bucket, name string, k []byte) error) error {
+	var walk func(b *store.Bucket, name string) error
+	walk = func(b *store.Bucket, name string) error {
 		return b.ForEach(func(k, v []byte) error {
 			if v == nil {
 				if nb := b.Bucket(k); nb != nil {
@@ -491,9 +489,9 @@ func forInvalid(tx *bolt.Tx, fn func(b *bolt.Bucket, name string, k []byte) erro
 
 // invalidRecords names every record of the JSON buckets that does not
 // decode.
-func invalidRecords(tx *bolt.Tx) []string {
+func invalidRecords(tx *store.Tx) []string {
 	var out []string
-	_ = forInvalid(tx, func(_ *bolt.Bucket, name string, k []byte) error {
+	_ = forInvalid(tx, func(_ *store.Bucket, name string, k []byte) error {
 		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (it does not decode)", name, store.ShowKey(k)))
 		return nil
 	})
@@ -504,7 +502,7 @@ func invalidRecords(tx *bolt.Tx) []string {
 // sound: records that do not decode, and a locked index out of step with
 // the nodes (an index page from another commit; rebuild derives every
 // index again).
-func damagedRecords(tx *bolt.Tx) []string {
+func damagedRecords(tx *store.Tx) []string {
 	return append(append(invalidRecords(tx), checkChains(tx)...), checkLedger(tx, SchemaVersion).index...)
 }
 
@@ -512,7 +510,7 @@ func damagedRecords(tx *bolt.Tx) []string {
 // among the records (ForEach gives it a nil value, which does not decode),
 // that bucket: bolt's Delete refuses a bucket with ErrIncompatibleValue,
 // which made a whole salvage fail.
-func dropKey(b *bolt.Bucket, k []byte) error {
+func dropKey(b *store.Bucket, k []byte) error {
 	if b.Bucket(k) != nil {
 		return b.DeleteBucket(k)
 	}
@@ -522,14 +520,14 @@ func dropKey(b *bolt.Bucket, k []byte) error {
 // dropInvalid deletes the records invalidRecords names: no read of the
 // engine can use them, and the damaged file keeps them. A dropped ledger
 // record becomes a recorded gap (recordLoss), a dropped node a lost one.
-func dropInvalid(tx *bolt.Tx, out *[]string) error {
+func dropInvalid(tx *store.Tx, out *[]string) error {
 	type rec struct {
-		b    *bolt.Bucket
+		b    *store.Bucket
 		name string
 		k    []byte
 	}
 	var bad []rec
-	err := forInvalid(tx, func(b *bolt.Bucket, name string, k []byte) error {
+	err := forInvalid(tx, func(b *store.Bucket, name string, k []byte) error {
 		bad = append(bad, rec{b, name, slices.Clone(k)})
 		return nil
 	})
@@ -548,7 +546,7 @@ func dropInvalid(tx *bolt.Tx, out *[]string) error {
 // referenced returns, per id prefix (n, q, r), the highest id number any
 // record refers to: nodes (their quest, parent and runs), runs, events,
 // ledger records and edges.
-func referenced(tx *bolt.Tx, nodes []*Node) map[byte]uint64 {
+func referenced(tx *store.Tx, nodes []*Node) map[byte]uint64 {
 	out := map[byte]uint64{}
 	see := func(ids ...string) {
 		for _, id := range ids {
@@ -568,7 +566,7 @@ func referenced(tx *bolt.Tx, nodes []*Node) map[byte]uint64 {
 		From  string `json:"from"`
 		To    string `json:"to"`
 	}
-	scan := func(b *bolt.Bucket) {
+	scan := func(b *store.Bucket) {
 		_ = b.ForEach(func(k, v []byte) error {
 			if isGroup(v) {
 				_, _ = eachEvent(k, v, 0, func(ev *Event) bool {
@@ -587,9 +585,9 @@ func referenced(tx *bolt.Tx, nodes []*Node) map[byte]uint64 {
 	for _, name := range [][]byte{bRuns, bEvents, bLedger} {
 		scan(tx.Bucket(name))
 	}
-	_ = tx.Bucket(bEdges).ForEachBucket(func(q []byte) error {
+	_ = tx.Edges().ForEachBucket(func(q []byte) error {
 		see(string(q))
-		scan(tx.Bucket(bEdges).Bucket(q))
+		scan(tx.Edges().Bucket(q))
 		return nil
 	})
 	return out
@@ -606,7 +604,7 @@ func idNumber(id string, prefix byte) uint64 {
 
 // raiseSeq makes b's sequence at least atLeast: a bucket header lost with
 // a damaged page would otherwise hand out ids already taken.
-func raiseSeq(b *bolt.Bucket, atLeast uint64, out *[]string) error {
+func raiseSeq(b *store.Bucket, atLeast uint64, out *[]string) error {
 	if b.Sequence() >= atLeast {
 		return nil
 	}
@@ -617,15 +615,15 @@ func raiseSeq(b *bolt.Bucket, atLeast uint64, out *[]string) error {
 // restoreSchema puts back a lost schema version: 2 if a ledger record
 // carries a node hash or there is nothing to seal, else 1 (migration 1 to
 // 2 then seals the ledger at the next open).
-func restoreSchema(tx *bolt.Tx, out *[]string) error {
-	m := tx.Bucket(bMeta)
+func restoreSchema(tx *store.Tx, out *[]string) error {
+	m := tx.Meta()
 	if m.Get(kSchema) != nil {
 		return nil
 	}
 	v := uint64(SchemaVersion)
-	if k, _ := tx.Bucket(bLedger).Cursor().First(); k != nil {
+	if k, _ := tx.Ledger().Cursor().First(); k != nil {
 		v = 1
-		_ = tx.Bucket(bLedger).ForEach(func(_, raw []byte) error {
+		_ = tx.Ledger().ForEach(func(_, raw []byte) error {
 			if bytes.Contains(raw, []byte(`"node_hash":`)) {
 				v = SchemaVersion
 			}
@@ -643,9 +641,9 @@ func restoreSchema(tx *bolt.Tx, out *[]string) error {
 // tailUnknown says the ledger's own sequence was lost: records after the
 // last one found may have been lost without a trace, so a locked node
 // whose record is missing is counted as lost too.
-func recordLoss(tx *bolt.Tx, now time.Time, nodes map[string]*Node, rewritten []string, tailUnknown bool, out *[]string) error {
-	meta := tx.Bucket(bMeta)
-	lg := readLedgerGaps(tx.Bucket(bLedger), string(meta.Get(kLedgerHead)))
+func recordLoss(tx *store.Tx, now time.Time, nodes map[string]*Node, rewritten []string, tailUnknown bool, out *[]string) error {
+	meta := tx.Meta()
+	lg := readLedgerGaps(tx.Ledger(), string(meta.Get(kLedgerHead)))
 	if lg.head != "" && !lg.headFound {
 		// The head names a record that was lost: records may be missing
 		// after the last one found.
@@ -688,7 +686,7 @@ type ledgerGaps struct {
 	headFound bool
 }
 
-func readLedgerGaps(lb *bolt.Bucket, head string) *ledgerGaps {
+func readLedgerGaps(lb *store.Bucket, head string) *ledgerGaps {
 	lg := &ledgerGaps{last: map[string]LedgerRecord{}, head: head}
 	gap := func(from, to uint64) {
 		if from <= to {
@@ -756,7 +754,7 @@ func (lg *ledgerGaps) unproven(nodes map[string]*Node, tailUnknown bool) []strin
 // fixHead sets the ledger head to the last record found when it was lost
 // with its page or read from a stale one (an older meta bucket names an
 // older record as the head).
-func (lg *ledgerGaps) fixHead(meta *bolt.Bucket, out *[]string) error {
+func (lg *ledgerGaps) fixHead(meta *store.Bucket, out *[]string) error {
 	if lg.head == lg.lastHash || lg.lastHash == "" {
 		return nil
 	}
@@ -797,7 +795,7 @@ func (r *rebuilder) runningValue(n *Node) []byte {
 	run := Run{Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1, Started: n.Updated}
 	if len(n.Runs) > 0 {
 		run.ID = n.Runs[len(n.Runs)-1]
-		if _, err := getJSON(r.tx.Bucket(bRuns), []byte(run.ID), &run); err == nil {
+		if _, err := getJSON(r.tx.Runs(), []byte(run.ID), &run); err == nil {
 			run.Quest, run.Node = n.Quest, n.ID
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/gates"
 )
@@ -185,7 +185,7 @@ func (r *Result) Count(kind FindingKind) int {
 // asks for it; the tick never does).
 func (e *Engine) Result(quest string) (*Result, error) {
 	r := &Result{}
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		q, ok, err := getQuest(tx, quest)
 		if err != nil {
 			return err
@@ -204,7 +204,7 @@ func (e *Engine) Result(quest string) (*Result, error) {
 }
 
 // read fills r from the quest's locked index, in lock order.
-func (r *Result) read(tx *bolt.Tx) error {
+func (r *Result) read(tx *store.Tx) error {
 	var (
 		byKind = map[FindingKind][]Finding{}
 		stages = map[string]*Node{} // a Team's locked stage nodes, by id

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -15,8 +16,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -222,7 +221,7 @@ func TestOwnerPromptNewestFirst(t *testing.T) {
 	}
 	q, _ := h.e.Quests()
 	var req agent.Request
-	if err := h.e.store.view(func(tx *bolt.Tx) error {
+	if err := h.e.store.view(func(tx *store.Tx) error {
 		m, err := h.e.memoisedMaterial(tx, nil, q[0], 0)
 		if err != nil {
 			return err

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
@@ -122,7 +122,7 @@ func (e *Engine) RunLog(ctx context.Context, w io.Writer, run string, follow boo
 // not ""), in the order they started. An empty quest lists every quest's.
 func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 	var out []Run
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		var nodes []*Node
 		switch {
 		case node != "":
@@ -135,7 +135,7 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 			}
 			nodes = []*Node{n}
 		case quest != "":
-			if tx.Bucket(bQuests).Get([]byte(quest)) == nil {
+			if tx.Quests().Get([]byte(quest)) == nil {
 				return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
 			}
 		}
@@ -147,7 +147,7 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 				return err
 			}
 			out = append(out, running...)
-			return tx.Bucket(bRuns).ForEach(func(k, v []byte) error {
+			return tx.Runs().ForEach(func(k, v []byte) error {
 				if v == nil {
 					return nil
 				}
@@ -196,7 +196,7 @@ func runNumber(id string) uint64 {
 // (quest:q1:n3:2), or a node id (its latest run).
 func (e *Engine) FindRun(ref string) (Run, error) {
 	var r Run
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		id := ref
 		switch {
 		case strings.HasPrefix(ref, "quest:"):

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"github.com/questbox/questbox/engine/store"
 	"hash/crc32"
 	"math"
 	"reflect"
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
 )
 
@@ -214,9 +214,9 @@ func TestJSONRunningEntriesStillRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		node, run := dispatchOne(t, h, q.ID)
-		if err := h.store.update(func(tx *bolt.Tx) error {
+		if err := h.store.update(func(tx *store.Tx) error {
 			k := runningKey(q.ID, node)
-			v := tx.Bucket(bRunning).Get(k)
+			v := tx.Running().Get(k)
 			if !isCompactRunning(v) || len(v) > 64 {
 				t.Errorf("the dispatch wrote %d bytes %x, want a compact entry", len(v), v)
 			}
@@ -227,7 +227,7 @@ func TestJSONRunningEntriesStillRead(t *testing.T) {
 			if err := decodeRunning(k, v, &r); err != nil {
 				return err
 			}
-			return tx.Bucket(bRunning).Put(k, appendRun(nil, &r)) // as schema 7 wrote it
+			return tx.Running().Put(k, appendRun(nil, &r)) // as schema 7 wrote it
 		}); err != nil {
 			t.Fatal(err)
 		}
@@ -244,9 +244,9 @@ func TestJSONRunningEntriesStillRead(t *testing.T) {
 			t.Fatal(err)
 		}
 		h.restart()
-		_ = h.store.view(func(tx *bolt.Tx) error {
-			s.record = bytes.Clone(tx.Bucket(bRuns).Get([]byte(run)))
-			s.runningLeft = tx.Bucket(bRunning).Stats().KeyN
+		_ = h.store.view(func(tx *store.Tx) error {
+			s.record = bytes.Clone(tx.Runs().Get([]byte(run)))
+			s.runningLeft = tx.Running().KeyN()
 			return nil
 		})
 		return s

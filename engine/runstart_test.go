@@ -4,13 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
@@ -263,7 +262,7 @@ func TestDispatchNamesRunsAsTheReaders(t *testing.T) {
 // opinion on the name a run takes from its dispatch.
 func (e *Engine) runName(r Run) string {
 	name := r.ID
-	_ = e.store.view(func(tx *bolt.Tx) error {
+	_ = e.store.view(func(tx *store.Tx) error {
 		n, err := readNode(tx, r.Node)
 		if err != nil {
 			return err

@@ -1,12 +1,11 @@
 package engine
 
 import (
+	"github.com/questbox/questbox/engine/store"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // A lost write can leave a nested bucket where the quests or the nodes
@@ -16,11 +15,11 @@ import (
 // TestPowerLossCopies in cmd/questbox, the lying-card copies).
 func TestRebuildDropsNestedBucketsAmongRecords(t *testing.T) {
 	q, _, db := closedStoreOfTwoNodes(t)
-	err := db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.Bucket(bQuests).CreateBucket([]byte("q99")); err != nil {
+	err := db.Update(func(tx *store.Tx) error {
+		if _, err := tx.Quests().CreateBucket([]byte("q99")); err != nil {
 			return err
 		}
-		if _, err := tx.Bucket(bNodes).CreateBucket(u64(99)); err != nil {
+		if _, err := tx.Nodes().CreateBucket(u64(99)); err != nil {
 			return err
 		}
 		_, err := rebuild(tx, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), func([]byte) bool { return true })
@@ -29,11 +28,11 @@ func TestRebuildDropsNestedBucketsAmongRecords(t *testing.T) {
 	if err != nil {
 		t.Fatalf("rebuild with a nested bucket among the records: %v", err)
 	}
-	err = db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bQuests).Bucket([]byte("q99")) != nil || tx.Bucket(bNodes).Bucket(u64(99)) != nil {
+	err = db.View(func(tx *store.Tx) error {
+		if tx.Quests().Bucket([]byte("q99")) != nil || tx.Nodes().Bucket(u64(99)) != nil {
 			t.Error("the nested buckets are still there")
 		}
-		if v := tx.Bucket(bQuests).Get([]byte(q.ID)); !strings.Contains(string(v), q.ID) {
+		if v := tx.Quests().Get([]byte(q.ID)); !strings.Contains(string(v), q.ID) {
 			t.Errorf("quest %s lost: %q", q.ID, v)
 		}
 		return nil
@@ -52,8 +51,8 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 	_, res, db := closedStoreOfTwoNodes(t)
 	damaged, kept := res.Added[0], res.Added[1]
 	var notes []string
-	err := db.Update(func(tx *bolt.Tx) error {
-		nb := tx.Bucket(bNodes)
+	err := db.Update(func(tx *store.Tx) error {
+		nb := tx.Nodes()
 		k := u64(nodeOrder(damaged))
 		v := string(nb.Get(k))
 		if !strings.Contains(v, `"quest":`) {
@@ -72,8 +71,8 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 	if !strings.Contains(strings.Join(notes, "\n"), "names no quest") {
 		t.Errorf("rebuild does not say why it dropped node %s: %q", damaged, notes)
 	}
-	err = db.View(func(tx *bolt.Tx) error {
-		nb := tx.Bucket(bNodes)
+	err = db.View(func(tx *store.Tx) error {
+		nb := tx.Nodes()
 		if nb.Get(u64(nodeOrder(damaged))) != nil {
 			t.Errorf("node %s of no quest is still there", damaged)
 		}
@@ -89,7 +88,7 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 
 // closedStoreOfTwoNodes is a store with a quest of two scanned nodes,
 // closed by its engine and opened with bbolt alone, to be damaged.
-func closedStoreOfTwoNodes(t *testing.T) (*Quest, ScanResult, *bolt.DB) {
+func closedStoreOfTwoNodes(t *testing.T) (*Quest, ScanResult, *store.Bare) {
 	t.Helper()
 	h := newHarness(t, Options{})
 	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal })
@@ -98,7 +97,7 @@ func closedStoreOfTwoNodes(t *testing.T) (*Quest, ScanResult, *bolt.DB) {
 		t.Fatal(err)
 	}
 	h.close()
-	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(filepath.Join(h.dir, StoreFile), false, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

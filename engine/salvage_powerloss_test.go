@@ -5,14 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -127,11 +126,11 @@ func TestLostSchemaKeyIsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	h.close()
-	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(filepath.Join(h.dir, StoreFile), false, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Delete(kSchema) })
+	err = db.Update(func(tx *store.Tx) error { return tx.Meta().Delete(kSchema) })
 	if cerr := db.Close(); err == nil {
 		err = cerr
 	}
@@ -177,37 +176,37 @@ func TestRebuildAfterStalePages(t *testing.T) {
 	}
 	id := res.Added[1]
 	var older []byte
-	_ = h.store.view(func(tx *bolt.Tx) error {
-		older = bytes.Clone(tx.Bucket(bNodes).Get(u64(uint64(idNumber(id, 'n')))))
+	_ = h.store.view(func(tx *store.Tx) error {
+		older = bytes.Clone(tx.Nodes().Get(u64(uint64(idNumber(id, 'n')))))
 		return nil
 	})
 	if _, err := h.e.AbortNode(id, "dead end"); err != nil {
 		t.Fatal(err)
 	}
 	h.close()
-	db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(filepath.Join(h.dir, StoreFile), false, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
-	err = db.Update(func(tx *bolt.Tx) error {
-		lb := tx.Bucket(bLedger)
+	err = db.Update(func(tx *store.Tx) error {
+		lb := tx.Ledger()
 		if _, err := lb.CreateBucket([]byte("stray")); err != nil {
 			return err
 		}
-		if err := lb.Put(u64(999), tx.Bucket(bEvents).Get(u64(1))); err != nil {
+		if err := lb.Put(u64(999), tx.Events().Get(u64(1))); err != nil {
 			return err
 		}
 		// An event under its own seq, past the ledger's last record: a
 		// page of events read as the ledger's.
-		ek, ev := tx.Bucket(bEvents).Cursor().Last()
+		ek, ev := tx.Events().Cursor().Last()
 		if lk, _ := lb.Cursor().Last(); seqOf(ek) <= seqOf(lk) {
 			return fmt.Errorf("the fixture has %d events, the ledger %d records", seqOf(ek), seqOf(lk))
 		}
 		if err := lb.Put(bytes.Clone(ek), bytes.Clone(ev)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bNodes).Put(u64(uint64(idNumber(id, 'n'))), older); err != nil {
+		if err := tx.Nodes().Put(u64(uint64(idNumber(id, 'n'))), older); err != nil {
 			return err
 		}
 		out, err = rebuild(tx, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), func([]byte) bool { return true })
@@ -247,13 +246,13 @@ func TestRebuildAfterStalePages(t *testing.T) {
 func TestIndexOutOfStepIsDamage(t *testing.T) {
 	for _, c := range []struct {
 		name, named string
-		damage      func(tx *bolt.Tx, quest string) error
+		damage      func(tx *store.Tx, quest string) error
 	}{
-		{"a locked node missing from the locked index", "locked index", func(tx *bolt.Tx, quest string) error {
-			return tx.Bucket(bLocked).DeleteBucket([]byte(quest))
+		{"a locked node missing from the locked index", "locked index", func(tx *store.Tx, quest string) error {
+			return tx.Locked().DeleteBucket([]byte(quest))
 		}},
-		{"the node index naming a missing node", "qnodes index", func(tx *bolt.Tx, quest string) error {
-			return tx.Bucket(bQNodes).Bucket([]byte(quest)).Put(u64(118), []byte("n118"))
+		{"the node index naming a missing node", "qnodes index", func(tx *store.Tx, quest string) error {
+			return tx.QNodes().Bucket([]byte(quest)).Put(u64(118), []byte("n118"))
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -267,11 +266,11 @@ func TestIndexOutOfStepIsDamage(t *testing.T) {
 				t.Fatal(err)
 			}
 			h.close()
-			db, err := bolt.Open(filepath.Join(h.dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+			db, err := store.OpenBare(filepath.Join(h.dir, StoreFile), false, time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = db.Update(func(tx *bolt.Tx) error { return c.damage(tx, q.ID) })
+			err = db.Update(func(tx *store.Tx) error { return c.damage(tx, q.ID) })
 			if cerr := db.Close(); err == nil {
 				err = cerr
 			}

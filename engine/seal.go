@@ -16,8 +16,6 @@ import (
 	"strconv"
 	"syscall"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -214,8 +212,8 @@ func (h headSeal) valid() bool {
 
 // readSeal reads the stored head signature; ok is false when there is
 // none, err set when it does not decode.
-func readSeal(tx *bolt.Tx) (h headSeal, ok bool, err error) {
-	meta := tx.Bucket(bMeta)
+func readSeal(tx *store.Tx) (h headSeal, ok bool, err error) {
+	meta := tx.Meta()
 	if meta == nil {
 		return h, false, nil // a salvage that lost it
 	}
@@ -228,8 +226,8 @@ func readSeal(tx *bolt.Tx) (h headSeal, ok bool, err error) {
 
 // lastLedgerSeq is the seq of the ledger's last record (the head), 0 when
 // it is empty.
-func lastLedgerSeq(tx *bolt.Tx) uint64 {
-	b := tx.Bucket(bLedger)
+func lastLedgerSeq(tx *store.Tx) uint64 {
+	b := tx.Ledger()
 	if b == nil {
 		return 0 // a salvage that lost it
 	}
@@ -238,8 +236,8 @@ func lastLedgerSeq(tx *bolt.Tx) uint64 {
 }
 
 // putSeal signs the ledger's head in tx with k.
-func putSeal(tx *bolt.Tx, k *DeviceKey) error {
-	meta := tx.Bucket(bMeta)
+func putSeal(tx *store.Tx, k *DeviceKey) error {
+	meta := tx.Meta()
 	h := headSeal{Seq: lastLedgerSeq(tx), Head: string(meta.Get(kLedgerHead)), Key: string(k.Public())}
 	h.Sig = string(ed25519.Sign(k.priv, HeadMessage(h.Seq, h.Head)))
 	return meta.Put(kLedgerSeal, sealCodec.Append(nil, &h))
@@ -248,11 +246,11 @@ func putSeal(tx *bolt.Tx, k *DeviceKey) error {
 // sealHead signs the ledger's head in tx if tx moved it: it runs last in
 // every write transaction of a store that signs (Store.signs). A commit
 // that appends no ledger record costs two reads of the meta bucket.
-func (s *Store) sealHead(tx *bolt.Tx) error {
+func (s *Store) sealHead(tx *store.Tx) error {
 	if s.box == nil || !s.box.signs {
 		return nil
 	}
-	meta := tx.Bucket(bMeta)
+	meta := tx.Meta()
 	var cur headSeal
 	if raw := meta.Get(kLedgerSeal); raw != nil && sealCodec.Decode(raw, &cur) == nil && cur.Head == string(meta.Get(kLedgerHead)) {
 		return nil
@@ -303,7 +301,7 @@ func (s *Store) openBoxKey(dir string, created bool) error {
 		s.notes = append(s.notes, fmt.Sprintf("ledger: this box's device key was made: %s (%s, mode 0600)", k.Fingerprint(), filepath.Join(dir, DeviceKeyFile)))
 	}
 	var sig LedgerSignature
-	if err := s.db.View(func(tx *bolt.Tx) error {
+	if err := s.db.View(func(tx *store.Tx) error {
 		sig, _ = checkSeal(tx, s.db.Schema(), s.box)
 		return nil
 	}); err != nil {
@@ -313,7 +311,7 @@ func (s *Store) openBoxKey(dir string, created bool) error {
 	case sig.State == SealSigned:
 		s.box.signs = true
 	case sig.State == SealUnsigned && (nu || created) && !s.ReadOnly():
-		if err := s.db.Update(func(tx *bolt.Tx) error { return putSeal(tx, k) }); err != nil {
+		if err := s.db.Update(func(tx *store.Tx) error { return putSeal(tx, k) }); err != nil {
 			return err
 		}
 		s.box.signs = true
@@ -370,7 +368,7 @@ type LedgerSignature struct {
 // own (a backup), whose signer is only named; a box without a key yet
 // (a read-only open before the first start that signs) is read as such a
 // file. problem is set when the finding fails Verify.
-func checkSeal(tx *bolt.Tx, schema uint64, box *boxKey) (sig LedgerSignature, problem string) {
+func checkSeal(tx *store.Tx, schema uint64, box *boxKey) (sig LedgerSignature, problem string) {
 	sig.Head = lastLedgerSeq(tx)
 	known := box != nil && box.key != nil
 	var boxPub ed25519.PublicKey
@@ -423,16 +421,16 @@ func checkSeal(tx *bolt.Tx, schema uint64, box *boxKey) (sig LedgerSignature, pr
 // sealCovers checks that the record a valid signature h signs is the
 // ledger's head, as it was signed: the record is there with that hash and
 // none follows it.
-func sealCovers(tx *bolt.Tx, h headSeal, last uint64) (st SealState, detail string, rewritten bool) {
+func sealCovers(tx *store.Tx, h headSeal, last uint64) (st SealState, detail string, rewritten bool) {
 	var r LedgerRecord
 	found := false
-	if lb := tx.Bucket(bLedger); h.Seq > 0 && lb != nil {
+	if lb := tx.Ledger(); h.Seq > 0 && lb != nil {
 		var err error
 		if found, err = getJSON(lb, u64(h.Seq), &r); err != nil {
 			return SealMismatch, fmt.Sprintf("the signature covers ledger record %d, which does not decode", h.Seq), false
 		}
 	}
-	head := string(tx.Bucket(bMeta).Get(kLedgerHead))
+	head := string(tx.Meta().Get(kLedgerHead))
 	switch {
 	case h.Seq > 0 && !found:
 		return SealMismatch, fmt.Sprintf("the signature covers ledger record %d (hash %s), which is missing: the ledger ends at record %d (records were removed without the key)", h.Seq, short(h.Head), last), false
@@ -467,7 +465,7 @@ func short(h string) string {
 // vouches for the copy; a restore refuses a backup whose signature does
 // not match its ledger (Verify), and salvage does not sign a ledger its
 // signature shows rewritten (salvageSeal).
-func signCopy(tx *bolt.Tx, k *DeviceKey, was LedgerSignature) (string, error) {
+func signCopy(tx *store.Tx, k *DeviceKey, was LedgerSignature) (string, error) {
 	now, _ := checkSeal(tx, SchemaVersion, &boxKey{key: k})
 	if now.State == SealSigned {
 		return fmt.Sprintf("ledger: the head (record %d) is signed by this box's key %s", now.Seq, k.Fingerprint()), nil
@@ -504,7 +502,7 @@ func (sv *salvageSeal) sign(db *store.DB, k *DeviceKey) (string, error) {
 		return "ledger: the salvaged head is not signed: " + sv.was.Detail, nil
 	}
 	var note string
-	err := db.Update(func(tx *bolt.Tx) error {
+	err := db.Update(func(tx *store.Tx) error {
 		var err error
 		note, err = signCopy(tx, k, sv.was)
 		return err

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -13,13 +14,11 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // signAsSalvage signs the ledger's head in tx with the device key of dir,
 // as Salvage and Restore sign the store they put in place (signCopy).
-func signAsSalvage(t testing.TB, tx *bolt.Tx, dir string) error {
+func signAsSalvage(t testing.TB, tx *store.Tx, dir string) error {
 	t.Helper()
 	k, err := LoadDeviceKey(dir)
 	if err != nil {
@@ -66,7 +65,7 @@ func storedSeal(t *testing.T, dir string) (h headSeal, ok bool) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	err = s.view(func(tx *bolt.Tx) error {
+	err = s.view(func(tx *store.Tx) error {
 		var err error
 		h, ok, err = readSeal(tx)
 		return err
@@ -79,9 +78,9 @@ func storedSeal(t *testing.T, dir string) (h headSeal, ok bool) {
 
 // editStore runs fn on the store file in dir with bbolt directly: what
 // anyone who can write the file can do, without the device key.
-func editStore(t *testing.T, dir string, fn func(tx *bolt.Tx) error) {
+func editStore(t *testing.T, dir string, fn func(tx *store.Tx) error) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,8 +130,8 @@ func TestLedgerHeadSignedByDeviceKey(t *testing.T) {
 	var before []byte
 	read := func() []byte {
 		var raw []byte
-		_ = h.store.view(func(tx *bolt.Tx) error {
-			raw = bytes.Clone(tx.Bucket(bMeta).Get(kLedgerSeal))
+		_ = h.store.view(func(tx *store.Tx) error {
+			raw = bytes.Clone(tx.Meta().Get(kLedgerSeal))
 			return nil
 		})
 		return raw
@@ -168,22 +167,22 @@ func TestLedgerRewrittenWithoutTheKeyFailsVerify(t *testing.T) {
 	base := ledgerStore(t)
 	for _, c := range []struct {
 		name  string
-		also  func(tx *bolt.Tx) error // what else the attacker does
+		also  func(tx *store.Tx) error // what else the attacker does
 		state SealState
 		want  string
 	}{
 		{"the signature left as it was", nil, SealMismatch, "the ledger was rewritten without the key"},
-		{"the signature removed", func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Delete(kLedgerSeal) }, SealUnsigned, "unsigned, but this box signs every head it writes"},
-		{"the signature removed and the schema set back to 9", func(tx *bolt.Tx) error {
-			if err := tx.Bucket(bMeta).Delete(kLedgerSeal); err != nil {
+		{"the signature removed", func(tx *store.Tx) error { return tx.Meta().Delete(kLedgerSeal) }, SealUnsigned, "unsigned, but this box signs every head it writes"},
+		{"the signature removed and the schema set back to 9", func(tx *store.Tx) error {
+			if err := tx.Meta().Delete(kLedgerSeal); err != nil {
 				return err
 			}
-			return tx.Bucket(bMeta).Put(kSchema, u64(9))
+			return tx.Meta().Put(kSchema, u64(9))
 		}, SealUnsigned, "unsigned, but this box signs every head it writes"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyStore(t, base)
-			editStore(t, dir, func(tx *bolt.Tx) error {
+			editStore(t, dir, func(tx *store.Tx) error {
 				if err := rewriteLockedVerdict(tx); err != nil {
 					return err
 				}
@@ -233,8 +232,8 @@ func TestLedgerRewrittenWithoutTheKeyFailsVerify(t *testing.T) {
 // binds its new record into its locking ledger record and chains the
 // ledger again with valid hashes: a rewrite that passes every check of
 // the chain.
-func rewriteLockedVerdict(tx *bolt.Tx) error {
-	nb, lb := tx.Bucket(bNodes), tx.Bucket(bLedger)
+func rewriteLockedVerdict(tx *store.Tx) error {
+	nb, lb := tx.Nodes(), tx.Ledger()
 	k, raw := nb.Cursor().First()
 	forged := bytes.Replace(raw, []byte("a dead end, checked twice"), []byte("a success, checked twice!"), 1)
 	if bytes.Equal(forged, raw) {
@@ -261,7 +260,7 @@ func rewriteLockedVerdict(tx *bolt.Tx) error {
 			return err
 		}
 	}
-	return tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev))
+	return tx.Meta().Put(kLedgerHead, []byte(prev))
 }
 
 // A store copied from another box reads "signed by another key"; on a
@@ -460,8 +459,8 @@ func TestSalvageSignsTheSalvagedHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	editStore(t, dir, func(tx *bolt.Tx) error { // a node record that no longer decodes
-		nb := tx.Bucket(bNodes)
+	editStore(t, dir, func(tx *store.Tx) error { // a node record that no longer decodes
+		nb := tx.Nodes()
 		k, v := nb.Cursor().Last()
 		return nb.Put(bytes.Clone(k), append([]byte("{rot"), v...))
 	})
@@ -566,8 +565,8 @@ func BenchmarkSealHead(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	err = s.db.Update(func(tx *bolt.Tx) error {
-		meta := tx.Bucket(bMeta)
+	err = s.db.Update(func(tx *store.Tx) error {
+		meta := tx.Meta()
 		b.ReportAllocs()
 		b.ResetTimer()
 		for i := range b.N {

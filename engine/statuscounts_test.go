@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/store"
@@ -128,12 +127,12 @@ func TestGoldenQuestRecordsEncodeAgain(t *testing.T) {
 		if err := os.WriteFile(path, raw, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+		db, err := store.OpenBare(path, true, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = db.View(func(tx *bolt.Tx) error {
-			return tx.Bucket(bQuests).ForEach(func(k, v []byte) error {
+		err = db.View(func(tx *store.Tx) error {
+			return tx.Quests().ForEach(func(k, v []byte) error {
 				if v[0] != questRecordV2 {
 					return nil
 				}

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -93,17 +91,17 @@ var (
 // would sign whatever head it found, also one an attacker had set back to
 // schema 9.
 func schema() store.Schema {
-	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *bolt.Tx) error{
+	return store.Schema{Version: SchemaVersion, Migrations: []func(tx *store.Tx) error{
 		store.CreateBuckets,
 		sealLedger,
-		func(*bolt.Tx) error { return nil },
+		func(*store.Tx) error { return nil },
 		encodeQuests,
 		encodeQuests,
 		migrateRunning,
 		buildEvidenceIndex,
-		func(*bolt.Tx) error { return nil },
+		func(*store.Tx) error { return nil },
 		migrateAttempts,
-		func(*bolt.Tx) error { return nil },
+		func(*store.Tx) error { return nil },
 	}, ReadAsIs: readAsIs}
 }
 
@@ -130,7 +128,7 @@ func readAsIs(v uint64) (string, bool) {
 	return "", false
 }
 
-func createBuckets(tx *bolt.Tx) error { return store.CreateBuckets(tx) }
+func createBuckets(tx *store.Tx) error { return store.CreateBuckets(tx) }
 
 // StoreOptions tune OpenStore (see store.Options).
 type StoreOptions = store.Options
@@ -270,7 +268,7 @@ func salvageRecords(k *DeviceKey) store.Records {
 			return rep.Notes, err
 		},
 		Probes: probes,
-		Rebuild: func(tx *bolt.Tx, now time.Time, seqKnown func([]byte) bool) ([]string, error) {
+		Rebuild: func(tx *store.Tx, now time.Time, seqKnown func([]byte) bool) ([]string, error) {
 			sv.was, _ = checkSeal(tx, SchemaVersion, &boxKey{key: k})
 			sv.read = true
 			return rebuild(tx, now, seqKnown)
@@ -319,11 +317,11 @@ func (s *Store) Check() error { return s.db.Check() }
 // update runs fn in one write transaction. An error of fn is returned as
 // it is; a transaction that cannot begin or commit (a full disk, an I/O
 // error, a closed store) is ErrStoreFailed.
-func (s *Store) update(fn func(tx *bolt.Tx) error) error {
+func (s *Store) update(fn func(tx *store.Tx) error) error {
 	if err := s.fault(); err != nil {
 		return err
 	}
-	err := s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *store.Tx) error {
 		if err := fn(tx); err != nil {
 			return err
 		}
@@ -376,18 +374,18 @@ func (s *Store) fault() error {
 }
 
 // view runs fn in a read transaction (see store.DB.View).
-func (s *Store) view(fn func(tx *bolt.Tx) error) error { return s.db.View(fn) }
+func (s *Store) view(fn func(tx *store.Tx) error) error { return s.db.View(fn) }
 
 // The bbolt layout's helpers (store/layout.go), under the names the
 // engine's code uses.
-func u64(v uint64) []byte                                     { return store.U64(v) }
-func seqOf(k []byte) uint64                                   { return store.SeqOf(k) }
-func getJSON(b *bolt.Bucket, key []byte, v any) (bool, error) { return store.GetJSON(b, key, v) }
-func putJSON(b *bolt.Bucket, key []byte, v any) error         { return store.PutJSON(b, key, v) }
-func sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
+func u64(v uint64) []byte                                      { return store.U64(v) }
+func seqOf(k []byte) uint64                                    { return store.SeqOf(k) }
+func getJSON(b *store.Bucket, key []byte, v any) (bool, error) { return store.GetJSON(b, key, v) }
+func putJSON(b *store.Bucket, key []byte, v any) error         { return store.PutJSON(b, key, v) }
+func sub(tx *store.Tx, parent []byte, name string) (*store.Bucket, error) {
 	return store.Sub(tx, parent, name)
 }
-func subRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
+func subRO(tx *store.Tx, parent []byte, name string) *store.Bucket {
 	return store.SubRO(tx, parent, name)
 }
-func appendOnly(b *bolt.Bucket) *bolt.Bucket { return store.AppendOnly(b) }
+func appendOnly(b *store.Bucket) *store.Bucket { return store.AppendOnly(b) }

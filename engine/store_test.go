@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/questbox/questbox/engine/store"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -52,7 +51,7 @@ func TestStoreCorruptFileIsRefused(t *testing.T) {
 func TestStoreNewerSchemaIsRefused(t *testing.T) {
 	dir := t.TempDir()
 	s := mustOpenStore(t, dir)
-	if err := s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bMeta).Put(kSchema, u64(SchemaVersion+1)) }); err != nil {
+	if err := s.db.Update(func(tx *store.Tx) error { return tx.Meta().Put(kSchema, u64(SchemaVersion+1)) }); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -143,7 +142,7 @@ func TestVerifyNamesTheFirstRewrittenRecord(t *testing.T) {
 	if rep, err := h.e.Verify(); err != nil || rep.Records != 2 || rep.Locked != 2 {
 		t.Fatalf("clean store: got %+v, %v", rep, err)
 	}
-	tamper := func(fn func(tx *bolt.Tx) error) {
+	tamper := func(fn func(tx *store.Tx) error) {
 		t.Helper()
 		if err := h.store.db.Update(fn); err != nil {
 			t.Fatal(err)
@@ -151,34 +150,34 @@ func TestVerifyNamesTheFirstRewrittenRecord(t *testing.T) {
 	}
 	// Rewrite a locked node's status behind the engine's back.
 	var saved []byte
-	tamper(func(tx *bolt.Tx) error {
-		saved = append([]byte(nil), tx.Bucket(bNodes).Get(mustKey(res.Added[1]))...)
+	tamper(func(tx *store.Tx) error {
+		saved = append([]byte(nil), tx.Nodes().Get(mustKey(res.Added[1]))...)
 		n, _ := readNode(tx, res.Added[1])
 		n.Status = Explored
-		return putJSON(tx.Bucket(bNodes), mustKey(n.ID), n)
+		return putJSON(tx.Nodes(), mustKey(n.ID), n)
 	})
 	if _, err := h.e.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "locked node "+res.Added[1]+" is explored") {
 		t.Errorf("rewritten node: got %v, want ErrLedgerBroken naming it", err)
 	}
-	tamper(func(tx *bolt.Tx) error { return tx.Bucket(bNodes).Put(mustKey(res.Added[1]), saved) })
+	tamper(func(tx *store.Tx) error { return tx.Nodes().Put(mustKey(res.Added[1]), saved) })
 	// Rewrite the first ledger record's outcome.
-	tamper(func(tx *bolt.Tx) error {
+	tamper(func(tx *store.Tx) error {
 		var r LedgerRecord
-		getJSON(tx.Bucket(bLedger), u64(1), &r)
+		getJSON(tx.Ledger(), u64(1), &r)
 		r.Outcome = "FAIL"
 		raw, _ := json.Marshal(r)
-		return tx.Bucket(bLedger).Put(u64(1), raw)
+		return tx.Ledger().Put(u64(1), raw)
 	})
 	if _, err := h.e.Verify(); !errors.Is(err, ErrLedgerBroken) || !strings.Contains(err.Error(), "ledger record 1 ") {
 		t.Errorf("rewritten record: got %v, want ErrLedgerBroken naming record 1", err)
 	}
 	// Repair so that the harness's cleanup verification passes.
-	tamper(func(tx *bolt.Tx) error {
+	tamper(func(tx *store.Tx) error {
 		var r LedgerRecord
-		getJSON(tx.Bucket(bLedger), u64(1), &r)
+		getJSON(tx.Ledger(), u64(1), &r)
 		r.Outcome = "PASS"
 		raw, _ := json.Marshal(r)
-		return tx.Bucket(bLedger).Put(u64(1), raw)
+		return tx.Ledger().Put(u64(1), raw)
 	})
 }
 

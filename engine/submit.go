@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
@@ -27,7 +27,7 @@ type Work struct {
 // nil when nothing is pending.
 func (e *Engine) Next(quest string) (*Work, error) {
 	var w *Work
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		q, ok, err := getQuest(tx, quest)
 		if err != nil {
 			return err
@@ -80,7 +80,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 // nextExternal is q's next node an outside agent answers: its pending
 // owner, else its oldest pending node, whose provider is external; nil if
 // none is.
-func nextExternal(tx *bolt.Tx, q *Quest) (*Node, error) {
+func nextExternal(tx *store.Tx, q *Quest) (*Node, error) {
 	if id := q.Queued[RoleOwner]; id != "" {
 		n, err := readNode(tx, id)
 		if err != nil || (n.Status == Pending && q.ProviderFor(n) == ProviderExternal) {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
@@ -144,7 +144,7 @@ func (e *Engine) judgeStage(q *Quest, n *Node, reply agent.Reply, res result) re
 			return fail(facts)
 		}
 		var exec, team *Node
-		err := e.store.view(func(tx *bolt.Tx) error {
+		err := e.store.view(func(tx *store.Tx) error {
 			var err error
 			if exec, err = readNode(tx, n.Parent); err != nil {
 				return err
@@ -462,7 +462,7 @@ func (t *txn) waitingStages(q *Quest) []string {
 		}
 	}
 	if q.Counts.Get(AwaitingConsent) > 0 {
-		_ = t.tx.Bucket(bConsent).ForEach(func(k, v []byte) error {
+		_ = t.tx.Consent().ForEach(func(k, v []byte) error {
 			if string(v) == q.ID {
 				ids = append(ids, string(k))
 			}
@@ -474,7 +474,7 @@ func (t *txn) waitingStages(q *Quest) []string {
 
 // ownerTeamFacts writes the quest's blocked Teams, newest first, into an
 // owner's prompt as fail facts (at most 10).
-func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
+func ownerTeamFacts(tx *store.Tx, q *Quest, b *strings.Builder) error {
 	if !q.Teams || q.Counts.Get(TeamBlocked) == 0 {
 		return nil
 	}
@@ -484,7 +484,7 @@ func ownerTeamFacts(tx *bolt.Tx, q *Quest, b *strings.Builder) error {
 	}
 	b.WriteString("\nTeams that are team_blocked (FAIL: their accepter rejected them past max_revisions, or a stage exhausted its tries); decide again:\n")
 	c := lb.Cursor()
-	nodes, cur := tx.Bucket(bNodes), (*bolt.Cursor)(nil)
+	nodes, cur := tx.Nodes(), (*store.Cursor)(nil)
 	shown, want := 0, min(10, q.Counts.Get(TeamBlocked))
 	for k, v := c.Last(); k != nil && shown < want; k, v = c.Prev() {
 		// Most locked nodes of a long quest are not blocked Teams: their

@@ -3,11 +3,10 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -196,7 +195,7 @@ func BenchmarkOwnerPromptBlockedTeams(b *testing.B) {
 			b.ResetTimer()
 			for b.Loop() {
 				var req agent.Request
-				err := e.store.view(func(tx *bolt.Tx) error {
+				err := e.store.view(func(tx *store.Tx) error {
 					var err error
 					req, err = e.buildRequest(tx, nil, q, owner)
 					return err

@@ -3,13 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -132,7 +131,7 @@ func TestTeamRejectedPastItsCapIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	}
 	// Each stage is its own node under the ratchet, on its own provider.
 	stages := 0
-	err = h.store.db.View(func(tx *bolt.Tx) error {
+	err = h.store.db.View(func(tx *store.Tx) error {
 		for i := 2; ; i++ {
 			s, err := readNode(tx, nodeID(uint64(i)))
 			if err != nil || s.Team == "" {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -520,10 +520,10 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	// walking them side by side reads each active quest with a step of
 	// the quests cursor (or a few, past finished quests) instead of a
 	// search from the root.
-	qc := t.tx.Bucket(bQuests).Cursor()
+	qc := t.tx.Quests().Cursor()
 	var qk, qv []byte
-	c := t.tx.Bucket(bActive).Cursor()
-	t.walk = &runningWalk{c: t.tx.Bucket(bRunning).Cursor()}
+	c := t.tx.Active().Cursor()
+	t.walk = &runningWalk{c: t.tx.Running().Cursor()}
 	defer func() { t.walk = nil }()
 	for k, _ := c.First(); k != nil; k, _ = c.Next() {
 		id := string(k)
@@ -570,7 +570,7 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 // when it read the quest already; neither a record nor the active index
 // is read.
 func (t *txn) cachedActive(qs []*Quest, refs []cachedRef) []*Quest {
-	t.walk = &runningWalk{c: t.tx.Bucket(bRunning).Cursor()}
+	t.walk = &runningWalk{c: t.tx.Running().Cursor()}
 	defer func() { t.walk = nil }()
 	for _, r := range refs {
 		if q, ok := t.quests[r.id]; ok {
@@ -1065,15 +1065,15 @@ func (r replayProvider) Run(ctx context.Context, _ agent.Request) (agent.Reply, 
 // no consent request that could expire.
 func (e *Engine) idle() bool {
 	idle := false
-	_ = e.store.view(func(tx *bolt.Tx) error {
+	_ = e.store.view(func(tx *store.Tx) error {
 		// The quest cache knows, while current, whether any quest is
 		// active without the active index's pages.
 		none, known := e.decoded.noneActive(tx)
 		if !known {
-			first, _ := tx.Bucket(bActive).Cursor().First()
+			first, _ := tx.Active().Cursor().First()
 			none = first == nil
 		}
-		noConsent, _ := tx.Bucket(bConsent).Cursor().First()
+		noConsent, _ := tx.Consent().Cursor().First()
 		idle = none && (noConsent == nil || e.conf().ConsentExpiry <= 0)
 		return nil
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,8 +15,6 @@ import (
 	"testing"
 	"time"
 	"unsafe"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -288,7 +287,7 @@ func TestReusedQuestSlotStartsZeroed(t *testing.T) {
 	// Written as a writer other than the engine's transactions would (the
 	// engine writes a quest record only as it saves the quest, which its
 	// decoded quests learn): the tick reads the record again.
-	if err := h.e.store.update(func(tx *bolt.Tx) error { return tx.Bucket(bQuests).Put([]byte(q.ID), raw) }); err != nil {
+	if err := h.e.store.update(func(tx *store.Tx) error { return tx.Quests().Put([]byte(q.ID), raw) }); err != nil {
 		t.Fatal(err)
 	}
 	asked.got = nil
@@ -350,8 +349,8 @@ func TestTickCarvesFromTheScratchTheLastOneKept(t *testing.T) {
 		// The tick's records: keyed from its first event to its last.
 		var seqs []uint64
 		records := 0
-		err := h.e.store.view(func(tx *bolt.Tx) error {
-			c := tx.Bucket(bEvents).Cursor()
+		err := h.e.store.view(func(tx *store.Tx) error {
+			c := tx.Events().Cursor()
 			for k, v := c.Seek(u64(from + 1)); k != nil && seqOf(k) <= to; k, v = c.Next() {
 				records++
 				if _, err := eachEvent(k, v, 0, func(ev *Event) bool { seqs = append(seqs, ev.Seq); return true }); err != nil {

@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // txn is one write transaction of the engine: it caches the quests it
@@ -21,7 +21,7 @@ import (
 // emitted.
 type txn struct {
 	e      *Engine
-	tx     *bolt.Tx
+	tx     *store.Tx
 	now    time.Time
 	quests map[string]*Quest // every quest read, by id
 	saved  map[string]bool   // the quests to save at the end
@@ -41,7 +41,7 @@ type txn struct {
 	// through bbolt's Get allocates a cursor and its stack each time,
 	// and the tick reads a quest, a node and the running index per
 	// dispatch.
-	curQuests, curNodes, curRunning *bolt.Cursor
+	curQuests, curNodes, curRunning *store.Cursor
 	// walk, while activeQuests reads the active quests, lays the running
 	// entries over them walking beside the active index (runningWalk).
 	walk *runningWalk
@@ -59,7 +59,7 @@ type txn struct {
 	plannedSeq  uint64 // planned's number: its id is runID(plannedSeq)
 	// runs and events are the runs bucket and the outbox, kept for
 	// newRun's sequence and emit's.
-	runs, events *bolt.Bucket
+	runs, events *store.Bucket
 	// quests and heads are where the tick's decoded quests and the
 	// heads of the nodes it dispatches are carved from (allocQuest,
 	// allocHead): a few allocations for a thousand dispatches instead
@@ -236,7 +236,7 @@ func (t *txn) bytesOf(s string) []byte {
 // transaction. A Seek starts again from the bucket's root, so the cursor
 // stays valid across the transaction's writes; like Get, it returns nil
 // for a missing key or a nested bucket.
-func get(c **bolt.Cursor, b *bolt.Bucket, key []byte) []byte {
+func get(c **store.Cursor, b *store.Bucket, key []byte) []byte {
 	if *c == nil {
 		*c = b.Cursor()
 	}
@@ -334,13 +334,13 @@ type engineWrite struct {
 	// until committed tells it how it ended (questCache.wrote); db and id
 	// are the store and the transaction id of the latest such run.
 	counted bool
-	db      *bolt.DB
+	db      store.Instance
 	id      uint64
 }
 
 // run is the write's transaction function; it may run more than once
 // (group commit), each run starting afresh.
-func (w *engineWrite) run(tx *bolt.Tx) error {
+func (w *engineWrite) run(tx *store.Tx) error {
 	e := w.e
 	w.last, w.updates, w.saved, w.pruned, w.follows = 0, nil, nil, 0, nil
 	now := e.clock.Now()
@@ -384,14 +384,14 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 		t.foldWall(q)
 		q.Rev++
 		rec := t.claim(appendQuest(t.spare(256), q))
-		if err := tx.Bucket(bQuests).Put(t.bytesOf(q.ID), rec); err != nil {
+		if err := tx.Quests().Put(t.bytesOf(q.ID), rec); err != nil {
 			return err
 		}
 		t.viewOf(q)
 		t.saves = append(t.saves, questUpdate{rec: rec, q: q})
 	}
 	w.last, w.updates, w.saved, w.follows = t.last, t.updates, t.saves, t.follows
-	w.db, w.id = tx.DB(), uint64(tx.ID())
+	w.db, w.id = tx.Instance(), uint64(tx.ID())
 	if !w.counted {
 		w.counted = true
 		e.decoded.wrote()
@@ -504,7 +504,7 @@ func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
-	raw := get(&t.curQuests, t.tx.Bucket(bQuests), []byte(id))
+	raw := get(&t.curQuests, t.tx.Quests(), []byte(id))
 	q := new(Quest)
 	if raw != nil && t.e.decoded.get(id, raw, q, nil) {
 		t.fromCache = true
@@ -564,7 +564,7 @@ func (t *txn) adoptQuest(id string, q *Quest) *Quest {
 		t.walk.overlay(q)
 	} else {
 		if t.curRunning == nil {
-			t.curRunning = t.tx.Bucket(bRunning).Cursor()
+			t.curRunning = t.tx.Running().Cursor()
 		}
 		overlayDispatch(t.curRunning, q)
 	}
@@ -592,13 +592,13 @@ func (t *txn) node(id string) (*Node, error) {
 	return readNode(t.tx, id)
 }
 
-func readNode(tx *bolt.Tx, id string) (*Node, error) {
+func readNode(tx *store.Tx, id string) (*Node, error) {
 	n := new(Node)
 	key, kerr := nodeKey(id)
 	if kerr != nil {
 		return nil, kerr
 	}
-	raw := tx.Bucket(bNodes).Get(key)
+	raw := tx.Nodes().Get(key)
 	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
@@ -660,7 +660,7 @@ func (t *txn) nodeRecord(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	raw := get(&t.curNodes, t.tx.Bucket(bNodes), key)
+	raw := get(&t.curNodes, t.tx.Nodes(), key)
 	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
@@ -719,7 +719,7 @@ func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
 		key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
-		if run := get(&t.curRunning, t.tx.Bucket(bRunning), key); run != nil {
+		if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
 			setRunning(n, run)
 		}
 	}
@@ -735,11 +735,11 @@ func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 // holds; the record is written when the run ends (its verdict, an
 // interruption), as it was before. Every reader of node records goes
 // through here (readNode, and rebuild).
-func overlayRunning(tx *bolt.Tx, n *Node) {
+func overlayRunning(tx *store.Tx, n *Node) {
 	if n.Status != Pending {
 		return
 	}
-	rb := tx.Bucket(bRunning)
+	rb := tx.Running()
 	if rb == nil {
 		return
 	}
@@ -786,7 +786,7 @@ func (t *txn) saveNode(n *Node) error {
 	if err := t.spillAttempts(n); err != nil {
 		return err
 	}
-	return putNode(appendOnly(t.tx.Bucket(bNodes)), n)
+	return putNode(appendOnly(t.tx.Nodes()), n)
 }
 
 // indexFor is the per-quest index bucket a status lives in, if any.
@@ -872,7 +872,7 @@ func (t *txn) leaveIndexes(q *Quest, n *Node, from, to Status, key []byte) error
 			q.Running = ""
 		}
 	case AwaitingConsent:
-		return t.tx.Bucket(bConsent).Delete([]byte(n.ID))
+		return t.tx.Consent().Delete([]byte(n.ID))
 	}
 	return nil
 }
@@ -896,7 +896,7 @@ func (t *txn) enterIndexes(q *Quest, n *Node, from, to Status, key []byte) error
 			return err
 		}
 	case AwaitingConsent:
-		if err := t.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+		if err := t.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return err
 		}
 	}
@@ -949,7 +949,7 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 		old, err := t.node(string(id))
 		return old, true, err
 	}
-	nodes := appendOnly(t.tx.Bucket(bNodes))
+	nodes := appendOnly(t.tx.Nodes())
 	seq, err := nodes.NextSequence()
 	if err != nil {
 		return nil, false, err
@@ -974,7 +974,7 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 	}
 	if st == AwaitingConsent {
 		// A quest's egress consent is born waiting (egressconsent.go).
-		if err := t.tx.Bucket(bConsent).Put([]byte(n.ID), []byte(q.ID)); err != nil {
+		if err := t.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return nil, false, err
 		}
 	} else {
@@ -1013,7 +1013,7 @@ func (t *txn) edge(q *Quest, from, to, rel string) error {
 }
 
 // first returns the first node id of a per-quest index, or "".
-func first(tx *bolt.Tx, idx []byte, quest string) string {
+func first(tx *store.Tx, idx []byte, quest string) string {
 	b := subRO(tx, idx, quest)
 	if b == nil {
 		return ""

@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/gates"
@@ -351,7 +351,7 @@ func doubtReasons(a gates.Answer, b judge.Batch) []ConsentReason {
 // ancestors returns the hypotheses of n's ancestors, nearest first.
 func (e *Engine) ancestors(n *Node) ([]string, error) {
 	var out []string
-	err := e.store.view(func(tx *bolt.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		for p := n.Parent; p != "" && len(out) < 64; {
 			a, err := readNode(tx, p)
 			if err != nil {

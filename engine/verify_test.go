@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,8 +16,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/storetest"
@@ -101,13 +100,13 @@ func TestVerifyWhileWritersCommit(t *testing.T) {
 // in the ledger.
 func downgrade(t *testing.T, dir string) {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		b, prev := tx.Bucket(bLedger), ""
+	err = db.Update(func(tx *store.Tx) error {
+		b, prev := tx.Ledger(), ""
 		var keys [][]byte
 		b.ForEach(func(k, _ []byte) error { keys = append(keys, k); return nil })
 		for _, k := range keys {
@@ -122,13 +121,13 @@ func downgrade(t *testing.T, dir string) {
 				return err
 			}
 		}
-		if err := tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev)); err != nil {
+		if err := tx.Meta().Put(kLedgerHead, []byte(prev)); err != nil {
 			return err
 		}
-		if err := tx.Bucket(bMeta).Delete(kLedgerSeal); err != nil {
+		if err := tx.Meta().Delete(kLedgerSeal); err != nil {
 			return err
 		}
-		return tx.Bucket(bMeta).Put(kSchema, u64(1))
+		return tx.Meta().Put(kSchema, u64(1))
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -185,16 +184,16 @@ func TestMigrationSealsLockedNodes(t *testing.T) {
 func TestMigrationDoesNotSealABrokenLedger(t *testing.T) {
 	dir := buildStore(t)
 	downgrade(t, dir)
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *store.Tx) error {
 		var r LedgerRecord
-		getJSON(tx.Bucket(bLedger), u64(3), &r)
+		getJSON(tx.Ledger(), u64(3), &r)
 		r.Outcome = "FAIL" // rewritten without re-hashing
 		raw, _ := json.Marshal(r)
-		return tx.Bucket(bLedger).Put(u64(3), raw)
+		return tx.Ledger().Put(u64(3), raw)
 	})
 	db.Close()
 	if err != nil {
@@ -217,8 +216,8 @@ func TestMigrationDoesNotSealABrokenLedger(t *testing.T) {
 func nodeRecords2(t *testing.T, s *Store) map[uint64][]byte {
 	t.Helper()
 	out := map[uint64][]byte{}
-	err := s.view(func(tx *bolt.Tx) error {
-		return tx.Bucket(bNodes).ForEach(func(k, v []byte) error {
+	err := s.view(func(tx *store.Tx) error {
+		return tx.Nodes().ForEach(func(k, v []byte) error {
 			out[seqOf(k)] = append([]byte(nil), v...)
 			return nil
 		})
@@ -260,11 +259,11 @@ func TestSalvageRecordsLostLedgerRecords(t *testing.T) {
 	}
 
 	dir = copyStore(t, base)
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bLedger).Delete(u64(10)) })
+	db.Update(func(tx *store.Tx) error { return tx.Ledger().Delete(u64(10)) })
 	db.Close()
 	s, err = OpenStore(dir, StoreOptions{Check: true})
 	if err != nil {
@@ -285,7 +284,7 @@ func TestSalvageRecordsLostLedgerRecords(t *testing.T) {
 func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
 	dir := copyStore(t, buildStore(t))
 	var locked string
-	err := editByHand(t, dir, func(tx *bolt.Tx) error {
+	err := editByHand(t, dir, func(tx *store.Tx) error {
 		var err error
 		locked, err = rollLedgerBack(tx)
 		return err
@@ -320,7 +319,7 @@ func TestSalvageNamesALockedNodeWhoseLedgerCameBackOlder(t *testing.T) {
 func TestVerifyCallsMixedCommitsCorrupt(t *testing.T) {
 	dir := copyStore(t, buildStore(t))
 	var locked string
-	err := editByHand(t, dir, func(tx *bolt.Tx) error {
+	err := editByHand(t, dir, func(tx *store.Tx) error {
 		var err error
 		if locked, err = rollLedgerBack(tx); err != nil {
 			return err
@@ -364,8 +363,8 @@ func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
 	for _, dropIndex := range []bool{false, true} {
 		dir := copyStore(t, base)
 		var id string
-		err := editByHand(t, dir, func(tx *bolt.Tx) error {
-			nb := tx.Bucket(bNodes)
+		err := editByHand(t, dir, func(tx *store.Tx) error {
+			nb := tx.Nodes()
 			c := nb.Cursor()
 			for k, v := c.First(); k != nil; k, v = c.Next() {
 				if bytes.Contains(v, []byte(`"status":"aborted"`)) && bytes.Contains(v, []byte(`"lock_seq":`)) {
@@ -400,9 +399,9 @@ func TestVerifyRewrittenLockSeqIsNotIndexDamage(t *testing.T) {
 
 // editByHand changes the store file in dir in one bbolt transaction, as
 // a hand (or a card) would: no engine, no checks.
-func editByHand(t *testing.T, dir string, fn func(tx *bolt.Tx) error) error {
+func editByHand(t *testing.T, dir string, fn func(tx *store.Tx) error) error {
 	t.Helper()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := store.OpenBare(filepath.Join(dir, StoreFile), false, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -413,8 +412,8 @@ func editByHand(t *testing.T, dir string, fn func(tx *bolt.Tx) error) error {
 // rollLedgerBack rolls the ledger back to before its last locking record,
 // as an older commit had it (its records, sequence and head), and returns
 // the node that record locked.
-func rollLedgerBack(tx *bolt.Tx) (string, error) {
-	lb := tx.Bucket(bLedger)
+func rollLedgerBack(tx *store.Tx) (string, error) {
+	lb := tx.Ledger()
 	c := lb.Cursor()
 	locked := ""
 	for k, v := c.Last(); k != nil && locked == ""; k, v = c.Last() {
@@ -437,13 +436,13 @@ func rollLedgerBack(tx *bolt.Tx) (string, error) {
 	if err := lb.SetSequence(seqOf(k)); err != nil {
 		return "", err
 	}
-	return locked, tx.Bucket(bMeta).Put(kLedgerHead, []byte(prev.Hash))
+	return locked, tx.Meta().Put(kLedgerHead, []byte(prev.Hash))
 }
 
 // dropFromLockedIndex deletes node id's entries from every locked index.
-func dropFromLockedIndex(tx *bolt.Tx, id string) error {
-	return tx.Bucket(bLocked).ForEachBucket(func(q []byte) error {
-		b := tx.Bucket(bLocked).Bucket(q)
+func dropFromLockedIndex(tx *store.Tx, id string) error {
+	return tx.Locked().ForEachBucket(func(q []byte) error {
+		b := tx.Locked().Bucket(q)
 		var del [][]byte
 		_ = b.ForEach(func(k, v []byte) error {
 			if string(v) == id {
@@ -533,13 +532,13 @@ func TestVerifyComparesQuestCountsWithNodes(t *testing.T) {
 	}
 	h.close()
 	st := mustOpenStore(t, h.dir)
-	err := st.db.Update(func(tx *bolt.Tx) error {
-		got, ok, err := getQuestRecord(tx.Bucket(bQuests), q.ID)
+	err := st.db.Update(func(tx *store.Tx) error {
+		got, ok, err := getQuestRecord(tx.Quests(), q.ID)
 		if err != nil || !ok {
 			return fmt.Errorf("quest %s: %v %v", q.ID, ok, err)
 		}
 		got.Counts.Inc(Deferred) // a deferred node the quest does not have
-		return putQuest(tx.Bucket(bQuests), got)
+		return putQuest(tx.Quests(), got)
 	})
 	if err != nil {
 		t.Fatal(err)

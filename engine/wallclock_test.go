@@ -3,13 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/questbox/questbox/engine/store"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 
 	"github.com/questbox/questbox/engine/agent"
 )
@@ -82,7 +81,7 @@ func (d *daemon) stop() {
 func (h *harness) stored(id string) *Quest {
 	h.t.Helper()
 	var q *Quest
-	err := h.store.view(func(tx *bolt.Tx) error {
+	err := h.store.view(func(tx *store.Tx) error {
 		var err error
 		q, _, err = getQuest(tx, id)
 		return err

@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Backups and restores. A backup is one read transaction's state of the
@@ -34,12 +32,12 @@ const RestoredSuffix = ".before-restore-"
 // write. It returns the bytes written.
 func (s *DB) Backup(w io.Writer, size func(n int64)) (int64, error) {
 	var n int64
-	err := s.View(func(tx *bolt.Tx) error {
+	err := s.View(func(tx *Tx) error {
 		if size != nil {
 			size(tx.Size())
 		}
 		var err error
-		n, err = tx.WriteTo(w)
+		n, err = tx.bolt().WriteTo(w)
 		if err != nil {
 			return fmt.Errorf("questbox store %s: write a backup: %w", s.path, err)
 		}

@@ -435,7 +435,7 @@ type PageCheck struct {
 // Snapshot walks every page of one consistent state of the store (see
 // snapshot) and runs fn on that state's read transaction with what the
 // walk found. It is safe while others write.
-func (s *DB) Snapshot(fn func(tx *bolt.Tx, pc PageCheck) error) error {
+func (s *DB) Snapshot(fn func(tx *Tx, pc PageCheck) error) error {
 	return s.snapshot(func(tx *bolt.Tx, f *boltfile.File, c fileCheck) error {
 		walkMeta(f, &c)
 		pc := PageCheck{Pages: c.pages, Keys: c.keys, Problems: c.problems}
@@ -445,7 +445,7 @@ func (s *DB) Snapshot(fn func(tx *bolt.Tx, pc PageCheck) error) error {
 		if len(c.problems) > 0 {
 			pc.Err = corrupt(s.dir, s.path, c.problems...)
 		}
-		return fn(tx, pc)
+		return fn(TxOf(tx), pc)
 	})
 }
 

@@ -6,12 +6,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // testSchema is a schema of the store's buckets alone.
-var testSchema = Schema{Version: 1, Migrations: []func(*bolt.Tx) error{CreateBuckets}}
+var testSchema = Schema{Version: 1, Migrations: []func(*Tx) error{CreateBuckets}}
 
 // prunedStore makes a store with many free pages, as the outbox leaves
 // after it is pruned of a burst of events: 12 MiB written and deleted in
@@ -24,7 +22,7 @@ func prunedStore(t *testing.T) string {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	err = s.Update(func(tx *bolt.Tx) error {
+	err = s.Update(func(tx *Tx) error {
 		b, err := tx.CreateBucket([]byte("burst"))
 		if err != nil {
 			return err
@@ -40,7 +38,7 @@ func prunedStore(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("burst")) }); err != nil {
+	if err := s.Update(func(tx *Tx) error { return tx.DeleteBucket([]byte("burst")) }); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, ok := s.ShouldCompact(); !ok {

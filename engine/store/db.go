@@ -28,7 +28,7 @@ const FileName = "questbox.db"
 // empty file, is CreateBuckets).
 type Schema struct {
 	Version    uint64
-	Migrations []func(tx *bolt.Tx) error
+	Migrations []func(tx *Tx) error
 	// ReadAsIs says whether a read-only open, which writes nothing, may
 	// read a store of the older schema v as it is, and what to note when
 	// it does; a store it may not is refused with ErrReadOnly (it needs
@@ -214,7 +214,7 @@ func createStore(dir, path string, sch Schema) (bool, error) {
 		for _, m := range sch.Migrations {
 			err := ErrMigrationContinues
 			for errors.Is(err, ErrMigrationContinues) {
-				err = m(tx) // an empty file: every part in this one commit
+				err = m(TxOf(tx)) // an empty file: every part in this one commit
 			}
 			if err != nil {
 				return err
@@ -327,7 +327,7 @@ func corrupt(dir, path string, problems ...string) error {
 // other one: bbolt writes the meta page of transaction t to page t%2, so
 // the next commit lands on the damaged page.
 func (s *DB) repairMeta(fc fileCheck) error {
-	if err := s.Update(func(*bolt.Tx) error { return nil }); err != nil {
+	if err := s.Update(func(*Tx) error { return nil }); err != nil {
 		return fmt.Errorf("questbox store %s: rewrite damaged meta page %d: %w", s.path, fc.damagedMeta, err)
 	}
 	what := "has been rewritten"
@@ -366,7 +366,7 @@ func (s *DB) ReadOnly() bool { return s.readOnly }
 // schemaState reads the file's schema version and whether every bucket
 // of that schema exists (AddedIn).
 func (s *DB) schemaState() (v uint64, complete, migrating bool, err error) {
-	err = s.View(func(tx *bolt.Tx) error {
+	err = s.View(func(tx *Tx) error {
 		if m := tx.Bucket(Meta); m != nil {
 			if b := m.Get(KeySchema); len(b) == 8 {
 				v = binary.BigEndian.Uint64(b)
@@ -445,7 +445,7 @@ func (s *DB) migrate() error {
 	}
 	for v < s.want.Version {
 		from, more := v, false
-		err = s.Update(func(tx *bolt.Tx) error {
+		err = s.Update(func(tx *Tx) error {
 			m := tx.Bucket(Meta)
 			for w := from; w < s.want.Version; w++ {
 				err := s.want.Migrations[w](tx)
@@ -525,14 +525,14 @@ func (s *DB) committed() {
 // Update runs fn in one write transaction. An error of fn is returned as
 // it is; a transaction that cannot begin or commit (a full disk, an I/O
 // error, a closed store) is ErrStoreFailed.
-func (s *DB) Update(fn func(tx *bolt.Tx) error) error {
+func (s *DB) Update(fn func(tx *Tx) error) error {
 	if s.readOnly {
 		return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.path, ErrReadOnly)
 	}
 	var fnErr error
 	err := s.guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
-			fnErr = fn(tx)
+			fnErr = fn(TxOf(tx))
 			return fnErr
 		})
 	})
@@ -548,11 +548,11 @@ func (s *DB) Update(fn func(tx *bolt.Tx) error) error {
 
 // View runs fn in a read transaction. An error of fn is returned as it
 // is; a transaction that cannot begin (a closed store) is ErrStoreFailed.
-func (s *DB) View(fn func(tx *bolt.Tx) error) error {
+func (s *DB) View(fn func(tx *Tx) error) error {
 	var fnErr error
 	err := s.guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
-			fnErr = fn(tx)
+			fnErr = fn(TxOf(tx))
 			return fnErr
 		})
 	})

@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // The bbolt layout. Nested buckets keyed by quest id keep per-quest
@@ -60,7 +58,7 @@ var (
 )
 
 // CreateBuckets creates every bucket that does not exist: migration 0.
-func CreateBuckets(tx *bolt.Tx) error {
+func CreateBuckets(tx *Tx) error {
 	for _, b := range Buckets {
 		if _, err := tx.CreateBucketIfNotExists(b); err != nil {
 			return err
@@ -84,7 +82,7 @@ func U64(v uint64) []byte {
 	return b
 }
 
-func GetJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
+func GetJSON(b *Bucket, key []byte, v any) (bool, error) {
 	raw := b.Get(key)
 	if raw == nil {
 		return false, nil
@@ -95,7 +93,7 @@ func GetJSON(b *bolt.Bucket, key []byte, v any) (bool, error) {
 	return true, nil
 }
 
-func PutJSON(b *bolt.Bucket, key []byte, v any) error {
+func PutJSON(b *Bucket, key []byte, v any) error {
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("BUG: encode %s: %w", key, err)
@@ -104,7 +102,7 @@ func PutJSON(b *bolt.Bucket, key []byte, v any) error {
 }
 
 // Sub returns the nested bucket name inside parent, creating it.
-func Sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
+func Sub(tx *Tx, parent []byte, name string) (*Bucket, error) {
 	b, err := tx.Bucket(parent).CreateBucketIfNotExists([]byte(name))
 	if err != nil {
 		return nil, err
@@ -118,7 +116,7 @@ func Sub(tx *bolt.Tx, parent []byte, name string) (*bolt.Bucket, error) {
 func bytesEqual(a, b []byte) bool { return string(a) == string(b) }
 
 // SubRO returns the nested bucket or nil (read-only transactions).
-func SubRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
+func SubRO(tx *Tx, parent []byte, name string) *Bucket {
 	return tx.Bucket(parent).Bucket([]byte(name))
 }
 
@@ -127,7 +125,7 @@ func SubRO(tx *bolt.Tx, parent []byte, name string) *bolt.Bucket {
 // full instead of splitting them half-empty, which halves the file and the
 // pages an SD card rewrites. FillPercent is per bucket handle, per
 // transaction, so every writer sets it.
-func AppendOnly(b *bolt.Bucket) *bolt.Bucket {
+func AppendOnly(b *Bucket) *Bucket {
 	b.FillPercent = 0.95
 	return b
 }

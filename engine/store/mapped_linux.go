@@ -3,7 +3,6 @@ package store
 import (
 	"fmt"
 
-	bolt "go.etcd.io/bbolt"
 	"golang.org/x/sys/unix"
 )
 
@@ -28,7 +27,7 @@ import (
 // range is the live map for the whole call and never a range the map has
 // left. Safe for concurrent use with every other method.
 func (s *DB) ReleaseMapped() error {
-	return s.View(func(tx *bolt.Tx) error {
+	return s.View(func(tx *Tx) error {
 		size := tx.Size() // the file as of this transaction: bbolt maps at least that much
 		if size <= 0 {
 			return nil

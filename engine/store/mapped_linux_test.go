@@ -1,4 +1,4 @@
-package store
+package store_test
 
 import (
 	"bytes"
@@ -7,8 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	bolt "go.etcd.io/bbolt"
-
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
 
@@ -29,9 +28,9 @@ func bulkValue(i int) []byte {
 	return bytes.Repeat(fmt.Appendf(nil, "value %06d;", i), 250)
 }
 
-func putBulk(t testing.TB, s *DB, from, n int) {
+func putBulk(t testing.TB, s *store.DB, from, n int) {
 	t.Helper()
-	err := s.Update(func(tx *bolt.Tx) error {
+	err := s.Update(func(tx *store.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("bulk"))
 		if err != nil {
 			return err
@@ -49,9 +48,9 @@ func putBulk(t testing.TB, s *DB, from, n int) {
 }
 
 // readBulk reads every value and checks it; it returns how many it read.
-func readBulk(s *DB) (int, error) {
+func readBulk(s *store.DB) (int, error) {
 	n := 0
-	err := s.View(func(tx *bolt.Tx) error {
+	err := s.View(func(tx *store.Tx) error {
 		b := tx.Bucket([]byte("bulk"))
 		if b == nil {
 			return fmt.Errorf("no bulk bucket")
@@ -73,7 +72,7 @@ func readBulk(s *DB) (int, error) {
 // set, and every value reads back the same afterwards (the pages come
 // back from the page cache). (The engine releases after each commit: engine.Store.releaseMapped.)
 func TestReleaseMappedDropsWhatReadsMapped(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{}, testSchema)
+	s, err := store.Open(t.TempDir(), store.Options{}, mappedSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +100,7 @@ func TestReleaseMappedDropsWhatReadsMapped(t *testing.T) {
 // grow the file (so bbolt maps it anew) run at once; every read sees
 // every value it should, intact.
 func TestReleaseMappedWhileTheFileGrows(t *testing.T) {
-	s, err := Open(t.TempDir(), Options{}, testSchema)
+	s, err := store.Open(t.TempDir(), store.Options{}, mappedSchema)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +147,7 @@ func TestReleaseMappedWhileTheFileGrows(t *testing.T) {
 // read mapped just before (the read is outside the timer); reports the
 // mapped KiB each release dropped.
 func BenchmarkReleaseMapped(b *testing.B) {
-	s, err := Open(b.TempDir(), Options{}, testSchema)
+	s, err := store.Open(b.TempDir(), store.Options{}, mappedSchema)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -168,3 +167,7 @@ func BenchmarkReleaseMapped(b *testing.B) {
 	}
 	b.ReportMetric(float64(dropped)/float64(b.N), "KiB-released/op")
 }
+
+// mappedSchema is a store of buckets and no domain: these tests only map
+// pages.
+var mappedSchema = store.Schema{Version: 1, Migrations: []func(*store.Tx) error{store.CreateBuckets}}

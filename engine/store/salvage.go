@@ -87,7 +87,7 @@ type Records struct {
 	Schema Schema
 	// Damaged names every record of tx that does not decode: records
 	// damaged inside sound pages.
-	Damaged func(tx *bolt.Tx) []string
+	Damaged func(tx *Tx) []string
 	// Verify checks an open store as `questbox verify` does.
 	Verify func(db *DB) (notes []string, err error)
 	// Probes recognise the records found on pages the tree does not reach.
@@ -95,7 +95,7 @@ type Records struct {
 	// Rebuild derives again, inside tx, what the domain keeps in step with
 	// the records salvage copied, and says what it did, one line each.
 	// seqKnown says whether salvage read a top-level bucket's header.
-	Rebuild func(tx *bolt.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error)
+	Rebuild func(tx *Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error)
 }
 
 // SalvageSteps is Salvage; fail, when set (tests), is asked after each
@@ -167,7 +167,7 @@ func (sv *salvageRun) healthy() (bool, error) {
 	st, err := Open(sv.dir, Options{Check: true}, sv.rec.Schema)
 	if err == nil {
 		var bad []string
-		err = st.View(func(tx *bolt.Tx) error {
+		err = st.View(func(tx *Tx) error {
 			bad = sv.rec.Damaged(tx)
 			return nil
 		})
@@ -905,7 +905,7 @@ func merge(dst, src *sbucket) int {
 
 // writeSalvage writes what was read into a new bbolt file at tmp, and
 // rebuilds what the engine derives from it, in one transaction.
-func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, rebuild func(*bolt.Tx, time.Time, func([]byte) bool) ([]string, error)) error {
+func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, rebuild func(*Tx, time.Time, func([]byte) bool) ([]string, error)) error {
 	db, err := bolt.Open(tmp, 0o600, &bolt.Options{Timeout: time.Second, FreelistType: freelistType})
 	if err != nil {
 		return fmt.Errorf("salvage: create %s: %w: %w", tmp, ErrStoreFailed, err)
@@ -927,7 +927,7 @@ func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, 
 		if len(got.root.keys) > 0 {
 			rep.Lost = append(rep.Lost, fmt.Sprintf("%d records found outside any bucket: not copied", len(got.root.keys)))
 		}
-		rebuilt, err := rebuild(tx, now, func(b []byte) bool {
+		rebuilt, err := rebuild(TxOf(tx), now, func(b []byte) bool {
 			sb := got.root.subs[string(b)]
 			return sb != nil && sb.hasSeq
 		})

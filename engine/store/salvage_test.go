@@ -23,7 +23,7 @@ func TestSalvageWritesAroundNamelessBucketsAndKeys(t *testing.T) {
 
 	tmp := filepath.Join(t.TempDir(), "salvage.db")
 	var rep SalvageReport
-	noRebuild := func(*bolt.Tx, time.Time, func([]byte) bool) ([]string, error) { return nil, nil }
+	noRebuild := func(*Tx, time.Time, func([]byte) bool) ([]string, error) { return nil, nil }
 	if err := writeSalvage(tmp, got, time.Now(), &rep, noRebuild); err != nil {
 		t.Fatalf("writeSalvage: %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // RewriteRecords replaces every record of the top-level bucket in the
@@ -13,11 +13,11 @@ import (
 // transaction, as an older questbox's writes would have left them. No
 // other process may have the file open.
 func RewriteRecords(path, bucket string, fn func(k, v []byte) []byte) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(path, false, time.Second)
 	if err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *store.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
 			return fmt.Errorf("storetest: no bucket %s", bucket)
@@ -49,13 +49,13 @@ func RewriteRecords(path, bucket string, fn func(k, v []byte) []byte) error {
 // (nil when it is not there), opening it read-only: it waits for a
 // process that holds the file to release it.
 func MetaValue(path, key string) ([]byte, error) {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: 5 * time.Second})
+	db, err := store.OpenBare(path, true, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	defer db.Close()
 	var v []byte
-	err = db.View(func(tx *bolt.Tx) error {
+	err = db.View(func(tx *store.Tx) error {
 		if m := tx.Bucket([]byte("meta")); m != nil {
 			v = bytes.Clone(m.Get([]byte(key)))
 		}

@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // SetSchema writes schema version v into the store file at path, as a
@@ -14,11 +14,11 @@ import (
 // and so does the deliberately broken release of cmd/questbox's update
 // tests.
 func SetSchema(path string, v uint64) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	db, err := store.OpenBare(path, false, time.Second)
 	if err != nil {
 		return err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *store.Tx) error {
 		b, err := tx.CreateBucketIfNotExists([]byte("meta"))
 		if err != nil {
 			return err
