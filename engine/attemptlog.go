@@ -3,15 +3,11 @@ package engine
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/crc32"
 	"path/filepath"
 	"slices"
-	"time"
 
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
@@ -36,73 +32,27 @@ import (
 // before and each record, oldest first), so that a locked node's ledger
 // hash, which binds its record's bytes, binds its whole log too.
 //
-// A record is binary:
-//
-//	0x01                      the form
-//	uvarint length, node id
-//	uvarint the seq of the node's attempt before (0: none)
-//	the attempt: At (a flag byte, 0 the zero time, 1 UTC, 2 with a zone
-//	offset; varint unix seconds, uvarint nanoseconds, varint offset), Run,
-//	Outcome (length-prefixed), uvarint facts + 1 (0: none) and each fact's
-//	Rule, uvarint Level, Where, Expected, Actual, then Feedback,
-//	ClaimHash, a TryUsed byte and uvarint Repeats
-//	crc32c of every byte before it (4 bytes, big-endian)
+// A record's binary form is the store's (store.AppendAttempt,
+// engine/store/attemptlog.go).
 
-// attemptForm is the first byte of an attempt record.
-const attemptForm = 0x01
-
-var errAttempt = errors.New("malformed attempt record")
+// errAttempt is returned when an attempt record does not decode.
+var errAttempt = store.ErrAttempt
 
 // appendAttemptRecord appends the record of node's attempt a, whose
 // previous attempt is the record prev, to b.
 func appendAttemptRecord(b []byte, node string, prev uint64, a *Attempt) []byte {
-	start := len(b)
-	b = append(b, attemptForm)
-	b = appendStr(b, node)
-	b = binary.AppendUvarint(b, prev)
-	switch _, off := a.At.Zone(); {
-	case a.At.IsZero():
-		b = append(b, 0)
-	case off == 0:
-		b = append(b, 1)
-	default:
-		b = append(b, 2)
-	}
-	if !a.At.IsZero() {
-		b = binary.AppendVarint(b, a.At.Unix())
-		b = binary.AppendUvarint(b, uint64(a.At.Nanosecond()))
-		if _, off := a.At.Zone(); off != 0 {
-			b = binary.AppendVarint(b, int64(off))
-		}
-	}
-	b = appendStr(b, a.Run)
-	b = appendStr(b, a.Outcome)
-	if a.Facts == nil {
-		b = append(b, 0)
-	} else {
-		b = binary.AppendUvarint(b, uint64(len(a.Facts))+1)
+	// The facts of most attempts fit here: a spill allocates nothing for
+	// them.
+	var room [4]store.Fact
+	sa := store.Attempt{At: a.At, Run: a.Run, Outcome: a.Outcome, Feedback: a.Feedback, ClaimHash: a.ClaimHash,
+		TryUsed: a.TryUsed, Repeats: a.Repeats}
+	if a.Facts != nil {
+		sa.Facts = room[:0]
 		for _, f := range a.Facts {
-			b = appendStr(b, f.Rule)
-			b = binary.AppendUvarint(b, uint64(f.Level))
-			b = appendStr(b, f.Where)
-			b = appendStr(b, f.Expected)
-			b = appendStr(b, f.Actual)
+			sa.Facts = append(sa.Facts, store.Fact{Rule: f.Rule, Level: uint64(f.Level), Where: f.Where, Expected: f.Expected, Actual: f.Actual})
 		}
 	}
-	b = appendStr(b, a.Feedback)
-	b = appendStr(b, a.ClaimHash)
-	if a.TryUsed {
-		b = append(b, 1)
-	} else {
-		b = append(b, 0)
-	}
-	b = binary.AppendUvarint(b, uint64(a.Repeats))
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
-}
-
-func appendStr(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
+	return store.AppendAttempt(b, node, prev, &sa)
 }
 
 // attemptRecord is a decoded attempt record.
@@ -114,69 +64,20 @@ type attemptRecord struct {
 
 // decodeAttemptRecord decodes v, checking its form and checksum.
 func decodeAttemptRecord(v []byte) (attemptRecord, error) {
-	var r attemptRecord
-	if len(v) < 1+4 || v[0] != attemptForm {
-		return r, fmt.Errorf("%w: form", errAttempt)
+	r, err := store.DecodeAttempt(v)
+	if err != nil {
+		return attemptRecord{}, err
 	}
-	body := v[:len(v)-4]
-	if crc32.Checksum(body, castagnoli) != binary.BigEndian.Uint32(v[len(v)-4:]) {
-		return r, fmt.Errorf("%w: checksum", errAttempt)
-	}
-	d := runningDecoder{b: body[1:]}
-	str := func() string {
-		s, ok := store.Prefixed(&d.b)
-		if !ok {
-			d.fail()
-		}
-		return string(s)
-	}
-	r.node = str()
-	r.prev = d.uvarint()
-	a := &r.attempt
-	if len(d.b) == 0 {
-		d.fail()
-	} else {
-		flag := d.b[0]
-		d.b = d.b[1:]
-		switch flag {
-		case 0:
-		case 1, 2:
-			sec, nsec := d.varint(), d.uvarint()
-			if nsec > 999_999_999 {
-				d.fail()
-			}
-			a.At = time.Unix(sec, int64(nsec)).UTC()
-			if flag == 2 {
-				a.At = a.At.In(time.FixedZone("", int(d.varint())))
-			}
-		default:
-			d.fail()
+	sa := &r.Attempt
+	a := Attempt{At: sa.At, Run: sa.Run, Outcome: sa.Outcome, Feedback: sa.Feedback, ClaimHash: sa.ClaimHash,
+		TryUsed: sa.TryUsed, Repeats: sa.Repeats}
+	if sa.Facts != nil {
+		a.Facts = make([]gates.Fact, len(sa.Facts))
+		for i, f := range sa.Facts {
+			a.Facts[i] = gates.Fact{Rule: f.Rule, Level: gates.Level(f.Level), Where: f.Where, Expected: f.Expected, Actual: f.Actual}
 		}
 	}
-	a.Run, a.Outcome = str(), str()
-	if n := d.uvarint(); n > uint64(len(d.b))+1 {
-		d.fail()
-	} else if n > 0 {
-		a.Facts = make([]gates.Fact, n-1)
-		for i := range a.Facts {
-			f := &a.Facts[i]
-			f.Rule = str()
-			f.Level = gates.Level(d.uvarint())
-			f.Where, f.Expected, f.Actual = str(), str(), str()
-		}
-	}
-	a.Feedback, a.ClaimHash = str(), str()
-	switch t := d.uvarint(); t {
-	case 0, 1:
-		a.TryUsed = t == 1
-	default:
-		d.fail()
-	}
-	a.Repeats = int(d.uvarint())
-	if d.bad || len(d.b) != 0 {
-		return attemptRecord{}, fmt.Errorf("%w: fields", errAttempt)
-	}
-	return r, nil
+	return attemptRecord{node: r.Node, prev: r.Prev, attempt: a}, nil
 }
 
 // chainSum is the running hash of a chain whose sum was sum, after the

@@ -529,7 +529,7 @@ func (t *txn) overlayHead(n *Node) {
 	if n.Status != Pending {
 		return
 	}
-	key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+	key := t.claim(store.AppendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
 	if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
 		setRunning(n, run)
 	}

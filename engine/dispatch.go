@@ -30,34 +30,6 @@ import (
 // of the active index, so the tick reads them with a cursor walking beside
 // the active quests.
 
-// runningKey is the running index's key of node of quest: the quest's id,
-// '/', the node's. '/' sorts before every digit, so a quest's entries come
-// before those of every quest whose id it is a prefix of ("q1/…" before
-// "q10"), in the active index's order.
-func runningKey(quest, node string) []byte {
-	return appendRunningKey(make([]byte, 0, len(quest)+1+len(node)), quest, node)
-}
-
-func appendRunningKey(b []byte, quest, node string) []byte {
-	b = append(b, quest...)
-	b = append(b, '/')
-	return append(b, node...)
-}
-
-// runningPrefix is the prefix of quest's running entries.
-func runningPrefix(quest string) []byte { return append([]byte(quest), '/') }
-
-// splitRunningKey is the quest and node of a running entry's key; ok is
-// false for a key of another form (a schema 5 entry is keyed by the node
-// id alone).
-func splitRunningKey(k []byte) (quest, node string, ok bool) {
-	i := bytes.IndexByte(k, '/')
-	if i <= 0 || i == len(k)-1 {
-		return "", "", false
-	}
-	return string(k[:i]), string(k[i+1:]), true
-}
-
 // runningFill is how full bbolt packs the running index's pages when it
 // splits them at a commit. Its default (half) suits keys inserted one at a
 // time at random places; the running index instead gets a tick's
@@ -123,7 +95,7 @@ func scanRunEntry(v []byte) (runEntry, bool) {
 // seek.
 func overlayDispatch(c *store.Cursor, q *Quest) {
 	q.reserved = 0
-	prefix := runningPrefix(q.ID)
+	prefix := store.RunningPrefix(q.ID)
 	base := q.DispatchSeq
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 		applyEntry(q, base, k[len(prefix):], v)
@@ -203,7 +175,7 @@ func applyEntry(q *Quest, base uint64, node, v []byte) {
 // its reservation counts in q at once.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	q.reserved += r.Reserved
-	key := t.claim(appendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
+	key := t.claim(store.AppendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
 	var v []byte
 	var seq uint64
 	if r == t.dispatching && t.plannedSeq > 0 {
@@ -301,7 +273,7 @@ func (t *txn) plannedRun(q *Quest, n *Node) *Run {
 // the run's end wrote it there already (endRun).
 func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	rb := runningForWrite(t.tx)
-	key := runningKey(q.ID, n.ID)
+	key := store.RunningKey(q.ID, n.ID)
 	v := rb.Get(key)
 	if v == nil {
 		return nil
@@ -359,7 +331,7 @@ func getRun(tx *store.Tx, id, quest, node string) (Run, bool, error) {
 func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
 	rb := tx.Running()
 	if quest != "" && node != "" {
-		k := runningKey(quest, node)
+		k := store.RunningKey(quest, node)
 		if v := rb.Get(k); v != nil {
 			if r, ok := scanRunEntry(v); ok && r.ID == id {
 				return k, v
@@ -380,7 +352,7 @@ func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
 // its running entry if it has one (a note on a run in flight).
 func (t *txn) putRun(r *Run) error {
 	if r.Ended.IsZero() {
-		key := runningKey(r.Quest, r.Node)
+		key := store.RunningKey(r.Quest, r.Node)
 		if v := t.tx.Running().Get(key); v != nil {
 			if e, ok := scanRunEntry(v); ok && e.ID == r.ID {
 				return runningForWrite(t.tx).Put(key, appendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
@@ -396,10 +368,10 @@ func runningRuns(tx *store.Tx, quest string) ([]Run, error) {
 	c := tx.Running().Cursor()
 	k, v := c.First()
 	if quest != "" {
-		k, v = c.Seek(runningPrefix(quest))
+		k, v = c.Seek(store.RunningPrefix(quest))
 	}
 	for ; k != nil; k, v = c.Next() {
-		q, _, ok := splitRunningKey(k)
+		q, _, ok := store.SplitRunningKey(k)
 		if quest != "" && q != quest {
 			break
 		}
@@ -428,7 +400,7 @@ func migrateRunning(tx *store.Tx) error {
 	type old struct{ node, run string }
 	var olds []old
 	err := rb.ForEach(func(k, v []byte) error {
-		if _, _, ok := splitRunningKey(k); !ok {
+		if _, _, ok := store.SplitRunningKey(k); !ok {
 			olds = append(olds, old{string(k), string(v)})
 		}
 		return nil
@@ -451,7 +423,7 @@ func migrateRunning(tx *store.Tx) error {
 		if err := tx.Runs().Delete([]byte(o.run)); err != nil {
 			return err
 		}
-		if err := rb.Put(runningKey(n.Quest, n.ID), appendRunning(nil, n.Quest, n.ID, &r)); err != nil {
+		if err := rb.Put(store.RunningKey(n.Quest, n.ID), appendRunning(nil, n.Quest, n.ID, &r)); err != nil {
 			return err
 		}
 		if n.Status == Pending {
@@ -507,7 +479,7 @@ func runningEntries(tx *store.Tx) map[string][]byte {
 	out := map[string][]byte{}
 	_ = tx.Running().ForEach(func(k, v []byte) error {
 		node := string(k)
-		if _, n, ok := splitRunningKey(k); ok {
+		if _, n, ok := store.SplitRunningKey(k); ok {
 			node = n
 		}
 		out[node] = bytes.Clone(v)

@@ -252,7 +252,7 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 					run++
 					node := fmt.Sprint("n", rng.IntN(1000))
 					r := &Run{ID: runID(run), Quest: id, Node: node, Role: roles[rng.IntN(len(roles))], Provider: "p"}
-					if err := b.Put(runningKey(id, node), appendRunning(nil, id, node, r)); err != nil {
+					if err := b.Put(store.RunningKey(id, node), appendRunning(nil, id, node, r)); err != nil {
 						return err
 					}
 				}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -585,7 +586,7 @@ func RunName(quest, node string, k int) string {
 
 func questID(n uint64) string { return seqID('q', n) }
 func nodeID(n uint64) string  { return seqID('n', n) }
-func runID(n uint64) string   { return seqID('r', n) }
+func runID(n uint64) string   { return store.RunID(n) }
 
 // seqID is prefix followed by n in decimal, in one allocation.
 func seqID(prefix byte, n uint64) string {

@@ -339,7 +339,7 @@ func (e *Engine) recoverInterrupted() error {
 		type pair struct{ node, run string }
 		var left []pair
 		err := t.tx.Running().ForEach(func(k, v []byte) error {
-			_, node, ok := splitRunningKey(k)
+			_, node, ok := store.SplitRunningKey(k)
 			r, rok := scanRunEntry(v)
 			if !ok || !rok {
 				return fmt.Errorf("running index entry %q: %w", k, ErrCorrupt)

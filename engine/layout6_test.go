@@ -79,7 +79,7 @@ func TestDispatchWritesOneRecord(t *testing.T) {
 		if v := tx.Runs().Get([]byte(run)); v != nil {
 			t.Errorf("run %s is in the runs bucket while it runs: %s", run, v)
 		}
-		if v := tx.Running().Get(runningKey(q.ID, node)); v == nil {
+		if v := tx.Running().Get(store.RunningKey(q.ID, node)); v == nil {
 			t.Errorf("no running entry %s/%s", q.ID, node)
 		}
 		if id := first(tx, bPending, q.ID); id != node {
@@ -147,8 +147,8 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		v := bytes.Clone(tx.Running().Get(runningKey(q.ID, node)))
-		if err := tx.Running().Delete(runningKey(q.ID, node)); err != nil {
+		v := bytes.Clone(tx.Running().Get(store.RunningKey(q.ID, node)))
+		if err := tx.Running().Delete(store.RunningKey(q.ID, node)); err != nil {
 			return err
 		}
 		if err := tx.Running().Put([]byte(node), []byte(run)); err != nil {
@@ -297,7 +297,7 @@ func TestVerifyNamesADanglingRunningEntry(t *testing.T) {
 	h.close()
 	st := mustOpenStore(t, h.dir)
 	err := st.db.Update(func(tx *store.Tx) error {
-		return tx.Running().Put(runningKey(q.ID, "n999"), appendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
+		return tx.Running().Put(store.RunningKey(q.ID, "n999"), appendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
 	})
 	if err != nil {
 		t.Fatal(err)

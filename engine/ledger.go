@@ -371,7 +371,7 @@ func (c *ledgerCheck) indexesName(tx *store.Tx, present map[string]bool) {
 	// before, read as it is).
 	_ = tx.Running().ForEach(func(k, _ []byte) error {
 		node := string(k)
-		if _, n, ok := splitRunningKey(k); ok {
+		if _, n, ok := store.SplitRunningKey(k); ok {
 			node = n
 		}
 		if !present[node] && !c.unproven[node] {
@@ -499,7 +499,7 @@ func (c *ledgerCheck) nodes(tx *store.Tx, schema uint64, locked map[string]strin
 func (c *ledgerCheck) tally(tx *store.Tx, quest, id string, status Status) {
 	if status == Pending {
 		rb := tx.Running()
-		if rb.Get(runningKey(quest, id)) != nil || rb.Get([]byte(id)) != nil {
+		if rb.Get(store.RunningKey(quest, id)) != nil || rb.Get([]byte(id)) != nil {
 			status = Running
 		}
 	}

@@ -347,7 +347,7 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 		if err := put(bPending, key, []byte(n.ID)); err != nil {
 			return err
 		}
-		if err := r.tx.Running().Put(runningKey(q.ID, n.ID), r.runningValue(n)); err != nil {
+		if err := r.tx.Running().Put(store.RunningKey(q.ID, n.ID), r.runningValue(n)); err != nil {
 			return err
 		}
 		q.Running = n.ID

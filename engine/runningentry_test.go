@@ -2,10 +2,7 @@ package engine
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"github.com/questbox/questbox/engine/store"
-	"hash/crc32"
 	"math"
 	"reflect"
 	"testing"
@@ -77,7 +74,7 @@ func TestRunningEntryRoundTrip(t *testing.T) {
 		if rapid.Bool().Draw(t, "node not the key's") {
 			r.Node = jsonText.Draw(t, "other node")
 		}
-		key := runningKey(quest, node)
+		key := store.RunningKey(quest, node)
 		v := appendRunning([]byte("prefix"), quest, node, &r)[len("prefix"):]
 		if !isCompactRunning(v) {
 			t.Fatalf("entry %x is not in the compact form", v)
@@ -117,7 +114,7 @@ func TestEveryRunFieldInARunningEntry(t *testing.T) {
 				t.Fatalf("fillValue left %s zero", f.Name)
 			}
 			var got Run
-			if err := decodeRunning(runningKey("q1", "n1"), appendRunning(nil, "q1", "n1", &r), &got); err != nil {
+			if err := decodeRunning(store.RunningKey("q1", "n1"), appendRunning(nil, "q1", "n1", &r), &got); err != nil {
 				t.Fatal(err)
 			}
 			if got.Quest == "q1" && r.Quest == "" {
@@ -134,7 +131,7 @@ func TestEveryRunFieldInARunningEntry(t *testing.T) {
 	var r Run
 	fillEvery(&r)
 	var got Run
-	if err := decodeRunning(runningKey("q9", "n9"), appendRunning(nil, "q9", "n9", &r), &got); err != nil {
+	if err := decodeRunning(store.RunningKey("q9", "n9"), appendRunning(nil, "q9", "n9", &r), &got); err != nil {
 		t.Fatal(err)
 	}
 	if d := sameRun(got, r); d != "" {
@@ -147,7 +144,7 @@ func TestEveryRunFieldInARunningEntry(t *testing.T) {
 func TestDamagedRunningEntryRefused(t *testing.T) {
 	r := Run{ID: "r1234", Quest: "q7", Node: "n99", Role: "critic", Provider: "command", Attempt: 2,
 		Started: time.Date(2026, 12, 3, 23, 0, 0, 123, time.UTC), BytesIn: 4096, Redacted: true}
-	key := runningKey(r.Quest, r.Node)
+	key := store.RunningKey(r.Quest, r.Node)
 	v := appendRunning(nil, r.Quest, r.Node, &r)
 	var got Run
 	if err := decodeRunning(key, v, &got); err != nil {
@@ -168,27 +165,6 @@ func TestDamagedRunningEntryRefused(t *testing.T) {
 			}
 		}
 	}
-	// Sound checksum over a body that breaks the form: refused by the
-	// decoder itself (fields past the end, unknown bits, zeros written).
-	for name, body := range map[string][]byte{
-		"unknown bit":      {runningForm, 0x80, 0x80, 0x80, 0x02},
-		"seq and id":       {runningForm, rfSeq | rfID, 1, 1, 'x'},
-		"seq 0":            {runningForm, rfSeq, 0},
-		"string past end":  {runningForm, rfRole, 9, 'a'},
-		"attempt 0":        {runningForm, 0x80, 0x01, 0},
-		"bytes left":       {runningForm, rfSeq, 1, 7},
-		"nanoseconds ≥ 1s": {runningForm, 0x80, 0x02, 2, 0x80, 0x94, 0xeb, 0xdc, 0x03},
-	} {
-		d := binary32(body)
-		if err := decodeRunning(key, d, &got); !errors.Is(err, errRunningEntry) {
-			t.Errorf("%s: %v, %+v; want errRunningEntry", name, err, got)
-		}
-	}
-}
-
-// binary32 is body with its checksum, as appendRunning ends an entry.
-func binary32(body []byte) []byte {
-	return binary.BigEndian.AppendUint32(bytes.Clone(body), crc32.Checksum(body, castagnoli))
 }
 
 // What a run in flight reads as is the same whether its running entry is
@@ -215,7 +191,7 @@ func TestJSONRunningEntriesStillRead(t *testing.T) {
 		}
 		node, run := dispatchOne(t, h, q.ID)
 		if err := h.store.update(func(tx *store.Tx) error {
-			k := runningKey(q.ID, node)
+			k := store.RunningKey(q.ID, node)
 			v := tx.Running().Get(k)
 			if !isCompactRunning(v) || len(v) > 64 {
 				t.Errorf("the dispatch wrote %d bytes %x, want a compact entry", len(v), v)

@@ -718,7 +718,7 @@ func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, Provider: h.Provider, head: true, runCount: int(h.RunCount),
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
-		key := t.claim(appendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+		key := t.claim(store.AppendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
 		if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
 			setRunning(n, run)
 		}
@@ -743,7 +743,7 @@ func overlayRunning(tx *store.Tx, n *Node) {
 	if rb == nil {
 		return
 	}
-	run := rb.Get(runningKey(n.Quest, n.ID))
+	run := rb.Get(store.RunningKey(n.Quest, n.ID))
 	if run == nil {
 		// Before schema 6 (an older store read as it is): node -> run id.
 		run = rb.Get([]byte(n.ID))

@@ -329,18 +329,13 @@ func TextMap[R any](name string, get func(*R) *map[string]string) Field[R] {
 		}}
 }
 
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
+// appendTime appends a flag byte, 0 for the zero time, else 1 and the
+// time (appendUnix), whose zone a quest record does not keep.
 func appendTime(b []byte, t time.Time) []byte {
 	if t.IsZero() {
 		return append(b, 0)
 	}
-	b = append(b, 1)
-	b = binary.AppendVarint(b, t.Unix())
-	return binary.AppendUvarint(b, uint64(t.Nanosecond()))
+	return appendUnix(append(b, 1), t)
 }
 
 // sortedKeys appends m's keys to keys (a caller's array, so a small map
