@@ -88,7 +88,7 @@ func (t *txn) emit(ev Event) error {
 		g = appendGroupHead(room, seq, t.now)
 		prev, t.groupFirst = seq, seq
 	}
-	if g, err = appendGroupEvent(g, prev, &ev); err != nil {
+	if g, t.blob, err = appendGroupEvent(g, prev, &ev, t.blob); err != nil {
 		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
 	}
 	t.group, t.groupLast = g, seq

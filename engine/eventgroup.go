@@ -1,45 +1,22 @@
 package engine
 
 import (
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"hash/crc32"
-	"math"
 	"time"
 
 	"github.com/questbox/questbox/engine/store"
 )
 
-// The outbox's records (schema 8).
-//
-// A write transaction's events are one record of the events bucket, a
-// group, keyed by its first event's seq: a tick that dispatches a
-// thousand nodes writes one record for its thousand events instead of a
-// thousand, each with its key, its leaf element and its copy of the time.
-// The writes a group commit runs in one transaction share one group
-// (sharedGroup, event.go): a commit of 250 results writes one record.
-// Every event keeps its own Seq: seqs are still taken one by one from
-// the bucket's sequence, so nothing outside the engine sees the
-// difference. Stores written before schema 8 hold one JSON record per
-// event (appendEvent), keyed by its seq; readers take both forms, and an
-// old record is never rewritten.
-//
-// A group is binary:
-//
-//	0x01                      the form (a JSON record starts with '{')
-//	uvarint first seq         the record's key says it too
-//	varint unix seconds, uvarint nanoseconds: the time of every event
-//	per event:
-//	  uvarint seq - previous seq (0 for the first)
-//	  uvarint field mask, then each field present, in eventFields order
-//	crc32c of every byte before it (4 bytes, big-endian)
-//
-// The checksum lets verify and salvage tell a group from bytes of some
-// other record, as a JSON record's shape did. The outbox bound may rewrite
-// a group without its dropped events (trimOutbox), so the seqs inside a
-// group may have gaps, which is why each event says its own.
+// The outbox's records (schema 8): a write transaction's events are one
+// group record, keyed by its first event's seq, whose binary form is the
+// store's (store.AppendGroupEvent, engine/store/eventgroup.go); stores
+// written before schema 8 hold one JSON record per event (appendEvent),
+// keyed by its seq. The writes a group commit runs in one transaction
+// share one group (sharedGroup, event.go): a commit of 250 results writes
+// one record. Every event keeps its own Seq: seqs are still taken one by
+// one from the bucket's sequence, so nothing outside the engine sees the
+// difference.
 //
 // Readers start at the record that holds the first seq they want: the one
 // Seek finds, or the group before it (eventsAfter). Retention prunes a
@@ -47,16 +24,11 @@ import (
 // so the outbox keeps at least EventRetention events and at most one
 // group's worth more (groupEvents).
 
-// groupForm is the first byte of a group record.
-const groupForm = 0x01
-
 // groupEvents bounds the events of one group record: a transaction with
 // more writes several, each keyed by its first seq. It is the granularity
 // of retention (see above) and bounds what a reader decodes to find one
 // event.
 const groupEvents = 1024
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // eventString is string field i of ev, in the order of their bits in the
 // field mask; after them come facts, counters and the device (bitFacts...).
@@ -108,94 +80,52 @@ func eventStringsOf(ev *Event) [eventStrings]string {
 		ev.From, ev.To, ev.Outcome, ev.Feedback, ev.RootCause, ev.ClaimHash, ev.Reason, ev.Detail}
 }
 
-// eventStrings is how many string fields eventString has.
-const eventStrings = 15
-
-// The mask bits of the fields that are not strings.
-const (
-	bitFacts    = 1 << eventStrings
-	bitCounters = bitFacts << 1
-	bitDevice   = bitCounters << 1
-	knownBits   = bitDevice<<1 - 1
-)
+// eventStrings is how many string fields eventString has: every one a
+// group record keeps.
+const eventStrings = store.GroupStrings
 
 // errGroup is returned when a group record does not decode.
-var errGroup = errors.New("damaged event group")
+var errGroup = store.ErrGroup
 
 // isGroup reports whether v, a record of the events bucket, is a group.
-func isGroup(v []byte) bool { return len(v) > 0 && v[0] == groupForm }
+func isGroup(v []byte) bool { return store.IsGroup(v) }
 
 // appendGroupHead starts a group whose first event is seq, at time at.
 func appendGroupHead(b []byte, seq uint64, at time.Time) []byte {
-	b = append(b, groupForm)
-	b = binary.AppendUvarint(b, seq)
-	b = binary.AppendVarint(b, at.Unix())
-	return binary.AppendUvarint(b, uint64(at.Nanosecond()))
+	return store.AppendGroupHead(b, seq, at)
 }
 
 // appendGroupEvent appends ev, whose seq follows prev (the group's first
 // seq for its first event), to a group; Seq and Time are the group's.
-func appendGroupEvent(b []byte, prev uint64, ev *Event) ([]byte, error) {
-	if ev.Seq < prev {
-		return nil, fmt.Errorf("BUG: event %d after %d in a group", ev.Seq, prev)
-	}
-	b = binary.AppendUvarint(b, ev.Seq-prev)
-	strs := eventStringsOf(ev)
-	var mask uint64
-	for i, s := range strs {
-		if s != "" {
-			mask |= 1 << i
-		}
-	}
-	if len(ev.Facts) > 0 {
-		mask |= bitFacts
-	}
-	if ev.Counters != nil {
-		mask |= bitCounters
-	}
-	if ev.Device != nil {
-		mask |= bitDevice
-	}
-	b = binary.AppendUvarint(b, mask)
-	for i, s := range strs {
-		if mask&(1<<i) != 0 {
-			b = binary.AppendUvarint(b, uint64(len(s)))
-			b = append(b, s...)
-		}
-	}
-	if mask&bitFacts != 0 {
+// blob is room for the JSON of ev's facts and device event, which it
+// returns for the next event (nil: none yet).
+func appendGroupEvent(b []byte, prev uint64, ev *Event, blob []byte) ([]byte, []byte, error) {
+	ge := store.GroupEvent{Seq: ev.Seq, Strings: eventStringsOf(ev)}
+	if len(ev.Facts) > 0 || ev.Device != nil {
 		// Facts are rare (verdicts) and nested: their JSON, as the
-		// single-event record has it.
-		at := len(b)
-		b = append(b, 0, 0, 0, 0, 0) // room for the length, moved below
-		var err error
-		if b, err = appendFacts(b, ev.Facts); err != nil {
-			return nil, err
+		// single-event record has it; so is the device event's.
+		blob = blob[:0]
+		if len(ev.Facts) > 0 {
+			var err error
+			if blob, err = appendFacts(blob, ev.Facts); err != nil {
+				return nil, blob, err
+			}
 		}
-		b = putLength(b, at)
+		facts := len(blob)
+		if d := ev.Device; d != nil {
+			blob = putDevice(blob, d)
+			ge.Device = blob[facts:]
+		}
+		if len(ev.Facts) > 0 {
+			ge.Facts = blob[:facts:facts]
+		}
 	}
 	if c := ev.Counters; c != nil {
-		b = binary.AppendVarint(b, int64(c.AgentRuns))
-		b = binary.AppendVarint(b, int64(c.Tokens))
-		b = binary.AppendVarint(b, int64(c.WallUsed))
+		ge.HasCounters = true
+		ge.Counters = [3]int64{int64(c.AgentRuns), int64(c.Tokens), int64(c.WallUsed)}
 	}
-	if d := ev.Device; d != nil {
-		at := len(b)
-		b = append(b, 0, 0, 0, 0, 0)
-		b = putLength(putDevice(b, d), at)
-	}
-	return b, nil
-}
-
-// putLength writes, at at (where five bytes were kept), the uvarint length
-// of what follows those five bytes, and closes the gap.
-func putLength(b []byte, at int) []byte {
-	n := len(b) - at - 5
-	var l [binary.MaxVarintLen64]byte
-	w := binary.PutUvarint(l[:], uint64(n))
-	copy(b[at:], l[:w])
-	copy(b[at+w:], b[at+5:])
-	return b[:len(b)-(5-w)]
+	b, err := store.AppendGroupEvent(b, prev, &ge)
+	return b, blob, err
 }
 
 // putDevice appends the JSON of d, as the single-event record (appendEvent)
@@ -215,18 +145,17 @@ func putDevice(b []byte, d *DeviceEvent) []byte {
 }
 
 // appendGroupEnd seals a group with its checksum.
-func appendGroupEnd(b []byte) []byte {
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli))
-}
+func appendGroupEnd(b []byte) []byte { return store.SealGroup(b) }
 
 // encodeGroup is the group record of evs (at least one, in seq order, all
 // of the same time).
 func encodeGroup(evs []Event) ([]byte, error) {
 	b := appendGroupHead(nil, evs[0].Seq, evs[0].Time)
 	prev := evs[0].Seq
+	var blob []byte
 	for i := range evs {
 		var err error
-		if b, err = appendGroupEvent(b, prev, &evs[i]); err != nil {
+		if b, blob, err = appendGroupEvent(b, prev, &evs[i], blob); err != nil {
 			return nil, err
 		}
 		prev = evs[i].Seq
@@ -234,128 +163,36 @@ func encodeGroup(evs []Event) ([]byte, error) {
 	return appendGroupEnd(b), nil
 }
 
-// groupReader walks the events of a group record.
-type groupReader struct {
-	b    []byte // what is left to read, before the checksum
-	seq  uint64 // the seq of the event last read (the first seq before any)
-	at   time.Time
-	read bool // an event was read
-}
-
-// openGroup checks a group record of key k and returns its reader.
-func openGroup(k, v []byte) (groupReader, error) {
-	if !isGroup(v) || len(v) < 1+4 {
-		return groupReader{}, errGroup
-	}
-	body, sum := v[:len(v)-4], binary.BigEndian.Uint32(v[len(v)-4:])
-	if crc32.Checksum(body, castagnoli) != sum {
-		return groupReader{}, fmt.Errorf("%w: checksum", errGroup)
-	}
-	r := groupReader{b: body[1:]}
-	first, ok := r.uvarint()
-	sec, ok2 := r.varint()
-	nsec, ok3 := r.uvarint()
-	if !ok || !ok2 || !ok3 || nsec >= 1e9 {
-		return groupReader{}, fmt.Errorf("%w: head", errGroup)
-	}
-	if len(k) != 8 || seqOf(k) != first {
-		return groupReader{}, fmt.Errorf("%w: keyed %s, first seq %d", errGroup, store.ShowKey(k), first)
-	}
-	r.seq, r.at = first, time.Unix(sec, int64(nsec)).UTC()
-	if len(r.b) == 0 {
-		return groupReader{}, fmt.Errorf("%w: no event", errGroup)
-	}
-	return r, nil
-}
-
 // groupKey is the first seq a group record says it holds, if its checksum
 // holds: the key it belongs under.
-func groupKey(v []byte) (uint64, bool) {
-	if !isGroup(v) || len(v) < 1+4 {
-		return 0, false
-	}
-	if crc32.Checksum(v[:len(v)-4], castagnoli) != binary.BigEndian.Uint32(v[len(v)-4:]) {
-		return 0, false
-	}
-	first, n := binary.Uvarint(v[1 : len(v)-4])
-	return first, n > 0
-}
+func groupKey(v []byte) (uint64, bool) { return store.GroupKey(v) }
 
-func (r *groupReader) uvarint() (uint64, bool) { return store.Uvarint(&r.b) }
-func (r *groupReader) varint() (int64, bool)   { return store.Varint(&r.b) }
-func (r *groupReader) bytes() ([]byte, bool)   { return store.Prefixed(&r.b) }
-
-// next reads the next event into ev, decoding its fields only when its
-// seq is past since (otherwise only ev.Seq is set). It returns false at
-// the end of the group.
-func (r *groupReader) next(ev *Event, since uint64) (bool, error) {
-	if len(r.b) == 0 {
-		return false, nil
-	}
-	d, ok := r.uvarint()
-	if !ok || (r.read && d == 0) || (!r.read && d != 0) {
-		return false, fmt.Errorf("%w: seq after %d", errGroup, r.seq)
-	}
-	r.seq += d
-	r.read = true
-	mask, ok := r.uvarint()
-	if !ok || mask&^knownBits != 0 {
-		return false, fmt.Errorf("%w: event %d: field mask", errGroup, r.seq)
-	}
-	full := r.seq > since
-	if full {
-		*ev = Event{Seq: r.seq, Time: r.at}
-	} else {
-		ev.Seq = r.seq
-	}
-	bad := func(what string) error { return fmt.Errorf("%w: event %d: %s", errGroup, r.seq, what) }
+// eventOf sets ev to the event f of a group of time at.
+func eventOf(f *store.GroupFields, at time.Time, ev *Event) error {
+	*ev = Event{Seq: f.Seq, Time: at}
 	for i := range eventStrings {
-		if mask&(1<<i) == 0 {
-			continue
-		}
-		s, ok := r.bytes()
-		if !ok {
-			return false, bad("string field")
-		}
-		if full {
+		if s := f.Strings[i]; s != nil {
 			*eventString(ev, i) = string(s)
 		}
 	}
-	if mask&bitFacts != 0 {
-		s, ok := r.bytes()
-		if !ok {
-			return false, bad("facts")
-		}
-		if full {
-			if err := json.Unmarshal(s, &ev.Facts); err != nil {
-				return false, bad("facts: " + err.Error())
-			}
+	bad := func(what string, err error) error {
+		return fmt.Errorf("%w: event %d: %s: %w", errGroup, f.Seq, what, err)
+	}
+	if f.Facts != nil {
+		if err := json.Unmarshal(f.Facts, &ev.Facts); err != nil {
+			return bad("facts", err)
 		}
 	}
-	if mask&bitCounters != 0 {
-		a, ok1 := r.varint()
-		t, ok2 := r.varint()
-		w, ok3 := r.varint()
-		if !ok1 || !ok2 || !ok3 {
-			return false, bad("counters")
-		}
-		if full {
-			ev.Counters = &Counters{AgentRuns: int(a), Tokens: int(t), WallUsed: time.Duration(w)}
+	if f.HasCounters {
+		ev.Counters = &Counters{AgentRuns: int(f.Counters[0]), Tokens: int(f.Counters[1]), WallUsed: time.Duration(f.Counters[2])}
+	}
+	if f.Device != nil {
+		ev.Device = new(DeviceEvent)
+		if err := json.Unmarshal(f.Device, ev.Device); err != nil {
+			return bad("device", err)
 		}
 	}
-	if mask&bitDevice != 0 {
-		s, ok := r.bytes()
-		if !ok {
-			return false, bad("device")
-		}
-		if full {
-			ev.Device = new(DeviceEvent)
-			if err := json.Unmarshal(s, ev.Device); err != nil {
-				return false, bad("device: " + err.Error())
-			}
-		}
-	}
-	return true, nil
+	return nil
 }
 
 // eachEvent calls fn with the events of the record k, v of the events
@@ -373,20 +210,24 @@ func eachEvent(k, v []byte, since uint64, fn func(ev *Event) bool) (bool, error)
 		}
 		return fn(&ev), nil
 	}
-	r, err := openGroup(k, v)
+	r, err := store.OpenGroup(k, v)
 	if err != nil {
 		return false, fmt.Errorf("decode events from %d: %w", seqOf(k), err)
 	}
+	var f store.GroupFields
 	var ev Event
 	for {
-		more, err := r.next(&ev, since)
+		more, err := r.Next(&f, since)
 		switch {
 		case err != nil:
 			return false, fmt.Errorf("decode events from %d: %w", seqOf(k), err)
 		case !more:
 			return true, nil
-		case ev.Seq <= since:
+		case f.Seq <= since:
 			continue
+		}
+		if err := eventOf(&f, r.Time(), &ev); err != nil {
+			return false, fmt.Errorf("decode events from %d: %w", seqOf(k), err)
 		}
 		if !fn(&ev) {
 			return false, nil
@@ -401,66 +242,17 @@ func checkGroup(k, v []byte) error {
 }
 
 // lastSeqIn is the seq of the newest event of the record k, v.
-func lastSeqIn(k, v []byte) (uint64, error) {
-	if !isGroup(v) {
-		return seqOf(k), nil
-	}
-	r, err := openGroup(k, v)
-	if err != nil {
-		return 0, err
-	}
-	var ev Event
-	for {
-		more, err := r.next(&ev, math.MaxUint64)
-		if err != nil {
-			return 0, err
-		}
-		if !more {
-			return r.seq, nil
-		}
-	}
-}
+func lastSeqIn(k, v []byte) (uint64, error) { return store.LastSeqIn(k, v) }
 
 // holdsPast reports whether the events record k, v holds an event whose
-// seq is past limit: a single record's is its key; a group is read (its
-// checksum checked, its events skipped, not decoded) only up to its first
-// event past limit, as its seqs rise. Retention asks it of the record that
-// straddles its window each time it runs, so it stops there rather than
-// reading the whole group as lastSeqIn does.
-func holdsPast(k, v []byte, limit uint64) (bool, error) {
-	if !isGroup(v) {
-		return seqOf(k) > limit, nil
-	}
-	r, err := openGroup(k, v)
-	if err != nil {
-		return false, err
-	}
-	var ev Event
-	for {
-		more, err := r.next(&ev, math.MaxUint64)
-		if err != nil || !more {
-			return false, err
-		}
-		if r.seq > limit {
-			return true, nil
-		}
-	}
-}
-
-// eventCursor is what eventsAfter walks: a bbolt cursor of the events
-// bucket.
-type eventCursor interface {
-	Seek(seek []byte) (key []byte, value []byte)
-	Next() (key []byte, value []byte)
-	Prev() (key []byte, value []byte)
-	Last() (key []byte, value []byte)
-}
+// seq is past limit (store.HoldsPast).
+func holdsPast(k, v []byte, limit uint64) (bool, error) { return store.HoldsPast(k, v, limit) }
 
 // eventsAfter calls fn with every event with Seq > since, oldest first,
 // until fn returns false. The seqs it gives only rise: were two records
 // ever to overlap (a salvage that found an older copy of a group the
 // outbox bound had rewritten under a later key), no event is given twice.
-func eventsAfter(c eventCursor, since uint64, fn func(ev *Event) bool) error {
+func eventsAfter(c *store.Cursor, since uint64, fn func(ev *Event) bool) error {
 	last := since
 	give := func(ev *Event) bool {
 		last = ev.Seq
@@ -476,21 +268,5 @@ func eventsAfter(c eventCursor, since uint64, fn func(ev *Event) bool) error {
 }
 
 // seekEvents moves c to the record that holds since+1, or the first one
-// after it: the record Seek finds at since+1, or else the group before
-// it, which may hold events up to any seq below the next record's.
-func seekEvents(c eventCursor, since uint64) (k, v []byte) {
-	k, v = c.Seek(u64(since + 1))
-	if k != nil && seqOf(k) == since+1 {
-		return k, v
-	}
-	var pk, pv []byte
-	if k == nil {
-		pk, pv = c.Last()
-	} else {
-		pk, pv = c.Prev()
-	}
-	if pk != nil && isGroup(pv) {
-		return pk, pv
-	}
-	return c.Seek(u64(since + 1)) // back where it was
-}
+// after it (store.SeekEvents).
+func seekEvents(c *store.Cursor, since uint64) (k, v []byte) { return store.SeekEvents(c, since) }

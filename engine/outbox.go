@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/questbox/questbox/engine/store"
 )
@@ -148,11 +149,7 @@ func (t *txn) trimOutbox(bound int) (int, error) {
 		return 0, nil
 	}
 	limit := last - uint64(bound) // events up to here are past the bound
-	low, any := last, false
-	cc := t.tx.Cursors().Cursor()
-	for k, v := cc.First(); k != nil; k, v = cc.Next() {
-		low, any = min(low, seqOf(v)), true
-	}
+	low, any := lowestCursor(t.tx)
 	if !any || low >= limit {
 		return 0, nil // no consumer is behind the bound (retention prunes the rest)
 	}
@@ -161,84 +158,135 @@ func (t *txn) trimOutbox(bound int) (int, error) {
 	if from >= limit {
 		return 0, nil
 	}
-	// Records are rewritten once the walk is over (a bbolt cursor does
-	// not survive writes to its bucket): a single record or a group whose
-	// events all go is deleted, a group that keeps some is written again
-	// without the others, keyed by its first kept seq.
-	type rewrite struct {
-		key  []byte
-		keep []Event // nil: delete
+	w := outboxTrim{from: from, limit: limit, upto: from}
+	if err := w.walk(b.Cursor()); err != nil {
+		return 0, err
 	}
-	var rewrites []rewrite
-	dropped := 0
-	upto := from
-	looked := 0
-	c := b.Cursor()
-	for k, v := seekEvents(c, from); ; k, v = c.Next() {
-		if k == nil || seqOf(k) > limit || looked >= trimBatch {
-			break
+	if err := w.rewrite(b); err != nil {
+		return 0, err
+	}
+	changed := len(w.rewrites)
+	if w.upto > done {
+		if err := t.tx.Meta().Put(kOutboxTrimmed, u64(w.upto)); err != nil {
+			return 0, err
 		}
-		if !isGroup(v) {
-			looked++
-			upto = seqOf(k)
-			var head struct {
-				Kind string `json:"kind"`
-			}
-			if err := json.Unmarshal(v, &head); err != nil {
-				return 0, fmt.Errorf("decode event %d: %w", seqOf(k), err)
-			}
-			if Droppable(head.Kind) {
-				rewrites = append(rewrites, rewrite{key: append([]byte(nil), k...)})
-				dropped++
-			}
-			continue
+		changed++
+	}
+	if w.dropped > 0 {
+		t.e.log.Warn("outbox bound reached: dropped undelivered node/quest/device events (verdict and consent events are kept)",
+			"dropped", w.dropped, "through_seq", w.upto, "outbox_max", bound, "lowest_cursor", low)
+	}
+	return changed, nil
+}
+
+// lowestCursor is the lowest seq a durable consumer acknowledged; any is
+// false when there is no consumer.
+func lowestCursor(tx *store.Tx) (low uint64, any bool) {
+	low = math.MaxUint64
+	cc := tx.Cursors().Cursor()
+	for k, v := cc.First(); k != nil; k, v = cc.Next() {
+		low, any = min(low, seqOf(v)), true
+	}
+	return low, any
+}
+
+// outboxTrim is one application of the outbox bound (trimOutbox): the
+// events past from and up to limit that it drops. Records are rewritten
+// once the walk is over (a bbolt cursor does not survive writes to its
+// bucket): a single record or a group whose events all go is deleted, a
+// group that keeps some is written again without the others, keyed by its
+// first kept seq.
+type outboxTrim struct {
+	from, limit uint64
+	rewrites    []outboxRewrite
+	dropped     int
+	// upto is the newest seq looked at; looked how many were.
+	upto   uint64
+	looked int
+}
+
+// outboxRewrite is a record of the outbox to write again without the
+// events the bound drops: keep nil deletes it.
+type outboxRewrite struct {
+	key  []byte
+	keep []Event
+}
+
+// walk looks at the records from the one holding w.from+1 on, up to
+// w.limit and trimBatch events.
+func (w *outboxTrim) walk(c *store.Cursor) error {
+	for k, v := seekEvents(c, w.from); k != nil && seqOf(k) <= w.limit && w.looked < trimBatch; k, v = c.Next() {
+		var err error
+		if isGroup(v) {
+			err = w.group(k, v)
+		} else {
+			err = w.single(k, v)
 		}
-		var all, keep []Event
-		_, err := eachEvent(k, v, 0, func(ev *Event) bool {
-			all = append(all, *ev)
-			if ev.Seq > from && ev.Seq <= limit && looked < trimBatch {
-				looked++
-				upto = ev.Seq
-				if Droppable(ev.Kind) {
-					return true
-				}
-			}
-			keep = append(keep, *ev)
-			return true
-		})
 		if err != nil {
-			return 0, err
-		}
-		if len(keep) < len(all) {
-			rewrites = append(rewrites, rewrite{key: append([]byte(nil), k...), keep: keep})
-			dropped += len(all) - len(keep)
+			return err
 		}
 	}
-	for _, r := range rewrites {
+	return nil
+}
+
+// single looks at a record of one event (before schema 8).
+func (w *outboxTrim) single(k, v []byte) error {
+	w.looked++
+	w.upto = seqOf(k)
+	var head struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(v, &head); err != nil {
+		return fmt.Errorf("decode event %d: %w", seqOf(k), err)
+	}
+	if Droppable(head.Kind) {
+		w.rewrites = append(w.rewrites, outboxRewrite{key: append([]byte(nil), k...)})
+		w.dropped++
+	}
+	return nil
+}
+
+// group looks at the events of a group record.
+func (w *outboxTrim) group(k, v []byte) error {
+	var all, keep []Event
+	_, err := eachEvent(k, v, 0, func(ev *Event) bool {
+		all = append(all, *ev)
+		if ev.Seq > w.from && ev.Seq <= w.limit && w.looked < trimBatch {
+			w.looked++
+			w.upto = ev.Seq
+			if Droppable(ev.Kind) {
+				return true
+			}
+		}
+		keep = append(keep, *ev)
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	if len(keep) < len(all) {
+		w.rewrites = append(w.rewrites, outboxRewrite{key: append([]byte(nil), k...), keep: keep})
+		w.dropped += len(all) - len(keep)
+	}
+	return nil
+}
+
+// rewrite writes the records the walk changed into the outbox b.
+func (w *outboxTrim) rewrite(b *store.Bucket) error {
+	for _, r := range w.rewrites {
 		if err := b.Delete(r.key); err != nil {
-			return 0, err
+			return err
 		}
 		if len(r.keep) == 0 {
 			continue
 		}
 		g, err := encodeGroup(r.keep)
 		if err != nil {
-			return 0, fmt.Errorf("BUG: encode events from %d: %w", r.keep[0].Seq, err)
+			return fmt.Errorf("BUG: encode events from %d: %w", r.keep[0].Seq, err)
 		}
 		if err := b.Put(u64(r.keep[0].Seq), g); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	changed := len(rewrites)
-	if upto > done {
-		if err := t.tx.Meta().Put(kOutboxTrimmed, u64(upto)); err != nil {
-			return 0, err
-		}
-		changed++
-	}
-	if dropped > 0 {
-		t.e.log.Warn("outbox bound reached: dropped undelivered node/quest/device events (verdict and consent events are kept)",
-			"dropped", dropped, "through_seq", upto, "outbox_max", bound, "lowest_cursor", low)
-	}
-	return changed, nil
+	return nil
 }

@@ -474,7 +474,7 @@ func TestFailedPruneAfterATickLosesNoResult(t *testing.T) {
 				return nil
 			})
 			for _, k := range keys {
-				v := []byte{groupForm, 0xff}
+				v := []byte{store.GroupForm, 0xff}
 				if !broken {
 					v = kept[string(k)]
 				}
