@@ -83,18 +83,13 @@ func (r *rebuilder) note(format string, args ...any) {
 // buckets creates every bucket that was lost and drops the records that
 // do not decode.
 func (r *rebuilder) buckets() error {
-	for _, b := range allBuckets {
-		if r.tx.Bucket(b) == nil {
-			r.note("bucket %s was lost: created empty", b)
-		}
-	}
-	if err := createBuckets(r.tx); err != nil {
+	if err := store.RecreateBuckets(r.tx, &r.out); err != nil {
 		return err
 	}
 	if err := dropForeign(r.tx, &r.out); err != nil {
 		return err
 	}
-	return dropInvalid(r.tx, &r.out)
+	return store.DropInvalid(r.tx, recordDecodes, &r.out)
 }
 
 // flatBuckets hold records only, never a nested bucket.
@@ -124,7 +119,7 @@ func dropForeign(tx *store.Tx, out *[]string) error {
 				// A group (eventgroup.go) whose checksum holds but
 				// whose key is not its first seq is a copy from
 				// elsewhere; one that does not decode is dropInvalid's.
-				if first, ok := groupKey(v); ok && (len(k) != 8 || first != seqOf(k)) {
+				if store.GroupMisplaced(k, v) {
 					drop = append(drop, slices.Clone(k))
 				}
 				return nil
@@ -140,7 +135,7 @@ func dropForeign(tx *store.Tx, out *[]string) error {
 			return nil
 		})
 		for _, k := range drop {
-			if err := dropKey(b, k); err != nil {
+			if err := b.DropKey(k); err != nil {
 				return err
 			}
 			*out = append(*out, fmt.Sprintf("bucket %s: %s held a stray record or bucket (a stale page): dropped", name, store.ShowKey(k)))
@@ -185,7 +180,7 @@ func (r *rebuilder) readNodes() error {
 		return err
 	}
 	for _, k := range drop {
-		if err := dropKey(nb, k); err != nil {
+		if err := nb.DropKey(k); err != nil {
 			return err
 		}
 	}
@@ -194,7 +189,7 @@ func (r *rebuilder) readNodes() error {
 	if len(r.nodes) > 0 {
 		maxNode = max(maxNode, r.nodes[len(r.nodes)-1].Order)
 	}
-	return raiseSeq(nb, maxNode, &r.out)
+	return store.RaiseSequence(nb, maxNode, &r.out)
 }
 
 // readQuests reads the quests and drops the records that do not decode.
@@ -224,7 +219,7 @@ func (r *rebuilder) readQuests() error {
 		return err
 	}
 	for _, k := range bad {
-		if err := dropKey(qb, k); err != nil {
+		if err := qb.DropKey(k); err != nil {
 			return err
 		}
 	}
@@ -250,7 +245,7 @@ func (r *rebuilder) placeholders() error {
 			q.Roles = append(q.Roles, n.Role)
 		}
 	}
-	return raiseSeq(r.tx.Quests(), max(r.maxQuest, r.refs['q']), &r.out)
+	return store.RaiseSequence(r.tx.Quests(), max(r.maxQuest, r.refs['q']), &r.out)
 }
 
 // keepLockSeqs reads each quest's lock sequence, from its locked index
@@ -413,12 +408,12 @@ func (r *rebuilder) raiseSeqs() error {
 		maxRun = max(maxRun, idNumber(e.ID, 'r'))
 		return nil
 	})
-	if err := raiseSeq(r.tx.Runs(), max(maxRun, r.refs['r']), &r.out); err != nil {
+	if err := store.RaiseSequence(r.tx.Runs(), max(maxRun, r.refs['r']), &r.out); err != nil {
 		return err
 	}
 	ab := r.tx.Attempts()
 	last, _ := ab.Cursor().Last()
-	if err := raiseSeq(ab, max(seqOf(last), maxAttemptSeq(r.nodes)), &r.out); err != nil {
+	if err := store.RaiseSequence(ab, max(seqOf(last), maxAttemptSeq(r.nodes)), &r.out); err != nil {
 		return err
 	}
 	for _, name := range [][]byte{bEvents, bLedger} {
@@ -428,7 +423,7 @@ func (r *rebuilder) raiseSeqs() error {
 			if end, err := lastSeqIn(k, v); err == nil {
 				last = end // a group's newest event
 			}
-			if err := raiseSeq(b, last, &r.out); err != nil {
+			if err := store.RaiseSequence(b, last, &r.out); err != nil {
 				return err
 			}
 		}
@@ -437,66 +432,37 @@ func (r *rebuilder) raiseSeqs() error {
 	return eb.ForEachBucket(func(q []byte) error {
 		b := eb.Bucket(q)
 		if k, _ := b.Cursor().Last(); k != nil {
-			return raiseSeq(b, seqOf(k), &r.out)
+			return store.RaiseSequence(b, seqOf(k), &r.out)
 		}
 		return nil
 	})
 }
 
-// forInvalid calls fn with every record of a JSON bucket that is not
-// valid JSON: a value damaged inside a sound page.
-func forInvalid(tx *store.Tx, fn func(b *store.Bucket, name string, k []byte) error) error {
-	var walk func(b *store.Bucket, name string) error
-	walk = func(b *store.Bucket, name string) error {
-		return b.ForEach(func(k, v []byte) error {
-			if v == nil {
-				if nb := b.Bucket(k); nb != nil {
-					return walk(nb, name+"/"+string(k))
-				}
-				return nil
-			}
-			valid := json.Valid(v)
-			switch {
-			case name == string(bQuests):
-				valid = decodeQuest(v, new(Quest)) == nil
-			case name == string(bLedger) && valid:
-				// Verify decodes every ledger record (a time that does
-				// not parse is as damaged as a broken brace): so must
-				// what salvage keeps.
-				valid = json.Unmarshal(v, new(LedgerRecord)) == nil
-			case name == string(bEvents) && isGroup(v):
-				first, ok := groupKey(v)
-				valid = ok && checkGroup(u64(first), v) == nil
-			case name == string(bAttempts):
-				_, err := decodeAttemptRecord(v)
-				valid = err == nil
-			}
-			if !valid {
-				return fn(b, name, k)
-			}
-			return nil
-		})
+// recordDecodes says whether record v of the record bucket name decodes
+// (store.ForInvalid): JSON, quests in their codec, ledger records as
+// Verify reads them, event groups and attempt records in their binary
+// forms.
+func recordDecodes(name string, v []byte) bool {
+	switch {
+	case name == string(bQuests):
+		return decodeQuest(v, new(Quest)) == nil
+	case name == string(bLedger):
+		// Verify decodes every ledger record (a time that does not parse
+		// is as damaged as a broken brace): so must what salvage keeps.
+		return json.Valid(v) && json.Unmarshal(v, new(LedgerRecord)) == nil
+	case name == string(bEvents) && isGroup(v):
+		first, ok := groupKey(v)
+		return ok && checkGroup(u64(first), v) == nil
+	case name == string(bAttempts):
+		_, err := decodeAttemptRecord(v)
+		return err == nil
 	}
-	for _, name := range store.RecordBuckets {
-		if b := tx.Bucket(name); b != nil {
-			if err := walk(b, string(name)); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return json.Valid(v)
 }
 
-// invalidRecords names every record of the JSON buckets that does not
+// invalidRecords names every record of the record buckets that does not
 // decode.
-func invalidRecords(tx *store.Tx) []string {
-	var out []string
-	_ = forInvalid(tx, func(_ *store.Bucket, name string, k []byte) error {
-		out = append(out, fmt.Sprintf("bucket %s: record %s is damaged (it does not decode)", name, store.ShowKey(k)))
-		return nil
-	})
-	return out
-}
+func invalidRecords(tx *store.Tx) []string { return store.InvalidRecords(tx, recordDecodes) }
 
 // damagedRecords is what salvage repairs in a store whose pages are
 // sound: records that do not decode, and a locked index out of step with
@@ -504,43 +470,6 @@ func invalidRecords(tx *store.Tx) []string {
 // index again).
 func damagedRecords(tx *store.Tx) []string {
 	return append(append(invalidRecords(tx), checkChains(tx)...), checkLedger(tx, SchemaVersion).index...)
-}
-
-// dropKey deletes k from b, a record or, where damage left a nested bucket
-// among the records (ForEach gives it a nil value, which does not decode),
-// that bucket: bolt's Delete refuses a bucket with ErrIncompatibleValue,
-// which made a whole salvage fail.
-func dropKey(b *store.Bucket, k []byte) error {
-	if b.Bucket(k) != nil {
-		return b.DeleteBucket(k)
-	}
-	return b.Delete(k)
-}
-
-// dropInvalid deletes the records invalidRecords names: no read of the
-// engine can use them, and the damaged file keeps them. A dropped ledger
-// record becomes a recorded gap (recordLoss), a dropped node a lost one.
-func dropInvalid(tx *store.Tx, out *[]string) error {
-	type rec struct {
-		b    *store.Bucket
-		name string
-		k    []byte
-	}
-	var bad []rec
-	err := forInvalid(tx, func(b *store.Bucket, name string, k []byte) error {
-		bad = append(bad, rec{b, name, slices.Clone(k)})
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, r := range bad {
-		if err := r.b.Delete(r.k); err != nil {
-			return err
-		}
-		*out = append(*out, fmt.Sprintf("bucket %s: record %s was damaged (it does not decode): dropped", r.name, store.ShowKey(r.k)))
-	}
-	return nil
 }
 
 // referenced returns, per id prefix (n, q, r), the highest id number any
@@ -600,16 +529,6 @@ func idNumber(id string, prefix byte) uint64 {
 	}
 	v, _ := strconv.ParseUint(id[1:], 10, 64)
 	return v
-}
-
-// raiseSeq makes b's sequence at least atLeast: a bucket header lost with
-// a damaged page would otherwise hand out ids already taken.
-func raiseSeq(b *store.Bucket, atLeast uint64, out *[]string) error {
-	if b.Sequence() >= atLeast {
-		return nil
-	}
-	*out = append(*out, fmt.Sprintf("a bucket sequence was behind its keys (%d < %d): raised", b.Sequence(), atLeast))
-	return b.SetSequence(atLeast)
 }
 
 // restoreSchema puts back a lost schema version: 2 if a ledger record

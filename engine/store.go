@@ -52,8 +52,6 @@ var (
 	bJudge    = store.Judge
 	bAttempts = store.Attempts
 
-	allBuckets = store.Buckets
-
 	kSchema = store.KeySchema
 	// kMigrated is the last node key a committed part of migration 8
 	// looked at (migrateAttempts), while it has parts left.
@@ -127,8 +125,6 @@ func readAsIs(v uint64) (string, bool) {
 	}
 	return "", false
 }
-
-func createBuckets(tx *store.Tx) error { return store.CreateBuckets(tx) }
 
 // StoreOptions tune OpenStore (see store.Options).
 type StoreOptions = store.Options
