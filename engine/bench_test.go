@@ -292,8 +292,7 @@ func benchEngineMix(b *testing.B, active, nodes, slots int, mix bool, p Provider
 // allocated (bbolt writes every dirty page to a new one), and a meta page
 // each. It is deterministic, unlike the time a commit takes.
 func written(s *Store) int64 {
-	st := s.db.Bolt().Stats()
-	return st.TxStats.GetPageAlloc() + int64(s.Commits())*int64(s.db.Bolt().Info().PageSize)
+	return s.db.PagesAllocated() + int64(s.Commits())*int64(s.db.PageSize())
 }
 
 // meter sums what the store did between start and stop over a

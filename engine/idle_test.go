@@ -45,18 +45,18 @@ func TestIdleDayWrites(t *testing.T) {
 	}
 	d := h.serve()
 	before := h.store.Commits()
-	st0 := h.store.db.Bolt().Stats()
+	alloc0 := h.store.db.PagesAllocated()
 	w0, _ := writeBytes()
 	d.steps(24 * 60)
 	w1, _ := writeBytes()
-	st1 := h.store.db.Bolt().Stats()
+	alloc1 := h.store.db.PagesAllocated()
 	commits := h.store.Commits() - before
 	if commits != 24 {
 		t.Errorf("a day of 1,440 idle ticks committed %d times, want 24 (the hourly saves)", commits)
 	}
 	// Each commit writes the pages it allocated, then one meta page.
-	pages := st1.TxStats.GetPageAlloc() - st0.TxStats.GetPageAlloc()
-	wrote := pages + int64(commits)*int64(h.store.db.Bolt().Info().PageSize)
+	pages := alloc1 - alloc0
+	wrote := pages + int64(commits)*int64(h.store.db.PageSize())
 	t.Logf("a day of 10 idle quests: %d commits writing %d bytes (%d per hourly save); the kernel counted %d bytes for the process", commits, wrote, wrote/int64(max(commits, 1)), w1-w0)
 	if wrote > 1_000_000 {
 		t.Errorf("a day of 10 idle quests wrote %d bytes, want at most 1 MB", wrote)

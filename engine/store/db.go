@@ -488,9 +488,17 @@ func (s *DB) Schema() uint64 { return s.schema }
 // Created reports whether this open created the file: a new, empty store.
 func (s *DB) Created() bool { return s.created }
 
-// Bolt is the bbolt handle, for the statistics a benchmark or a test
-// reads. Writes go through Update, which counts commits.
-func (s *DB) Bolt() *bolt.DB { return s.db }
+// PagesAllocated is the bytes of the pages the commits since open
+// allocated (bbolt writes every dirty page to a new one): with a meta page
+// (PageSize) a commit, what they wrote, deterministic unlike the time a
+// commit takes. For a benchmark or a test.
+func (s *DB) PagesAllocated() int64 {
+	st := s.db.Stats()
+	return st.TxStats.GetPageAlloc()
+}
+
+// PageSize is the size of the file's pages.
+func (s *DB) PageSize() int { return s.db.Info().PageSize }
 
 // Close closes the file.
 func (s *DB) Close() error { return s.db.Close() }
