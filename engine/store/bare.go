@@ -26,12 +26,12 @@ func OpenBare(path string, readOnly bool, wait time.Duration) (*Bare, error) {
 
 // Update runs fn in one write transaction.
 func (b *Bare) Update(fn func(tx *Tx) error) error {
-	return b.db.Update(func(tx *bolt.Tx) error { return fn(TxOf(tx)) })
+	return b.db.Update(func(tx *bolt.Tx) error { return fn(txOf(tx)) })
 }
 
 // View runs fn in one read transaction.
 func (b *Bare) View(fn func(tx *Tx) error) error {
-	return b.db.View(func(tx *bolt.Tx) error { return fn(TxOf(tx)) })
+	return b.db.View(func(tx *bolt.Tx) error { return fn(txOf(tx)) })
 }
 
 // Close closes the file.

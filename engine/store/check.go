@@ -445,7 +445,7 @@ func (s *DB) Snapshot(fn func(tx *Tx, pc PageCheck) error) error {
 		if len(c.problems) > 0 {
 			pc.Err = corrupt(s.dir, s.path, c.problems...)
 		}
-		return fn(TxOf(tx), pc)
+		return fn(txOf(tx), pc)
 	})
 }
 

@@ -214,7 +214,7 @@ func createStore(dir, path string, sch Schema) (bool, error) {
 		for _, m := range sch.Migrations {
 			err := ErrMigrationContinues
 			for errors.Is(err, ErrMigrationContinues) {
-				err = m(TxOf(tx)) // an empty file: every part in this one commit
+				err = m(txOf(tx)) // an empty file: every part in this one commit
 			}
 			if err != nil {
 				return err
@@ -540,7 +540,7 @@ func (s *DB) Update(fn func(tx *Tx) error) error {
 	var fnErr error
 	err := s.guard(func() error {
 		return s.db.Update(func(tx *bolt.Tx) error {
-			fnErr = fn(TxOf(tx))
+			fnErr = fn(txOf(tx))
 			return fnErr
 		})
 	})
@@ -560,7 +560,7 @@ func (s *DB) View(fn func(tx *Tx) error) error {
 	var fnErr error
 	err := s.guard(func() error {
 		return s.db.View(func(tx *bolt.Tx) error {
-			fnErr = fn(TxOf(tx))
+			fnErr = fn(txOf(tx))
 			return fnErr
 		})
 	})

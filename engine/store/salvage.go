@@ -927,7 +927,7 @@ func writeSalvage(tmp string, got *salvaged, now time.Time, rep *SalvageReport, 
 		if len(got.root.keys) > 0 {
 			rep.Lost = append(rep.Lost, fmt.Sprintf("%d records found outside any bucket: not copied", len(got.root.keys)))
 		}
-		rebuilt, err := rebuild(TxOf(tx), now, func(b []byte) bool {
+		rebuilt, err := rebuild(txOf(tx), now, func(b []byte) bool {
 			sb := got.root.subs[string(b)]
 			return sb != nil && sb.hasSeq
 		})

@@ -31,9 +31,8 @@ type Cursor bolt.Cursor
 
 func (t *Tx) bolt() *bolt.Tx { return (*bolt.Tx)(t) }
 
-// TxOf is the store's handle of a bbolt transaction (for the store's own
-// code and its tests, which open bbolt files themselves).
-func TxOf(tx *bolt.Tx) *Tx { return (*Tx)(tx) }
+// txOf is the store's handle of a bbolt transaction.
+func txOf(tx *bolt.Tx) *Tx { return (*Tx)(tx) }
 
 // Bucket is the top-level bucket name, nil when it does not exist (a
 // store of an older schema lacks the buckets of later ones: AddedIn).
