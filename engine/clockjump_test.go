@@ -2,11 +2,11 @@ package engine
 
 import (
 	"context"
-	"github.com/questbox/questbox/engine/store"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/internal/clock"
 	"github.com/questbox/questbox/internal/clock/clocktest"
 )

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // heldFailing answers once release is closed, with an answer that breaks

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/consent"
 )

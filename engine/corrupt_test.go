@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"io/fs"
 	"maps"
 	"math/rand/v2"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
 

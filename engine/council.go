@@ -29,7 +29,6 @@ import (
 	"sync"
 
 	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/gates"
 )
 

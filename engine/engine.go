@@ -12,10 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 	"github.com/questbox/questbox/internal/clock"

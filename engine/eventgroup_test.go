@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"github.com/questbox/questbox/engine/store"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates"
 )

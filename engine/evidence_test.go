@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"maps"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // evidenceIndexOf is quest's evidence index: lock sequence -> node id.

@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )

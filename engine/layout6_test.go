@@ -3,8 +3,9 @@ package engine
 import (
 	"bytes"
 	"errors"
-	"github.com/questbox/questbox/engine/store"
 	"testing"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // dispatchOne dispatches quest's first pending node in a transaction of

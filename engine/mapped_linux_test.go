@@ -3,10 +3,10 @@ package engine
 import (
 	"bytes"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
 

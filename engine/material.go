@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // ownerMaterial is what a quest's owner decides on, as its prompt and

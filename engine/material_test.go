@@ -2,13 +2,13 @@ package engine
 
 import (
 	"context"
-	"github.com/questbox/questbox/engine/store"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // The members of a council dispatched in one tick share one read of the

@@ -3,13 +3,13 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // TestTickKeepsTeamAndCouncilEntriesForTheEnd: a tick of solo quests,

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"slices"
 	"sync"
 	"testing"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // emitN appends n events of kind in one transaction.

@@ -5,10 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/prompttmpl"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // workerContract is the output contract of SPEC §2.6, as the agent reads it.

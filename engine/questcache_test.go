@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"reflect"
 	"slices"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // storedQuest is quest id's record as the store holds it (a copy).

@@ -3,11 +3,12 @@ package engine
 import (
 	"context"
 	"errors"
-	"github.com/questbox/questbox/engine/store"
 	"runtime"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // A finished run hands its result to the group commit as data: while the

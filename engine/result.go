@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/gates"
 )
 

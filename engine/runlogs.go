@@ -11,10 +11,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // Logs is the engine's run log directory (Options.Logs), nil if it keeps

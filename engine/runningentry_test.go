@@ -2,13 +2,14 @@ package engine
 
 import (
 	"bytes"
-	"github.com/questbox/questbox/engine/store"
 	"math"
 	"reflect"
 	"testing"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // sameRun reports how got differs from want ("" if it does not): every

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/runlog"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // startQuests makes n solo quests on provider "p" and returns the engine

@@ -1,11 +1,12 @@
 package engine
 
 import (
-	"github.com/questbox/questbox/engine/store"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // A lost write can leave a nested bucket where the quests or the nodes

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
 

@@ -6,7 +6,6 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/engine/store"
 )
 
 // signAsSalvage signs the ledger's head in tx with the device key of dir,

@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/questbox/questbox/engine/store"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 func TestStoreLockedByAnotherHandle(t *testing.T) {

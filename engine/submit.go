@@ -4,9 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 

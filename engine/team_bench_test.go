@@ -3,12 +3,12 @@ package engine
 import (
 	"context"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // teamStageAgent answers every stage at once: a plan, a deliverable whose

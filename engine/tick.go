@@ -11,9 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // TickReport says what one tick did.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/questbox/questbox/engine/store"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 )
 
 // The tick's memory reused from tick to tick (tickslabs.go).

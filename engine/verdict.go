@@ -11,9 +11,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/questbox/questbox/engine/store"
-
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
