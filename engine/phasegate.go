@@ -144,7 +144,7 @@ func (t *txn) phaseBusy(q *Quest, role string) (bool, error) {
 		ids = append(ids, q.Running)
 	}
 	if q.Counts.Get(AwaitingConsent) > 0 {
-		err := t.tx.Bucket(bConsent).ForEach(func(k, v []byte) error {
+		err := t.tx.Consent().ForEach(func(k, v []byte) error {
 			if string(v) == q.ID {
 				ids = append(ids, string(k))
 			}
