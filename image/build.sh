@@ -73,6 +73,9 @@ install -m 0644 systemd/questbox.service "$root/usr/lib/systemd/system/questbox.
 install -m 0644 systemd/60-questbox.rules "$root/usr/lib/udev/rules.d/60-questbox.rules"
 install -d -m 0755 "$root/usr/share/doc/questbox"
 install -m 0644 README.md "$root/usr/share/doc/questbox/README.md"
+# The pages the README links to, so that its links resolve on the box.
+cp -R docs "$root/usr/share/doc/questbox/docs"
+find "$root/usr/share/doc/questbox/docs" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
 # The man page, for `man questbox` (man-db is in packages.txt). The cached
 # root file system leaves out every package's man pages (rootfs.sh,
 # path-exclude), so questbox's is the one page the box has; `questbox -h`
