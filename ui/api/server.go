@@ -747,7 +747,16 @@ func (s *Server) device(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return ok(w, DeviceView(st))
+		// The queue as GET /api/consents lists it, at the box's time: the
+		// list and the LEDs beside it agree. None while the store is
+		// refused (the status says why).
+		var cs []Consent
+		if eng, err := s.opt.Engines.Engine(r.Context(), false); err == nil {
+			if cs, err = consentViewsAt(eng, st.Now); err != nil {
+				return err
+			}
+		}
+		return ok(w, DeviceView(st, cs))
 	})
 }
 

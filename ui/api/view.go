@@ -674,8 +674,9 @@ type Press struct {
 	Outcome string `json:"outcome"`
 }
 
-// DeviceView is the view of the box's status.
-func DeviceView(st box.Status) Device {
+// DeviceView is the view of the box's status, with the consent queue
+// (consentViews at st.Now) beside it.
+func DeviceView(st box.Status, consents []Consent) Device {
 	led := func(l device.LEDView) LED { return LED{Pin: l.Pin, Pattern: l.Pattern, On: l.On} }
 	s := st.State
 	v := Device{Backend: st.Snapshot.Backend, Green: led(st.Snapshot.Green), Amber: led(st.Snapshot.Amber), Red: led(st.Snapshot.Red),
@@ -684,15 +685,12 @@ func DeviceView(st box.Status) Device {
 			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, TeamsBlocked: s.TeamsBlocked, Fault: s.Fault},
 		Network:  Network{Online: st.Online},
 		Broker:   Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
-		Consents: make([]Consent, len(st.Consents))}
+		Consents: nonNil(consents)}
 	if st.ACTPath != "" {
 		v.ACT = &ACT{Path: st.ACTPath, Pattern: st.ACT}
 	}
 	if st.Halted != nil {
 		v.Halted = st.Halted.Error()
-	}
-	for i, r := range st.Consents {
-		v.Consents[i] = ConsentView(r, st.Now)
 	}
 	return v
 }

@@ -66,8 +66,8 @@ func TestGoldenViews(t *testing.T) {
 		Why: "review rule fired", Since: t0}, t0.Add(90*time.Second)))
 	golden(t, "device", DeviceView(box.Status{
 		Snapshot:  device.Snapshot{Backend: "sim", Green: device.LEDView{Pin: 17, Pattern: "on", On: true}, Amber: device.LEDView{Pin: 27, Pattern: "blink 2Hz"}, Red: device.LEDView{Pin: 22, Pattern: "off"}},
-		ButtonPin: 23, Simulated: true, State: device.State{ConsentsPending: 1}, Online: true,
-		Consents: []engine.ConsentRequest{{Node: "n3", Quest: "q1", Role: "owner", ClaimHash: "c0ffee", Since: t0}}, Now: t0}))
+		ButtonPin: 23, Simulated: true, State: device.State{ConsentsPending: 1}, Online: true, Now: t0},
+		[]Consent{ConsentView(engine.ConsentRequest{Node: "n3", Quest: "q1", Role: "owner", ClaimHash: "c0ffee", Since: t0}, t0)}))
 	golden(t, "error", errorBody{Error: errorf(CodeNotFound, "quest q9: not found")})
 }
 
