@@ -325,6 +325,11 @@ type Event struct {
 	// as it waits when the event is read from the outbox (MQTT's consent
 	// event); absent once the human answered or it expired.
 	Consent *Consent `json:"consent,omitempty"`
+	// ConsentsChanged says that the consent queue (GET /api/consents) may
+	// have changed with this event: a consent event, or a node entering or
+	// leaving awaiting_consent. The faces read the queue again on it
+	// instead of each deciding from the event's kind and statuses.
+	ConsentsChanged bool `json:"consents_changed,omitempty"`
 }
 
 // Events is a page of the event outbox. Next is the seq to ask for next
@@ -559,6 +564,7 @@ func EventView(ev engine.Event) Event {
 		Team: ev.Team, Stage: ev.Stage, Phase: ev.Phase, From: ev.From,
 		To: ev.To, Outcome: ev.Outcome, Feedback: ev.Feedback, RootCause: ev.RootCause, ClaimHash: ev.ClaimHash,
 		Reason: ev.Reason, Detail: ev.Detail}
+	v.ConsentsChanged = changesConsents(v)
 	if len(ev.Facts) > 0 {
 		v.Facts = facts(ev.Facts)
 	}
@@ -571,6 +577,12 @@ func EventView(ev engine.Event) Event {
 		v.Device = &d
 	}
 	return v
+}
+
+// changesConsents is the one rule of Event.ConsentsChanged.
+func changesConsents(v Event) bool {
+	aw := string(NodeAwaitingConsent)
+	return v.Kind == KindConsent || v.Kind == KindNode && (v.From == aw || v.To == aw)
 }
 
 // EventViews is the view of evs (never nil).

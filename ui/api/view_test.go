@@ -139,3 +139,25 @@ func TestLevel(t *testing.T) {
 		})
 	}
 }
+
+// TestEventSaysWhenConsentsChange pins the one rule the faces read the
+// consent queue again on (Event.ConsentsChanged).
+func TestEventSaysWhenConsentsChange(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ev   engine.Event
+		want bool
+	}{
+		{"consent requested", engine.Event{Kind: engine.KindConsent, Node: "n1", Outcome: "requested"}, true},
+		{"consent approved", engine.Event{Kind: engine.KindConsent, Node: "n1", Outcome: "approved"}, true},
+		{"node awaits consent", engine.Event{Kind: engine.KindNode, Node: "n1", From: "running", To: "awaiting_consent"}, true},
+		{"node leaves consent", engine.Event{Kind: engine.KindNode, Node: "n1", From: "awaiting_consent", To: "passed"}, true},
+		{"node runs", engine.Event{Kind: engine.KindNode, Node: "n1", From: "pending", To: "running"}, false},
+		{"quest from awaiting_consent", engine.Event{Kind: engine.KindQuest, Quest: "q1", From: "awaiting_consent", To: "active"}, false},
+		{"verdict", engine.Event{Kind: engine.KindVerdict, Node: "n1", Outcome: "REVIEW"}, false},
+	} {
+		if got := EventView(tc.ev).ConsentsChanged; got != tc.want {
+			t.Errorf("%s: ConsentsChanged = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
