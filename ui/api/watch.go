@@ -73,7 +73,12 @@ func (w *Watch) Next(ctx context.Context) (EventBatch, error) {
 	if err != nil {
 		return EventBatch{}, err
 	}
-	return EventBatch{Events: EventViews(b.Events), Skipped: b.Skipped, Next: b.Last}, nil
+	return batchView(b), nil
+}
+
+// batchView is the view of a batch of the engine's follower.
+func batchView(b engine.Batch) EventBatch {
+	return EventBatch{Events: EventViews(b.Events), Skipped: b.Skipped, Next: b.Last}
 }
 
 // Last is the seq the watch stands at: the last event delivered, or where
@@ -99,7 +104,7 @@ func (s *Server) ReadEvents(ctx context.Context, since uint64, limit int) (Event
 	if err != nil {
 		return EventBatch{}, err
 	}
-	return EventBatch{Events: EventViews(b.Events), Skipped: b.Skipped, Next: b.Last}, nil
+	return batchView(b), nil
 }
 
 // LastSeq is the seq of the newest event.
