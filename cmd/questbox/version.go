@@ -25,12 +25,12 @@ func (c *versionCmd) run(ctx context.Context, e *env, args []string) error {
 	// What the data directory keeps (update.go): best effort, a box
 	// without one has only this binary.
 	var st update.State
-	if u, err := e.updateDir(); err == nil {
+	if u, err := e.daemonEnv().UpdateDir(); err == nil {
 		st, _ = u.State()
 	}
 	if e.json {
 		v := map[string]string{"version": version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH,
-			"target": release.Host().String(), "packaged": e.packagedVersion(), "committed": st.Current.Version}
+			"target": release.Host().String(), "packaged": e.daemonEnv().PackagedVersion(), "committed": st.Current.Version}
 		if st.Previous != nil {
 			v["rollback"] = st.Previous.Version
 		}

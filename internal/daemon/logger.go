@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -12,19 +12,24 @@ import (
 	"github.com/questbox/questbox/internal/journald"
 )
 
-// newLogger is the process's logger on w: a text handler whose every
-// message and attribute goes through the configuration's redactor, so no
+// NewLogger is the process's logger on w: a text handler whose every
+// message and attribute goes through r, the configuration's redactor, so no
 // log line carries a configured secret (config.Redactor says which).
 //
 // Under systemd (journald.Available), the records of agent runs go to the
 // journal as structured entries (QUESTBOX_RUN=, QUESTBOX_QUEST=,
 // QUESTBOX_NODE=), redacted as the text is.
-func (e *env) newLogger(w io.Writer, opts *slog.HandlerOptions) *slog.Logger {
+func NewLogger(w io.Writer, getenv func(string) string, r *config.Redactor, opts *slog.HandlerOptions) *slog.Logger {
 	var h slog.Handler = slog.NewTextHandler(w, opts)
-	if e.getenv != nil && journald.Available(e.getenv) {
+	if getenv != nil && journald.Available(getenv) {
 		h = journald.New(h, journald.Socket)
 	}
-	return slog.New(&redactHandler{h: h, r: e.redact})
+	return slog.New(&redactHandler{h: h, r: r})
+}
+
+// newLogger is NewLogger with e's environment and redactor.
+func (e *Env) newLogger(w io.Writer, opts *slog.HandlerOptions) *slog.Logger {
+	return NewLogger(w, e.Getenv, e.Redact, opts)
 }
 
 // redactHandler masks the secrets of r in a record before h formats it.
@@ -77,7 +82,7 @@ func (h *redactHandler) attr(a slog.Attr) slog.Attr {
 // setBroker shows the broker's state on the box (and so in the API's
 // views, the dashboard and MQTT's summary) with its error redacted.
 func (d *daemon) setBroker(b box.Broker) {
-	b.Error = d.e.redact.String(b.Error)
+	b.Error = d.e.Redact.String(b.Error)
 	d.box.SetBroker(b)
 }
 

@@ -1,6 +1,6 @@
 //go:build !updatefault
 
-package main
+package daemon
 
 // updateFault is a broken release's fault point in the update tests'
 // builds (fault_update.go, -tags updatefault); in every other build it

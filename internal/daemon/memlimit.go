@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // The daemon's soft memory limit (daemon.memory_limit): the Go runtime's
 // garbage collector runs more often as the process nears it, so that a busy

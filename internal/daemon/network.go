@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // The box's network: one ground.Net (the gate's resolver for URLs, MX
 // records and dials) and one ground.Probe (is the box online?) per process,

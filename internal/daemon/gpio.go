@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // deviceConfig is the device wiring of the gpio section.
@@ -27,24 +28,24 @@ func deviceConfig(g config.GPIO) device.Config {
 	}
 }
 
-// openDevice opens the LEDs and button of g. A configured pin that does not
+// OpenDevice opens the LEDs and button of g. A configured pin that does not
 // exist on this machine (periph, or a chip that is not there) is a
 // configuration that does not fit the hardware: exit 1, like a bad config.
 // A pin that exists but cannot be claimed (held by another process, no
 // permission) is a resource that is unavailable: exit 2, like a store in
 // use.
-func openDevice(g config.GPIO, log *slog.Logger) (*device.Device, error) {
+func OpenDevice(g config.GPIO, log *slog.Logger) (*device.Device, error) {
 	dev, err := device.Open(deviceConfig(g), log)
 	switch {
 	case err == nil:
 		return dev, nil
 	case errors.Is(err, device.ErrPinNotFound):
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%w (gpio.backend or --gpio is %s; a machine without these pins needs auto or sim)", err, g.Backend)}
+		return nil, &ExitError{Code: api.ExitUsage, Err: fmt.Errorf("%w (gpio.backend or --gpio is %s; a machine without these pins needs auto or sim)", err, g.Backend)}
 	}
 	if _, ok := errors.AsType[*device.PinError](err); ok {
-		return nil, &exitError{code: exitStore, err: err}
+		return nil, &ExitError{Code: api.ExitStore, Err: err}
 	}
-	return nil, &exitError{code: exitUsage, err: err}
+	return nil, &ExitError{Code: api.ExitUsage, Err: err}
 }
 
 // mirrorOnACT reports whether the ACT LED mirrors the worst state:
@@ -53,4 +54,13 @@ func openDevice(g config.GPIO, log *slog.Logger) (*device.Device, error) {
 func mirrorOnACT(g config.GPIO, backend string) bool {
 	noLEDs := g.Green < 0 && g.Amber < 0 && g.Red < 0
 	return g.ActLED && (noLEDs || backend == device.BackendSim)
+}
+
+// buttonPin is the button's BCM number as the device uses it (0 is the
+// default).
+func buttonPin(p int) int {
+	if p == 0 {
+		return device.DefaultButtonPin
+	}
+	return p
 }

@@ -1,9 +1,8 @@
-package main
+package daemon
 
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -30,92 +29,84 @@ const (
 	demoDelay = 2 * time.Second // long enough to see the running LED
 )
 
-// runCmd is `run`: the daemon.
-type runCmd struct {
-	tick        time.Duration
-	gpio        string
-	listen      string
-	demo        bool
-	checkConfig bool
-	settle      time.Duration
-	logLevel    string
+// Flags are what `questbox run`'s command line says: the daemon lays
+// them over the config file at start and again at each reload.
+type Flags struct {
+	Tick        time.Duration // 0: the config's daemon.tick (5s with Demo)
+	GPIO        string        // "": the config's gpio.backend
+	Listen      string        // "": the config's daemon.listen
+	Demo        bool
+	CheckConfig bool
+	Settle      time.Duration // see DefaultSettle
+	LogLevel    string        // "": see Flags.level
 }
 
-func (c *runCmd) flags(fs *flag.FlagSet) {
-	fs.DurationVar(&c.tick, "tick", 0, "tick period (default: the config's daemon.tick; 5s with --demo)")
-	fs.StringVar(&c.gpio, "gpio", "", "GPIO backend: auto, sim or periph (default: the config's gpio.backend)")
-	fs.StringVar(&c.listen, "listen", "", "dashboard address host:port (default: the config's daemon.listen)")
-	fs.BoolVar(&c.demo, "demo", false, "demo mode: the demo provider, a 5s tick, and a demo quest on first start")
-	fs.BoolVar(&c.checkConfig, "check-config", false, "validate the configuration and the providers, then exit")
-	fs.StringVar(&c.logLevel, "log-level", "", "the log's level: debug, info, warn or error (default: warn when stderr is a terminal, so the event lines stay readable; info otherwise, and under systemd)")
-	fs.DurationVar(&c.settle, "update-settle", defaultSettle, "how long a release on trial (questbox update) must be ready and feed the watchdog before it is kept")
-}
-
-func (c *runCmd) run(ctx context.Context, e *env, args []string) error {
-	if err := wantArgs("run", args); err != nil {
-		return err
-	}
-	fileKeys, err := e.cfg.Keys() // before the flags: SIGHUP compares files
+// Run is `questbox run`: the daemon, from the configuration e resolved to
+// the services it runs, until ctx ends (SIGINT, SIGTERM) or it stops to
+// restart into a staged release (an *ExitError with ExitRestart). With
+// c.CheckConfig it only checks the configuration and the providers.
+func Run(ctx context.Context, e *Env, c *Flags) error {
+	fileKeys, err := e.Cfg.Keys() // before the flags: SIGHUP compares files
 	if err != nil {
 		return err
 	}
-	tick, delay, err := c.apply(e.cfg)
+	tick, delay, err := c.apply(e.Cfg)
 	if err != nil {
 		return err
 	}
-	w := newWiring(e.cfg, e.getenv, delay, nil)
-	if c.checkConfig {
+	w := newWiring(e.Cfg, e.Getenv, delay, nil)
+	if c.CheckConfig {
 		return c.check(e, w)
 	}
 	level, err := c.level(e)
 	if err != nil {
 		return err
 	}
-	log := e.newLogger(e.stderr, &slog.HandlerOptions{Level: level})
+	log := e.newLogger(e.Stderr, &slog.HandlerOptions{Level: level})
 	// The packaged binary may hand over to a release in the data
 	// directory here (update.go); nothing has been opened yet.
 	l, err := e.launch(func(msg string, args ...any) { log.Warn(msg, args...) })
 	if err != nil {
 		return err
 	}
-	updateFault("start", e.data)
+	updateFault("start", e.Data)
 	ctx, restart := context.WithCancelCause(ctx)
 	defer restart(nil)
-	d := &daemon{e: e, cfg: e.cfg, wire: w, usage: w.usage, tick: tick, demo: c.demo, fileKeys: fileKeys, flags: c, delay: delay,
-		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.settle, restart: restart,
-		restores: make(chan *restoreReq), mem: newMemLimit(e.cfg.Daemon.MemoryLimit, e.getenv, log)}
+	d := &daemon{e: e, cfg: e.Cfg, wire: w, usage: w.usage, tick: tick, demo: c.Demo, fileKeys: fileKeys, flags: c, delay: delay,
+		log: log, engines: newDaemonEngines(), trial: l.trial, rolledBack: l.rolledBack, settle: c.Settle, restart: restart,
+		restores: make(chan *restoreReq), mem: newMemLimit(e.Cfg.Daemon.MemoryLimit, e.Getenv, log)}
 	d.engines.restorer = d
 	if l.trial {
-		log.Warn("update: this version is on trial", "version", version, "settle", c.settle)
+		log.Warn("update: this version is on trial", "version", e.Version, "settle", c.Settle)
 	}
 	err = d.run(ctx)
 	if err == nil && errors.Is(context.Cause(ctx), errUpdateRestart) {
-		return &exitError{code: exitRestart}
+		return &ExitError{Code: ExitRestart}
 	}
 	return err
 }
 
 // apply lays the flags over cfg and returns the tick and the demo delay.
-func (c *runCmd) apply(cfg *config.Config) (tick, delay time.Duration, err error) {
-	if c.gpio != "" {
-		if !slices.Contains([]string{config.BackendAuto, config.BackendSim, config.BackendPeriph}, c.gpio) {
-			return 0, 0, usagef("run: --gpio %q is not one of auto, sim, periph", c.gpio)
+func (c *Flags) apply(cfg *config.Config) (tick, delay time.Duration, err error) {
+	if c.GPIO != "" {
+		if !slices.Contains([]string{config.BackendAuto, config.BackendSim, config.BackendPeriph}, c.GPIO) {
+			return 0, 0, usagef("run: --gpio %q is not one of auto, sim, periph", c.GPIO)
 		}
-		cfg.GPIO.Backend = c.gpio
+		cfg.GPIO.Backend = c.GPIO
 	}
-	if c.listen != "" {
-		cfg.Daemon.Listen = c.listen
+	if c.Listen != "" {
+		cfg.Daemon.Listen = c.Listen
 	}
 	tick = cfg.Daemon.Tick.Duration
-	if c.demo {
+	if c.Demo {
 		tick, delay = demoTick, demoDelay
 		cfg.Defaults.Provider = config.ProviderDemo
 	}
-	if c.tick != 0 {
-		if c.tick < 0 {
-			return 0, 0, usagef("run: --tick %s must be positive", c.tick)
+	if c.Tick != 0 {
+		if c.Tick < 0 {
+			return 0, 0, usagef("run: --tick %s must be positive", c.Tick)
 		}
-		tick = c.tick
+		tick = c.Tick
 	}
 	return tick, delay, nil
 }
@@ -126,7 +117,7 @@ const socketDrain = 2 * time.Second
 
 // daemon is one `questbox run`: what it wires together.
 type daemon struct {
-	e    *env
+	e    *Env
 	cfg  *config.Config
 	wire *wiring
 	// usage is what the providers' runs used since the start: every
@@ -141,7 +132,7 @@ type daemon struct {
 	// line's, which a reload lays over the file again, and delay the
 	// demo provider's.
 	fileKeys config.Keys
-	flags    *runCmd
+	flags    *Flags
 	delay    time.Duration
 	// loaded is the configuration in force once a reload applied one
 	// (nil: cfg, generation 1, inForce); cfg stays the one read at
@@ -228,7 +219,7 @@ func (d *daemon) run(ctx context.Context) error {
 	// grace period): requests still in flight get a moment to finish, and
 	// a client stalled in the middle of its request is cut off.
 	defer d.sock.Close(socketDrain)
-	updateFault("store", d.e.data)
+	updateFault("store", d.e.Data)
 	first := true
 	for {
 		req, err := d.session(gctx, first)
@@ -268,13 +259,13 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 		return nil, err
 	}
 	d.startMQTT(cfg)
-	pr, err := startPrinter(d.e.stdout, d.local)
+	pr, err := startPrinter(d.e.Stdout, d.e.FormatEvent, d.local)
 	if err != nil {
 		d.mu.Unlock()
 		return nil, err
 	}
 	if d.demo && first {
-		if err := seedDemo(d.e.stdout, d.eng, cfg); err != nil {
+		if err := seedDemo(d.e.Stdout, d.eng, cfg); err != nil {
 			d.log.Error("could not seed the demo quest", "err", err)
 		}
 	}
@@ -289,9 +280,9 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 		d.mu.Unlock()
 		dash.stop()
 	}()
-	updateFault("ready", d.e.data)
+	updateFault("ready", d.e.Data)
 	d.ready()
-	updateFault("after-ready", d.e.data)
+	updateFault("after-ready", d.e.Data)
 
 	// Serve returns when ctx ends (the device failed, SIGTERM) or a
 	// restore is asked.
@@ -344,14 +335,14 @@ func (d *daemon) warnings() {
 	for _, msg := range d.cfg.Warnings() {
 		log.Warn(msg)
 	}
-	if ws, err := strconv.ParseInt(d.e.getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && d.tick > time.Duration(ws)*time.Microsecond/2 {
+	if ws, err := strconv.ParseInt(d.e.Getenv("WATCHDOG_USEC"), 10, 64); err == nil && ws > 0 && d.tick > time.Duration(ws)*time.Microsecond/2 {
 		log.Warn("the watchdog is fed after each tick that works, but the tick is longer than half of WatchdogSec: systemd will restart the daemon; raise WatchdogSec or shorten daemon.tick",
 			"tick", d.tick, "watchdog", time.Duration(ws)*time.Microsecond)
 	}
 }
 
 func (d *daemon) openDevice() error {
-	dev, err := openDevice(d.cfg.GPIO, d.log)
+	dev, err := OpenDevice(d.cfg.GPIO, d.log)
 	if err != nil {
 		return err
 	}
@@ -371,7 +362,7 @@ func (d *daemon) deviceFailed(ctx context.Context, err error) error {
 		return nil
 	}
 	d.log.Error("the LEDs or the button failed; stopping", "err", err)
-	return &exitError{code: exitStore, err: err}
+	return &ExitError{Code: api.ExitStore, Err: err}
 }
 
 // serveSocket serves the API on the control socket: commands get "the
@@ -380,9 +371,9 @@ func (d *daemon) deviceFailed(ctx context.Context, err error) error {
 func (d *daemon) serveSocket(ctx context.Context) error {
 	ln, err := api.ListenSocket(d.cfg.SocketPath())
 	if err != nil {
-		return &exitError{code: exitStore, err: err}
+		return &ExitError{Code: api.ExitStore, Err: err}
 	}
-	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Internal: true})
+	srv := api.New(api.Options{Engines: d.engines, Config: d.cfg, Loaded: d.inForce, Box: d.box, Version: d.e.Version, Log: d.log, Internal: true})
 	d.sock = api.ServeSocket(context.WithoutCancel(ctx), ln, srv, api.SocketConfig{Policy: api.DefaultPeerPolicy(), Log: d.log})
 	return nil
 }
@@ -394,7 +385,7 @@ func (d *daemon) openStore(ctx context.Context) error {
 	defer d.mem.lift()()
 	var st *engine.Store
 	err := d.e.stepTimer(d.log.Info).run("opening the store (its check, a compaction or a migration)", d.e.storeSize(), func() (err error) {
-		st, err = engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})
+		st, err = engine.OpenStore(d.e.Data, engine.StoreOptions{Check: true, Compact: true})
 		return err
 	})
 	if err != nil && holdable(err) {
@@ -439,14 +430,14 @@ func (d *daemon) startEngine(cfg *config.Config) error {
 // daemon: it stays open from the engine's start to its stop, while the
 // doors (the socket, the dashboard) open only once the daemon is ready.
 func (d *daemon) localAPI() api.Options {
-	return api.Options{Engines: api.Only(d.eng), Config: d.cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Internal: true}
+	return api.Options{Engines: api.Only(d.eng), Config: d.cfg, Loaded: d.inForce, Box: d.box, Version: d.e.Version, Log: d.log, Internal: true}
 }
 
 // ready opens the API to commands (they waited while the daemon started)
 // and tells systemd.
 func (d *daemon) ready() {
 	d.engines.set(d.eng, nil)
-	d.log.Info("questbox is running", "version", version, "data", d.e.data, "socket", d.cfg.SocketPath(), "tick", d.tick,
+	d.log.Info("questbox is running", "version", d.e.Version, "data", d.e.Data, "socket", d.cfg.SocketPath(), "tick", d.tick,
 		"providers", d.wire.providerNames(), "demo", d.demo, "gpio", d.dev.Backend())
 	d.healthySince = time.Now()
 	d.notify("READY=1")
@@ -507,7 +498,7 @@ func (d *daemon) tickDone(rep engine.TickReport, err error) {
 }
 
 func (d *daemon) notify(state string) {
-	if err := sdNotify(d.e.getenv, state); err != nil {
+	if err := sdNotify(d.e.Getenv, state); err != nil {
 		d.log.Warn("systemd notify failed", "state", state, "err", err)
 	}
 }
@@ -515,28 +506,28 @@ func (d *daemon) notify(state string) {
 // check is `run --check-config`: the file has been loaded and validated;
 // this also checks that each provider can run (executables on PATH, API
 // key variables set).
-func (c *runCmd) check(e *env, w *wiring) error {
-	src := source(e.cfg)
+func (c *Flags) check(e *Env, w *wiring) error {
+	src := source(e.Cfg)
 	for _, name := range slices.Sorted(maps.Keys(w.warnings)) {
-		fmt.Fprintf(e.stderr, "warning: %s: providers.%s: %v\n", src, name, e.redact.Error(w.warnings[name]))
+		fmt.Fprintf(e.Stderr, "warning: %s: providers.%s: %v\n", src, name, e.Redact.Error(w.warnings[name]))
 	}
-	for _, msg := range e.cfg.Warnings() {
-		fmt.Fprintf(e.stderr, "warning: %s: %s\n", src, msg)
+	for _, msg := range e.Cfg.Warnings() {
+		fmt.Fprintf(e.Stderr, "warning: %s: %s\n", src, msg)
 	}
-	if errs := configProblems(e.cfg, w, true); len(errs) > 0 {
-		return &exitError{code: exitUsage, err: errors.Join(errs...)}
+	if errs := configProblems(e.Cfg, w, e.Version, true); len(errs) > 0 {
+		return &ExitError{Code: api.ExitUsage, Err: errors.Join(errs...)}
 	}
 	judged := "no L2 judge"
-	if j := e.cfg.Judge; j != nil {
+	if j := e.Cfg.Judge; j != nil {
 		judged = fmt.Sprintf("judge %s/%s then %s/%s", j.Light.Provider, j.Light.Model, j.Heavy.Provider, j.Heavy.Model)
 	}
 	probe := "no network probe (always online)"
-	if e.cfg.Network.Probe != "" {
-		probe = "network probe " + e.cfg.Network.Probe
+	if e.Cfg.Network.Probe != "" {
+		probe = "network probe " + e.Cfg.Network.Probe
 	}
-	fmt.Fprintf(e.stdout, "config ok: %s\ndata %s, socket %s, tick %s, providers %s\ngate profiles %s (new quests: %s), %s, %s\n",
-		src, e.data, e.cfg.SocketPath(), e.cfg.Daemon.Tick, w.providerNames(),
-		strings.Join(e.cfg.GateNames(), ", "), e.cfg.Defaults.Gate, judged, probe)
+	fmt.Fprintf(e.Stdout, "config ok: %s\ndata %s, socket %s, tick %s, providers %s\ngate profiles %s (new quests: %s), %s, %s\n",
+		src, e.Data, e.Cfg.SocketPath(), e.Cfg.Daemon.Tick, w.providerNames(),
+		strings.Join(e.Cfg.GateNames(), ", "), e.Cfg.Defaults.Gate, judged, probe)
 	return nil
 }
 
@@ -584,8 +575,9 @@ func seedDemo(w io.Writer, eng *engine.Engine, cfg *config.Config) error {
 // printer prints events as they are committed. It reads them through the
 // API's event watch, so it never slows the engine down.
 type printer struct {
-	w    io.Writer
-	api  *api.Server
+	w      io.Writer
+	format func(api.Event) string // one event's line, without its newline
+	api    *api.Server
 	next uint64 // last seq printed
 	// buf is a page's lines, reused from page to page: a busy tick
 	// prints thousands of events, 64 a page.
@@ -597,14 +589,14 @@ type printer struct {
 
 // startPrinter prints the events that local's engine commits from now on;
 // stop ends it after printing what the shutdown committed.
-func startPrinter(w io.Writer, local *api.Server) (*printer, error) {
+func startPrinter(w io.Writer, format func(api.Event) string, local *api.Server) (*printer, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	wa, err := local.Watch(ctx, api.FromNewest)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
-	p := &printer{w: w, api: local, next: wa.Last(), cancel: cancel}
+	p := &printer{w: w, format: format, api: local, next: wa.Last(), cancel: cancel}
 	p.wg.Go(func() { p.loop(ctx, wa) })
 	return p, nil
 }
@@ -638,7 +630,7 @@ func (p *printer) loop(ctx context.Context, wa *api.Watch) {
 func (p *printer) print(evs []api.Event) {
 	b := p.buf[:0]
 	for _, ev := range evs {
-		b = append(b, formatEvent(ev)...)
+		b = append(b, p.format(ev)...)
 		b = append(b, '\n')
 		p.next = ev.Seq
 	}

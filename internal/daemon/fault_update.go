@@ -1,9 +1,9 @@
 //go:build updatefault
 
-package main
+package daemon
 
 // A deliberately broken release, for the update tests only: built with
-// -tags updatefault -ldflags "-X main.fault=STAGE", questbox fails at
+// -tags updatefault -ldflags "-X github.com/questbox/questbox/internal/daemon.fault=STAGE", questbox fails at
 // STAGE of its start-up. Release builds never have the tag.
 
 import (

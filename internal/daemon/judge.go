@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // The L2 judge: the [judge] section's light and heavy tiers, each a
 // configured provider adapted to judge.Model, with the store's judge cache.

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -41,7 +41,7 @@ func (d *daemon) Restore(ctx context.Context, backup io.Reader, name string) (en
 	// a tick.
 	defer d.mem.lift()()
 	if d.holding.Load() {
-		rep, err := engine.Restore(d.e.data, backup, name, time.Now())
+		rep, err := engine.Restore(d.e.Data, backup, name, time.Now())
 		if err == nil {
 			d.log.Info("restored a backup over the refused store; opening it", "backup", name, "kept", rep.Kept)
 		}
@@ -50,7 +50,7 @@ func (d *daemon) Restore(ctx context.Context, backup io.Reader, name string) (en
 	if _, err := d.engines.Engine(ctx, true); err != nil {
 		return engine.RestoreReport{}, err
 	}
-	staged, err := engine.StageRestore(d.e.data, backup, name)
+	staged, err := engine.StageRestore(d.e.Data, backup, name)
 	if err != nil {
 		return engine.RestoreReport{}, err
 	}

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // The confinement of agents: which paths no agent may reach, and the
 // launcher that starts every command agent, command judge and program
@@ -91,11 +91,11 @@ func logConfinement(ctx context.Context, log *slog.Logger, l *confine.Launcher, 
 	log.Info("agents run confined", "report", r.String())
 }
 
-// confinementLine is what `questbox selftest` says of the confinement
+// ConfinementLine is what `questbox selftest` says of the confinement
 // agents get here: "confinement: applied: …; NOT applied: …". Its probe
 // has a runs' directory of its own, removed after it, so that it never
 // touches a running daemon's.
-func confinementLine(ctx context.Context, cfg *config.Config) string {
+func ConfinementLine(ctx context.Context, cfg *config.Config) string {
 	runs, err := os.MkdirTemp("", "questbox-selftest-")
 	if err == nil {
 		var l *confine.Launcher

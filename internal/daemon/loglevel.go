@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"log/slog"
@@ -13,16 +13,16 @@ import (
 // lines on stdout are what a person reads there, and each run's start
 // and end would be said twice), else info (systemd's journal keeps the
 // structured records; a file or pipe is read by a program).
-func (c *runCmd) level(e *env) (slog.Level, error) {
+func (c *Flags) level(e *Env) (slog.Level, error) {
 	var l slog.Level
 	switch {
-	case c.logLevel != "":
-		if err := l.UnmarshalText([]byte(c.logLevel)); err != nil {
-			return 0, usagef("run: --log-level %q is not one of debug, info, warn, error", c.logLevel)
+	case c.LogLevel != "":
+		if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+			return 0, usagef("run: --log-level %q is not one of debug, info, warn, error", c.LogLevel)
 		}
-	case e.getenv != nil && journald.Available(e.getenv):
+	case e.Getenv != nil && journald.Available(e.Getenv):
 		l = slog.LevelInfo
-	case isTerminal(e.stderr):
+	case isTerminal(e.Stderr):
 		l = slog.LevelWarn
 	default:
 		l = slog.LevelInfo

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // SIGHUP (`systemctl reload questbox`): the daemon reads its config file
 // again and applies what it can without dropping a run (docs/reload.md):
@@ -73,7 +73,7 @@ func (d *daemon) current() *config.Config { return d.inForce().Config }
 // file). It returns the changed keys that need a restart, and the reason
 // the file was refused.
 func (d *daemon) reload() ([]string, error) {
-	cfg, err := d.e.loadConfig()
+	cfg, err := d.e.LoadConfig()
 	if err != nil {
 		return nil, d.refuse(err)
 	}
@@ -88,8 +88,8 @@ func (d *daemon) reload() ([]string, error) {
 			return nil, d.refuse(err)
 		}
 	}
-	w := newWiring(cfg, d.e.getenv, d.delay, d.usage)
-	if problems := configProblems(cfg, w, false); len(problems) > 0 {
+	w := newWiring(cfg, d.e.Getenv, d.delay, d.usage)
+	if problems := configProblems(cfg, w, d.e.Version, false); len(problems) > 0 {
 		return nil, d.refuse(errors.Join(problems...))
 	}
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
@@ -142,7 +142,7 @@ func (d *daemon) reload() ([]string, error) {
 func (d *daemon) refuse(err error) error {
 	problems := flatten(err)
 	for _, p := range problems {
-		d.log.Error("reload: " + d.e.redact.Error(p).Error())
+		d.log.Error("reload: " + d.e.Redact.Error(p).Error())
 	}
 	gen := d.inForce().Generation
 	d.log.Error("reload: the config file was refused; still running on the config in force, and a restart would fail until it is fixed",
@@ -225,7 +225,7 @@ func effective(prev, next *config.Config) *config.Config {
 // that cannot be read. Unless missing is set, a provider whose executable
 // is not installed yet is not one: start-up accepts it too, and the
 // provider looks for it again at each run.
-func configProblems(cfg *config.Config, w *wiring, missing bool) []error {
+func configProblems(cfg *config.Config, w *wiring, version string, missing bool) []error {
 	src := source(cfg)
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
@@ -241,7 +241,7 @@ func configProblems(cfg *config.Config, w *wiring, missing bool) []error {
 		errs = append(errs, err)
 	}
 	if cfg.MQTT.Enabled() {
-		if _, err := mqttOptions(cfg, os.Hostname); err != nil { // the password and TLS files
+		if _, err := mqttOptions(cfg, version, os.Hostname); err != nil { // the password and TLS files
 			errs = append(errs, fmt.Errorf("%s: %v", src, err))
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -31,12 +31,12 @@ func (d *daemon) startMQTT(cfg *config.Config) {
 		}
 		return
 	}
-	opt, err := mqttOptions(cfg, os.Hostname)
+	opt, err := mqttOptions(cfg, d.e.Version, os.Hostname)
 	if err == nil {
 		opt.OnState, opt.Log = d.setBroker, d.log
 		var c *mqtt.Client
 		ao := d.localAPI()
-		if _, kerr := os.Stat(d.e.releaseKeyPath()); kerr == nil {
+		if _, kerr := os.Stat(d.e.ReleaseKeyPath()); kerr == nil {
 			// Signed updates are configured: Home Assistant gets the
 			// firmware's update entity.
 			ao.Update = daemonUpdater{d}
@@ -59,9 +59,10 @@ func (d *daemon) startMQTT(cfg *config.Config) {
 	d.setBroker(box.Broker{Configured: true, Error: err.Error(), Fault: true})
 }
 
-// mqttOptions turns the [mqtt] section into the client's options: it
-// reads the password file and the TLS files. Errors name the key.
-func mqttOptions(cfg *config.Config, hostname func() (string, error)) (mqtt.Options, error) {
+// mqttOptions turns the [mqtt] section into the client's options for
+// questbox version: it reads the password file and the TLS files. Errors
+// name the key.
+func mqttOptions(cfg *config.Config, version string, hostname func() (string, error)) (mqtt.Options, error) {
 	m := cfg.MQTT
 	opt := mqtt.Options{Broker: m.Broker, ClientID: cfg.MQTTClientID(), Username: m.Username, Password: m.Password,
 		Base: cfg.MQTTBase(), DeviceID: cfg.Daemon.DeviceID, Version: version,

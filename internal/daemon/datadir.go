@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -18,11 +18,11 @@ import (
 // one there would quietly take the writes and hand out ids that clash
 // with the real one's. A store that exists, or a directory somebody
 // chose, is used as it is.
-func (e *env) mayCreateStore() error {
-	if e.dataFrom != "" {
+func (e *Env) mayCreateStore() error {
+	if e.DataFrom != "" {
 		return nil
 	}
-	db := filepath.Join(e.data, engine.StoreFile)
+	db := filepath.Join(e.Data, engine.StoreFile)
 	if _, err := os.Stat(db); !errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -30,5 +30,5 @@ func (e *env) mayCreateStore() error {
 		"no questbox daemon answers on %s and there is no store in %s: this command would create a new, empty one (%s). "+
 			"Choose the store with --data DIR or QUESTBOX_DATA=DIR (next to `make run`: --data ./data), or daemon.data in a config file; "+
 			"--data %s creates it there on purpose",
-		e.cfg.SocketPath(), e.data, db, e.data)}
+		e.Cfg.SocketPath(), e.Data, db, e.Data)}
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 // The start-up's timeout. The unit's TimeoutStartSec is short
 // (startTimeout), so that a daemon that hangs before READY — a release
@@ -46,17 +46,17 @@ type stepTimer struct {
 
 // stepTimer is the start-up's stepTimer: it notifies systemd when
 // NOTIFY_SOCKET is set.
-func (e *env) stepTimer(log func(msg string, args ...any)) stepTimer {
+func (e *Env) stepTimer(log func(msg string, args ...any)) stepTimer {
 	s := stepTimer{log: log, every: extendEvery, by: extendBy, rest: startTimeout, perMiB: extendPerMiB}
-	if e.getenv("NOTIFY_SOCKET") != "" {
-		s.notify = func(state string) error { return sdNotify(e.getenv, state) }
+	if e.Getenv("NOTIFY_SOCKET") != "" {
+		s.notify = func(state string) error { return sdNotify(e.Getenv, state) }
 	}
 	return s
 }
 
 // storeSize is the store file's size, 0 when there is none yet.
-func (e *env) storeSize() int64 {
-	fi, err := os.Stat(filepath.Join(e.data, engine.StoreFile))
+func (e *Env) storeSize() int64 {
+	fi, err := os.Stat(filepath.Join(e.Data, engine.StoreFile))
 	if err != nil {
 		return 0
 	}

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func (d *daemon) serveDashboard(cfg *config.Config) {
 		},
 	})
 	srv, err := dashboard.New(dashboard.Options{
-		API:    api.Options{Engines: d.engines, Config: cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Update: daemonUpdater{d}},
+		API:    api.Options{Engines: d.engines, Config: cfg, Loaded: d.inForce, Box: d.box, Version: d.e.Version, Log: d.log, Update: daemonUpdater{d}},
 		Events: d.local, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
 	if err != nil {
 		d.log.Error("dashboard not started", "err", err)
@@ -101,7 +101,7 @@ func (d *daemon) serveDashboard(cfg *config.Config) {
 	if cfg.Dashboard.Read == config.ReadPublic {
 		read = "reading is public; changes need the dashboard password"
 	}
-	fmt.Fprintf(d.e.stdout, "dashboard: %s (%s; metrics on %smetrics)\n", url, read, url)
+	fmt.Fprintf(d.e.Stdout, "dashboard: %s (%s; metrics on %smetrics)\n", url, read, url)
 	d.log.Info("dashboard listening", "url", url, "read", cfg.Dashboard.Read, "consent", cfg.Dashboard.Consent)
 }
 

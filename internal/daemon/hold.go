@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -40,8 +40,8 @@ func (d *daemon) hold(ctx context.Context, err error) (*engine.Store, error) {
 	show(err)
 	d.log.Error("questbox cannot use its store; the red LED blinks fast and questbox waits, opening it by itself once it is repaired", "err", err)
 	d.notify("READY=1\nSTATUS=waiting for the store to be repaired (questbox salvage)")
-	watchdog := d.e.getenv("WATCHDOG_USEC") != ""
-	path := filepath.Join(d.e.data, engine.StoreFile)
+	watchdog := d.e.Getenv("WATCHDOG_USEC") != ""
+	path := filepath.Join(d.e.Data, engine.StoreFile)
 	seen, _ := os.Stat(path)
 	t := time.NewTicker(storeRecheck)
 	defer t.Stop()
@@ -58,10 +58,10 @@ func (d *daemon) hold(ctx context.Context, err error) (*engine.Store, error) {
 		if sameFile(seen, fi) {
 			continue
 		}
-		st, oerr := engine.OpenStore(d.e.data, engine.StoreOptions{Check: true, Compact: true})
+		st, oerr := engine.OpenStore(d.e.Data, engine.StoreOptions{Check: true, Compact: true})
 		if oerr == nil {
 			d.notify("STATUS=store opened; starting")
-			d.log.Info("the store opens again; starting", "data", d.e.data)
+			d.log.Info("the store opens again; starting", "data", d.e.Data)
 			return st, nil
 		}
 		if errors.Is(oerr, engine.ErrInUse) {
