@@ -19,7 +19,7 @@ type door struct {
 	e *env
 
 	client *api.Client
-	stop   func()      // stops the in-process server
+	stop   func()        // stops the in-process server
 	local  *daemon.Local // nil with a daemon
 }
 

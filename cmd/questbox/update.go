@@ -21,7 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-		"github.com/questbox/questbox/internal/daemon"
+	"github.com/questbox/questbox/internal/daemon"
 	"github.com/questbox/questbox/internal/release"
 )
 
@@ -152,4 +152,3 @@ func daemonPID(sock string) (int, error) {
 	}
 	return int(cred.Pid), nil
 }
-

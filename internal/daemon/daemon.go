@@ -578,7 +578,7 @@ type printer struct {
 	w      io.Writer
 	format func(api.Event) string // one event's line, without its newline
 	api    *api.Server
-	next uint64 // last seq printed
+	next   uint64 // last seq printed
 	// buf is a page's lines, reused from page to page: a busy tick
 	// prints thousands of events, 64 a page.
 	buf []byte

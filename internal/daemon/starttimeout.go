@@ -1,7 +1,7 @@
 package daemon
 
 // The start-up's timeout. The unit's TimeoutStartSec is short
-// (startTimeout), so that a daemon that hangs before READY — a release
+// (StartTimeout), so that a daemon that hangs before READY — a release
 // on trial above all — is killed, and rolled back, within minutes rather
 // than after two long timeouts. Start-up work that is legitimately long on
 // a big store and a slow SD card (the store snapshot before a trial, its
@@ -20,16 +20,16 @@ import (
 )
 
 const (
-	// startTimeout is the unit's TimeoutStartSec (TestUnitStartTimeout
+	// StartTimeout is the unit's TimeoutStartSec (TestUnitStartTimeout
 	// pins the two equal): a start that sends neither READY=1 nor
 	// EXTEND_TIMEOUT_USEC within it is killed by systemd.
-	startTimeout = 90 * time.Second
+	StartTimeout = 90 * time.Second
 	// extendEvery is how often a long start-up step asks systemd for
 	// extendBy more.
 	extendEvery = 10 * time.Second
 	extendBy    = 3 * extendEvery
 	// extendPerMiB is what a long step may take per MiB of store, beyond
-	// startTimeout: a check or a copy reads the whole file and a
+	// StartTimeout: a check or a copy reads the whole file and a
 	// compaction writes it again, at 1 MiB/s on a poor card.
 	extendPerMiB = 2 * time.Second
 )
@@ -39,7 +39,7 @@ const (
 type stepTimer struct {
 	notify func(state string) error // nil: not started by systemd
 	log    func(msg string, args ...any)
-	// every, by, rest and perMiB are extendEvery, extendBy, startTimeout
+	// every, by, rest and perMiB are extendEvery, extendBy, StartTimeout
 	// and extendPerMiB (tests shorten them).
 	every, by, rest, perMiB time.Duration
 }
@@ -47,7 +47,7 @@ type stepTimer struct {
 // stepTimer is the start-up's stepTimer: it notifies systemd when
 // NOTIFY_SOCKET is set.
 func (e *Env) stepTimer(log func(msg string, args ...any)) stepTimer {
-	s := stepTimer{log: log, every: extendEvery, by: extendBy, rest: startTimeout, perMiB: extendPerMiB}
+	s := stepTimer{log: log, every: extendEvery, by: extendBy, rest: StartTimeout, perMiB: extendPerMiB}
 	if e.Getenv("NOTIFY_SOCKET") != "" {
 		s.notify = func(state string) error { return sdNotify(e.Getenv, state) }
 	}

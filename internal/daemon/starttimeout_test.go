@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func TestLongStepExtendsTheStartTimeout(t *testing.T) {
 	ext := func(d time.Duration) string { return fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d", d.Microseconds()) }
 	newTimer := func(t *testing.T) (stepTimer, *net.UnixConn, <-chan string) {
 		notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
-		e := &env{getenv: func(k string) string {
+		e := &Env{Getenv: func(k string) string {
 			if k == "NOTIFY_SOCKET" {
 				return notify.LocalAddr().String()
 			}
@@ -103,7 +103,7 @@ func TestLongStepExtendsTheStartTimeout(t *testing.T) {
 	})
 
 	t.Run("not under systemd", func(t *testing.T) {
-		e := &env{getenv: func(string) string { return "" }}
+		e := &Env{Getenv: func(string) string { return "" }}
 		ran := false
 		if err := e.stepTimer(func(string, ...any) {}).run("the check", 0, func() error { ran = true; return nil }); err != nil || !ran {
 			t.Fatalf("run: %v, ran %v", err, ran)

@@ -1,7 +1,8 @@
-package main
+package daemon
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -47,7 +48,7 @@ func TestHungTickStopsTheWatchdog(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.Close()
-	d := &daemon{e: &env{getenv: getenv}, box: box.New(dev, box.Options{})}
+	d := &daemon{e: &Env{Getenv: getenv}, box: box.New(dev, box.Options{})}
 
 	const every = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
@@ -98,4 +99,34 @@ func drainUntilQuiet(t *testing.T, c interface {
 		}
 	}
 	t.Fatal("the notify socket never went quiet")
+}
+
+// TestWatchdogOnlyAfterAHealthyTick: systemd's watchdog is fed after a tick
+// that worked, never after a failed one, so a tick loop that keeps failing
+// (a store that cannot be written) is restarted by systemd.
+func TestWatchdogOnlyAfterAHealthyTick(t *testing.T) {
+	notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
+	getenv := func(k string) string {
+		if k == "NOTIFY_SOCKET" {
+			return notify.LocalAddr().String()
+		}
+		return ""
+	}
+	dev, err := device.Open(device.Config{Backend: device.BackendSim}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	d := &daemon{e: &Env{Getenv: getenv}, box: box.New(dev, box.Options{})}
+	d.tickDone(engine.TickReport{}, errors.New("store: input/output error"))
+	d.tickDone(engine.TickReport{}, nil)
+	if got := readNotify(t, notify); got != "WATCHDOG=1" {
+		t.Fatalf("systemd got %q, want WATCHDOG=1", got)
+	}
+	// Datagrams are queued by the time Write returns: anything else sent
+	// is already there.
+	notify.SetReadDeadline(time.Now())
+	if n, err := notify.Read(make([]byte, 64)); err == nil {
+		t.Errorf("the watchdog was fed twice (once after the failed tick): %d more bytes", n)
+	}
 }

@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func BenchmarkFacesBusyTick(b *testing.B) {
 	broker := mosquittotest.Start(b, mosquittotest.Options{})
 	cfg := config.Default()
 	cfg.Daemon.DeviceID, cfg.MQTT.Broker, cfg.MQTT.Discovery = "facebench", broker.URL(), false
-	opt, err := mqttOptions(cfg, func() (string, error) { return "bench", nil })
+	opt, err := mqttOptions(cfg, "dev", func() (string, error) { return "bench", nil })
 	if err != nil {
 		b.Fatal(err)
 	}

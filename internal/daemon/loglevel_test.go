@@ -1,4 +1,4 @@
-package main
+package daemon
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/questbox/questbox/ui/api"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,16 +56,16 @@ func TestRunLogLevel(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := &env{stderr: tc.stderr.(io.Writer), getenv: tc.getenv}
-			got, err := (&runCmd{logLevel: tc.flag}).level(e)
+			e := &Env{Stderr: tc.stderr.(io.Writer), Getenv: tc.getenv}
+			got, err := (&Flags{LogLevel: tc.flag}).level(e)
 			if err != nil || got != tc.want {
 				t.Fatalf("level = %v, %v; want %v", got, err, tc.want)
 			}
 		})
 	}
-	_, err := (&runCmd{logLevel: "loud"}).level(&env{stderr: &bytes.Buffer{}})
-	var u *exitError
-	if !errors.As(err, &u) || u.code != exitUsage {
+	_, err := (&Flags{LogLevel: "loud"}).level(&Env{Stderr: &bytes.Buffer{}})
+	var u *ExitError
+	if !errors.As(err, &u) || u.Code != api.ExitUsage {
 		t.Fatalf("--log-level loud: %v, want a usage error", err)
 	}
 }

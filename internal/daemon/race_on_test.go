@@ -1,6 +1,6 @@
 //go:build race
 
-package main
+package daemon
 
 // raceEnabled says the race detector is on: it allocates of its own and
 // drops sync.Pool items at random, so allocation counts are not checked.
