@@ -87,7 +87,7 @@ type env struct {
 	cfg  *config.Config // resolved: flag > env > file > default
 	data string         // resolved data directory (absolute)
 	// dataFrom says who chose data: "--data", "QUESTBOX_DATA", "the
-	// config file F"; "" for the built-in default (see mayCreateStore).
+	// config file F"; "" for the built-in default (see internal/daemon's mayCreateStore).
 	dataFrom string
 	log      *slog.Logger
 	// redact masks the configured secrets in whatever the verb prints,

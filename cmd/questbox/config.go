@@ -30,7 +30,8 @@ func (e *env) resolve() error {
 }
 
 // loadConfig loads the configuration as resolve describes, with
-// Daemon.Data resolved. The daemon calls it again on SIGHUP (reload.go).
+// Daemon.Data resolved. The daemon calls it again on SIGHUP
+// (internal/daemon's reload.go).
 func (e *env) loadConfig() (*config.Config, error) {
 	path, explicit := e.configFlag, true
 	if path == "" {

@@ -88,9 +88,10 @@ func verifyWithDropIn(t *testing.T, dropin string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// The unit's TimeoutStartSec is the daemon's daemon.StartTimeout: the time the
-// rest of a start-up gets again after a long step (stepTimer) is the
-// unit's own, so a hang after it is caught as soon as one before it.
+// The unit's TimeoutStartSec is daemon.StartTimeout: the time the rest
+// of a start-up gets again after a long step (internal/daemon's
+// stepTimer) is the unit's own, so a hang after it is caught as soon as
+// one before it.
 func TestUnitStartTimeout(t *testing.T) {
 	u := readUnit(t)
 	got, err := time.ParseDuration(u.timeoutStart)

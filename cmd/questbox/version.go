@@ -22,7 +22,7 @@ func (c *versionCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("version", args); err != nil {
 		return err
 	}
-	// What the data directory keeps (update.go): best effort, a box
+	// What the data directory keeps (internal/daemon's update.go): best effort, a box
 	// without one has only this binary.
 	var st update.State
 	if u, err := e.daemonEnv().UpdateDir(); err == nil {
