@@ -29,6 +29,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		"device":              {"device", "internal/clock"},
 		"device/...":          {"device", "engine", "gates", "internal/clock"},
 		"ui/...":              {"ui", "device", "engine", "gates", "internal/config", "internal/clock"},
+		// The daemon's assembly wires every layer; cmd/questbox calls it.
+		"internal/daemon/...": {"internal/daemon", "ui", "device", "engine", "gates", "internal/config", "internal/clock",
+			"internal/confine", "internal/journald", "internal/release", "internal/update"},
 	}
 	for pattern, may := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./../"+pattern).CombinedOutput()
@@ -82,6 +85,29 @@ func TestFacesSpeakOnlyTheAPI(t *testing.T) {
 	}
 	if faces < 3 {
 		t.Fatalf("go list found %d face packages, want at least ui/dashboard, ui/mqtt and ui/metrics:\n%s", faces, out)
+	}
+}
+
+// TestCommandLineImportsNoEngine pins that cmd/questbox parses, calls
+// ui/api's client or internal/daemon, and prints: what a verb needs of
+// the engine reaches it through ui/api's view types or internal/daemon.
+func TestCommandLineImportsNoEngine(t *testing.T) {
+	const mod = "github.com/questbox/questbox/"
+	for _, tags := range []string{"", "updatefault"} {
+		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{join .Imports \"\\n\"}}", "./../cmd/questbox").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -tags %q: %v\n%s", tags, err, out)
+		}
+		n := 0
+		for _, imp := range strings.Fields(string(out)) {
+			n++
+			if imp == mod+"engine" || strings.HasPrefix(imp, mod+"engine/") {
+				t.Errorf("cmd/questbox (tags %q) imports %s: the daemon's assembly belongs in internal/daemon", tags, imp)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("go list -tags %q found no imports of cmd/questbox:\n%s", tags, out)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/questbox/questbox/gates/ground/dnstest"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/questbox/questbox/gates/ground/dnstest"
 
 	"golang.org/x/sys/unix"
 

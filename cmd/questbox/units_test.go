@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/internal/daemon"
 )
 
 // The drop-ins of docs/agents.md that let the sandboxed daemon use a project
@@ -86,16 +88,17 @@ func verifyWithDropIn(t *testing.T, dropin string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// The unit's TimeoutStartSec is the daemon's startTimeout: the time the
-// rest of a start-up gets again after a long step (stepTimer) is the
-// unit's own, so a hang after it is caught as soon as one before it.
+// The unit's TimeoutStartSec is daemon.StartTimeout: the time the rest
+// of a start-up gets again after a long step (internal/daemon's
+// stepTimer) is the unit's own, so a hang after it is caught as soon as
+// one before it.
 func TestUnitStartTimeout(t *testing.T) {
 	u := readUnit(t)
 	got, err := time.ParseDuration(u.timeoutStart)
 	if err != nil {
 		t.Fatalf("questbox.service: TimeoutStartSec=%q: write it as a Go duration too (90s): %v", u.timeoutStart, err)
 	}
-	if got != startTimeout {
-		t.Errorf("questbox.service: TimeoutStartSec=%s, startTimeout is %s: they must be equal", got, startTimeout)
+	if got != daemon.StartTimeout {
+		t.Errorf("questbox.service: TimeoutStartSec=%s, daemon.StartTimeout is %s: they must be equal", got, daemon.StartTimeout)
 	}
 }

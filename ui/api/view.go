@@ -298,6 +298,10 @@ type LedgerSignature struct {
 	Detail string `json:"detail"`
 }
 
+// SignatureUnsigned is LedgerSignature.State when the ledger's head
+// carries no signature: `questbox verify` warns instead of saying ok.
+const SignatureUnsigned = string(engine.SealUnsigned)
+
 // Event is one state change (SPEC §2.7).
 type Event struct {
 	Seq       uint64    `json:"seq"`
