@@ -22,7 +22,7 @@ const (
 	BackendPeriph = "periph"
 )
 
-// Default BCM pins (SPEC §5.1, §5.2).
+// Default BCM pins (docs/design.md, "The LEDs", "The consent button").
 const (
 	DefaultGreenPin  = 17
 	DefaultAmberPin  = 27

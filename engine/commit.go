@@ -9,7 +9,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// Group commit (SPEC §3: one tick costs O(1) fsyncs end to end).
+// Group commit (docs/design.md, "The store and its durability": one tick
+// costs O(1) fsyncs end to end).
 //
 // Writes that arrive close together — run results, submits, consents,
 // device events, outbox acknowledgements — share one bbolt transaction and

@@ -1,6 +1,6 @@
 package engine
 
-// Councils (SPEC §2.8, kage v3/v3.1): an owner turn of a quest with a
+// Councils (docs/design.md, "Councils"): an owner turn of a quest with a
 // council is two phases. In its design phase the owner does not run an
 // agent: it moves pending -> council_pending and spawns its members (one
 // node per reviewer and judge, relation council_of, each with its own
@@ -923,9 +923,10 @@ func (e *Engine) checkCouncil(s *QuestSpec, add func(format string, args ...any)
 // maxCouncil bounds each kind of member of a council.
 const maxCouncil = 9
 
-// disciplineMember applies the judge discipline (SPEC §4.6) to a member's
-// answer with the prompt it was given: a judge's pass whose quotes are not
-// in the material counts as revise, the facts say why.
+// disciplineMember applies the judge discipline (docs/design.md, "Judge
+// discipline") to a member's answer with the prompt it was given: a judge's
+// pass whose quotes are not in the material counts as revise, the facts say
+// why.
 func disciplineMember(res *result, prompt string) {
 	m, facts := res.member.Discipline(councilEvidenceOf(prompt))
 	res.member = &m

@@ -11,7 +11,7 @@ import (
 	"github.com/questbox/questbox/gates"
 )
 
-// Event kinds (SPEC §2.7).
+// Event kinds (docs/design.md, "Events and the outbox").
 const (
 	KindNode    = "node"
 	KindVerdict = "verdict"
@@ -31,7 +31,7 @@ type Event struct {
 	Role  string    `json:"role,omitempty"`
 	// Team, Stage and Phase are the node's (kind node), when it has them:
 	// the Team a stage node belongs to, its stage, an owner's phase
-	// (SPEC §2.8).
+	// (docs/design.md, "Councils and Teams").
 	Team  string `json:"team,omitempty"`
 	Stage string `json:"stage,omitempty"`
 	Phase string `json:"phase,omitempty"`

@@ -476,9 +476,9 @@ func (s *soak) keepQuests() {
 		args := []string{"quest", "new", name, "--direction", "survive " + name + " through kill -9", "--json"}
 		switch s.quests % 6 {
 		case 2:
-			// A team whose owner turns are councils (SPEC §2.8): members
-			// run concurrently and are killed mid-vote like any run (the
-			// soak agent plays them too).
+			// A team whose owner turns are councils (docs/design.md,
+			// "Councils and Teams"): members run concurrently and are killed
+			// mid-vote like any run (the soak agent plays them too).
 			args = append(args, "--mode", "team", "--roles", "scout,poc,owner", "--council", "reviewer:1,judge:2")
 		case 5:
 			// Teams (v3.2): killed between and during their stages.

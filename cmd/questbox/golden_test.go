@@ -25,11 +25,12 @@ const goldenDir = "../../engine/testdata/golden"
 // them (each where that version printed it).
 var goldenNodeFields = []string{"id", "quest", "role", "hypothesis", "status", "terminal", "verdict", "evidence", "claim_hash", "tries", "depth"}
 
-// TestGoldenStores is the schema history (SPEC §7): every released store
-// schema's golden store opens with today's questbox — read-only, which
-// writes nothing — verifies, migrates at the first writing command,
-// verifies again, and reads back the quest, its locked nodes, its ledger
-// and its export cursor as the version that made it recorded them.
+// TestGoldenStores is the schema history (docs/design.md, "Service, image and
+// updates"): every released store schema's golden store opens with today's
+// questbox — read-only, which writes nothing — verifies, migrates at the
+// first writing command, verifies again, and reads back the quest, its locked
+// nodes, its ledger and its export cursor as the version that made it
+// recorded them.
 func TestGoldenStores(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "schema*"))
 	var schemas []int

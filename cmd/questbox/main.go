@@ -1,6 +1,7 @@
 // Command questbox is the questbox daemon (`questbox run`) and every CLI verb
-// of SPEC §8. All wiring — store, engine, providers, control socket, systemd —
-// lives in this package; see run for the entry point.
+// (docs/design.md, "The CLI"). All wiring — store, engine, providers,
+// control socket, systemd — lives in this package; see run for the entry
+// point.
 package main
 
 import (

@@ -1,5 +1,5 @@
 // Package agent provides the agent providers of questbox: each turns a prompt
-// into an answer (SPEC §2.6).
+// into an answer (docs/design.md, "Providers and the worker's answer").
 //
 //   - [Command] runs a configured argv with the prompt on stdin, a timeout, an
 //     output cap and an environment allow-list, in its own process group that
@@ -109,9 +109,9 @@ type Request struct {
 	// answer, as it comes: a Command's stderr, every byte of it. Its
 	// Write must not block for long and its errors are ignored.
 	Log io.Writer
-	// A Team stage (SPEC §2.8): its stage (plan, exec, accept; "" for any
-	// other node) and the Team's revision it works on (0 first). Depth
-	// is then the Team's own depth.
+	// A Team stage (docs/design.md, "Councils and Teams"): its stage (plan,
+	// exec, accept; "" for any other node) and the Team's revision it works
+	// on (0 first). Depth is then the Team's own depth.
 	Stage    string
 	Revision int
 	// Started, when not nil, is called once the agent is under way: a
