@@ -213,8 +213,7 @@ func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
 // finds the store as the previous one did. It runs with the timer
 // stopped. It prunes no event: as a daemon's tick, the measured tick
 // prunes what the cycle before it wrote past the retention window — its
-// own group, the results' records (one per group commit since the ninth
-// pass of issue 23, one per result before) and the reset's group (the
+// own group, the results' records (one per group commit, see sharedGroup) and the reset's group (the
 // seeded outbox starts at the window).
 func benchReset(b *testing.B, e *Engine) {
 	b.Helper()

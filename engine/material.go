@@ -214,8 +214,7 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 // materialMemo is a write transaction's memory of the owner's material
 // of the quests whose prompts it built (a field of txn), and of the nodes
 // above the nodes it built them for, so that the members of a council
-// dispatched in one tick read them once between them instead of once
-// each (issue 23). It lives and dies with its txn: a
+// dispatched in one tick read them once between them instead of once each (docs/design.md, "Memory on a small box"). It lives and dies with its txn: a
 // transaction that is rolled back, or a group commit's function that
 // runs again, starts with an empty one, and nothing of it reaches another
 // transaction. An entry is used only for the quest's revision it was read

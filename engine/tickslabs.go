@@ -11,8 +11,7 @@ package engine
 // the engine's free list (at most maxFreeSlabs), and a later tick carves
 // from it again.
 //
-// Who holds a tick's slabs after its commit (the audit of bench/RESULTS.md,
-// "the tick's garbage, sixth pass"): only its dispatches. A dispatch's
+// Who holds a tick's slabs after its commit (docs/design.md, "Memory on a small box"): only its dispatches. A dispatch's
 // quest, node head, run list and member prompt are read by its run until
 // runAgent returns; everything the tick hands to the engine's memories
 // (questCache, pendingView, sittingOwners) is a copy (cachedCopy, copyHead,

@@ -14,7 +14,7 @@ import (
 	"testing"
 )
 
-// gates is pure (docs/design.md, "Gates and levels", STYLE habit 3): no
+// gates is pure (docs/design.md, "Gates and levels"): no
 // questbox package, no network, no clock, no process or file access, no
 // randomness. Network facts arrive through ground, which is not this package.
 func forbiddenImport(path string) bool {

@@ -13,7 +13,7 @@ import (
 )
 
 // busy is the idle harness's busy variant (-busy): what a box whose agents
-// keep running writes per run, with the run logs on (issue 21). It starts
+// keep running writes per run, with the run logs on (docs/design.md, "Runs and their logs"). It starts
 // `questbox run` on -quests quests of a command provider whose agent
 // writes -stderr bytes to its stderr and answers a dead end; each tick
 // dispatches one run per quest, up to daemon.max_parallel at a time. It

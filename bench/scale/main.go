@@ -31,7 +31,7 @@
 // real process per run (sh reading its prompt and answering a line the
 // gate FAILs, so the node goes back to pending and the next tick
 // dispatches it again), as a user configures one. Every run then records
-// a judged result, through the group commit, and its log file (issue 23).
+// a judged result, through the group commit, and its log file, as on a busy box.
 // With it the table also gives what a cycle of ticks and results costs:
 // commits per tick (the store's own counter, questbox_store_commits_total
 // on /metrics; each commit is two fdatasyncs, plus an fsync when the file

@@ -30,7 +30,7 @@ func keptStores(t *testing.T, data string) []string {
 	return m
 }
 
-// TestBackupAndRestoreWhileBusy is issue 22's acceptance for backup: a
+// TestBackupAndRestoreWhileBusy is what backup promises (docs/design.md, "Service, image and updates"): a
 // daemon records results every second (a command agent answering at
 // once, a one-second tick); `backup` writes a copy that verifies; a
 // restore of it into the running daemon loses nothing that was committed

@@ -18,7 +18,7 @@ import (
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 
-// TestQuestFromThePhone is issue 21's dashboard acceptance on a real
+// TestQuestFromThePhone is the dashboard's quest creation (docs/design.md, "The dashboard and the API") on a real
 // daemon in headless Chromium: the Preset select offers the CLI's presets
 // and fills the fields as --preset does; wrong values in the new-quest
 // form (a malformed council, council providers, role providers,

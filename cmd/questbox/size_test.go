@@ -6,8 +6,7 @@ import (
 	"testing"
 )
 
-// TestBinaryLeavesOutHeavyPackages pins what issue 23 took out of the
-// binary (bench/RESULTS.md, "Binary size"): text/template, whose method
+// TestBinaryLeavesOutHeavyPackages pins what was taken out of the binary to keep it small (docs/design.md, "Light and nothing lost"): text/template, whose method
 // calls make the linker keep every exported method of every type (role
 // prompts use engine/prompttmpl), and debug/elf, debug/buildinfo and the
 // DWARF, Mach-O and PE readers they bring (the release check reads the

@@ -24,8 +24,7 @@ import (
 // again (the configuration's parsing, the store's checks and migrations,
 // the packages' init), and those pages stayed counted in the daemon's
 // resident memory, and in its peak, for its whole life: all ~11 MiB of
-// text and read-only data were resident after start-up (bench/RESULTS.md,
-// issue 23, seventh pass).
+// text and read-only data were resident after start-up.
 //
 // For a private file mapping that was never written, MADV_DONTNEED only
 // removes the page table entries: the pages stay in the kernel's page
@@ -41,8 +40,7 @@ import (
 // read, because a fault on a page the page cache holds maps its cached
 // neighbours too — up to 64 KiB around it (the kernel's fault-around),
 // the whole folio where the file system caches large folios — and
-// madvise(MADV_RANDOM) does not stop that (bench/RESULTS.md, issue 23,
-// eighth pass). Fault-around maps only what is cached, so the mappings
+// madvise(MADV_RANDOM) does not stop that. Fault-around maps only what is cached, so the mappings
 // are then advised MADV_RANDOM, which turns off the read-ahead of a
 // fault that must read the file, and the binary's cached pages in their
 // ranges are dropped (posix_fadvise(POSIX_FADV_DONTNEED): clean pages of
@@ -70,8 +68,7 @@ func releaseText() (int64, error) {
 	}
 	// Between a mapping's release and its pages' drop from the cache,
 	// the daemon's threads fault back what they run, with its cached
-	// neighbours, and the cache keeps a page that is mapped: a second
-	// pass drops those, when little is cached around them any more.
+	// neighbours, and the cache keeps a page that is mapped: a second round drops those, when little is cached around them any more.
 	for range 2 {
 		for _, m := range maps {
 			if err := m.release(bin); err != nil {
@@ -123,7 +120,7 @@ const textUnmapEvery = time.Second
 // the code again, and each fault then maps the cached pages around it,
 // up to 64 KiB (fault-around). The code resident at a busy cycle's peak
 // was every 64 KiB window the daemon ran since it was ready: 4.2 MiB of
-// its 5.8 MiB (bench/RESULTS.md, issue 23, tenth pass). Unmapped again
+// its 5.8 MiB. Unmapped again
 // each second while commits come, it is the windows the last second ran.
 // The pages stay cached: mapping them back is a minor fault, with no
 // read of the file, one a window. A quiet daemon commits nothing and

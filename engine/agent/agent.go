@@ -175,7 +175,7 @@ type capBuffer struct {
 // size of a pooled chunk (chunks). An answer's memory grows with the answer,
 // not with the cap: a busy tick has a thousand runs in flight, and a
 // 64 KiB buffer each (as the cap once preallocated), plus io.Copy's
-// 32 KiB, was most of its peak (bench/RESULTS.md, issue 23).
+// 32 KiB, was most of its peak.
 const readChunk = 4 << 10
 
 func newCapBuffer(max int64) *capBuffer { return &capBuffer{max: max} }
@@ -183,8 +183,7 @@ func newCapBuffer(max int64) *capBuffer { return &capBuffer{max: max} }
 // chunks are the buffers the reads from agents' pipes use for a while
 // (stderr's chunk, stdout's first chunk, what is past the cap): a busy
 // tick of a thousand runs allocated two chunks a run, 8 MB a tick, for
-// answers of a few hundred bytes (bench/RESULTS.md, issue 23, eleventh
-// pass). No chunk is kept past the read that took it.
+// answers of a few hundred bytes (docs/design.md, "Memory on a small box"). No chunk is kept past the read that took it.
 var chunks = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
 // ReadFrom reads r to its end into the buffer, and never past max; what

@@ -161,9 +161,7 @@ type Daemon struct {
 }
 
 // DefaultMemoryLimit is daemon.memory_limit's default: a busy tick of
-// 1,000 results on a 10,000-node store peaks under 40 MiB resident with
-// it (bench/RESULTS.md, "Issue 23: a memory limit for the daemon,
-// eleventh pass").
+// 1,000 results on a 10,000-node store peaks under 40 MiB resident with it.
 const DefaultMemoryLimit = MemoryLimit(24 * MiB)
 
 // MinMemoryLimit is the least daemon.memory_limit: below it the runtime's
