@@ -30,8 +30,10 @@ const (
 	DefaultButtonPin = 23
 )
 
-// Config selects a backend and describes the wiring. The zero value is the default wiring (docs/design.md, "The box"): auto backend, BCM 17/27/22 active-high LEDs, BCM 23 active-low
-// button with the internal pull-up, default timing.
+// Config selects a backend and describes the wiring. The zero value is the
+// default wiring (docs/design.md, "The box"): auto backend, BCM 17/27/22
+// active-high LEDs, BCM 23 active-low button with the internal pull-up,
+// default timing.
 type Config struct {
 	// Backend is "auto" (or ""), "sim" or "periph".
 	Backend string

@@ -237,14 +237,14 @@ func settleBenchOutbox(b *testing.B, e *Engine) {
 	}
 }
 
-// benchReset puts every deferred node of the active quests back to
-// pending and trims each active quest's nodes to their state at seeding
-// (no runs kept but the last, no attempts, no deferrals): the next tick
-// finds the store as the previous one did. It runs with the timer
-// stopped. It prunes no event: as a daemon's tick, the measured tick
-// prunes what the cycle before it wrote past the retention window — its
-// own group, the results' records (one per group commit, see sharedGroup) and the reset's group (the
-// seeded outbox starts at the window).
+// benchReset puts every deferred node of the active quests back to pending
+// and trims each active quest's nodes to their state at seeding (no runs kept
+// but the last, no attempts, no deferrals): the next tick finds the store as
+// the previous one did. It runs with the timer stopped. It prunes no event:
+// as a daemon's tick, the measured tick prunes what the cycle before it wrote
+// past the retention window — its own group, the results' records (one per
+// group commit, see sharedGroup) and the reset's group (the seeded outbox
+// starts at the window).
 func benchReset(b *testing.B, e *Engine) {
 	b.Helper()
 	err := e.update(func(t *txn) error {

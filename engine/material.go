@@ -253,18 +253,18 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 	d.Parts.Locked = m.lockedPart
 }
 
-// materialMemo is a write transaction's memory of the owner's material
-// of the quests whose prompts it built (a field of txn), and of the nodes
-// above the nodes it built them for, so that the members of a council
-// dispatched in one tick read them once between them instead of once each (docs/design.md, "Memory on a small box"). It lives and dies with its txn: a
-// transaction that is rolled back, or a group commit's function that
-// runs again, starts with an empty one, and nothing of it reaches another
-// transaction. An entry is used only for the quest's revision it was read
-// at (Quest.Rev) and with the same evidence cap, and it is forgotten as
-// soon as the transaction changes one of the quest's nodes (txn.touch),
-// which is the only way the proposals, the locked nodes and their
-// records change. The zero value is empty; a nil *materialMemo holds
-// nothing and keeps nothing.
+// materialMemo is a write transaction's memory of the owner's material of the
+// quests whose prompts it built (a field of txn), and of the nodes above the
+// nodes it built them for, so that the members of a council dispatched in one
+// tick read them once between them instead of once each (docs/design.md,
+// "Memory on a small box"). It lives and dies with its txn: a transaction
+// that is rolled back, or a group commit's function that runs again, starts
+// with an empty one, and nothing of it reaches another transaction. An entry
+// is used only for the quest's revision it was read at (Quest.Rev) and with
+// the same evidence cap, and it is forgotten as soon as the transaction
+// changes one of the quest's nodes (txn.touch), which is the only way the
+// proposals, the locked nodes and their records change. The zero value is
+// empty; a nil *materialMemo holds nothing and keeps nothing.
 type materialMemo struct {
 	byQuest map[string]*ownerMaterial
 	// chains are the nodes above a node (readAncestors), by quest and

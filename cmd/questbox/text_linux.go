@@ -35,23 +35,22 @@ import (
 // mapping is left alone, and so is every writable one (.data, .bss: the
 // program's variables).
 //
-// Dropping the page table entries alone gave back only the start-up's
-// pages: a busy cycle faulted ~10 MiB of the binary back in for ~5 MiB it
-// read, because a fault on a page the page cache holds maps its cached
-// neighbours too — up to 64 KiB around it (the kernel's fault-around),
-// the whole folio where the file system caches large folios — and
-// madvise(MADV_RANDOM) does not stop that. Fault-around maps only what is cached, so the mappings
-// are then advised MADV_RANDOM, which turns off the read-ahead of a
-// fault that must read the file, and the binary's cached pages in their
-// ranges are dropped (posix_fadvise(POSIX_FADV_DONTNEED): clean pages of
-// a file, read again from it when needed; pages another process maps
-// stay, and so does a large folio one of whose pages is mapped). From
-// then on a dropped page the daemon uses is read alone and mapped alone:
-// what the binary holds resident is what the daemon used since, at the
-// cost of one read of the file per page the first time it is used
-// again. That holds for the tables; for the code only before Linux 6.16,
-// whose faults in an executable mapping read ahead whatever the advice
-// (unmapTextWhileBusy).
+// Dropping the page table entries alone gave back only the start-up's pages:
+// a busy cycle faulted ~10 MiB of the binary back in for ~5 MiB it read,
+// because a fault on a page the page cache holds maps its cached neighbours
+// too — up to 64 KiB around it (the kernel's fault-around), the whole folio
+// where the file system caches large folios — and madvise(MADV_RANDOM) does
+// not stop that. Fault-around maps only what is cached, so the mappings are
+// then advised MADV_RANDOM, which turns off the read-ahead of a fault that
+// must read the file, and the binary's cached pages in their ranges are
+// dropped (posix_fadvise(POSIX_FADV_DONTNEED): clean pages of a file, read
+// again from it when needed; pages another process maps stay, and so does a
+// large folio one of whose pages is mapped). From then on a dropped page the
+// daemon uses is read alone and mapped alone: what the binary holds resident
+// is what the daemon used since, at the cost of one read of the file per page
+// the first time it is used again. That holds for the tables; for the code
+// only before Linux 6.16, whose faults in an executable mapping read ahead
+// whatever the advice (unmapTextWhileBusy).
 func releaseText() (int64, error) {
 	maps, err := selfTextMappings()
 	if err != nil {
@@ -66,9 +65,10 @@ func releaseText() (int64, error) {
 	for _, m := range maps {
 		released += m.rss
 	}
-	// Between a mapping's release and its pages' drop from the cache,
-	// the daemon's threads fault back what they run, with its cached
-	// neighbours, and the cache keeps a page that is mapped: a second round drops those, when little is cached around them any more.
+	// Between a mapping's release and its pages' drop from the cache, the
+	// daemon's threads fault back what they run, with its cached neighbours,
+	// and the cache keeps a page that is mapped: a second round drops those,
+	// when little is cached around them any more.
 	for range 2 {
 		for _, m := range maps {
 			if err := m.release(bin); err != nil {

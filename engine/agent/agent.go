@@ -181,9 +181,10 @@ const readChunk = 4 << 10
 func newCapBuffer(max int64) *capBuffer { return &capBuffer{max: max} }
 
 // chunks are the buffers the reads from agents' pipes use for a while
-// (stderr's chunk, stdout's first chunk, what is past the cap): a busy
-// tick of a thousand runs allocated two chunks a run, 8 MB a tick, for
-// answers of a few hundred bytes (docs/design.md, "Memory on a small box"). No chunk is kept past the read that took it.
+// (stderr's chunk, stdout's first chunk, what is past the cap): a busy tick
+// of a thousand runs allocated two chunks a run, 8 MB a tick, for answers of
+// a few hundred bytes (docs/design.md, "Memory on a small box"). No chunk is
+// kept past the read that took it.
 var chunks = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
 // ReadFrom reads r to its end into the buffer, and never past max; what
