@@ -58,10 +58,11 @@ import (
 // on a busy box (bench/RESULTS.md, "Follow-up dispatch"). groupMax bounds
 // the results held in memory meanwhile.
 //
-// The results of a busy tick arrive spread over the time their agents take (a
-// thousand processes started on two cores take a second or more); committing
-// each time the previous commit ends, as a group commit without a timer does,
-// made 10 to 50 commits of such a cycle; gathering a burst up to groupLatency
+// The results of a busy tick arrive spread over the time their agents
+// take (a thousand processes started on two cores take a second or
+// more); committing each time the previous commit ends, as a group
+// commit without a timer does, made 10 to 50 commits of such a cycle;
+// gathering a burst up to groupLatency
 // makes about one per groupLatency of the burst.
 //
 // Semantics of a batch, as bbolt's DB.Batch: the functions run one after
@@ -273,13 +274,14 @@ func (s *Store) gatherKnobs() gatherKnobs {
 }
 
 // batchAsync queues fn as batch does, but as data: it returns at once, and
-// then is called with what batch would have returned, by the goroutine that
-// commits the batch, once its commit is decided (it must not block nor write
-// to the store; what must wait goes to a goroutine of its own). So a thousand
-// results of a busy tick wait for their commit as a thousand small values in
-// the queue, not as a thousand goroutines with their stacks (docs/design.md,
-// "Memory on a small box"). When no leader is gathering, one is started for
-// the queue: it leads until the queue is empty, then ends.
+// then is called with what batch would have returned, by the goroutine
+// that commits the batch, once its commit is decided (it must not block
+// nor write to the store; what must wait goes to a goroutine of its own).
+// So a thousand results of a busy tick wait for their commit as a
+// thousand small values in the queue, not as a thousand goroutines with their
+// stacks (docs/design.md, "Memory on a small box"). When no
+// leader is gathering, one is started for the queue: it leads until the
+// queue is empty, then ends.
 func (s *Store) batchAsync(fn func(*bolt.Tx) error, tk *ticket, then func(error)) {
 	if s.ReadOnly() {
 		tk.settle()

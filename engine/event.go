@@ -120,17 +120,18 @@ func (t *txn) eventsBucket() *bolt.Bucket {
 	return t.events
 }
 
-// sharedGroup is the event group record the writes of one group commit share
-// (Store.commitGroup): each write's events are appended to it
-// (engineWrite.run), and it is written once, before the commit, keyed by its
-// first event's seq. A busy tick's thousand results, a few hundred to a
-// commit, so leave a few group records instead of one each: a put and a key
-// fewer per result, and the tick that prunes them a minute later deletes a
-// few records instead of a thousand. A group holds one time for all its
-// events, so the writes of one group commit take theirs from the first of
-// them (now): they run one after the other in one transaction, milliseconds
-// apart, and every one of them was queued before the first ran. It is used
-// inside a write transaction only, which bbolt runs one at a time; a
+// sharedGroup is the event group record the writes of one group commit
+// share (Store.commitGroup): each write's events are appended to it
+// (engineWrite.run), and it is written once, before the commit, keyed
+// by its first event's seq. A busy tick's thousand results, a few hundred
+// to a commit, so leave a few group records instead of one each: a put
+// and a key fewer per result, and the tick that prunes them a minute
+// later deletes a few records instead of a thousand. A group holds one time
+// for all its events, so
+// the writes of one group commit take theirs from the first of them
+// (now): they run one after the other in one transaction, milliseconds
+// apart, and every one of them was queued before the first ran. It is
+// used inside a write transaction only, which bbolt runs one at a time; a
 // transaction rolled back takes it with it, and the writes that run again
 // share a new one.
 //
@@ -354,9 +355,10 @@ func (h *hub) publish(seq uint64) {
 
 // subscriptionPage is how many events a subscription reads at a time. Each
 // subscriber (the LEDs, the dashboard, MQTT) holds its page until it has
-// handled it; a busy tick's pages of 256 verdicts with their facts were up to
-// 1.8 MB live at a commit's collection, and so twice that in heap goal. 64
-// reads a busy cycle's events in a few dozen more read transactions.
+// handled it; a busy tick's pages of 256 verdicts with their facts were up
+// to 1.8 MB live at a commit's collection, and so twice that in heap goal. 64
+// reads a busy cycle's
+// events in a few dozen more read transactions.
 const subscriptionPage = 64
 
 // Subscription delivers events in order, from a starting seq, reading them

@@ -185,11 +185,12 @@ type Store struct {
 // quiet they are not.
 const releaseAfter = 5 * time.Second
 
-// releaseBusy is how often the mapped pages are released while commits keep
-// coming: a busy cycle reads nearly the whole file over a few seconds, and
-// holding every page it read until the box goes quiet put 14-17 MiB of the
-// store in its peak resident memory. Once every releaseBusy the reads fault
-// back in only the pages they still use.
+// releaseBusy is how often the mapped pages are released while commits
+// keep coming: a busy cycle reads nearly the whole file over a few
+// seconds, and holding every page it read until the box goes quiet put
+// 14-17 MiB of the store in its peak resident memory. Once every releaseBusy
+// the reads fault back in
+// only the pages they still use.
 const releaseBusy = time.Second
 
 // OpenStore opens the store in dir, creating it only where no file exists:
@@ -336,13 +337,13 @@ func (s *Store) update(fn func(tx *bolt.Tx) error) error {
 
 // releaseMapped takes the store pages the transactions read out of the
 // daemon's resident memory (store.DB.ReleaseMapped; the page cache keeps
-// them) once the store has gone releaseAfter without a commit: a busy cycle
-// reads pages all over the store, and they stayed mapped while the box sat
-// idle, ~17 MiB of its resident memory after an outbox prune (docs/design.md,
-// "Memory on a small box"). Called after each commit, it pushes that release
-// back, and releases at once if the last release while busy is releaseBusy
-// old. The release's failure (a store closed meanwhile) costs resident memory
-// only, so it is nobody's error.
+// them) once the store has gone releaseAfter without a commit: a busy
+// cycle reads pages all over the store, and they stayed mapped while the
+// box sat idle, ~17 MiB of its resident memory after an outbox prune
+// (docs/design.md, "Memory on a small box"). Called after each commit, it
+// pushes that release back, and releases at once if the last release
+// while busy is releaseBusy old. The release's failure (a store closed
+// meanwhile) costs resident memory only, so it is nobody's error.
 func (s *Store) releaseMapped() {
 	gap := releaseAfter
 	if s.releaseGap != 0 {

@@ -399,15 +399,16 @@ func (w *engineWrite) run(tx *bolt.Tx) error {
 	return nil
 }
 
-// pruneLater runs, in the first write of a group commit's transaction that
-// changes something after a tick that started runs, the retention prune the
-// tick left (tickRound.run): the outbox's oldest records, which a tick on a
-// released store map faulted back in page by page (a quarter of its time),
-// are deleted with the commit of the runs' results instead, which comes
-// anyway: no commit is added. The outbox keeps its retention as before;
-// between the tick and that commit it also holds the tick's events. A prune
-// that fails fails the write's transaction: the write then runs alone,
-// without it (commitGroup), and the next tick that starts runs asks again.
+// pruneLater runs, in the first write of a group commit's transaction
+// that changes something after a tick that started runs, the retention
+// prune the tick left (tickRound.run): the outbox's oldest records, which
+// a tick on a released store map faulted back in page by page (a quarter of
+// its time), are deleted with
+// the commit of the runs' results instead, which comes anyway: no commit
+// is added. The outbox keeps its retention as before; between the tick
+// and that commit it also holds the tick's events. A prune that fails
+// fails the write's transaction: the write then runs alone, without it
+// (commitGroup), and the next tick that starts runs asks again.
 func (w *engineWrite) pruneLater(t *txn, shared *sharedGroup) error {
 	due := w.e.pruneDue.Load()
 	if shared == nil || shared.pruned || due == 0 {

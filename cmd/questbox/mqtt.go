@@ -14,11 +14,11 @@ import (
 	"github.com/questbox/questbox/ui/mqtt"
 )
 
-// startMQTT is the daemon's MQTT presence (docs/design.md, "MQTT"): with
-// [mqtt] configured, a client that publishes the engine's events and state
-// until stopMQTT (called by stop, after the runs finished and before the
-// store closes, so "offline" is the last word). Without it, MQTT's durable
-// cursor is removed so that it no longer holds events in the outbox. A broker
+// startMQTT is the daemon's MQTT presence (docs/design.md, "MQTT"): with [mqtt]
+// configured, a client that publishes the engine's events and state until
+// stopMQTT (called by stop, after the runs finished and before the store
+// closes, so "offline" is the last word). Without it, MQTT's durable cursor
+// is removed so that it no longer holds events in the outbox. A broker
 // that is down or refuses us never stops the daemon: the box shows it.
 //
 // It runs on cfg, the config in force; d.mu is held.

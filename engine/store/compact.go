@@ -33,11 +33,12 @@ const CompactTempPrefix = FileName + ".compact-"
 // ShouldCompact reports whether the open store is worth a rewrite, and how
 // many of its pages are free: when at least CompactMinFree pages and a
 // quarter of the file are free, or when this open upgraded a store of at
-// least CompactMinFree pages. An upgrade rewrites records all over the file
-// and leaves few free pages but many part-empty ones, which bbolt never
-// merges back while they are over a quarter full: the 8 -> 9 upgrade, in
-// parts, left a 100k-node store at 373 MiB that a copy packs into 290, and
-// the start that upgrades is already a long one, once.
+// least CompactMinFree pages. An upgrade rewrites records all over the
+// file and leaves few free pages but many part-empty ones, which bbolt
+// never merges back while they are over a quarter full: the 8 -> 9 upgrade,
+// in parts, left a 100k-node store at 373 MiB that a copy packs into 290, and
+// the start that
+// upgrades is already a long one, once.
 func (s *DB) ShouldCompact() (free, total int, ok bool) {
 	st := s.db.Stats()
 	free = st.FreePageN + st.PendingPageN

@@ -181,8 +181,8 @@ func (h *hub) send(evs []api.Event) {
 // A skip within the window ends it, and is returned: the events gathered
 // before it go out, then every page resyncs.
 //
-// With no page open there is no frame to save: the events go on at once (to
-// /metrics only, send), not gathered (their views appended a busy tick's
+// With no page open there is no frame to save: the events go on at once
+// (to /metrics only, send), not gathered (their views appended a busy tick's
 // worth, ~2 MB, for nothing).
 func (h *hub) gather(ctx context.Context, w *api.Watch, evs []api.Event, last time.Time) ([]api.Event, *api.EventBatch) {
 	wait := time.Until(last.Add(h.s.opt.Coalesce))

@@ -150,13 +150,15 @@ func (s *Server) routes() {
 	})
 
 	// The changes a dashboard may make (docs/design.md, "The dashboard and
-	// the API"): create a quest, seed it, stop and resume it, download its
-	// export (the export journal's begin and acknowledgement), abort a node,
-	// decide a consent (refused by the API unless dashboard.consent is on),
-	// press the simulated button (refused by the box on real pins) and upload
-	// a signed release (checked as `questbox update` checks it; the API
-	// answers unavailable unless the daemon gave it an Updater). Submitting
-	// answers, an export's abort and ticks stay with the CLI on the box.
+	// the API"): create a
+	// quest, seed it, stop and resume it, download its export (the
+	// export journal's begin and acknowledgement), abort a node, decide a
+	// consent (refused by the API unless dashboard.consent is on), press
+	// the simulated button (refused by the box on real pins) and upload a
+	// signed release (checked as `questbox update` checks it; the API
+	// answers unavailable unless the daemon gave it an Updater).
+	// Submitting answers, an export's abort and ticks stay with the CLI
+	// on the box.
 	ok := func(http.ResponseWriter, *http.Request) {}
 	for _, p := range []string{"POST /api/quests", "POST /api/quests/{id}/scan", "POST /api/quests/{id}/stop", "POST /api/quests/{id}/resume",
 		"POST /api/quests/{id}/export", "POST /api/quests/{id}/export/ack", "POST /api/nodes/{id}/abort",
