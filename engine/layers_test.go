@@ -56,7 +56,11 @@ func TestDependenciesPointInward(t *testing.T) {
 // (docs/design.md, "Layers and dependencies"): the dashboard, MQTT and
 // /metrics import no engine package; whatever they show or do goes through
 // ui/api (its typed calls and its event watch), which alone imports the
-// engine.
+// engine. Nor do they import any other package of the module but ui/api
+// (not even the box, the config or the clock: the API offers what they
+// need), so a rule they apply has one copy, the API's. Their tests may use
+// harnesses (engine fakes, a broker, a browser); only the faces' own code
+// is pinned.
 func TestFacesSpeakOnlyTheAPI(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}",
@@ -71,6 +75,10 @@ func TestFacesSpeakOnlyTheAPI(t *testing.T) {
 		for _, imp := range strings.Fields(imports) {
 			if imp == mod+"engine" || strings.HasPrefix(imp, mod+"engine/") {
 				t.Errorf("%s imports %s: a face speaks only ui/api", pkg, imp)
+				continue
+			}
+			if strings.HasPrefix(imp, mod) && imp != mod+"ui/api" {
+				t.Errorf("%s imports %s: a face imports no package of ours but ui/api", pkg, imp)
 			}
 		}
 	}

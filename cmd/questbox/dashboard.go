@@ -76,7 +76,7 @@ func (d *daemon) serveDashboard(cfg *config.Config) {
 	})
 	srv, err := dashboard.New(dashboard.Options{
 		API:    api.Options{Engines: d.engines, Config: cfg, Loaded: d.inForce, Box: d.box, Version: version, Log: d.log, Update: daemonUpdater{d}},
-		Events: d.local, Box: d.box, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
+		Events: d.local, Config: cfg.Dashboard, PasswordFile: pwfile, Metrics: m, Log: d.log})
 	if err != nil {
 		d.log.Error("dashboard not started", "err", err)
 		return

@@ -11,6 +11,7 @@ import (
 
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/mqtt"
 )
 
@@ -33,7 +34,8 @@ func (d *daemon) startMQTT(cfg *config.Config) {
 	}
 	opt, err := mqttOptions(cfg, os.Hostname)
 	if err == nil {
-		opt.OnState, opt.Log = d.setBroker, d.log
+		opt.OnState = func(b api.Broker) { d.setBroker(box.Broker(b)) }
+		opt.Log = d.log
 		var c *mqtt.Client
 		ao := d.localAPI()
 		if _, kerr := os.Stat(d.e.releaseKeyPath()); kerr == nil {

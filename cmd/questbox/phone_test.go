@@ -72,6 +72,8 @@ func TestQuestFromThePhone(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the new-quest form", `!document.getElementById('new-quest').hidden`)
 	// The presets are the CLI's (api.Presets, served by GET /api/presets).
 	browsertest.WaitFor(t, ctx, "the presets", `document.querySelectorAll('#nq-preset option').length > 1`)
+	// And the box's choices, which the preset's mode is one of.
+	browsertest.WaitFor(t, ctx, "the choices", `document.querySelectorAll('#nq-mode option').length > 1`)
 	if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#nq-preset option')].map(o => o.value)`); strings.Join(got, ",") != "none,council,teams" {
 		t.Errorf("presets: %q, want none, council, teams", got)
 	}

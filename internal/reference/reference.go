@@ -26,7 +26,7 @@ import (
 
 // Regenerate is the one command that rewrites every generated reference
 // page (docs/reference/*.md and questbox.1) from the code.
-const Regenerate = "go test ./config ./ui/api ./ui/mqtt ./cmd/questbox -run '^TestReference' -update"
+const Regenerate = "go test ./internal/config ./ui/api ./ui/mqtt ./cmd/questbox -run '^TestReference' -update"
 
 // Header is the top of a generated Markdown page: its title, a note that
 // it is generated and how to regenerate it, and what it covers.

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/questbox/questbox/engine"
@@ -21,6 +22,27 @@ type ConsentDecision struct {
 // rejects a consent (an authenticated dashboard session). It returns an
 // error wrapping consent.ErrNoConsent when the request may not consent.
 type ConsentSource func(r *http.Request) (consent.Source, error)
+
+// DashboardConsent is the dashboard door's ConsentSource: L3 consent from
+// the user that user(r) names (the request's authenticated session), only
+// when the owner enabled dashboard consent.
+func DashboardConsent(enabled bool, user func(*http.Request) string) ConsentSource {
+	return func(r *http.Request) (consent.Source, error) {
+		return consent.NewDashboard(enabled, user(r))
+	}
+}
+
+// MQTTConsent is the ConsentSource of MQTT's commands: L3 consent from
+// source "mqtt", only when the owner enabled it.
+func MQTTConsent(enabled bool) ConsentSource {
+	return func(*http.Request) (consent.Source, error) {
+		src, err := consent.NewMQTT(enabled)
+		if err != nil {
+			return nil, fmt.Errorf("%w (set mqtt.commands_consent = true to allow it)", err)
+		}
+		return src, nil
+	}
+}
 
 // consentApprove approves a waiting consent request, bound to its claim
 // hash (ConsentDecision); only where the owner turned dashboard consent

@@ -748,7 +748,17 @@ func (s *Server) device(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return ok(w, DeviceView(st))
+		// The queue as GET /api/consents lists it, from the box's engine at
+		// the box's time, so the list and the LEDs beside it agree; none
+		// before the store opened. The box answers at once, even while the
+		// daemon starts (the other routes wait for its engine).
+		var cs []Consent
+		if eng := s.opt.Box.Engine(); eng != nil {
+			if cs, err = consentViewsAt(eng, st.Now); err != nil {
+				return err
+			}
+		}
+		return ok(w, DeviceView(st, cs))
 	})
 }
 

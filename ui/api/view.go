@@ -327,6 +327,11 @@ type Event struct {
 	// as it waits when the event is read from the outbox (MQTT's consent
 	// event); absent once the human answered or it expired.
 	Consent *Consent `json:"consent,omitempty"`
+	// ConsentsChanged says that the consent queue (GET /api/consents) may
+	// have changed with this event: a consent event, or a node entering or
+	// leaving awaiting_consent. The faces read the queue again on it
+	// instead of each deciding from the event's kind and statuses.
+	ConsentsChanged bool `json:"consents_changed,omitempty"`
 }
 
 // Events is a page of the event outbox. Next is the seq to ask for next
@@ -561,6 +566,7 @@ func EventView(ev engine.Event) Event {
 		Team: ev.Team, Stage: ev.Stage, Phase: ev.Phase, From: ev.From,
 		To: ev.To, Outcome: ev.Outcome, Feedback: ev.Feedback, RootCause: ev.RootCause, ClaimHash: ev.ClaimHash,
 		Reason: ev.Reason, Detail: ev.Detail}
+	v.ConsentsChanged = changesConsents(v)
 	if len(ev.Facts) > 0 {
 		v.Facts = facts(ev.Facts)
 	}
@@ -573,6 +579,12 @@ func EventView(ev engine.Event) Event {
 		v.Device = &d
 	}
 	return v
+}
+
+// changesConsents is the one rule of Event.ConsentsChanged.
+func changesConsents(v Event) bool {
+	aw := string(NodeAwaitingConsent)
+	return v.Kind == KindConsent || v.Kind == KindNode && (v.From == aw || v.To == aw)
 }
 
 // EventViews is the view of evs (never nil).
@@ -676,8 +688,9 @@ type Press struct {
 	Outcome string `json:"outcome"`
 }
 
-// DeviceView is the view of the box's status.
-func DeviceView(st box.Status) Device {
+// DeviceView is the view of the box's status, with the consent queue
+// (consentViews at st.Now) beside it.
+func DeviceView(st box.Status, consents []Consent) Device {
 	led := func(l device.LEDView) LED { return LED{Pin: l.Pin, Pattern: l.Pattern, On: l.On} }
 	s := st.State
 	v := Device{Backend: st.Snapshot.Backend, Green: led(st.Snapshot.Green), Amber: led(st.Snapshot.Amber), Red: led(st.Snapshot.Red),
@@ -686,15 +699,12 @@ func DeviceView(st box.Status) Device {
 			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, TeamsBlocked: s.TeamsBlocked, Fault: s.Fault},
 		Network:  Network{Online: st.Online},
 		Broker:   Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
-		Consents: make([]Consent, len(st.Consents))}
+		Consents: nonNil(consents)}
 	if st.ACTPath != "" {
 		v.ACT = &ACT{Path: st.ACTPath, Pattern: st.ACT}
 	}
 	if st.Halted != nil {
 		v.Halted = st.Halted.Error()
-	}
-	for i, r := range st.Consents {
-		v.Consents[i] = ConsentView(r, st.Now)
 	}
 	return v
 }

@@ -243,7 +243,7 @@ func (h *hub) broadcast(frame []byte, seq uint64) {
 // the LEDs change with the events, but also with the network, the broker,
 // the end of the boot chase and faults, which are not all events.
 func (h *hub) pollDevice(ctx context.Context) {
-	if h.s.opt.Box == nil {
+	if h.s.opt.API.Box == nil {
 		return
 	}
 	t := time.NewTicker(h.s.opt.DevicePoll)
