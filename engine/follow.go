@@ -71,12 +71,11 @@ func (e *Engine) ReadEvents(since uint64, limit int) (Batch, error) {
 // from, or the newest event after a skip).
 func (s *Subscription) Last() uint64 { return s.next }
 
-// Await is Follow for a follower that needs to know only that events
-// came, not which (the LEDs read the state afresh on each): it blocks
-// until events after the last delivered one are committed, or ctx ends,
-// and then stands at the newest without reading them. Reading every
-// event of a busy tick only to drop it was ~3 MB a tick (bench/RESULTS.md,
-// issue 23, eleventh pass). An error is the store failing; calling Await
+// Await is Follow for a follower that needs to know only that events came,
+// not which (the LEDs read the state afresh on each): it blocks until events
+// after the last delivered one are committed, or ctx ends, and then stands at
+// the newest without reading them. Reading every event of a busy tick only to
+// drop it was ~3 MB a tick. An error is the store failing; calling Await
 // again retries.
 func (s *Subscription) Await(ctx context.Context) error {
 	for {

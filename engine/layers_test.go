@@ -6,23 +6,24 @@ import (
 	"testing"
 )
 
-// TestDependenciesPointInward pins SPEC §1: cmd wires everything; ui and
-// device consume the engine; engine uses gates; gates depends on nothing of
-// ours. Each package may reach (directly or not) only the listed packages
-// of this module, so nothing reaches a layer above its own: no device or
-// engine package reaches ui (ui/api included). The store (engine/store) is
-// below the domain and imports none of it. The device package itself
-// (LEDs, button) knows nothing of the engine; device/box joins the two.
-// clock, the one source of time, is a leaf that the engine and the device
-// use and gates never does. Within ui, the faces reach the engine only
-// through ui/api: TestFacesSpeakOnlyTheAPI.
+// TestDependenciesPointInward pins the layers (docs/design.md, "Layers and
+// dependencies"): cmd wires everything; ui and device consume the engine;
+// engine uses gates; gates depends on nothing of ours. Each package may reach
+// (directly or not) only the listed packages of this module, so nothing
+// reaches a layer above its own: no device or engine package reaches ui
+// (ui/api included). The store (engine/store) is below the domain and imports
+// none of it. The device package itself (LEDs, button) knows nothing of the
+// engine; device/box joins the two. clock, the one source of time, is a leaf
+// that the engine and the device use and gates never does. Within ui, the
+// faces reach the engine only through ui/api: TestFacesSpeakOnlyTheAPI.
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	allowed := map[string][]string{
 		"internal/clock/...": {"internal/clock"},
 		"engine/...":         {"engine", "gates", "internal/clock"},
-		// The storage knows the file format and nothing of the domain
-		// above it (SPEC §1): the engine imports it, never the reverse.
+		// The storage knows the file format and nothing of the domain above
+		// it (docs/design.md, "Layers and dependencies"): the engine imports
+		// it, never the reverse.
 		"engine/store/...":    {"engine/store", "engine/internal"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
@@ -54,14 +55,15 @@ func TestDependenciesPointInward(t *testing.T) {
 	}
 }
 
-// TestFacesSpeakOnlyTheAPI pins SPEC §1 and STYLE habit 16: the
-// dashboard, MQTT and /metrics import no engine package; whatever they
-// show or do goes through ui/api (its typed calls and its event watch),
-// which alone imports the engine. Nor do they import any other package of
-// the module but ui/api (not even the box, the config or the clock: the
-// API offers what they need), so a rule they apply has one copy, the
-// API's. Their tests may use harnesses (engine fakes, a broker, a
-// browser); only the faces' own code is pinned.
+// TestFacesSpeakOnlyTheAPI pins the rule that faces speak only the API
+// (docs/design.md, "Layers and dependencies"): the dashboard, MQTT and
+// /metrics import no engine package; whatever they show or do goes through
+// ui/api (its typed calls and its event watch), which alone imports the
+// engine. Nor do they import any other package of the module but ui/api
+// (not even the box, the config or the clock: the API offers what they
+// need), so a rule they apply has one copy, the API's. Their tests may use
+// harnesses (engine fakes, a broker, a browser); only the faces' own code
+// is pinned.
 func TestFacesSpeakOnlyTheAPI(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}",

@@ -11,7 +11,8 @@ import (
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
-// workerContract is the output contract of SPEC §2.6, as the agent reads it.
+// workerContract is the output contract of a worker (docs/design.md,
+// "Providers and the worker's answer"), as the agent reads it.
 const workerContract = "Finish your answer with exactly one fenced ```json block (the last one counts):\n" +
 	"```json\n" +
 	`{"verdict": "promising" | "dead" | "conclusion",` + "\n" +

@@ -10,7 +10,7 @@ import (
 )
 
 // The role prompt templates left Go's text/template for the smaller
-// language of engine/prompttmpl (SPEC "keep it small": text/template made
+// language of engine/prompttmpl (to keep the binary small: text/template made
 // the linker keep every exported method in the binary). These tests hold
 // the promise docs/configuration.md makes: a template the new language accepts
 // renders the very bytes text/template renders from it, over the same

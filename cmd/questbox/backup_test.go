@@ -26,13 +26,13 @@ func keptStores(t *testing.T, data string) []string {
 	return m
 }
 
-// TestBackupAndRestoreWhileBusy is issue 22's acceptance for backup: a
-// daemon records results every second (a command agent answering at
-// once, a one-second tick); `backup` writes a copy that verifies; a
-// restore of it into the running daemon loses nothing that was committed
-// when the backup began, and the daemon works on; a corrupt file and a
-// newer questbox's file are refused naming why, changing nothing; and a
-// restore without a daemon swaps the file under the store's lock.
+// TestBackupAndRestoreWhileBusy is what backup promises (docs/design.md,
+// "Service, image and updates"): a daemon records results every second (a
+// command agent answering at once, a one-second tick); `backup` writes a copy
+// that verifies; a restore of it into the running daemon loses nothing that
+// was committed when the backup began, and the daemon works on; a corrupt
+// file and a newer questbox's file are refused naming why, changing nothing;
+// and a restore without a daemon swaps the file under the store's lock.
 func TestBackupAndRestoreWhileBusy(t *testing.T) {
 	data := shortDir(t)
 	// Each answer differs (a fresh uuid), so loop control sees

@@ -18,7 +18,7 @@ import (
 	"github.com/questbox/questbox/ui/api"
 )
 
-// Exit codes (SPEC §8).
+// Exit codes (docs/design.md, "The CLI").
 const (
 	exitOK     = api.ExitOK
 	exitUsage  = api.ExitUsage  // usage or input error, bad config, a refused request
@@ -35,8 +35,8 @@ func usagef(format string, args ...any) error {
 	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error to the exit code of SPEC §8: an exitError says
-// it; everything else is answered by the API's error table.
+// exitCode maps an error to its exit code (docs/design.md, "The CLI"): an
+// exitError says it; everything else is answered by the API's error table.
 func exitCode(err error) int {
 	if ee, ok := errors.AsType[*exitError](err); ok {
 		return ee.Code

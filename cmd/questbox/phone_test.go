@@ -18,18 +18,18 @@ import (
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 
-// TestQuestFromThePhone is issue 21's dashboard acceptance on a real
-// daemon in headless Chromium: the Preset select offers the CLI's presets
-// and fills the fields as --preset does; wrong values in the new-quest
-// form (a malformed council, council providers, role providers,
-// max revisions without Teams, a missing project) get the message the CLI
-// prints for the same value; the form creates a council quest (preset
-// council, the demo playing its members); the quest's card seeds two
-// hypotheses; the page shows it run; a node opens its runs and a run its
-// log, live while the agent runs and to its end; the export downloads,
-// and the CLI's export then has nothing left (one journal); the owner's
-// turn is the council's, its members' nodes on the page; the teams preset
-// creates a Teams quest.
+// TestQuestFromThePhone is the dashboard's quest creation (docs/design.md,
+// "The dashboard and the API") on a real daemon in headless Chromium: the
+// Preset select offers the CLI's presets and fills the fields as --preset
+// does; wrong values in the new-quest form (a malformed council, council
+// providers, role providers, max revisions without Teams, a missing project)
+// get the message the CLI prints for the same value; the form creates a
+// council quest (preset council, the demo playing its members); the quest's
+// card seeds two hypotheses; the page shows it run; a node opens its runs and
+// a run its log, live while the agent runs and to its end; the export
+// downloads, and the CLI's export then has nothing left (one journal); the
+// owner's turn is the council's, its members' nodes on the page; the teams
+// preset creates a Teams quest.
 func TestQuestFromThePhone(t *testing.T) {
 	ctx := browsertest.New(t)
 	dir := shortDir(t)

@@ -40,7 +40,7 @@ const BootChase = 1500 * time.Millisecond
 const storeRetry = 5 * time.Second
 
 // ErrNotSimulated is returned by Press on a box whose button is real:
-// consent from hardware stays physical (SPEC §5.3).
+// consent from hardware stays physical (docs/design.md, "Device backends").
 var ErrNotSimulated = errors.New("the button is real on this box: consent from hardware stays physical")
 
 // ErrStopping is returned by Press when the box stops before the presses
@@ -372,8 +372,8 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 	return st, act.Consents, act.Expired
 }
 
-// pressed reports a press of the button as a device event (SPEC §5.2:
-// every press is an event).
+// pressed reports a press of the button as a device event (docs/design.md,
+// "The consent button": every press is an event).
 func (b *Box) pressed(p device.Press, outcome string) {
 	b.presses.record(p, outcome)
 	b.log.Info("button pressed", "press", p.String(), "outcome", outcome)

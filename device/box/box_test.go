@@ -192,7 +192,7 @@ func TestPressNeedsTheSimulator(t *testing.T) {
 
 // TestBlockedTeamLightsRed: a quest with a team_blocked Team lights the
 // red LED solid, as an exhausted quest does, and its running council
-// member blinks green (SPEC §5.1).
+// member blinks green (docs/design.md, "The LEDs").
 func TestBlockedTeamLightsRed(t *testing.T) {
 	b, eng := newBox(t)
 	b.started = time.Now().Add(-BootChase)

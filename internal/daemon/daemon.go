@@ -535,7 +535,7 @@ func (c *Flags) check(e *Env, w *wiring) error {
 // every role runs on the demo provider, whatever providers cfg gives
 // roles: the demo sends nothing anywhere.
 //
-// It is a v3.2 quest that shows, at the 5s tick
+// It is a v3.2 quest (docs/design.md, "The demo") that shows, at the 5s tick
 // (each step's follow-up work dispatched as its result commits):
 //   - Teams (planner, executer, accepter): the root Team is rejected once
 //     and revised (a rejects_to edge) after the first tick;

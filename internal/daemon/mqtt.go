@@ -15,7 +15,7 @@ import (
 	"github.com/questbox/questbox/ui/mqtt"
 )
 
-// startMQTT is the daemon's MQTT presence: with [mqtt]
+// startMQTT is the daemon's MQTT presence (docs/design.md, "MQTT"): with [mqtt]
 // configured, a client that publishes the engine's events and state until
 // stopMQTT (called by stop, after the runs finished and before the store
 // closes, so "offline" is the last word). Without it, MQTT's durable cursor

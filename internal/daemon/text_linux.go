@@ -67,10 +67,10 @@ func releaseText() (int64, error) {
 	for _, m := range maps {
 		released += m.rss
 	}
-	// Between a mapping's release and its pages' drop from the cache,
-	// the daemon's threads fault back what they run, with its cached
-	// neighbours, and the cache keeps a page that is mapped: a second
-	// pass drops those, when little is cached around them any more.
+	// Between a mapping's release and its pages' drop from the cache, the
+	// daemon's threads fault back what they run, with its cached neighbours,
+	// and the cache keeps a page that is mapped: a second round drops those,
+	// when little is cached around them any more.
 	for range 2 {
 		for _, m := range maps {
 			if err := m.release(bin); err != nil {

@@ -237,7 +237,8 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store,
 	if j != nil {
 		opt.Judge = j // a nil *judge.Judge in the interface would not be nil
 	}
-	// The runs' logs live next to the store, in files.
+	// The runs' logs live next to the store, in files (docs/design.md, "Runs
+	// and their logs").
 	dir := filepath.Join(st.Dir(), "logs")
 	switch {
 	case logs != nil:

@@ -58,9 +58,9 @@ func (s *Server) consentReject(w http.ResponseWriter, r *http.Request, eng *engi
 	return s.decide(w, r, eng, (*engine.Engine).Reject)
 }
 
-// decide applies a human's decision from this door. Without
-// Options.Consent (the control socket, the CLI) it is refused: consent is
-// physical unless the owner enabled dashboard consent (SPEC §4.3).
+// decide applies a human's decision from this door. Without Options.Consent
+// (the control socket, the CLI) it is refused: consent is physical unless the
+// owner enabled dashboard consent (docs/design.md, "Authority").
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, eng *engine.Engine, fn func(*engine.Engine, string, consent.Consent) error) error {
 	if s.opt.Consent == nil {
 		return errorf(CodeForbidden, "consent is given on the box's button; this door cannot give it")

@@ -36,9 +36,10 @@ type Quest struct {
 	Project     string         `json:"project,omitempty"` // where its command agents run
 	Created     time.Time      `json:"created"`
 	Updated     time.Time      `json:"updated"`
-	// Level is the quest's level (SPEC §2.8: "v3 council", "v3.1
-	// council", "v3.2 teams") for a quest with a council or Teams; a v1
-	// or v2 quest's view reads as it always did (its mode says which).
+	// Level is the quest's level (docs/design.md, "Councils and Teams": "v3
+	// council", "v3.1 council", "v3.2 teams") for a quest with a council or
+	// Teams; a v1 or v2 quest's view reads as it always did (its mode says
+	// which).
 	Level string `json:"level,omitempty"`
 	// RoleProviders and Egress: the provider of each role that has its
 	// own, and the vendors the quest may send its material to.
@@ -134,9 +135,10 @@ type Node struct {
 	Updated      time.Time `json:"updated"`
 	// Provider is the node's own provider (a council member's model).
 	Provider string `json:"provider,omitempty"`
-	// Councils and Teams (SPEC §2.8): an owner's phase (design, run) or
-	// the phase a gate closes; a Team node's kind; a stage node's Team
-	// and stage (plan, exec, accept); the rejections so far and the cap.
+	// Councils and Teams (docs/design.md, "Councils and Teams"): an owner's
+	// phase (design, run) or the phase a gate closes; a Team node's kind; a
+	// stage node's Team and stage (plan, exec, accept); the rejections so far
+	// and the cap.
 	Phase         string `json:"phase,omitempty"`
 	TeamKind      string `json:"team_kind,omitempty"`
 	Team          string `json:"team,omitempty"`
@@ -302,7 +304,7 @@ type LedgerSignature struct {
 // carries no signature: `questbox verify` warns instead of saying ok.
 const SignatureUnsigned = string(engine.SealUnsigned)
 
-// Event is one state change (SPEC §2.7).
+// Event is one state change (docs/design.md, "Events and the outbox").
 type Event struct {
 	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`

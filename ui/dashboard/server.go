@@ -151,7 +151,8 @@ func (s *Server) routes() {
 		api.WriteError(w, api.CodeNotFound, "no such page: "+r.URL.Path)
 	})
 
-	// The changes a dashboard may make (issues 11, 21 and 22): create a
+	// The changes a dashboard may make (docs/design.md, "The dashboard and
+	// the API"): create a
 	// quest, seed it, stop and resume it, download its export (the
 	// export journal's begin and acknowledgement), abort a node, decide a
 	// consent (refused by the API unless dashboard.consent is on), press
