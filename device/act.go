@@ -20,8 +20,8 @@ import (
 const DefaultACTPath = "/sys/class/leds/ACT"
 
 // ACT mirrors one Pattern on a sysfs LED, the Pi's ACT LED, for a box with no
-// external LEDs fitted (SPEC §5.1; feed it [Worst]). A chase, on one LED, is a
-// 250 ms blip every 750 ms.
+// external LEDs fitted (docs/design.md, "The LEDs"; feed it [Worst]). A
+// chase, on one LED, is a 250 ms blip every 750 ms.
 //
 // Run takes the LED over (trigger "none") and writes its brightness as the
 // pattern changes, sleeping in between like [Driver]; when it returns, the LED

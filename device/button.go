@@ -22,7 +22,8 @@ const DefaultEdgePoll = 250 * time.Millisecond
 type ButtonConfig struct {
 	Timing
 	// ActiveHigh means the pin reads High while pressed (button to 3V3). The
-	// default is active-low (button to ground, SPEC §5.2).
+	// default is active-low (button to ground, docs/design.md, "The consent
+	// button").
 	ActiveHigh bool
 	// Pull is the internal resistor to enable: gpio.PullUp for the default
 	// active-low wiring, gpio.PullDown for active-high, gpio.Float with an

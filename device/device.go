@@ -22,7 +22,7 @@ const (
 	BackendPeriph = "periph"
 )
 
-// Default BCM pins (SPEC §5.1, §5.2).
+// Default BCM pins (docs/design.md, "The LEDs", "The consent button").
 const (
 	DefaultGreenPin  = 17
 	DefaultAmberPin  = 27
@@ -31,8 +31,9 @@ const (
 )
 
 // Config selects a backend and describes the wiring. The zero value is the
-// SPEC default: auto backend, BCM 17/27/22 active-high LEDs, BCM 23 active-low
-// button with the internal pull-up, default timing.
+// default wiring (docs/design.md, "The box"): auto backend, BCM 17/27/22
+// active-high LEDs, BCM 23 active-low button with the internal pull-up,
+// default timing.
 type Config struct {
 	// Backend is "auto" (or ""), "sim" or "periph".
 	Backend string

@@ -258,8 +258,9 @@ func (r *hwRig) advance(d time.Duration) {
 	device.ButtonOf(r.dev).Sync()
 }
 
-// The acceptance case of issue 4: a chattering press then a 2 s hold approves
-// exactly once, and the press is echoed on green.
+// What the button promises (docs/design.md, "The consent button"): a
+// chattering press then a 2 s hold approves exactly once, and the press is
+// echoed on green.
 func TestChatterThenHoldApprovesOnce(t *testing.T) {
 	q := newFakeQueue(reqs()...)
 	r := newHWDevice(t)

@@ -5,11 +5,13 @@
 // The package is layered so that almost everything is pure and testable with a
 // fake clock:
 //
-//   - [Patterns] and [Worst] turn the box's [State] into LED [Pattern]s (SPEC §5.1).
+//   - [Patterns] and [Worst] turn the box's [State] into LED [Pattern]s
+//     (docs/design.md, "The LEDs").
 //   - [Driver] plays patterns on [gpio.PinOut]s, sleeping until the next level change.
 //   - [Classifier] turns debounced button edges into [Press]es (short, long, triple);
 //     [Button] feeds it from a [gpio.PinIn] with finite WaitForEdge timeouts.
-//   - [Panel] maps presses to consent actions on a [ConsentQueue] (SPEC §5.2).
+//   - [Panel] maps presses to consent actions on a [ConsentQueue]
+//     (docs/design.md, "The consent button").
 //   - [Open] picks a backend (periph, sim or auto) and returns a [Device] that wires
 //     the above together; [Device.Run] owns every goroutine and stops with its context.
 //

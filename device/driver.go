@@ -40,7 +40,7 @@ const (
 type DriverConfig struct {
 	Green, Amber, Red gpio.PinOut
 	// ActiveLow drives a pin Low to light its LED (LED wired to 3V3 through a
-	// resistor). The default is active-high (SPEC §5.1).
+	// resistor). The default is active-high (docs/design.md, "The LEDs").
 	ActiveLow bool
 	// Log receives pin write failures, once per pin. Nil discards them.
 	Log *slog.Logger

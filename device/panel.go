@@ -42,7 +42,8 @@ const (
 	OutcomeNoQueue        = "no consent queue"
 )
 
-// Panel turns button presses into consent actions (SPEC §5.2):
+// Panel turns button presses into consent actions (docs/design.md, "The
+// consent button"):
 //
 //   - Long approves the oldest pending request (by Since), Triple rejects it.
 //   - Short blinks the number of pending requests on amber.

@@ -35,7 +35,7 @@ type Pattern struct {
 	Flash time.Duration
 }
 
-// The patterns of SPEC §5.1.
+// The patterns of the LEDs (docs/design.md, "The LEDs").
 var (
 	PatternOff     = Pattern{Kind: Off}
 	PatternSolid   = Pattern{Kind: Solid}
@@ -141,9 +141,10 @@ type State struct {
 	ConsentsPending  int  // consent requests waiting for a human
 	Offline          bool // no network
 	QuestsTerminated int  // quests terminated or exhausted
-	// TeamsBlocked counts the unfinished quests with a Team rejected
-	// past its max_revisions (team_blocked, SPEC §2.8): shown as an
-	// exhausted quest is, but not a quest's status, so counted apart.
+	// TeamsBlocked counts the unfinished quests with a Team rejected past its
+	// max_revisions (team_blocked, docs/design.md, "Councils and Teams"):
+	// shown as an exhausted quest is, but not a quest's status, so counted
+	// apart.
 	TeamsBlocked int
 	Fault        string // "" = none; otherwise what is broken: store, broker auth, config
 	// Halted means the daemon can do no work at all (its store is refused)
@@ -156,7 +157,8 @@ type LEDs struct {
 	Green, Amber, Red Pattern
 }
 
-// Patterns maps the box's state to what each LED shows (SPEC §5.1).
+// Patterns maps the box's state to what each LED shows (docs/design.md, "The
+// LEDs").
 //
 // Each LED reports one concern, and where several states compete for one LED the
 // worst wins:

@@ -111,7 +111,7 @@ func TestPatterns(t *testing.T) {
 		s    device.State
 		want device.LEDs
 	}{
-		// One row of SPEC §5.1 each.
+		// One row of the LED table each (docs/design.md, "The LEDs").
 		{"starting", device.State{Starting: true}, device.LEDs{chase, chase, chase}},
 		{"healthy idle", device.State{}, device.LEDs{solid, off, off}},
 		{"agent running", device.State{AgentsRunning: 2}, device.LEDs{running, off, off}},

@@ -56,7 +56,7 @@ func (p Press) String() string {
 	return p.Kind.String()
 }
 
-// Default button timing (SPEC §5.2).
+// Default button timing (docs/design.md, "The consent button").
 const (
 	DefaultDebounce      = 50 * time.Millisecond
 	DefaultLongPress     = 2 * time.Second

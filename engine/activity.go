@@ -50,15 +50,14 @@ func (e *Engine) Activity(now time.Time) (Activity, error) {
 	return a, nil
 }
 
-// ActivityCounts is Activity without its Quests: the counts only, for a
-// face that shows no quest (the LEDs, on every burst of events). It
-// decodes one quest at a time into the same value instead of keeping all
-// of them: a busy cycle of 1,000 quests woke the LEDs several times, each
-// holding every quest decoded at once (bench/RESULTS.md, issue 23, branch
-// peak40). A quest whose record the questCache holds as stored is a copy
-// of the cached one, its counts and queue in maps the walk reuses, as a
+// ActivityCounts is Activity without its Quests: the counts only, for a face
+// that shows no quest (the LEDs, on every burst of events). It decodes one
+// quest at a time into the same value instead of keeping all of them: a busy
+// cycle of 1,000 quests woke the LEDs several times, each holding every quest
+// decoded at once. A quest whose record the questCache holds as stored is a
+// copy of the cached one, its counts and queue in maps the walk reuses, as a
 // tick's: decoding every quest on every burst was a fifth of what a busy
-// cycle allocated (bench/RESULTS.md, issue 23, eleventh pass).
+// cycle allocated (docs/design.md, "Memory on a small box").
 func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 	a, err := e.consentActivity(now)
 	if err != nil {

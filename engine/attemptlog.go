@@ -17,7 +17,7 @@ import (
 //
 // A node's record held its whole attempt log, about 600 bytes an attempt:
 // a busy node's record grew to a page of its own, and each result of a run
-// read and rewrote it (bench/RESULTS.md, issue 23, eighth pass). From
+// read and rewrote it. From
 // schema 9 the record holds the last attempt only (Node.LastAttempt, which
 // the next may merge into), and every attempt before it is a record of the
 // attempts bucket, appended when the next attempt does not merge: the

@@ -137,6 +137,32 @@ func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
 	if err != nil {
 		b.Fatal(err)
 	}
+	specs := benchMixSpecs(e)
+	locked := nodes - active
+	made := 0
+	for q := 0; made < locked || q < active; q++ {
+		s := specs.of(q, active, mix)
+		s.Direction = fmt.Sprintf("direction %d", q)
+		err := e.update(func(t *txn) error {
+			n, err := seedBenchQuest(t, s, q, active, locked-made, locked)
+			made += n
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	settleBenchOutbox(b, e)
+	s.Close()
+	benchDirs[key] = dir
+	return dir
+}
+
+// benchMix are the quests of benchStoreMix: solo ones, and with mix those
+// with Teams and those with a council.
+type benchMix struct{ solo, teams, council QuestSpec }
+
+func benchMixSpecs(e *Engine) benchMix {
 	spec := e.NewQuestSpec("bench", "bench")
 	spec.Provider, spec.Mode = "p", ModeSolo
 	spec.Limits.MaxAgentRuns, spec.Limits.TokenBudget = 1<<30, 1<<30
@@ -146,52 +172,59 @@ func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
 	teams.Mode, teams.Teams, teams.MaxRevisions, teams.AcceptMode = ModeTeam, true, DefaultMaxRevisions, AcceptJudge
 	council.Mode, council.Roles = ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
 	e.SetCouncil(&council, 2, 1, nil)
-	locked := nodes - active
+	return benchMix{spec, teams, council}
+}
+
+// of is the spec of quest q of the store, of which the first active are
+// active.
+func (m benchMix) of(q, active int, mix bool) QuestSpec {
+	switch {
+	case mix && q < active && q%4 == mixTeams:
+		return m.teams
+	case mix && q < active && q%4 == mixCouncil:
+		return m.council
+	}
+	return m.solo
+}
+
+// seedBenchQuest makes quest q of benchStoreMix in t: an active one (q <
+// active) with its share of the locked nodes, or a done one holding up
+// to a batch of them; at most left in all. It returns how many locked
+// nodes it made.
+func seedBenchQuest(t *txn, s QuestSpec, q, active, left, locked int) (made int, _ error) {
 	const batch = 5000
-	made := 0
-	for q := 0; made < locked || q < active; q++ {
-		err := e.update(func(t *txn) error {
-			s := spec
-			if mix && q < active && q%4 == mixTeams {
-				s = teams
-			} else if mix && q < active && q%4 == mixCouncil {
-				s = council
-			}
-			s.Direction = fmt.Sprintf("direction %d", q)
-			qq, err := t.newQuest(s)
-			if err != nil {
-				return err
-			}
-			if s.Mode == ModeTeam && !s.Teams {
-				if err := t.sitCouncil(qq); err != nil {
-					return err
-				}
-			}
-			per := locked / max(active, 1)
-			if q >= active {
-				per = batch
-			}
-			for j := 0; j < per && made < locked; j++ {
-				n, _, err := t.newNode(qq, nil, RoleScout, fmt.Sprintf("locked %d of %s", j, qq.ID), Proposed, "")
-				if err != nil {
-					return err
-				}
-				if err := t.abort(qq, n, "bench"); err != nil {
-					return err
-				}
-				made++
-			}
-			if q >= active {
-				return t.setQuestStatus(qq, QuestDone, "bench")
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
+	qq, err := t.newQuest(s)
+	if err != nil {
+		return 0, err
+	}
+	if s.Mode == ModeTeam && !s.Teams {
+		if err := t.sitCouncil(qq); err != nil {
+			return 0, err
 		}
 	}
-	// Seeding emitted an event per node; let the outbox settle to its
-	// retention window as a long-running box's would be.
+	per := locked / max(active, 1)
+	if q >= active {
+		per = batch
+	}
+	for j := 0; j < per && made < left; j++ {
+		n, _, err := t.newNode(qq, nil, RoleScout, fmt.Sprintf("locked %d of %s", j, qq.ID), Proposed, "")
+		if err != nil {
+			return made, err
+		}
+		if err := t.abort(qq, n, "bench"); err != nil {
+			return made, err
+		}
+		made++
+	}
+	if q >= active {
+		return made, t.setQuestStatus(qq, QuestDone, "bench")
+	}
+	return made, nil
+}
+
+// settleBenchOutbox prunes the events seeding emitted (one per node) to
+// the retention window, as a long-running box's outbox would be.
+func settleBenchOutbox(b *testing.B, e *Engine) {
 	for last := uint64(0); ; {
 		if err := e.update(func(t *txn) error { _, err := t.pruneEvents(e.opt.EventRetention); return err }); err != nil {
 			b.Fatal(err)
@@ -202,20 +235,16 @@ func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {
 		}
 		last = evs[0].Seq
 	}
-	s.Close()
-	benchDirs[key] = dir
-	return dir
 }
 
-// benchReset puts every deferred node of the active quests back to
-// pending and trims each active quest's nodes to their state at seeding
-// (no runs kept but the last, no attempts, no deferrals): the next tick
-// finds the store as the previous one did. It runs with the timer
-// stopped. It prunes no event: as a daemon's tick, the measured tick
-// prunes what the cycle before it wrote past the retention window — its
-// own group, the results' records (one per group commit since the ninth
-// pass of issue 23, one per result before) and the reset's group (the
-// seeded outbox starts at the window).
+// benchReset puts every deferred node of the active quests back to pending
+// and trims each active quest's nodes to their state at seeding (no runs kept
+// but the last, no attempts, no deferrals): the next tick finds the store as
+// the previous one did. It runs with the timer stopped. It prunes no event:
+// as a daemon's tick, the measured tick prunes what the cycle before it wrote
+// past the retention window — its own group, the results' records (one per
+// group commit, see sharedGroup) and the reset's group (the seeded outbox
+// starts at the window).
 func benchReset(b *testing.B, e *Engine) {
 	b.Helper()
 	err := e.update(func(t *txn) error {

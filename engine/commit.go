@@ -9,7 +9,8 @@ import (
 	"github.com/questbox/questbox/engine/store"
 )
 
-// Group commit (SPEC §3: one tick costs O(1) fsyncs end to end).
+// Group commit (docs/design.md, "The store and its durability": one tick
+// costs O(1) fsyncs end to end).
 //
 // Writes that arrive close together — run results, submits, consents,
 // device events, outbox acknowledgements — share one bbolt transaction and
@@ -60,8 +61,8 @@ import (
 // The results of a busy tick arrive spread over the time their agents
 // take (a thousand processes started on two cores take a second or
 // more); committing each time the previous commit ends, as a group
-// commit without a timer does, made 10 to 50 commits of such a cycle
-// (bench/RESULTS.md, issue 23); gathering a burst up to groupLatency
+// commit without a timer does, made 10 to 50 commits of such a cycle;
+// gathering a burst up to groupLatency
 // makes about one per groupLatency of the burst.
 //
 // Semantics of a batch, as bbolt's DB.Batch: the functions run one after
@@ -277,8 +278,8 @@ func (s *Store) gatherKnobs() gatherKnobs {
 // that commits the batch, once its commit is decided (it must not block
 // nor write to the store; what must wait goes to a goroutine of its own).
 // So a thousand results of a busy tick wait for their commit as a
-// thousand small values in the queue, not as a thousand goroutines with
-// their stacks (bench/RESULTS.md, issue 23, branch peak40). When no
+// thousand small values in the queue, not as a thousand goroutines with their
+// stacks (docs/design.md, "Memory on a small box"). When no
 // leader is gathering, one is started for the queue: it leads until the
 // queue is empty, then ends.
 func (s *Store) batchAsync(fn func(*store.Tx) error, tk *ticket, then func(error)) {

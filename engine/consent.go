@@ -11,8 +11,9 @@ import (
 	"github.com/questbox/questbox/gates/consent"
 )
 
-// ConsentRequest is a node waiting for a human (SPEC §4.3 L3): what
-// waits, why, what a yes approves, and the claim hash the press binds to.
+// ConsentRequest is a node waiting for a human (docs/design.md, "Authority"
+// L3): what waits, why, what a yes approves, and the claim hash the press
+// binds to.
 type ConsentRequest struct {
 	Node       string    `json:"node"`
 	Quest      string    `json:"quest"`

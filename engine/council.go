@@ -1,6 +1,6 @@
 package engine
 
-// Councils (SPEC §2.8, kage v3/v3.1): an owner turn of a quest with a
+// Councils (docs/design.md, "Councils"): an owner turn of a quest with a
 // council is two phases. In its design phase the owner does not run an
 // agent: it moves pending -> council_pending and spawns its members (one
 // node per reviewer and judge, relation council_of, each with its own
@@ -200,28 +200,17 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 	out := make([]*Node, 0, len(so.seats))
 	var hb *store.Bucket
 	var learnt []string
-	for i, seat := range so.seats {
+	for i := range so.seats {
 		if i < len(so.ids) && so.ids[i] != "" {
-			// What the seat says of its member: strings the head takes
-			// instead of copies of the record's bytes when they match.
-			like := nodeHead{ID: so.ids[i], Quest: q.ID, Parent: so.owner.ID, Role: seat.role, Hypothesis: seat.hyp, Provider: seat.provider}
 			// No write comes between the reads of this loop.
-			m, ok, err := (*Node)(nil), false, error(nil)
-			if (i == 0 && afterOwner) || (i > 0 && len(out) == i) {
-				m, ok, err = t.nextNodeHead(so.ids[i], &like)
+			next := (i == 0 && afterOwner) || (i > 0 && len(out) == i)
+			m, err := t.rememberedMember(q, so, i, next)
+			if err != nil {
+				return nil, err
 			}
-			if !ok && err == nil {
-				var raw []byte
-				if raw, err = t.nodeRecord(so.ids[i]); err == nil {
-					m, err = t.headOf(so.ids[i], raw, &like)
-				}
-			}
-			switch {
-			case err == nil && m.Quest == q.ID && m.Parent == so.owner.ID && m.Role == seat.role && m.Hypothesis == seat.hyp:
+			if m != nil {
 				out = append(out, m)
 				continue
-			case err != nil && !errors.Is(err, ErrNotFound):
-				return nil, err
 			}
 		}
 		if hb == nil {
@@ -253,6 +242,34 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 		t.e.sittings.put(q.ID, &e)
 	}
 	return out, nil
+}
+
+// rememberedMember is the member of seat i by the id so remembers, or nil
+// when that id names no node, or one that is not the seat's member any
+// more. next says that the member's record is the one after the record
+// read last (see sittingMembers).
+func (t *txn) rememberedMember(q *Quest, so *sittingOwner, i int, next bool) (*Node, error) {
+	seat := so.seats[i]
+	// What the seat says of its member: strings the head takes instead
+	// of copies of the record's bytes when they match.
+	like := nodeHead{ID: so.ids[i], Quest: q.ID, Parent: so.owner.ID, Role: seat.role, Hypothesis: seat.hyp, Provider: seat.provider}
+	m, ok, err := (*Node)(nil), false, error(nil)
+	if next {
+		m, ok, err = t.nextNodeHead(so.ids[i], &like)
+	}
+	if !ok && err == nil {
+		var raw []byte
+		if raw, err = t.nodeRecord(so.ids[i]); err == nil {
+			m, err = t.headOf(so.ids[i], raw, &like)
+		}
+	}
+	switch {
+	case err == nil && m.Quest == q.ID && m.Parent == so.owner.ID && m.Role == seat.role && m.Hypothesis == seat.hyp:
+		return m, nil
+	case err != nil && !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	return nil, nil
 }
 
 // sittingOwners is the engine's memory of the owners of the sitting
@@ -922,9 +939,10 @@ func (e *Engine) checkCouncil(s *QuestSpec, add func(format string, args ...any)
 // maxCouncil bounds each kind of member of a council.
 const maxCouncil = 9
 
-// disciplineMember applies the judge discipline (SPEC §4.6) to a member's
-// answer with the prompt it was given: a judge's pass whose quotes are not
-// in the material counts as revise, the facts say why.
+// disciplineMember applies the judge discipline (docs/design.md, "Judge
+// discipline") to a member's answer with the prompt it was given: a judge's
+// pass whose quotes are not in the material counts as revise, the facts say
+// why.
 func disciplineMember(res *result, prompt string) {
 	m, facts := res.member.Discipline(councilEvidenceOf(prompt))
 	res.member = &m

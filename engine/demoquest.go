@@ -1,7 +1,7 @@
 package engine
 
-// The demo quest that `run --demo` seeds on a fresh box (SPEC §2.8 "The
-// demo"): its answers are the demo provider's (engine/agent/demo*.go).
+// The demo quest that `run --demo` seeds on a fresh box (docs/design.md,
+// "The demo"): its answers are the demo provider's (engine/agent/demo*.go).
 const (
 	DemoName      = "demo: Japanese invoice OCR"
 	DemoDirection = "find the most accurate free OCR for Japanese invoices"

@@ -7,11 +7,12 @@
 //
 // # The ratchet
 //
-// A node moves only along the edges of SPEC §2.2 (see [Status.CanMove]). Every
-// status change goes through one function inside a store transaction, so an
-// illegal move is a typed error from the engine itself: [ErrLocked] for a
-// terminal node, [ErrIllegalMove] for anything else the table does not allow.
-// No API path changes a terminal node.
+// A node moves only along the legal moves of the ratchet (docs/design.md,
+// "The ratchet"; see [Status.CanMove]). Every status change goes through one
+// function inside a store transaction, so an illegal move is a typed error
+// from the engine itself: [ErrLocked] for a terminal node, [ErrIllegalMove]
+// for anything else the table does not allow. No API path changes a terminal
+// node.
 //
 // # Transactions and fsyncs
 //

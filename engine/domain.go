@@ -9,7 +9,7 @@ import (
 	"github.com/questbox/questbox/gates"
 )
 
-// Status is a node's place in the ratchet (SPEC §2.2).
+// Status is a node's place in the ratchet (docs/design.md, "The ratchet").
 type Status string
 
 // Node statuses. The terminal ones are Explored, Growing, Aborted, Exhausted.
@@ -25,7 +25,7 @@ const (
 	Aborted         Status = "aborted"
 	Exhausted       Status = "exhausted"
 	// CouncilPending is an owner in its design phase, waiting for its
-	// council's members (SPEC §2.8).
+	// council's members (docs/design.md, "Councils and Teams").
 	CouncilPending Status = "council_pending"
 	// Revising is a Team whose accepter rejected its deliverable, while
 	// the revision runs.
@@ -58,8 +58,8 @@ func (s Status) Valid() bool {
 	return false
 }
 
-// moves is the whole status machine of SPEC §2.2. Aborting from any
-// non-terminal status is handled in CanMove.
+// moves is the whole status machine of the ratchet (docs/design.md, "The
+// ratchet"). Aborting from any non-terminal status is handled in CanMove.
 var moves = map[Status][]Status{
 	Proposed:        {Pending},
 	Pending:         {Running, CouncilPending, Revising},
@@ -67,10 +67,11 @@ var moves = map[Status][]Status{
 	Deferred:        {Pending},
 	AwaitingConsent: {Passed, Pending, Exhausted},
 	Passed:          {Explored, Growing, Aborted},
-	// An owner's design phase (SPEC §2.8): its council decides (passed,
-	// then explored by the merged actions), or decides nothing (every
-	// judge abstained) and the owner's turn comes again, using a try. A
-	// phase gate's pass at a checkpoint waits for the button.
+	// An owner's design phase (docs/design.md, "Councils and Teams"): its
+	// council decides (passed, then explored by the merged actions), or
+	// decides nothing (every judge abstained) and the owner's turn comes
+	// again, using a try. A phase gate's pass at a checkpoint waits for the
+	// button.
 	CouncilPending: {Passed, Pending, Exhausted, AwaitingConsent},
 	// A Team's own rows (engine/team.go; teamMoveOK keeps them to Teams).
 	Revising: {Passed, TeamBlocked},
@@ -103,7 +104,7 @@ const (
 	QuestTerminated QuestStatus = "terminated"
 )
 
-// Modes of a quest (SPEC §2.4).
+// Modes of a quest (docs/design.md, "Solo and team modes").
 const (
 	ModeTeam = "team"
 	ModeSolo = "solo"
@@ -115,7 +116,7 @@ const (
 	RolePOC        = "poc"
 	RoleStrategist = "strategist"
 	RoleOwner      = "owner"
-	// Council members (SPEC §2.8, v3/v3.1).
+	// Council members (docs/design.md, "Councils").
 	RoleReviewer = "reviewer"
 	RoleJudge    = "judge"
 	// A Team's stages (v3.2); the Team node itself has the role of its
@@ -140,7 +141,7 @@ const (
 	PhaseRun    = "run"
 )
 
-// Edge relations (SPEC §2.3).
+// Edge relations (docs/design.md, "Quests, nodes and edges").
 const (
 	EdgeSpawned      = "spawned"
 	EdgeGrewTo       = "grew_to"
@@ -158,8 +159,9 @@ const (
 	EdgeAcceptsTo  = "accepts_to"  // accepter -> Team
 )
 
-// Limits are a quest's loop control (SPEC §2.5) and retry policy. A zero
-// budget means "no runs allowed": the quest is terminated at its first tick.
+// Limits are a quest's loop control (docs/design.md, "Loop control") and
+// retry policy. A zero budget means "no runs allowed": the quest is
+// terminated at its first tick.
 type Limits struct {
 	MaxTries     int           `json:"max_tries"`
 	MaxAgentRuns int           `json:"max_agent_runs"`
@@ -186,7 +188,8 @@ type Counters struct {
 	WallUsed time.Duration `json:"wall_used"`
 }
 
-// Quest explores a direction as a growing graph of nodes (SPEC §2.1).
+// Quest explores a direction as a growing graph of nodes (docs/design.md,
+// "Quests, nodes and edges").
 type Quest struct {
 	ID          string      `json:"id"`
 	Name        string      `json:"name"`
@@ -209,7 +212,7 @@ type Quest struct {
 	// (owner, strategist) to that node, kept in step by every move so that
 	// the tick never scans pending nodes.
 	Queued map[string]string `json:"queued,omitempty"`
-	// Stall tracks SPEC §2.5 no_progress.
+	// Stall tracks no_progress (docs/design.md, "Loop control").
 	StallSig   string `json:"stall_sig,omitempty"`
 	StallCount int    `json:"stall_count,omitempty"`
 	// WallSession and WallMark say up to when Counters.WallUsed is counted:
@@ -232,10 +235,10 @@ type Quest struct {
 	// table (a record written before one was added reads it as zero).
 
 	// RoleProviders names, per role, the provider that runs that role's
-	// nodes instead of Provider (SPEC §2.8 "Roles").
+	// nodes instead of Provider (docs/design.md, "Roles").
 	RoleProviders map[string]string `json:"role_providers,omitempty"`
-	// Egress lists the vendors the quest may send its material to (SPEC
-	// §2.8 "Privacy egress").
+	// Egress lists the vendors the quest may send its material to
+	// (docs/design.md, "Privacy egress").
 	Egress []string `json:"egress,omitempty"`
 	// Council lists the providers of the council's members, one entry per
 	// member (`--council reviewer:R,judge:J`); both empty: no council (v2).
@@ -257,14 +260,14 @@ type Quest struct {
 	// provider's own); NewQuest checks the daemon can use it.
 	Project string `json:"project,omitempty"`
 	// StallSigs and StallCounts track the no_progress signals besides
-	// StallSig (SPEC §2.8 "Loop control"; see txn.stallSignal): per
+	// StallSig (docs/design.md, "Loop control"; see txn.stallSignal): per
 	// signal, its latest signature and how many times in a row it came.
 	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
 	StallCounts map[string]int    `json:"stall_counts,omitempty"`
-	// EgressConsent is the node of the quest's egress consent while no
-	// human has given it (SPEC §2.8 "Privacy egress"; egressconsent.go):
-	// until then nothing of the quest leaves the box. "" when none was
-	// asked, and once it was given.
+	// EgressConsent is the node of the quest's egress consent while no human
+	// has given it (docs/design.md, "Privacy egress"; egressconsent.go):
+	// until then nothing of the quest leaves the box. "" when none was asked,
+	// and once it was given.
 	EgressConsent string `json:"egress_consent,omitempty"`
 	// Rev counts the saves of the quest's record (schema 6): the tick's
 	// memory of each quest's first pending node is valid for the record
@@ -430,7 +433,7 @@ type Claim struct {
 	Replay bool `json:"replay,omitempty"`
 }
 
-// Node is one unit of work under the ratchet (SPEC §2.2).
+// Node is one unit of work under the ratchet (docs/design.md, "The ratchet").
 type Node struct {
 	ID         string `json:"id"`
 	Quest      string `json:"quest"`
@@ -483,12 +486,13 @@ type Node struct {
 	// Provider, when set, is the provider of this node alone (a council
 	// member's own model); see Quest.ProviderFor.
 	Provider string `json:"provider,omitempty"`
-	// Councils and Teams (SPEC §2.8). Phase: an owner's design or run, or
-	// the phase a gate closes. TeamKind: a Team node's kind (scout, poc,
-	// strategist, custom). Team: the Team a stage node belongs to; Stage:
-	// plan, exec or accept. RevisionCount: how many times the Team (or
-	// the stage's Team) has been rejected so far; MaxRevisions: the
-	// revisions it may make (the rejection after them blocks it).
+	// Councils and Teams (docs/design.md, "Councils and Teams"). Phase: an
+	// owner's design or run, or the phase a gate closes. TeamKind: a Team
+	// node's kind (scout, poc, strategist, custom). Team: the Team a stage
+	// node belongs to; Stage: plan, exec or accept. RevisionCount: how many
+	// times the Team (or the stage's Team) has been rejected so far;
+	// MaxRevisions: the revisions it may make (the rejection after them
+	// blocks it).
 	Phase         string `json:"phase,omitempty"`
 	TeamKind      string `json:"team_kind,omitempty"`
 	Team          string `json:"team,omitempty"`
@@ -514,17 +518,18 @@ type Node struct {
 	logged bool
 }
 
-// Edge links two nodes of a quest (SPEC §2.3).
+// Edge links two nodes of a quest (docs/design.md, "Quests, nodes and
+// edges").
 type Edge struct {
 	From     string `json:"from"`
 	To       string `json:"to"`
 	Relation string `json:"relation"`
 }
 
-// Run is one dispatch of a node to a provider (SPEC §2.9). ID (r<N>) is
-// the store's key; Name is what people read: quest:<quest>:<node>:<k>,
-// the node's k-th run. Name is filled by the readers (QuestRuns, FindRun)
-// and is not stored.
+// Run is one dispatch of a node to a provider (docs/design.md, "Runs and
+// their logs"). ID (r<N>) is the store's key; Name is what people read:
+// quest:<quest>:<node>:<k>, the node's k-th run. Name is filled by the
+// readers (QuestRuns, FindRun) and is not stored.
 type Run struct {
 	ID       string    `json:"id"`
 	Name     string    `json:"name,omitempty"`

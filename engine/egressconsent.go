@@ -1,6 +1,6 @@
 package engine
 
-// Egress consent (SPEC §2.8 "Privacy egress": explicit egress, consent,
+// Egress consent (docs/design.md, "Privacy egress": explicit egress, consent,
 // redaction). With Options.EgressConsent, a new quest whose egress names a
 // vendor that is not local gets one more node, of role egress, born
 // awaiting consent: its claim says which vendors the quest would send its

@@ -28,8 +28,9 @@ type Provider interface {
 	Run(ctx context.Context, req agent.Request) (agent.Reply, error)
 }
 
-// Judge is an L2 judge (SPEC §4.6): it can raise doubt about a claim L1
-// passed, never grant a PASS. *judge.Judge implements it.
+// Judge is an L2 judge (docs/design.md, "Judge discipline"): it can raise
+// doubt about a claim L1 passed, never grant a PASS. *judge.Judge implements
+// it.
 type Judge interface {
 	Batch(ctx context.Context, items []judge.Item, seed uint64) (judge.Batch, error)
 	// Fingerprints name the light and heavy tiers' providers: the
@@ -127,11 +128,11 @@ type Options struct {
 	// at the next tick: the node goes back to pending with no try consumed
 	// and its agent runs again (a fresh claim asks again).
 	ConsentExpiry time.Duration
-	// Council names the providers of council members (SPEC §2.8); see
-	// Engine.SetCouncil.
+	// Council names the providers of council members (docs/design.md,
+	// "Councils and Teams"); see Engine.SetCouncil.
 	Council CouncilConfig
 	// Roles configure roles by name: their provider, prompt template and
-	// max_tries (SPEC §2.8 "Roles"; see RoleOptions).
+	// max_tries (docs/design.md, "Roles"; see RoleOptions).
 	Roles map[string]RoleOptions
 	// Vendors names the vendor of each provider (see Engine.Vendor).
 	Vendors map[string]string
@@ -245,9 +246,9 @@ type Engine struct {
 	chain chain
 }
 
-// New returns an engine on store and puts back to pending every node a
-// crash or power cut left running (SPEC §2.4), unless it is read-only
-// (Options.ReadOnly). It commits only when there is such a node.
+// New returns an engine on store and puts back to pending every node a crash
+// or power cut left running (docs/design.md, "The tick"), unless it is
+// read-only (Options.ReadOnly). It commits only when there is such a node.
 func New(store *Store, opt Options) (*Engine, error) {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real{}
@@ -409,7 +410,7 @@ type QuestSpec struct {
 	RoleProviders map[string]string
 	// Egress lists the vendors the quest may send its material to
 	// (`quest new --egress`); empty means its provider's vendor and
-	// local (SPEC §2.8 "Privacy egress").
+	// local (docs/design.md, "Privacy egress").
 	Egress []string
 	// Teams (v3.2): see engine/team.go. MaxRevisions 0 means
 	// DefaultMaxRevisions, AcceptMode "" means AcceptJudge; TeamAccept is

@@ -15,8 +15,9 @@ var (
 	// ratchet never gives back what was locked.
 	ErrLocked = errors.New("node is locked")
 	// ErrIllegalMove is returned when a status change is not an edge of the
-	// status machine of SPEC §2.2, or a quest's status cannot make it: stop
-	// of a quest that is not active, resume of one that is not stopped.
+	// status machine (docs/design.md, "The ratchet"), or a quest's status
+	// cannot make it: stop of a quest that is not active, resume of one that
+	// is not stopped.
 	ErrIllegalMove = errors.New("illegal status change")
 	// ErrNotFound is returned when a quest or node does not exist.
 	ErrNotFound = errors.New("not found")

@@ -10,7 +10,7 @@ import (
 	"github.com/questbox/questbox/gates"
 )
 
-// Event kinds (SPEC §2.7).
+// Event kinds (docs/design.md, "Events and the outbox").
 const (
 	KindNode    = "node"
 	KindVerdict = "verdict"
@@ -30,7 +30,7 @@ type Event struct {
 	Role  string    `json:"role,omitempty"`
 	// Team, Stage and Phase are the node's (kind node), when it has them:
 	// the Team a stage node belongs to, its stage, an owner's phase
-	// (SPEC §2.8).
+	// (docs/design.md, "Councils and Teams").
 	Team  string `json:"team,omitempty"`
 	Stage string `json:"stage,omitempty"`
 	Phase string `json:"phase,omitempty"`
@@ -125,8 +125,8 @@ func (t *txn) eventsBucket() *store.Bucket {
 // by its first event's seq. A busy tick's thousand results, a few hundred
 // to a commit, so leave a few group records instead of one each: a put
 // and a key fewer per result, and the tick that prunes them a minute
-// later deletes a few records instead of a thousand (bench/RESULTS.md,
-// issue 23, ninth pass). A group holds one time for all its events, so
+// later deletes a few records instead of a thousand. A group holds one time
+// for all its events, so
 // the writes of one group commit take theirs from the first of them
 // (now): they run one after the other in one transaction, milliseconds
 // apart, and every one of them was queued before the first ran. It is
@@ -141,7 +141,7 @@ func (t *txn) eventsBucket() *store.Bucket {
 // hundred, written again by every commit that appended to it — the
 // tick's among them, 25 % more bytes a tick in the tick benchmark. A
 // group of a page at most is one leaf of its own, or shares one with up
-// to three others (bench/RESULTS.md, issue 23, ninth pass).
+// to three others.
 type sharedGroup struct {
 	tx                    *store.Tx // the transaction it is open in; nil: none
 	now                   time.Time
@@ -355,8 +355,8 @@ func (h *hub) publish(seq uint64) {
 // subscriptionPage is how many events a subscription reads at a time. Each
 // subscriber (the LEDs, the dashboard, MQTT) holds its page until it has
 // handled it; a busy tick's pages of 256 verdicts with their facts were up
-// to 1.8 MB live at a commit's collection, and so twice that in heap goal
-// (bench/RESULTS.md, issue 23, eighth pass). 64 reads a busy cycle's
+// to 1.8 MB live at a commit's collection, and so twice that in heap goal. 64
+// reads a busy cycle's
 // events in a few dozen more read transactions.
 const subscriptionPage = 64
 

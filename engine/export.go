@@ -113,8 +113,9 @@ type ExportBatch struct {
 	// batch has From == Upto.
 	From, Upto uint64
 	Nodes      []*Node
-	// Stages are the stage nodes of the Teams among Nodes, by Team id,
-	// oldest first (SPEC §2.8): a Team's export lists them.
+	// Stages are the stage nodes of the Teams among Nodes, by Team id, oldest
+	// first (docs/design.md, "Councils and Teams"): a Team's export lists
+	// them.
 	Stages map[string][]*Node
 	// File and Offset journal a file export: the client cuts File to
 	// Offset, appends the lines, syncs, then acknowledges. If it dies

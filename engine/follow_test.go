@@ -27,6 +27,10 @@ func TestFollowSkipsToTheNewestWhenPruned(t *testing.T) {
 		}
 	}
 	h.tick() // prunes all but the last 5 events (and the rest of their writes')
+	// The reader that does not wait skips by the same rule.
+	if rb, err := h.e.ReadEvents(1, 0); err != nil || !rb.Skipped || len(rb.Events) != 0 || rb.Last != h.e.LastSeq() {
+		t.Fatalf("ReadEvents after a prune: got %+v, %v, want skipped to the newest, %d", rb, err, h.e.LastSeq())
+	}
 	ctx := context.Background()
 	b, err := sub.Follow(ctx)
 	if err != nil {

@@ -24,14 +24,15 @@ func writeBytes() (int64, bool) {
 	return 0, false
 }
 
-// A box with 10 idle quests (each with a pending node waiting for an
-// outside agent) serving a whole day at the 60 s tick commits only the 24
-// hourly saves of their wall clock, and writes under 1 MB to the disk
-// (SPEC §3: SD cards wear out). What bbolt writes is counted from its own
-// statistics (the pages each commit writes, and the meta page), which are
-// deterministic; the kernel's count for the process (/proc/self/io, which
-// other tests' leftovers in this process can add to) is logged beside it.
-// bench/idle measures the daemon from outside, tick by tick.
+// A box with 10 idle quests (each with a pending node waiting for an outside
+// agent) serving a whole day at the 60 s tick commits only the 24 hourly
+// saves of their wall clock, and writes under 1 MB to the disk
+// (docs/design.md, "The store and its durability": SD cards wear out). What
+// bbolt writes is counted from its own statistics (the pages each commit
+// writes, and the meta page), which are deterministic; the kernel's count for
+// the process (/proc/self/io, which other tests' leftovers in this process
+// can add to) is logged beside it. bench/idle measures the daemon from
+// outside, tick by tick.
 func TestIdleDayWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1,440 ticks")

@@ -9,11 +9,11 @@ import (
 	"github.com/questbox/questbox/gates/judge"
 )
 
-// JudgeCache returns the store's L2 judge cache (SPEC §4.6): decided
-// verdicts keyed by claim hash, evidence hash and judge fingerprint. It
-// holds verdicts only, with no timestamps: nothing but a new judgement,
-// stored under its own key, ever makes an entry "fresher". Undecided
-// results are refused.
+// JudgeCache returns the store's L2 judge cache (docs/design.md, "Judge
+// discipline"): decided verdicts keyed by claim hash, evidence hash and judge
+// fingerprint. It holds verdicts only, with no timestamps: nothing but a new
+// judgement, stored under its own key, ever makes an entry "fresher".
+// Undecided results are refused.
 func (s *Store) JudgeCache() judge.Cache { return judgeCache{s} }
 
 type judgeCache struct{ s *Store }

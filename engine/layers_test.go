@@ -6,29 +6,33 @@ import (
 	"testing"
 )
 
-// TestDependenciesPointInward pins SPEC §1: cmd wires everything; ui and
-// device consume the engine; engine uses gates; gates depends on nothing of
-// ours. Each package may reach (directly or not) only the listed packages
-// of this module, so nothing reaches a layer above its own: no device or
-// engine package reaches ui (ui/api included). The store (engine/store) is
-// below the domain and imports none of it. The device package itself
-// (LEDs, button) knows nothing of the engine; device/box joins the two.
-// clock, the one source of time, is a leaf that the engine and the device
-// use and gates never does. Within ui, the faces reach the engine only
-// through ui/api: TestFacesSpeakOnlyTheAPI.
+// TestDependenciesPointInward pins the layers (docs/design.md, "Layers and
+// dependencies"): cmd wires everything; ui and device consume the engine;
+// engine uses gates; gates depends on nothing of ours. Each package may reach
+// (directly or not) only the listed packages of this module, so nothing
+// reaches a layer above its own: no device or engine package reaches ui
+// (ui/api included). The store (engine/store) is below the domain and imports
+// none of it. The device package itself (LEDs, button) knows nothing of the
+// engine; device/box joins the two. clock, the one source of time, is a leaf
+// that the engine and the device use and gates never does. Within ui, the
+// faces reach the engine only through ui/api: TestFacesSpeakOnlyTheAPI.
 func TestDependenciesPointInward(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	allowed := map[string][]string{
 		"internal/clock/...": {"internal/clock"},
 		"engine/...":         {"engine", "gates", "internal/clock"},
-		// The storage knows the file format and nothing of the domain
-		// above it (SPEC §1): the engine imports it, never the reverse.
+		// The storage knows the file format and nothing of the domain above
+		// it (docs/design.md, "Layers and dependencies"): the engine imports
+		// it, never the reverse.
 		"engine/store/...":    {"engine/store", "engine/internal"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},
 		"device/...":          {"device", "engine", "gates", "internal/clock"},
 		"ui/...":              {"ui", "device", "engine", "gates", "internal/config", "internal/clock"},
+		// The daemon's assembly wires every layer; cmd/questbox calls it.
+		"internal/daemon/...": {"internal/daemon", "ui", "device", "engine", "gates", "internal/config", "internal/clock",
+			"internal/confine", "internal/journald", "internal/release", "internal/update"},
 	}
 	for pattern, may := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./../"+pattern).CombinedOutput()
@@ -51,10 +55,15 @@ func TestDependenciesPointInward(t *testing.T) {
 	}
 }
 
-// TestFacesSpeakOnlyTheAPI pins SPEC §1 and STYLE habit 16: the
-// dashboard, MQTT and /metrics import no engine package; whatever they
-// show or do goes through ui/api (its typed calls and its event watch),
-// which alone imports the engine.
+// TestFacesSpeakOnlyTheAPI pins the rule that faces speak only the API
+// (docs/design.md, "Layers and dependencies"): the dashboard, MQTT and
+// /metrics import no engine package; whatever they show or do goes through
+// ui/api (its typed calls and its event watch), which alone imports the
+// engine. Nor do they import any other package of the module but ui/api
+// (not even the box, the config or the clock: the API offers what they
+// need), so a rule they apply has one copy, the API's. Their tests may use
+// harnesses (engine fakes, a broker, a browser); only the faces' own code
+// is pinned.
 func TestFacesSpeakOnlyTheAPI(t *testing.T) {
 	const mod = "github.com/questbox/questbox/"
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}: {{join .Imports \" \"}}",
@@ -69,11 +78,38 @@ func TestFacesSpeakOnlyTheAPI(t *testing.T) {
 		for _, imp := range strings.Fields(imports) {
 			if imp == mod+"engine" || strings.HasPrefix(imp, mod+"engine/") {
 				t.Errorf("%s imports %s: a face speaks only ui/api", pkg, imp)
+				continue
+			}
+			if strings.HasPrefix(imp, mod) && imp != mod+"ui/api" {
+				t.Errorf("%s imports %s: a face imports no package of ours but ui/api", pkg, imp)
 			}
 		}
 	}
 	if faces < 3 {
 		t.Fatalf("go list found %d face packages, want at least ui/dashboard, ui/mqtt and ui/metrics:\n%s", faces, out)
+	}
+}
+
+// TestCommandLineImportsNoEngine pins that cmd/questbox parses, calls
+// ui/api's client or internal/daemon, and prints: what a verb needs of
+// the engine reaches it through ui/api's view types or internal/daemon.
+func TestCommandLineImportsNoEngine(t *testing.T) {
+	const mod = "github.com/questbox/questbox/"
+	for _, tags := range []string{"", "updatefault"} {
+		out, err := exec.Command("go", "list", "-tags", tags, "-f", "{{join .Imports \"\\n\"}}", "./../cmd/questbox").CombinedOutput()
+		if err != nil {
+			t.Fatalf("go list -tags %q: %v\n%s", tags, err, out)
+		}
+		n := 0
+		for _, imp := range strings.Fields(string(out)) {
+			n++
+			if imp == mod+"engine" || strings.HasPrefix(imp, mod+"engine/") {
+				t.Errorf("cmd/questbox (tags %q) imports %s: the daemon's assembly belongs in internal/daemon", tags, imp)
+			}
+		}
+		if n == 0 {
+			t.Fatalf("go list -tags %q found no imports of cmd/questbox:\n%s", tags, out)
+		}
 	}
 }
 

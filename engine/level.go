@@ -1,6 +1,7 @@
 package engine
 
-// Levels of a quest (SPEC §2.8): each keeps everything below it.
+// Levels of a quest (docs/design.md, "Councils and Teams"): each keeps
+// everything below it.
 const (
 	LevelSolo    = "v1 solo"
 	LevelTeam    = "v2 team"
@@ -37,5 +38,5 @@ func (q *Quest) AboveV2() bool { return q.Teams || q.HasCouncil() }
 
 // HasBlockedTeam reports whether q, not finished, has a Team rejected
 // past its max_revisions (team_blocked): the LEDs show it as an exhausted
-// quest (SPEC §5.1) until the quest is done.
+// quest (docs/design.md, "The LEDs") until the quest is done.
 func (q *Quest) HasBlockedTeam() bool { return q.Status != QuestDone && q.Counts.Get(TeamBlocked) > 0 }

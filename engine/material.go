@@ -35,35 +35,60 @@ const (
 // evidence within evidenceCap bytes (> 0).
 func readOwnerMaterial(tx *store.Tx, q *Quest, evidenceCap int) (*ownerMaterial, error) {
 	m := &ownerMaterial{rev: q.Rev, cap: evidenceCap}
+	if err := m.readProposals(tx, q); err != nil {
+		return nil, err
+	}
+	m.proposalsPart = proposalsPart(m.proposals)
+	more, err := m.readLocked(tx, q, evidenceCap)
+	if err != nil {
+		return nil, err
+	}
+	m.lockedPart = lockedPart(m.locked, evidenceCap, more)
+	return m, nil
+}
+
+// readProposals reads the quest's proposals, oldest first, at most 50.
+func (m *ownerMaterial) readProposals(tx *store.Tx, q *Quest) error {
 	// The quest's counts say whether it has proposals (as the tick's
 	// undefer trusts them for deferred nodes): most owner turns and
 	// councils of a long quest have none, and the index is not opened.
 	if q.Counts.Get(Proposed) == 0 {
-		m.proposalsPart = noProposalsPart
-	} else if pb := subRO(tx, bProposed, q.ID); pb != nil {
-		c := pb.Cursor()
-		for k, v := c.First(); k != nil && len(m.proposals) < 50; k, v = c.Next() {
-			p, err := readNode(tx, string(v))
-			if err != nil {
-				return nil, err
-			}
-			m.proposals = append(m.proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
-			m.proposalNodes = append(m.proposalNodes, PromptNode{ID: p.ID, Role: p.Role, Status: string(p.Status), Hypothesis: p.Hypothesis, Depth: p.Depth})
+		return nil
+	}
+	pb := subRO(tx, bProposed, q.ID)
+	if pb == nil {
+		return nil
+	}
+	c := pb.Cursor()
+	for k, v := c.First(); k != nil && len(m.proposals) < 50; k, v = c.Next() {
+		p, err := readNode(tx, string(v))
+		if err != nil {
+			return err
 		}
+		m.proposals = append(m.proposals, agent.Proposal{Node: p.ID, Hypothesis: p.Hypothesis})
+		m.proposalNodes = append(m.proposalNodes, PromptNode{ID: p.ID, Role: p.Role, Status: string(p.Status), Hypothesis: p.Hypothesis, Depth: p.Depth})
+	}
+	return nil
+}
+
+// proposalsPart is the proposals part of the owner's prompt.
+func proposalsPart(proposals []agent.Proposal) string {
+	if len(proposals) == 0 {
+		return noProposalsPart
 	}
 	var b strings.Builder
-	if len(m.proposals) == 0 {
-		m.proposalsPart = noProposalsPart
-	} else {
-		b.WriteString(proposalsHeading)
-		for _, p := range m.proposals {
-			fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
-		}
-		m.proposalsPart = b.String()
-		b.Reset()
+	b.WriteString(proposalsHeading)
+	for _, p := range proposals {
+		fmt.Fprintf(&b, "- %s: %s\n", p.Node, p.Hypothesis)
 	}
+	return b.String()
+}
 
-	left, more := evidenceCap, false
+// readLocked reads the quest's locked nodes that show evidence, newest
+// first, their evidence within evidenceCap bytes in all; more says that
+// older ones were left out.
+func (m *ownerMaterial) readLocked(tx *store.Tx, q *Quest, evidenceCap int) (more bool, _ error) {
+	left := evidenceCap
 	// The evidence index (schema 7) names exactly the locked nodes the
 	// prompt may show; a read-only open of an older store has none and
 	// walks the locked index, passing over the nodes without evidence.
@@ -71,56 +96,73 @@ func readOwnerMaterial(tx *store.Tx, q *Quest, evidenceCap int) (*ownerMaterial,
 	if indexed {
 		idx = bEvidence
 	}
-	if lb := subRO(tx, idx, q.ID); lb != nil {
-		c := lb.Cursor()
-		var last []byte // the key of the last node shown
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			if left <= 0 {
-				more = true
-				break
-			}
-			if key, err := nodeKey(string(v)); err == nil && !indexed {
-				// Most locked nodes of a long quest are dead ends with
-				// no evidence: passed over without decoding them.
-				if role, has, ok := scanEvidence(tx.Nodes().Get(key)); ok && (!has || isMember(role)) {
-					continue
-				}
-			}
-			l, err := readNode(tx, string(v))
-			if err != nil {
-				return nil, err
-			}
-			if !shownEvidence(l) {
-				continue // a member's evidence is its vote, merged into its owner's
-			}
-			ev := cutEvidence(l.Evidence, min(left, max(evidenceCap/4, 1)))
-			left -= len(ev)
-			last = k
-			m.locked = append(m.locked, PromptNode{ID: l.ID, Role: l.Role, Status: string(l.Status), Hypothesis: l.Hypothesis,
-				Verdict: l.Verdict, Evidence: ev, Depth: l.Depth})
-		}
-		if indexed && !more && left <= 0 {
-			// The prompt says older nodes were left out when the locked
-			// index has any below the last one shown, with or without
-			// evidence, as the walk over the locked index said it.
-			more = olderLocked(tx, q.ID, last)
-		}
+	lb := subRO(tx, idx, q.ID)
+	if lb == nil {
+		return false, nil
 	}
-	if len(m.locked) > 0 {
-		fmt.Fprintf(&b, "\nWhat the quest's locked nodes established (newest first, evidence capped at %d bytes):\n", evidenceCap)
-		for _, l := range m.locked {
-			verdict := l.Status
-			if l.Verdict != "" {
-				verdict += ", " + l.Verdict
-			}
-			fmt.Fprintf(&b, "- %s (%s, %s): %s\n  evidence: %s\n", l.ID, l.Role, verdict, l.Hypothesis, l.Evidence)
+	c := lb.Cursor()
+	var last []byte // the key of the last node shown
+	for k, v := c.Last(); k != nil; k, v = c.Prev() {
+		if left <= 0 {
+			more = true
+			break
 		}
-		if more {
-			b.WriteString("(older locked nodes left out: the evidence cap is reached)\n")
+		if !indexed && withoutEvidence(tx, string(v)) {
+			continue
 		}
+		l, err := readNode(tx, string(v))
+		if err != nil {
+			return false, err
+		}
+		if !shownEvidence(l) {
+			continue // a member's evidence is its vote, merged into its owner's
+		}
+		ev := cutEvidence(l.Evidence, min(left, max(evidenceCap/4, 1)))
+		left -= len(ev)
+		last = k
+		m.locked = append(m.locked, PromptNode{ID: l.ID, Role: l.Role, Status: string(l.Status), Hypothesis: l.Hypothesis,
+			Verdict: l.Verdict, Evidence: ev, Depth: l.Depth})
 	}
-	m.lockedPart = b.String()
-	return m, nil
+	if indexed && !more && left <= 0 {
+		// The prompt says older nodes were left out when the locked
+		// index has any below the last one shown, with or without
+		// evidence, as the walk over the locked index said it.
+		more = olderLocked(tx, q.ID, last)
+	}
+	return more, nil
+}
+
+// withoutEvidence reports, without decoding the node, that the locked node
+// id shows no evidence: most locked nodes of a long quest are dead ends
+// with none, passed over so on a store without the evidence index.
+func withoutEvidence(tx *store.Tx, id string) bool {
+	key, err := nodeKey(id)
+	if err != nil {
+		return false
+	}
+	role, has, ok := scanEvidence(tx.Nodes().Get(key))
+	return ok && (!has || isMember(role))
+}
+
+// lockedPart is the locked nodes' part of the owner's prompt ("" when
+// none shows evidence).
+func lockedPart(locked []PromptNode, evidenceCap int, more bool) string {
+	if len(locked) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nWhat the quest's locked nodes established (newest first, evidence capped at %d bytes):\n", evidenceCap)
+	for _, l := range locked {
+		verdict := l.Status
+		if l.Verdict != "" {
+			verdict += ", " + l.Verdict
+		}
+		fmt.Fprintf(&b, "- %s (%s, %s): %s\n  evidence: %s\n", l.ID, l.Role, verdict, l.Hypothesis, l.Evidence)
+	}
+	if more {
+		b.WriteString("(older locked nodes left out: the evidence cap is reached)\n")
+	}
+	return b.String()
 }
 
 // olderLocked reports whether quest's locked index has a key below key.
@@ -210,19 +252,18 @@ func (m *ownerMaterial) apply(req *agent.Request, d *PromptData) {
 	d.Parts.Locked = m.lockedPart
 }
 
-// materialMemo is a write transaction's memory of the owner's material
-// of the quests whose prompts it built (a field of txn), and of the nodes
-// above the nodes it built them for, so that the members of a council
-// dispatched in one tick read them once between them instead of once
-// each (issue 23). It lives and dies with its txn: a
-// transaction that is rolled back, or a group commit's function that
-// runs again, starts with an empty one, and nothing of it reaches another
-// transaction. An entry is used only for the quest's revision it was read
-// at (Quest.Rev) and with the same evidence cap, and it is forgotten as
-// soon as the transaction changes one of the quest's nodes (txn.touch),
-// which is the only way the proposals, the locked nodes and their
-// records change. The zero value is empty; a nil *materialMemo holds
-// nothing and keeps nothing.
+// materialMemo is a write transaction's memory of the owner's material of the
+// quests whose prompts it built (a field of txn), and of the nodes above the
+// nodes it built them for, so that the members of a council dispatched in one
+// tick read them once between them instead of once each (docs/design.md,
+// "Memory on a small box"). It lives and dies with its txn: a transaction
+// that is rolled back, or a group commit's function that runs again, starts
+// with an empty one, and nothing of it reaches another transaction. An entry
+// is used only for the quest's revision it was read at (Quest.Rev) and with
+// the same evidence cap, and it is forgotten as soon as the transaction
+// changes one of the quest's nodes (txn.touch), which is the only way the
+// proposals, the locked nodes and their records change. The zero value is
+// empty; a nil *materialMemo holds nothing and keeps nothing.
 type materialMemo struct {
 	byQuest map[string]*ownerMaterial
 	// chains are the nodes above a node (readAncestors), by quest and

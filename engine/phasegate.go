@@ -1,18 +1,17 @@
 package engine
 
-// Phase gates (SPEC §2.8, kage v3.1): `--gates scout,poc` closes each
-// listed phase (the work of one role) with a council gate. When every node
-// of a phase's role is terminal, a gate node (role "<phase>_gate", Phase
-// the phase) sits as a council (council.go): a strict majority of its
-// judges saying pass opens the next phase (the pending nodes of the next
-// role in the quest's roles, owner aside, may dispatch; until then they
-// wait); otherwise (revise, or a
-// reviewer-only council, which can never pass a gate) the gate spawns a
-// revision of the phase's newest node, with the council's facts as its
-// feedback, and sits again once that revision is terminal. A council
-// that decides nothing sits again, using one of the gate's tries.
-// `--checkpoint scout_gate` makes a pass wait for the button
-// (awaiting_consent); a rejection sends the gate back to sit again.
+// Phase gates (docs/design.md, "Phase gates"): `--gates scout,poc` closes
+// each listed phase (the work of one role) with a council gate. When every
+// node of a phase's role is terminal, a gate node (role "<phase>_gate", Phase
+// the phase) sits as a council (council.go): a strict majority of its judges
+// saying pass opens the next phase (the pending nodes of the next role in the
+// quest's roles, owner aside, may dispatch; until then they wait); otherwise
+// (revise, or a reviewer-only council, which can never pass a gate) the gate
+// spawns a revision of the phase's newest node, with the council's facts as
+// its feedback, and sits again once that revision is terminal. A council that
+// decides nothing sits again, using one of the gate's tries. `--checkpoint
+// scout_gate` makes a pass wait for the button (awaiting_consent); a
+// rejection sends the gate back to sit again.
 //
 // Cost: a quest with phase gates reads, per tick, its gates by their
 // hypothesis keys and its open nodes (pending, proposed, deferred,

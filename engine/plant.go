@@ -5,14 +5,14 @@ import (
 	"slices"
 )
 
-// Planting writes councils and Teams (SPEC §2.8) into a store as the
-// engine keeps them — nodes in their indexes and counts, terminal ones
-// under a lock sequence and a ledger record, edges, events — for the tests
-// and fixtures of the faces that show them (the API views, `quest show`,
-// the dashboard, the LEDs, export, verify and salvage). It does not
-// consult the ratchet: the moves of councils and Teams are the tick's to
-// make; planting only lays out their result, so that a store holding it
-// is indistinguishable from one the engine wrote.
+// Planting writes councils and Teams (docs/design.md, "Councils and Teams")
+// into a store as the engine keeps them — nodes in their indexes and counts,
+// terminal ones under a lock sequence and a ledger record, edges, events —
+// for the tests and fixtures of the faces that show them (the API views,
+// `quest show`, the dashboard, the LEDs, export, verify and salvage). It does
+// not consult the ratchet: the moves of councils and Teams are the tick's to
+// make; planting only lays out their result, so that a store holding it is
+// indistinguishable from one the engine wrote.
 
 // PlantQuest changes quest id's record with set (its council, Teams,
 // per-role providers); its status, counts and running node are the

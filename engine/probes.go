@@ -95,8 +95,9 @@ var probes = []store.Probe{
 	}},
 }
 
-// edgeRelation reports whether rel is one of the relations of SPEC §2.3
-// and §2.8 (councils and Teams).
+// edgeRelation reports whether rel is one of the relations an edge may have,
+// those of the plain graph and those of councils and Teams (docs/design.md,
+// "Quests, nodes and edges").
 func edgeRelation(rel string) bool {
 	switch rel {
 	case EdgeSpawned, EdgeGrewTo, EdgeAbortedTo, EdgeProposedFrom, EdgePromoted,

@@ -10,7 +10,8 @@ import (
 	"github.com/questbox/questbox/engine/store"
 )
 
-// workerContract is the output contract of SPEC §2.6, as the agent reads it.
+// workerContract is the output contract of a worker (docs/design.md,
+// "Providers and the worker's answer"), as the agent reads it.
 const workerContract = "Finish your answer with exactly one fenced ```json block (the last one counts):\n" +
 	"```json\n" +
 	`{"verdict": "promising" | "dead" | "conclusion",` + "\n" +

@@ -10,17 +10,17 @@ import (
 )
 
 // The role prompt templates left Go's text/template for the smaller
-// language of engine/prompttmpl (SPEC "keep it small": text/template made
+// language of engine/prompttmpl (to keep the binary small: text/template made
 // the linker keep every exported method in the binary). These tests hold
-// the promise the README makes: a template the new language accepts
+// the promise docs/configuration.md makes: a template the new language accepts
 // renders the very bytes text/template renders from it, over the same
 // PromptData. Only the tests import text/template.
 
-// promptTemplates are the templates of the README, of the tests of
+// promptTemplates are the templates of docs/configuration.md, of the tests of
 // engine, config and cmd/questbox, and one of each construct the language
 // has.
 var promptTemplates = []string{
-	// README and the other packages' tests.
+	// docs/configuration.md and the other packages' tests.
 	"{{.Parts.Contract}}",
 	"{{.Parts.Default}}",
 	"POC {{.Node.ID}}\n{{.Parts.Contract}}",
@@ -76,11 +76,11 @@ func promptDatas() []PromptData {
 	}
 }
 
-// readmeTemplate is the example template of the README's section on
-// roles (the fenced block after "For example:").
+// readmeTemplate is the example template of docs/configuration.md's
+// section on roles (the fenced block after "For example:").
 func readmeTemplate(t testing.TB) string {
 	t.Helper()
-	readme, err := os.ReadFile("../README.md")
+	readme, err := os.ReadFile("../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func readmeTemplate(t testing.TB) string {
 	_, rest, ok := strings.Cut(string(readme), open)
 	block, _, closed := strings.Cut(rest, fence)
 	if !ok || !closed || !strings.Contains(block, "{{range") {
-		t.Fatalf("the README has no example template (a fenced block after %q with a {{range}})", open)
+		t.Fatalf("docs/configuration.md has no example template (a fenced block after %q with a {{range}})", open)
 	}
 	var text strings.Builder
 	for line := range strings.Lines(block) {
@@ -209,7 +209,7 @@ func FuzzPromptTemplate(f *testing.F) {
 	})
 }
 
-// BenchmarkPromptTemplate renders the README's example template over an
+// BenchmarkPromptTemplate renders docs/configuration.md's example template over an
 // owner's data with each engine: a dispatch's cost of a role template.
 func BenchmarkPromptTemplate(b *testing.B) {
 	text := readmeTemplate(b)

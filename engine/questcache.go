@@ -34,8 +34,7 @@ import (
 // its own (every move changes them in place) and shares the rest: the
 // strings, the slices, cut to their length (no code changes a quest's
 // slice in place, and an append to one moves it), and the shared maps,
-// whose clones were a third of what a busy tick's copies and the cache
-// held (bench/RESULTS.md, issue 23, ninth pass).
+// whose clones were a third of what a busy tick's copies and the cache held.
 //
 // The shared maps: a Quest's RoleProviders, TeamAccept, StallSigs and
 // StallCounts are never changed in place but by a transaction that
@@ -47,7 +46,7 @@ import (
 // Current: comparing each record with its entry still read every active
 // quest's record, a thousand of them all over the quests bucket, which a
 // tick whose store map was released (Store.releaseMapped) faulted back in
-// page by page (bench/RESULTS.md, issue 23, eleventh pass). So the cache
+// page by page. So the cache
 // also knows when it is current: when every entry of an active quest is
 // its record as stored as of commit at (bbolt's transaction id) of store
 // db, a tick's next transaction (id at+1, nothing written yet) takes the

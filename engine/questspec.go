@@ -43,7 +43,8 @@ func CheckRoleName(r string) error {
 // progress, or nil. It is the one place that rule lives: NewQuest applies
 // it to every spec, and the configuration applies it to its defaults.
 //
-// What each mode dispatches (SPEC §2.4) decides what it needs:
+// What each mode dispatches (docs/design.md, "Solo and team modes") decides
+// what it needs:
 //   - team: the workers' new directions become proposals that only an owner
 //     node promotes, so the roles must include owner, and at least one
 //     other role to do the work the owner hands out;

@@ -18,7 +18,8 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		"deferred>pending": true, "awaiting_consent>passed": true, "awaiting_consent>pending": true,
 		"awaiting_consent>exhausted": true,
 		"passed>explored":            true, "passed>growing": true, "passed>aborted": true,
-		// An owner's design phase (SPEC §2.8, council.go).
+		// An owner's design phase (docs/design.md, "Councils and Teams",
+		// council.go).
 		"pending>council_pending": true, "council_pending>passed": true, "council_pending>pending": true,
 		"council_pending>exhausted": true, "council_pending>awaiting_consent": true,
 		// A Team's rows (engine/team.go; teamMoveOK keeps them to Teams).

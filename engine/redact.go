@@ -22,13 +22,13 @@ type Secrets interface {
 	String(s string) string
 }
 
-// Redaction is the one rule that masks what leaves the box and what the
-// box writes of an agent's output (SPEC §2.8 "Privacy egress"): each match
+// Redaction is the one rule that masks what leaves the box and what the box
+// writes of an agent's output (docs/design.md, "Privacy egress"): each match
 // of a [privacy] redact pattern becomes [RedactMask], then each configured
-// secret is masked as [Secrets] masks it. Every prompt to a non-local
-// vendor goes through it (an agent's, a council member's, a Team stage's
-// and the L2 judge's: [Redaction.Outbound]), and so does every byte of a
-// run's log before it reaches the disk ([Redaction.Log]).
+// secret is masked as [Secrets] masks it. Every prompt to a non-local vendor
+// goes through it (an agent's, a council member's, a Team stage's and the L2
+// judge's: [Redaction.Outbound]), and so does every byte of a run's log
+// before it reaches the disk ([Redaction.Log]).
 //
 // A nil *Redaction masks nothing. A Redaction is safe for concurrent use.
 type Redaction struct {

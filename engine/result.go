@@ -33,8 +33,9 @@ const (
 // FindingKinds lists the kinds in the order a result lists them.
 var FindingKinds = []FindingKind{FindingConclusion, FindingGrowing, FindingDeadEnd}
 
-// verdictStatus is the terminal status an answer's verdict locks its node
-// in (SPEC §2.2), and verdictFinding what that verdict found.
+// verdictStatus is the terminal status an answer's verdict locks its node in
+// (docs/design.md, "The ratchet"), and verdictFinding what that verdict
+// found.
 var (
 	verdictStatus  = map[string]Status{gates.VerdictConclusion: Explored, gates.VerdictPromising: Growing, gates.VerdictDead: Aborted}
 	verdictFinding = map[string]FindingKind{gates.VerdictConclusion: FindingConclusion, gates.VerdictPromising: FindingGrowing, gates.VerdictDead: FindingDeadEnd}

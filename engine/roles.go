@@ -22,7 +22,7 @@ func (q *Quest) ProviderFor(n *Node) string {
 }
 
 // RoleOptions configure one role for every quest (the config's
-// [roles.NAME], SPEC §2.8 "Roles"). The zero value changes nothing.
+// [roles.NAME], docs/design.md, "Roles"). The zero value changes nothing.
 type RoleOptions struct {
 	// Provider, when set, is the role's provider: NewQuest records it in
 	// the new quest's RoleProviders (for a role the quest uses), so that a
@@ -47,10 +47,10 @@ type RoleOptions struct {
 // says otherwise.
 const VendorLocal = "local"
 
-// Vendor is the vendor provider sends its prompts to (SPEC §2.8 "Privacy
-// egress"): the one Options.Vendors names; else local for the built-in
-// demo and external providers; else the provider's own name, so that a
-// provider whose vendor nobody declared is a vendor of its own, never
+// Vendor is the vendor provider sends its prompts to (docs/design.md,
+// "Privacy egress"): the one Options.Vendors names; else local for the
+// built-in demo and external providers; else the provider's own name, so that
+// a provider whose vendor nobody declared is a vendor of its own, never
 // local.
 func (e *Engine) Vendor(provider string) string { return vendorIn(e.conf(), provider) }
 

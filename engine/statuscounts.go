@@ -12,7 +12,7 @@ import (
 // one count per status, indexed by the status's place in Statuses, so
 // that copying a quest copies its counts (a tick copies each of a thousand
 // cached quests: cloning a map per quest was a tenth of its work) and a
-// move is two array writes (bench/RESULTS.md, issue 23, twelfth pass).
+// move is two array writes.
 //
 // It reads, writes and marshals as the map of statuses to counts it
 // replaced (map[Status]int), whose zero value was nil: a status is

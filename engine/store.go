@@ -182,8 +182,8 @@ const releaseAfter = 5 * time.Second
 // releaseBusy is how often the mapped pages are released while commits
 // keep coming: a busy cycle reads nearly the whole file over a few
 // seconds, and holding every page it read until the box goes quiet put
-// 14-17 MiB of the store in its peak resident memory (bench/RESULTS.md,
-// issue 23, sixth pass). Once every releaseBusy the reads fault back in
+// 14-17 MiB of the store in its peak resident memory. Once every releaseBusy
+// the reads fault back in
 // only the pages they still use.
 const releaseBusy = time.Second
 
@@ -334,7 +334,7 @@ func (s *Store) update(fn func(tx *store.Tx) error) error {
 // them) once the store has gone releaseAfter without a commit: a busy
 // cycle reads pages all over the store, and they stayed mapped while the
 // box sat idle, ~17 MiB of its resident memory after an outbox prune
-// (bench/RESULTS.md, issue 23, branch rss). Called after each commit, it
+// (docs/design.md, "Memory on a small box"). Called after each commit, it
 // pushes that release back, and releases at once if the last release
 // while busy is releaseBusy old. The release's failure (a store closed
 // meanwhile) costs resident memory only, so it is nobody's error.

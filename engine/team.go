@@ -10,7 +10,7 @@ import (
 	"github.com/questbox/questbox/gates"
 )
 
-// Teams (SPEC §2.8, kage v3.2).
+// Teams (docs/design.md, "Teams").
 //
 // In a quest with Teams, every node the owner spawns or promotes (and the
 // quest's root scout, and each hypothesis Scan seeds) is a Team: a node
@@ -69,8 +69,8 @@ type stageResult struct {
 	plan   string              // planner: the plan
 	l1     string              // executer: the L1 outcome of the deliverable
 	accept *gates.AcceptAnswer // accepter: the decision, held to its quotes
-	// stalled: the accepter rejects the Team for the reason of its
-	// previous rejection (a no_progress signal, SPEC §2.8).
+	// stalled: the accepter rejects the Team for the reason of its previous
+	// rejection (a no_progress signal, docs/design.md, "Councils and Teams").
 	stalled bool
 }
 

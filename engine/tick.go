@@ -63,11 +63,11 @@ type memberPrompt struct {
 	src  promptSource
 }
 
-// Tick runs one round (SPEC §2.4) in a single write transaction: for each
-// active quest, the one that waited longest first (see activeQuests), it
-// applies loop control, brings deferred nodes back when the network is up,
-// and dispatches at most one node if the quest has none running, up to
-// MaxParallel runs in flight. The runs it starts proceed in
+// Tick runs one round (docs/design.md, "The tick") in a single write
+// transaction: for each active quest, the one that waited longest first (see
+// activeQuests), it applies loop control, brings deferred nodes back when the
+// network is up, and dispatches at most one node if the quest has none
+// running, up to MaxParallel runs in flight. The runs it starts proceed in
 // the background; Wait waits for them.
 //
 // A tick that changes nothing commits nothing: quests are read without

@@ -11,18 +11,17 @@ package engine
 // the engine's free list (at most maxFreeSlabs), and a later tick carves
 // from it again.
 //
-// Who holds a tick's slabs after its commit (the audit of bench/RESULTS.md,
-// "the tick's garbage, sixth pass"): only its dispatches. A dispatch's
-// quest, node head, run list and member prompt are read by its run until
-// runAgent returns; everything the tick hands to the engine's memories
-// (questCache, pendingView, sittingOwners) is a copy (cachedCopy, copyHead,
-// withAt), and TickReport holds ids only. So the set is counted once per
-// dispatch (refs) and released at the end of each run (runAgent) and where
-// a dispatch never runs (start, for a run aborted before it started); a
-// tick that dispatched nothing releases it at once. A tick whose
-// transaction fails (or is retried afresh) gives its set to nobody: it is
-// left to the collector, so that nothing a rolled-back attempt left behind
-// can reach a later tick.
+// Who holds a tick's slabs after its commit (docs/design.md, "Memory on a
+// small box"): only its dispatches. A dispatch's quest, node head, run list
+// and member prompt are read by its run until runAgent returns; everything
+// the tick hands to the engine's memories (questCache, pendingView,
+// sittingOwners) is a copy (cachedCopy, copyHead, withAt), and TickReport
+// holds ids only. So the set is counted once per dispatch (refs) and released
+// at the end of each run (runAgent) and where a dispatch never runs (start,
+// for a run aborted before it started); a tick that dispatched nothing
+// releases it at once. A tick whose transaction fails (or is retried afresh)
+// gives its set to nobody: it is left to the collector, so that nothing a
+// rolled-back attempt left behind can reach a later tick.
 //
 // Every slot is zeroed when it is carved (a decode fills a zero Quest,
 // and a dispatch's unset fields must be unset), not when it is released.

@@ -405,8 +405,8 @@ func (w *engineWrite) run(tx *store.Tx) error {
 // pruneLater runs, in the first write of a group commit's transaction
 // that changes something after a tick that started runs, the retention
 // prune the tick left (tickRound.run): the outbox's oldest records, which
-// a tick on a released store map faulted back in page by page (a quarter
-// of its time; bench/RESULTS.md, issue 23, twelfth pass), are deleted with
+// a tick on a released store map faulted back in page by page (a quarter of
+// its time), are deleted with
 // the commit of the runs' results instead, which comes anyway: no commit
 // is added. The outbox keeps its retention as before; between the tick
 // and that commit it also holds the tick's events. A prune that fails
@@ -501,7 +501,7 @@ func (t *txn) quest(id string) (*Quest, error) {
 // nothing from a miss here: a group commit's record read here may be an
 // earlier write's of the same batch, not committed yet. A result's write
 // reads its quest so, which the busy cycle's group commits held decoded
-// by the hundred (bench/RESULTS.md, issue 23, ninth pass): a copy shares
+// by the hundred: a copy shares
 // the cached quest's strings, slices and shared maps.
 func (t *txn) peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {

@@ -567,8 +567,8 @@ func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
 	return nil
 }
 
-// The no_progress signals besides the answer's (SPEC §2.8 "Loop
-// control"), as stallSignal names them.
+// The no_progress signals besides the answer's (docs/design.md,
+// "Loop control"), as stallSignal names them.
 const (
 	// StallFacts: the same fired rules with the same facts.
 	StallFacts = "facts"
@@ -580,12 +580,12 @@ const (
 	StallTeamReject = "team-reject"
 )
 
-// stall implements no_progress (SPEC §2.5, §2.8): the same signature
-// (quest, role, fired rule ids, output hash) max_stalled times in a row
-// stops the quest, and so does each further signal of a verdict: the same
-// fired rules with the same facts (only when rules fired: passing answers
-// share an empty set), and the same evidence after normalisation (only
-// when the answer has evidence).
+// stall implements no_progress (docs/design.md, "Loop control", "Councils and
+// Teams"): the same signature (quest, role, fired rule ids, output hash)
+// max_stalled times in a row stops the quest, and so does each further signal
+// of a verdict: the same fired rules with the same facts (only when rules
+// fired: passing answers share an empty set), and the same evidence after
+// normalisation (only when the answer has evidence).
 func (t *txn) stall(q *Quest, n *Node, res result) error {
 	if q.Limits.MaxStalled <= 0 || stallNeutral(n, res) {
 		return nil
@@ -706,7 +706,8 @@ func (t *txn) ownStallMaps(q *Quest) {
 }
 
 // pass moves n to passed and on to its terminal status per the agent's
-// verdict, applying the quest mode's consequences (SPEC §2.4).
+// verdict, applying the quest mode's consequences (docs/design.md, "Solo and
+// team modes").
 func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
 	if n.Stage == StageAccept && n.Claim != nil {
 		return t.acceptConsented(q, n, outcome)

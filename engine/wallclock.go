@@ -6,11 +6,11 @@ import (
 	"time"
 )
 
-// The wall_clock budget (SPEC §2.5) counts the time a quest was active
-// under a running daemon: while Engine.Serve runs and the quest is active.
-// Time the daemon is down, and time the quest is stopped, do not count.
-// A tick without Serve (`questbox tick` with no daemon) checks the budget
-// but adds no time.
+// The wall_clock budget (docs/design.md, "Loop control") counts the time a
+// quest was active under a running daemon: while Engine.Serve runs and the
+// quest is active. Time the daemon is down, and time the quest is stopped, do
+// not count. A tick without Serve (`questbox tick` with no daemon) checks the
+// budget but adds no time.
 //
 // Each Serve call is a session with a random id and its own clock: the
 // wall time at its start plus the monotonic time elapsed since, so a step

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The decisions of a Team's accepter (SPEC §2.8, v3.2).
+// The decisions of a Team's accepter (docs/design.md, "Teams").
 const (
 	AcceptAccept = "accept"
 	AcceptReject = "reject"
@@ -19,7 +19,8 @@ const (
 
 // RuleAcceptQuote is the id of the fact that turns an accept without a
 // verified quote from the deliverable into a reject (judge discipline,
-// SPEC §4.6: a judge that clears a claim must quote the evidence).
+// docs/design.md, "Judge discipline": a judge that clears a claim must quote
+// the evidence).
 const RuleAcceptQuote = "accept-quote"
 
 // AcceptQuote is one quote an accepter cites from the deliverable.

@@ -5,7 +5,8 @@ import (
 	"strings"
 )
 
-// The verdicts a worker may give (SPEC §2.6).
+// The verdicts a worker may give (docs/design.md, "Providers and the worker's
+// answer").
 const (
 	VerdictPromising  = "promising"
 	VerdictDead       = "dead"
@@ -21,9 +22,9 @@ type Citation struct {
 	Quote  string `json:"quote"`
 }
 
-// Answer is a worker's answer under the output contract (SPEC §2.6). All four
-// fields are required in the JSON, though the lists may be empty ([]); null is
-// not an empty list.
+// Answer is a worker's answer under the output contract (docs/design.md,
+// "Providers and the worker's answer"). All four fields are required in the
+// JSON, though the lists may be empty ([]); null is not an empty list.
 type Answer struct {
 	Verdict       string     `json:"verdict"` // promising|dead|conclusion
 	Evidence      string     `json:"evidence"`

@@ -140,53 +140,75 @@ func (sc *answerScanner) str() (string, bool) {
 			i = e
 			continue
 		}
-		if i+1 >= len(sc.s) {
+		n, ok := unescape(sc.s[i:], &b)
+		if !ok {
 			return "", false
 		}
-		switch sc.s[i+1] {
-		case '"', '\\', '/':
-			b.WriteByte(sc.s[i+1])
-		case 'b':
-			b.WriteByte('\b')
-		case 'f':
-			b.WriteByte('\f')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 't':
-			b.WriteByte('\t')
-		case 'u':
-			if i+6 > len(sc.s) {
-				return "", false
-			}
-			r := rune(0)
-			for _, h := range []byte(sc.s[i+2 : i+6]) {
-				var v byte
-				switch {
-				case '0' <= h && h <= '9':
-					v = h - '0'
-				case 'a' <= h && h <= 'f':
-					v = h - 'a' + 10
-				case 'A' <= h && h <= 'F':
-					v = h - 'A' + 10
-				default:
-					return "", false
-				}
-				r = r<<4 | rune(v)
-			}
-			if 0xD800 <= r && r <= 0xDFFF {
-				return "", false
-			}
-			b.WriteRune(r)
-			i += 6
-			continue
-		default:
-			return "", false
-		}
-		i += 2
+		i += n
 	}
 	return "", false
+}
+
+// unescape writes to b the character of the escape sequence that e starts
+// with (e[0] is '\\') and returns the sequence's length; ok is false for
+// a sequence encoding/json would refuse, or a \u escape of a surrogate.
+func unescape(e string, b *strings.Builder) (n int, ok bool) {
+	if len(e) < 2 {
+		return 0, false
+	}
+	if c, ok := simpleEscape(e[1]); ok {
+		b.WriteByte(c)
+		return 2, true
+	}
+	if e[1] != 'u' || len(e) < 6 {
+		return 0, false
+	}
+	r, ok := hex4(e[2:6])
+	if !ok || 0xD800 <= r && r <= 0xDFFF {
+		return 0, false
+	}
+	b.WriteRune(r)
+	return 6, true
+}
+
+// simpleEscape is the byte a one-letter JSON escape (\n, \", ...) stands for.
+func simpleEscape(c byte) (byte, bool) {
+	switch c {
+	case '"', '\\', '/':
+		return c, true
+	case 'b':
+		return '\b', true
+	case 'f':
+		return '\f', true
+	case 'n':
+		return '\n', true
+	case 'r':
+		return '\r', true
+	case 't':
+		return '\t', true
+	}
+	return 0, false
+}
+
+// hex4 reads four hexadecimal digits, either case.
+func hex4(h string) (rune, bool) {
+	r := rune(0)
+	for i := range len(h) {
+		c := h[i]
+		var v byte
+		switch {
+		case '0' <= c && c <= '9':
+			v = c - '0'
+		case 'a' <= c && c <= 'f':
+			v = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			v = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(v)
+	}
+	return r, true
 }
 
 // strs reads an array of non-blank strings (new_directions).

@@ -138,8 +138,9 @@ func BenchmarkGraph20Rules10Edges(b *testing.B) {
 }
 
 // The answer sets of testdata/answers (README.md there says what each is).
-// The side-by-side harness with reins (bench/RESULTS.md, "Gates") reads the
-// same files, so both sides judge the same bytes with the same catalog.
+// The side-by-side comparison with another implementation of the same catalog
+// (bench/RESULTS.md, "Gates") reads the same files, so both judge the same
+// bytes with the same catalog.
 var answerSets = []string{"fires7", "pass", "long-evidence", "malformed", "near-max"}
 
 // answerSetToday is the reference date of every answer set.
@@ -221,8 +222,8 @@ func BenchmarkAnswerSets(b *testing.B) {
 }
 
 // TestAnswerSets pins what the catalog decides on each answer set (the
-// harness with reins checks that reins decides the same), and that
-// catalog.json is benchSpecs.
+// side-by-side comparison checks that the other implementation decides the
+// same), and that catalog.json is benchSpecs.
 func TestAnswerSets(t *testing.T) {
 	want, err := json.Marshal(benchSpecs())
 	if err != nil {

@@ -214,9 +214,10 @@ func (c *Catalog) Rules() []Rule {
 }
 
 // Evaluate runs every rule of the catalog, whatever its stage, in order, and
-// decides their facts: by level aggregation (SPEC §4.1), or by the defeat
-// graph when the catalog has one (SPEC §4.4; with no edges the two are
-// identical). See [Catalog.EvaluateStaged] for staged evaluation.
+// decides their facts: by level aggregation (docs/design.md, "Gates and
+// levels"), or by the defeat graph when the catalog has one (docs/design.md,
+// "The defeat graph"; with no edges the two are identical). See
+// [Catalog.EvaluateStaged] for staged evaluation.
 //
 // Facts are stamped with the id and validated level of the rule that returned
 // them. A rule that panics yields a Fail fact "rule X panicked: ..." instead of

@@ -194,7 +194,8 @@ func TestEvaluateStage(t *testing.T) {
 			}
 		})
 	}
-	// Staged and full evaluation agree (SPEC §4.2).
+	// Staged and full evaluation agree (docs/design.md, "Staged evaluation
+	// and ground").
 	var all []Fact
 	for _, s := range []Stage{StagePure, StageGround} {
 		all = append(all, c.EvaluateStage(Input{}, s).Facts...)

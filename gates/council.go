@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Council member roles (SPEC §2.8, kage v3/v3.1): a reviewer advises, a
+// Council member roles (docs/design.md, "Councils"): a reviewer advises, a
 // judge votes.
 const (
 	MemberReviewer = "reviewer"
@@ -21,9 +21,10 @@ const (
 	SourceRevise = "revise"
 )
 
-// RuleJudgeCitation is the id of the facts of the judge discipline (SPEC
-// §4.6) applied to a council judge: a pass whose quotes are not all found
-// in the evidence the judge was given is a revise.
+// RuleJudgeCitation is the id of the facts of the judge discipline
+// (docs/design.md, "Judge discipline") applied to a council judge: a pass
+// whose quotes are not all found in the evidence the judge was given is a
+// revise.
 const RuleJudgeCitation = "judge-citation"
 
 // MemberAnswer is a council member's answer:
@@ -171,12 +172,12 @@ func (m MemberAnswer) Validate(role string) []Fact {
 	return fs.facts()
 }
 
-// Discipline applies the judge discipline (SPEC §4.6) to a judge's answer
-// given the evidence the judge was shown: a pass needs at least one
-// citation and every quote must occur in evidence ([ContainsQuote]);
-// otherwise the verdict source becomes revise, and the facts (rule
-// [RuleJudgeCitation], level Review) say which quote was not found. A
-// revise, and a reviewer's answer, are returned as they are.
+// Discipline applies the judge discipline (docs/design.md, "Judge
+// discipline") to a judge's answer given the evidence the judge was shown: a
+// pass needs at least one citation and every quote must occur in evidence
+// ([ContainsQuote]); otherwise the verdict source becomes revise, and the
+// facts (rule [RuleJudgeCitation], level Review) say which quote was not
+// found. A revise, and a reviewer's answer, are returned as they are.
 func (m MemberAnswer) Discipline(evidence string) (MemberAnswer, []Fact) {
 	if m.VerdictSource != SourcePass {
 		return m, nil
@@ -242,7 +243,8 @@ func ActionKey(a Action) string {
 	return kind
 }
 
-// MergeCouncil merges the votes of one council (SPEC §2.8):
+// MergeCouncil merges the votes of one council (docs/design.md, "Councils and
+// Teams"):
 //   - with judges, an action applies when a strict majority of the judges
 //     who answered proposes it (a finish counts only from a judge whose
 //     verdict source is pass: a judge cannot clear the quest while asking

@@ -182,101 +182,199 @@ func parseDate(s string, ref Date) (Date, error) {
 		return d, err
 	}
 	f := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ',' })
-	needRef := func() error {
-		if !ref.Valid() {
-			return fmt.Errorf("a relative date needs a valid reference date: %w", ErrBadDate)
+	for _, form := range dateForms() {
+		if !form.match(f) {
+			continue
 		}
-		return nil
+		d, err := form.parse(f, ref)
+		if err != nil || form.relative {
+			return d, err
+		}
+		if !d.Valid() {
+			return Date{}, fmt.Errorf("no such day %04d-%02d-%02d: %w", d.Year, d.Month, d.Day, ErrBadDate)
+		}
+		return d, nil
 	}
-	num := func(t string) (int, bool) {
-		for _, suf := range []string{"st", "nd", "rd", "th"} {
-			if strings.HasSuffix(t, suf) && len(t) > len(suf) {
-				t = strings.TrimSuffix(t, suf)
-				break
-			}
-		}
-		n, err := strconv.Atoi(t)
-		return n, err == nil && len(t) <= 4
+	return Date{}, ErrBadDate
+}
+
+// dateForm is one way of writing a date in words (the text lower-cased
+// and cut at blanks and commas): match says whether the words are in that
+// form, parse reads them. A relative form counts from the reference date
+// and so always names a day; an absolute one may name a day that does not
+// exist (2026-02-30), which parseDate refuses.
+type dateForm struct {
+	match    func(f []string) bool
+	parse    func(f []string, ref Date) (Date, error)
+	relative bool
+}
+
+// dateForms are the forms parseDate reads, tried in order; the first
+// that matches decides. (A function, not a variable: gates has no
+// package-level state.)
+func dateForms() [5]dateForm {
+	return [5]dateForm{
+		{match: isDayWord, parse: parseDayWord, relative: true},                     // today
+		{match: isCountOfDays, parse: parseCountOfDays, relative: true},             // 3 days ago, in 2 weeks
+		{match: isNextOrLastWeekday, parse: parseNextOrLastWeekday, relative: true}, // next monday
+		{match: isOneWord, parse: parseNumericDate},                                 // 2026-12-02, 2026/12/2
+		{match: isThreeWords, parse: parseWordedDate},                               // 2 Dec 2026, December 2, 2026
 	}
-	var d Date
-	switch {
-	case len(f) == 1 && (f[0] == "today" || f[0] == "yesterday" || f[0] == "tomorrow"):
-		if err := needRef(); err != nil {
-			return Date{}, err
+}
+
+// dayOffset is the offset from the reference of a day that is a word.
+func dayOffset(w string) (int, bool) {
+	switch w {
+	case "today":
+		return 0, true
+	case "yesterday":
+		return -1, true
+	case "tomorrow":
+		return 1, true
+	}
+	return 0, false
+}
+
+// daysPer is a unit of "N days ago" and "in N weeks" in days; 0 when it
+// is not one.
+func daysPer(unit string) int {
+	switch unit {
+	case "day", "days":
+		return 1
+	case "week", "weeks":
+		return 7
+	}
+	return 0
+}
+
+func isOneWord(f []string) bool    { return len(f) == 1 }
+func isThreeWords(f []string) bool { return len(f) == 3 }
+
+func isDayWord(f []string) bool {
+	if len(f) != 1 {
+		return false
+	}
+	_, ok := dayOffset(f[0])
+	return ok
+}
+
+func isCountOfDays(f []string) bool {
+	return len(f) == 3 && (f[2] == "ago" || f[0] == "in")
+}
+
+func isNextOrLastWeekday(f []string) bool {
+	return len(f) == 2 && (f[0] == "next" || f[0] == "last") && weekdayOf(f[1]) > 0
+}
+
+// needRef is the error of a relative date without a valid reference.
+func needRef(ref Date) error {
+	if !ref.Valid() {
+		return fmt.Errorf("a relative date needs a valid reference date: %w", ErrBadDate)
+	}
+	return nil
+}
+
+// ordinal reads a number of at most four digits, with or without an
+// English ordinal suffix (2, 2nd, 21st).
+func ordinal(t string) (int, bool) {
+	for _, suf := range []string{"st", "nd", "rd", "th"} {
+		if strings.HasSuffix(t, suf) && len(t) > len(suf) {
+			t = strings.TrimSuffix(t, suf)
+			break
 		}
-		return ref.AddDays(map[string]int{"today": 0, "yesterday": -1, "tomorrow": 1}[f[0]]), nil
-	case len(f) == 3 && f[2] == "ago" || len(f) == 3 && f[0] == "in":
-		nTok, unit, sign := f[0], f[1], -1
-		if f[0] == "in" {
-			nTok, unit, sign = f[1], f[2], 1
-		}
-		n, ok := num(nTok)
-		if !ok || n < 0 {
-			return Date{}, ErrBadDate
-		}
-		per := map[string]int{"day": 1, "days": 1, "week": 7, "weeks": 7}[unit]
-		if per == 0 {
-			return Date{}, ErrBadDate
-		}
-		if err := needRef(); err != nil {
-			return Date{}, err
-		}
-		return ref.AddDays(sign * n * per), nil
-	case len(f) == 2 && (f[0] == "next" || f[0] == "last") && weekdayOf(f[1]) > 0:
-		if err := needRef(); err != nil {
-			return Date{}, err
-		}
-		w := weekdayOf(f[1])
-		if f[0] == "next" {
-			return ref.AddDays(mod(w-ref.Weekday()-1, 7) + 1), nil
-		}
-		return ref.AddDays(-(mod(ref.Weekday()-w-1, 7) + 1)), nil
-	case len(f) == 1:
-		t := f[0]
-		sep := byte(0)
-		for _, c := range []byte{'-', '/', '.'} {
-			if strings.Count(t, string(c)) == 2 {
-				sep = c
-			}
-		}
-		if sep == 0 {
-			return Date{}, ErrBadDate
-		}
-		p := strings.Split(t, string(sep))
-		if len(p[0]) != 4 || len(p[1]) > 2 || len(p[2]) > 2 {
-			return Date{}, ErrBadDate
-		}
-		y, e1 := strconv.Atoi(p[0])
-		m, e2 := strconv.Atoi(p[1])
-		dd, e3 := strconv.Atoi(p[2])
-		if e1 != nil || e2 != nil || e3 != nil {
-			return Date{}, ErrBadDate
-		}
-		d = Date{y, m, dd}
-	case len(f) == 3:
-		if dd, ok := num(f[0]); ok && monthOf(f[1]) > 0 { // 2 Dec 2026
-			y, ok := num(f[2])
-			if !ok || len(f[2]) != 4 {
-				return Date{}, ErrBadDate
-			}
-			d = Date{y, monthOf(f[1]), dd}
-		} else if m := monthOf(f[0]); m > 0 { // December 2, 2026
-			dd, ok1 := num(f[1])
-			y, ok2 := num(f[2])
-			if !ok1 || !ok2 || len(f[2]) != 4 {
-				return Date{}, ErrBadDate
-			}
-			d = Date{y, m, dd}
-		} else {
-			return Date{}, ErrBadDate
-		}
-	default:
+	}
+	n, err := strconv.Atoi(t)
+	return n, err == nil && len(t) <= 4
+}
+
+func parseDayWord(f []string, ref Date) (Date, error) {
+	if err := needRef(ref); err != nil {
+		return Date{}, err
+	}
+	n, _ := dayOffset(f[0])
+	return ref.AddDays(n), nil
+}
+
+// parseCountOfDays reads "N days ago", "N weeks ago", "in N days" and
+// "in N weeks".
+func parseCountOfDays(f []string, ref Date) (Date, error) {
+	nTok, unit, sign := f[0], f[1], -1
+	if f[0] == "in" {
+		nTok, unit, sign = f[1], f[2], 1
+	}
+	n, ok := ordinal(nTok)
+	if !ok || n < 0 {
 		return Date{}, ErrBadDate
 	}
-	if !d.Valid() {
-		return Date{}, fmt.Errorf("no such day %04d-%02d-%02d: %w", d.Year, d.Month, d.Day, ErrBadDate)
+	per := daysPer(unit)
+	if per == 0 {
+		return Date{}, ErrBadDate
 	}
-	return d, nil
+	if err := needRef(ref); err != nil {
+		return Date{}, err
+	}
+	return ref.AddDays(sign * n * per), nil
+}
+
+// parseNextOrLastWeekday reads "next monday" (the first Monday after the
+// reference) and "last monday" (the last one before it).
+func parseNextOrLastWeekday(f []string, ref Date) (Date, error) {
+	if err := needRef(ref); err != nil {
+		return Date{}, err
+	}
+	w := weekdayOf(f[1])
+	if f[0] == "next" {
+		return ref.AddDays(mod(w-ref.Weekday()-1, 7) + 1), nil
+	}
+	return ref.AddDays(-(mod(ref.Weekday()-w-1, 7) + 1)), nil
+}
+
+// parseNumericDate reads a year of four digits, a month and a day, joined
+// by one separator of '-', '/' or '.' (2026-12-02, 2026/12/2).
+func parseNumericDate(f []string, _ Date) (Date, error) {
+	t := f[0]
+	sep := byte(0)
+	for _, c := range []byte{'-', '/', '.'} {
+		if strings.Count(t, string(c)) == 2 {
+			sep = c
+		}
+	}
+	if sep == 0 {
+		return Date{}, ErrBadDate
+	}
+	p := strings.Split(t, string(sep))
+	if len(p[0]) != 4 || len(p[1]) > 2 || len(p[2]) > 2 {
+		return Date{}, ErrBadDate
+	}
+	y, e1 := strconv.Atoi(p[0])
+	m, e2 := strconv.Atoi(p[1])
+	dd, e3 := strconv.Atoi(p[2])
+	if e1 != nil || e2 != nil || e3 != nil {
+		return Date{}, ErrBadDate
+	}
+	return Date{y, m, dd}, nil
+}
+
+// parseWordedDate reads "2 Dec 2026" and "December 2, 2026" (a four-digit
+// year last).
+func parseWordedDate(f []string, _ Date) (Date, error) {
+	if dd, ok := ordinal(f[0]); ok && monthOf(f[1]) > 0 { // 2 Dec 2026
+		y, ok := ordinal(f[2])
+		if !ok || len(f[2]) != 4 {
+			return Date{}, ErrBadDate
+		}
+		return Date{y, monthOf(f[1]), dd}, nil
+	}
+	m := monthOf(f[0])
+	if m == 0 {
+		return Date{}, ErrBadDate
+	}
+	dd, ok1 := ordinal(f[1]) // December 2, 2026
+	y, ok2 := ordinal(f[2])
+	if !ok1 || !ok2 || len(f[2]) != 4 {
+		return Date{}, ErrBadDate
+	}
+	return Date{y, m, dd}, nil
 }
 
 // parseJapanese handles 2026年12月2日 and the 令和 and 平成 eras. ok is false

@@ -1,5 +1,6 @@
-// Package gates decides, deterministically, whether an agent's submission may be
-// locked. It is the L1 machine authority of SPEC §4: values in, verdicts out.
+// Package gates decides, deterministically, whether an agent's submission may
+// be locked. It is the L1 machine authority (docs/design.md, "Authority"):
+// values in, verdicts out.
 //
 // # Contracts
 //
@@ -22,7 +23,7 @@
 // listed by [Kinds]); loading fails closed with an error naming the rule and
 // the problem. [Catalog.Describe] is the audit list `questbox rules` prints.
 //
-// # Stages and ground (SPEC §4.2)
+// # Stages and ground (docs/design.md, "Staged evaluation and ground")
 //
 // Rules never touch the network. A ground-stage rule declares what it needs
 // ([GroundRule.Needs] returning [Request] values) and reads the answers
@@ -33,7 +34,7 @@
 // Deferred, which is not a FAIL. Staged and full evaluation agree on the
 // outcome (property-tested).
 //
-// # Defeat graph (SPEC §4.4)
+// # Defeat graph (docs/design.md, "The defeat graph")
 //
 // A catalog may declare attacks and supersedes edges between its rules; the
 // weighted h-Categoriser decides which fired rules survive (see graph.go for
@@ -42,14 +43,16 @@
 // which rules to clear to flip the verdict; its String is the one canonical
 // text shown to the agent and to humans.
 //
-// The worker output contract (SPEC §2.6) is parsed by [ParseAnswer], and the
-// owner's action list by [ParseOwnerAnswer]. Both are strict: they reject
-// unknown, duplicate, missing and wrongly typed fields with a precise fact, and
-// they never panic, whatever the input.
+// The worker output contract (docs/design.md, "Providers and the worker's
+// answer") is parsed by [ParseAnswer], and the owner's action list by
+// [ParseOwnerAnswer]. Both are strict: they reject unknown, duplicate,
+// missing and wrongly typed fields with a precise fact, and they never panic,
+// whatever the input.
 //
 // # Authority
 //
-// Authority is enforced by types and by the import graph (SPEC §4.3):
+// Authority is enforced by types and by the import graph (docs/design.md,
+// "Authority"):
 //
 //   - L1, this package's deterministic rules, is the only authority that can
 //     produce a PASS, and only through [Aggregate] (used by every Evaluate

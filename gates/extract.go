@@ -8,8 +8,9 @@ import (
 	"strings"
 )
 
-// The contract's outer layer (SPEC §2.6): the worker's answer is the LAST fenced
-// ```json block of its output, or the whole output when it is one JSON object.
+// The contract's outer layer (docs/design.md, "Providers and the worker's
+// answer"): the worker's answer is the LAST fenced ```json block of its
+// output, or the whole output when it is one JSON object.
 //
 // Choices, written down:
 //   - Fences follow CommonMark closely enough for agent output: an opening

@@ -72,9 +72,10 @@ type Verdict struct {
 	Facts   []Fact  `json:"facts"`
 }
 
-// Aggregate applies the L1 rule of SPEC §4.1: any Fail fact gives FAIL; else any
-// Review fact gives REVIEW; else PASS. A fact with an unknown level counts as
-// Fail (fail closed). The facts are copied; the caller may reuse its slice.
+// Aggregate applies the L1 rule (docs/design.md, "Gates and levels"): any
+// Fail fact gives FAIL; else any Review fact gives REVIEW; else PASS. A fact
+// with an unknown level counts as Fail (fail closed). The facts are copied;
+// the caller may reuse its slice.
 func Aggregate(facts []Fact) Verdict {
 	cp := make([]Fact, len(facts))
 	copy(cp, facts)

@@ -6,10 +6,10 @@ import (
 	"strings"
 )
 
-// The defeat graph (SPEC §4.4) is an opt-in way of deciding a catalog's facts
-// when rules compete. Its arguments are a warrant ("PASS unless attacked")
-// and one counter per rule that fired in this evaluation; every counter
-// attacks the warrant. Declared edges relate rules:
+// The defeat graph (docs/design.md, "The defeat graph") is an opt-in way of
+// deciding a catalog's facts when rules compete. Its arguments are a warrant
+// ("PASS unless attacked") and one counter per rule that fired in this
+// evaluation; every counter attacks the warrant. Declared edges relate rules:
 //
 //   - A attacks B: when both fire, A weakens B. Acceptability is the weighted
 //     h-Categoriser of Amgoud & Ben-Naim (2013), over the counters that fired:

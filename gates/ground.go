@@ -41,9 +41,10 @@ func (k RequestKind) String() string {
 // Network reports whether answering a request of this kind needs the network.
 func (k RequestKind) Network() bool { return k != ReqRun }
 
-// Request is one fact a ground rule needs from outside (SPEC §4.2). Rules
-// declare requests ([GroundRule.Needs]); ground answers them, each at most
-// once per evaluation, before the rules run.
+// Request is one fact a ground rule needs from outside (docs/design.md,
+// "Staged evaluation and ground"). Rules declare requests
+// ([GroundRule.Needs]); ground answers them, each at most once per
+// evaluation, before the rules run.
 type Request struct {
 	Kind          RequestKind
 	Target        string   // URL, domain or host:port

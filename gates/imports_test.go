@@ -14,9 +14,9 @@ import (
 	"testing"
 )
 
-// gates is pure (SPEC §4, STYLE habit 3): no questbox package, no network, no
-// clock, no process or file access, no randomness. Network facts arrive through
-// ground, which is not this package.
+// gates is pure (docs/design.md, "Gates and levels"): no
+// questbox package, no network, no clock, no process or file access, no
+// randomness. Network facts arrive through ground, which is not this package.
 func forbiddenImport(path string) bool {
 	switch {
 	case strings.HasPrefix(path, "github.com/questbox/"),

@@ -61,7 +61,8 @@ func (l *Level) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// Stage says when a rule runs (SPEC §4.2). The zero value is invalid.
+// Stage says when a rule runs (docs/design.md, "Staged evaluation and
+// ground"). The zero value is invalid.
 type Stage uint8
 
 const (

@@ -49,23 +49,38 @@ func literalOf(pattern string) (prefilter, bool) {
 	if err != nil {
 		return prefilter{}, false
 	}
-	re = re.Simplify()
+	best, whole, pre, post := requiredLiteral(uncapture(re.Simplify()))
+	if best == nil || len(best.Rune) == 0 {
+		return prefilter{}, false
+	}
+	p := prefilter{fold: best.Flags&syntax.FoldCase != 0, whole: whole, pre: pre && whole, post: post && whole}
+	lit, ks, ok := literalText(best.Rune, p.fold)
+	if !ok {
+		return prefilter{}, false
+	}
+	p.lit, p.ks = lit, ks
+	return p, true
+}
+
+// uncapture is re without the capture groups around it.
+func uncapture(re *syntax.Regexp) *syntax.Regexp {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
-	var (
-		best      *syntax.Regexp
-		whole     bool
-		pre, post bool
-	)
+	return re
+}
+
+// requiredLiteral returns a literal every match of re contains (nil for
+// none): re itself, or the longest literal of a top-level concatenation.
+// whole says re is that literal alone, pre and post that a \b stands
+// before or after it.
+func requiredLiteral(re *syntax.Regexp) (best *syntax.Regexp, whole, pre, post bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
-		best, whole = re, true
+		return re, true, false, false
 	case syntax.OpConcat:
 		for _, s := range re.Sub {
-			for s.Op == syntax.OpCapture {
-				s = s.Sub[0]
-			}
+			s = uncapture(s)
 			if s.Op == syntax.OpLiteral && (best == nil || len(s.Rune) > len(best.Rune)) {
 				best = s
 			}
@@ -81,29 +96,31 @@ func literalOf(pattern string) (prefilter, bool) {
 		}
 		whole = len(subs) == 1 && subs[0] == best
 	}
-	if best == nil || len(best.Rune) == 0 {
-		return prefilter{}, false
-	}
-	p := prefilter{fold: best.Flags&syntax.FoldCase != 0, whole: whole, pre: pre && whole, post: post && whole}
+	return best, whole, pre, post
+}
+
+// literalText is the literal's runes as the text is compared with them:
+// ASCII-lowered when fold, with ks set when that has 'k' or 's'. ok is
+// false for a literal the bytes of a text cannot decide: one that has
+// utf8.RuneError (it matches an invalid byte too), or a non-ASCII rune
+// under fold.
+func literalText(runes []rune, fold bool) (lit string, ks, ok bool) {
 	var b strings.Builder
-	for _, r := range best.Rune {
+	for _, r := range runes {
 		switch {
 		case r == utf8.RuneError:
-			// Matches an invalid byte too, which the text's bytes
-			// would not show.
-			return prefilter{}, false
-		case p.fold && r >= utf8.RuneSelf:
-			return prefilter{}, false
-		case p.fold:
+			return "", false, false
+		case fold && r >= utf8.RuneSelf:
+			return "", false, false
+		case fold:
 			c := lowerASCII(byte(r))
-			p.ks = p.ks || c == 'k' || c == 's'
+			ks = ks || c == 'k' || c == 's'
 			b.WriteByte(c)
 		default:
 			b.WriteRune(r)
 		}
 	}
-	p.lit = b.String()
-	return p, true
+	return b.String(), ks, true
 }
 
 // usable reports whether the prefilter is exact on text: a literal with

@@ -79,11 +79,12 @@ func parseFacts(in Input) (parsed, []Fact) {
 	return p, facts
 }
 
-// ContractCheck is the output-contract rule (SPEC §2.6), id "contract", level
-// Fail, stage pure. Workers are parsed with [ParseAnswer], owners (role
-// "owner") with [ParseOwnerAnswer]. Output cut at the provider's cap is a Fail
-// fact of its own, in addition to whatever the parse finds: a cut answer may
-// have lost its real last ```json block, so it is never accepted.
+// ContractCheck is the output-contract rule (docs/design.md, "Providers and
+// the worker's answer"), id "contract", level Fail, stage pure. Workers are
+// parsed with [ParseAnswer], owners (role "owner") with [ParseOwnerAnswer].
+// Output cut at the provider's cap is a Fail fact of its own, in addition to
+// whatever the parse finds: a cut answer may have lost its real last ```json
+// block, so it is never accepted.
 type ContractCheck struct{}
 
 // ContractRule returns the output-contract rule.

@@ -35,7 +35,8 @@ type Staged struct {
 	Requests []Request // what the ground stage needed; nil if it was not reached
 }
 
-// EvaluateStaged evaluates in stage by stage, cheapest first (SPEC §4.2):
+// EvaluateStaged evaluates in stage by stage, cheapest first (docs/design.md,
+// "Staged evaluation and ground"):
 //
 //  1. The pure rules run. If they already give FAIL, the result is returned
 //     and g is never called: no network request is made for an answer that

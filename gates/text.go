@@ -9,8 +9,8 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// Text primitives (SPEC §4.5). They are comparison keys: never show their
-// result in place of the original text.
+// Text primitives (docs/design.md, "Text and time primitives"). They are
+// comparison keys: never show their result in place of the original text.
 //
 // Format characters (Unicode category Cf: zero-width space U+200B, zero-width
 // (non-)joiners U+200C/U+200D, word joiner U+2060, BOM U+FEFF, soft hyphen

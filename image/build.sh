@@ -73,8 +73,13 @@ install -m 0644 systemd/questbox.service "$root/usr/lib/systemd/system/questbox.
 install -m 0644 systemd/60-questbox.rules "$root/usr/lib/udev/rules.d/60-questbox.rules"
 install -d -m 0755 "$root/usr/share/doc/questbox"
 install -m 0644 README.md "$root/usr/share/doc/questbox/README.md"
-# The man page: `man questbox` needs man-db, which the image leaves out
-# (packages.txt); `questbox -h` and `questbox VERB -h` say the same.
+# The pages the README links to, so that its links resolve on the box.
+cp -R docs "$root/usr/share/doc/questbox/docs"
+find "$root/usr/share/doc/questbox/docs" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
+# The man page, for `man questbox` (man-db is in packages.txt). The cached
+# root file system leaves out every package's man pages (rootfs.sh,
+# path-exclude), so questbox's is the one page the box has; `questbox -h`
+# and `questbox VERB -h` say the same.
 install -d -m 0755 "$root/usr/share/man/man1"
 gzip -9n <docs/reference/questbox.1 >"$root/usr/share/man/man1/questbox.1.gz"
 chmod 0644 "$root/usr/share/man/man1/questbox.1.gz"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# deb-upgrade-test.sh — the .deb across versions (issue 22): install the
+# deb-upgrade-test.sh — the .deb across versions: install the
 # previous version's package in a scratch Debian root, make data with it,
 # upgrade to the current package, check the data, then install the
 # previous package again and check that its binary refuses the upgraded

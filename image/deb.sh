@@ -71,6 +71,8 @@ for arch in "$@"; do
 		install -D -m 0644 "$RELEASE_PUB" "$tree/etc/questbox/release.pub"
 	fi
 	install -D -m 0644 README.md "$tree/usr/share/doc/questbox/README.md"
+	cp -R docs "$tree/usr/share/doc/questbox/docs"
+	find "$tree/usr/share/doc/questbox/docs" -type d -exec chmod 0755 {} + -o -type f -exec chmod 0644 {} +
 	install -d -m 0755 "$tree/usr/share/man/man1"
 	gzip -9n <docs/reference/questbox.1 >"$tree/usr/share/man/man1/questbox.1.gz"
 	chmod 0644 "$tree/usr/share/man/man1/questbox.1.gz"

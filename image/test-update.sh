@@ -9,7 +9,7 @@
 # The builds are of this tree, like the image's binary (make image-test
 # passes its VERSION), as other versions: VERSION-next, and
 # VERSION-broken-STAGE for each of the four broken releases of
-# cmd/questbox/fault_update.go (-tags updatefault, UPDATE_FAULTS):
+# internal/daemon/fault_update.go (-tags updatefault, UPDATE_FAULTS):
 # start (exits at start), ready (hangs before READY), store (migrates the
 # store to a schema no release knows, then exits), after-ready (panics just
 # after READY). Only the test copy is changed: its /etc/questbox/release.pub
@@ -56,7 +56,7 @@ upd_build() {
 	local v=$1 fault=$2 tags=() ld="-s -w -X main.version=$1"
 	if [[ -n $fault ]]; then
 		tags=(-tags updatefault)
-		ld+=" -X main.fault=$fault"
+		ld+=" -X github.com/questbox/questbox/internal/daemon.fault=$fault"
 	fi
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 "${GO:-go}" build -trimpath "${tags[@]}" -ldflags "$ld" \
 		-o "$upd_dir/questbox-$v" ./cmd/questbox || fail "update: go build $v"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # golden-stores.sh COMMIT SCHEMA — make the golden store of a released store
-# schema (SPEC §7, issue 22): build questbox at COMMIT in a temporary git
-# worktree, run a fixed script of CLI verbs with it (a quest, scanned
+# schema (docs/design.md, "Service, image and updates"): build questbox at
+# COMMIT in a temporary git worktree, run a fixed script of CLI verbs with it (a quest, scanned
 # hypotheses, answers that pass and lock nodes, a dead end, a FAIL, an
 # export), and write into engine/testdata/golden/schemaSCHEMA/:
 #

@@ -13,14 +13,14 @@ import (
 )
 
 // busy is the idle harness's busy variant (-busy): what a box whose agents
-// keep running writes per run, with the run logs on (issue 21). It starts
-// `questbox run` on -quests quests of a command provider whose agent
-// writes -stderr bytes to its stderr and answers a dead end; each tick
-// dispatches one run per quest, up to daemon.max_parallel at a time. It
-// watches -ticks ticks and reads the daemon's /proc/PID/io, counts the
-// runs dispatched meanwhile (the quests' used agent runs) and the bytes
-// the log files grew by, and prints bytes per run: in all (store, log
-// file, its fsync), and of the log files alone.
+// keep running writes per run, with the run logs on (docs/design.md, "Runs
+// and their logs"). It starts `questbox run` on -quests quests of a command
+// provider whose agent writes -stderr bytes to its stderr and answers a dead
+// end; each tick dispatches one run per quest, up to daemon.max_parallel at a
+// time. It watches -ticks ticks and reads the daemon's /proc/PID/io, counts
+// the runs dispatched meanwhile (the quests' used agent runs) and the bytes
+// the log files grew by, and prints bytes per run: in all (store, log file,
+// its fsync), and of the log files alone.
 func busy(bin, dir string, quests int, tick time.Duration, ticks int, stderrBytes int) error {
 	data := filepath.Join(dir, "data")
 	dead := `{"verdict": "dead", "evidence": "measured: the agent ran and found a dead end.", "citations": [], "new_directions": []}`

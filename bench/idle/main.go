@@ -11,9 +11,9 @@
 // kernel write to the disk; syscw: write system calls). Linux only.
 //
 // Bytes per day are at the 60 s tick: what the measured ticks wrote, per
-// tick, times 1,440, plus the daemon's hourly save of the quests' wall
-// clock (SPEC §2.5; engine/wallclock.go) times 24, which -ticks short
-// of an hour does not see: it is measured by the engine's
+// tick, times 1,440, plus the daemon's hourly save of the quests' wall clock
+// (docs/design.md, "Loop control"; engine/wallclock.go) times 24, which
+// -ticks short of an hour does not see: it is measured by the engine's
 // TestIdleDayWrites and given with -hourly (bytes).
 //
 //	go run ./bench/idle -nodes 100000 -quests 10 -tick 1s -ticks 60

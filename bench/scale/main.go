@@ -31,7 +31,7 @@
 // real process per run (sh reading its prompt and answering a line the
 // gate FAILs, so the node goes back to pending and the next tick
 // dispatches it again), as a user configures one. Every run then records
-// a judged result, through the group commit, and its log file (issue 23).
+// a judged result, through the group commit, and its log file, as on a busy box.
 // With it the table also gives what a cycle of ticks and results costs:
 // commits per tick (the store's own counter, questbox_store_commits_total
 // on /metrics; each commit is two fdatasyncs, plus an fsync when the file
@@ -141,15 +141,9 @@ type result struct {
 }
 
 func run(list, bins string, keep bool, o opts) error {
-	var cfgs []config
-	for _, p := range strings.Split(list, ",") {
-		a, n, ok := strings.Cut(strings.TrimSpace(p), ":")
-		active, err1 := strconv.Atoi(a)
-		nodes, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || active < 1 || nodes < active {
-			return fmt.Errorf("config %q: want ACTIVE:NODES with NODES >= ACTIVE >= 1", p)
-		}
-		cfgs = append(cfgs, config{active, nodes})
+	cfgs, err := parseConfigs(list)
+	if err != nil {
+		return err
 	}
 	if o.agent != "unreachable" && o.agent != "command" {
 		return fmt.Errorf("-agent %q: want unreachable or command", o.agent)
@@ -166,18 +160,9 @@ func run(list, bins string, keep bool, o opts) error {
 	if err != nil {
 		return err
 	}
-	var measured []string
-	for _, b := range strings.Split(bins, ",") {
-		if b = strings.TrimSpace(b); b == "" {
-			b = native
-		}
-		if b, err = filepath.Abs(b); err != nil {
-			return err
-		}
-		if _, err := os.Stat(b); err != nil {
-			return err
-		}
-		measured = append(measured, b)
+	measured, err := measuredBinaries(bins, native)
+	if err != nil {
+		return err
 	}
 	// A closed port for the agents: bound, then closed, so nothing answers.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -189,37 +174,89 @@ func run(list, bins string, keep bool, o opts) error {
 
 	var results []result
 	for i, c := range cfgs {
-		cdir := filepath.Join(dir, fmt.Sprint(i))
-		cfg, err := writeConfig(cdir, c, o.agent, closed)
+		rs, err := measureConfig(filepath.Join(dir, fmt.Sprint(i)), native, measured, closed, c, o)
 		if err != nil {
 			return err
 		}
-		seeded := filepath.Join(cdir, "seeded")
-		took, err := seed(native, cfg, seeded, c)
-		if err != nil {
-			return fmt.Errorf("%d active, %d nodes: seed: %w", c.active, c.nodes, err)
+		results = append(results, rs...)
+	}
+	printResults(measured, results, o)
+	return nil
+}
+
+// parseConfigs reads -configs: ACTIVE:NODES, comma-separated.
+func parseConfigs(list string) ([]config, error) {
+	var cfgs []config
+	for _, p := range strings.Split(list, ",") {
+		a, n, ok := strings.Cut(strings.TrimSpace(p), ":")
+		active, err1 := strconv.Atoi(a)
+		nodes, err2 := strconv.Atoi(n)
+		if !ok || err1 != nil || err2 != nil || active < 1 || nodes < active {
+			return nil, fmt.Errorf("config %q: want ACTIVE:NODES with NODES >= ACTIVE >= 1", p)
 		}
-		for round := range o.rounds {
-			for j, bin := range measured {
-				data := filepath.Join(cdir, fmt.Sprintf("data-%d-%d", round, j))
-				if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
-					return fmt.Errorf("copy the seeded store: %v: %s", err, out)
-				}
-				if err := pagecache.Settle(filepath.Join(data, "questbox.db")); err != nil {
-					return fmt.Errorf("settle the copied store: %w", err)
-				}
-				r, err := measure(bin, cfg, data, c, o)
-				if err != nil {
-					return fmt.Errorf("%d active, %d nodes, %s: %w", c.active, c.nodes, bin, err)
-				}
-				r.seed = took
-				os.RemoveAll(data)
-				results = append(results, r)
-				fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB (sampled %d: anon %d, file %d), CPU %s/tick, ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
-					filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.peakSampled, r.peakAnon, r.peakFile, r.cpuPerTick.Round(time.Millisecond), r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
+		cfgs = append(cfgs, config{active, nodes})
+	}
+	return cfgs, nil
+}
+
+// measuredBinaries are the absolute paths of -bins, native for an empty
+// entry; each must exist.
+func measuredBinaries(bins, native string) ([]string, error) {
+	var measured []string
+	for _, b := range strings.Split(bins, ",") {
+		if b = strings.TrimSpace(b); b == "" {
+			b = native
+		}
+		b, err := filepath.Abs(b)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(b); err != nil {
+			return nil, err
+		}
+		measured = append(measured, b)
+	}
+	return measured, nil
+}
+
+// measureConfig seeds a store of config c in cdir with the native binary,
+// then measures each binary on a settled copy of it, o.rounds times.
+func measureConfig(cdir, native string, measured []string, closed string, c config, o opts) ([]result, error) {
+	cfg, err := writeConfig(cdir, c, o.agent, closed)
+	if err != nil {
+		return nil, err
+	}
+	seeded := filepath.Join(cdir, "seeded")
+	took, err := seed(native, cfg, seeded, c)
+	if err != nil {
+		return nil, fmt.Errorf("%d active, %d nodes: seed: %w", c.active, c.nodes, err)
+	}
+	var results []result
+	for round := range o.rounds {
+		for j, bin := range measured {
+			data := filepath.Join(cdir, fmt.Sprintf("data-%d-%d", round, j))
+			if out, err := exec.Command("cp", "-a", seeded, data).CombinedOutput(); err != nil {
+				return nil, fmt.Errorf("copy the seeded store: %v: %s", err, out)
 			}
+			if err := pagecache.Settle(filepath.Join(data, "questbox.db")); err != nil {
+				return nil, fmt.Errorf("settle the copied store: %w", err)
+			}
+			r, err := measure(bin, cfg, data, c, o)
+			if err != nil {
+				return nil, fmt.Errorf("%d active, %d nodes, %s: %w", c.active, c.nodes, bin, err)
+			}
+			r.seed = took
+			os.RemoveAll(data)
+			results = append(results, r)
+			fmt.Fprintf(os.Stderr, "scale: %s: %d active / %d nodes: tick %s median, %.1f commits/tick, peak RSS %d KiB (sampled %d: anon %d, file %d), CPU %s/tick, ready %s, RSS %d KiB, store %.1f MiB, %d B/tick\n",
+				filepath.Base(bin), c.active, c.nodes, us(r.tickMedian), r.commitsPerTick, r.peak, r.peakSampled, r.peakAnon, r.peakFile, r.cpuPerTick.Round(time.Millisecond), r.ready.Round(time.Millisecond), r.rss, mib(r.storeBytes), r.writePerTick)
 		}
 	}
+	return results, nil
+}
+
+// printResults prints the measured binaries and the results' tables.
+func printResults(measured []string, results []result, o opts) {
 	what := "native"
 	if o.qemu != "" {
 		what = "under " + o.qemu + " (emulated: a relative measure, not a Pi's numbers)"
@@ -246,7 +283,6 @@ func run(list, bins string, keep bool, o opts) error {
 			fmt.Printf("| %s | %d | %d | %d | %d | %d | %d |\n", filepath.Base(r.bin), r.active, r.fdatasyncs, r.fsyncs, r.syncfses, r.lifeCommits, 2*r.lifeCommits)
 		}
 	}
-	return nil
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }

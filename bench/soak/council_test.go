@@ -11,10 +11,11 @@ import (
 	"time"
 )
 
-// The soak agent as a council member (SPEC §2.8): it recognises a member's
-// prompt by its contract, and votes (promoting the oldest proposal, or
-// finishing when there is none; a judge passes, quoting the direction),
-// breaks the member contract, or hangs past the provider's timeout.
+// The soak agent as a council member (docs/design.md, "Councils and Teams"):
+// it recognises a member's prompt by its contract, and votes (promoting the
+// oldest proposal, or finishing when there is none; a judge passes, quoting
+// the direction), breaks the member contract, or hangs past the provider's
+// timeout.
 
 // memberRole is "reviewer" or "judge" when prompt is a council member's,
 // else "".

@@ -476,9 +476,9 @@ func (s *soak) keepQuests() {
 		args := []string{"quest", "new", name, "--direction", "survive " + name + " through kill -9", "--json"}
 		switch s.quests % 6 {
 		case 2:
-			// A team whose owner turns are councils (SPEC §2.8): members
-			// run concurrently and are killed mid-vote like any run (the
-			// soak agent plays them too).
+			// A team whose owner turns are councils (docs/design.md,
+			// "Councils and Teams"): members run concurrently and are killed
+			// mid-vote like any run (the soak agent plays them too).
 			args = append(args, "--mode", "team", "--roles", "scout,poc,owner", "--council", "reviewer:1,judge:2")
 		case 5:
 			// Teams (v3.2): killed between and during their stages.
@@ -578,43 +578,9 @@ func (s *soak) check(full bool) {
 	}
 	s.n.verifies++
 
-	for id, old := range s.terminal {
-		n, ok := nodes[id]
-		if !ok {
-			s.fatalf("terminal node %s is gone", id)
-		}
-		if b, _ := json.Marshal(n); !bytes.Equal(b, old) {
-			s.fatalf("terminal node %s changed:\nwas %s\nnow %s", id, old, b)
-		}
-	}
+	s.checkTerminalUnchanged(nodes)
 	for id, n := range nodes {
-		if n.Terminal {
-			if _, ok := s.terminal[id]; !ok {
-				s.terminal[id], _ = json.Marshal(n)
-			}
-		}
-		if inv[id] > len(n.Runs) {
-			s.fatalf("node %s: the agent ran %d times, the store records %d runs: %+v", id, inv[id], len(n.Runs), n)
-		}
-		// Every run but the one in flight ended in an attempt. Identical
-		// attempts that use no try are merged into one (Repeats counts
-		// the others, Run names the latest), so a run missing from the
-		// log must be one of those repeats.
-		attempted, repeats := map[string]bool{}, 0
-		for _, a := range n.Attempts {
-			attempted[a.Run] = true
-			repeats += a.Repeats
-		}
-		var unlogged []string
-		for i, r := range n.Runs {
-			inFlight := i == len(n.Runs)-1 && n.Status == "running"
-			if !attempted[r] && !inFlight {
-				unlogged = append(unlogged, r)
-			}
-		}
-		if len(unlogged) > repeats {
-			s.fatalf("node %s (%s): runs %v have no attempt in its log (%d repeats): %+v", id, n.Status, unlogged, repeats, n.Attempts)
-		}
+		s.checkRuns(id, n, inv[id])
 	}
 	for id, k := range inv {
 		if id == unknownNode {
@@ -624,10 +590,62 @@ func (s *soak) check(full bool) {
 			s.fatalf("the agent ran node %s %d times, and the store has no such node", id, k)
 		}
 	}
+	s.checkExports(nodes, terminalIn, full)
+	s.checkMQTTSoFar()
+	s.n.checked++
+}
 
-	// Export into one file per quest, then check the file: every quest at
-	// a full check; else those with nodes locked since their last export,
-	// and one other at random (a second export must add nothing).
+// checkTerminalUnchanged fails when a node that was terminal at an
+// earlier check is gone or changed in any byte.
+func (s *soak) checkTerminalUnchanged(nodes map[string]api.Node) {
+	for id, old := range s.terminal {
+		n, ok := nodes[id]
+		if !ok {
+			s.fatalf("terminal node %s is gone", id)
+		}
+		if b, _ := json.Marshal(n); !bytes.Equal(b, old) {
+			s.fatalf("terminal node %s changed:\nwas %s\nnow %s", id, old, b)
+		}
+	}
+}
+
+// checkRuns remembers node id when it is terminal, and checks its runs:
+// no more agent invocations (ran) than runs recorded, and every run but
+// the one in flight ended in an attempt.
+func (s *soak) checkRuns(id string, n api.Node, ran int) {
+	if n.Terminal {
+		if _, ok := s.terminal[id]; !ok {
+			s.terminal[id], _ = json.Marshal(n)
+		}
+	}
+	if ran > len(n.Runs) {
+		s.fatalf("node %s: the agent ran %d times, the store records %d runs: %+v", id, ran, len(n.Runs), n)
+	}
+	// Identical attempts that use no try are merged into one (Repeats
+	// counts the others, Run names the latest), so a run missing from
+	// the log must be one of those repeats.
+	attempted, repeats := map[string]bool{}, 0
+	for _, a := range n.Attempts {
+		attempted[a.Run] = true
+		repeats += a.Repeats
+	}
+	var unlogged []string
+	for i, r := range n.Runs {
+		inFlight := i == len(n.Runs)-1 && n.Status == "running"
+		if !attempted[r] && !inFlight {
+			unlogged = append(unlogged, r)
+		}
+	}
+	if len(unlogged) > repeats {
+		s.fatalf("node %s (%s): runs %v have no attempt in its log (%d repeats): %+v", id, n.Status, unlogged, repeats, n.Attempts)
+	}
+}
+
+// checkExports exports into one file per quest, then checks the file:
+// every quest at a full check; else those with nodes locked since their
+// last export, and one other at random (a second export must add
+// nothing).
+func (s *soak) checkExports(nodes map[string]api.Node, terminalIn map[string]int, full bool) {
 	other := fmt.Sprintf("q%d", 1+s.r.IntN(max(s.quests, 1)))
 	for q := 1; q <= s.quests; q++ {
 		id := fmt.Sprintf("q%d", q)
@@ -639,26 +657,37 @@ func (s *soak) check(full bool) {
 		}
 		s.n.exports++
 		got := s.exported(id)
-		for nid, k := range got {
-			if k != 1 {
-				s.fatalf("export of %s has node %s %d times", id, nid, k)
-			}
-			if n, ok := nodes[nid]; ok && !n.Terminal {
-				// Locked after the snapshot? It must be terminal now.
-				if now := s.node(nid); !now.Terminal {
-					s.fatalf("export of %s has node %s, which is %s", id, nid, now.Status)
-				}
-			}
-		}
-		for nid, n := range nodes {
-			if n.Quest == id && n.Terminal && got[nid] == 0 {
-				s.fatalf("export of %s skipped terminal node %s", id, nid)
-			}
-		}
+		s.checkExport(id, got, nodes)
 		s.lastExp[id] = len(got)
 	}
-	// MQTT so far: the publisher sends in seq order from its cursor, so
-	// whatever has arrived is 1..max with no hole, duplicates aside.
+}
+
+// checkExport checks quest id's export (got, the times each node is in
+// it) against the snapshot: each node once, and terminal, and every
+// terminal node of the quest in it.
+func (s *soak) checkExport(id string, got map[string]int, nodes map[string]api.Node) {
+	for nid, k := range got {
+		if k != 1 {
+			s.fatalf("export of %s has node %s %d times", id, nid, k)
+		}
+		if n, ok := nodes[nid]; ok && !n.Terminal {
+			// Locked after the snapshot? It must be terminal now.
+			if now := s.node(nid); !now.Terminal {
+				s.fatalf("export of %s has node %s, which is %s", id, nid, now.Status)
+			}
+		}
+	}
+	for nid, n := range nodes {
+		if n.Quest == id && n.Terminal && got[nid] == 0 {
+			s.fatalf("export of %s skipped terminal node %s", id, nid)
+		}
+	}
+}
+
+// checkMQTTSoFar reads what MQTT delivered since the last check: the
+// publisher sends in seq order from its cursor, so whatever has arrived
+// is 1..max with no hole, duplicates aside.
+func (s *soak) checkMQTTSoFar() {
 	msgs := s.sub.Messages()
 	for _, m := range msgs[s.mqttRead:] {
 		seq, _ := seqOf(s.t, m)
@@ -673,7 +702,6 @@ func (s *soak) check(full bool) {
 			}
 		}
 	}
-	s.n.checked++
 }
 
 func (s *soak) node(id string) api.Node {
@@ -718,18 +746,10 @@ func (s *soak) exported(q string) map[string]int {
 	return got
 }
 
-// finish lets one daemon run to quiet, then checks the outbox reached MQTT
-// and prints the counts.
-func (s *soak) finish() {
-	s.tick = tickFast
-	s.t.Helper()
-	s.start()
-	s.ready()
-	s.check(true)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	// Quiet: stop every active quest, so nothing is dispatched any more,
-	// and wait for the runs in flight (a hang ends at the 1s timeout).
+// quiet stops every active quest, so nothing is dispatched any more, and
+// waits for the runs in flight (a hang ends at the 1s timeout) and for
+// MQTT to have every event; it returns the last event's seq.
+func (s *soak) quiet(ctx context.Context) uint64 {
 	for _, q := range s.quest() {
 		if q.Status == "active" {
 			if _, err := s.client.StopQuest(ctx, q.ID, api.QuestCommand{}); err != nil {
@@ -737,7 +757,6 @@ func (s *soak) finish() {
 			}
 		}
 	}
-	var last uint64
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		running := 0
@@ -746,16 +765,20 @@ func (s *soak) finish() {
 				running++
 			}
 		}
-		last = s.lastSeq(ctx)
+		last := s.lastSeq(ctx)
 		if running == 0 && last > 0 && s.maxSeenSeq() >= last {
-			break
+			return last
 		}
 		if time.Now().After(deadline) {
 			s.fatalf("not quiet after 2 minutes: %d runs in flight, last seq %d, MQTT has up to %d", running, last, s.maxSeenSeq())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	s.check(true) // the last runs' verdicts exported too
+}
+
+// stopClean stops the daemon with SIGTERM and verifies the store it
+// leaves.
+func (s *soak) stopClean() {
 	if err := s.daemon.Process.Signal(syscall.SIGTERM); err != nil {
 		s.t.Fatal(err)
 	}
@@ -766,9 +789,11 @@ func (s *soak) finish() {
 	if code, out := s.cli("verify"); code != 0 {
 		s.fatalf("questbox verify after the clean stop: exit %d:\n%s", code, out)
 	}
+}
 
-	// Every terminal node exactly once, in its quest's file.
-	exported := 0
+// checkFinalExports checks every terminal node is exactly once in its
+// quest's file, and returns how many were exported.
+func (s *soak) checkFinalExports() (exported int) {
 	for q := 1; q <= s.quests; q++ {
 		id := fmt.Sprintf("q%d", q)
 		for nid, k := range s.exported(id) {
@@ -784,11 +809,15 @@ func (s *soak) finish() {
 	if exported != len(s.terminal) {
 		s.fatalf("exported %d nodes, %d are terminal", exported, len(s.terminal))
 	}
+	return exported
+}
 
-	// MQTT: seqs 1..last, each at least once, duplicates identical.
-	msgs := s.sub.Messages()
-	bySeq := map[uint64]string{}
-	dups, kinds := 0, map[string]int{}
+// checkFinalMQTT checks MQTT had seqs 1..last, each at least once,
+// duplicates identical; it returns the messages, the payload of each
+// seq, the number of duplicates and the events by kind.
+func (s *soak) checkFinalMQTT(last uint64) (msgs []mosquittotest.Message, bySeq map[uint64]string, dups int, kinds map[string]int) {
+	msgs = s.sub.Messages()
+	bySeq, kinds = map[uint64]string{}, map[string]int{}
 	for _, m := range msgs {
 		seq, kind := seqOf(s.t, m)
 		if prev, ok := bySeq[seq]; ok {
@@ -811,6 +840,24 @@ func (s *soak) finish() {
 		s.fatalf("%d of %d event seqs never reached MQTT (the outbox bound was not reached, so none may be dropped): first %v",
 			len(missing), last, missing[:min(len(missing), 20)])
 	}
+	return msgs, bySeq, dups, kinds
+}
+
+// finish lets one daemon run to quiet, then checks the outbox reached MQTT
+// and prints the counts.
+func (s *soak) finish() {
+	s.tick = tickFast
+	s.t.Helper()
+	s.start()
+	s.ready()
+	s.check(true)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	last := s.quiet(ctx)
+	s.check(true) // the last runs' verdicts exported too
+	s.stopClean()
+	exported := s.checkFinalExports()
+	msgs, bySeq, dups, kinds := s.checkFinalMQTT(last)
 
 	// The chained cycles must have chained: ticks with Teams, councils
 	// and FAILs to retry whose results enabled no follow-up run at all

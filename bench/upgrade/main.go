@@ -1,9 +1,9 @@
-// Command upgrade measures what the upgrade of a big schema-8 store costs
-// the daemon of this tree at its start, and what `questbox verify` costs
-// on the upgraded store (issue 23): the 8 -> 9 migration moves every
-// unlocked node's attempt log into the attempts bucket (in one
-// transaction up to d8bbc77, in parts of ~4 MiB since), and verify walks
-// every node's chain of attempt records.
+// Command upgrade measures what the upgrade of a big schema-8 store costs the
+// daemon of this tree at its start, and what `questbox verify` costs on the
+// upgraded store (docs/design.md, "Memory on a small box"): the 8 -> 9
+// migration moves every unlocked node's attempt log into the attempts bucket
+// (in one transaction up to d8bbc77, in parts of ~4 MiB since), and verify
+// walks every node's chain of attempt records.
 //
 // Seeding needs the schema-8 engine: -v080 is a checkout of questbox
 // v0.8.0 (commit b0e2ffb, the last schema-8 release), e.g.

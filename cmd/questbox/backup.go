@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon"
 )
 
 // backupCmd is `backup [--out FILE]`: the daemon (or, without one, this
 // process over the store opened read-only) streams one consistent copy of
-// the store through the API; engine.WriteBackup writes it beside FILE,
+// the store through the API; daemon.WriteBackup writes it beside FILE,
 // fsyncs it, verifies it as `verify` does and only then renames it into
 // place. The default FILE is questbox-YYYYmmdd-HHMMSS.db (UTC) in the
 // current directory; an --out that is a directory gets that name in it.
@@ -45,10 +45,10 @@ func (c *backupCmd) run(ctx context.Context, e *env, args []string) error {
 		if path == "" {
 			path = e.cwd
 		}
-		path = filepath.Join(path, engine.BackupName(time.Now()))
+		path = filepath.Join(path, daemon.BackupName(time.Now()))
 	}
 	var n int64
-	rep, err := engine.WriteBackup(path, func(w io.Writer) error {
+	rep, err := daemon.WriteBackup(path, func(w io.Writer) error {
 		var err error
 		n, err = e.door.api(ctx).Backup(ctx, w)
 		return err

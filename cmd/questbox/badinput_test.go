@@ -1,8 +1,9 @@
 package main
 
 import (
-	"github.com/questbox/questbox/ui/api"
 	"time"
+
+	"github.com/questbox/questbox/ui/api"
 
 	"os"
 	"path/filepath"

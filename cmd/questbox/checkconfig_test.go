@@ -28,8 +28,9 @@ func TestCheckConfigListsEveryProblem(t *testing.T) {
 	}
 }
 
-// run --check-config knows the [logs] keys (issue 21): a good table
-// passes, a bad value and a misspelt key are named with their lines.
+// run --check-config knows the [logs] keys (docs/design.md, "Runs and their
+// logs"): a good table passes, a bad value and a misspelt key are named with
+// their lines.
 func TestCheckConfigLogs(t *testing.T) {
 	good := writeConfig(t, "[logs]\nper_run = \"64KiB\"\ntotal = \"16MiB\"\n")
 	must(t, 0, "", "run", "--check-config", "--config", good, "--data", t.TempDir())

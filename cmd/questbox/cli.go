@@ -14,10 +14,11 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/internal/daemon"
 	"github.com/questbox/questbox/ui/api"
 )
 
-// Exit codes (SPEC §8).
+// Exit codes (docs/design.md, "The CLI").
 const (
 	exitOK     = api.ExitOK
 	exitUsage  = api.ExitUsage  // usage or input error, bad config, a refused request
@@ -26,32 +27,19 @@ const (
 	exitReview = api.ExitReview // the verdict was REVIEW
 )
 
-// exitError carries an exit code. A nil err means the command has already
-// said all it had to (a FAIL verdict is printed on stdout, not as an error).
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.code)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
+// exitError carries an exit code; the daemon returns the same type.
+type exitError = daemon.ExitError
 
 // usagef is a usage or input error (exit 1).
 func usagef(format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...)}
+	return &exitError{Code: exitUsage, Err: fmt.Errorf(format, args...)}
 }
 
-// exitCode maps an error to the exit code of SPEC §8: an exitError says
-// it; everything else is answered by the API's error table.
+// exitCode maps an error to its exit code (docs/design.md, "The CLI"): an
+// exitError says it; everything else is answered by the API's error table.
 func exitCode(err error) int {
 	if ee, ok := errors.AsType[*exitError](err); ok {
-		return ee.code
+		return ee.Code
 	}
 	return api.ExitCodeOf(err)
 }
@@ -63,7 +51,7 @@ func report(w io.Writer, err error) int {
 	if err == nil {
 		return code
 	}
-	if ee, ok := errors.AsType[*exitError](err); ok && ee.err == nil {
+	if ee, ok := errors.AsType[*exitError](err); ok && ee.Err == nil {
 		return code
 	}
 	for line := range strings.SplitSeq(strings.TrimRight(err.Error(), "\n"), "\n") {
@@ -99,7 +87,7 @@ type env struct {
 	cfg  *config.Config // resolved: flag > env > file > default
 	data string         // resolved data directory (absolute)
 	// dataFrom says who chose data: "--data", "QUESTBOX_DATA", "the
-	// config file F"; "" for the built-in default (see mayCreateStore).
+	// config file F"; "" for the built-in default (see internal/daemon's mayCreateStore).
 	dataFrom string
 	log      *slog.Logger
 	// redact masks the configured secrets in whatever the verb prints,

@@ -66,14 +66,7 @@ func TestAgentIsConfined(t *testing.T) {
 	t.Run("root", func(t *testing.T) { attackAsAgent(t, bin, attackScenario{}) })
 	t.Run("nobody", func(t *testing.T) { attackAsAgent(t, bin, attackScenario{cred: unprivileged(t)}) })
 	t.Run("root-without-user-namespaces", func(t *testing.T) {
-		attackAsAgent(t, bin, attackScenario{noUserNS: true,
-			// Gaps of the confinement without user namespaces, each
-			// checked to be still there so that its fix is noticed:
-			// Landlock lets the run read the data directory's other
-			// files, since the socket and the password file in it are
-			// hidden one by one; and with no PID namespace nothing
-			// ends a child that left the run's session.
-			knownLeaks: map[string]bool{"read-db": true, "symlink-read": true}, markerOutlives: true})
+		attackAsAgent(t, bin, attackScenario{noUserNS: true})
 	})
 }
 
@@ -84,11 +77,6 @@ type attackScenario struct {
 	// noUserNS starts the daemon (as root) in a user namespace of its own
 	// whose children may create no user namespace.
 	noUserNS bool
-	// knownLeaks are attempts that still work in this scenario, and
-	// markerOutlives says that the marker child outlives its run: known
-	// gaps, each checked to be still there.
-	knownLeaks     map[string]bool
-	markerOutlives bool
 }
 
 // unprivileged is the credential of an unprivileged user to run the
@@ -115,55 +103,78 @@ func unprivileged(t *testing.T) *syscall.Credential {
 // attackAsAgent runs the scenario of TestAgentIsConfined with the daemon
 // started as sc says.
 func attackAsAgent(t *testing.T, bin string, sc attackScenario) {
-	cred := sc.cred
-	token := fmt.Sprintf("qb%d", rand.Uint64())
-	dir := shortDir(t)
-	own := func(path string, mode os.FileMode) {
-		t.Helper()
-		if err := os.Chmod(path, mode); err != nil {
-			t.Fatal(err)
-		}
-		if cred != nil {
-			if err := os.Lchown(path, int(cred.Uid), int(cred.Gid)); err != nil {
-				t.Fatal(err)
-			}
+	r := newAttackRig(t, bin, sc)
+	r.startDaemon()
+	ev, survivors := r.runAttacker()
+	n := r.checkRecordedRun(ev)
+	r.checkAttempts(n, survivors)
+	r.checkEscapes()
+	r.stopDaemon()
+}
+
+// attackRig is the box of one attack scenario: a daemon started as its
+// scenario says, with the attacking agent as its one provider.
+type attackRig struct {
+	t      *testing.T
+	sc     attackScenario
+	token  string // in the marker processes' command lines and escape files
+	dir    string
+	data   string
+	work   string
+	cfg    string
+	qbBin  string
+	d      []string // --config and --data, for the CLI
+	broker *mosquittotest.Broker
+
+	project, logPath, sock, pwFile string
+	password                       []byte
+
+	daemon  *exec.Cmd
+	exited  chan struct{} // closed once the daemon exited, waitErr set
+	waitErr error
+}
+
+// own makes path's mode mode and, with a credential, its owner that user.
+func (r *attackRig) own(path string, mode os.FileMode) {
+	r.t.Helper()
+	if err := os.Chmod(path, mode); err != nil {
+		r.t.Fatal(err)
+	}
+	if cred := r.sc.cred; cred != nil {
+		if err := os.Lchown(path, int(cred.Uid), int(cred.Gid)); err != nil {
+			r.t.Fatal(err)
 		}
 	}
-	own(dir, 0o755)
-	data := filepath.Join(dir, "data")
-	work := filepath.Join(dir, "work")
-	project := filepath.Join(work, "project")
-	for _, d := range []string{work, project} {
+}
+
+// newAttackRig lays out the scenario's directories, the binary and the
+// agent's script where the daemon's user may run them, and its config.
+func newAttackRig(t *testing.T, bin string, sc attackScenario) *attackRig {
+	dir := shortDir(t)
+	r := &attackRig{t: t, sc: sc, token: fmt.Sprintf("qb%d", rand.Uint64()), dir: dir,
+		data: filepath.Join(dir, "data"), work: filepath.Join(dir, "work"), cfg: filepath.Join(dir, "questbox.toml")}
+	r.project = filepath.Join(r.work, "project")
+	r.d = []string{"--config", r.cfg, "--data", r.data}
+	r.own(dir, 0o755)
+	for _, d := range []string{r.work, r.project} {
 		if err := os.Mkdir(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		own(d, 0o755)
+		r.own(d, 0o755)
 	}
 	// The binary where the daemon's user may run it (the build's
 	// directory is the test user's, 0700).
-	qbBin := filepath.Join(dir, "questbox")
-	raw, err := os.ReadFile(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(qbBin, raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	r.qbBin = filepath.Join(dir, "questbox")
+	copyFile(t, bin, r.qbBin, 0o755)
 	// The script too (the repository may not be the daemon's user's to
 	// read).
 	script := filepath.Join(dir, "attack-agent.sh")
-	if raw, err = os.ReadFile("../../scripts/attack-agent.sh"); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(script, raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cfg := filepath.Join(dir, "questbox.toml")
-	argv, _ := json.Marshal([]string{"sh", script, project, data, cfg, qbBin, token})
+	copyFile(t, "../../scripts/attack-agent.sh", script, 0o755)
+	argv, _ := json.Marshal([]string{"sh", script, r.project, r.data, r.cfg, r.qbBin, r.token})
 
-	pass := "broker-" + token
-	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": pass}})
-	if err := os.WriteFile(cfg, fmt.Appendf(nil, `[daemon]
+	pass := "broker-" + r.token
+	r.broker = mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": pass}})
+	if err := os.WriteFile(r.cfg, fmt.Appendf(nil, `[daemon]
 listen = "127.0.0.1:0"
 memory_limit = "off"
 [network]
@@ -180,19 +191,34 @@ type = "command"
 argv = %s
 env = ["PATH"]
 timeout = "2m"
-`, b.URL(), pass, argv), 0o600); err != nil {
+`, r.broker.URL(), pass, argv), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	own(cfg, 0o600)
+	r.own(r.cfg, 0o600)
+	return r
+}
 
-	// The daemon, as `make run` starts it, with a secret in its
-	// environment for the agent to look for.
-	daemon := exec.Command(qbBin, "run", "--config", cfg, "--data", data, "--tick", "200ms")
-	daemon.Env = []string{"PATH=" + os.Getenv("PATH"), "QUESTBOX_TEST_SECRET=" + token}
+// copyFile copies from to to, with mode.
+func copyFile(t *testing.T, from, to string, mode os.FileMode) {
+	t.Helper()
+	raw, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, raw, mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// daemonCommand is the daemon, as `make run` starts it, with a secret in
+// its environment for the agent to look for, run as the scenario says.
+func (r *attackRig) daemonCommand() *exec.Cmd {
+	daemon := exec.Command(r.qbBin, "run", "--config", r.cfg, "--data", r.data, "--tick", "200ms")
+	daemon.Env = []string{"PATH=" + os.Getenv("PATH"), "QUESTBOX_TEST_SECRET=" + r.token}
 	switch {
-	case cred != nil:
-		daemon.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	case sc.noUserNS:
+	case r.sc.cred != nil:
+		daemon.SysProcAttr = &syscall.SysProcAttr{Credential: r.sc.cred}
+	case r.sc.noUserNS:
 		// The limit is the user namespace's own: the machine's is
 		// untouched.
 		daemon.Args = append([]string{"sh", "-c", `echo 0 >/proc/sys/user/max_user_namespaces && exec "$0" "$@"`}, daemon.Args...)
@@ -201,69 +227,81 @@ timeout = "2m"
 			UidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}},
 			GidMappings: []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}}}
 	}
-	logPath := filepath.Join(t.TempDir(), "daemon.log")
-	logf, err := os.Create(logPath)
+	return daemon
+}
+
+// startDaemon starts the daemon and waits until it is ready: its control
+// socket answers and the dashboard has its password. The agent finds the
+// daemon's pid in its project.
+func (r *attackRig) startDaemon() {
+	t := r.t
+	r.daemon = r.daemonCommand()
+	r.logPath = filepath.Join(t.TempDir(), "daemon.log")
+	logf, err := os.Create(r.logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer logf.Close()
-	daemon.Stdout, daemon.Stderr = logf, logf
-	if err := daemon.Start(); err != nil {
+	t.Cleanup(func() { logf.Close() })
+	r.daemon.Stdout, r.daemon.Stderr = logf, logf
+	if err := r.daemon.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { waitErr = daemon.Wait(); close(exited) }()
+	r.exited = make(chan struct{})
+	go func() { r.waitErr = r.daemon.Wait(); close(r.exited) }()
 	t.Cleanup(func() {
-		daemon.Process.Kill()
-		<-exited
+		r.daemon.Process.Kill()
+		<-r.exited
 		// Whatever the agent left running (unconfined, its marker child
 		// outlives the run): it was started by this test.
-		for _, pid := range processesNamed(t, token) {
+		for _, pid := range processesNamed(t, r.token) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
-		os.Remove(filepath.Join("/tmp", "escape-"+token))
-		os.Remove(filepath.Join("/dev/shm", "escape-"+token))
+		os.Remove(filepath.Join("/tmp", "escape-"+r.token))
+		os.Remove(filepath.Join("/dev/shm", "escape-"+r.token))
 	})
 	t.Cleanup(func() {
 		if t.Failed() {
-			b, _ := os.ReadFile(logPath)
+			b, _ := os.ReadFile(r.logPath)
 			t.Logf("daemon log:\n%s", b)
 		}
 	})
-	sock := filepath.Join(data, "questbox.sock")
+	r.sock = filepath.Join(r.data, "questbox.sock")
 	waitFor(t, "the daemon's control socket", func() bool {
 		select {
-		case <-exited:
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("the daemon exited before it answered: %v\n%s", waitErr, b)
+		case <-r.exited:
+			b, _ := os.ReadFile(r.logPath)
+			t.Fatalf("the daemon exited before it answered: %v\n%s", r.waitErr, b)
 		default:
 		}
-		return daemonRunning(context.Background(), sock)
+		return daemonRunning(context.Background(), r.sock)
 	})
-	hint := filepath.Join(project, "daemon.pid")
-	if err := os.WriteFile(hint, []byte(strconv.Itoa(daemon.Process.Pid)+"\n"), 0o644); err != nil {
+	hint := filepath.Join(r.project, "daemon.pid")
+	if err := os.WriteFile(hint, []byte(strconv.Itoa(r.daemon.Process.Pid)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	own(hint, 0o644)
+	r.own(hint, 0o644)
 	// Ready: the dashboard has its password, the engine answers.
-	pwFile := filepath.Join(data, "dashboard.password")
+	r.pwFile = filepath.Join(r.data, "dashboard.password")
 	waitFor(t, "the dashboard's password file", func() bool {
-		fi, err := os.Stat(pwFile)
+		fi, err := os.Stat(r.pwFile)
 		return err == nil && fi.Size() > 0
 	})
-	password, err := os.ReadFile(pwFile)
-	if err != nil {
+	if r.password, err = os.ReadFile(r.pwFile); err != nil {
 		t.Fatal(err)
 	}
+}
 
-	// The run's end, as the faces see it: its verdict event.
+// runAttacker makes the quest whose one run is the attacking agent and
+// waits for the run's end, as the faces see it: its verdict event. It
+// returns that event and the marker processes left running.
+func (r *attackRig) runAttacker() (api.Event, []int) {
+	t := r.t
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	verdict := make(chan api.Event, 1)
 	watchErr := make(chan error, 1)
 	go func() {
-		watchErr <- api.NewClient(api.SocketClient(sock), sock).Watch(ctx, 0, func(b api.EventBatch) error {
+		watchErr <- api.NewClient(api.SocketClient(r.sock), r.sock).Watch(ctx, 0, func(b api.EventBatch) error {
 			for _, ev := range b.Events {
 				if ev.Kind == api.KindVerdict && ev.Node == "n1" {
 					verdict <- ev
@@ -273,46 +311,55 @@ timeout = "2m"
 			return nil
 		})
 	}()
-	d := []string{"--config", cfg, "--data", data}
 	t.Cleanup(func() {
 		if t.Failed() {
 			// Why each attempt was denied, or what it got: the run's log.
-			t.Logf("the agent's log:\n%s", qb(t, "", append([]string{"logs", "n1"}, d...)...).stdout)
+			t.Logf("the agent's log:\n%s", qb(t, "", append([]string{"logs", "n1"}, r.d...)...).stdout)
 		}
 	})
 	must(t, 0, "", append([]string{"quest", "new", "probe", "--direction", "find out what an agent may touch",
-		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--max-agent-runs", "1", "--project", project}, d...)...)
+		"--provider", "attacker", "--mode", "solo", "--max-tries", "1", "--max-agent-runs", "1", "--project", r.project}, r.d...)...)
 
 	var ev api.Event
 	select {
 	case ev = <-verdict:
 	case err := <-watchErr:
 		t.Errorf("the event watch ended before the run's verdict: %v", err)
-	case <-exited:
-		t.Errorf("the daemon died during the run: %v", waitErr)
+	case <-r.exited:
+		t.Errorf("the daemon died during the run: %v", r.waitErr)
 	}
-	results, _ := os.ReadFile(filepath.Join(project, "results.txt"))
+	results, _ := os.ReadFile(filepath.Join(r.project, "results.txt"))
 	t.Logf("what the agent could do:\n%s", results)
-	survivors := processesNamed(t, token)
+	survivors := processesNamed(t, r.token)
 	if t.Failed() {
 		t.Fatalf("the run did not end normally; marker processes left: %v", survivors)
 	}
+	return ev, survivors
+}
 
-	// The run is recorded as a normal run, its answer judged.
+// checkRecordedRun checks the run is recorded as a normal run, its
+// answer judged, and returns its node.
+func (r *attackRig) checkRecordedRun(ev api.Event) api.Node {
+	t := r.t
 	if ev.Outcome != "PASS" {
 		t.Errorf("the run's verdict: %s %v, want PASS", ev.Outcome, ev.Facts)
 	}
 	var runs []api.Run
-	decode(t, must(t, 0, "", append([]string{"runs", "--json"}, d...)...), &runs)
+	decode(t, must(t, 0, "", append([]string{"runs", "--json"}, r.d...)...), &runs)
 	if len(runs) != 1 || runs[0].Exit != "answered" || runs[0].Outcome != "PASS" {
 		t.Errorf("runs: %+v, want one run answered and PASS", runs)
 	}
-	n := nodeOf(t, showQuest(t, data, "q1"), "n1")
+	n := nodeOf(t, showQuest(t, r.data, "q1"), "n1")
 	if n.Status != "aborted" || n.Verdict != "dead" {
 		t.Errorf("node n1: %s (verdict %q), want aborted with the agent's verdict dead", n.Status, n.Verdict)
 	}
+	return n
+}
 
-	// What the agent could do, as it says in its evidence.
+// checkAttempts checks what the agent could do, as it says in its
+// evidence (n's), and as the box sees it (the survivors of its run).
+func (r *attackRig) checkAttempts(n api.Node, survivors []int) {
+	t, sc := r.t, r.sc
 	got := map[string]string{}
 	for _, f := range strings.Fields(strings.TrimPrefix(n.Evidence, "confinement probe:")) {
 		k, v, _ := strings.Cut(f, "=")
@@ -325,58 +372,69 @@ timeout = "2m"
 		t.Errorf("the agent's marker child did not run: %q", got["marker"])
 	}
 	for _, a := range attacks {
-		switch {
-		case sc.knownLeaks[a] && got[a] != "ok":
-			t.Errorf("attempt %s: %q: the known gap is closed, take it out of this scenario's knownLeaks", a, got[a])
-		case !sc.knownLeaks[a] && got[a] != "denied":
+		if got[a] != "denied" {
 			t.Errorf("attempt %s: %q, want denied", a, got[a])
 		}
 	}
 	// And as the box sees it.
-	switch {
-	case sc.markerOutlives && len(survivors) == 0:
-		t.Error("the marker child no longer outlives its run: the known gap is closed, take markerOutlives out of this scenario")
-	case !sc.markerOutlives && len(survivors) > 0:
+	if len(survivors) > 0 {
 		t.Errorf("the agent's setsid'd child outlived its run: processes %v", survivors)
 	}
 	if sc.noUserNS {
-		// Never silently less: the daemon names what it could not apply.
-		if b, _ := os.ReadFile(logPath); !bytes.Contains(b, []byte("agents run with less confinement than they could")) ||
-			!bytes.Contains(b, []byte("NOT applied: namespaces (")) {
-			t.Error("the daemon did not say at start that the runs get no namespaces")
-		}
-		// The control socket stays out of reach either way: the run
-		// cannot make a unix socket (seccomp, where the socket cannot
-		// be hidden), and the daemon's peer check refuses a confined
-		// caller that could (ui/api's TestConfinedPeersAreRefused).
-		logs := qb(t, "", append([]string{"logs", "n1"}, d...)...).stdout
-		if !strings.Contains(logs, "probe control-socket: denied") {
-			t.Errorf("without namespaces the agent reached the control socket; its log:\n%s", logs)
-		}
+		r.checkWithoutNamespaces()
 	}
-	for _, f := range []string{filepath.Join(work, "escape-"+token), filepath.Join("/tmp", "escape-"+token),
-		filepath.Join("/dev/shm", "escape-"+token), filepath.Join(data, "escape-"+token)} {
+}
+
+// checkWithoutNamespaces checks that a daemon whose runs get no
+// namespaces says so, and keeps the control socket out of their reach.
+func (r *attackRig) checkWithoutNamespaces() {
+	t := r.t
+	// Never silently less: the daemon names what it could not apply.
+	if b, _ := os.ReadFile(r.logPath); !bytes.Contains(b, []byte("agents run with less confinement than they could")) ||
+		!bytes.Contains(b, []byte("NOT applied: namespaces (")) {
+		t.Error("the daemon did not say at start that the runs get no namespaces")
+	}
+	// The control socket stays out of reach either way: the run cannot
+	// make a unix socket (seccomp, where the socket cannot be hidden),
+	// and the daemon's peer check refuses a confined caller that could
+	// (ui/api's TestConfinedPeersAreRefused).
+	logs := qb(t, "", append([]string{"logs", "n1"}, r.d...)...).stdout
+	if !strings.Contains(logs, "probe control-socket: denied") {
+		t.Errorf("without namespaces the agent reached the control socket; its log:\n%s", logs)
+	}
+}
+
+// checkEscapes checks the agent wrote nothing outside its project and
+// left the dashboard's password as it was.
+func (r *attackRig) checkEscapes() {
+	t := r.t
+	for _, f := range []string{filepath.Join(r.work, "escape-"+r.token), filepath.Join("/tmp", "escape-"+r.token),
+		filepath.Join("/dev/shm", "escape-"+r.token), filepath.Join(r.data, "escape-"+r.token)} {
 		if _, err := os.Lstat(f); err == nil {
 			t.Errorf("the agent wrote %s, outside its project", f)
 		}
 	}
-	if now, _ := os.ReadFile(pwFile); !bytes.Equal(now, password) {
+	if now, _ := os.ReadFile(r.pwFile); !bytes.Equal(now, r.password) {
 		t.Error("the dashboard password file changed during the run")
 	}
+}
 
-	// The daemon lives on, answers, and its store verifies.
+// stopDaemon checks the daemon lives on, answers and its store verifies,
+// then stops it with SIGTERM and verifies the store again.
+func (r *attackRig) stopDaemon() {
+	t := r.t
 	select {
-	case <-exited:
-		t.Fatalf("the daemon exited: %v", waitErr)
+	case <-r.exited:
+		t.Fatalf("the daemon exited: %v", r.waitErr)
 	default:
 	}
-	must(t, 0, "", append([]string{"verify"}, d...)...)
-	daemon.Process.Signal(syscall.SIGTERM)
-	<-exited
-	if waitErr != nil {
-		t.Errorf("the daemon's exit after SIGTERM: %v", waitErr)
+	must(t, 0, "", append([]string{"verify"}, r.d...)...)
+	r.daemon.Process.Signal(syscall.SIGTERM)
+	<-r.exited
+	if r.waitErr != nil {
+		t.Errorf("the daemon's exit after SIGTERM: %v", r.waitErr)
 	}
-	must(t, 0, "", append([]string{"verify"}, d...)...)
+	must(t, 0, "", append([]string{"verify"}, r.d...)...)
 }
 
 // errVerdictSeen ends the event watch of TestAgentIsConfined.

@@ -13,16 +13,16 @@ import (
 // demoMaxTicks is two minutes of `make run`'s 5s tick.
 const demoMaxTicks = 24
 
-// TestDemoShowsCouncilTeamsAndButton runs the real daemon as `make run`
-// does (`run --demo` on a fresh data directory; its own tick is an hour
-// away, so every tick is one `questbox tick` through it, which waits for
-// the tick's runs just as a 5s tick outlasts the demo's 2s answers) and
-// counts the ticks until the demo quest has shown (SPEC §2.8 "The demo"):
-// a council vote with a dissent (a council-dissent fact on the owner), a
-// Team rejected once and revised (a rejects_to edge), and one consent
-// that waits for the button (a node awaiting_consent). All three must
-// show within demoMaxTicks, two minutes at 5s. Then the virtual button's
-// long press, through the daemon, grants that consent.
+// TestDemoShowsCouncilTeamsAndButton runs the real daemon as `make run` does
+// (`run --demo` on a fresh data directory; its own tick is an hour away, so
+// every tick is one `questbox tick` through it, which waits for the tick's
+// runs just as a 5s tick outlasts the demo's 2s answers) and counts the ticks
+// until the demo quest has shown (docs/design.md, "The demo"): a council vote
+// with a dissent (a council-dissent fact on the owner), a Team rejected once
+// and revised (a rejects_to edge), and one consent that waits for the button
+// (a node awaiting_consent). All three must show within demoMaxTicks, two
+// minutes at 5s. Then the virtual button's long press, through the daemon,
+// grants that consent.
 func TestDemoShowsCouncilTeamsAndButton(t *testing.T) {
 	data := shortDir(t)
 	dm := startDaemon(t, data, "--demo", "--gpio", "sim", "--listen", "127.0.0.1:0")

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -111,15 +110,6 @@ func (c *deviceStatusCmd) run(ctx context.Context, e *env, args []string) error 
 	}
 	fmt.Fprintln(w, "why each waits and what a yes approves: `questbox consent list`")
 	return nil
-}
-
-// buttonPin is the button's BCM number as the device uses it (0 is the
-// default).
-func buttonPin(p int) int {
-	if p == 0 {
-		return device.DefaultButtonPin
-	}
-	return p
 }
 
 func pinText(bcm int) string {

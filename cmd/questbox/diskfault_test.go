@@ -26,8 +26,8 @@ func tmpfs(t *testing.T, size string) string {
 }
 
 // TestFullDiskExitsTwo: a write the full SD card refuses is "store
-// unavailable" (exit 2, SPEC §8), nothing of it is kept, and once there is
-// room the same command works.
+// unavailable" (exit 2, docs/design.md, "The CLI"), nothing of it is kept,
+// and once there is room the same command works.
 func TestFullDiskExitsTwo(t *testing.T) {
 	data := tmpfs(t, "1m")
 	d := []string{"--data", data}

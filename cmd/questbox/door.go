@@ -2,14 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net"
-	"sync"
 	"time"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -22,8 +19,8 @@ type door struct {
 	e *env
 
 	client *api.Client
-	stop   func()      // stops the in-process server
-	local  *localStore // nil with a daemon
+	stop   func()        // stops the in-process server
+	local  *daemon.Local // nil with a daemon
 }
 
 // api returns the client, choosing the door at the first call.
@@ -36,7 +33,7 @@ func (d *door) api(ctx context.Context) *api.Client {
 		d.client = api.NewClient(api.SocketClient(sock), "daemon on "+sock)
 		return d.client
 	}
-	d.local = &localStore{e: d.e}
+	d.local = daemon.NewLocal(d.e.daemonEnv())
 	srv := api.New(api.Options{Engines: d.local, Config: d.e.cfg, Version: version, Log: d.e.log, Internal: true})
 	hc, stop := api.InProcess(srv)
 	d.client, d.stop = api.NewClient(hc, "questbox"), stop
@@ -72,7 +69,7 @@ func (d *door) waitForDaemon(ctx context.Context, sock string) bool {
 	if answers() {
 		return true
 	}
-	if !engine.StoreHeld(d.e.data) {
+	if !daemon.StoreHeld(d.e.data) {
 		return false
 	}
 	if doorWaitHook != nil {
@@ -91,7 +88,7 @@ func (d *door) waitForDaemon(ctx context.Context, sock string) bool {
 		if answers() {
 			return true
 		}
-		if !engine.StoreHeld(d.e.data) {
+		if !daemon.StoreHeld(d.e.data) {
 			return false
 		}
 		if !said && time.Since(start) > time.Second {
@@ -107,97 +104,7 @@ func (d *door) close() error {
 		d.stop()
 	}
 	if d.local != nil {
-		return d.local.close()
-	}
-	return nil
-}
-
-// localStore is api.Engines without a daemon: the store opened by this
-// process on first use, read-only while only reads were asked, reopened
-// read-write for a write.
-type localStore struct {
-	e *env
-
-	mu    sync.Mutex // guards the fields below
-	st    *engine.Store
-	eng   *engine.Engine
-	wire  *wiring
-	write bool
-}
-
-// Engine implements api.Engines.
-func (l *localStore) Engine(ctx context.Context, write bool) (*engine.Engine, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.eng != nil && (l.write || !write) {
-		return l.eng, nil
-	}
-	if err := l.closeLocked(); err != nil {
-		return nil, err
-	}
-	if write {
-		if err := l.e.mayCreateStore(); err != nil {
-			return nil, err
-		}
-	}
-	st, err := engine.OpenStore(l.e.data, engine.StoreOptions{ReadOnly: !write})
-	if errors.Is(err, engine.ErrNoStore) {
-		// No daemon answered and the directory has no store: the store
-		// is most likely elsewhere, and an empty answer would hide it.
-		return nil, &api.Error{Code: api.CodeUnavailable, Message: fmt.Sprintf(
-			"no store at %s (is the daemon running with another --data? QUESTBOX_DATA?)", l.e.data)}
-	}
-	if err != nil {
-		return nil, err
-	}
-	w := newWiring(l.e.cfg, l.e.getenv, 0, nil)
-	opt, err := w.options(l.e.cfg, l.e.log, st, nil)
-	if err != nil {
-		w.close()
-		st.Close()
-		return nil, err
-	}
-	opt.ReadOnly = !write
-	eng, err := engine.New(st, opt)
-	if err != nil {
-		w.close()
-		st.Close()
-		return nil, err
-	}
-	w.net.recordTo(func() *engine.Engine { return eng }, l.e.log)
-	l.st, l.eng, l.wire, l.write = st, eng, w, write
-	return eng, nil
-}
-
-// Restore implements api.Restorer without a daemon: the store this
-// process may hold is closed, and engine.Restore swaps the file under the
-// store's exclusive lock (a daemon starting meanwhile waits for it, then
-// opens the restored file).
-func (l *localStore) Restore(_ context.Context, backup io.Reader, name string) (engine.RestoreReport, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := l.closeLocked(); err != nil {
-		return engine.RestoreReport{}, err
-	}
-	return engine.Restore(l.e.data, backup, name, time.Now())
-}
-
-func (l *localStore) close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closeLocked()
-}
-
-func (l *localStore) closeLocked() error {
-	if l.eng == nil {
-		return nil
-	}
-	l.eng.Shutdown(0)
-	l.wire.close()
-	err := l.st.Close()
-	l.st, l.eng, l.wire = nil, nil, nil
-	if err != nil {
-		return fmt.Errorf("close the store: %w", err)
+		return d.local.Close()
 	}
 	return nil
 }

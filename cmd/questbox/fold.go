@@ -8,11 +8,11 @@ import (
 	"github.com/questbox/questbox/ui/api"
 )
 
-// How `quest show` prints councils and Teams (SPEC §2.8): the level in the
-// header, a Team as one line with its stage strip, a council under its
-// owner with each member's provider and vote. The strip and the votes are
-// the API's (api.DetailView); nothing here decides them. A v1 or v2 quest
-// prints as it always did.
+// How `quest show` prints councils and Teams (docs/design.md, "Councils and
+// Teams"): the level in the header, a Team as one line with its stage strip,
+// a council under its owner with each member's provider and vote. The strip
+// and the votes are the API's (api.DetailView); nothing here decides them. A
+// v1 or v2 quest prints as it always did.
 
 // writeLevel ends the header's mode line with the level and the council
 // and Teams settings, for a quest above v2.

@@ -25,11 +25,12 @@ const goldenDir = "../../engine/testdata/golden"
 // them (each where that version printed it).
 var goldenNodeFields = []string{"id", "quest", "role", "hypothesis", "status", "terminal", "verdict", "evidence", "claim_hash", "tries", "depth"}
 
-// TestGoldenStores is the schema history (SPEC §7): every released store
-// schema's golden store opens with today's questbox — read-only, which
-// writes nothing — verifies, migrates at the first writing command,
-// verifies again, and reads back the quest, its locked nodes, its ledger
-// and its export cursor as the version that made it recorded them.
+// TestGoldenStores is the schema history (docs/design.md, "Service, image and
+// updates"): every released store schema's golden store opens with today's
+// questbox — read-only, which writes nothing — verifies, migrates at the
+// first writing command, verifies again, and reads back the quest, its locked
+// nodes, its ledger and its export cursor as the version that made it
+// recorded them.
 func TestGoldenStores(t *testing.T) {
 	dirs, _ := filepath.Glob(filepath.Join(goldenDir, "schema*"))
 	var schemas []int
@@ -55,12 +56,45 @@ func TestGoldenStores(t *testing.T) {
 func goldenStore(t *testing.T, schema int) {
 	src := filepath.Join(goldenDir, "schema"+strconv.Itoa(schema))
 	data := shortDir(t)
+	raw := copyGoldenStore(t, src, data, schema)
+	var was goldenRecord
+	readJSON(t, filepath.Join(src, "verify.json"), &was)
+	// (schema 1's verify did not print its schema)
+	if (was.Schema != schema && was.Schema != 0) || was.LockedNodes == 0 || was.Records == 0 {
+		t.Fatalf("%s/verify.json: %+v: not a schema %d store with locked nodes", src, was, schema)
+	}
+	checkGoldenReadOnly(t, data, raw, schema, was)
+
+	// The first writing command migrates; the export cursor still says
+	// what was exported, so nothing is exported twice.
+	out := filepath.Join(t.TempDir(), "again.jsonl")
+	must(t, 0, "", "export", "q1", "--out", out, "--data", data)
+	if b, _ := os.ReadFile(out); len(b) != 0 {
+		t.Errorf("after the migration, export wrote again what schema %d had exported:\n%s", schema, b)
+	}
+	var v goldenVerify
+	decode(t, must(t, 0, "", "verify", "--json", "--data", data), &v)
+	if v.Schema != engine.SchemaVersion || v.Records != was.Records || v.LockedNodes != was.LockedNodes {
+		t.Errorf("migrated: schema %d, %d records, %d locked; want %d, %d, %d", v.Schema, v.Records, v.LockedNodes, engine.SchemaVersion, was.Records, was.LockedNodes)
+	}
+	checkGoldenShow(t, src, data, schema)
+	checkGoldenExport(t, src, schema, was, v)
+	// Every store is signed by this box's key once migrated: the key it
+	// came with, or the one its first writing command made.
+	if v.Signature.State != "signed" || v.Signature.Key == "" || v.Signature.Key != v.Signature.BoxKey {
+		t.Errorf("migrated: the ledger's signature %+v; want signed by this box's key", v.Signature)
+	}
+}
+
+// copyGoldenStore copies the golden store of schema in src, with its
+// device key when it has one, into the data directory data, and returns
+// the store's bytes.
+func copyGoldenStore(t *testing.T, src, data string, schema int) []byte {
 	raw, err := os.ReadFile(filepath.Join(src, "questbox.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := filepath.Join(data, engine.StoreFile)
-	if err := os.WriteFile(store, raw, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(data, engine.StoreFile), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// From schema 10 the store's ledger head is signed by the key of
@@ -75,19 +109,12 @@ func goldenStore(t *testing.T, schema int) {
 	case schema >= 10 || !errors.Is(err, fs.ErrNotExist):
 		t.Fatalf("the golden store of schema %d: its device key: %v", schema, err)
 	}
-	var was struct {
-		Schema      int `json:"schema"`
-		Records     int `json:"records"`
-		LockedNodes int `json:"locked_nodes"`
-	}
-	readJSON(t, filepath.Join(src, "verify.json"), &was)
-	// (schema 1's verify did not print its schema)
-	if (was.Schema != schema && was.Schema != 0) || was.LockedNodes == 0 || was.Records == 0 {
-		t.Fatalf("%s/verify.json: %+v: not a schema %d store with locked nodes", src, was, schema)
-	}
+	return raw
+}
 
-	// A read-only open writes nothing: it reads the old schema as it is,
-	// or says it needs an upgrade first.
+// checkGoldenReadOnly checks that a read-only open writes nothing: it
+// reads the old schema as it is, or says it needs an upgrade first.
+func checkGoldenReadOnly(t *testing.T, data string, raw []byte, schema int, was goldenRecord) {
 	r := qb(t, "", "verify", "--json", "--data", data)
 	switch {
 	case r.code == 0:
@@ -100,24 +127,14 @@ func goldenStore(t *testing.T, schema int) {
 	default:
 		t.Errorf("read-only verify: exit %d, %s", r.code, r.stderr)
 	}
-	if got, _ := os.ReadFile(store); !bytes.Equal(got, raw) {
+	if got, _ := os.ReadFile(filepath.Join(data, engine.StoreFile)); !bytes.Equal(got, raw) {
 		t.Fatal("a read-only command changed the store")
 	}
+}
 
-	// The first writing command migrates; the export cursor still says
-	// what was exported, so nothing is exported twice.
-	out := filepath.Join(t.TempDir(), "again.jsonl")
-	must(t, 0, "", "export", "q1", "--out", out, "--data", data)
-	if b, _ := os.ReadFile(out); len(b) != 0 {
-		t.Errorf("after the migration, export wrote again what schema %d had exported:\n%s", schema, b)
-	}
-	var v goldenVerify
-	decode(t, must(t, 0, "", "verify", "--json", "--data", data), &v)
-	if v.Schema != engine.SchemaVersion || v.Records != was.Records || v.LockedNodes != was.LockedNodes {
-		t.Errorf("migrated: schema %d, %d records, %d locked; want %d, %d, %d", v.Schema, v.Records, v.LockedNodes, engine.SchemaVersion, was.Records, was.LockedNodes)
-	}
-
-	// The quest and its nodes read back as that version printed them.
+// checkGoldenShow checks the quest and its nodes read back as the version
+// of schema printed them (src's show.json).
+func checkGoldenShow(t *testing.T, src, data string, schema int) {
 	var old, now struct {
 		Quest map[string]any   `json:"quest"`
 		Nodes []map[string]any `json:"nodes"`
@@ -144,8 +161,12 @@ func goldenStore(t *testing.T, schema int) {
 			}
 		}
 	}
-	// What was exported is the locked nodes, each once; from schema 10
-	// signed by the key of the box that made it.
+}
+
+// checkGoldenExport checks that what was exported is the locked nodes,
+// each once; from schema 10 signed by the key of the box that made it
+// (the migrated store's, v's).
+func checkGoldenExport(t *testing.T, src string, schema int, was goldenRecord, v goldenVerify) {
 	exp, _ := os.ReadFile(filepath.Join(src, "export.jsonl"))
 	if lines := nodeLines(strings.Split(strings.TrimSpace(string(exp)), "\n")); len(lines) != was.LockedNodes {
 		t.Errorf("export.jsonl has %d node lines, the store %d locked nodes", len(lines), was.LockedNodes)
@@ -155,11 +176,13 @@ func goldenStore(t *testing.T, schema int) {
 			t.Errorf("export.jsonl does not verify with the store's key: %v", err)
 		}
 	}
-	// Every store is signed by this box's key once migrated: the key it
-	// came with, or the one its first writing command made.
-	if v.Signature.State != "signed" || v.Signature.Key == "" || v.Signature.Key != v.Signature.BoxKey {
-		t.Errorf("migrated: the ledger's signature %+v; want signed by this box's key", v.Signature)
-	}
+}
+
+// goldenRecord is what a golden store's verify.json says of it.
+type goldenRecord struct {
+	Schema      int `json:"schema"`
+	Records     int `json:"records"`
+	LockedNodes int `json:"locked_nodes"`
 }
 
 type goldenVerify struct {

@@ -1,9 +1,6 @@
 package main
 
 import (
-	"os"
-	"regexp"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -68,52 +65,6 @@ func TestUsageErrorsSayWhatToDo(t *testing.T) {
 		for _, w := range tc.want {
 			if !strings.Contains(r.stderr, w) {
 				t.Errorf("%q: stderr %q, want it to contain %q", tc.args, r.stderr, w)
-			}
-		}
-	}
-}
-
-// TestREADMESynopsisHasEveryFlag: the synopsis in README's "The CLI"
-// names every verb and every flag its usage line does (quest new --gate
-// was missing once).
-func TestREADMESynopsisHasEveryFlag(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(readme), "\n## The CLI\n\n```\n")
-	if !ok {
-		t.Fatal("README.md has no synopsis under \"## The CLI\"")
-	}
-	synopsis, _, _ := strings.Cut(rest, "\n```\n")
-	// An entry is a line that starts with "questbox" and the indented
-	// lines that continue it.
-	var entries []string
-	for l := range strings.SplitSeq(synopsis, "\n") {
-		if strings.HasPrefix(l, "questbox ") || len(entries) == 0 {
-			entries = append(entries, l)
-		} else {
-			entries[len(entries)-1] += "\n" + l
-		}
-	}
-	flagRE := regexp.MustCompile(`--[a-z-]+`)
-	for _, v := range verbs() {
-		first, second, _ := strings.Cut(v.name, " ")
-		entry := ""
-		for _, e := range entries {
-			words := strings.FieldsFunc(e, func(r rune) bool { return r == ' ' || r == '|' || r == '\n' })
-			if len(words) > 1 && words[1] == first && (second == "" || slices.Contains(words, second)) {
-				entry = e
-				break
-			}
-		}
-		if entry == "" {
-			t.Errorf("the synopsis does not name %q", v.name)
-			continue
-		}
-		for _, f := range flagRE.FindAllString(v.usage, -1) {
-			if !strings.Contains(entry, f) {
-				t.Errorf("the synopsis lacks %s %s:\n%s", v.name, f, entry)
 			}
 		}
 	}

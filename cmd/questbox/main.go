@@ -1,6 +1,8 @@
-// Command questbox is the questbox daemon (`questbox run`) and every CLI verb
-// of SPEC §8. All wiring — store, engine, providers, control socket, systemd —
-// lives in this package; see run for the entry point.
+// Command questbox is the questbox daemon (`questbox run`) and every CLI
+// verb. It parses the command line, calls ui/api's client (the daemon's
+// control socket, or the same handlers in-process) or internal/daemon,
+// which holds all the wiring (store, engine, providers, control socket,
+// systemd), and prints; see run for the entry point.
 package main
 
 import (

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"github.com/questbox/questbox/gates/ground/dnstest"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -15,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/questbox/questbox/gates/ground/dnstest"
+
 	"golang.org/x/sys/unix"
 
 	"github.com/questbox/questbox/internal/buildtest"
@@ -23,13 +24,14 @@ import (
 
 // TestNetnsNoRouteThenDNSFailure runs a real `questbox run` inside a network
 // namespace of its own (`ip netns exec`), where the test controls the whole
-// network: the probe target, the web server a citation points at, and the
-// DNS server (ip netns exec mounts /etc/netns/NAME/resolv.conf over the
-// daemon's /etc/resolv.conf). It takes the route away, then breaks DNS, and
-// checks what SPEC §4 promises: offline, an answer is deferred without a
-// try and without a fetch; a DNS server failure is a transport error, so
-// the node stays deferred; when the network and DNS are back the kept
-// answer is judged again by itself and the node is locked, no try used.
+// network: the probe target, the web server a citation points at, and the DNS
+// server (ip netns exec mounts /etc/netns/NAME/resolv.conf over the daemon's
+// /etc/resolv.conf). It takes the route away, then breaks DNS, and checks
+// what staged evaluation promises (docs/design.md, "Staged evaluation and
+// ground"): offline, an answer is deferred without a try and without a fetch;
+// a DNS server failure is a transport error, so the node stays deferred; when
+// the network and DNS are back the kept answer is judged again by itself and
+// the node is locked, no try used.
 //
 // Needs root and iproute2 (CI has both); skipped otherwise (failed on CI).
 func TestNetnsNoRouteThenDNSFailure(t *testing.T) {

@@ -18,18 +18,18 @@ import (
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 
-// TestQuestFromThePhone is issue 21's dashboard acceptance on a real
-// daemon in headless Chromium: the Preset select offers the CLI's presets
-// and fills the fields as --preset does; wrong values in the new-quest
-// form (a malformed council, council providers, role providers,
-// max revisions without Teams, a missing project) get the message the CLI
-// prints for the same value; the form creates a council quest (preset
-// council, the demo playing its members); the quest's card seeds two
-// hypotheses; the page shows it run; a node opens its runs and a run its
-// log, live while the agent runs and to its end; the export downloads,
-// and the CLI's export then has nothing left (one journal); the owner's
-// turn is the council's, its members' nodes on the page; the teams preset
-// creates a Teams quest.
+// TestQuestFromThePhone is the dashboard's quest creation (docs/design.md,
+// "The dashboard and the API") on a real daemon in headless Chromium: the
+// Preset select offers the CLI's presets and fills the fields as --preset
+// does; wrong values in the new-quest form (a malformed council, council
+// providers, role providers, max revisions without Teams, a missing project)
+// get the message the CLI prints for the same value; the form creates a
+// council quest (preset council, the demo playing its members); the quest's
+// card seeds two hypotheses; the page shows it run; a node opens its runs and
+// a run its log, live while the agent runs and to its end; the export
+// downloads, and the CLI's export then has nothing left (one journal); the
+// owner's turn is the council's, its members' nodes on the page; the teams
+// preset creates a Teams quest.
 func TestQuestFromThePhone(t *testing.T) {
 	ctx := browsertest.New(t)
 	dir := shortDir(t)
@@ -72,6 +72,8 @@ func TestQuestFromThePhone(t *testing.T) {
 	browsertest.WaitFor(t, ctx, "the new-quest form", `!document.getElementById('new-quest').hidden`)
 	// The presets are the CLI's (api.Presets, served by GET /api/presets).
 	browsertest.WaitFor(t, ctx, "the presets", `document.querySelectorAll('#nq-preset option').length > 1`)
+	// And the box's choices, which the preset's mode is one of.
+	browsertest.WaitFor(t, ctx, "the choices", `document.querySelectorAll('#nq-mode option').length > 1`)
 	if got := browsertest.Eval[[]string](t, ctx, `[...document.querySelectorAll('#nq-preset option')].map(o => o.value)`); strings.Join(got, ",") != "none,council,teams" {
 		t.Errorf("presets: %q, want none, council, teams", got)
 	}

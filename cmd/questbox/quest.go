@@ -31,7 +31,7 @@ type questNewCmd struct {
 	roleProviders listFlag
 	egress        listFlag
 	project       string
-	// Councils (SPEC §2.8): see api.Presets.
+	// Councils (docs/design.md, "Councils and Teams"): see api.Presets.
 	preset          string
 	council         string
 	councilProvider string

@@ -23,7 +23,7 @@ func runDemo(t *testing.T, data string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := engine.New(st, engine.Options{Providers: map[string]engine.Provider{engine.ProviderDemo: newDemo(0)}})
+	eng, err := engine.New(st, engine.Options{Providers: map[string]engine.Provider{engine.ProviderDemo: agent.Demo{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,14 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon"
 )
 
-// salvageCmd is `salvage --data DIR`: engine.Salvage copies every readable
+// salvageCmd is `salvage --data DIR`: daemon.Salvage copies every readable
 // record of a corrupt store into a fresh questbox.db, keeps the corrupt
 // file as questbox.db.corrupt-<UTC time>, and says what was lost.
 type salvageCmd struct{}
@@ -23,11 +22,11 @@ func (c *salvageCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("salvage", args); err != nil {
 		return err
 	}
-	path := filepath.Join(e.data, engine.StoreFile)
+	path := daemon.StorePath(e.data)
 	if _, err := os.Stat(path); err != nil {
 		return usagef("salvage: %v", err)
 	}
-	rep, err := engine.Salvage(e.data, time.Now())
+	rep, err := daemon.Salvage(e.data, time.Now())
 	if err != nil {
 		return err // in use, newer schema, permissions: salvage would not help
 	}

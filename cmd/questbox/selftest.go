@@ -10,6 +10,7 @@ import (
 
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/internal/daemon"
 )
 
 // selftestCmd is `selftest`: it says which confinement agents get on this
@@ -29,7 +30,7 @@ func (c *selftestCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("selftest", args); err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, confinementLine(ctx, e.cfg))
+	fmt.Fprintln(e.stdout, daemon.ConfinementLine(ctx, e.cfg))
 	g := e.cfg.GPIO
 	if c.gpio != "" {
 		if !slices.Contains([]string{config.BackendAuto, config.BackendSim, config.BackendPeriph}, c.gpio) {
@@ -43,9 +44,9 @@ func (c *selftestCmd) run(ctx context.Context, e *env, args []string) error {
 	g.Backend = config.BackendPeriph
 	sock := e.cfg.SocketPath()
 	if daemonRunning(ctx, sock) {
-		return &exitError{code: exitStore, err: fmt.Errorf("a questbox daemon is running (control socket %s) and holds the GPIO pins: stop it first (`sudo systemctl stop questbox`), then run selftest again", sock)}
+		return &exitError{Code: exitStore, Err: fmt.Errorf("a questbox daemon is running (control socket %s) and holds the GPIO pins: stop it first (`sudo systemctl stop questbox`), then run selftest again", sock)}
 	}
-	dev, err := openDevice(g, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	dev, err := daemon.OpenDevice(g, slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err != nil {
 		return err
 	}

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestBinaryLeavesOutHeavyPackages pins what issue 23 took out of the
-// binary (bench/RESULTS.md, "Binary size"): text/template, whose method
-// calls make the linker keep every exported method of every type (role
-// prompts use engine/prompttmpl), and debug/elf, debug/buildinfo and the
-// DWARF, Mach-O and PE readers they bring (the release check reads the
+// TestBinaryLeavesOutHeavyPackages pins what was taken out of the binary to
+// keep it small (docs/design.md, "Light and nothing lost"): text/template,
+// whose method calls make the linker keep every exported method of every type
+// (role prompts use engine/prompttmpl), and debug/elf, debug/buildinfo and
+// the DWARF, Mach-O and PE readers they bring (the release check reads the
 // ELF header and the build info itself). Tests may still import them.
 func TestBinaryLeavesOutHeavyPackages(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()

@@ -2,17 +2,13 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/questbox/questbox/device"
-	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
@@ -59,36 +55,6 @@ func TestSocketKeepsAFileThatIsNotASocket(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(store); string(b) != "precious" {
 		t.Errorf("the file at the socket path was changed to %q", b)
-	}
-}
-
-// TestWatchdogOnlyAfterAHealthyTick: systemd's watchdog is fed after a tick
-// that worked, never after a failed one, so a tick loop that keeps failing
-// (a store that cannot be written) is restarted by systemd.
-func TestWatchdogOnlyAfterAHealthyTick(t *testing.T) {
-	notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
-	getenv := func(k string) string {
-		if k == "NOTIFY_SOCKET" {
-			return notify.LocalAddr().String()
-		}
-		return ""
-	}
-	dev, err := device.Open(device.Config{Backend: device.BackendSim}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	d := &daemon{e: &env{getenv: getenv}, box: box.New(dev, box.Options{})}
-	d.tickDone(engine.TickReport{}, errors.New("store: input/output error"))
-	d.tickDone(engine.TickReport{}, nil)
-	if got := readNotify(t, notify); got != "WATCHDOG=1" {
-		t.Fatalf("systemd got %q, want WATCHDOG=1", got)
-	}
-	// Datagrams are queued by the time Write returns: anything else sent
-	// is already there.
-	notify.SetReadDeadline(time.Now())
-	if n, err := notify.Read(make([]byte, 64)); err == nil {
-		t.Errorf("the watchdog was fed twice (once after the failed tick): %d more bytes", n)
 	}
 }
 

@@ -66,9 +66,9 @@ func (c *submitCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	switch res.Outcome {
 	case api.OutcomeFail:
-		return &exitError{code: exitFail}
+		return &exitError{Code: exitFail}
 	case api.OutcomeReview:
-		return &exitError{code: exitReview}
+		return &exitError{Code: exitReview}
 	}
 	return nil
 }

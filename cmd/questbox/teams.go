@@ -6,9 +6,9 @@ import (
 	"github.com/questbox/questbox/ui/api"
 )
 
-// teamFlags are `quest new`'s flags of v3.2 Teams (SPEC §2.8): --teams,
-// --max-revisions and --accept-mode (`--preset teams` names them; see
-// api.Presets).
+// teamFlags are `quest new`'s flags of v3.2 Teams (docs/design.md, "Councils
+// and Teams"): --teams, --max-revisions and --accept-mode (`--preset teams`
+// names them; see api.Presets).
 type teamFlags struct {
 	teams        bool
 	maxRevisions int

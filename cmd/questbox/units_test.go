@@ -7,9 +7,11 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/internal/daemon"
 )
 
-// The README's drop-ins that let the sandboxed daemon use a project
+// The drop-ins of docs/agents.md that let the sandboxed daemon use a project
 // directory pass `systemd-analyze verify` on top of the unit, as
 // scripts/verify-units.sh checks the unit itself; a misspelt directive in
 // a drop-in fails it, so the drop-in is really read.
@@ -20,14 +22,14 @@ func TestProjectDropInVerifies(t *testing.T) {
 		}
 		t.Skip("systemd-analyze not found (package systemd)")
 	}
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/agents.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, marker := range []string{"<!-- project-dropin -->", "<!-- project-dropin-home -->"} {
-		dropin := fencedAfter(t, string(readme), marker)
+		dropin := fencedAfter(t, string(page), marker)
 		if out := verifyWithDropIn(t, dropin); out != "" {
-			t.Errorf("the README's drop-in after %s:\n%s\nsystemd-analyze verify says:\n%s", marker, dropin, out)
+			t.Errorf("docs/agents.md's drop-in after %s:\n%s\nsystemd-analyze verify says:\n%s", marker, dropin, out)
 		}
 	}
 	if out := verifyWithDropIn(t, "[Service]\nReadWritePath=/srv/projects/ocr\n"); !strings.Contains(out, "ReadWritePath") {
@@ -40,7 +42,7 @@ func fencedAfter(t *testing.T, text, marker string) string {
 	t.Helper()
 	_, rest, ok := strings.Cut(text, marker)
 	if !ok {
-		t.Fatalf("README has no %s", marker)
+		t.Fatalf("the page has no %s", marker)
 	}
 	_, rest, _ = strings.Cut(rest, "```ini\n")
 	body, _, ok := strings.Cut(rest, "```")
@@ -86,16 +88,17 @@ func verifyWithDropIn(t *testing.T, dropin string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// The unit's TimeoutStartSec is the daemon's startTimeout: the time the
-// rest of a start-up gets again after a long step (stepTimer) is the
-// unit's own, so a hang after it is caught as soon as one before it.
+// The unit's TimeoutStartSec is daemon.StartTimeout: the time the rest
+// of a start-up gets again after a long step (internal/daemon's
+// stepTimer) is the unit's own, so a hang after it is caught as soon as
+// one before it.
 func TestUnitStartTimeout(t *testing.T) {
 	u := readUnit(t)
 	got, err := time.ParseDuration(u.timeoutStart)
 	if err != nil {
 		t.Fatalf("questbox.service: TimeoutStartSec=%q: write it as a Go duration too (90s): %v", u.timeoutStart, err)
 	}
-	if got != startTimeout {
-		t.Errorf("questbox.service: TimeoutStartSec=%s, startTimeout is %s: they must be equal", got, startTimeout)
+	if got != daemon.StartTimeout {
+		t.Errorf("questbox.service: TimeoutStartSec=%s, daemon.StartTimeout is %s: they must be equal", got, daemon.StartTimeout)
 	}
 }

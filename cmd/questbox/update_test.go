@@ -552,7 +552,7 @@ func TestUpdateRollsBack(t *testing.T) {
 	for _, fault := range []string{"start", "store", "ready", "after-ready"} {
 		t.Run(fault, func(t *testing.T) {
 			b := newUpdateBox(t)
-			broken := buildtest.Build(t, buildtest.Variant{Version: newVersion, Tags: "updatefault", X: "main.fault=" + fault})
+			broken := buildtest.Build(t, buildtest.Variant{Version: newVersion, Tags: "updatefault", X: "github.com/questbox/questbox/internal/daemon.fault=" + fault})
 			b.update(0, b.release(broken, "questbox-broken", newVersion, &b.priv))
 			if st := b.sd.wait(); st != exitRestart {
 				t.Fatalf("the daemon exited %d to restart into the release, want %d", st, exitRestart)

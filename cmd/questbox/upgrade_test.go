@@ -109,7 +109,7 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 		t.Fatalf("the daemon ended without stopping in the upgrade:\n%s", out.String())
 	}
 	// The open asks for more time every extendEvery while the upgrade
-	// works (starttimeout.go); nothing says READY meanwhile.
+	// works (internal/daemon's starttimeout.go); nothing says READY meanwhile.
 	for {
 		msg := readNotify(t, notify)
 		if strings.Contains(msg, "READY=1") {

@@ -5,7 +5,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/ui/api"
 )
 
 // verifyCmd is `verify`: the store's pages, the whole verdict ledger and
@@ -28,7 +28,7 @@ func (c *verifyCmd) run(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintf(e.stdout, "ok: store %s is consistent; %d ledger records chain correctly and match %d locked nodes\n",
 		v.Store, v.Records, v.LockedNodes)
-	if v.Signature.State == string(engine.SealUnsigned) {
+	if v.Signature.State == api.SignatureUnsigned {
 		fmt.Fprintf(e.stdout, "warning: %s\n", v.Signature.Detail)
 	} else {
 		fmt.Fprintf(e.stdout, "ok: %s\n", v.Signature.Detail)

@@ -40,7 +40,7 @@ func (c *verifyExportCmd) run(ctx context.Context, e *env, args []string) error 
 	defer f.Close()
 	v, err := api.VerifyExport(f, c.key)
 	if errors.Is(err, api.ErrExportUnverified) {
-		return &exitError{code: exitStore, err: fmt.Errorf("verify-export %s: %w", path, err)}
+		return &exitError{Code: exitStore, Err: fmt.Errorf("verify-export %s: %w", path, err)}
 	}
 	if err != nil {
 		return err

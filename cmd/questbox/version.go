@@ -22,15 +22,15 @@ func (c *versionCmd) run(ctx context.Context, e *env, args []string) error {
 	if err := wantArgs("version", args); err != nil {
 		return err
 	}
-	// What the data directory keeps (update.go): best effort, a box
+	// What the data directory keeps (internal/daemon's update.go): best effort, a box
 	// without one has only this binary.
 	var st update.State
-	if u, err := e.updateDir(); err == nil {
+	if u, err := e.daemonEnv().UpdateDir(); err == nil {
 		st, _ = u.State()
 	}
 	if e.json {
 		v := map[string]string{"version": version, "go": runtime.Version(), "os": runtime.GOOS, "arch": runtime.GOARCH,
-			"target": release.Host().String(), "packaged": e.packagedVersion(), "committed": st.Current.Version}
+			"target": release.Host().String(), "packaged": e.daemonEnv().PackagedVersion(), "committed": st.Current.Version}
 		if st.Previous != nil {
 			v["rollback"] = st.Previous.Version
 		}

@@ -101,8 +101,8 @@ func walkPages(t *testing.T) []walkPage {
 }
 
 // TestREADMEWalk runs the marked shell blocks of README.md ("Two
-// commands", "An external agent, step by step", MQTT, the dashboard's
-// session API) and of each page under docs/ that has some, as written:
+// commands", the tour) and of each page under docs/ that has some (an
+// external agent, MQTT, the dashboard's session API), as written:
 // each page in a fresh directory beside the daemon `make run` starts (on
 // a free port instead of 127.0.0.1:8080), its blocks in one shell, as a
 // reader following that page in a second terminal would. The pages
@@ -115,7 +115,7 @@ func TestREADMEWalk(t *testing.T) {
 	var sections []string
 	for _, p := range pages {
 		for _, b := range p.blocks {
-			sections = append(sections, b.section)
+			sections = append(sections, p.name+": "+b.section)
 		}
 		for i, b := range p.blocks {
 			if b.daemon && i > 0 {
@@ -123,9 +123,15 @@ func TestREADMEWalk(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"Two commands", "An external agent, step by step", "Configuration (`[mqtt]`)", "Dashboard"} {
+	for _, want := range []string{
+		"README.md: Two commands",
+		"README.md: A five-minute tour",
+		"docs/external-agent.md: Step by step",
+		"docs/mqtt.md: Configuration (`[mqtt]`)",
+		"docs/dashboard.md: The session API, for scripts",
+	} {
 		if !slices.Contains(sections, want) {
-			t.Errorf("no page has a walk block under %q (blocks under %q)", want, sections)
+			t.Errorf("no walk block under %q (blocks under %q)", want, sections)
 		}
 	}
 	readme := pages[0]

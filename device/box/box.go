@@ -40,7 +40,7 @@ const BootChase = 1500 * time.Millisecond
 const storeRetry = 5 * time.Second
 
 // ErrNotSimulated is returned by Press on a box whose button is real:
-// consent from hardware stays physical (SPEC §5.3).
+// consent from hardware stays physical (docs/design.md, "Device backends").
 var ErrNotSimulated = errors.New("the button is real on this box: consent from hardware stays physical")
 
 // ErrStopping is returned by Press when the box stops before the presses
@@ -208,7 +208,9 @@ func (b *Box) wake() {
 	}
 }
 
-func (b *Box) engine() *engine.Engine {
+// Engine is the engine the box shows (nil before Attach): the API lists
+// its consent queue beside the box's status.
+func (b *Box) Engine() *engine.Engine {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.eng
@@ -222,7 +224,7 @@ func (b *Box) watch(ctx context.Context) {
 	case <-b.attached:
 	}
 	for ctx.Err() == nil {
-		b.follow(ctx, b.engine())
+		b.follow(ctx, b.Engine())
 	}
 }
 
@@ -294,7 +296,7 @@ func (b *Box) loop(ctx context.Context) {
 func (b *Box) update() (next time.Time) {
 	now := b.clock.Now()
 	st, live, expired := b.show(now)
-	eng := b.engine()
+	eng := b.Engine()
 	if expired > 0 && eng != nil {
 		// The engine sends them back to pending with a consent "expired"
 		// event (it also does so at every tick), and the agent runs again.
@@ -370,12 +372,12 @@ func (b *Box) state(now time.Time) (st device.State, live []engine.ConsentReques
 	return st, act.Consents, act.Expired
 }
 
-// pressed reports a press of the button as a device event (SPEC §5.2:
-// every press is an event).
+// pressed reports a press of the button as a device event (docs/design.md,
+// "The consent button": every press is an event).
 func (b *Box) pressed(p device.Press, outcome string) {
 	b.presses.record(p, outcome)
 	b.log.Info("button pressed", "press", p.String(), "outcome", outcome)
-	eng := b.engine()
+	eng := b.Engine()
 	if eng == nil {
 		return
 	}
@@ -390,7 +392,7 @@ type consentQueue struct{ b *Box }
 
 // Pending implements device.ConsentQueue.
 func (q consentQueue) Pending() ([]device.ConsentRequest, error) {
-	eng := q.b.engine()
+	eng := q.b.Engine()
 	if eng == nil {
 		return nil, nil
 	}
@@ -417,7 +419,7 @@ func (q consentQueue) Reject(node, claimHash string) error {
 }
 
 func (q consentQueue) decide(node, claimHash string, fn func(*engine.Engine, string, consent.Consent) error) error {
-	eng := q.b.engine()
+	eng := q.b.Engine()
 	if eng == nil {
 		return errors.New("the store is not open")
 	}

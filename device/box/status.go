@@ -30,11 +30,9 @@ type Status struct {
 	Halted    error // the store is refused (the daemon waits for a repair)
 	Online    bool
 	Broker    Broker
-	// Consents are the pending requests, oldest first, as the engine's
-	// ConsentQueue gives them at Now: those past their deadline that the
-	// engine has not sent back yet say Expired.
-	Consents []engine.ConsentRequest
-	Now      time.Time
+	// Now is the box's time of the status: the API lists the consent
+	// queue as of Now beside it, so the list and the LEDs agree.
+	Now time.Time
 }
 
 // Status returns the box's state now (and shows it on the LEDs).
@@ -43,7 +41,6 @@ func (b *Box) Status() (Status, error) {
 	b.mu.Lock()
 	st := Status{ButtonPin: b.pin, Simulated: b.dev.Backend() == device.BackendSim, Halted: b.halt,
 		Online: !b.offline, Broker: b.broker, Now: now}
-	eng := b.eng
 	b.mu.Unlock()
 	// The state as of now, not as the loop last showed it: a change just
 	// reported (a tick, the network) is in the answer.
@@ -53,12 +50,7 @@ func (b *Box) Status() (Status, error) {
 	if b.act != nil {
 		st.ACTPath, st.ACT = b.act.Dir(), b.act.Pattern().String()
 	}
-	if eng == nil {
-		return st, nil
-	}
-	var err error
-	st.Consents, err = eng.ConsentQueue(now)
-	return st, err
+	return st, nil
 }
 
 // PressResult is one press and what the box did with it.

@@ -1,5 +1,5 @@
 // Package agent provides the agent providers of questbox: each turns a prompt
-// into an answer (SPEC §2.6).
+// into an answer (docs/design.md, "Providers and the worker's answer").
 //
 //   - [Command] runs a configured argv with the prompt on stdin, a timeout, an
 //     output cap and an environment allow-list, in its own process group that
@@ -109,9 +109,9 @@ type Request struct {
 	// answer, as it comes: a Command's stderr, every byte of it. Its
 	// Write must not block for long and its errors are ignored.
 	Log io.Writer
-	// A Team stage (SPEC §2.8): its stage (plan, exec, accept; "" for any
-	// other node) and the Team's revision it works on (0 first). Depth
-	// is then the Team's own depth.
+	// A Team stage (docs/design.md, "Councils and Teams"): its stage (plan,
+	// exec, accept; "" for any other node) and the Team's revision it works
+	// on (0 first). Depth is then the Team's own depth.
 	Stage    string
 	Revision int
 	// Started, when not nil, is called once the agent is under way: a
@@ -175,16 +175,16 @@ type capBuffer struct {
 // size of a pooled chunk (chunks). An answer's memory grows with the answer,
 // not with the cap: a busy tick has a thousand runs in flight, and a
 // 64 KiB buffer each (as the cap once preallocated), plus io.Copy's
-// 32 KiB, was most of its peak (bench/RESULTS.md, issue 23).
+// 32 KiB, was most of its peak.
 const readChunk = 4 << 10
 
 func newCapBuffer(max int64) *capBuffer { return &capBuffer{max: max} }
 
 // chunks are the buffers the reads from agents' pipes use for a while
-// (stderr's chunk, stdout's first chunk, what is past the cap): a busy
-// tick of a thousand runs allocated two chunks a run, 8 MB a tick, for
-// answers of a few hundred bytes (bench/RESULTS.md, issue 23, eleventh
-// pass). No chunk is kept past the read that took it.
+// (stderr's chunk, stdout's first chunk, what is past the cap): a busy tick
+// of a thousand runs allocated two chunks a run, 8 MB a tick, for answers of
+// a few hundred bytes (docs/design.md, "Memory on a small box"). No chunk is
+// kept past the read that took it.
 var chunks = sync.Pool{New: func() any { return new([readChunk]byte) }}
 
 // ReadFrom reads r to its end into the buffer, and never past max; what

@@ -2,8 +2,9 @@ package agent
 
 import "fmt"
 
-// demoMember is the Demo's answer as a council member (SPEC §2.8), so
-// that `make run` shows a council vote with a dissent:
+// demoMember is the Demo's answer as a council member (docs/design.md,
+// "Councils and Teams"), so that `make run` shows a council vote with a
+// dissent:
 //
 //   - a judge proposes what the Demo's owner would (promote the two
 //     oldest proposals, abort the rest; finish when none is left) and

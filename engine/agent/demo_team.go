@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// The Demo as a Team's stages (SPEC §2.8, v3.2), deterministic so that a
-// demo Teams quest shows one rejection and its revision:
+// The Demo as a Team's stages (docs/design.md, "Teams"), deterministic so
+// that a demo Teams quest shows one rejection and its revision:
 //
 //   - planner: a canned plan in plain text;
 //   - executer: the answer the Demo gives a worker on the Team's

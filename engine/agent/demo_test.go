@@ -12,7 +12,8 @@ import (
 	"time"
 )
 
-// workerAnswer mirrors the worker output contract (SPEC §2.6).
+// workerAnswer mirrors the worker output contract (docs/design.md, "Providers
+// and the worker's answer").
 type workerAnswer struct {
 	Verdict   string `json:"verdict"`
 	Evidence  string `json:"evidence"`

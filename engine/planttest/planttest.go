@@ -1,7 +1,7 @@
-// Package planttest plants a council and Teams (SPEC §2.8) into a quest
-// through the engine's Plant API, the way the engine lays them out, for the
-// tests of the faces that show them: the API, `quest show`, the dashboard,
-// the LEDs, MQTT, export, verify and salvage.
+// Package planttest plants a council and Teams (docs/design.md, "Councils and
+// Teams") into a quest through the engine's Plant API, the way the engine
+// lays them out, for the tests of the faces that show them: the API, `quest
+// show`, the dashboard, the LEDs, MQTT, export, verify and salvage.
 package planttest
 
 import (
@@ -116,7 +116,7 @@ func (p *planter) member(owner, role, provider string, st engine.Status, verdict
 }
 
 // stages plants a Team's stage nodes in order, each linked from the one
-// before it as SPEC §2.8 links them.
+// before it, as a Team links its stages (docs/design.md, "Teams").
 func (p *planter) stages(team string, ss []stage) []string {
 	var ids []string
 	prev := team

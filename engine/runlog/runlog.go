@@ -1,6 +1,7 @@
-// Package runlog keeps the logs of agent runs (SPEC §2.9): one file per
-// run, <dir>/<run>.log, holding what the run wrote (a command provider's
-// stderr as it came, then the answer and how the run ended).
+// Package runlog keeps the logs of agent runs (docs/design.md, "Runs and
+// their logs"): one file per run, <dir>/<run>.log, holding what the run wrote
+// (a command provider's stderr as it came, then the answer and how the run
+// ended).
 //
 // The logs are bounded twice. A run keeps at most PerRun bytes: its first
 // half goes to the file as it comes (append-only, never synced before the

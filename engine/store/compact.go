@@ -36,8 +36,8 @@ const CompactTempPrefix = FileName + ".compact-"
 // least CompactMinFree pages. An upgrade rewrites records all over the
 // file and leaves few free pages but many part-empty ones, which bbolt
 // never merges back while they are over a quarter full: the 8 -> 9 upgrade,
-// in parts, left a 100k-node store at 373 MiB that a copy packs into
-// 290 (bench/RESULTS.md, issue 23's eleventh pass), and the start that
+// in parts, left a 100k-node store at 373 MiB that a copy packs into 290, and
+// the start that
 // upgrades is already a long one, once.
 func (s *DB) ShouldCompact() (free, total int, ok bool) {
 	st := s.db.Stats()

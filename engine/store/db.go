@@ -601,8 +601,7 @@ func (s *DB) guard(fn func() error) (err error) {
 // pages: its begin costs a quarter to a half with the array form, and
 // the array form reuses free pages where the hashmap grew the file. With
 // a hundred thousand free pages and more the array's begin (a new merged
-// list each time) costs milliseconds more and its commit as much less
-// (bench/RESULTS.md, issue 23's seventh pass, branch store8); a store
+// list each time) costs milliseconds more and its commit as much less; a store
 // with that many is compacted at its next open.
 const freelistType = bolt.FreelistArrayType
 

@@ -12,7 +12,8 @@ import (
 // bbolt reads the file through that map, so every page a transaction
 // looked at stays mapped, and counted in the process's resident memory,
 // until the map is replaced: a busy cycle, which reads pages all over the
-// store, ends with most of the file resident (bench/RESULTS.md, issue 23).
+// store, ends with most of the file resident (docs/design.md, "Memory on a
+// small box").
 // For a shared file mapping MADV_DONTNEED only removes the page table
 // entries: the pages stay in the kernel's page cache with the file's
 // contents, and the next read of one faults it back in from there (a

@@ -1,5 +1,5 @@
-// Package consent is the L3 authority of SPEC §4.3: a human's consent,
-// bound to the claim hash that was shown to them.
+// Package consent is the L3 authority (docs/design.md, "Authority"): a
+// human's consent, bound to the claim hash that was shown to them.
 //
 // # Contract
 //

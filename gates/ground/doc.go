@@ -1,6 +1,7 @@
-// Package ground is the only part of gates that touches the world (SPEC §4.2).
-// Rules never do I/O; they declare [gates.Request] values, and ground answers
-// them before the rules run.
+// Package ground is the only part of gates that touches the world
+// (docs/design.md, "Staged evaluation and ground"). Rules never do I/O; they
+// declare [gates.Request] values, and ground answers them before the rules
+// run.
 //
 // # Contracts
 //

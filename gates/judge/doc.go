@@ -1,5 +1,6 @@
-// Package judge is the L2 authority of SPEC §4.3 and §4.6: AI judges that can
-// raise doubt about a claim but never grant completion.
+// Package judge is the L2 authority (docs/design.md, "Authority", "Judge
+// discipline"): AI judges that can raise doubt about a claim but never grant
+// completion.
 //
 // # Authority
 //
@@ -11,7 +12,7 @@
 // [gates.Aggregate]. This package does not import gates/consent, so it cannot
 // make L3 consent either (pinned by a test in gates/consent).
 //
-// # Discipline (SPEC §4.6)
+// # Discipline (docs/design.md, "Judge discipline")
 //
 //   - Strict output: [Parse] accepts exactly one JSON object with exactly
 //     "decision", "quote" and "reason"; anything else is an undecided Doubt.

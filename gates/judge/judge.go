@@ -163,7 +163,7 @@ func (j *Judge) WithTemplate(t Template) *Judge {
 // Fingerprints returns the light and heavy judges' fingerprints.
 func (j *Judge) Fingerprints() (light, heavy Fingerprint) { return j.lightFP, j.heavyFP }
 
-// Batch judges items (SPEC §4.6):
+// Batch judges items (docs/design.md, "Judge discipline"):
 //
 //  1. Each item is looked up in the cache, under the heavy judge's key and
 //     then the light judge's. Hits cost no call. If every item hits, the
@@ -326,11 +326,12 @@ func (j *Judge) store(key string, r Result) {
 	}
 }
 
-// ItemsFromAnswer derives what must be judged from the data (SPEC §4.6:
-// fail-closed scope), not from a declaration: one item per citation, whose
-// claim is the answer's evidence and whose evidence is the cited source's
-// text from sources (a fetched body or a known document). A citation whose
-// source text is missing gets empty evidence, which no judge can clear.
+// ItemsFromAnswer derives what must be judged from the data (docs/design.md,
+// "Judge discipline": fail-closed scope), not from a declaration: one item
+// per citation, whose claim is the answer's evidence and whose evidence is
+// the cited source's text from sources (a fetched body or a known document).
+// A citation whose source text is missing gets empty evidence, which no judge
+// can clear.
 func ItemsFromAnswer(nodeID string, a gates.Answer, sources map[string]string) []Item {
 	out := make([]Item, 0, len(a.Citations))
 	for i, c := range a.Citations {

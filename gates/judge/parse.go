@@ -8,12 +8,12 @@ import (
 	"github.com/questbox/questbox/gates"
 )
 
-// Parse reads a judge's raw output strictly (SPEC §4.6). The output must be
-// exactly one JSON object, optionally surrounded by white space, with exactly
-// the string members "decision" ("clear" or "doubt"), "quote" and "reason".
-// Anything else is an undecided [Doubt]: prose around the object, a code
-// fence, two objects, a missing, extra, duplicated or ill-typed member, an
-// unknown decision.
+// Parse reads a judge's raw output strictly (docs/design.md, "Judge
+// discipline"). The output must be exactly one JSON object, optionally
+// surrounded by white space, with exactly the string members "decision"
+// ("clear" or "doubt"), "quote" and "reason". Anything else is an undecided
+// [Doubt]: prose around the object, a code fence, two objects, a missing,
+// extra, duplicated or ill-typed member, an unknown decision.
 //
 // Citation obligation: a "clear" must quote the evidence, and the quote must
 // occur in evidence under [gates.ContainsQuote] (width, case and white space

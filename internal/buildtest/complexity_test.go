@@ -7,17 +7,21 @@ import (
 	"go/token"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
-// maxComplex is how many functions of the module, tests and harnesses
-// included, may have a cyclomatic complexity over complexLimit. A function
-// that branches that much hides a rule in its control flow; it reads
-// better as a table or as the named steps it already takes.
+// maxComplex is how many functions of the module, harnesses included, may
+// have a cyclomatic complexity over complexLimit. A function that branches
+// that much hides a rule in its control flow; it reads better as a table
+// or as the named steps it already takes. The functions of test files are
+// counted too (the rigs, fakes and checkers tests share), except the
+// bodies of the Test, Benchmark, Fuzz and Example functions themselves:
+// a test's body is a list of cases and checks that reads top to bottom.
 const (
 	complexLimit = 25
 	maxComplex   = 2
@@ -59,17 +63,14 @@ type complexFunc struct {
 }
 
 // moduleFuncs returns every function of the module's Go files (generated
-// files aside) with its complexity, the most complex first.
+// files and the entry points of tests aside, see maxComplex) with its
+// complexity, the most complex first.
 func moduleFuncs(t *testing.T) []complexFunc {
 	t.Helper()
-	gomod, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(gomod)))
+	root := moduleRoot(t)
 	var funcs []complexFunc
 	fset := token.NewFileSet()
-	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -99,6 +100,9 @@ func moduleFuncs(t *testing.T) []complexFunc {
 			if !ok || fn.Body == nil {
 				continue
 			}
+			if strings.HasSuffix(path, "_test.go") && isTestEntry(fn) {
+				continue
+			}
 			name := fn.Name.Name
 			if fn.Recv != nil && len(fn.Recv.List) == 1 {
 				name = recvName(fn.Recv.List[0].Type) + "." + name
@@ -112,6 +116,26 @@ func moduleFuncs(t *testing.T) []complexFunc {
 	}
 	sort.Slice(funcs, func(i, j int) bool { return funcs[i].n > funcs[j].n })
 	return funcs
+}
+
+// testEntries are the prefixes of the functions go test calls itself.
+var testEntries = []string{"Test", "Benchmark", "Fuzz", "Example"}
+
+// isTestEntry reports whether fn is one go test runs: a plain function
+// named for one of testEntries, the prefix followed by nothing or by a
+// character that is not a lower-case letter (so "Testify" is a helper).
+func isTestEntry(fn *ast.FuncDecl) bool {
+	if fn.Recv != nil {
+		return false
+	}
+	name := fn.Name.Name
+	for _, prefix := range testEntries {
+		if rest, ok := strings.CutPrefix(name, prefix); ok {
+			r, _ := utf8.DecodeRuneInString(rest)
+			return rest == "" || !unicode.IsLower(r)
+		}
+	}
+	return false
 }
 
 func recvName(e ast.Expr) string {
@@ -142,6 +166,36 @@ func TestFewFunctionsBranchTooMuch(t *testing.T) {
 	if len(over) > maxComplex {
 		t.Errorf("%d functions have a cyclomatic complexity over %d, at most %d may:\n%s",
 			len(over), complexLimit, maxComplex, strings.Join(over, "\n"))
+	}
+}
+
+func TestTestEntriesAreNotCounted(t *testing.T) {
+	src := `package p
+func Test(t *T) {}
+func TestX(t *T) {}
+func Test_x(t *T) {}
+func BenchmarkX(b *B) {}
+func FuzzX(f *F) {}
+func ExampleX() {}
+func Testify() {}
+func rig() {}
+func (r rig) TestX() {}
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "p_test.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"Test": true, "TestX": true, "Test_x": true, "BenchmarkX": true,
+		"FuzzX": true, "ExampleX": true, "Testify": false, "rig": false}
+	for i, decl := range f.Decls {
+		fn := decl.(*ast.FuncDecl)
+		w := want[fn.Name.Name]
+		if fn.Recv != nil {
+			w = false
+		}
+		if got := isTestEntry(fn); got != w {
+			t.Errorf("decl %d: isTestEntry(%s) = %v, want %v", i, fn.Name.Name, got, w)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ type Variant struct {
 	Arch, ARM string
 	// Tags is passed to -tags (comma-separated).
 	Tags string
-	// X is one more -X setting ("main.fault=start"), or "".
+	// X is one more -X setting ("github.com/questbox/questbox/internal/daemon.fault=start"), or "".
 	X string
 }
 

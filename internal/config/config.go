@@ -40,20 +40,22 @@ import (
 // --config flag is given (systemd's ConfigurationDirectory=questbox).
 const DefaultPath = "/etc/questbox/questbox.toml"
 
-// Names of the providers that exist without any configuration (§2.6). A
-// configured provider may not take either name.
+// Names of the providers that exist without any configuration
+// (docs/design.md, "Providers and the worker's answer"). A configured
+// provider may not take either name.
 const (
 	ProviderDemo     = engine.ProviderDemo     // built in, deterministic, offline; for `make run`
 	ProviderExternal = engine.ProviderExternal // nothing is spawned; an outside agent uses next/submit
 )
 
-// Quest modes (§2.4).
+// Quest modes (docs/design.md, "Solo and team modes").
 const (
 	ModeTeam = engine.ModeTeam
 	ModeSolo = engine.ModeSolo
 )
 
-// Provider types (§2.6) for configured providers.
+// Provider types (docs/design.md, "Providers and the worker's answer") for
+// configured providers.
 const (
 	TypeCommand = "command"
 	TypeOpenAI  = "openai"
@@ -73,7 +75,7 @@ const (
 	PullNone = "none"
 )
 
-// GPIO backends (§5.3).
+// GPIO backends (docs/design.md, "Device backends").
 const (
 	BackendAuto   = device.BackendAuto
 	BackendSim    = device.BackendSim
@@ -88,8 +90,9 @@ type Config struct {
 	// Gates are the configured gate profiles by name ([gates.NAME]); the
 	// built-in "default" exists without an entry (see [Config.GateNames]).
 	Gates map[string]GateProfile `toml:"gates"`
-	// Judge configures the L2 AI judge (SPEC §4.6). nil (no [judge] table)
-	// means no L2 judge; a [judge] table must be complete.
+	// Judge configures the L2 AI judge (docs/design.md, "Judge discipline").
+	// nil (no [judge] table) means no L2 judge; a [judge] table must be
+	// complete.
 	Judge   *judge.Config `toml:"judge"`
 	Network Network       `toml:"network"`
 	GPIO    GPIO          `toml:"gpio"`
@@ -123,7 +126,8 @@ type Daemon struct {
 	// Data is the data directory (store, control socket). Default
 	// "/var/lib/questbox" (systemd's StateDirectory=questbox).
 	Data string `toml:"data"`
-	// Tick is the scheduler period (§2.4). Default 60s; at least 1s.
+	// Tick is the scheduler period (docs/design.md, "The tick"). Default 60s;
+	// at least 1s.
 	Tick Duration `toml:"tick"`
 	// MaxParallel caps agent runs in flight across quests. Default 2; at least 1.
 	MaxParallel int `toml:"max_parallel"`
@@ -137,7 +141,8 @@ type Daemon struct {
 	// Socket is the control socket's path; "" means <data>/questbox.sock
 	// (see [Config.SocketPath]).
 	Socket string `toml:"socket"`
-	// Grace is how long runs may finish after SIGTERM (§7). Default 30s.
+	// Grace is how long runs may finish after SIGTERM (docs/design.md,
+	// "Service, image and updates"). Default 30s.
 	Grace Duration `toml:"grace"`
 	// EventRetention is how many delivered events the outbox keeps (for the
 	// dashboard's /api/events?since=, and MQTT and dashboard replay after a
@@ -156,9 +161,7 @@ type Daemon struct {
 }
 
 // DefaultMemoryLimit is daemon.memory_limit's default: a busy tick of
-// 1,000 results on a 10,000-node store peaks under 40 MiB resident with
-// it (bench/RESULTS.md, "Issue 23: a memory limit for the daemon,
-// eleventh pass").
+// 1,000 results on a 10,000-node store peaks under 40 MiB resident with it.
 const DefaultMemoryLimit = MemoryLimit(24 * MiB)
 
 // MinMemoryLimit is the least daemon.memory_limit: below it the runtime's
@@ -166,10 +169,10 @@ const DefaultMemoryLimit = MemoryLimit(24 * MiB)
 // collector would run back to back.
 const MinMemoryLimit = MemoryLimit(8 * MiB)
 
-// Logs bounds the logs of agent runs (SPEC §2.9): one file per run under
-// <data>/logs, holding the run's answer and a command provider's stderr.
-// They are files, not store records, so that the store stays small and the
-// SD card sees one fsync per run.
+// Logs bounds the logs of agent runs (docs/design.md, "Runs and their logs"):
+// one file per run under <data>/logs, holding the run's answer and a command
+// provider's stderr. They are files, not store records, so that the store
+// stays small and the SD card sees one fsync per run.
 type Logs struct {
 	// PerRun is the most bytes one run's log keeps: its first and last
 	// halves, with the cut marked between them. Default 256KiB; at least
@@ -184,21 +187,25 @@ type Logs struct {
 
 // QuestDefaults are what `quest new` uses for every flag it is not given.
 type QuestDefaults struct {
-	// Mode is "team" (default) or "solo" (§2.4).
+	// Mode is "team" (default) or "solo" (docs/design.md, "Solo and team
+	// modes").
 	Mode string `toml:"mode"`
 	// Provider names the agent provider: "demo" (default), "external", or the
 	// name of a configured [Provider].
 	Provider string `toml:"provider"`
 	// MaxTries is how many FAILs a node may take before it is exhausted. Default 3.
 	MaxTries int `toml:"max_tries"`
-	// MaxAgentRuns caps agent runs per quest (§2.5). Default 50.
+	// MaxAgentRuns caps agent runs per quest (docs/design.md, "Loop
+	// control"). Default 50.
 	MaxAgentRuns int `toml:"max_agent_runs"`
-	// WallClock is the wall-clock budget per quest (§2.5). Default 24h.
+	// WallClock is the wall-clock budget per quest (docs/design.md, "Loop
+	// control"). Default 24h.
 	WallClock Duration `toml:"wall_clock"`
-	// TokenBudget caps provider tokens per quest (§2.5). Default 1000000.
+	// TokenBudget caps provider tokens per quest (docs/design.md, "Loop
+	// control"). Default 1000000.
 	TokenBudget int `toml:"token_budget"`
 	// MaxStalled stops a quest after this many identical run signatures in a
-	// row (§2.5). Default 3.
+	// row (docs/design.md, "Loop control"). Default 3.
 	MaxStalled int `toml:"max_stalled"`
 	// Roles are the roles a quest uses. Default scout, poc, strategist, owner.
 	// They must let a quest of Mode make progress, by the engine's own rule
@@ -226,7 +233,8 @@ type GateProfile struct {
 }
 
 // Network configures how the box decides it is online and how the gate's
-// ground stage reaches the network (SPEC §4.2).
+// ground stage reaches the network (docs/design.md, "Staged evaluation and
+// ground").
 type Network struct {
 	// Probe is the host:port the box dials (TCP) to decide it is online.
 	// Default "1.1.1.1:53" (Cloudflare DNS over TCP: answers everywhere,
@@ -291,7 +299,7 @@ type Provider struct {
 	// MaxTokens caps tokens per answer (openai); 0 leaves it to the server.
 	MaxTokens int `toml:"max_tokens"`
 
-	// Vendor names who receives the prompts (both types; SPEC §2.8
+	// Vendor names who receives the prompts (both types; docs/design.md,
 	// "Privacy egress"): "local" for a program or server on the box or
 	// the LAN, else the company or service ("anthropic", "openai"). ""
 	// (default) makes the provider a vendor of its own, named like the
@@ -301,8 +309,8 @@ type Provider struct {
 	Vendor string `toml:"vendor"`
 }
 
-// GPIO is the wiring of the status LEDs and the consent button (§5), in BCM
-// numbering.
+// GPIO is the wiring of the status LEDs and the consent button
+// (docs/design.md, "The box"), in BCM numbering.
 type GPIO struct {
 	// Backend is "auto" (default: periph when pins exist, else sim with a
 	// warning), "sim" or "periph".
@@ -343,7 +351,8 @@ type GPIO struct {
 	ConsentExpiry Duration `toml:"consent_expiry"`
 }
 
-// MQTT is the box's optional MQTT presence (§5.4). It is off while Broker is "".
+// MQTT is the box's optional MQTT presence (docs/design.md, "MQTT"). It is
+// off while Broker is "".
 type MQTT struct {
 	// Broker is the broker URL: tcp://host:1883, ssl://host:8883 (TLS; also
 	// mqtts://, tls://), ws://host:9001 or wss:// (websocket), mqtt://

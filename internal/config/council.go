@@ -5,12 +5,12 @@ import (
 	"strings"
 )
 
-// Council lists the providers of a council's members (SPEC §2.8, `quest
-// new --council reviewer:R,judge:J`): reviewer i takes Reviewers[i],
-// judge i Judges[i], cycling when the council has more members than the
-// list has names. An empty list gives those members the quest's own
-// provider. Different model families are the point: no model grades its
-// own homework.
+// Council lists the providers of a council's members (docs/design.md,
+// "Councils and Teams", `quest new --council reviewer:R,judge:J`): reviewer i
+// takes Reviewers[i], judge i Judges[i], cycling when the council has more
+// members than the list has names. An empty list gives those members the
+// quest's own provider. Different model families are the point: no model
+// grades its own homework.
 //
 //	[council]
 //	reviewers = ["gemini-cli", "local-llama"]

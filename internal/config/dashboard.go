@@ -26,7 +26,8 @@ const PasswordFile = "dashboard.password"
 // password` sets another.
 const FirstPasswordFile = "dashboard.first-password"
 
-// Dashboard configures the web dashboard served on daemon.listen (SPEC §6).
+// Dashboard configures the web dashboard served on daemon.listen
+// (docs/design.md, "The dashboard and the API").
 type Dashboard struct {
 	// Enabled serves the dashboard, its API and /metrics on daemon.listen.
 	// Default true.

@@ -89,60 +89,79 @@ func (l *locator) find(p path) (pos toml.Position, own bool) {
 		if !ok {
 			return best, false
 		}
-		pos := l.at(prim)
-		last := i == len(p)-1
+		var done bool
 		if s.elem < 0 {
-			implied := pos.Line == 0
-			if implied {
-				pos = l.first(prim)
-			}
-			if last && l.md.Type(p.key()...) == typeArrayTables {
-				// The array as a whole: where its first element is.
-				if offs := l.headers(p); len(offs) > 0 {
-					pos = toml.Position{Line: 1 + strings.Count(l.text[:offs[0]], "\n"), Start: offs[0]}
-				}
-			}
-			if pos.Line > 0 {
-				best = pos
-			}
-			if last {
-				return best, !implied && pos.Line > 0
-			}
-			var next map[string]toml.Primitive
-			if l.md.PrimitiveDecode(prim, &next) != nil {
-				return best, false
-			}
-			m = next
-			continue
+			m, best, own, done = l.tableSegment(p, i, prim, best)
+		} else {
+			m, best, own, done = l.elementSegment(p, i, prim, best)
 		}
-		var elems []map[string]toml.Primitive
-		if l.md.PrimitiveDecode(prim, &elems) != nil || s.elem >= len(elems) {
-			return best, false
-		}
-		later := elems[s.elem+1:]
-		headers := l.md.Type(p[:i+1].key()...) == typeArrayTables
-		if len(later) > 0 && headers {
-			if offs := l.headers(p[:i+1]); len(offs) == len(elems) {
-				return newLocator(l.text[:offs[s.elem+1]]).find(p)
-			}
-		}
-		// pos is the last element's [[header]], or where an inline array
-		// starts (its elements have no position of their own).
-		own := headers && len(later) == 0
-		if pos.Line > 0 && (own || !headers) {
-			best = pos
-		}
-		if last {
+		if done {
 			return best, own
 		}
-		for _, e := range later {
-			if _, shared := e[p[i+1].name]; shared {
-				return best, false // recorded for a later element
-			}
-		}
-		m = elems[s.elem]
 	}
 	return best, false
+}
+
+// tableSegment is find's step through p[i], a table or a key (prim):
+// best becomes its position where it has one, and either find is done
+// (own as find returns it) or next is the table of p[i+1].
+func (l *locator) tableSegment(p path, i int, prim toml.Primitive, best toml.Position) (next map[string]toml.Primitive, _ toml.Position, own, done bool) {
+	pos := l.at(prim)
+	last := i == len(p)-1
+	implied := pos.Line == 0
+	if implied {
+		pos = l.first(prim)
+	}
+	if last && l.md.Type(p.key()...) == typeArrayTables {
+		// The array as a whole: where its first element is.
+		if offs := l.headers(p); len(offs) > 0 {
+			pos = toml.Position{Line: 1 + strings.Count(l.text[:offs[0]], "\n"), Start: offs[0]}
+		}
+	}
+	if pos.Line > 0 {
+		best = pos
+	}
+	if last {
+		return nil, best, !implied && pos.Line > 0, true
+	}
+	if l.md.PrimitiveDecode(prim, &next) != nil {
+		return nil, best, false, true
+	}
+	return next, best, false, false
+}
+
+// elementSegment is find's step through p[i], an element of an array
+// (prim), as tableSegment is through a table.
+func (l *locator) elementSegment(p path, i int, prim toml.Primitive, best toml.Position) (next map[string]toml.Primitive, _ toml.Position, own, done bool) {
+	s := p[i]
+	var elems []map[string]toml.Primitive
+	if l.md.PrimitiveDecode(prim, &elems) != nil || s.elem >= len(elems) {
+		return nil, best, false, true
+	}
+	later := elems[s.elem+1:]
+	headers := l.md.Type(p[:i+1].key()...) == typeArrayTables
+	if len(later) > 0 && headers {
+		if offs := l.headers(p[:i+1]); len(offs) == len(elems) {
+			pos, own := newLocator(l.text[:offs[s.elem+1]]).find(p)
+			return nil, pos, own, true
+		}
+	}
+	// pos is the last element's [[header]], or where an inline array
+	// starts (its elements have no position of their own).
+	pos := l.at(prim)
+	own = headers && len(later) == 0
+	if pos.Line > 0 && (own || !headers) {
+		best = pos
+	}
+	if i == len(p)-1 {
+		return nil, best, own, true
+	}
+	for _, e := range later {
+		if _, shared := e[p[i+1].name]; shared {
+			return nil, best, false, true // recorded for a later element
+		}
+	}
+	return elems[s.elem], best, false, false
 }
 
 // headers are the offsets of the [[header]] of each element of the array

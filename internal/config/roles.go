@@ -14,7 +14,7 @@ import (
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
-// Role configures one role for every quest ([roles.NAME], SPEC §2.8
+// Role configures one role for every quest ([roles.NAME], docs/design.md,
 // "Roles"). NAME is a role name (engine.CheckRoleName): one of a quest's
 // roles (scout, poc, strategist, owner, or a quest's own) or a council or
 // Team role (reviewer, judge, planner, executer, accepter).
@@ -42,8 +42,8 @@ type Role struct {
 	EvidenceCap Size `toml:"evidence_cap"`
 }
 
-// Privacy is what may leave the box ([privacy], SPEC §2.8 "Privacy
-// egress").
+// Privacy is what may leave the box ([privacy], docs/design.md,
+// "Privacy egress").
 type Privacy struct {
 	// Redact are regular expressions (Go's RE2 syntax) masked as
 	// "[redacted]" in every prompt sent to a provider or an L2 judge

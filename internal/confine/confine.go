@@ -339,8 +339,10 @@ func (l *Launcher) Probe(ctx context.Context) Report {
 // temporary directory. An empty cmd.Dir becomes r.Write, else the
 // temporary directory.
 //
-// The cleanup removes the temporary directory; call it once the command
-// has been waited for.
+// The cleanup kills what is left of the command's process group and
+// removes the temporary directory; call it once the command has been
+// waited for. A command made with a context is killed, group and all,
+// when the context ends.
 func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 	if cmd.Err != nil {
 		return nil, cmd.Err
@@ -364,7 +366,10 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("confine: temporary directory: %w", err)
 	}
-	cleanup = func() { removeAll(tmp) }
+	cleanup = func() {
+		killGroup(cmd)
+		removeAll(tmp)
+	}
 	sp.Write = append(sp.Write, tmp)
 	sp.Env = []string{"TMPDIR=" + tmp}
 	for _, kv := range cmd.Env {
@@ -393,6 +398,7 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 		cleanup()
 		return nil, err
 	}
+	cancelGroup(cmd)
 	return cleanup, nil
 }
 

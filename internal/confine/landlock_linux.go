@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -166,8 +167,7 @@ type root struct {
 func readRoots(hidden []string) []root {
 	hid := map[string]bool{}
 	anc := map[string]bool{}
-	for _, h := range hidden {
-		h = filepath.Clean(h)
+	for _, h := range outermost(hidden) {
 		hid[h] = true
 		for p := filepath.Dir(h); ; p = filepath.Dir(p) {
 			anc[p] = true
@@ -188,6 +188,28 @@ func readRoots(hidden []string) []root {
 				continue
 			}
 			out = append(out, root{p, e.IsDir()})
+		}
+	}
+	return out
+}
+
+// outermost is the hidden paths, cleaned, without those that lie in
+// another: a hidden directory hides all it holds, so a hidden file in it
+// (the control socket in the data directory) must not make the directory
+// an ancestor whose other entries are allowed one by one.
+func outermost(hidden []string) []string {
+	clean := make([]string, len(hidden))
+	for i, h := range hidden {
+		clean[i] = filepath.Clean(h)
+	}
+	var out []string
+	for _, h := range clean {
+		inside := false
+		for _, o := range clean {
+			inside = inside || (o != h && (o == "/" || strings.HasPrefix(h, o+"/")))
+		}
+		if !inside && !slices.Contains(out, h) {
+			out = append(out, h)
 		}
 	}
 	return out

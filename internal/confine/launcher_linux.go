@@ -115,7 +115,7 @@ func apply(sp *spec) (Report, error) {
 		step{Environment, func() (string, error) { return fmt.Sprintf("%d variables", len(sp.Env)), nil }},
 		step{Landlock, func() (detail string, err error) { abi, detail, err = restrict(sp); return detail, err }},
 		step{Seccomp, func() (string, error) {
-			return filter(!sp.Network && !sp.NetNS, !r.Applied(Hide) && abi < llResolveUnixABI)
+			return filter(!sp.Network && !sp.NetNS, !r.Applied(Hide) && abi < llResolveUnixABI, !sp.NS)
 		}},
 	)
 	return r, err

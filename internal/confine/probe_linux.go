@@ -62,74 +62,62 @@ func sysProcAttr(ns, netns bool) *syscall.SysProcAttr {
 	return a
 }
 
-// probe starts the launcher in probe mode with every layer not disabled,
-// then with fewer namespaces when the kernel refuses them, and records
-// what it found in l.
-func (l *Launcher) probe(ctx context.Context) Report {
-	tmp, err := os.MkdirTemp(l.runs, "probe-")
-	if err != nil {
-		var r Report
-		for _, ly := range layers {
-			r.set(ly, false, "no temporary directory for the probe: %v", err)
-		}
-		l.skip = slices.Clone(layers)
-		return r
+// noLayer is the report of a probe that could not run: no layer applied,
+// each for the reason why.
+func noLayer(why string) Report {
+	var r Report
+	for _, ly := range layers {
+		r.set(ly, false, "%s", why)
 	}
-	defer removeAll(tmp)
-	// The probe starts a process that does a few system calls and
-	// exits; one that hangs (a kernel stuck in a mount) must not hold the
-	// daemon's start for ever.
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	try := func(ns, netns bool) (Report, error) {
-		sp := l.probeSpec(tmp)
-		sp.NS, sp.NetNS = ns, netns
-		cmd := exec.CommandContext(ctx, l.exe)
-		if err := l.rewrite(cmd, &sp); err != nil {
-			return Report{}, err
-		}
-		var out, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &stderr
-		if err := cmd.Run(); err != nil {
-			if msg := strings.TrimSpace(stderr.String()); msg != "" {
-				return Report{}, fmt.Errorf("%w: %s", err, msg)
-			}
-			return Report{}, err
-		}
-		var r Report
-		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-			return Report{}, fmt.Errorf("the launcher's report does not decode: %w (%q)", err, out.String())
-		}
-		return r, nil
+	return r
+}
+
+// runProbe runs the launcher in probe mode once, with the namespaces
+// (ns) and the network namespace (netns) or without, and returns its
+// report.
+func (l *Launcher) runProbe(ctx context.Context, tmp string, ns, netns bool) (Report, error) {
+	sp := l.probeSpec(tmp)
+	sp.NS, sp.NetNS = ns, netns
+	cmd := exec.CommandContext(ctx, l.exe)
+	if err := l.rewrite(cmd, &sp); err != nil {
+		return Report{}, err
 	}
-	wantNS := !slices.Contains(l.without, Namespaces)
-	wantNet := wantNS && !slices.Contains(l.without, Network)
-	var (
-		r             Report
-		nsErr, netErr error
-	)
-	if wantNS {
-		r, nsErr = try(true, wantNet)
-		if nsErr != nil && wantNet {
-			netErr = nsErr
-			if r, nsErr = try(true, false); nsErr == nil {
-				l.ns = true
-			}
-		} else if nsErr == nil {
-			l.ns, l.netns = true, wantNet
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return Report{}, fmt.Errorf("%w: %s", err, msg)
 		}
+		return Report{}, err
 	}
-	if !l.ns {
-		var err error
-		if r, err = try(false, false); err != nil {
-			r = Report{}
-			for _, ly := range layers {
-				r.set(ly, false, "the launcher %s does not start: %v", l.exe, err)
-			}
-			l.skip = slices.Clone(layers)
-			return r
+	var r Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		return Report{}, fmt.Errorf("the launcher's report does not decode: %w (%q)", err, out.String())
+	}
+	return r, nil
+}
+
+// probeNamespaces probes with the namespaces, and the network's when
+// wantNet; when the kernel refuses the network's, again without it
+// (netErr says why). It sets l.ns and l.netns to what worked; nsErr says
+// why the namespaces did not.
+func (l *Launcher) probeNamespaces(ctx context.Context, tmp string, wantNet bool) (r Report, nsErr, netErr error) {
+	r, nsErr = l.runProbe(ctx, tmp, true, wantNet)
+	switch {
+	case nsErr != nil && wantNet:
+		netErr = nsErr
+		if r, nsErr = l.runProbe(ctx, tmp, true, false); nsErr == nil {
+			l.ns = true
 		}
+	case nsErr == nil:
+		l.ns, l.netns = true, wantNet
 	}
+	return r, nsErr, netErr
+}
+
+// explainNamespaces records in r whether the namespaces and the network
+// namespace are applied, and why not, and the layers that need them.
+func (l *Launcher) explainNamespaces(r *Report, wantNS, wantNet bool, nsErr, netErr error) {
 	switch {
 	case l.ns:
 		r.set(Namespaces, true, "user, pid, mount, ipc")
@@ -143,19 +131,54 @@ func (l *Launcher) probe(ctx context.Context) Report {
 			r.set(ly, false, "needs the namespaces")
 		}
 	}
-	if !l.netns {
-		why := "disabled"
-		switch {
-		case netErr != nil:
-			why = netErr.Error()
-		case !l.ns && wantNet:
-			why = "needs the namespaces"
-		}
-		if r.Applied(Seccomp) {
-			why += "; instead, local-only runs cannot open IPv4 or IPv6 sockets (seccomp)"
-		}
-		r.set(Network, false, "%s", why)
+	if l.netns {
+		return
 	}
+	why := "disabled"
+	switch {
+	case netErr != nil:
+		why = netErr.Error()
+	case !l.ns && wantNet:
+		why = "needs the namespaces"
+	}
+	if r.Applied(Seccomp) {
+		why += "; instead, local-only runs cannot open IPv4 or IPv6 sockets (seccomp)"
+	}
+	r.set(Network, false, "%s", why)
+}
+
+// probe starts the launcher in probe mode with every layer not disabled,
+// then with fewer namespaces when the kernel refuses them, and records
+// what it found in l.
+func (l *Launcher) probe(ctx context.Context) Report {
+	tmp, err := os.MkdirTemp(l.runs, "probe-")
+	if err != nil {
+		l.skip = slices.Clone(layers)
+		return noLayer(fmt.Sprintf("no temporary directory for the probe: %v", err))
+	}
+	defer removeAll(tmp)
+	// The probe starts a process that does a few system calls and
+	// exits; one that hangs (a kernel stuck in a mount) must not hold the
+	// daemon's start for ever.
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	wantNS := !slices.Contains(l.without, Namespaces)
+	wantNet := wantNS && !slices.Contains(l.without, Network)
+	var (
+		r             Report
+		nsErr, netErr error
+	)
+	if wantNS {
+		r, nsErr, netErr = l.probeNamespaces(ctx, tmp, wantNet)
+	}
+	if !l.ns {
+		var err error
+		if r, err = l.runProbe(ctx, tmp, false, false); err != nil {
+			l.skip = slices.Clone(layers)
+			return noLayer(fmt.Sprintf("the launcher %s does not start: %v", l.exe, err))
+		}
+	}
+	l.explainNamespaces(&r, wantNS, wantNet, nsErr, netErr)
 	r = r.sorted()
 	l.skip = slices.Clone(l.without)
 	for _, s := range r.Missing() {

@@ -78,9 +78,13 @@ func archs() []sysnums {
 // With noInet (no network and no network namespace) it also refuses
 // IPv4, IPv6 and packet sockets, the egress rule where the kernel gives
 // no network namespace; with noUnix, unix sockets, where nothing else
-// keeps a run from connecting to the control socket.
-func filter(noInet, noUnix bool) (string, error) {
-	prog, err := program(archs(), noInet, noUnix)
+// keeps a run from connecting to the control socket; with oneGroup,
+// setsid and setpgid succeed without doing anything, where no PID
+// namespace ends a run's processes with it: every process the run
+// starts stays in the launcher's process group, which is killed when
+// the run ends, so none can outlive it by leaving the group.
+func filter(noInet, noUnix, oneGroup bool) (string, error) {
+	prog, err := program(archs(), noInet, noUnix, oneGroup)
 	if err != nil {
 		return "", err
 	}
@@ -100,6 +104,9 @@ func filter(noInet, noUnix bool) (string, error) {
 	}
 	if noUnix {
 		detail += ", no unix sockets"
+	}
+	if oneGroup {
+		detail += ", no leaving the run's process group"
 	}
 	return detail, nil
 }
@@ -152,9 +159,10 @@ func (a *asm) resolve() ([]unix.SockFilter, error) {
 // (EPERM), clone3 (ENOSYS, so that the C library falls back to clone,
 // whose flags can be read), clone and unshare with CLONE_NEWUSER (EPERM),
 // with noInet socket for AF_INET, AF_INET6 or AF_PACKET and with noUnix
-// socket for AF_UNIX (EPERM), and with either socketcall (ENOSYS, its
-// arguments cannot be read).
-func program(as []sysnums, noInet, noUnix bool) ([]unix.SockFilter, error) {
+// socket for AF_UNIX (EPERM), with either socketcall (ENOSYS, its
+// arguments cannot be read), and with oneGroup setsid and setpgid (no-op
+// success: a program that detaches its children keeps working).
+func program(as []sysnums, noInet, noUnix, oneGroup bool) ([]unix.SockFilter, error) {
 	if len(as) == 0 {
 		return nil, fmt.Errorf("no system call table for %s", runtime.GOARCH)
 	}
@@ -179,6 +187,10 @@ func program(as []sysnums, noInet, noUnix bool) ([]unix.SockFilter, error) {
 			if nr, ok := s.nr[d.name]; ok {
 				a.jump(unix.BPF_JEQ, nr, p+"eperm")
 			}
+		}
+		if oneGroup {
+			a.jump(unix.BPF_JEQ, s.nr["setsid"], p+"noop")
+			a.jump(unix.BPF_JEQ, s.nr["setpgid"], p+"noop")
 		}
 		a.jump(unix.BPF_JEQ, s.nr["clone3"], p+"enosys")
 		a.jump(unix.BPF_JEQ, s.nr["clone"], p+"flags")
@@ -211,6 +223,10 @@ func program(as []sysnums, noInet, noUnix bool) ([]unix.SockFilter, error) {
 		a.ret(eperm)
 		a.label(p + "enosys")
 		a.ret(enosys)
+		if oneGroup {
+			a.label(p + "noop")
+			a.ret(unix.SECCOMP_RET_ERRNO) // errno 0: returns 0, does nothing
+		}
 	}
 	return a.resolve()
 }

@@ -42,7 +42,7 @@ func TestSyscallTablesMatchTheKernels(t *testing.T) {
 				}
 			}
 		}
-		for _, name := range []string{"clone", "clone3", "unshare", "socket"} {
+		for _, name := range []string{"clone", "clone3", "unshare", "socket", "setsid", "setpgid"} {
 			if _, ok := s.nr[name]; !ok {
 				t.Errorf("%s: the table lacks %s", goarch, name)
 			}
@@ -53,8 +53,8 @@ func TestSyscallTablesMatchTheKernels(t *testing.T) {
 // Every family's program assembles: its jumps stay within reach.
 func TestSeccompProgramsAssemble(t *testing.T) {
 	for _, family := range [][]sysnums{{x8664, i386}, {aarch64, arm}} {
-		for _, opts := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
-			prog, err := program(family, opts[0], opts[1])
+		for _, opts := range [][3]bool{{false, false, false}, {true, false, false}, {false, true, false}, {true, true, true}} {
+			prog, err := program(family, opts[0], opts[1], opts[2])
 			if err != nil {
 				t.Fatalf("%x %v: %v", family[0].audit, opts, err)
 			}

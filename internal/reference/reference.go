@@ -26,7 +26,7 @@ import (
 
 // Regenerate is the one command that rewrites every generated reference
 // page (docs/reference/*.md and questbox.1) from the code.
-const Regenerate = "go test ./config ./ui/api ./ui/mqtt ./cmd/questbox -run '^TestReference' -update"
+const Regenerate = "go test ./internal/config ./ui/api ./ui/mqtt ./cmd/questbox -run '^TestReference' -update"
 
 // Header is the top of a generated Markdown page: its title, a note that
 // it is generated and how to regenerate it, and what it covers.
@@ -404,7 +404,8 @@ var goLink = regexp.MustCompile(`\[(\*?[A-Z][A-Za-z0-9_.]*)\]`)
 // Asides of a doc comment that speak to a Go reader, not a user: a
 // parenthesis that only points at Go names or source files ("(see
 // [Config.SocketPath])", "(engine.CheckRoles)", "(see presets.go)"), and
-// section numbers of the design notes ("(§2.4)").
+// citations of the design notes ("(docs/design.md, "The tick")", and the
+// section numbers older comments used).
 var goAsides = []*regexp.Regexp{
 	regexp.MustCompile(`\s*\((?:see )?\[\*?[A-Z][\w.]*\](?:,? (?:and )?\[\*?[A-Z][\w.]*\])*\)`),
 	regexp.MustCompile(`[:;,]? see \[\*?[A-Z][\w.]*\]`),
@@ -412,6 +413,8 @@ var goAsides = []*regexp.Regexp{
 	regexp.MustCompile(`\s*\(see \w+\.go\)|[:;,]? see \w+\.go`),
 	regexp.MustCompile(`\s*\((?:SPEC )?§[\d.]+\)`),
 	regexp.MustCompile(`;? ?(?:SPEC )?§[\d.]+(?: "[^"]*")?(?:[,;] ?)?`),
+	regexp.MustCompile(`\s*\(docs/design\.md, "[^"]+"(?:, "[^"]+")*\)`),
+	regexp.MustCompile(`;? ?docs/design\.md, "[^"]+"(?:, "[^"]+")*(?:[,;] ?)?`),
 }
 
 // Text is a doc comment as one paragraph of plain text for a user: its

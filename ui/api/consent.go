@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/questbox/questbox/engine"
@@ -22,6 +23,27 @@ type ConsentDecision struct {
 // error wrapping consent.ErrNoConsent when the request may not consent.
 type ConsentSource func(r *http.Request) (consent.Source, error)
 
+// DashboardConsent is the dashboard door's ConsentSource: L3 consent from
+// the user that user(r) names (the request's authenticated session), only
+// when the owner enabled dashboard consent.
+func DashboardConsent(enabled bool, user func(*http.Request) string) ConsentSource {
+	return func(r *http.Request) (consent.Source, error) {
+		return consent.NewDashboard(enabled, user(r))
+	}
+}
+
+// MQTTConsent is the ConsentSource of MQTT's commands: L3 consent from
+// source "mqtt", only when the owner enabled it.
+func MQTTConsent(enabled bool) ConsentSource {
+	return func(*http.Request) (consent.Source, error) {
+		src, err := consent.NewMQTT(enabled)
+		if err != nil {
+			return nil, fmt.Errorf("%w (set mqtt.commands_consent = true to allow it)", err)
+		}
+		return src, nil
+	}
+}
+
 // consentApprove approves a waiting consent request, bound to its claim
 // hash (ConsentDecision); only where the owner turned dashboard consent
 // on.
@@ -36,9 +58,9 @@ func (s *Server) consentReject(w http.ResponseWriter, r *http.Request, eng *engi
 	return s.decide(w, r, eng, (*engine.Engine).Reject)
 }
 
-// decide applies a human's decision from this door. Without
-// Options.Consent (the control socket, the CLI) it is refused: consent is
-// physical unless the owner enabled dashboard consent (SPEC §4.3).
+// decide applies a human's decision from this door. Without Options.Consent
+// (the control socket, the CLI) it is refused: consent is physical unless the
+// owner enabled dashboard consent (docs/design.md, "Authority").
 func (s *Server) decide(w http.ResponseWriter, r *http.Request, eng *engine.Engine, fn func(*engine.Engine, string, consent.Consent) error) error {
 	if s.opt.Consent == nil {
 		return errorf(CodeForbidden, "consent is given on the box's button; this door cannot give it")

@@ -197,7 +197,13 @@ func FitConsents(cs []Consent, max int) []Consent {
 // consentViews is the consent queue's view at the engine's now: the one
 // list GET /api/consents, MQTT and the dashboard show.
 func consentViews(eng *engine.Engine) ([]Consent, error) {
-	now := eng.Now()
+	return consentViewsAt(eng, eng.Now())
+}
+
+// consentViewsAt is the consent queue's view at now, each request saying
+// whether it has expired: the one list, which GET /api/device also shows
+// at the box's time.
+func consentViewsAt(eng *engine.Engine, now time.Time) ([]Consent, error) {
 	reqs, err := eng.ConsentQueue(now)
 	if err != nil {
 		return nil, err

@@ -1,5 +1,6 @@
-// Package api is the daemon's one typed API (SPEC §6, §8): net/http
-// handlers over the engine and the box, with JSON view types of their own.
+// Package api is the daemon's one typed API (docs/design.md, "The dashboard
+// and the API", "The CLI"): net/http handlers over the engine and the box,
+// with JSON view types of their own.
 //
 // The same handler serves three doors:
 //

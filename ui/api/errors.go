@@ -127,7 +127,7 @@ func HTTPStatus(code string) int {
 	return http.StatusInternalServerError
 }
 
-// Exit codes of the CLI (SPEC §8).
+// Exit codes of the CLI (docs/design.md, "The CLI").
 const (
 	ExitOK     = 0
 	ExitUsage  = 1 // usage or input error, a refused request

@@ -2,11 +2,12 @@ package api
 
 import "github.com/questbox/questbox/engine"
 
-// A quest's Teams and councils as every face shows them (SPEC §2.8, §6):
-// a Team folded into one line with its stage strip, a council under its
-// owner with each member's provider and vote. The rules that read them
-// from the nodes live here once; `quest show` and the dashboard render
-// these views and decide nothing of their own.
+// A quest's Teams and councils as every face shows them (docs/design.md,
+// "Councils and Teams", "The dashboard and the API"): a Team folded into one
+// line with its stage strip, a council under its owner with each member's
+// provider and vote. The rules that read them from the nodes live here once;
+// `quest show` and the dashboard render these views and decide nothing of
+// their own.
 
 // Team is a Team node with the strip of its stage nodes, oldest first.
 type Team struct {

@@ -5,11 +5,11 @@ import (
 	"slices"
 )
 
-// Preset is a named combination of `quest new`'s options (SPEC §2.8).
-// Flags maps a flag name of `quest new` (without "--") to the value the
-// preset gives it; a preset only fills what the request leaves out. The
-// CLI's --preset and the dashboard's Preset select read the one table,
-// Presets (GET /api/presets serves it).
+// Preset is a named combination of `quest new`'s options (docs/design.md,
+// "Councils and Teams"). Flags maps a flag name of `quest new` (without "--")
+// to the value the preset gives it; a preset only fills what the request
+// leaves out. The CLI's --preset and the dashboard's Preset select read the
+// one table, Presets (GET /api/presets serves it).
 type Preset struct {
 	Name  string            `json:"name"`
 	Help  string            `json:"help"`

@@ -10,9 +10,9 @@ import (
 	"github.com/questbox/questbox/engine"
 )
 
-// Run is the view of one agent run (SPEC §2.9): Name is what people read
-// (quest:<quest>:<node>:<k>), ID the store's key; either names it in
-// /api/runs/{run}/log.
+// Run is the view of one agent run (docs/design.md, "Runs and their logs"):
+// Name is what people read (quest:<quest>:<node>:<k>), ID the store's key;
+// either names it in /api/runs/{run}/log.
 type Run struct {
 	ID       string    `json:"id"`
 	Name     string    `json:"name"`

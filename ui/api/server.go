@@ -275,9 +275,10 @@ type NewQuest struct {
 	Checkpoints  []string `json:"checkpoints,omitempty"`
 	Project      *string  `json:"project,omitempty"`
 	// Council is the make-up of the quest's council, "reviewer:R,judge:J"
-	// (SPEC §2.8); left out: none. CouncilProviders names, per member kind
-	// ("reviewer", "judge"), the provider of every member of that kind
-	// instead of the config's [council] lists.
+	// (docs/design.md, "Councils and Teams"); left out: none.
+	// CouncilProviders names, per member kind ("reviewer", "judge"), the
+	// provider of every member of that kind instead of the config's [council]
+	// lists.
 	Council          *string           `json:"council,omitempty"`
 	CouncilProviders map[string]string `json:"council_providers,omitempty"`
 	// Gates are the phases (roles) closed by a council gate (v3.1); a
@@ -747,7 +748,17 @@ func (s *Server) device(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return err
 		}
-		return ok(w, DeviceView(st))
+		// The queue as GET /api/consents lists it, from the box's engine at
+		// the box's time, so the list and the LEDs beside it agree; none
+		// before the store opened. The box answers at once, even while the
+		// daemon starts (the other routes wait for its engine).
+		var cs []Consent
+		if eng := s.opt.Box.Engine(); eng != nil {
+			if cs, err = consentViewsAt(eng, st.Now); err != nil {
+				return err
+			}
+		}
+		return ok(w, DeviceView(st, cs))
 	})
 }
 

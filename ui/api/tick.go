@@ -14,7 +14,7 @@ import (
 // has; tickEventsPage is how many it reads from the store at a time, as
 // many as a subscriber holds (engine's subscriptionPage): a page of 256 of
 // a busy tick's verdicts, with their facts, was live at the end of the
-// tick beside the answer's JSON (bench/RESULTS.md, issue 23, ninth pass).
+// tick beside the answer's JSON.
 const (
 	tickEventsMax  = 100000
 	tickEventsPage = 64

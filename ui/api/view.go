@@ -36,9 +36,10 @@ type Quest struct {
 	Project     string         `json:"project,omitempty"` // where its command agents run
 	Created     time.Time      `json:"created"`
 	Updated     time.Time      `json:"updated"`
-	// Level is the quest's level (SPEC §2.8: "v3 council", "v3.1
-	// council", "v3.2 teams") for a quest with a council or Teams; a v1
-	// or v2 quest's view reads as it always did (its mode says which).
+	// Level is the quest's level (docs/design.md, "Councils and Teams": "v3
+	// council", "v3.1 council", "v3.2 teams") for a quest with a council or
+	// Teams; a v1 or v2 quest's view reads as it always did (its mode says
+	// which).
 	Level string `json:"level,omitempty"`
 	// RoleProviders and Egress: the provider of each role that has its
 	// own, and the vendors the quest may send its material to.
@@ -134,9 +135,10 @@ type Node struct {
 	Updated      time.Time `json:"updated"`
 	// Provider is the node's own provider (a council member's model).
 	Provider string `json:"provider,omitempty"`
-	// Councils and Teams (SPEC §2.8): an owner's phase (design, run) or
-	// the phase a gate closes; a Team node's kind; a stage node's Team
-	// and stage (plan, exec, accept); the rejections so far and the cap.
+	// Councils and Teams (docs/design.md, "Councils and Teams"): an owner's
+	// phase (design, run) or the phase a gate closes; a Team node's kind; a
+	// stage node's Team and stage (plan, exec, accept); the rejections so far
+	// and the cap.
 	Phase         string `json:"phase,omitempty"`
 	TeamKind      string `json:"team_kind,omitempty"`
 	Team          string `json:"team,omitempty"`
@@ -298,7 +300,11 @@ type LedgerSignature struct {
 	Detail string `json:"detail"`
 }
 
-// Event is one state change (SPEC §2.7).
+// SignatureUnsigned is LedgerSignature.State when the ledger's head
+// carries no signature: `questbox verify` warns instead of saying ok.
+const SignatureUnsigned = string(engine.SealUnsigned)
+
+// Event is one state change (docs/design.md, "Events and the outbox").
 type Event struct {
 	Seq       uint64    `json:"seq"`
 	Time      time.Time `json:"time"`
@@ -325,6 +331,11 @@ type Event struct {
 	// as it waits when the event is read from the outbox (MQTT's consent
 	// event); absent once the human answered or it expired.
 	Consent *Consent `json:"consent,omitempty"`
+	// ConsentsChanged says that the consent queue (GET /api/consents) may
+	// have changed with this event: a consent event, or a node entering or
+	// leaving awaiting_consent. The faces read the queue again on it
+	// instead of each deciding from the event's kind and statuses.
+	ConsentsChanged bool `json:"consents_changed,omitempty"`
 }
 
 // Events is a page of the event outbox. Next is the seq to ask for next
@@ -559,6 +570,7 @@ func EventView(ev engine.Event) Event {
 		Team: ev.Team, Stage: ev.Stage, Phase: ev.Phase, From: ev.From,
 		To: ev.To, Outcome: ev.Outcome, Feedback: ev.Feedback, RootCause: ev.RootCause, ClaimHash: ev.ClaimHash,
 		Reason: ev.Reason, Detail: ev.Detail}
+	v.ConsentsChanged = changesConsents(v)
 	if len(ev.Facts) > 0 {
 		v.Facts = facts(ev.Facts)
 	}
@@ -571,6 +583,12 @@ func EventView(ev engine.Event) Event {
 		v.Device = &d
 	}
 	return v
+}
+
+// changesConsents is the one rule of Event.ConsentsChanged.
+func changesConsents(v Event) bool {
+	aw := string(NodeAwaitingConsent)
+	return v.Kind == KindConsent || v.Kind == KindNode && (v.From == aw || v.To == aw)
 }
 
 // EventViews is the view of evs (never nil).
@@ -674,8 +692,9 @@ type Press struct {
 	Outcome string `json:"outcome"`
 }
 
-// DeviceView is the view of the box's status.
-func DeviceView(st box.Status) Device {
+// DeviceView is the view of the box's status, with the consent queue
+// (consentViews at st.Now) beside it.
+func DeviceView(st box.Status, consents []Consent) Device {
 	led := func(l device.LEDView) LED { return LED{Pin: l.Pin, Pattern: l.Pattern, On: l.On} }
 	s := st.State
 	v := Device{Backend: st.Snapshot.Backend, Green: led(st.Snapshot.Green), Amber: led(st.Snapshot.Amber), Red: led(st.Snapshot.Red),
@@ -684,15 +703,12 @@ func DeviceView(st box.Status) Device {
 			Offline: s.Offline, QuestsAttention: s.QuestsTerminated, TeamsBlocked: s.TeamsBlocked, Fault: s.Fault},
 		Network:  Network{Online: st.Online},
 		Broker:   Broker{Configured: st.Broker.Configured, Connected: st.Broker.Connected, Error: st.Broker.Error, Fault: st.Broker.Fault},
-		Consents: make([]Consent, len(st.Consents))}
+		Consents: nonNil(consents)}
 	if st.ACTPath != "" {
 		v.ACT = &ACT{Path: st.ACTPath, Pattern: st.ACT}
 	}
 	if st.Halted != nil {
 		v.Halted = st.Halted.Error()
-	}
-	for i, r := range st.Consents {
-		v.Consents[i] = ConsentView(r, st.Now)
 	}
 	return v
 }

@@ -66,8 +66,8 @@ func TestGoldenViews(t *testing.T) {
 		Why: "review rule fired", Since: t0}, t0.Add(90*time.Second)))
 	golden(t, "device", DeviceView(box.Status{
 		Snapshot:  device.Snapshot{Backend: "sim", Green: device.LEDView{Pin: 17, Pattern: "on", On: true}, Amber: device.LEDView{Pin: 27, Pattern: "blink 2Hz"}, Red: device.LEDView{Pin: 22, Pattern: "off"}},
-		ButtonPin: 23, Simulated: true, State: device.State{ConsentsPending: 1}, Online: true,
-		Consents: []engine.ConsentRequest{{Node: "n3", Quest: "q1", Role: "owner", ClaimHash: "c0ffee", Since: t0}}, Now: t0}))
+		ButtonPin: 23, Simulated: true, State: device.State{ConsentsPending: 1}, Online: true, Now: t0},
+		[]Consent{ConsentView(engine.ConsentRequest{Node: "n3", Quest: "q1", Role: "owner", ClaimHash: "c0ffee", Since: t0}, t0)}))
 	golden(t, "error", errorBody{Error: errorf(CodeNotFound, "quest q9: not found")})
 }
 
@@ -137,5 +137,27 @@ func TestLevel(t *testing.T) {
 				t.Errorf("view level = %q, want %q", got, tc.viewLevel)
 			}
 		})
+	}
+}
+
+// TestEventSaysWhenConsentsChange pins the one rule the faces read the
+// consent queue again on (Event.ConsentsChanged).
+func TestEventSaysWhenConsentsChange(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ev   engine.Event
+		want bool
+	}{
+		{"consent requested", engine.Event{Kind: engine.KindConsent, Node: "n1", Outcome: "requested"}, true},
+		{"consent approved", engine.Event{Kind: engine.KindConsent, Node: "n1", Outcome: "approved"}, true},
+		{"node awaits consent", engine.Event{Kind: engine.KindNode, Node: "n1", From: "running", To: "awaiting_consent"}, true},
+		{"node leaves consent", engine.Event{Kind: engine.KindNode, Node: "n1", From: "awaiting_consent", To: "passed"}, true},
+		{"node runs", engine.Event{Kind: engine.KindNode, Node: "n1", From: "pending", To: "running"}, false},
+		{"quest from awaiting_consent", engine.Event{Kind: engine.KindQuest, Quest: "q1", From: "awaiting_consent", To: "active"}, false},
+		{"verdict", engine.Event{Kind: engine.KindVerdict, Node: "n1", Outcome: "REVIEW"}, false},
+	} {
+		if got := EventView(tc.ev).ConsentsChanged; got != tc.want {
+			t.Errorf("%s: ConsentsChanged = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -8,7 +8,7 @@ package api
 // QuestStatus is a quest's status.
 type QuestStatus string
 
-// Quest statuses (SPEC §2.1).
+// Quest statuses (docs/design.md, "Quests, nodes and edges").
 const (
 	QuestActive     QuestStatus = "active"
 	QuestStopped    QuestStatus = "stopped"
@@ -16,7 +16,8 @@ const (
 	QuestTerminated QuestStatus = "terminated"
 )
 
-// NodeStatus is a node's place in the ratchet (SPEC §2.2).
+// NodeStatus is a node's place in the ratchet (docs/design.md, "The
+// ratchet").
 type NodeStatus string
 
 // Node statuses; the terminal ones are explored, growing, aborted and
@@ -54,7 +55,8 @@ const (
 	OutcomeDeferred Outcome = "DEFERRED" // a network stage could not run; judged again when the network is back
 )
 
-// EventKind is what an event is about (SPEC §2.7).
+// EventKind is what an event is about (docs/design.md, "Events and the
+// outbox").
 type EventKind string
 
 // Event kinds.
@@ -66,7 +68,8 @@ const (
 	KindDevice  EventKind = "device"
 )
 
-// Relation is what an edge says of its two nodes (SPEC §2.3, §2.8).
+// Relation is what an edge says of its two nodes (docs/design.md, "Quests,
+// nodes and edges", "Councils and Teams").
 type Relation string
 
 // Edge relations.
@@ -90,5 +93,6 @@ var Relations = []Relation{RelSpawned, RelGrewTo, RelAbortedTo, RelProposedFrom,
 	RelCouncilOf, RelCouncilReply, RelStagesInto, RelMakesPlan, RelExecutes, RelRejectsTo, RelAcceptsTo}
 
 // ProviderExternal is the provider that spawns nothing: an outside agent
-// pulls work with `next` and answers with `submit` (SPEC §2.6).
+// pulls work with `next` and answers with `submit` (docs/design.md,
+// "Providers and the worker's answer").
 const ProviderExternal = "external"

@@ -73,7 +73,12 @@ func (w *Watch) Next(ctx context.Context) (EventBatch, error) {
 	if err != nil {
 		return EventBatch{}, err
 	}
-	return EventBatch{Events: EventViews(b.Events), Skipped: b.Skipped, Next: b.Last}, nil
+	return batchView(b), nil
+}
+
+// batchView is the view of a batch of the engine's follower.
+func batchView(b engine.Batch) EventBatch {
+	return EventBatch{Events: EventViews(b.Events), Skipped: b.Skipped, Next: b.Last}
 }
 
 // Last is the seq the watch stands at: the last event delivered, or where
@@ -86,7 +91,7 @@ func (w *Watch) Close() { w.sub.Close() }
 // ReadEvents returns, without waiting, up to limit events after since
 // (limit ≤ 0: a page of the server's size) as a batch of the watch: when
 // events after since were pruned it returns a Skipped batch whose Next is
-// the newest event.
+// the newest event (engine.Engine.ReadEvents, the rule Watch follows too).
 func (s *Server) ReadEvents(ctx context.Context, since uint64, limit int) (EventBatch, error) {
 	eng, err := s.opt.Engines.Engine(ctx, false)
 	if err != nil {
@@ -95,18 +100,11 @@ func (s *Server) ReadEvents(ctx context.Context, since uint64, limit int) (Event
 	if limit <= 0 {
 		limit = maxEventsPage
 	}
-	evs, err := eng.Events(since, limit)
-	switch {
-	case errors.Is(err, engine.ErrEventsPruned):
-		return EventBatch{Events: []Event{}, Skipped: true, Next: eng.LastSeq()}, nil
-	case err != nil:
+	b, err := eng.ReadEvents(since, limit)
+	if err != nil {
 		return EventBatch{}, err
 	}
-	b := EventBatch{Events: EventViews(evs), Next: since}
-	if len(evs) > 0 {
-		b.Next = evs[len(evs)-1].Seq
-	}
-	return b, nil
+	return batchView(b), nil
 }
 
 // LastSeq is the seq of the newest event.

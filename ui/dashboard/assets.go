@@ -21,7 +21,7 @@ var assetFS embed.FS
 // assetTypes is the Content-Type of each kind of file the page is made of.
 // A fixed table, not mime.TypeByExtension: that one loads the system's MIME
 // database (/usr/share/mime/globs2, ~0.7 MB of live heap the daemon would
-// keep for its whole life, measured in bench/RESULTS.md, issue 23) to name
+// keep for its whole life) to name
 // three types, and names them as whatever that system's files say.
 var assetTypes = map[string]string{
 	".html": "text/html; charset=utf-8",

@@ -97,7 +97,7 @@ func TestChanges(t *testing.T) {
 	if r := b.do("POST", "/api/quests/q1/stop", struct{}{}, csrfHeader, b.csrf); r.status != http.StatusOK {
 		t.Errorf("stop without Origin: %d %s", r.status, r.body)
 	}
-	// Quests from the phone (issue 21): create, seed and export, behind the
+	// Quests from the phone: create, seed and export, behind the
 	// same session, CSRF token and Origin checks.
 	for _, path := range []string{"/api/quests", "/api/quests/q1/scan", "/api/quests/q1/export", "/api/quests/q1/export/ack"} {
 		if r := anon.do("POST", path, struct{}{}, "Origin", f.origin); r.status != http.StatusUnauthorized {

@@ -1,7 +1,8 @@
-// Package dashboard is the web dashboard of SPEC §6: a tiny page embedded
-// in the binary, the daemon's API behind authentication, a websocket that
-// keeps the page live, and Prometheus metrics, all on one net/http server
-// with its own mux and timeouts, on daemon.listen.
+// Package dashboard is the web dashboard (docs/design.md, "The dashboard and
+// the API"): a tiny page embedded in the binary, the daemon's API behind
+// authentication, a websocket that keeps the page live, and Prometheus
+// metrics, all on one net/http server with its own mux and timeouts, on
+// daemon.listen.
 //
 // # Routes
 //

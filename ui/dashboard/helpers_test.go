@@ -106,7 +106,7 @@ func start(t *testing.T, su setup) *fixture {
 		t.Cleanup(func() { dev.Close() })
 	}
 	opt := Options{API: api.Options{Engines: engines{eng}, Config: config.Default(), Box: f.box, Version: "test"},
-		Events: api.New(api.Options{Engines: api.Only(eng), Box: f.box}), Box: f.box, Config: cfg, PasswordFile: f.pwfile, Now: f.clock.now,
+		Events: api.New(api.Options{Engines: api.Only(eng), Box: f.box}), Config: cfg, PasswordFile: f.pwfile, Now: f.clock.now,
 		Metrics: metrics.New(metrics.Sources{Commits: st.Commits, StorePath: st.Path()})}
 	if su.tweak != nil {
 		su.tweak(&opt)

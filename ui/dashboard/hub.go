@@ -182,9 +182,8 @@ func (h *hub) send(evs []api.Event) {
 // before it go out, then every page resyncs.
 //
 // With no page open there is no frame to save: the events go on at once
-// (to /metrics only, send), not gathered (their views appended a busy
-// tick's worth, ~2 MB, for nothing; bench/RESULTS.md, issue 23, eleventh
-// pass).
+// (to /metrics only, send), not gathered (their views appended a busy tick's
+// worth, ~2 MB, for nothing).
 func (h *hub) gather(ctx context.Context, w *api.Watch, evs []api.Event, last time.Time) ([]api.Event, *api.EventBatch) {
 	wait := time.Until(last.Add(h.s.opt.Coalesce))
 	if h.s.opt.Coalesce <= 0 || wait <= 0 || h.count() == 0 {
@@ -208,8 +207,7 @@ func (h *hub) gather(ctx context.Context, w *api.Watch, evs []api.Event, last ti
 // unwatched moves the hub's seq to seq and returns true when no client
 // watches: then a frame would go to no one, and a page that joins later
 // has these events in its snapshot. A headless box has no page open
-// nearly always, and the frames' JSON was ~4 % of what a busy cycle
-// allocates (bench/RESULTS.md, issue 23, tenth pass).
+// nearly always, and the frames' JSON was ~4 % of what a busy cycle allocates.
 func (h *hub) unwatched(seq uint64) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -245,7 +243,7 @@ func (h *hub) broadcast(frame []byte, seq uint64) {
 // the LEDs change with the events, but also with the network, the broker,
 // the end of the boot chase and faults, which are not all events.
 func (h *hub) pollDevice(ctx context.Context) {
-	if h.s.opt.Box == nil {
+	if h.s.opt.API.Box == nil {
 		return
 	}
 	t := time.NewTicker(h.s.opt.DevicePoll)

@@ -11,11 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/gates/consent"
-	"github.com/questbox/questbox/internal/config"
 	"github.com/questbox/questbox/ui/api"
-	"github.com/questbox/questbox/ui/metrics"
 )
 
 // Options configure a Server.
@@ -23,21 +19,19 @@ type Options struct {
 	// API are the options of the API the dashboard serves under /api/ and
 	// reads its snapshots from. New sets Internal to false (no internal
 	// error text leaves the box) and Consent to the dashboard's session
-	// source.
+	// source. Its Box (nil: none) is the LEDs the page mirrors.
 	API api.Options
 	// Events is the API whose event watch feeds the websocket and whose
 	// events the snapshots replay: the daemon's in-process API over its
 	// running engine (api.Only), which outlives the network door, so the
 	// pages see the engine's last events at shutdown.
 	Events *api.Server
-	// Box is the LEDs and the button (nil: no LED mirror).
-	Box *box.Box
 	// Config is the [dashboard] section.
-	Config config.Dashboard
+	Config api.DashboardConfig
 	// PasswordFile is the password file (config's DashboardPasswordFile).
 	PasswordFile string
 	// Metrics is served on /metrics and fed the events (nil: no /metrics).
-	Metrics *metrics.Metrics
+	Metrics Metrics
 	Log     *slog.Logger
 	// Now is the clock of sessions and login limits (default time.Now).
 	Now func() time.Time
@@ -50,6 +44,14 @@ type Options struct {
 	// Coalesce is the shortest time between two frames of events while
 	// they keep coming (default 10ms; negative: none). See hub.gather.
 	Coalesce time.Duration
+}
+
+// Metrics is what the dashboard needs of the box's metrics (package
+// ui/metrics): it serves them on /metrics and feeds them the events its
+// hub reads. ObserveEvents must not block.
+type Metrics interface {
+	http.Handler
+	ObserveEvents([]api.Event)
 }
 
 // Server is the dashboard: the page, the API behind its authentication,
@@ -93,10 +95,10 @@ func New(opt Options) (*Server, error) {
 		opt.Coalesce = 10 * time.Millisecond
 	}
 	if opt.Config.MaxClients <= 0 {
-		opt.Config.MaxClients = config.Default().Dashboard.MaxClients
+		opt.Config.MaxClients = api.DefaultDashboardConfig().MaxClients
 	}
 	if opt.Config.SessionTTL.Duration <= 0 {
-		opt.Config.SessionTTL = config.Default().Dashboard.SessionTTL
+		opt.Config.SessionTTL = api.DefaultDashboardConfig().SessionTTL
 	}
 	if opt.Events == nil {
 		return nil, errors.New("dashboard: no event watch")
@@ -109,10 +111,10 @@ func New(opt Options) (*Server, error) {
 	ao := opt.API
 	ao.Internal = false
 	ao.Source = api.SourceDashboard
-	ao.Consent = func(r *http.Request) (consent.Source, error) {
+	ao.Consent = api.DashboardConsent(opt.Config.Consent, func(r *http.Request) string {
 		user, _ := r.Context().Value(authKey{}).(string)
-		return consent.NewDashboard(opt.Config.Consent, user)
-	}
+		return user
+	})
 	if ao.Log == nil {
 		ao.Log = opt.Log
 	}
@@ -149,7 +151,8 @@ func (s *Server) routes() {
 		api.WriteError(w, api.CodeNotFound, "no such page: "+r.URL.Path)
 	})
 
-	// The changes a dashboard may make (issues 11, 21 and 22): create a
+	// The changes a dashboard may make (docs/design.md, "The dashboard and
+	// the API"): create a
 	// quest, seed it, stop and resume it, download its export (the
 	// export journal's begin and acknowledgement), abort a node, decide a
 	// consent (refused by the API unless dashboard.consent is on), press
@@ -181,7 +184,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // session, or (GET only, for scrapers and scripts) HTTP basic auth with
 // the password.
 func (s *Server) canRead(r *http.Request) bool {
-	if s.opt.Config.Read == config.ReadPublic || s.auth.session(r) != nil {
+	if s.opt.Config.Read == api.ReadPublic || s.auth.session(r) != nil {
 		return true
 	}
 	if _, pw, ok := r.BasicAuth(); ok && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
@@ -255,7 +258,7 @@ func (s *Server) sessionView(sess *session) Session {
 	if sess != nil {
 		v.LoggedIn, v.CSRF = true, sess.csrf
 	}
-	v.CanRead = v.LoggedIn || v.Read == config.ReadPublic
+	v.CanRead = v.LoggedIn || v.Read == api.ReadPublic
 	return v
 }
 

@@ -71,7 +71,8 @@ var verdictOutcomes = []string{"PASS", "FAIL", "REVIEW", "DEFERRED"}
 var consentOutcomes = []string{"requested", "granted", "rejected", "expired"}
 
 // tickBuckets are the upper bounds of the tick duration histogram: a tick
-// takes milliseconds (SPEC §9), a slow SD card tens of them.
+// takes milliseconds (docs/design.md, "Light and nothing lost"), a slow SD
+// card tens of them.
 var tickBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5}
 
 // Metrics is the daemon's metrics. Its methods are safe for concurrent use.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net/http"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -15,10 +14,6 @@ import (
 
 	paho "github.com/eclipse/paho.mqtt.golang"
 
-	"github.com/questbox/questbox/internal/clock"
-
-	"github.com/questbox/questbox/device/box"
-	"github.com/questbox/questbox/gates/consent"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -91,11 +86,11 @@ type Options struct {
 	// coalesced, and the last state is always published.
 	StateInterval time.Duration
 	// Clock times StateInterval (default the wall clock).
-	Clock clock.Clock
+	Clock api.Clock
 
-	// OnState is told every change of the connection (box.SetBroker). It
-	// must not block.
-	OnState func(box.Broker)
+	// OnState is told every change of the connection (the daemon shows it
+	// on the box). It must not block.
+	OnState func(api.Broker)
 	Log     *slog.Logger
 }
 
@@ -119,7 +114,7 @@ type Client struct {
 	published, acked, commits, connects, sent atomic.Uint64
 
 	mu      sync.Mutex // guards state, lastErr, down
-	state   box.Broker
+	state   api.Broker
 	lastErr string // the last error logged, so each is logged once
 	down    bool   // a broker_down event was recorded and no broker_up since
 }
@@ -148,7 +143,7 @@ func New(ao api.Options, opt Options) (*Client, error) {
 		opt.StateInterval = DefaultStateInterval
 	}
 	if opt.Clock == nil {
-		opt.Clock = clock.Real{}
+		opt.Clock = api.WallClock()
 	}
 	if opt.ReconnectMin <= 0 {
 		opt.ReconnectMin = DefaultReconnectMin
@@ -170,7 +165,7 @@ func New(ao api.Options, opt Options) (*Client, error) {
 		opt.BirthDelay = func() time.Duration { return rand.N(DefaultBirthDelay) }
 	}
 	if opt.OnState == nil {
-		opt.OnState = func(box.Broker) {}
+		opt.OnState = func(api.Broker) {}
 	}
 	if opt.Log == nil {
 		opt.Log = slog.New(slog.DiscardHandler)
@@ -179,9 +174,9 @@ func New(ao api.Options, opt Options) (*Client, error) {
 		ao.Log = opt.Log
 	}
 	c := &Client{api: api.New(ao), door: ao, opt: opt, log: opt.Log.With("broker", u.Redacted()), disp: u.Redacted()}
-	c.door.Internal = true // the messages go to this box's own log
-	c.door.Consent = c.consentSource
-	c.state = box.Broker{Configured: true}
+	c.door.Internal = true                        // the messages go to this box's own log
+	c.door.Consent = api.MQTTConsent(opt.Consent) // L3 consent from "mqtt", only when the owner enabled it
+	c.state = api.Broker{Configured: true}
 	return c, nil
 }
 
@@ -192,7 +187,7 @@ func (c *Client) Stats() Stats {
 }
 
 // State is the connection as the box shows it.
-func (c *Client) State() box.Broker {
+func (c *Client) State() api.Broker {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.state
@@ -259,7 +254,7 @@ func jitter(d time.Duration) time.Duration {
 func (c *Client) up() {
 	c.connects.Add(1)
 	c.mu.Lock()
-	c.state = box.Broker{Configured: true, Connected: true}
+	c.state = api.Broker{Configured: true, Connected: true}
 	wasDown := c.down
 	c.down, c.lastErr = false, ""
 	st := c.state
@@ -275,7 +270,7 @@ func (c *Client) up() {
 func (c *Client) failed(err error) {
 	p := classify(err)
 	c.mu.Lock()
-	c.state = box.Broker{Configured: true, Error: p.msg, Fault: p.fault}
+	c.state = api.Broker{Configured: true, Error: p.msg, Fault: p.fault}
 	st := c.state
 	repeat := p.msg == c.lastErr
 	c.lastErr = p.msg
@@ -395,14 +390,4 @@ func (s *session) goodbye() {
 	}
 	s.cl.Disconnect(250)
 	s.c.log.Info("mqtt: disconnected", "sent_seq", s.c.sent.Load())
-}
-
-// consentSource is the consent source of the commands' door: L3 consent
-// from source "mqtt", only when the owner enabled it.
-func (c *Client) consentSource(*http.Request) (consent.Source, error) {
-	src, err := consent.NewMQTT(c.opt.Consent)
-	if err != nil {
-		return nil, fmt.Errorf("%w (set mqtt.commands_consent = true to allow it)", err)
-	}
-	return src, nil
 }

@@ -44,105 +44,171 @@ func validateDiscovery(t *testing.T, configs map[string]string) {
 	}
 	ids := map[string]string{}
 	for topic, payload := range configs {
-		m := discoveryTopicRE.FindStringSubmatch(topic)
-		if m == nil {
-			t.Errorf("%s is not <prefix>/<component>/<node_id>/<object_id>/config", topic)
+		c, ok := parseDiscovery(t, topic, payload)
+		if !ok {
 			continue
 		}
-		component, node, object := m[1], m[2], m[3]
-		var cfg map[string]any
-		if err := json.Unmarshal([]byte(payload), &cfg); err != nil {
-			t.Errorf("%s: not JSON: %v", topic, err)
-			continue
-		}
-		for k := range cfg {
-			if !slices.Contains(haKeys["common"], k) && !slices.Contains(haKeys[component], k) {
-				t.Errorf("%s: key %q is not one Home Assistant accepts for a %s", topic, k, component)
-			}
-		}
-		str := func(k string) string { s, _ := cfg[k].(string); return s }
-		if str("name") == "" {
-			t.Errorf("%s: no name", topic)
-		}
-		uid := str("unique_id")
-		if uid == "" || !strings.HasPrefix(uid, node+"_") {
-			t.Errorf("%s: unique_id %q must be set and start with the node id %s", topic, uid, node)
-		}
+		c.checkKeys(t)
+		uid := c.checkIdentity(t)
 		if other, dup := ids[uid]; dup {
 			t.Errorf("unique_id %q on both %s and %s", uid, topic, other)
 		}
 		ids[uid] = topic
-		dev, _ := cfg["device"].(map[string]any)
-		idents, _ := dev["identifiers"].([]any)
-		if len(idents) == 0 || idents[0] != node {
-			t.Errorf("%s: device identifiers %v, want [%s]", topic, dev["identifiers"], node)
+		c.checkDevice(t)
+		c.checkAvailability(t)
+		if c.object == "awaiting_consent" {
+			c.checkConsentAttributes(t)
 		}
-		for _, k := range []string{"name", "manufacturer", "model", "sw_version"} {
-			if s, _ := dev[k].(string); s == "" {
-				t.Errorf("%s: device block without %s", topic, k)
-			}
+		c.checkState(t, sum)
+	}
+}
+
+// discoveryConfig is one discovery config: its topic, the parts of the
+// topic, and its payload decoded.
+type discoveryConfig struct {
+	topic, component, node, object string
+	cfg                            map[string]any
+}
+
+// parseDiscovery reads a discovery config, ok false (and the test failed)
+// when its topic or its payload is not one.
+func parseDiscovery(t *testing.T, topic, payload string) (discoveryConfig, bool) {
+	t.Helper()
+	m := discoveryTopicRE.FindStringSubmatch(topic)
+	if m == nil {
+		t.Errorf("%s is not <prefix>/<component>/<node_id>/<object_id>/config", topic)
+		return discoveryConfig{}, false
+	}
+	c := discoveryConfig{topic: topic, component: m[1], node: m[2], object: m[3]}
+	if err := json.Unmarshal([]byte(payload), &c.cfg); err != nil {
+		t.Errorf("%s: not JSON: %v", topic, err)
+		return discoveryConfig{}, false
+	}
+	return c, true
+}
+
+// str is the config's string k ("" when it has none).
+func (c discoveryConfig) str(k string) string { s, _ := c.cfg[k].(string); return s }
+
+// checkKeys: known keys only, for its component.
+func (c discoveryConfig) checkKeys(t *testing.T) {
+	t.Helper()
+	for k := range c.cfg {
+		if !slices.Contains(haKeys["common"], k) && !slices.Contains(haKeys[c.component], k) {
+			t.Errorf("%s: key %q is not one Home Assistant accepts for a %s", c.topic, k, c.component)
 		}
-		if u, err := url.Parse(dev["configuration_url"].(string)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			t.Errorf("%s: configuration_url %v is not an http(s) URL", topic, dev["configuration_url"])
+	}
+}
+
+// checkIdentity checks the name and the unique id, and returns the id.
+func (c discoveryConfig) checkIdentity(t *testing.T) string {
+	t.Helper()
+	if c.str("name") == "" {
+		t.Errorf("%s: no name", c.topic)
+	}
+	uid := c.str("unique_id")
+	if uid == "" || !strings.HasPrefix(uid, c.node+"_") {
+		t.Errorf("%s: unique_id %q must be set and start with the node id %s", c.topic, uid, c.node)
+	}
+	return uid
+}
+
+// checkDevice: a complete device block, of this node.
+func (c discoveryConfig) checkDevice(t *testing.T) {
+	t.Helper()
+	dev, _ := c.cfg["device"].(map[string]any)
+	idents, _ := dev["identifiers"].([]any)
+	if len(idents) == 0 || idents[0] != c.node {
+		t.Errorf("%s: device identifiers %v, want [%s]", c.topic, dev["identifiers"], c.node)
+	}
+	for _, k := range []string{"name", "manufacturer", "model", "sw_version"} {
+		if s, _ := dev[k].(string); s == "" {
+			t.Errorf("%s: device block without %s", c.topic, k)
 		}
-		if str("availability_topic") != base+"/status" || str("payload_available") != "online" || str("payload_not_available") != "offline" {
-			t.Errorf("%s: availability %q %q/%q, want %s online/offline", topic, str("availability_topic"), str("payload_available"), str("payload_not_available"), base+"/status")
+	}
+	if u, err := url.Parse(dev["configuration_url"].(string)); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		t.Errorf("%s: configuration_url %v is not an http(s) URL", c.topic, dev["configuration_url"])
+	}
+}
+
+// checkAvailability: the box's status topic, online and offline.
+func (c discoveryConfig) checkAvailability(t *testing.T) {
+	t.Helper()
+	if c.str("availability_topic") != base+"/status" || c.str("payload_available") != "online" || c.str("payload_not_available") != "offline" {
+		t.Errorf("%s: availability %q %q/%q, want %s online/offline", c.topic, c.str("availability_topic"), c.str("payload_available"), c.str("payload_not_available"), base+"/status")
+	}
+}
+
+// checkConsentAttributes: the awaiting-consent entity's attributes are
+// the consent queue, a list of api.Consent.
+func (c discoveryConfig) checkConsentAttributes(t *testing.T) {
+	t.Helper()
+	at := c.str("json_attributes_topic")
+	var consent map[string]any
+	json.Unmarshal(mustJSON(api.Consent{}), &consent)
+	fields := attrFieldRE.FindAllStringSubmatch(c.str("json_attributes_template"), -1)
+	if at != base+"/consent" || len(fields) == 0 {
+		t.Errorf("%s: attributes from %q with template %q, want the consent queue's", c.topic, at, c.str("json_attributes_template"))
+	}
+	for _, f := range fields {
+		if _, ok := consent[f[1]]; !ok {
+			t.Errorf("%s: attribute template reads %s, which a consent does not have", c.topic, f[1])
 		}
-		if object == "awaiting_consent" {
-			// Its attributes are the consent queue: a list of api.Consent.
-			at := str("json_attributes_topic")
-			var c map[string]any
-			json.Unmarshal(mustJSON(api.Consent{}), &c)
-			fields := attrFieldRE.FindAllStringSubmatch(str("json_attributes_template"), -1)
-			if at != base+"/consent" || len(fields) == 0 {
-				t.Errorf("%s: attributes from %q with template %q, want the consent queue's", topic, at, str("json_attributes_template"))
-			}
-			for _, f := range fields {
-				if _, ok := c[f[1]]; !ok {
-					t.Errorf("%s: attribute template reads %s, which a consent does not have", topic, f[1])
-				}
-			}
+	}
+}
+
+// checkState: a state topic of this box, the one of the entity's kind;
+// sensor templates that read fields the summary (sum) has; event types
+// for events.
+func (c discoveryConfig) checkState(t *testing.T, sum map[string]any) {
+	t.Helper()
+	topic, str := c.topic, c.str
+	st := str("state_topic")
+	if c.component != "button" && !strings.HasPrefix(st, base+"/") {
+		t.Errorf("%s: state_topic %q is not this box's", topic, st)
+	}
+	quest, isQuest := strings.CutPrefix(c.object, "quest_")
+	switch {
+	case c.component == "sensor" && isQuest:
+		if st != base+"/quest/"+quest+"/state" || str("json_attributes_topic") != st {
+			t.Errorf("%s: state_topic %q and attributes %q, want the quest's state", topic, st, str("json_attributes_topic"))
 		}
-		st := str("state_topic")
-		if component != "button" && !strings.HasPrefix(st, base+"/") {
-			t.Errorf("%s: state_topic %q is not this box's", topic, st)
+	case c.component == "button":
+		q, verb, _ := strings.Cut(quest, "_")
+		if !isQuest || str("command_topic") != base+"/cmd/quest/"+q+"/"+verb || str("payload_press") != "{}" {
+			t.Errorf("%s: command_topic %q payload %q, want the quest's %s command", topic, str("command_topic"), str("payload_press"), verb)
 		}
-		quest, isQuest := strings.CutPrefix(object, "quest_")
-		switch {
-		case component == "sensor" && isQuest:
-			if st != base+"/quest/"+quest+"/state" || str("json_attributes_topic") != st {
-				t.Errorf("%s: state_topic %q and attributes %q, want the quest's state", topic, st, str("json_attributes_topic"))
-			}
-		case component == "button":
-			q, verb, _ := strings.Cut(quest, "_")
-			if !isQuest || str("command_topic") != base+"/cmd/quest/"+q+"/"+verb || str("payload_press") != "{}" {
-				t.Errorf("%s: command_topic %q payload %q, want the quest's %s command", topic, str("command_topic"), str("payload_press"), verb)
-			}
-		case component == "update":
-			if st != base+"/update" || str("device_class") != "firmware" {
-				t.Errorf("%s: state_topic %q device_class %q", topic, st, str("device_class"))
-			}
-		case component == "sensor", component == "binary_sensor":
-			if st != base+"/summary" {
-				t.Errorf("%s: state_topic %q, want the summary", topic, st)
-			}
-			for _, f := range templateFieldRE.FindAllStringSubmatch(str("value_template"), -1) {
-				if _, ok := sum[f[1]]; !ok {
-					t.Errorf("%s: template reads %s, which the summary does not have", topic, f[1])
-				}
-			}
-			if component == "binary_sensor" && (str("payload_on") != "ON" || str("payload_off") != "OFF") {
-				t.Errorf("%s: payload_on/off %q/%q", topic, str("payload_on"), str("payload_off"))
-			}
-		case component == "event":
-			types, _ := cfg["event_types"].([]any)
-			if len(types) == 0 {
-				t.Errorf("%s: an event entity needs event_types", topic)
-			}
-			if !strings.HasPrefix(st, base+"/event/") {
-				t.Errorf("%s: state_topic %q is not an event topic", topic, st)
-			}
+	case c.component == "update":
+		if st != base+"/update" || str("device_class") != "firmware" {
+			t.Errorf("%s: state_topic %q device_class %q", topic, st, str("device_class"))
 		}
+	case c.component == "sensor", c.component == "binary_sensor":
+		c.checkSummarySensor(t, sum)
+	case c.component == "event":
+		types, _ := c.cfg["event_types"].([]any)
+		if len(types) == 0 {
+			t.Errorf("%s: an event entity needs event_types", topic)
+		}
+		if !strings.HasPrefix(st, base+"/event/") {
+			t.Errorf("%s: state_topic %q is not an event topic", topic, st)
+		}
+	}
+}
+
+// checkSummarySensor: a sensor of the summary whose template reads
+// fields it has; a binary one says ON and OFF.
+func (c discoveryConfig) checkSummarySensor(t *testing.T, sum map[string]any) {
+	t.Helper()
+	if st := c.str("state_topic"); st != base+"/summary" {
+		t.Errorf("%s: state_topic %q, want the summary", c.topic, st)
+	}
+	for _, f := range templateFieldRE.FindAllStringSubmatch(c.str("value_template"), -1) {
+		if _, ok := sum[f[1]]; !ok {
+			t.Errorf("%s: template reads %s, which the summary does not have", c.topic, f[1])
+		}
+	}
+	if c.component == "binary_sensor" && (c.str("payload_on") != "ON" || c.str("payload_off") != "OFF") {
+		t.Errorf("%s: payload_on/off %q/%q", c.topic, c.str("payload_on"), c.str("payload_off"))
 	}
 }
 

@@ -1,6 +1,7 @@
-// Package mqtt is the box's MQTT presence (SPEC §5.4): it publishes the
-// box's events and state to a broker for home automation, announces the
-// box to Home Assistant, and takes the few commands the owner allows.
+// Package mqtt is the box's MQTT presence (docs/design.md, "MQTT"): it
+// publishes the box's events and state to a broker for home automation,
+// announces the box to Home Assistant, and takes the few commands the owner
+// allows.
 //
 // It is a face of the API (package ui/api), like the dashboard, and speaks
 // nothing else: the retained state comes from the API's typed calls, the

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/internal/loopback"
 	"github.com/questbox/questbox/ui/api"
@@ -226,7 +225,7 @@ func TestConnectionProblems(t *testing.T) {
 					tt.mod(r, o)
 				}
 			})
-			st := r.waitState("failed", func(b box.Broker) bool { return b.Error != "" })
+			st := r.waitState("failed", func(b api.Broker) bool { return b.Error != "" })
 			if st.Fault != tt.fault || st.Connected || !strings.Contains(st.Error, tt.wantErr) {
 				t.Errorf("state %+v, want fault=%v and an error with %q", st, tt.fault, tt.wantErr)
 			}

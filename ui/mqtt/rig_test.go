@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/ui/api"
@@ -38,7 +37,7 @@ type rig struct {
 	client *Client
 
 	mu      sync.Mutex // guards states, changed
-	states  []box.Broker
+	states  []api.Broker
 	changed chan struct{} // closed and replaced at each state
 }
 
@@ -97,7 +96,7 @@ func (r *rig) startAPI(ao api.Options, mod func(*Options)) *Client {
 	r.t.Helper()
 	opt := r.opt
 	opt.Log = slog.New(slog.NewTextHandler(&r.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	opt.OnState = func(b box.Broker) {
+	opt.OnState = func(b api.Broker) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		r.states = append(r.states, b)
@@ -130,13 +129,13 @@ func (r *rig) stop() {
 }
 
 // waitState waits until the client reported a state for which cond holds.
-func (r *rig) waitState(what string, cond func(box.Broker) bool) box.Broker {
+func (r *rig) waitState(what string, cond func(api.Broker) bool) api.Broker {
 	r.t.Helper()
 	deadline := time.NewTimer(mosquittotest.WaitTimeout)
 	defer deadline.Stop()
 	for {
 		r.mu.Lock()
-		var last box.Broker
+		var last api.Broker
 		ok := len(r.states) > 0
 		if ok {
 			last = r.states[len(r.states)-1]
@@ -154,8 +153,8 @@ func (r *rig) waitState(what string, cond func(box.Broker) bool) box.Broker {
 	}
 }
 
-func connected(b box.Broker) bool { return b.Connected }
-func down(b box.Broker) bool      { return !b.Connected && b.Error != "" }
+func connected(b api.Broker) bool { return b.Connected }
+func down(b api.Broker) bool      { return !b.Connected && b.Error != "" }
 
 // runDemo ticks a demo quest until it is done (bounded).
 func (r *rig) runDemo() string {

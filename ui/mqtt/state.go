@@ -130,7 +130,6 @@ func (p *pendingState) add(b api.EventBatch) {
 	if p.touched == nil {
 		p.touched, p.created = map[string]bool{}, map[string]bool{}
 	}
-	aw := string(api.NodeAwaitingConsent)
 	for _, ev := range b.Events {
 		if ev.Quest != "" && ev.Kind != api.KindDevice {
 			p.touched[ev.Quest] = true
@@ -138,7 +137,7 @@ func (p *pendingState) add(b api.EventBatch) {
 				p.created[ev.Quest] = true
 			}
 		}
-		if ev.Kind == api.KindConsent || ev.Kind == api.KindNode && (ev.From == aw || ev.To == aw) {
+		if ev.ConsentsChanged {
 			p.consents = true
 		}
 	}

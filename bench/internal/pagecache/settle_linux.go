@@ -17,7 +17,7 @@ import (
 // of 4 KiB into a file written in 1 MiB chunks dirtied 8.4 MB; into one
 // read back through a map, 0.4 MB). Without settle, ~9 of a busy tick's
 // ~23 MiB of write_bytes and ~2 MiB of its peak RSS were that, not the
-// daemon's (bench/RESULTS.md, issue 23, tenth pass, branch write11). Only
+// daemon's. Only
 // clean pages leave the cache: the copy is synced first. bench/scale and
 // bench/upgrade settle each copy before its daemon starts.
 func Settle(path string) error {

@@ -191,7 +191,7 @@ function onFrame(f) {
       if (ev.seq > st.seq) st.seq = ev.seq;
       if (ev.kind === 'node' && ev.node) patchNode(ev.node, ev.to);
       if (ev.quest) touched.add(ev.quest);
-      if (ev.kind === 'consent' || (ev.kind === 'node' && (ev.to === 'awaiting_consent' || ev.from === 'awaiting_consent'))) consents = true;
+      if (ev.consents_changed) consents = true; // the API's rule (api.Event.ConsentsChanged)
     }
     for (const id of touched) stale(id);
     if (consents) refetchConsents();

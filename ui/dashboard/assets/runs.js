@@ -55,7 +55,9 @@ function loadChoices() {
 const valueOf = (el) => el.type === 'checkbox' ? String(el.checked) : el.value;
 function setValue(el, v) { if (el.type === 'checkbox') el.checked = v === 'true'; else el.value = v; }
 const empty = (el) => el.type === 'checkbox' ? !el.checked : el.value.trim() === '';
-presetSelect.addEventListener('change', () => {
+// A preset picked before the box's choices arrived waits for them: a
+// select takes only a value it has an option for.
+presetSelect.addEventListener('change', () => Promise.resolve(choosing).then(() => {
   for (const [el, v] of filled) if (valueOf(el) === v) setValue(el, el.type === 'checkbox' ? 'false' : '');
   filled = new Map();
   for (const [flag, v] of Object.entries(presets.get(presetSelect.value) || {})) {
@@ -64,7 +66,7 @@ presetSelect.addEventListener('change', () => {
     setValue(el, v);
     filled.set(el, valueOf(el));
   }
-});
+}));
 
 const list = (s) => s.split(',').map((x) => x.trim()).filter((x) => x);
 
