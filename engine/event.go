@@ -87,7 +87,8 @@ func (t *txn) emit(ev Event) error {
 		g = appendGroupHead(room, seq, t.now)
 		prev, t.groupFirst = seq, seq
 	}
-	if g, t.blob, err = appendGroupEvent(g, prev, &ev, t.blob); err != nil {
+	s := t.e.store
+	if g, s.eventJSON, err = appendGroupEvent(g, prev, &ev, s.eventJSON); err != nil {
 		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
 	}
 	t.group, t.groupLast = g, seq

@@ -146,6 +146,12 @@ type Store struct {
 	// shared is the event group the writes of the group commit's
 	// transaction share (event.go); used inside it only.
 	shared sharedGroup
+	// eventJSON is where emit encodes the JSON of an event's facts and
+	// device event before they join a group record (appendGroupEvent):
+	// used inside a write transaction only, which bbolt runs one at a
+	// time, and kept across them, so that each result's verdict does not
+	// grow one anew.
+	eventJSON []byte
 	// latency and dataLatency replace groupLatency and groupDataLatency
 	// when set (tests; see gatherKnobs).
 	latency, dataLatency time.Duration

@@ -33,9 +33,6 @@ type txn struct {
 	group                 []byte
 	grouped               int
 	groupFirst, groupLast uint64
-	// blob is where emit encodes the JSON of an event's facts and
-	// device event before they join the group (appendGroupEvent).
-	blob []byte
 	// sess is the serving session, nil when none runs; snow is now on
 	// its clock (see wallclock.go).
 	sess *session
