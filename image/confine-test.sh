@@ -75,10 +75,12 @@ confine_check() {
 	ok "boot $n: confine: two attacking agents configured, $confine_addr:8080 answers on a dummy interface, daemon pid $pid"
 
 	# --- the runs ---------------------------------------------------------
-	q_local=$(ssh_ questbox quest new confine-local --direction "find out what a local-only agent may touch" \
+	# ssh joins its arguments into one line for the remote shell: each
+	# direction is quoted for that shell, or it splits into words.
+	q_local=$(ssh_ questbox quest new confine-local --direction "'find out what a local-only agent may touch'" \
 		--provider attacker-local --mode solo --max-tries 1 --max-agent-runs 1 --project "$confine_base/work/local") ||
 		fail "boot $n: confine: quest new (local): $q_local"
-	q_hosted=$(ssh_ questbox quest new confine-hosted --direction "find out what a hosted agent may touch" \
+	q_hosted=$(ssh_ questbox quest new confine-hosted --direction "'find out what a hosted agent may touch'" \
 		--provider attacker-hosted --mode solo --max-tries 1 --max-agent-runs 1 --egress anthropic,local --project "$confine_base/work/hosted") ||
 		fail "boot $n: confine: quest new (hosted): $q_hosted"
 	deadline=$((SECONDS + CONFINE_TIMEOUT))
