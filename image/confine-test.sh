@@ -144,14 +144,17 @@ confine_ran() {
 # its marker, reached the network as NETWORK says (ok or denied), and was
 # denied everything else. The run's log is shown when not.
 confine_judge() {
-	local n=$1 name=$2 q=$3 network=$4 runs show evidence got a bad=
+	local n=$1 name=$2 q=$3 network=$4 runs node show evidence got a bad=
 	runs=$(ssh_ questbox runs "$q" --json)
 	jq -e 'length == 1 and .[0].exit == "answered" and .[0].outcome == "PASS"' >/dev/null <<<"$runs" ||
 		fail "boot $n: confine ($name): the run did not end answered and PASS: $runs"
+	# The run's own node: node ids count across the store's quests (boot
+	# 1's quest has n1), and a quest with egress has its consent node too.
+	node=$(jq -r '.[0].node' <<<"$runs")
 	show=$(ssh_ questbox quest show "$q" --json)
-	jq -e '.nodes[] | select(.id == "n1") | .status == "aborted" and .verdict == "dead"' >/dev/null <<<"$show" ||
-		fail "boot $n: confine ($name): n1 is not locked with the agent's verdict: $show"
-	evidence=$(jq -r '.nodes[] | select(.id == "n1") | .evidence' <<<"$show")
+	jq -e --arg node "$node" '.nodes[] | select(.id == $node) | .status == "aborted" and .verdict == "dead"' >/dev/null <<<"$show" ||
+		fail "boot $n: confine ($name): $node is not locked with the agent's verdict: $show"
+	evidence=$(jq -r --arg node "$node" '.nodes[] | select(.id == $node) | .evidence' <<<"$show")
 	got() { sed -n "s/.* $1=\([a-z-]*\).*/\1/p" <<<" ${evidence#confinement probe:} "; }
 	[[ $(got write-project) == ok ]] || bad+=" write-project=$(got write-project)"
 	[[ $(got marker) == running ]] || bad+=" marker=$(got marker)"
