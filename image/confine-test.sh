@@ -22,7 +22,10 @@
 # /srv/qb-confine/work, /tmp, the service's private /tmp, /dev/shm or the
 # data directory); the daemon keeps its pid, the runs end answered and
 # PASS, and the store verifies. The test copy's config, drop-in and
-# interface are put back as they were.
+# interface are put back as they were, and its store too (a backup taken
+# before the runs, restored by the daemon): the two quests end terminated
+# (their one agent run spent), which lights the red LED for good, and the
+# checks that follow expect an idle box.
 #
 # Uses test.sh's log, ok, fail, ssh_ and $work, and jq (update_prepare
 # installs it). Every wait is bounded by CONFINE_TIMEOUT (default 900 s).
@@ -73,6 +76,8 @@ confine_check() {
 	# The agents know the daemon's pid: the worst case.
 	ssh_ "for p in local hosted; do echo $pid >$confine_base/work/\$p/daemon.pid; chown questbox:questbox $confine_base/work/\$p/daemon.pid; done"
 	ok "boot $n: confine: two attacking agents configured, $confine_addr:8080 answers on a dummy interface, daemon pid $pid"
+	ssh_ questbox backup --out $confine_base/store-before.db >/dev/null ||
+		fail "boot $n: confine: questbox backup of the store before the runs failed"
 
 	# --- the runs ---------------------------------------------------------
 	# ssh joins its arguments into one line for the remote shell: each
@@ -131,7 +136,14 @@ $left"
 	EOF
 	ssh_ timeout "$CONFINE_TIMEOUT" systemctl restart questbox.service ||
 		fail "boot $n: confine: questbox did not start again with its own config: $(ssh_ journalctl -u questbox -o cat | tail -20)"
-	ok "boot $n: confine: config, drop-in and interface put back ($((SECONDS - t0))s in all)"
+	ssh_ timeout "$CONFINE_TIMEOUT" questbox restore $confine_base/store-before.db >/dev/null ||
+		fail "boot $n: confine: questbox restore of the store from before the runs failed: $(ssh_ journalctl -u questbox -o cat | tail -20)"
+	local quests
+	quests=$(ssh_ questbox quest list)
+	! awk -v a="$q_local" -v b="$q_hosted" '$1 == a || $1 == b {found = 1} END {exit !found}' <<<"$quests" ||
+		fail "boot $n: confine: the attackers' quests $q_local and $q_hosted are still there after the restore:
+$quests"
+	ok "boot $n: confine: config, drop-in, interface and store put back ($((SECONDS - t0))s in all)"
 }
 
 # confine_ran QUEST: its root node's run has ended (a verdict recorded).
