@@ -22,7 +22,10 @@
 # /srv/qb-confine/work, /tmp, the service's private /tmp, /dev/shm or the
 # data directory); the daemon keeps its pid, the runs end answered and
 # PASS, and the store verifies. The test copy's config, drop-in and
-# interface are put back as they were.
+# interface are put back as they were, and its store too (a backup taken
+# before the runs, restored by the daemon): the two quests end terminated
+# (their one agent run spent), which lights the red LED for good, and the
+# checks that follow expect an idle box.
 #
 # Uses test.sh's log, ok, fail, ssh_ and $work, and jq (update_prepare
 # installs it). Every wait is bounded by CONFINE_TIMEOUT (default 900 s).
@@ -73,12 +76,16 @@ confine_check() {
 	# The agents know the daemon's pid: the worst case.
 	ssh_ "for p in local hosted; do echo $pid >$confine_base/work/\$p/daemon.pid; chown questbox:questbox $confine_base/work/\$p/daemon.pid; done"
 	ok "boot $n: confine: two attacking agents configured, $confine_addr:8080 answers on a dummy interface, daemon pid $pid"
+	ssh_ questbox backup --out $confine_base/store-before.db >/dev/null ||
+		fail "boot $n: confine: questbox backup of the store before the runs failed"
 
 	# --- the runs ---------------------------------------------------------
-	q_local=$(ssh_ questbox quest new confine-local --direction "find out what a local-only agent may touch" \
+	# ssh joins its arguments into one line for the remote shell: each
+	# direction is quoted for that shell, or it splits into words.
+	q_local=$(ssh_ questbox quest new confine-local --direction "'find out what a local-only agent may touch'" \
 		--provider attacker-local --mode solo --max-tries 1 --max-agent-runs 1 --project "$confine_base/work/local") ||
 		fail "boot $n: confine: quest new (local): $q_local"
-	q_hosted=$(ssh_ questbox quest new confine-hosted --direction "find out what a hosted agent may touch" \
+	q_hosted=$(ssh_ questbox quest new confine-hosted --direction "'find out what a hosted agent may touch'" \
 		--provider attacker-hosted --mode solo --max-tries 1 --max-agent-runs 1 --egress anthropic,local --project "$confine_base/work/hosted") ||
 		fail "boot $n: confine: quest new (hosted): $q_hosted"
 	deadline=$((SECONDS + CONFINE_TIMEOUT))
@@ -129,7 +136,14 @@ $left"
 	EOF
 	ssh_ timeout "$CONFINE_TIMEOUT" systemctl restart questbox.service ||
 		fail "boot $n: confine: questbox did not start again with its own config: $(ssh_ journalctl -u questbox -o cat | tail -20)"
-	ok "boot $n: confine: config, drop-in and interface put back ($((SECONDS - t0))s in all)"
+	ssh_ timeout "$CONFINE_TIMEOUT" questbox restore $confine_base/store-before.db >/dev/null ||
+		fail "boot $n: confine: questbox restore of the store from before the runs failed: $(ssh_ journalctl -u questbox -o cat | tail -20)"
+	local quests
+	quests=$(ssh_ questbox quest list)
+	! awk -v a="$q_local" -v b="$q_hosted" '$1 == a || $1 == b {found = 1} END {exit !found}' <<<"$quests" ||
+		fail "boot $n: confine: the attackers' quests $q_local and $q_hosted are still there after the restore:
+$quests"
+	ok "boot $n: confine: config, drop-in, interface and store put back ($((SECONDS - t0))s in all)"
 }
 
 # confine_ran QUEST: its root node's run has ended (a verdict recorded).
@@ -142,14 +156,17 @@ confine_ran() {
 # its marker, reached the network as NETWORK says (ok or denied), and was
 # denied everything else. The run's log is shown when not.
 confine_judge() {
-	local n=$1 name=$2 q=$3 network=$4 runs show evidence got a bad=
+	local n=$1 name=$2 q=$3 network=$4 runs node show evidence got a bad=
 	runs=$(ssh_ questbox runs "$q" --json)
 	jq -e 'length == 1 and .[0].exit == "answered" and .[0].outcome == "PASS"' >/dev/null <<<"$runs" ||
 		fail "boot $n: confine ($name): the run did not end answered and PASS: $runs"
+	# The run's own node: node ids count across the store's quests (boot
+	# 1's quest has n1), and a quest with egress has its consent node too.
+	node=$(jq -r '.[0].node' <<<"$runs")
 	show=$(ssh_ questbox quest show "$q" --json)
-	jq -e '.nodes[] | select(.id == "n1") | .status == "aborted" and .verdict == "dead"' >/dev/null <<<"$show" ||
-		fail "boot $n: confine ($name): n1 is not locked with the agent's verdict: $show"
-	evidence=$(jq -r '.nodes[] | select(.id == "n1") | .evidence' <<<"$show")
+	jq -e --arg node "$node" '.nodes[] | select(.id == $node) | .status == "aborted" and .verdict == "dead"' >/dev/null <<<"$show" ||
+		fail "boot $n: confine ($name): $node is not locked with the agent's verdict: $show"
+	evidence=$(jq -r --arg node "$node" '.nodes[] | select(.id == $node) | .evidence' <<<"$show")
 	got() { sed -n "s/.* $1=\([a-z-]*\).*/\1/p" <<<" ${evidence#confinement probe:} "; }
 	[[ $(got write-project) == ok ]] || bad+=" write-project=$(got write-project)"
 	[[ $(got marker) == running ]] || bad+=" marker=$(got marker)"

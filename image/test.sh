@@ -180,7 +180,11 @@ ok "boot 1: the data partition grew to $data_mib MiB"
 ssh_ systemctl is-active avahi-daemon.service >/dev/null || fail "boot 1: avahi-daemon is not running"
 ok "boot 1: hostname questbox, avahi-daemon running (questbox.local)"
 [[ $(ssh_ man -w questbox) == /usr/share/man/man1/questbox.1.gz ]] || fail "boot 1: man -w questbox: $(ssh_ man -w questbox 2>&1)"
-ssh_ "MANWIDTH=80 man questbox 2>/dev/null | col -b" | grep -q 'questbox update' || fail "boot 1: man questbox does not render questbox(1)"
+# Read whole, then matched: grep -q stops at the first match, and ssh,
+# still writing the rest of the page, dies of SIGPIPE, which pipefail
+# would take for a failed check.
+page=$(ssh_ "MANWIDTH=80 man questbox 2>/dev/null | col -b")
+grep -q 'questbox update' <<<"$page" || fail "boot 1: man questbox does not render questbox(1)"
 ok "boot 1: man questbox shows questbox(1)"
 if pw=$(ssh_ journalctl -b -u questbox-setup -o cat | grep -o 'dashboard password: [a-z0-9-]*'); then
 	ssh_ test -s /boot/firmware/questbox-password.txt || fail "boot 1: $pw in the journal but no questbox-password.txt"
