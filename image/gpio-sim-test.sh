@@ -117,7 +117,7 @@ gpiosim_check() {
 	status=$(gpiosim_ssh questbox device status)
 	grep -q '^backend: periph$' <<<"$status" || fail "boot $n: questbox --gpio periph on gpio-sim:
 $status"
-	gpiosim_ssh "$journal" | grep -q 'device: using GPIO pins' || fail "boot $n: no 'device: using GPIO pins' in the journal"
+	grep -q 'device: using GPIO pins' <<<"$(gpiosim_ssh "$journal")" || fail "boot $n: no 'device: using GPIO pins' in the journal"
 	ok "boot $n: questbox restarted with --gpio periph: backend periph, on the lines of /dev/$chip"
 
 	# The bias the daemon asked for reached the kernel: the button line
@@ -163,7 +163,7 @@ $status"
 		"questbox quest show $q | $(gpiosim_row "$n2") | grep -qE '^(pending|running) 1/'"
 	gpiosim_wait "boot $n: the triple press in the journal" \
 		"$journal | grep -q 'device press  triple rejected $n2'"
-	gpiosim_ssh questbox quest show "$q" | grep -q 'rejected by human' || fail "boot $n: $n2 has no feedback 'rejected by human'"
+	grep -q 'rejected by human' <<<"$(gpiosim_ssh questbox quest show "$q")" || fail "boot $n: $n2 has no feedback 'rejected by human'"
 	gpiosim_wait "boot $n: the consent queue to empty" "questbox device status | grep -q '^consents pending: none\$'"
 	ok "boot $n: GPIO$gpiosim_button pulled low three times: triple press, $n2 rejected ($(gpiosim_node "$q" "$n2"), 'rejected by human')"
 	presses=$(gpiosim_ssh "$journal" | grep 'device press ' || true)

@@ -139,7 +139,7 @@ $(tail -40 <<<"$j")"
 # through the running daemon.
 upd_data() {
 	local what=$1 out
-	ssh_ questbox quest list | grep -q image-test || fail "update: $what: the quest from boot 1 is gone: $(ssh_ questbox quest list 2>&1)"
+	grep -q image-test <<<"$(ssh_ questbox quest list)" || fail "update: $what: the quest from boot 1 is gone: $(ssh_ questbox quest list 2>&1)"
 	out=$(ssh_ questbox verify 2>&1) || fail "update: $what: questbox verify failed: $out"
 }
 
@@ -173,7 +173,7 @@ EOF
 	upd_data "after $upd_next"
 	ok "boot $n: update: questbox update to $upd_next: restarted into it, committed after the ${UPDATE_SETTLE} settle, ${secs}s from questbox update (quest there, verify clean)"
 	echo "update $pkg -> $upd_next (settle $UPDATE_SETTLE, tick $UPDATE_TICK): committed ${secs}s after questbox update" >>dist/image-test-update.txt
-	ssh_ questbox version | grep -qF "kept for rollback: $pkg (packaged)" || fail "update: questbox version after the commit: $(ssh_ questbox version)"
+	grep -qF "kept for rollback: $pkg (packaged)" <<<"$(ssh_ questbox version)" || fail "update: questbox version after the commit: $(ssh_ questbox version)"
 
 	# The broken releases: each comes back to $upd_next by itself.
 	for f in $UPDATE_FAULTS; do

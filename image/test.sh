@@ -200,7 +200,7 @@ poweroff 1
 # --- boot 2 ---------------------------------------------------------------
 boot 2
 ready2=$ready wall2=$ready_wall
-ssh_ questbox quest list | grep -q image-test || fail "boot 2: the quest from boot 1 is gone: $(ssh_ questbox quest list)"
+grep -q image-test <<<"$(ssh_ questbox quest list)" || fail "boot 2: the quest from boot 1 is gone: $(ssh_ questbox quest list)"
 ok "boot 2: quest $q from boot 1 is there"
 ssh_ systemctl stop questbox.service
 ssh_ questbox verify >/dev/null || fail "boot 2: questbox verify failed on the store"
