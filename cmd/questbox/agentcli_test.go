@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -30,7 +31,7 @@ func fakeAgentCLI(t *testing.T, dir, name, out string) string {
 // --config and --data flags.
 func claudeBox(t *testing.T, out string) []string {
 	t.Helper()
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	bin := fakeAgentCLI(t, dir, "claude", out)
 	cfg := runsConfig(t, dir, `
 [providers.claude]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/storetest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -34,7 +35,7 @@ func keptStores(t *testing.T, data string) []string {
 // file and a newer questbox's file are refused naming why, changing nothing;
 // and a restore without a daemon swaps the file under the store's lock.
 func TestBackupAndRestoreWhileBusy(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	// Each answer differs (a fresh uuid), so loop control sees
 	// progress, and each locks its node dead: one ledger record a run.
 	canned := filepath.Join(t.TempDir(), "answer")
@@ -164,7 +165,7 @@ func setSchema(t *testing.T, path string, v uint64) {
 // it waits with the red LED for a repair) takes a restore at once, and
 // opens the restored store by itself.
 func TestRestoreIntoAWaitingDaemon(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := []string{"--data", data}
 	must(t, 0, "", append([]string{"quest", "new", "kept", "--direction", "survive a restore", "--provider", "external"}, d...)...)
 	backup := filepath.Join(t.TempDir(), "b.db")

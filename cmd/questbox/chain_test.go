@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -20,8 +21,8 @@ import (
 // daemon's own signals (sd_notify: READY, then WATCHDOG after each tick)
 // and reads the order from the event log.
 func TestDemoTeamAcceptedBeforeTheSecondTick(t *testing.T) {
-	data := shortDir(t)
-	notify := listenNotify(t, filepath.Join(data, "notify"))
+	data := daemontest.ShortDir(t)
+	notify := daemontest.ListenNotify(t, filepath.Join(data, "notify"))
 	t.Setenv("NOTIFY_SOCKET", notify.LocalAddr().String())
 	startDaemon(t, data, "--demo", "--tick", "60s", "--gpio", "sim", "--listen", "127.0.0.1:0")
 

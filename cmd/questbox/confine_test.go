@@ -18,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
@@ -150,7 +151,7 @@ func (r *attackRig) own(path string, mode os.FileMode) {
 // newAttackRig lays out the scenario's directories, the binary and the
 // agent's script where the daemon's user may run them, and its config.
 func newAttackRig(t *testing.T, bin string, sc attackScenario) *attackRig {
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	r := &attackRig{t: t, sc: sc, token: fmt.Sprintf("qb%d", rand.Uint64()), dir: dir,
 		data: filepath.Join(dir, "data"), work: filepath.Join(dir, "work"), cfg: filepath.Join(dir, "questbox.toml")}
 	r.project = filepath.Join(r.work, "project")

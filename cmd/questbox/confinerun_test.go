@@ -5,13 +5,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // A command agent, run by the daemon's wiring (here `tick`'s in-process
 // engine), writes its project and nothing else, and cannot read or list
 // the data directory or read the config file.
 func TestCommandAgentRunsConfined(t *testing.T) {
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	project, outside := filepath.Join(dir, "project"), filepath.Join(dir, "outside")
 	for _, d := range []string{project, outside} {

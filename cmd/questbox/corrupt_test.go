@@ -9,6 +9,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/storetest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -121,7 +122,7 @@ func TestCorruptionThroughTheCLI(t *testing.T) {
 		}, "locked node n1 was rewritten", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data := shortDir(t)
+			data := daemontest.ShortDir(t)
 			path := filepath.Join(data, engine.StoreFile)
 			if err := os.WriteFile(path, good, 0o600); err != nil {
 				t.Fatal(err)
@@ -180,7 +181,7 @@ func TestOneGoodMetaPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, page := range []int{0, 1} {
-		data := shortDir(t)
+		data := daemontest.ShortDir(t)
 		path := filepath.Join(data, engine.StoreFile)
 		if err := os.WriteFile(path, good, 0o600); err != nil {
 			t.Fatal(err)
@@ -211,7 +212,7 @@ func TestOneGoodMetaPage(t *testing.T) {
 // ticks every 50 ms with the demo agent while another client keeps
 // scanning: never a false report, never a crash.
 func TestVerifyWhileTheDaemonWrites(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := startDaemon(t, data, "--tick", "50ms", "--gpio", "sim")
 	must(t, 0, "", "quest", "new", "busy", "--direction", "keep writing", "--provider", "demo", "--max-agent-runs", "100000", "--data", data)
 	must(t, 0, "", "quest", "new", "ext", "--direction", "scanned", "--provider", "external", "--data", data)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -64,7 +65,7 @@ func TestQuestNewCouncil(t *testing.T) {
 // interrupted, one recorded); the ledger verifies throughout.
 func TestCrashDuringCouncil(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	fast := filepath.Join(dir, "fast")
 	// A member waits (in its shell, so that its command line names its

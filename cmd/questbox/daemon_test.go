@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 
 	"context"
@@ -37,13 +38,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // with CLI verbs, which must reach it over the control socket (the store
 // is locked by the daemon, so a CLI that opened it itself would exit 2).
 func TestForwardingThroughDaemon(t *testing.T) {
-	data := shortDir(t)
-	notify := listenNotify(t, filepath.Join(data, "notify"))
+	data := daemontest.ShortDir(t)
+	notify := daemontest.ListenNotify(t, filepath.Join(data, "notify"))
 	t.Setenv("NOTIFY_SOCKET", notify.LocalAddr().String())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var dout, derr syncBuffer
+	var dout, derr daemontest.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, []string{"run", "--data", data, "--tick", "1h"}, strings.NewReader(""), &dout, &derr)
@@ -56,7 +57,7 @@ func TestForwardingThroughDaemon(t *testing.T) {
 		}
 		return err == nil
 	})
-	if got := readNotify(t, notify); got != "READY=1" {
+	if got := daemontest.ReadNotify(t, notify); got != "READY=1" {
 		t.Errorf("systemd got %q, want READY=1", got)
 	}
 	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o660 {
@@ -139,7 +140,7 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("run did not stop after its context was cancelled")
 	}
-	if got := readNotify(t, notify); got != "STOPPING=1" {
+	if got := daemontest.ReadNotify(t, notify); got != "STOPPING=1" {
 		t.Errorf("systemd got %q, want STOPPING=1", got)
 	}
 	if _, err := os.Stat(sock); !os.IsNotExist(err) {
@@ -153,33 +154,12 @@ func TestForwardingThroughDaemon(t *testing.T) {
 	}
 }
 
-func listenNotify(t *testing.T, path string) *net.UnixConn {
-	t.Helper()
-	c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	return c
-}
-
-func readNotify(t *testing.T, c *net.UnixConn) string {
-	t.Helper()
-	c.SetReadDeadline(time.Now().Add(30 * time.Second))
-	buf := make([]byte, 256)
-	n, err := c.Read(buf)
-	if err != nil {
-		t.Fatalf("no sd_notify message: %v", err)
-	}
-	return string(buf[:n])
-}
-
 // TestCrash kills a real `questbox run` with SIGKILL during an agent run:
 // the node comes back pending with an interrupted attempt, no try used,
 // and the ledger verifies.
 func TestCrash(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	out := agentOut(t)
 	started := filepath.Join(out, "started")
@@ -229,10 +209,10 @@ argv = ["sh", "-c", ": > `+started+`; sleep 600"]
 // TestDemoSeed: `run --demo` seeds one labelled demo quest on an empty
 // store, and not again on the next start.
 func TestDemoSeed(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	for range 2 {
 		ctx, cancel := context.WithCancel(context.Background())
-		var dout, derr syncBuffer
+		var dout, derr daemontest.SyncBuffer
 		done := make(chan error, 1)
 		go func() {
 			done <- run(ctx, []string{"run", "--demo", "--data", data, "--tick", "1h"}, strings.NewReader(""), &dout, &derr)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
 
@@ -68,7 +69,7 @@ func firstPassword(t *testing.T, data string, log ...fmt.Stringer) string {
 // reconnects and catches up on what changed meanwhile.
 func TestDashboard(t *testing.T) {
 	ctx := browsertest.New(t)
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	addr := freeAddr(t)
 	cmd := func(args ...string) []string { return append(args, "--data", data) }
 	dm := startDaemon(t, data, "--gpio", "sim", "--listen", addr)
@@ -175,7 +176,7 @@ var urlLine = regexp.MustCompile(`dashboard: (http://127\.0\.0\.1:\d+/)`)
 // TestPasswordVerb: `questbox password` with a daemon running (which
 // notices: the old password and every session stop working) and without.
 func TestPasswordVerb(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	dm := startDaemon(t, data)
 	var url string
 	waitFor(t, "the dashboard URL", func() bool {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/gates"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -24,7 +25,7 @@ const demoMaxTicks = 24
 // minutes at 5s. Then the virtual button's long press, through the daemon,
 // grants that consent.
 func TestDemoShowsCouncilTeamsAndButton(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	dm := startDaemon(t, data, "--demo", "--gpio", "sim", "--listen", "127.0.0.1:0")
 	waitBooted(t, data)
 

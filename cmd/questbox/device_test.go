@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 
 	"context"
@@ -19,7 +20,7 @@ import (
 
 // testDaemon is a `questbox run` started in-process by startDaemon.
 type testDaemon struct {
-	stdout, stderr *syncBuffer
+	stdout, stderr *daemontest.SyncBuffer
 	stop           func() error // cancels run and returns its error
 }
 
@@ -28,7 +29,7 @@ type testDaemon struct {
 func startDaemon(t *testing.T, data string, args ...string) *testDaemon {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &testDaemon{stdout: new(syncBuffer), stderr: new(syncBuffer)}
+	d := &testDaemon{stdout: new(daemontest.SyncBuffer), stderr: new(daemontest.SyncBuffer)}
 	done := make(chan error, 1)
 	go func() {
 		done <- run(ctx, append([]string{"run", "--data", data, "--tick", "1h"}, args...), strings.NewReader(""), d.stdout, d.stderr)
@@ -107,7 +108,7 @@ func nodeOf(t *testing.T, v api.QuestDetail, id string) api.Node {
 // approves it, a triple press rejects the next one, and a long press with
 // nothing pending changes nothing.
 func TestConsentWithTheSimButton(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := []string{"--data", data}
 	cmd := func(args ...string) []string { return append(args, d...) }
 	dm := startDaemon(t, data, "--gpio", "sim")
@@ -222,7 +223,7 @@ func TestGPIOBackends(t *testing.T) {
 	if m, _ := filepath.Glob("/dev/gpiochip*"); len(m) > 0 {
 		t.Skip("this machine has GPIO chips")
 	}
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	r := must(t, 1, "", "run", "--gpio", "periph", "--data", data, "--tick", "1h")
 	if !strings.Contains(r.stderr, "questbox: gpio: pin GPIO17 (green LED) not found") {
 		t.Errorf("run --gpio periph said %q, want the pin named", r.stderr)
@@ -257,7 +258,7 @@ func TestGPIOBackends(t *testing.T) {
 // node goes back to pending with no try consumed, a consent "expired" event
 // is printed once, amber goes dark and a long press finds nothing pending.
 func TestConsentExpiry(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	cfg := filepath.Join(data, "questbox.toml")
 	os.WriteFile(cfg, []byte("[gpio]\nbackend = \"sim\"\nconsent_expiry = \"2s\"\n"), 0o644)
 	d := []string{"--data", data, "--config", cfg}
@@ -298,7 +299,7 @@ func TestOfflineLED(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close()
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	conf := filepath.Join(data, "questbox.toml")
 	os.WriteFile(conf, []byte("[network]\nprobe = \""+addr+"\"\nprobe_ttl = \"1s\"\n"), 0o644)
 	d := []string{"--data", data, "--config", conf}
@@ -346,7 +347,7 @@ func TestOfflineLED(t *testing.T) {
 // --json says of the MQTT broker: a broker nobody answers is shown not
 // connected, with the reason.
 func TestDeviceStatusShowsTheBroker(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

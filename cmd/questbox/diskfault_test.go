@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // tmpfs mounts a small tmpfs for a data directory (root only: CI is root).
@@ -17,7 +19,7 @@ func tmpfs(t *testing.T, size string) string {
 		}
 		t.Skip("needs root to mount a tmpfs")
 	}
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount a tmpfs: %v: %s", err, out)
 	}

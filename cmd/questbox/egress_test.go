@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -187,7 +188,7 @@ argv = ["/bin/sh", "-c", "`+leak+`; exit 1"]
 // tick; a long press of the (sim) button gives it and the agent runs; a
 // triple press refuses another quest's, which ends naming the refusal.
 func TestEgressConsentWithTheSimButton(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	// The agent leaves its mark outside the data directory, which a
 	// confined agent cannot write, in a directory it may.
 	marks := t.TempDir()

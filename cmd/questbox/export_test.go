@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -16,7 +17,7 @@ import (
 // lines are a few KiB each.
 func exportFixture(t *testing.T) (data string, c *api.Client) {
 	t.Helper()
-	data = shortDir(t)
+	data = daemontest.ShortDir(t)
 	startDaemon(t, data)
 	d := []string{"--data", data}
 	must(t, 0, "", append([]string{"quest", "new", "x", "--direction", "export", "--provider", "external"}, d...)...)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/device"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/api/apitest"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
@@ -108,7 +109,7 @@ func TestFullDiskFaultLEDAndResume(t *testing.T) {
 // meanwhile reaches the subscriber, in order, none missing.
 func TestBrokerStoppedAndRestarted(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := dataDir(t)
 	cfg := mqttConfig(t, dir, b, "secret")
 	sub := b.SubscribeAs(t, "questbox/cmdbox/event/#", "qb", "secret")

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -55,7 +56,7 @@ func TestGoldenStores(t *testing.T) {
 
 func goldenStore(t *testing.T, schema int) {
 	src := filepath.Join(goldenDir, "schema"+strconv.Itoa(schema))
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	raw := copyGoldenStore(t, src, data, schema)
 	var was goldenRecord
 	readJSON(t, filepath.Join(src, "verify.json"), &was)

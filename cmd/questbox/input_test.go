@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // or without a daemon; the CLI keeps one byte past the gate's limit (the
 // daemon never holds the rest) and says how large the answer really was.
 func TestHugeAnswerIsCutAndFails(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := []string{"--data", data}
 	must(t, 0, "", append([]string{"quest", "new", "big", "--direction", "d", "--provider", "external"}, d...)...)
 	must(t, 0, "", append([]string{"scan", "q1", "one", "two"}, d...)...)

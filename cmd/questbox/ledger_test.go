@@ -12,6 +12,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/storetest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // ledgerFixture makes a data directory with a quest of two locked nodes,
@@ -19,7 +20,7 @@ import (
 // (the first one makes the device key).
 func ledgerFixture(t *testing.T) (data, export string) {
 	t.Helper()
-	data = shortDir(t)
+	data = daemontest.ShortDir(t)
 	d := []string{"--data", data}
 	must(t, 0, "", append([]string{"quest", "new", "x", "--direction", "sign it", "--provider", "external"}, d...)...)
 	must(t, 0, "", append([]string{"scan", "q1", "one", "two", "three"}, d...)...)

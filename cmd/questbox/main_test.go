@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/questbox/questbox/engine"
@@ -93,37 +92,6 @@ func dataDir(t *testing.T) string {
 		}
 	})
 	return dir
-}
-
-// shortDir is a temp dir short enough for a unix socket path (< 100 bytes),
-// which t.TempDir() is not always.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "qb")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
-// syncBuffer is a bytes.Buffer safe for a daemon goroutine writing while
-// the test reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func answer(verdict, evidence string, dirs ...string) string {

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // keepMemoryLimit puts back the test process's limit when t ends.
@@ -56,7 +57,7 @@ func TestDaemonMemoryLimit(t *testing.T) {
 	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "GOMEMLIMIT=") || strings.HasPrefix(kv, "GOGC=")
 	})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	cfg := filepath.Join(dir, "questbox.toml")
 	write := func(limit string) {
 		t.Helper()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/api/apitest"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
@@ -44,7 +45,7 @@ reconnect_max = "1s"
 
 func TestMQTTDaemonPublishesAQuestAsItRuns(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := dataDir(t)
 	cfg := mqttConfig(t, dir, b, "secret")
 	sub := b.SubscribeAs(t, "questbox/#", "qb", "secret")
@@ -82,7 +83,7 @@ func TestMQTTDaemonPublishesAQuestAsItRuns(t *testing.T) {
 
 func TestMQTTWrongPasswordIsAFaultAndTheDaemonKeepsTicking(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := dataDir(t)
 	cfg := mqttConfig(t, dir, b, "wrong")
 	d := startDaemon(t, data, "--config", cfg, "--tick", "100ms")
@@ -107,7 +108,7 @@ func TestMQTTWrongPasswordIsAFaultAndTheDaemonKeepsTicking(t *testing.T) {
 
 func TestMQTTLastWillWhenTheDaemonIsKilled(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{Users: map[string]string{"qb": "secret"}})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	cfg := mqttConfig(t, dir, b, "secret")
 	bin := buildtest.Questbox(t)
 	sub := b.SubscribeAs(t, "questbox/cmdbox/status", "qb", "secret")

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/gates/ground/dnstest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 
 	"golang.org/x/sys/unix"
 
@@ -61,7 +62,7 @@ func TestNetnsNoRouteThenDNSFailure(t *testing.T) {
 	go srv.Serve(httpLn)
 	t.Cleanup(func() { srv.Close() })
 
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	bin := buildtest.Questbox(t)
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "questbox.toml")

@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/dashboard/browsertest"
 )
@@ -32,7 +33,7 @@ import (
 // preset creates a Teams quest.
 func TestQuestFromThePhone(t *testing.T) {
 	ctx := browsertest.New(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	out := agentOut(t)
 	fifo, once := filepath.Join(dir, "go-on"), filepath.Join(out, "once")

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -48,7 +49,7 @@ import (
 // A copy that verifies with a locked node that differs from the live one
 // is a silent wrong state, and fails the test; so does any other exit.
 func TestPowerLossCopies(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := startDaemon(t, data, "--tick", "20ms", "--gpio", "sim")
 	must(t, 0, "", "quest", "new", "busy", "--direction", "keep writing", "--provider", "demo", "--max-agent-runs", "100000", "--data", data)
 	must(t, 0, "", "quest", "new", "ext", "--direction", "scanned", "--provider", "external", "--data", data)
@@ -67,7 +68,7 @@ func TestPowerLossCopies(t *testing.T) {
 		must(t, 0, "", "scan", "q2", fmt.Sprintf("more %d", i), "--data", data)
 		qb(t, "", "quest", "abort-node", fmt.Sprintf("n%d", 2+r.IntN(20)), "--reason", "power-loss test", "--data", data)
 
-		dir := shortDir(t)
+		dir := daemontest.ShortDir(t)
 		var b []byte
 		if i%4 == 3 {
 			b = copyDuringCommit(t, store)
@@ -130,7 +131,7 @@ func TestPowerLossCopies(t *testing.T) {
 		b := readAll(t, store)
 		c, lost := powerCut(a, b, i%3 == 2, r)
 		pagesLost += lost
-		dir := shortDir(t)
+		dir := daemontest.ShortDir(t)
 		if err := os.WriteFile(filepath.Join(dir, engine.StoreFile), c, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -154,7 +155,7 @@ func TestPowerLossCopies(t *testing.T) {
 		qb(t, "", "quest", "abort-node", fmt.Sprintf("n%d", 2+r.IntN(60)), "--reason", "lying card", "--data", data)
 		b := readAll(t, store)
 		c := lyingCard(a, b, r)
-		dir := shortDir(t)
+		dir := daemontest.ShortDir(t)
 		if err := os.WriteFile(filepath.Join(dir, engine.StoreFile), c, 0o600); err != nil {
 			t.Fatal(err)
 		}

@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // quest new --project: a directory that cannot be used is refused with
 // one sentence naming it; a good one is where the command agents run.
 func TestQuestProject(t *testing.T) {
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	cfg := runsConfig(t, dir, "[providers.where]\ntype = \"command\"\nargv = [\"sh\", \"-c\", \"cat >/dev/null; echo ran in $(pwd) >&2\"]\n")
 	d := []string{"--config", cfg, "--data", data}
@@ -59,7 +60,7 @@ func TestQuestProjectPermission(t *testing.T) {
 		t.Skip("runs questbox as nobody, which needs root; as another user TestQuestProject checks a 0500 directory")
 	}
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	os.Chmod(dir, 0o755)
 	for _, d := range []string{"data", "project"} {
 		os.Mkdir(filepath.Join(dir, d), 0o755)

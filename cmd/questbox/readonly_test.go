@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // TestReadsDoNotWrite: without a daemon, every read-only verb leaves the
@@ -15,7 +16,7 @@ import (
 // running by a crash (its recovery waits for the daemon or the next
 // writing command).
 func TestReadsDoNotWrite(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := []string{"--data", data}
 	must(t, 0, "", append([]string{"quest", "new", "r", "--direction", "reads", "--provider", "external"}, d...)...)
 	must(t, 0, "", append([]string{"scan", "q1", "one", "two"}, d...)...)

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -52,7 +53,7 @@ func logsSize(t *testing.T, data string) int64 {
 // that floods 64 MiB: `runs` says how each ended, `logs` shows the
 // stderr, the timeout and the cut, and the logs stay under their total.
 func TestRunsAndLogsOfFailingAgents(t *testing.T) {
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	cfg := runsConfig(t, dir, `
 [providers.crash]
@@ -162,7 +163,7 @@ argv = ["sh", "-c", "cat >/dev/null; echo FIRST-LINE >&2; yes flooding | head -c
 // the same.
 func TestLogsFollow(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	step1, step2 := filepath.Join(dir, "step1"), filepath.Join(dir, "step2")
 	for _, f := range []string{step1, step2} {
@@ -248,7 +249,7 @@ func TestLogsFollow(t *testing.T) {
 // interrupted, with the log it had written.
 func TestRunInterruptedByCrashKeepsItsLog(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	out := agentOut(t)
 	started := filepath.Join(out, "started")

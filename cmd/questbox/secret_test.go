@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -61,7 +62,7 @@ env = ["PATH", "QB_TEST_TOKEN"]
 			}
 			if name == "wiring" {
 				// The daemon's own log, and the API's view of the broker.
-				data := shortDir(t)
+				data := daemontest.ShortDir(t)
 				d := startDaemon(t, data, "--gpio", "sim", "--config", cfg)
 				waitFor(t, "the broker's error", func() bool {
 					var v api.Device

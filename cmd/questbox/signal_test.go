@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 	"github.com/questbox/questbox/ui/mqtt/mosquittotest"
 )
@@ -85,7 +86,7 @@ func (p *procDaemon) exit(t *testing.T, within time.Duration) int {
 // daemon exits 0 well within TimeoutStopSec, and the store verifies.
 func TestSIGTERMDuringAgentRun(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	out := agentOut(t)
 	started := filepath.Join(out, "started")
@@ -153,7 +154,7 @@ argv = ["sh", "-c", ": > `+started+`; sleep 600"]
 // in force (its generation unchanged); SIGTERM still stops it cleanly.
 func TestSIGHUPAppliesTheConfig(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "questbox.toml")
 	agent := filepath.Join(dir, "agent.sh")
@@ -253,7 +254,7 @@ func TestSIGHUPStartsMQTTAndTheDashboardAgain(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	sub := b.Subscribe(t, "questbox/#")
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	cfg := filepath.Join(dir, "questbox.toml")
 	base := "[daemon]\ndevice_id = \"hupbox\"\n[network]\nprobe = \"\"\n"

@@ -11,6 +11,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -18,7 +19,7 @@ import (
 // finishes its request, or never sends one, must neither block other
 // commands nor keep the daemon from stopping.
 func TestHostileClientsDoNotBlockShutdown(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	d := startDaemon(t, data)
 	sock := filepath.Join(data, "questbox.sock")
 	partial, err := net.Dial("unix", sock)
@@ -44,7 +45,7 @@ func TestHostileClientsDoNotBlockShutdown(t *testing.T) {
 // TestSocketKeepsAFileThatIsNotASocket: a daemon.socket that names another
 // file (the store, by mistake) is refused, and the file is left alone.
 func TestSocketKeepsAFileThatIsNotASocket(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	conf := filepath.Join(data, "questbox.toml")
 	store := filepath.Join(data, "questbox.db")
 	os.WriteFile(conf, []byte("[daemon]\nsocket = \""+store+"\"\n"), 0o644)
@@ -63,7 +64,7 @@ func TestSocketKeepsAFileThatIsNotASocket(t *testing.T) {
 // of seeding a node whose hypothesis is "-".
 func TestScanDashReadsStdin(t *testing.T) {
 	for _, viaDaemon := range []bool{false, true} {
-		data := shortDir(t)
+		data := daemontest.ShortDir(t)
 		if viaDaemon {
 			startDaemon(t, data)
 		}
@@ -85,7 +86,7 @@ func TestScanDashReadsStdin(t *testing.T) {
 // TestRunOnAFreshDataDirectory: `questbox run --data DIR` where DIR does
 // not exist yet creates it, listens and takes commands.
 func TestRunOnAFreshDataDirectory(t *testing.T) {
-	data := filepath.Join(shortDir(t), "new", "box")
+	data := filepath.Join(daemontest.ShortDir(t), "new", "box")
 	d := startDaemon(t, data)
 	must(t, 0, "", "quest", "new", "x", "--direction", "fresh", "--provider", "external", "--data", data)
 	if fi, err := os.Stat(data); err != nil || fi.Mode().Perm() != 0o750 {
@@ -108,7 +109,7 @@ func (o openEngine) Engine(context.Context, bool) (*engine.Engine, error) { retu
 // instead of failing with "store in use", and opens the store itself when
 // the holder lets it go.
 func TestVerbWaitsForAStartingDaemon(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	sock := filepath.Join(data, "questbox.sock")
 	must(t, 0, "", "quest", "new", "waits", "--direction", "a daemon starting", "--provider", "external", "--data", data)
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // writeGarbage replaces the store in data with bytes that are not bbolt.
@@ -23,13 +24,13 @@ func writeGarbage(t *testing.T, data, text string) {
 // reason (exit 2, salvage named) while `device status` still answers, and
 // starts by itself once `questbox salvage` has repaired the store.
 func TestDaemonWaitsForARepairedStore(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	writeGarbage(t, data, "not a bbolt file. ")
-	notify := listenNotify(t, filepath.Join(data, "notify"))
+	notify := daemontest.ListenNotify(t, filepath.Join(data, "notify"))
 	t.Setenv("NOTIFY_SOCKET", notify.LocalAddr().String())
 
 	d := startDaemon(t, data, "--gpio", "sim")
-	if got := readNotify(t, notify); !strings.HasPrefix(got, "READY=1\nSTATUS=waiting for the store") {
+	if got := daemontest.ReadNotify(t, notify); !strings.HasPrefix(got, "READY=1\nSTATUS=waiting for the store") {
 		t.Errorf("systemd got %q, want READY with the store as status", got)
 	}
 	r := must(t, 2, "", "quest", "list", "--data", data)
@@ -49,10 +50,10 @@ func TestDaemonWaitsForARepairedStore(t *testing.T) {
 	must(t, 2, "", "quest", "list", "--data", data)
 
 	must(t, 0, "", "salvage", "--data", data)
-	if got := readNotify(t, notify); got != "STATUS=store opened; starting" {
+	if got := daemontest.ReadNotify(t, notify); got != "STATUS=store opened; starting" {
 		t.Errorf("systemd got %q after the repair", got)
 	}
-	if got := readNotify(t, notify); got != "READY=1" {
+	if got := daemontest.ReadNotify(t, notify); got != "READY=1" {
 		t.Errorf("systemd got %q, want READY=1 once running", got)
 	}
 	must(t, 0, "", "quest", "new", "after", "--direction", "d", "--provider", "external", "--data", data)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -51,7 +52,7 @@ func TestQuestNewTeams(t *testing.T) {
 // the executer do not, the Team locks, and the ledger verifies.
 func TestTeamKill9BetweenStages(t *testing.T) {
 	bin := buildtest.Questbox(t)
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	agent := filepath.Join(dir, "agent.sh")
 	out := agentOut(t)

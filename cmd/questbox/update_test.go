@@ -26,6 +26,7 @@ import (
 	"aead.dev/minisign"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/internal/release"
 	"github.com/questbox/questbox/ui/api"
 )
@@ -349,7 +350,7 @@ type updateBox struct {
 
 func newUpdateBox(t *testing.T) *updateBox {
 	old := buildtest.Build(t, buildtest.Variant{Version: oldVersion})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	b := &updateBox{t: t, dir: dir, data: filepath.Join(dir, "data"), cfg: filepath.Join(dir, "questbox.toml")}
 	if err := os.WriteFile(b.cfg, []byte("[network]\nprobe = \"\"\n[daemon]\nlisten = \"127.0.0.1:0\"\n"), 0o644); err != nil {
 		t.Fatal(err)

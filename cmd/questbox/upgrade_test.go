@@ -16,6 +16,7 @@ import (
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 	"github.com/questbox/questbox/ui/api"
 )
 
@@ -70,7 +71,7 @@ func schema8Logs(t *testing.T, data string) map[string][]string {
 func TestUpgradeKilledBetweenParts(t *testing.T) {
 	bin := buildtest.Questbox(t)
 	fault := buildtest.Build(t, buildtest.Variant{Tags: "migratefault"})
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	data := filepath.Join(dir, "data")
 	cfg := os.Getenv("QUESTBOX_CONFIG")
 	qbx := binaryCLI(t, bin, cfg, data)
@@ -87,7 +88,7 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 
 	// Under a stand-in for systemd: the upgrade runs before READY, under
 	// the start-up's extended timeout.
-	notify := listenNotify(t, filepath.Join(dir, "notify"))
+	notify := daemontest.ListenNotify(t, filepath.Join(dir, "notify"))
 	d := exec.Command(fault, "run", "--config", cfg, "--data", data, "--tick", "1h")
 	d.Env = append(os.Environ(), "NOTIFY_SOCKET="+notify.LocalAddr().String())
 	stderr, err := d.StderrPipe()
@@ -111,7 +112,7 @@ func TestUpgradeKilledBetweenParts(t *testing.T) {
 	// The open asks for more time every extendEvery while the upgrade
 	// works (internal/daemon's starttimeout.go); nothing says READY meanwhile.
 	for {
-		msg := readNotify(t, notify)
+		msg := daemontest.ReadNotify(t, notify)
 		if strings.Contains(msg, "READY=1") {
 			t.Fatalf("the daemon said READY in the middle of its upgrade: %q", msg)
 		}

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // step is one CLI invocation of the both-ways script. {D} stands for the
@@ -122,7 +124,7 @@ func TestEveryVerbBothWays(t *testing.T) {
 	var sides [2]side
 	for i, viaDaemon := range []bool{false, true} {
 		s := &sides[i]
-		s.data, s.scratch = shortDir(t), t.TempDir()
+		s.data, s.scratch = daemontest.ShortDir(t), t.TempDir()
 		if viaDaemon {
 			startDaemon(t, s.data)
 		}
@@ -157,7 +159,7 @@ func TestEveryVerbBothWays(t *testing.T) {
 // TestDeviceVerbsNeedADaemon: the LEDs and the button live in the daemon;
 // without one, device verbs say so and exit 2.
 func TestDeviceVerbsNeedADaemon(t *testing.T) {
-	data := shortDir(t)
+	data := daemontest.ShortDir(t)
 	for _, args := range [][]string{{"device", "status"}, {"device", "press", "--hold", "2s"}} {
 		r := must(t, 2, "", append(args, "--data", data)...)
 		if !strings.Contains(r.stderr, "no questbox daemon is running") {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/internal/buildtest"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // walkBlock is a fenced shell block of README.md or of a page under
@@ -159,7 +160,7 @@ func TestREADMEWalk(t *testing.T) {
 // walkOnePage runs blocks in a fresh directory beside a fresh daemon.
 func walkOnePage(t *testing.T, daemonArgs []string, blocks []walkBlock) {
 	// A fresh directory with bin/questbox, as `make run` leaves it.
-	dir := shortDir(t)
+	dir := daemontest.ShortDir(t)
 	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // TestScheduledBackups drives the daemon's backup loop with ticks of our
@@ -29,7 +30,7 @@ func TestScheduledBackups(t *testing.T) {
 	defer eng.Shutdown(0)
 	// run drives a loop over dir with ticks at times, and returns its log.
 	run := func(dir string, times ...time.Time) string {
-		var logs syncBuffer
+		var logs daemontest.SyncBuffer
 		ticks := make(chan time.Time) // unbuffered: each send is taken
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // TestLongStepExtendsTheStartTimeout runs start-up steps under a stand-in
@@ -20,7 +22,7 @@ func TestLongStepExtendsTheStartTimeout(t *testing.T) {
 	const rest = every / 2 // below every: only the store's size buys time
 	ext := func(d time.Duration) string { return fmt.Sprintf("EXTEND_TIMEOUT_USEC=%d", d.Microseconds()) }
 	newTimer := func(t *testing.T) (stepTimer, *net.UnixConn, <-chan string) {
-		notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
+		notify := daemontest.ListenNotify(t, filepath.Join(daemontest.ShortDir(t), "notify"))
 		e := &Env{Getenv: func(k string) string {
 			if k == "NOTIFY_SOCKET" {
 				return notify.LocalAddr().String()
@@ -38,7 +40,7 @@ func TestLongStepExtendsTheStartTimeout(t *testing.T) {
 		if err := sdNotify(func(string) string { return notify.LocalAddr().String() }, "MARK"); err != nil {
 			t.Fatal(err)
 		}
-		if got := readNotify(t, notify); got != "MARK" {
+		if got := daemontest.ReadNotify(t, notify); got != "MARK" {
 			t.Fatalf("systemd got %q, want nothing", got)
 		}
 	}
@@ -51,7 +53,7 @@ func TestLongStepExtendsTheStartTimeout(t *testing.T) {
 			// Two asks for more while it works (budget: rest + 10 MiB ×
 			// every), then it ends.
 			for range 2 {
-				got <- readNotify(t, notify)
+				got <- daemontest.ReadNotify(t, notify)
 			}
 			return boom
 		})
@@ -67,9 +69,9 @@ func TestLongStepExtendsTheStartTimeout(t *testing.T) {
 		// More asks may have been sent before the step's end was seen
 		// (a loaded machine); then the rest of the start-up gets the
 		// unit's timeout.
-		m := readNotify(t, notify)
+		m := daemontest.ReadNotify(t, notify)
 		for m == ext(3*every) {
-			m = readNotify(t, notify)
+			m = daemontest.ReadNotify(t, notify)
 		}
 		if m != ext(rest) {
 			t.Errorf("after the step systemd got %q, want %q", m, ext(rest))

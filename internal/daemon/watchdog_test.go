@@ -11,6 +11,7 @@ import (
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
 
 // TestHungTickStopsTheWatchdog runs the engine's real tick loop with the
@@ -20,7 +21,7 @@ import (
 // hangs, so systemd's WatchdogSec restarts the daemon; once the tick gets
 // going again the pings come back.
 func TestHungTickStopsTheWatchdog(t *testing.T) {
-	notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
+	notify := daemontest.ListenNotify(t, filepath.Join(daemontest.ShortDir(t), "notify"))
 	getenv := func(k string) string {
 		if k == "NOTIFY_SOCKET" {
 			return notify.LocalAddr().String()
@@ -56,7 +57,7 @@ func TestHungTickStopsTheWatchdog(t *testing.T) {
 	go func() { served <- eng.Serve(ctx, every, d.tickDone) }()
 
 	for i := range 3 {
-		if got := readNotify(t, notify); got != "WATCHDOG=1" {
+		if got := daemontest.ReadNotify(t, notify); got != "WATCHDOG=1" {
 			t.Fatalf("healthy tick %d: systemd got %q, want WATCHDOG=1", i, got)
 		}
 	}
@@ -72,7 +73,7 @@ func TestHungTickStopsTheWatchdog(t *testing.T) {
 
 	hang.Store(false)
 	close(release)
-	if got := readNotify(t, notify); got != "WATCHDOG=1" {
+	if got := daemontest.ReadNotify(t, notify); got != "WATCHDOG=1" {
 		t.Fatalf("after the tick came back: systemd got %q, want WATCHDOG=1", got)
 	}
 	cancel()
@@ -105,7 +106,7 @@ func drainUntilQuiet(t *testing.T, c interface {
 // that worked, never after a failed one, so a tick loop that keeps failing
 // (a store that cannot be written) is restarted by systemd.
 func TestWatchdogOnlyAfterAHealthyTick(t *testing.T) {
-	notify := listenNotify(t, filepath.Join(shortDir(t), "notify"))
+	notify := daemontest.ListenNotify(t, filepath.Join(daemontest.ShortDir(t), "notify"))
 	getenv := func(k string) string {
 		if k == "NOTIFY_SOCKET" {
 			return notify.LocalAddr().String()
@@ -120,7 +121,7 @@ func TestWatchdogOnlyAfterAHealthyTick(t *testing.T) {
 	d := &daemon{e: &Env{Getenv: getenv}, box: box.New(dev, box.Options{})}
 	d.tickDone(engine.TickReport{}, errors.New("store: input/output error"))
 	d.tickDone(engine.TickReport{}, nil)
-	if got := readNotify(t, notify); got != "WATCHDOG=1" {
+	if got := daemontest.ReadNotify(t, notify); got != "WATCHDOG=1" {
 		t.Fatalf("systemd got %q, want WATCHDOG=1", got)
 	}
 	// Datagrams are queued by the time Write returns: anything else sent
