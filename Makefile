@@ -47,7 +47,7 @@ test: ## install missing test deps (scripts/deps.sh), verify-units, go test -rac
 	GO=$(GO) scripts/deps.sh $(TEST_DEBS)
 	scripts/verify-units.sh
 	QUESTBOX_ARTIFACTS=$(ARTIFACTS) $(GO) test -race -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -run '$(NORACE_TESTS)' ./engine/agent ./ui/api ./cmd/questbox
+	$(GO) test -count=1 -run '$(NORACE_TESTS)' ./engine/agent ./ui/api ./internal/daemon
 
 verify-units: ## systemd-analyze verify and security on the units in systemd/ (and the image's)
 	scripts/verify-units.sh
