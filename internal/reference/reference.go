@@ -404,15 +404,12 @@ var goLink = regexp.MustCompile(`\[(\*?[A-Z][A-Za-z0-9_.]*)\]`)
 // Asides of a doc comment that speak to a Go reader, not a user: a
 // parenthesis that only points at Go names or source files ("(see
 // [Config.SocketPath])", "(engine.CheckRoles)", "(see presets.go)"), and
-// citations of the design notes ("(docs/design.md, "The tick")", and the
-// section numbers older comments used).
+// citations of the design notes ("(docs/design.md, "The tick")").
 var goAsides = []*regexp.Regexp{
 	regexp.MustCompile(`\s*\((?:see )?\[\*?[A-Z][\w.]*\](?:,? (?:and )?\[\*?[A-Z][\w.]*\])*\)`),
 	regexp.MustCompile(`[:;,]? see \[\*?[A-Z][\w.]*\]`),
 	regexp.MustCompile(`\s*\((?:see )?[a-z]\w*\.[A-Z]\w*\)|\s*\(see [A-Z]\w*\.[A-Z]\w*\)`),
 	regexp.MustCompile(`\s*\(see \w+\.go\)|[:;,]? see \w+\.go`),
-	regexp.MustCompile(`\s*\((?:SPEC )?§[\d.]+\)`),
-	regexp.MustCompile(`;? ?(?:SPEC )?§[\d.]+(?: "[^"]*")?(?:[,;] ?)?`),
 	regexp.MustCompile(`\s*\(docs/design\.md, "[^"]+"(?:, "[^"]+")*\)`),
 	regexp.MustCompile(`;? ?docs/design\.md, "[^"]+"(?:, "[^"]+")*(?:[,;] ?)?`),
 }
@@ -546,13 +543,14 @@ func Table(b *strings.Builder, header []string, rows [][]string) {
 	}
 }
 
-// forUsers are what a page for users must not carry: the design notes'
-// section numbers and name, issue numbers, Go source files.
-var forUsers = regexp.MustCompile(`§|\bSPEC\b|\b[Ii]ssue \d+|\b\w+\.go\b`)
+// forUsers are what a page for users must not carry: a citation of the
+// design notes that goAsides did not drop, Go source files. (No comment
+// cites an issue or an outside document at all: internal/buildtest.)
+var forUsers = regexp.MustCompile(`docs/design\.md|\b\w+\.go\b`)
 
 // Lint reports what on a generated page speaks to the code's authors
-// instead of its users: a doc comment that cites the design notes or an
-// issue, or points at a source file. Say it in the comment for the user,
+// instead of its users: a doc comment that cites the design notes or
+// points at a source file. Say it in the comment for the user,
 // or put it in a parenthesis goAsides drops.
 func Lint(page string) error {
 	var bad []string

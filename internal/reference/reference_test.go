@@ -15,7 +15,7 @@ const sample = `package sample
 
 import "net/http"
 
-// MQTT is the broker (§5.4).
+// MQTT is the broker (docs/design.md, "MQTT").
 type MQTT struct {
 	// ClientID defaults to "questbox-<device_id>" (see [Config.MQTTClientID]).
 	ClientID string
@@ -55,7 +55,7 @@ func (s *Server) routes() {
 // questList lists the quests. Nothing is created.
 func (s *Server) questList(w http.ResponseWriter, r *http.Request) {}
 
-// questNew creates a quest (SPEC §2.4; see quest.go).
+// questNew creates a quest (docs/design.md, "The tick"; see quest.go).
 func (s *Server) questNew(w http.ResponseWriter, r *http.Request) {}
 
 func (s *Server) write(h http.HandlerFunc) http.HandlerFunc { return h }
@@ -128,7 +128,7 @@ func TestRoutes(t *testing.T) {
 	}
 	for i, want := range []Route{
 		{Pattern: "GET /api/quests", Handler: "questList", Doc: "questList lists the quests. Nothing is created.\n"},
-		{Pattern: "POST /api/quests", Handler: "questNew", Wrappers: []string{"write"}, Doc: "questNew creates a quest (SPEC §2.4; see quest.go).\n"},
+		{Pattern: "POST /api/quests", Handler: "questNew", Wrappers: []string{"write"}, Doc: "questNew creates a quest (docs/design.md, \"The tick\"; see quest.go).\n"},
 		{Pattern: "GET /app.js", Handler: "asset", Doc: "asset serves an embedded file.\n"},
 		{Pattern: "GET /healthz"},
 		{Pattern: "/", Doc: "Anything else is not found.\n"},
@@ -151,9 +151,6 @@ func TestRoutes(t *testing.T) {
 
 func TestText(t *testing.T) {
 	for _, tc := range []struct{ doc, want string }{
-		{"Tick is the period (§2.4). Default 60s.", "Tick is the period. Default 60s."},
-		{"Vendor names it (both types; SPEC §2.8 \"Privacy egress\"): local.", "Vendor names it (both types): local."},
-		{"Team is one kind (SPEC §2.8, `quest new --teams`).", "Team is one kind (`quest new --teams`)."},
 		{"Tick is the period (docs/design.md, \"The tick\"). Default 60s.", "Tick is the period. Default 60s."},
 		{"Pins (docs/design.md, \"The LEDs\", \"The consent button\").", "Pins."},
 		{"Vendor names it (both types; docs/design.md, \"Privacy egress\"): local.", "Vendor names it (both types): local."},
@@ -194,7 +191,7 @@ func TestLint(t *testing.T) {
 	if err := Lint("fine\nall of it"); err != nil {
 		t.Error(err)
 	}
-	for _, bad := range []string{"see §2.4", "SPEC says", "since issue 23", "in presets.go"} {
+	for _, bad := range []string{"see docs/design.md, \"The tick\"", "in presets.go"} {
 		if err := Lint("ok\n" + bad); err == nil || !strings.Contains(err.Error(), "line 2") {
 			t.Errorf("Lint(%q) = %v, want an error at line 2", bad, err)
 		}
