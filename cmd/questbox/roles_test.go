@@ -5,26 +5,16 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
-
-const rolesConfig = `
-[providers.claude]
-type = "command"
-argv = ["/bin/true"]
-vendor = "anthropic"
-
-[providers.box]
-type = "command"
-argv = ["/bin/true"]
-vendor = "local"
-`
 
 // quest new --role-provider and --egress: a provider of a vendor the
 // quest does not allow is refused (exit 1) naming it and its vendor; an
 // unknown role or provider is refused naming it; a malformed flag is a
 // usage error.
 func TestQuestNewRoleProviderAndEgress(t *testing.T) {
-	cfg, data := writeConfig(t, rolesConfig), t.TempDir()
+	cfg, data := writeConfig(t, daemontest.RolesConfig), t.TempDir()
 	base := []string{"quest", "new", "q", "--direction", "find it", "--provider", "box", "--config", cfg, "--data", data}
 	r := must(t, 1, "", append(base, "--role-provider", "owner=claude")...)
 	if !strings.Contains(r.stderr, `role owner: provider "claude" is vendor "anthropic"`) {
@@ -52,7 +42,7 @@ func TestCheckConfigRoleTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := filepath.Join(dir, "questbox.toml")
-	text := rolesConfig + "\n[roles.owner]\nprovider = \"claude\"\ntemplate = \"missing.tmpl\"\n\n[roles.poc]\ntemplate = \"broken.tmpl\"\n"
+	text := daemontest.RolesConfig + "\n[roles.owner]\nprovider = \"claude\"\ntemplate = \"missing.tmpl\"\n\n[roles.poc]\ntemplate = \"broken.tmpl\"\n"
 	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

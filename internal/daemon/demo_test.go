@@ -6,25 +6,13 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/internal/config"
+	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
-
-// rolesConfig has a provider of a vendor the demo quest would refuse.
-const rolesConfig = `
-[providers.claude]
-type = "command"
-argv = ["/bin/true"]
-vendor = "anthropic"
-
-[providers.box]
-type = "command"
-argv = ["/bin/true"]
-vendor = "local"
-`
 
 // The demo quest runs every role on the demo provider, even when [roles]
 // gives one a provider of a vendor the demo quest would refuse.
 func TestSeedDemoIgnoresRoleProviders(t *testing.T) {
-	cfg, err := config.Parse([]byte(rolesConfig+"\n[roles.owner]\nprovider = \"claude\"\n"), "questbox.toml")
+	cfg, err := config.Parse([]byte(daemontest.RolesConfig+"\n[roles.owner]\nprovider = \"claude\"\n"), "questbox.toml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,3 +67,18 @@ func (s *SyncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// RolesConfig is a config with two command providers of two vendors:
+// claude (anthropic) and box (local), for the tests of what a quest's
+// egress allows its roles.
+const RolesConfig = `
+[providers.claude]
+type = "command"
+argv = ["/bin/true"]
+vendor = "anthropic"
+
+[providers.box]
+type = "command"
+argv = ["/bin/true"]
+vendor = "local"
+`
