@@ -92,23 +92,23 @@ func chainSum(sum string, v []byte) string {
 // spillAttempts appends the attempts addAttempt sent out of n's record to
 // the attempts bucket (saveNode): each names the one before it.
 func (t *txn) spillAttempts(n *Node) error {
-	if len(n.spill) == 0 {
+	if len(n.Spill) == 0 {
 		return nil
 	}
 	b := t.tx.Attempts()
 	b.FillPercent = 1.0 // only ever appended at its right edge
-	for i := range n.spill {
+	for i := range n.Spill {
 		seq, err := b.NextSequence()
 		if err != nil {
 			return err
 		}
-		v := t.claim(appendAttemptRecord(t.spare(256), n.ID, n.AttemptSeq, &n.spill[i]))
+		v := t.claim(appendAttemptRecord(t.spare(256), n.ID, n.AttemptSeq, &n.Spill[i]))
 		if err := b.Put(t.key8(seq), v); err != nil {
 			return err
 		}
 		n.AttemptSeq, n.AttemptSum = seq, chainSum(n.AttemptSum, v)
 	}
-	n.spill = n.spill[:0]
+	n.Spill = n.Spill[:0]
 	return nil
 }
 
@@ -160,7 +160,7 @@ func readNodeLog(tx *store.Tx, id string) (*Node, error) {
 // schema 9 (and a locked node's record still may): that log is the whole.
 func loadAttempts(tx *store.Tx, n *Node) error {
 	if n.AttemptCount == 0 {
-		n.logged = true
+		n.Logged = true
 		return nil
 	}
 	chain, _, err := readChain(tx, n)
@@ -174,7 +174,7 @@ func loadAttempts(tx *store.Tx, n *Node) error {
 	if n.LastAttempt != nil {
 		log = append(log, *n.LastAttempt)
 	}
-	n.Attempts, n.logged = log, true
+	n.Attempts, n.Logged = log, true
 	return nil
 }
 
@@ -320,7 +320,7 @@ func migrateAttempts(tx *store.Tx) error {
 	}
 	t := &txn{tx: tx} // for spillAttempts' records, carved as a write's
 	for _, n := range nodes {
-		n.chainForm()
+		n.ChainForm()
 		if err := t.spillAttempts(n); err != nil {
 			return err
 		}
@@ -364,7 +364,7 @@ func (r *rebuilder) repairChains() error {
 		}
 		if k := len(chain); k > 0 && chain[k-1].prev != 0 {
 			v := appendAttemptRecord(nil, n.ID, 0, &chain[k-1].attempt)
-			if err := b.Put(u64(n.seqOf(chain, k-1)), v); err != nil {
+			if err := b.Put(u64(attemptKeyOf(n, chain, k-1)), v); err != nil {
 				return err
 			}
 			raws[k-1] = v
@@ -413,9 +413,9 @@ func (r *rebuilder) resumeUpgrade() error {
 	return m.Delete(kMigrated)
 }
 
-// seqOf is the key of chain[i]: the node's AttemptSeq for the newest, the
+// attemptKeyOf is the key of chain[i]: the node's AttemptSeq for the newest, the
 // prev of the record after it otherwise.
-func (n *Node) seqOf(chain []attemptRecord, i int) uint64 {
+func attemptKeyOf(n *Node, chain []attemptRecord, i int) uint64 {
 	if i == 0 {
 		return n.AttemptSeq
 	}

@@ -68,7 +68,7 @@ func overdraws(q *Quest, runs, tokens int) string {
 	switch {
 	case q.Counters.AgentRuns+runs > q.Limits.MaxAgentRuns:
 		return budgetRuns
-	case q.Counters.Tokens+q.reserved+tokens > q.Limits.TokenBudget:
+	case q.Counters.Tokens+q.ReservedTokens+tokens > q.Limits.TokenBudget:
 		return budgetTokens
 	}
 	return ""
@@ -82,7 +82,7 @@ func refusal(q *Quest, budget string, runs, tokens int, what string) string {
 		return fmt.Sprintf("max_agent_runs %d: %d used, %s needs %d", q.Limits.MaxAgentRuns, q.Counters.AgentRuns, what, runs)
 	}
 	return fmt.Sprintf("token_budget %d: %d used and %d reserved by runs in flight, %s reserves %d",
-		q.Limits.TokenBudget, q.Counters.Tokens, q.reserved, what, tokens)
+		q.Limits.TokenBudget, q.Counters.Tokens, q.ReservedTokens, what, tokens)
 }
 
 // admit says why q's budgets refuse a run of n on provider, which

@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -313,7 +314,7 @@ func reservedOf(t *testing.T, h *harness, quest string) int {
 		if err != nil || !ok {
 			return errors.Join(err, ErrNotFound)
 		}
-		n = q.reserved
+		n = q.ReservedTokens
 		return nil
 	})
 	if err != nil {
@@ -460,7 +461,7 @@ func TestTokenOvershootIsAtMostTheLastDispatchsExcess(t *testing.T) {
 		)
 		h := localHarness(t, Options{Providers: map[string]Provider{"p": counted}, MaxParallel: 4, MaxTokens: map[string]int{"p": maxTokens}})
 		defer h.close()
-		limits := Limits{MaxTries: 3, MaxAgentRuns: rapid.IntRange(0, 12).Draw(rt, "max_agent_runs"), WallClock: DefaultLimits().WallClock,
+		limits := Limits{MaxTries: 3, MaxAgentRuns: rapid.IntRange(0, 12).Draw(rt, "max_agent_runs"), WallClock: domain.DefaultLimits().WallClock,
 			TokenBudget: rapid.IntRange(0, 8*reserve).Draw(rt, "token_budget"), OwnerEvery: 1}
 		q := h.quest(func(s *QuestSpec) {
 			s.Provider, s.Limits = "p", limits

@@ -11,97 +11,6 @@ import (
 	"github.com/questbox/questbox/gates/consent"
 )
 
-// ConsentRequest is a node waiting for a human (docs/design.md, "Authority"
-// L3): what waits, why, what a yes approves, and the claim hash the press
-// binds to.
-type ConsentRequest struct {
-	Node       string    `json:"node"`
-	Quest      string    `json:"quest"`
-	Role       string    `json:"role"`
-	Hypothesis string    `json:"hypothesis"`
-	ClaimHash  string    `json:"claim_hash"`
-	Why        string    `json:"why"`
-	Since      time.Time `json:"since"`
-	// Team and Stage: the Team of a stage node, and its stage.
-	Team  string `json:"team,omitempty"`
-	Stage string `json:"stage,omitempty"`
-	// Reasons are why the request was made, as the gate said it then;
-	// nil for a request made before they were recorded (Why is all
-	// there is of it).
-	Reasons []ConsentReason `json:"reasons,omitempty"`
-	// Deliverable is what a yes approves.
-	Deliverable Deliverable `json:"deliverable"`
-	// Deadline is when the request expires (zero: never); Expired says
-	// whether it had at the time ConsentQueue was asked.
-	Deadline time.Time `json:"deadline,omitzero"`
-	Expired  bool      `json:"expired,omitempty"`
-}
-
-// Deliverable is the answer a consent approves: the node's own, or for a
-// Team's accept the executer's deliverable that the accept hands on.
-// Evidence is "" when the claim kept none (an owner's actions without
-// evidence, a request of an older questbox).
-type Deliverable struct {
-	Node      string           `json:"node"`
-	Verdict   string           `json:"verdict,omitempty"`
-	Evidence  string           `json:"evidence,omitempty"`
-	Citations []gates.Citation `json:"citations,omitempty"`
-}
-
-// ConsentRequested is the outcome of the consent event that a request
-// makes (the others: granted, rejected, expired).
-const ConsentRequested = "requested"
-
-// The kinds of ConsentReason the engine records. The set is open: a
-// reason of a kind a face does not know is shown by its Text.
-const (
-	// ReasonRule: a rule of the quest's gate fired at level review (Fact).
-	ReasonRule = "rule"
-	// ReasonJudge: the L2 judge raised doubt about a citation (Fact,
-	// Source, Quote), or escalated the claim to a human.
-	ReasonJudge = "judge"
-	// ReasonCheckpoint: the node's role is one of the quest's
-	// checkpoints (Role).
-	ReasonCheckpoint = "checkpoint"
-	// ReasonTeamAccept: a Team's accept waits for a human (Team): accept
-	// mode human, or a deliverable the quest's L1 gate sent to review
-	// (whose facts follow as ReasonRule).
-	ReasonTeamAccept = "team_accept"
-	// ReasonEgress: a new quest would send its material to a vendor
-	// that is not local (egressconsent.go); the deliverable is what the
-	// human allows.
-	ReasonEgress = "egress"
-)
-
-// ConsentReason is one reason a claim waits for a human, recorded with
-// the claim when the request is made, so that what the human reads is
-// what the gate said, not a guess made later.
-type ConsentReason struct {
-	Kind string `json:"kind"`
-	// Text is the reason as one line, for a face that knows no more of
-	// its kind.
-	Text   string      `json:"text"`
-	Fact   *gates.Fact `json:"fact,omitempty"`
-	Source string      `json:"source,omitempty"`
-	Quote  string      `json:"quote,omitempty"`
-	Role   string      `json:"role,omitempty"`
-	Team   string      `json:"team,omitempty"`
-}
-
-// ruleReasons are the reasons of facts a gate gave.
-func ruleReasons(facts []gates.Fact) []ConsentReason {
-	var out []ConsentReason
-	for _, f := range facts {
-		out = append(out, ConsentReason{Kind: ReasonRule, Text: f.String(), Fact: &f})
-	}
-	return out
-}
-
-// checkpointReason is the reason of a checkpoint role.
-func checkpointReason(role string) ConsentReason {
-	return ConsentReason{Kind: ReasonCheckpoint, Text: "checkpoint of role " + role, Role: role}
-}
-
 // Consents returns the nodes awaiting consent, oldest request first, each
 // with its deadline (Expired is ConsentQueue's to say).
 func (e *Engine) Consents() ([]ConsentRequest, error) {
@@ -205,7 +114,7 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 			return t.egressDecided(q, n, true, by)
 		}
 		c := n.Claim
-		n.addAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
+		n.AddAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: OutcomeGranted, ClaimHash: c.Hash, Reason: consentBy + by}); err != nil {
 			return err
 		}
@@ -227,7 +136,7 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 		f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 		n.Claim = nil
 		n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
-		n.addAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: claimHash, TryUsed: true})
+		n.AddAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: claimHash, TryUsed: true})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: claimHash, Reason: "rejected by " + by}); err != nil {
 			return err
 		}
@@ -308,7 +217,7 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 		hash := n.Claim.Hash
 		why := fmt.Sprintf("no human answered within %s", expiry)
 		n.Claim = nil
-		n.addAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: why})
+		n.AddAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: why})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: why}); err != nil {
 			return expired, err
 		}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -572,7 +573,7 @@ func TestSalvageDropsARottenRecord(t *testing.T) {
 	}
 	_, err = s.Verify()
 	s.Close()
-	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "node record "+nodeID(seq)+" does not decode") || !strings.Contains(err.Error(), "questbox salvage") {
+	if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "node record "+domain.NodeID(seq)+" does not decode") || !strings.Contains(err.Error(), "questbox salvage") {
 		t.Fatalf("verify: %v; want the store corrupt, the rotten node named and salvage", err)
 	}
 	rep, err := Salvage(dir, time.Now())
@@ -600,7 +601,7 @@ func TestAnUnknownStatusIsNamed(t *testing.T) {
 		{"quest", "quests", []byte("q2"), "\x07pending", "\x07pendinx",
 			`quest record q2 does not decode (malformed record: Counts: unknown node status "pendinx")`, "quest q2 was lost: recreated as a stopped placeholder"},
 		{"node", "nodes", storetest.Seq(200), `"status":"pending"`, `"status":"pendinx"`,
-			"of its nodes are pendinx", `as node ` + nodeID(200) + ` (unknown status "pendinx"): dropped`},
+			"of its nodes are pendinx", `as node ` + domain.NodeID(200) + ` (unknown status "pendinx"): dropped`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := copyStore(t, base)

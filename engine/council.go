@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -50,9 +51,6 @@ const (
 // isMember reports whether role is a council member's.
 func isMember(role string) bool { return role == RoleReviewer || role == RoleJudge }
 
-// hasCouncil reports whether q's owner turns are councils.
-func (q *Quest) hasCouncil() bool { return len(q.CouncilReviewers)+len(q.CouncilJudges) > 0 }
-
 // memberHypothesis is the hypothesis of member i (0-based) of role of the
 // council of owner at its sitting (1-based).
 func memberHypothesis(owner *Node, role string, i, of, sitting int) string {
@@ -70,7 +68,7 @@ type councilSeat struct {
 
 // seats lists the members of the council of owner at its sitting:
 // reviewers first, then judges.
-func (q *Quest) seats(owner *Node, sitting int) []councilSeat {
+func seats(q *Quest, owner *Node, sitting int) []councilSeat {
 	var out []councilSeat
 	for i, p := range q.CouncilReviewers {
 		out = append(out, councilSeat{RoleReviewer, p, memberHypothesis(owner, RoleReviewer, i, len(q.CouncilReviewers), sitting)})
@@ -88,7 +86,7 @@ func (q *Quest) seats(owner *Node, sitting int) []councilSeat {
 // 9) has them in it.
 func sitting(owner *Node) int {
 	if owner.AttemptCount == 0 {
-		return 1 + sittingsIn(owner.Attempts)
+		return 1 + domain.SittingsIn(owner.Attempts)
 	}
 	return 1 + owner.Sittings
 }
@@ -102,7 +100,7 @@ func (t *txn) openCouncil(q *Quest, owner *Node) error {
 	if err := t.move(q, owner, CouncilPending, fmt.Sprintf("design phase: a council of %d reviewer(s) and %d judge(s) sits", len(q.CouncilReviewers), len(q.CouncilJudges))); err != nil {
 		return err
 	}
-	for _, s := range q.seats(owner, sitting(owner)) {
+	for _, s := range seats(q, owner, sitting(owner)) {
 		m, dup, err := t.newNode(q, owner, s.role, s.hyp, Pending, EdgeCouncilOf)
 		if err != nil {
 			return err
@@ -128,7 +126,7 @@ func (t *txn) members(q *Quest, owner *Node) ([]*Node, error) {
 // seatKeys are the hypothesis keys of the seats of owner's council at
 // its sitting, in seat order.
 func seatKeys(q *Quest, owner *Node) [][]byte {
-	return keysOf(q.seats(owner, sitting(owner)))
+	return keysOf(seats(q, owner, sitting(owner)))
 }
 
 // keysOf are the hypothesis keys of seats, in seat order.
@@ -450,7 +448,7 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	seats := q.seats(owner, sitting(owner))
+	seats := seats(q, owner, sitting(owner))
 	e := &sittingOwner{owner: owner, reviewers: r, judges: j, seats: seats, keys: keysOf(seats)}
 	if owner.Parent == "" {
 		var d PromptData
@@ -726,7 +724,7 @@ func (t *txn) decide(q *Quest, owner *Node) error {
 	owner.Feedback = Feedback(facts)
 	if !d.Decided {
 		owner.Outcome = "FAIL"
-		owner.addAttempt(Attempt{At: t.now, Outcome: "FAIL", Facts: facts, Feedback: d.Why, TryUsed: true})
+		owner.AddAttempt(Attempt{At: t.now, Outcome: "FAIL", Facts: facts, Feedback: d.Why, TryUsed: true})
 		if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: owner.ID, Role: owner.Role, Outcome: "FAIL", Facts: facts, Feedback: owner.Feedback, RootCause: ruleCouncil, Reason: d.Why}); err != nil {
 			return err
 		}
@@ -739,7 +737,7 @@ func (t *txn) decide(q *Quest, owner *Node) error {
 	owner.Phase = PhaseRun
 	owner.Outcome = "PASS"
 	owner.ClaimHash = gates.ClaimHash([]byte(o.Evidence))
-	owner.addAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: owner.ClaimHash})
+	owner.AddAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: owner.ClaimHash})
 	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: owner.ID, Role: owner.Role, Outcome: "PASS", Facts: facts, ClaimHash: owner.ClaimHash, Reason: d.Why}); err != nil {
 		return err
 	}

@@ -671,7 +671,7 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		owner.addAttempt(Attempt{At: t2.now, Outcome: "FAIL", TryUsed: true})
+		owner.AddAttempt(Attempt{At: t2.now, Outcome: "FAIL", TryUsed: true})
 		if err := t2.saveNode(owner); err != nil {
 			return err
 		}
@@ -965,21 +965,21 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 func TestSittingAtKeepsTheRecordsHeads(t *testing.T) {
 	q := &Quest{ID: "q1", Rev: 7}
 	e := &sittingOwner{raw: []byte(`{}`)}
-	pending := &Node{ID: "n2", Status: Pending, head: true}
-	overlaid := &Node{ID: "n3", Status: Running, Runs: []string{"r9"}, head: true}
-	done := &Node{ID: "n4", Status: Explored, head: true}
+	pending := &Node{ID: "n2", Status: Pending, HeadOnly: true}
+	overlaid := &Node{ID: "n3", Status: Running, Runs: []string{"r9"}, HeadOnly: true}
+	done := &Node{ID: "n4", Status: Explored, HeadOnly: true}
 	got := e.withAt(q, []*Node{pending, overlaid, done})
 	if got == nil || got == e || e.at != nil {
 		t.Fatalf("withAt gave %v, the entry's at %v: want a new entry", got, e.at)
 	}
-	want := []Node{*pending, {ID: "n3", Status: Pending, head: true}, *done}
+	want := []Node{*pending, {ID: "n3", Status: Pending, HeadOnly: true}, *done}
 	if got.at.rev != 7 || !reflect.DeepEqual(got.at.heads, want) {
 		t.Errorf("kept revision %d, heads %+v; want 7, %+v", got.at.rev, got.at.heads, want)
 	}
 	if overlaid.Status != Running || len(overlaid.Runs) != 1 {
 		t.Errorf("the member read was changed: %+v", *overlaid)
 	}
-	recordRunning := &Node{ID: "n5", Status: Running, head: true}
+	recordRunning := &Node{ID: "n5", Status: Running, HeadOnly: true}
 	if e.withAt(q, []*Node{pending, recordRunning}) != nil {
 		t.Errorf("a head whose record says running was kept")
 	}

@@ -94,7 +94,7 @@ func scanRunEntry(v []byte) (runEntry, bool) {
 // c is a cursor of the running index; a quest without entries costs one
 // seek.
 func overlayDispatch(c *store.Cursor, q *Quest) {
-	q.reserved = 0
+	q.ReservedTokens = 0
 	prefix := store.RunningPrefix(q.ID)
 	base := q.DispatchSeq
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
@@ -120,7 +120,7 @@ type runningWalk struct {
 
 // overlay lays q's running entries over its record, as overlayDispatch.
 func (w *runningWalk) overlay(q *Quest) {
-	q.reserved = 0
+	q.ReservedTokens = 0
 	prefix := append(append(w.prefix[:0], q.ID...), '/')
 	if w.last == nil || bytes.Compare(prefix, w.last) <= 0 || bytes.HasPrefix(prefix, w.last) {
 		w.k, w.v = w.c.Seek(prefix)
@@ -156,7 +156,7 @@ func applyEntry(q *Quest, base uint64, node, v []byte) {
 	if !ok {
 		return
 	}
-	q.reserved += r.Reserved
+	q.ReservedTokens += r.Reserved
 	if r.seq() <= base {
 		return
 	}
@@ -174,7 +174,7 @@ func applyEntry(q *Quest, base uint64, node, v []byte) {
 // and q's DispatchSeq, so that a save of q in this transaction folds it;
 // its reservation counts in q at once.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
-	q.reserved += r.Reserved
+	q.ReservedTokens += r.Reserved
 	key := t.claim(store.AppendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
 	var v []byte
 	var seq uint64
@@ -280,7 +280,7 @@ func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	}
 	r, ok := scanRunEntry(v)
 	if ok {
-		q.reserved -= r.Reserved // its tokens are settled (endRun)
+		q.ReservedTokens -= r.Reserved // its tokens are settled (endRun)
 	}
 	if ok && r.ID != "" {
 		runs := appendOnly(t.tx.Runs())

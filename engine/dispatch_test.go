@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -251,7 +252,7 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 				for n := rng.IntN(5) - 1; n > 0; n-- {
 					run++
 					node := fmt.Sprint("n", rng.IntN(1000))
-					r := &Run{ID: runID(run), Quest: id, Node: node, Role: roles[rng.IntN(len(roles))], Provider: "p"}
+					r := &Run{ID: domain.RunID(run), Quest: id, Node: node, Role: roles[rng.IntN(len(roles))], Provider: "p"}
 					if err := b.Put(store.RunningKey(id, node), appendRunning(nil, id, node, r)); err != nil {
 						return err
 					}
@@ -281,8 +282,8 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 		err = db.View(func(tx *store.Tx) error {
 			w := &runningWalk{c: tx.Running().Cursor()}
 			for _, id := range walked {
-				got := &Quest{ID: id, DispatchSeq: seqs[id], Counts: CountsOf(map[Status]int{Pending: 3})}
-				want := &Quest{ID: id, DispatchSeq: seqs[id], Counts: CountsOf(map[Status]int{Pending: 3})}
+				got := &Quest{ID: id, DispatchSeq: seqs[id], Counts: domain.CountsOf(map[Status]int{Pending: 3})}
+				want := &Quest{ID: id, DispatchSeq: seqs[id], Counts: domain.CountsOf(map[Status]int{Pending: 3})}
 				w.overlay(got)
 				overlayDispatch(tx.Running().Cursor(), want)
 				if !reflect.DeepEqual(got, want) {

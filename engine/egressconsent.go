@@ -67,7 +67,7 @@ func (t *txn) askEgress(q *Quest) error {
 	n, dup, err := t.newNodeWith(q, nil, RoleEgress, hyp, AwaitingConsent, "", func(n *Node) {
 		n.Outcome, n.ClaimHash = "REVIEW", hash
 		n.Claim = &Claim{Hash: hash, Raw: raw, Since: t.now, Why: why, Reasons: []ConsentReason{{Kind: ReasonEgress, Text: why}}}
-		n.addAttempt(Attempt{At: t.now, Outcome: "REVIEW", ClaimHash: hash, Feedback: why})
+		n.AddAttempt(Attempt{At: t.now, Outcome: "REVIEW", ClaimHash: hash, Feedback: why})
 	})
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (t *txn) egressDecided(q *Quest, n *Node, granted bool, by string) error {
 		t.track(q)
 	}
 	if granted {
-		n.addAttempt(Attempt{At: t.now, Outcome: "granted", ClaimHash: hash, Feedback: "consent by " + by})
+		n.AddAttempt(Attempt{At: t.now, Outcome: "granted", ClaimHash: hash, Feedback: "consent by " + by})
 		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: hash, Reason: "consent by " + by}); err != nil {
 			return err
 		}
@@ -108,7 +108,7 @@ func (t *txn) egressDecided(q *Quest, n *Node, granted bool, by string) error {
 	}
 	f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "egress consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 	n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
-	n.addAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: hash})
+	n.AddAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: hash})
 	if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: hash, Reason: "rejected by " + by}); err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (t *txn) egressDecided(q *Quest, n *Node, granted bool, by string) error {
 func (t *txn) egressAsked(q *Quest, n *Node, expiry string) error {
 	hash := n.Claim.Hash
 	n.Claim.Since = t.now
-	n.addAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: "no human answered within " + expiry + "; asked again"})
+	n.AddAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: "no human answered within " + expiry + "; asked again"})
 	if err := t.saveNode(n); err != nil {
 		return err
 	}

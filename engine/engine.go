@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
@@ -61,7 +62,7 @@ const (
 // profile, the four roles and DefaultLimits.
 func DefaultQuestDefaults() QuestDefaults {
 	return QuestDefaults{Mode: ModeTeam, Provider: ProviderDemo, Gate: DefaultGate,
-		Roles: []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}, Checkpoints: []string{}, Limits: DefaultLimits()}
+		Roles: []string{RoleScout, RolePOC, RoleStrategist, RoleOwner}, Checkpoints: []string{}, Limits: domain.DefaultLimits()}
 }
 
 // QuestDefaults fill what `quest new` leaves out.
@@ -368,7 +369,7 @@ func (e *Engine) recoverInterrupted() error {
 			if err != nil {
 				return err
 			}
-			n.addAttempt(Attempt{At: t.now, Run: p.run, Outcome: "interrupted", Feedback: "the daemon stopped during the run"})
+			n.AddAttempt(Attempt{At: t.now, Run: p.run, Outcome: "interrupted", Feedback: "the daemon stopped during the run"})
 			if r.Provider != "replay" && q.Counters.AgentRuns > 0 {
 				q.Counters.AgentRuns-- // the agent never answered (a replay never counted one)
 			}
@@ -492,9 +493,9 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := &Quest{ID: questID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
+	q := &Quest{ID: domain.QuestID(seq), Name: s.Name, Direction: s.Direction, Status: QuestActive, Mode: s.Mode,
 		Roles: s.Roles, Provider: s.Provider, Gate: s.Gate, Checkpoints: s.Checkpoints, Limits: s.Limits,
-		Counts: StatusCounts{made: true}, Created: t.now, Project: s.Project,
+		Counts: domain.EmptyCounts(), Created: t.now, Project: s.Project,
 		CouncilReviewers: s.CouncilReviewers, CouncilJudges: s.CouncilJudges, PhaseGates: s.PhaseGates}
 	if s.Teams {
 		q.Teams, q.MaxRevisions, q.AcceptMode, q.TeamAccept = true, s.MaxRevisions, s.AcceptMode, s.TeamAccept
@@ -653,7 +654,7 @@ func (e *Engine) StopQuest(id string, src Source) (*Quest, error) {
 			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrIllegalMove)
 		}
 		out = q
-		return t.setQuestStatus(q, QuestStopped, StoppedReason(src))
+		return t.setQuestStatus(q, QuestStopped, domain.StoppedReason(src))
 	})
 	return out, err
 }
@@ -675,7 +676,7 @@ func (e *Engine) ResumeQuest(id string, src Source) (*Quest, error) {
 		}
 		q.StallSig, q.StallCount, q.StallSigs, q.StallCounts = "", 0, nil, nil
 		out = q
-		return t.setQuestStatus(q, QuestActive, ResumedReason(src))
+		return t.setQuestStatus(q, QuestActive, domain.ResumedReason(src))
 	})
 	return out, err
 }
@@ -877,12 +878,12 @@ func (t *txn) planRun(q *Quest, n *Node, provider string, reserve int) (*Run, er
 	}
 	// Its Name is not stored: a dispatch reads only the node's head, not
 	// its runs; readers number a node's runs (see nameRuns).
-	t.planned = Run{ID: runID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
+	t.planned = Run{ID: domain.RunID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now, Reserved: reserve}
 	// Its number among the node's runs: a head does not carry the list.
-	t.planned.k = len(n.Runs) + 1
-	if n.head {
-		t.planned.k = n.runCount + len(n.Runs) + 1
+	t.planned.Nth = len(n.Runs) + 1
+	if n.HeadOnly {
+		t.planned.Nth = n.HeadRuns + len(n.Runs) + 1
 	}
 	if cap(n.Runs) == 0 {
 		n.Runs = t.allocRuns() // a head lists no runs: one from the slab

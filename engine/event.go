@@ -7,57 +7,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/store"
-	"github.com/questbox/questbox/gates"
 )
-
-// Event kinds (docs/design.md, "Events and the outbox").
-const (
-	KindNode    = "node"
-	KindVerdict = "verdict"
-	KindConsent = "consent"
-	KindQuest   = "quest"
-	KindDevice  = "device"
-)
-
-// Event is one state change. Seq is per device, strictly increasing, and
-// assigned in the transaction that made the change.
-type Event struct {
-	Seq   uint64    `json:"seq"`
-	Time  time.Time `json:"time"`
-	Kind  string    `json:"kind"`
-	Quest string    `json:"quest,omitempty"`
-	Node  string    `json:"node,omitempty"`
-	Role  string    `json:"role,omitempty"`
-	// Team, Stage and Phase are the node's (kind node), when it has them:
-	// the Team a stage node belongs to, its stage, an owner's phase
-	// (docs/design.md, "Councils and Teams").
-	Team  string `json:"team,omitempty"`
-	Stage string `json:"stage,omitempty"`
-	Phase string `json:"phase,omitempty"`
-	// From and To are node statuses (kind node) or quest statuses (kind quest).
-	From string `json:"from,omitempty"`
-	To   string `json:"to,omitempty"`
-	// Outcome is PASS/FAIL/REVIEW (verdict), requested/granted/rejected/
-	// expired (consent), or what happened (device: press, network_up, ...).
-	Outcome   string       `json:"outcome,omitempty"`
-	Facts     []gates.Fact `json:"facts,omitempty"`
-	Feedback  string       `json:"feedback,omitempty"`
-	RootCause string       `json:"root_cause,omitempty"`
-	ClaimHash string       `json:"claim_hash,omitempty"`
-	Reason    string       `json:"reason,omitempty"`
-	Counters  *Counters    `json:"counters,omitempty"`
-	Detail    string       `json:"detail,omitempty"`
-	// Device is what a device event says (kind device; nil in events
-	// recorded before device events were typed).
-	Device *DeviceEvent `json:"device,omitempty"`
-}
-
-// nodeEvent is the event of node n of quest q moving from -> to (from ""
-// for a node created).
-func nodeEvent(q *Quest, n *Node, from, to Status, why string) Event {
-	return Event{Kind: KindNode, Quest: q.ID, Node: n.ID, Role: n.Role, Team: n.Team, Stage: n.Stage, Phase: n.Phase,
-		From: string(from), To: string(to), Reason: why}
-}
 
 // emit appends ev to the outbox inside the transaction: it takes ev's
 // seq from the bucket's sequence and adds ev to the transaction's group

@@ -12,6 +12,7 @@ import (
 	"github.com/questbox/questbox/internal/clock/clocktest"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/planttest"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -228,7 +229,7 @@ func TestHasBlockedTeam(t *testing.T) {
 		{"done, blocked", engine.QuestDone, map[engine.Status]int{engine.TeamBlocked: 1}, false},
 		{"active, revising", engine.QuestActive, map[engine.Status]int{engine.Revising: 1, engine.Exhausted: 3}, false},
 	} {
-		q := engine.Quest{Status: tc.status, Counts: engine.CountsOf(tc.counts)}
+		q := engine.Quest{Status: tc.status, Counts: domain.CountsOf(tc.counts)}
 		if got := q.HasBlockedTeam(); got != tc.want {
 			t.Errorf("%s: got %v, want %v", tc.name, got, tc.want)
 		}

@@ -93,7 +93,7 @@ func fillValue(v reflect.Value, n *int) {
 		v.Set(m)
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
+			if recorded(v.Type().Field(i)) {
 				fillValue(v.Field(i), n)
 			}
 		}
@@ -102,6 +102,11 @@ func fillValue(v reflect.Value, n *int) {
 	}
 }
 
+// recorded reports whether f is a field a record keeps: exported, and
+// not marked record:"-" (what the engine keeps of a record while it
+// holds it, never written).
+func recorded(f reflect.StructField) bool { return f.IsExported() && f.Tag.Get("record") != "-" }
+
 // leafFields lists the exported fields of struct type t as paths
 // ("Limits.MaxTries"), descending into nested structs but time.Time and
 // a table of counts (store.Tally).
@@ -109,7 +114,7 @@ func leafFields(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !f.IsExported() {
+		if !recorded(f) {
 			continue
 		}
 		if f.Type.Kind() == reflect.Struct && f.Type != timeType && !reflect.PointerTo(f.Type).Implements(tally) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -451,8 +452,8 @@ func (c *ledgerCheck) nodes(tx *store.Tx, schema uint64, locked map[string]strin
 			LockSeq   uint64 `json:"lock_seq"`
 		}
 		if err := json.Unmarshal(raw, &n); err != nil {
-			c.rotten = append(c.rotten, fmt.Sprintf("node record %s does not decode (%v): it was damaged (`questbox salvage` drops it and records the loss)", nodeID(seqOf(k)), err))
-			present[nodeID(seqOf(k))] = true
+			c.rotten = append(c.rotten, fmt.Sprintf("node record %s does not decode (%v): it was damaged (`questbox salvage` drops it and records the loss)", domain.NodeID(seqOf(k)), err))
+			present[domain.NodeID(seqOf(k))] = true
 			c.unread = true
 			continue
 		}
@@ -548,7 +549,7 @@ func (c *ledgerCheck) counts(tx *store.Tx) {
 
 // union is the set of the statuses a counts and the keys of b.
 func union(a StatusCounts, b map[Status]int) map[Status]bool {
-	u := make(map[Status]bool, nStatus+len(b))
+	u := make(map[Status]bool, len(Statuses)+len(b))
 	for _, k := range Statuses {
 		if a.Get(k) != 0 {
 			u[k] = true

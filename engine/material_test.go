@@ -208,7 +208,7 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, s := range qq.seats(owner, sitting(owner)) {
+			for _, s := range seats(qq, owner, sitting(owner)) {
 				n, err := readNode(tx, string(hb.Get(hypKey(s.hyp))))
 				if err != nil {
 					return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -130,7 +131,7 @@ func checkUpgraded(t *testing.T, dir string, logs map[string][]Attempt, lost map
 		// ran over every node salvage brought back.
 		return tx.Nodes().ForEach(func(k, v []byte) error {
 			if bytes.Contains(v, []byte(`"attempts":`)) {
-				t.Errorf("node %s still holds its log in its record after salvage", nodeID(seqOf(k)))
+				t.Errorf("node %s still holds its log in its record after salvage", domain.NodeID(seqOf(k)))
 			}
 			return nil
 		})
@@ -158,7 +159,7 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 		keys, err := f.Keys(leaf)
 		lost := map[string]bool{}
 		for _, k := range keys {
-			lost[nodeID(seqOf(k))] = true
+			lost[domain.NodeID(seqOf(k))] = true
 		}
 		return leaf, lost, err
 	}

@@ -65,7 +65,7 @@ func (h *viewHead) node(n *Node) {
 	n.Feedback, n.Provider, n.Team, n.Stage = h.Feedback, h.Provider, h.Team, h.Stage
 	n.Order = h.Order
 	n.Depth, n.Tries, n.RevisionCount, n.MaxRevisions = h.Depth, h.Tries, h.RevisionCount, h.MaxRevisions
-	n.runCount, n.head = h.runCount, h.head
+	n.HeadRuns, n.HeadOnly = h.runCount, h.head
 }
 
 // get returns quest's first pending node as of revision rev; ok is false
@@ -188,7 +188,7 @@ func copyHead(head *Node) *viewHead {
 	return &viewHead{ID: head.ID, Quest: head.Quest, Parent: head.Parent, Role: head.Role, Hypothesis: head.Hypothesis,
 		Status: head.Status, Feedback: head.Feedback, Provider: head.Provider, Team: head.Team, Stage: head.Stage,
 		Order: head.Order, Depth: head.Depth, Tries: head.Tries, RevisionCount: head.RevisionCount, MaxRevisions: head.MaxRevisions,
-		runCount: head.runCount, head: head.head}
+		runCount: head.HeadRuns, head: head.HeadOnly}
 }
 
 // touch notes that a node of quest changed in this transaction: its

@@ -20,9 +20,9 @@ package engine
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -66,27 +66,12 @@ func (t *txn) phaseOpen(q *Quest, phase string) (bool, error) {
 	return g != nil && g.Status == Explored && g.Verdict == gates.SourcePass, err
 }
 
-// nextPhase is the phase after phase: the next role of the quest's roles,
-// in their order, other than owner; "" after the last.
-func (q *Quest) nextPhase(phase string) string {
-	i := slices.Index(q.Roles, phase)
-	if i < 0 {
-		return ""
-	}
-	for _, r := range q.Roles[i+1:] {
-		if r != RoleOwner {
-			return r
-		}
-	}
-	return ""
-}
-
 // heldRoles are the roles whose nodes wait for a phase gate: the phase
 // after a gated phase whose latest gate has not passed.
 func (t *txn) heldRoles(q *Quest) (map[string]bool, error) {
 	held := map[string]bool{}
 	for _, g := range q.PhaseGates {
-		next := q.nextPhase(g)
+		next := q.NextPhase(g)
 		if next == "" {
 			continue
 		}
@@ -233,7 +218,7 @@ func (r *tickRound) sit(q *Quest, g *Node) error {
 	if ended, err := r.seatless(q); ended || err != nil {
 		return err
 	}
-	if g.head {
+	if g.HeadOnly {
 		full, err := r.t.node(g.ID)
 		if err != nil {
 			return err
@@ -254,7 +239,7 @@ func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fac
 	ev := councilEvidence(d)
 	g.Outcome = "PASS"
 	g.ClaimHash = gates.ClaimHash([]byte(ev))
-	g.addAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash})
+	g.AddAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash})
 	o := &gates.OwnerAnswer{Evidence: ev}
 	if d.Verdict == gates.SourcePass {
 		g.Verdict = gates.SourcePass
@@ -265,7 +250,7 @@ func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fac
 			return t.pass(q, g, nil, o, "PASS")
 		}
 		why := fmt.Sprintf("role %s is a human checkpoint", g.Role)
-		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Reasons: []ConsentReason{checkpointReason(g.Role)}, Owner: o}
+		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Reasons: []ConsentReason{domain.CheckpointReason(g.Role)}, Owner: o}
 		if err := t.move(q, g, AwaitingConsent, why); err != nil {
 			return err
 		}

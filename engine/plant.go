@@ -3,6 +3,8 @@ package engine
 import (
 	"fmt"
 	"slices"
+
+	"github.com/questbox/questbox/engine/domain"
 )
 
 // Planting writes councils and Teams (docs/design.md, "Councils and Teams")
@@ -64,8 +66,8 @@ func (e *Engine) PlantNode(quest string, n Node, rel string) (*Node, error) {
 			// The copy's log is its own chain: the planted attempts,
 			// which saveNode appends (chainForm), never n's records.
 			made.Runs, made.Attempts = slices.Clone(n.Runs), slices.Clone(n.Attempts)
-			made.AttemptCount, made.AttemptSeq, made.AttemptSum, made.LastAttempt, made.Sittings, made.spill = 0, 0, "", nil, 0, nil
-			made.LockSeq, made.head = 0, false
+			made.AttemptCount, made.AttemptSeq, made.AttemptSum, made.LastAttempt, made.Sittings, made.Spill = 0, 0, "", nil, 0, nil
+			made.LockSeq, made.HeadOnly = 0, false
 		})
 		if err != nil {
 			return err
@@ -99,7 +101,7 @@ func (t *txn) place(q *Quest, n *Node, to Status) error {
 	if err := t.saveNode(n); err != nil {
 		return err
 	}
-	if err := t.emit(nodeEvent(q, n, Pending, to, "planted")); err != nil {
+	if err := t.emit(domain.NodeEvent(q, n, Pending, to, "planted")); err != nil {
 		return err
 	}
 	if !to.Terminal() {

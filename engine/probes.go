@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -31,7 +32,7 @@ var probes = []store.Probe{
 			Order uint64 `json:"order"`
 			Quest string `json:"quest"`
 		}
-		return len(k) == 8 && json.Unmarshal(v, &n) == nil && n.Order == seqOf(k) && n.ID == nodeID(n.Order) && n.Quest != ""
+		return len(k) == 8 && json.Unmarshal(v, &n) == nil && n.Order == seqOf(k) && n.ID == domain.NodeID(n.Order) && n.Quest != ""
 	}, Newer: func(a, b []byte) bool {
 		// A node only moves forward: later saves, more attempts, locked.
 		var x, y struct {

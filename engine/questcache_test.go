@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -268,7 +269,7 @@ func TestCachedCopyReadsAsTheRecord(t *testing.T) {
 		"empty lists and maps": func(q *Quest) {
 			q.Roles, q.Checkpoints, q.Replays, q.Egress = []string{}, []string{}, []string{}, []string{}
 			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = []string{}, []string{}, []string{}
-			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept = CountsOf(map[Status]int{}), map[string]string{}, map[string]string{}, map[string]string{}
+			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept = domain.CountsOf(map[Status]int{}), map[string]string{}, map[string]string{}, map[string]string{}
 			q.StallSigs, q.StallCounts = map[string]string{}, map[string]int{}
 		},
 		"nil lists and maps": func(q *Quest) {

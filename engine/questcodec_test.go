@@ -12,6 +12,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -91,7 +92,7 @@ func goldenQuest() *Quest {
 		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Checkpoints: []string{"owner"},
 		Limits:   Limits{MaxTries: 3, MaxAgentRuns: 50, WallClock: 24 * time.Hour, TokenBudget: 1_000_000, MaxStalled: -3, OwnerEvery: 2},
 		Counters: Counters{AgentRuns: 7, Tokens: 1234, WallUsed: 90 * time.Minute},
-		Counts:   CountsOf(map[Status]int{Pending: 2, Running: 1, Aborted: 4}), Running: "n9", Queued: map[string]string{"owner": "n3", "strategist": "n4"},
+		Counts:   domain.CountsOf(map[Status]int{Pending: 2, Running: 1, Aborted: 4}), Running: "n9", Queued: map[string]string{"owner": "n3", "strategist": "n4"},
 		StallSig: "sig", StallCount: 2, WallSession: 5, WallMark: at, DispatchSeq: 99, Replays: []string{"n5"}, Created: at.Add(-time.Hour), Updated: at}
 }
 
@@ -251,9 +252,9 @@ func TestQuestRecordsMigrate(t *testing.T) {
 // the tick's per-quest codec work.
 func BenchmarkQuestRecord(b *testing.B) {
 	q := &Quest{ID: "q7", Name: "name", Direction: "find the way", Status: QuestActive, Mode: ModeTeam,
-		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Limits: DefaultLimits(),
+		Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default", Limits: domain.DefaultLimits(),
 		Counters: Counters{AgentRuns: 7, Tokens: 1234, WallUsed: 90 * time.Minute},
-		Counts:   CountsOf(map[Status]int{Pending: 2, Running: 1, Aborted: 4}), Running: "n9", Queued: map[string]string{"owner": "n3"},
+		Counts:   domain.CountsOf(map[Status]int{Pending: 2, Running: 1, Aborted: 4}), Running: "n9", Queued: map[string]string{"owner": "n3"},
 		WallSession: 5, WallMark: time.Unix(1e9, 5).UTC(), DispatchSeq: 99, Created: time.Unix(1e9, 0).UTC(), Updated: time.Unix(1e9, 7).UTC()}
 	buf := make([]byte, 0, 256)
 	b.ReportAllocs()

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -164,8 +165,8 @@ func (r *rebuilder) readNodes() error {
 			// Nor counted in its quest (StatusCounts).
 			err = fmt.Errorf("unknown status %q", n.Status)
 		}
-		if err != nil || len(k) != 8 || n.ID != nodeID(seqOf(k)) || n.Order != seqOf(k) {
-			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), nodeID(seqOf(k)), err)
+		if err != nil || len(k) != 8 || n.ID != domain.NodeID(seqOf(k)) || n.Order != seqOf(k) {
+			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), domain.NodeID(seqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
@@ -235,7 +236,7 @@ func (r *rebuilder) placeholders() error {
 		}
 		q := &Quest{ID: n.Quest, Name: "salvaged " + n.Quest, Direction: "(lost to store damage)", Status: QuestStopped,
 			Reason: "its record was lost to store damage; `questbox salvage` recreated it from its nodes: check it before `questbox quest resume " + n.Quest + "`",
-			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: DefaultLimits(), Created: n.Created, Updated: r.now}
+			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: domain.DefaultLimits(), Created: n.Created, Updated: r.now}
 		r.quests[q.ID] = q
 		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
 		r.note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
@@ -283,7 +284,7 @@ func (r *rebuilder) reindex() error {
 		}
 	}
 	for _, q := range r.quests {
-		q.Counts, q.Running, q.Queued = StatusCounts{made: true}, "", nil
+		q.Counts, q.Running, q.Queued = domain.EmptyCounts(), "", nil
 	}
 	r.byID = map[string]*Node{}
 	for _, n := range r.nodes {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -153,10 +154,6 @@ type Ending struct {
 	Statement string
 }
 
-// Finished reports whether the quest ended for good: done, or terminated
-// by a budget. A stopped quest may resume.
-func (q *Quest) Finished() bool { return q.Status == QuestDone || q.Status == QuestTerminated }
-
 // Result is what a quest found, as of one read.
 type Result struct {
 	Quest *Quest
@@ -304,7 +301,7 @@ func (r *Result) ending(owner, strat *Node) Ending {
 		return Ending{}
 	case q.Status == QuestTerminated:
 		d.How = EndedByBudget
-	case q.Status == QuestStopped && stoppedByPerson(q.Reason):
+	case q.Status == QuestStopped && domain.StoppedByPerson(q.Reason):
 		d.How = EndedByPerson
 	case q.Status == QuestStopped:
 		d.How = EndedForAttention

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/consent"
 )
@@ -106,7 +107,7 @@ func TestResultOfWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	r, _ = h.e.Result(q.ID)
-	if r.Ending.How != EndedByPerson || r.Ending.Reason != StoppedReason(SourceCLI) || r.Quest.Finished() {
+	if r.Ending.How != EndedByPerson || r.Ending.Reason != domain.StoppedReason(SourceCLI) || r.Quest.Finished() {
 		t.Errorf("stopped: ending %+v, finished %v", r.Ending, r.Quest.Finished())
 	}
 	err = h.e.update(func(t *txn) error {

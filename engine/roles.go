@@ -9,18 +9,6 @@ import (
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
-// ProviderFor is the provider that runs n: the node's own (a council
-// member's), else the quest's provider for n's role, else the quest's.
-func (q *Quest) ProviderFor(n *Node) string {
-	if n.Provider != "" {
-		return n.Provider
-	}
-	if p := q.RoleProviders[n.Role]; p != "" {
-		return p
-	}
-	return q.Provider
-}
-
 // RoleOptions configure one role for every quest (the config's
 // [roles.NAME], docs/design.md, "Roles"). The zero value changes nothing.
 type RoleOptions struct {
@@ -78,19 +66,6 @@ func (e *Engine) network(q *Quest, provider string) bool {
 // memberRoles are the roles of councils and Teams: a quest may give them
 // a provider whatever its own roles are.
 var memberRoles = []string{RoleReviewer, RoleJudge, RolePlanner, RoleExecuter, RoleAccepter}
-
-// usesRole reports whether q dispatches nodes of role: one of its roles,
-// a council member's when it has a council, a Team stage's when it has
-// Teams.
-func (q *Quest) usesRole(role string) bool {
-	switch role {
-	case RoleReviewer, RoleJudge:
-		return len(q.CouncilReviewers)+len(q.CouncilJudges) > 0
-	case RolePlanner, RoleExecuter, RoleAccepter:
-		return q.Teams
-	}
-	return slices.Contains(q.Roles, role)
-}
 
 // checkRoleProviders says what is wrong with a spec's per-role providers:
 // a role the quest cannot have, a provider that is not configured or
@@ -185,7 +160,7 @@ func (e *Engine) judgeNotAllowed(q *Quest) string {
 func (e *Engine) settleRoles(q *Quest, s *QuestSpec) error {
 	rp := map[string]string{}
 	for role, ro := range e.conf().Roles {
-		if ro.Provider != "" && q.usesRole(role) {
+		if ro.Provider != "" && q.UsesRole(role) {
 			rp[role] = ro.Provider
 		}
 	}

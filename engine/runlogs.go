@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -182,7 +183,7 @@ func nameRuns(runs []Run) {
 	k := map[string]int{}
 	for i := range runs {
 		k[runs[i].Node]++
-		runs[i].Name = RunName(runs[i].Quest, runs[i].Node, k[runs[i].Node])
+		runs[i].Name = domain.RunName(runs[i].Quest, runs[i].Node, k[runs[i].Node])
 	}
 }
 
@@ -233,7 +234,7 @@ func (e *Engine) FindRun(ref string) (Run, error) {
 		}
 		if n, err := readNode(tx, r.Node); err == nil {
 			if k := slices.Index(n.Runs, r.ID); k >= 0 {
-				r.Name = RunName(r.Quest, r.Node, k+1)
+				r.Name = domain.RunName(r.Quest, r.Node, k+1)
 			}
 		}
 		return nil

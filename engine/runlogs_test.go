@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 )
 
@@ -73,7 +74,7 @@ func TestRunExits(t *testing.T) {
 		if r.Exit != want[r.Quest] {
 			t.Errorf("run %s of %s ended %q, want %q", r.ID, r.Quest, r.Exit, want[r.Quest])
 		}
-		if r.Name != RunName(r.Quest, r.Node, 1) || r.Role != RoleScout || r.BytesIn == 0 {
+		if r.Name != domain.RunName(r.Quest, r.Node, 1) || r.Role != RoleScout || r.BytesIn == 0 {
 			t.Errorf("run %+v: want its name, role and prompt bytes", r)
 		}
 		var log bytes.Buffer

@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -59,7 +60,7 @@ func TestRunningEntryRoundTrip(t *testing.T) {
 		ints := rapid.OneOf(rapid.IntRange(math.MinInt32, math.MaxInt32), rapid.SampledFrom([]int{0, 1, -1, math.MinInt, math.MaxInt}))
 		int64s := rapid.OneOf(rapid.Int64(), rapid.SampledFrom([]int64{0, 1, -1, math.MinInt64, math.MaxInt64}))
 		id := rapid.OneOf(
-			rapid.Custom(func(t *rapid.T) string { return runID(rapid.Uint64Min(1).Draw(t, "seq")) }),
+			rapid.Custom(func(t *rapid.T) string { return domain.RunID(rapid.Uint64Min(1).Draw(t, "seq")) }),
 			rapid.SampledFrom([]string{"", "r0", "r007", "r", "x1", "r18446744073709551616"}),
 			jsonText,
 		).Draw(t, "id")
@@ -104,7 +105,7 @@ func TestEveryRunFieldInARunningEntry(t *testing.T) {
 	typ := reflect.TypeFor[Run]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		if !f.IsExported() {
+		if !recorded(f) {
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {

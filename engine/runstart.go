@@ -4,6 +4,8 @@ import (
 	"context"
 	"runtime"
 	"sync"
+
+	"github.com/questbox/questbox/engine/domain"
 )
 
 // The start of a tick's runs (Engine.start), bounded: see startSlots.
@@ -137,7 +139,7 @@ func (e *Engine) runAgent(q queuedRun) {
 	defer free()
 	// Every dispatch's run comes from newRun, which numbers it among its
 	// node's runs: its name needs no read.
-	d.run.Name = RunName(d.run.Quest, d.run.Node, d.run.k)
+	d.run.Name = domain.RunName(d.run.Quest, d.run.Node, d.run.Nth)
 	e.log.Info("run started", "run", d.run.ID, "name", d.run.Name, "quest", d.quest.ID, "node", d.node.ID, "role", d.node.Role, "provider", d.run.Provider)
 	lg := e.openLog(d)
 	var (

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -268,7 +269,7 @@ func (e *Engine) runName(r Run) string {
 			return err
 		}
 		if k := slices.Index(n.Runs, r.ID); k >= 0 {
-			name = RunName(r.Quest, r.Node, k+1)
+			name = domain.RunName(r.Quest, r.Node, k+1)
 		}
 		return nil
 	})

@@ -12,23 +12,9 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
-
-// Every status has its own slot, in the order of Statuses.
-func TestStatusIndexIsStatusesOrder(t *testing.T) {
-	if len(Statuses) != nStatus {
-		t.Fatalf("%d statuses, nStatus %d", len(Statuses), nStatus)
-	}
-	for want, s := range Statuses {
-		if i, ok := statusIndex(s); !ok || i != want {
-			t.Errorf("status %s: index %d, %v; want %d", s, i, ok, want)
-		}
-	}
-	if _, ok := statusIndex("stuck"); ok {
-		t.Error("an unknown status has an index")
-	}
-}
 
 // mapCounts is a record holding its counts as the map Quest.Counts was
 // (store.Counts), and tallied as they are now.
@@ -62,7 +48,7 @@ func TestStatusCountsAreTheMapsForm(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := genCounts(t)
 		old := mapCodec.Append(nil, &mapCounts{m})
-		c := talliedCounts{CountsOf(m)}
+		c := talliedCounts{domain.CountsOf(m)}
 		if got := talliedCodec.Append(nil, &c); !bytes.Equal(got, old) {
 			t.Fatalf("counts %v encode as %x, the map as %x", m, got, old)
 		}
@@ -161,32 +147,4 @@ func TestGoldenQuestRecordsEncodeAgain(t *testing.T) {
 	if seen == 0 {
 		t.Fatal("no binary quest record in the golden stores")
 	}
-}
-
-// A count moves as the map's did: one fewer of a status counted once is
-// none (its entry deleted), and never below none; counting into nil
-// counts makes them; a status not known counts 0 and cannot be counted.
-func TestStatusCountsMoveAsTheMap(t *testing.T) {
-	var c StatusCounts
-	if c.Len() != -1 || c.String() != "map[]" {
-		t.Fatalf("zero counts: len %d, %s; want nil's -1, map[]", c.Len(), c)
-	}
-	c.Inc(Pending)
-	c.Inc(Pending)
-	c.Dec(Pending)
-	c.Inc(Running)
-	c.Dec(Deferred)
-	if c.Len() != 2 || c.Get(Pending) != 1 || c.Get(Running) != 1 || c.Get(Deferred) != 0 || c.Get("stuck") != 0 || c.String() != "map[pending:1 running:1]" {
-		t.Fatalf("counts %s (len %d), want map[pending:1 running:1]", c, c.Len())
-	}
-	c.Dec(Pending)
-	if c.Len() != 1 || c.Total() != 1 {
-		t.Fatalf("counts %s: len %d, total %d; want 1, 1", c, c.Len(), c.Total())
-	}
-	defer func() {
-		if recover() == nil {
-			t.Error("counting a node of an unknown status did not panic")
-		}
-	}()
-	c.Inc("stuck")
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -324,7 +325,7 @@ func TestIdleTickDoesNotWrite(t *testing.T) {
 // nodeKey accepts exactly the ids nodeID writes.
 func TestNodeKeyAcceptsOnlyNodeIDs(t *testing.T) {
 	for _, v := range []uint64{0, 1, 9, 10, 12345, 1<<64 - 1} {
-		id := nodeID(v)
+		id := domain.NodeID(v)
 		k, err := nodeKey(id)
 		if err != nil || seqOf(k) != v {
 			t.Errorf("nodeKey(%q): got %v, %v, want %d", id, seqOf(k), err, v)

@@ -38,7 +38,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		switch {
 		case q.EgressConsent != "":
 			return nil // held until its egress consent (egressconsent.go)
-		case q.hasCouncil() && q.Queued[queuedCouncil] != "":
+		case q.HasCouncil() && q.Queued[queuedCouncil] != "":
 			// The council sits: its members run their own providers
 			// (council.go), and nothing else of the quest runs meanwhile.
 			return nil
@@ -50,20 +50,20 @@ func (e *Engine) Next(quest string) (*Work, error) {
 			}
 		default:
 			id := q.Queued[RoleOwner]
-			if q.hasCouncil() {
+			if q.HasCouncil() {
 				id = "" // the council decides the owner's turns: next offers workers only
 			}
 			if id == "" {
 				id = first(tx, bPending, quest)
 			}
-			if id == "" || (q.hasCouncil() && id == q.Queued[RoleOwner]) {
+			if id == "" || (q.HasCouncil() && id == q.Queued[RoleOwner]) {
 				return nil
 			}
 			if n, err = readNode(tx, id); err != nil {
 				return err
 			}
 		}
-		if q.hasCouncil() && (n.Role == RoleOwner || isMember(n.Role)) {
+		if q.HasCouncil() && (n.Role == RoleOwner || isMember(n.Role)) {
 			return nil
 		}
 		req, err := e.buildRequest(tx, nil, q, n)
@@ -209,7 +209,7 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is %s; only a pending node takes a submission: %w", n.ID, n.Status, ErrBusy)
 	case isMember(n.Role):
 		return fmt.Errorf("node %s is a council %s: its own provider answers it, not an outside agent: %w", n.ID, n.Role, ErrInvalid)
-	case n.Role == RoleOwner && q.hasCouncil():
+	case n.Role == RoleOwner && q.HasCouncil():
 		return fmt.Errorf("node %s is the owner of a quest with a council: its council decides, not an outside agent: %w", n.ID, ErrInvalid)
 	case len(q.RoleProviders) > 0 && q.ProviderFor(n) != ProviderExternal:
 		// A quest with per-role providers: the box runs this node on

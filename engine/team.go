@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -180,7 +181,7 @@ func acceptReasons(q *Quest, n, exec *Node, a gates.AcceptAnswer) []ConsentReaso
 	out := []ConsentReason{{Kind: ReasonTeamAccept, Team: n.Team,
 		Text: fmt.Sprintf("human accept of Team %s (%s); the accepter says: %s", n.Team, why, truncate(a.Reason, 300))}}
 	if exec.Outcome == "REVIEW" {
-		out = append(out, ruleReasons(exec.Facts)...)
+		out = append(out, domain.RuleReasons(exec.Facts)...)
 	}
 	return out
 }
@@ -211,7 +212,7 @@ func deliverable(exec *Node) string {
 // stagePassed records a stage's good answer (its L1 outcome, for an
 // executer) and moves its Team on.
 func (t *txn) stagePassed(q *Quest, n *Node, runID string, res result) error {
-	n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: res.outcome(), Facts: res.facts, ClaimHash: res.claim})
+	n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: res.outcome(), Facts: res.facts, ClaimHash: res.claim})
 	return t.stageDone(q, n, res.answer, res.stage, "PASS")
 }
 
@@ -325,7 +326,7 @@ func (t *txn) blockTeam(q *Quest, team *Node, why string) error {
 	if err := t.ledger(team, "TEAM_BLOCKED", team.Facts); err != nil {
 		return err
 	}
-	if q.Mode != ModeTeam || !q.hasRole(RoleOwner) {
+	if q.Mode != ModeTeam || !q.HasRole(RoleOwner) {
 		return nil
 	}
 	_, _, err := t.newOwner(q, q.Counts.Get(Proposed) > 0)
@@ -366,15 +367,6 @@ func (t *txn) teamStall(q *Quest, team *Node, reason string) error {
 // accepter's decisions (teamStall), not by its bytes.
 func stallNeutral(n *Node, res result) bool {
 	return n.Team != "" && res.kind == resPass
-}
-
-func (q *Quest) hasRole(r string) bool {
-	for _, x := range q.Roles {
-		if x == r {
-			return true
-		}
-	}
-	return false
 }
 
 func oneLineText(s string) string { return strings.Join(strings.Fields(s), " ") }
@@ -512,10 +504,10 @@ func ownerTeamFacts(tx *store.Tx, q *Quest, b *strings.Builder) error {
 // rejected (a revision of its executer, counted like any) and the
 // accepter's stage is done; it is not asked again.
 func (t *txn) humanRejectsAccept(q *Quest, n *Node, by string) error {
-	n.chainForm()
+	n.ChainForm()
 	if n.LastAttempt != nil {
 		n.LastAttempt.TryUsed = false // a revision of the Team, not a try of the accepter
-		if n.logged {
+		if n.Logged {
 			n.Attempts[len(n.Attempts)-1].TryUsed = false
 		}
 	}

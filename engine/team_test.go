@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -133,7 +134,7 @@ func TestTeamRejectedPastItsCapIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	stages := 0
 	err = h.store.db.View(func(tx *store.Tx) error {
 		for i := 2; ; i++ {
-			s, err := readNode(tx, nodeID(uint64(i)))
+			s, err := readNode(tx, domain.NodeID(uint64(i)))
 			if err != nil || s.Team == "" {
 				return nil
 			}
@@ -147,7 +148,7 @@ func TestTeamRejectedPastItsCapIsBlockedAndTheOwnerIsTold(t *testing.T) {
 		t.Fatalf("stages: %d, %v; want 8 locked stage nodes", stages, err)
 	}
 	for i := 2; i <= 9; i++ {
-		s := h.node(nodeID(uint64(i)))
+		s := h.node(domain.NodeID(uint64(i)))
 		runs, err := h.e.QuestRuns("", s.ID)
 		if err != nil || len(runs) != 1 || runs[0].Provider != s.Role {
 			t.Errorf("stage %s (%s): runs %+v, %v; want one run on the %s provider", s.ID, s.Role, runs, err, s.Role)

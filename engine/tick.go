@@ -293,7 +293,7 @@ func (r *tickRound) quest(q *Quest) error {
 // hypothesis index, its owner's node and material, newOwner and request)
 // and dispatches at most one node, last.
 func ownTurn(q *Quest) bool {
-	return !q.hasCouncil() && q.Queued[queuedCouncil] == "" &&
+	return !q.HasCouncil() && q.Queued[queuedCouncil] == "" &&
 		len(q.PhaseGates) == 0 && len(q.Replays) == 0
 }
 
@@ -396,7 +396,7 @@ func (r *tickRound) dispatchable(q *Quest) bool {
 // dispatchable (see next) and its provider is one the box spawns.
 func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 	t := r.t
-	if n != nil && n.Role == RoleOwner && q.hasCouncil() {
+	if n != nil && n.Role == RoleOwner && q.HasCouncil() {
 		// The owner's design phase: its council sits, and its members
 		// dispatch in this very tick when slots are free.
 		if ended, err := r.seatless(q); ended || err != nil {

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -306,7 +307,7 @@ func TestReusedQuestSlotStartsZeroed(t *testing.T) {
 // cached quest's counts and queue are not touched by a change of the
 // copy, and nil counts and a nil map stay nil (as maps.Clone's).
 func TestTickCopyIntoASlotsMaps(t *testing.T) {
-	cached := &Quest{ID: "q1", Counts: CountsOf(map[Status]int{Pending: 2}), Queued: map[string]string{RoleOwner: "n9"}}
+	cached := &Quest{ID: "q1", Counts: domain.CountsOf(map[Status]int{Pending: 2}), Queued: map[string]string{RoleOwner: "n9"}}
 	m := &questMaps{queued: map[string]string{RoleStrategist: "n3"}}
 	queued := m.queued
 	var q Quest

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -559,7 +560,7 @@ func decodeStoredQuest(id string, raw []byte, q *Quest) error {
 // adoptQuest makes q, quest id's record as stored, the transaction's
 // copy, with the running entries laid over it (overlayDispatch).
 func (t *txn) adoptQuest(id string, q *Quest) *Quest {
-	q.Counts.made = true
+	q.Counts.MarkMade()
 	if t.walk != nil {
 		t.walk.overlay(q)
 	} else {
@@ -715,7 +716,7 @@ func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	// a tick reads hundreds (a council's members).
 	n := t.allocHead()
 	*n = Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
-		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, Provider: h.Provider, head: true, runCount: int(h.RunCount),
+		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, Provider: h.Provider, HeadOnly: true, HeadRuns: int(h.RunCount),
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
 		key := t.claim(store.AppendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
@@ -766,7 +767,7 @@ func setRunning(n *Node, run []byte) {
 }
 
 func (t *txn) saveNode(n *Node) error {
-	if n.head {
+	if n.HeadOnly {
 		panic("BUG: saving node " + n.ID + ", which was read for its dispatch only")
 	}
 	// A node changed: its quest is saved too, with a new revision, so
@@ -782,7 +783,7 @@ func (t *txn) saveNode(n *Node) error {
 	if err := t.indexEvidence(n); err != nil {
 		return err
 	}
-	n.chainForm()
+	n.ChainForm()
 	if err := t.spillAttempts(n); err != nil {
 		return err
 	}
@@ -838,7 +839,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 			return err
 		}
 	}
-	return t.emit(nodeEvent(q, n, from, to, why))
+	return t.emit(domain.NodeEvent(q, n, from, to, why))
 }
 
 // leaveIndexes takes node n of quest q (key: its order) out of the
@@ -954,7 +955,7 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 	if err != nil {
 		return nil, false, err
 	}
-	n = &Node{ID: nodeID(seq), Quest: q.ID, Role: role, Hypothesis: hyp, Status: st, Order: seq, Created: t.now}
+	n = &Node{ID: domain.NodeID(seq), Quest: q.ID, Role: role, Hypothesis: hyp, Status: st, Order: seq, Created: t.now}
 	if parent != nil {
 		n.Parent = parent.ID
 		n.Depth = parent.Depth + 1
@@ -997,7 +998,7 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 			return nil, false, err
 		}
 	}
-	return n, false, t.emit(nodeEvent(q, n, "", st, "created"))
+	return n, false, t.emit(domain.NodeEvent(q, n, "", st, "created"))
 }
 
 func (t *txn) edge(q *Quest, from, to, rel string) error {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
@@ -146,7 +147,7 @@ func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply
 		res.kind = resFail
 		return res
 	case gates.OutcomeReview:
-		res.kind, res.why, res.reasons = resReview, "the gate asks for review", ruleReasons(v.Facts)
+		res.kind, res.why, res.reasons = resReview, "the gate asks for review", domain.RuleReasons(v.Facts)
 	case gates.OutcomePass:
 		res.kind = resPass
 	default:
@@ -159,7 +160,7 @@ func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply
 		if res.kind == resPass {
 			res.kind, res.why = resReview, fmt.Sprintf("role %s is a human checkpoint", n.Role)
 		}
-		res.reasons = append(res.reasons, checkpointReason(n.Role))
+		res.reasons = append(res.reasons, domain.CheckpointReason(n.Role))
 	}
 	return res
 }
@@ -464,12 +465,12 @@ func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
 func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done bool, err error) {
 	switch res.kind {
 	case resInterrupted:
-		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
+		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
 		return true, t.move(q, n, Pending, "interrupted: "+res.why)
 	case resDeferred:
 		n.Deferrals++
 		if n.Deferrals < maxDeferrals {
-			n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
+			n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
 			n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Why: res.why, Replay: len(res.raw) > 0}
 			if n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
 				q.Replays = append(q.Replays, n.ID)
@@ -484,7 +485,7 @@ func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done 
 			Expected: "the network stage to run", Actual: fmt.Sprintf("deferred %d times in a row; last: %s", maxDeferrals, res.why)}}
 		res.feedback = Feedback(res.facts)
 	case resStopQuest:
-		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
+		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
 		if err := t.move(q, n, Pending, "no try consumed: "+res.why); err != nil {
 			return true, err
 		}
@@ -521,10 +522,10 @@ func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 	}
 	switch res.kind {
 	case resFail:
-		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
+		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
 		return t.failTry(q, n, "FAIL")
 	case resReview:
-		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
+		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
 		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Reasons: res.reasons,
 			Answ: res.answer, Owner: res.owner}
 		if err := t.move(q, n, AwaitingConsent, res.why); err != nil {
@@ -535,7 +536,7 @@ func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 		}
 		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: res.claim, Reason: res.why})
 	case resPass:
-		n.addAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
+		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
 		if res.member != nil {
 			return t.memberPass(q, n, res.member)
 		}

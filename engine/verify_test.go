@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -464,7 +465,7 @@ func dropFromLockedIndex(tx *store.Tx, id string) error {
 func TestStoreFailures(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.store.writeFault = func() error { return syscall.ENOSPC }
-	_, err := h.e.NewQuest(QuestSpec{Name: "n", Direction: "d", Mode: ModeSolo, Roles: []string{RoleScout}, Provider: ProviderExternal, Limits: DefaultLimits()})
+	_, err := h.e.NewQuest(QuestSpec{Name: "n", Direction: "d", Mode: ModeSolo, Roles: []string{RoleScout}, Provider: ProviderExternal, Limits: domain.DefaultLimits()})
 	if !errors.Is(err, ErrStoreFailed) || !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("a full disk: %v, want ErrStoreFailed wrapping ENOSPC", err)
 	}

@@ -63,7 +63,7 @@ type errorBody struct {
 // code and its wording, and every error value (sentinel) with its code. It
 // is the one place that decides them: the API's handlers answer with it,
 // the CLI exits with it (ExitCodeOf), and a test pins that every sentinel
-// of engine/errors.go and config/error.go has a row.
+// of engine/domain/errors.go and config/error.go has a row.
 
 // codeRule is what an error code means outside: the HTTP status it is sent
 // with, the CLI's exit code, and the error value whose text ends its
@@ -89,7 +89,7 @@ var codes = map[string]codeRule{
 }
 
 // sentinels is the table of error values and the code each is answered
-// with: every sentinel of engine/errors.go and config/error.go, and the
+// with: every sentinel of engine/domain/errors.go and config/error.go, and the
 // file system's that reach a client. An error that wraps several takes
 // the first row it matches (a failed store write that also wraps an I/O
 // error is unavailable).

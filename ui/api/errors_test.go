@@ -67,12 +67,12 @@ func sentinelsOf(t *testing.T, dir string) (texts map[string]string, files map[s
 }
 
 // TestEverySentinelHasARow pins the error table to the files that declare
-// the error values clients meet (engine/errors.go, config/error.go): every
+// the error values clients meet (engine/domain/errors.go, config/error.go): every
 // error value of those packages is declared there, and has a row (a code
 // with an HTTP status and an exit code). A new sentinel without a row
 // fails here.
 func TestEverySentinelHasARow(t *testing.T) {
-	for _, pkg := range []struct{ dir, file string }{{"../../engine", "errors.go"}, {"../../internal/config", "error.go"}} {
+	for _, pkg := range []struct{ dir, file string }{{"../../engine/domain", "errors.go"}, {"../../internal/config", "error.go"}} {
 		texts, files := sentinelsOf(t, pkg.dir)
 		if len(texts) < 2 {
 			t.Fatalf("found %d sentinels in %s; the parser missed them", len(texts), pkg.dir)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/planttest"
 	"github.com/questbox/questbox/gates"
 )
@@ -25,7 +26,7 @@ import (
 func fixtureResult() *engine.Result {
 	q := fixtureQuest()
 	q.Status, q.Reason, q.Teams, q.MaxRevisions, q.AcceptMode = engine.QuestDone, engine.ReasonOwnerFinished+"the demo found its answer", true, 2, "judge"
-	q.Counts = engine.CountsOf(map[engine.Status]int{engine.Explored: 9, engine.Growing: 1, engine.Aborted: 1, engine.Exhausted: 1})
+	q.Counts = domain.CountsOf(map[engine.Status]int{engine.Explored: 9, engine.Growing: 1, engine.Aborted: 1, engine.Exhausted: 1})
 	review := []gates.Fact{{Rule: "citations-present", Level: gates.Review, Where: "citations", Expected: "at least one citation for a conclusion", Actual: "none"}}
 	team := &engine.Node{ID: "n7", Quest: "q1", Parent: "n1", Role: "poc", TeamKind: "poc", Hypothesis: "reproduce it in a small experiment",
 		Status: engine.Explored, Verdict: "conclusion", Evidence: "the experiment reproduced the claim", RevisionCount: 1, Updated: t0}

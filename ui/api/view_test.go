@@ -10,6 +10,7 @@ import (
 	"github.com/questbox/questbox/device"
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/internal/goldentest"
 )
@@ -36,7 +37,7 @@ func fixtureQuest() *engine.Quest {
 		Mode: engine.ModeTeam, Roles: []string{"scout", "owner"}, Provider: "demo", Gate: "default",
 		Limits:   engine.Limits{MaxTries: 3, MaxAgentRuns: 50, WallClock: 24 * time.Hour, TokenBudget: 1000, MaxStalled: 3, OwnerEvery: 3},
 		Counters: engine.Counters{AgentRuns: 4, Tokens: 1200, WallUsed: 90 * time.Minute},
-		Counts:   engine.CountsOf(map[engine.Status]int{engine.Pending: 2, engine.Explored: 1}), Running: "n4", Created: t0, Updated: t0.Add(time.Hour)}
+		Counts:   domain.CountsOf(map[engine.Status]int{engine.Pending: 2, engine.Explored: 1}), Running: "n4", Created: t0, Updated: t0.Add(time.Hour)}
 }
 
 var fixtureFacts = []gates.Fact{{Rule: "contract", Level: gates.Fail, Where: "evidence", Expected: "at least 20 characters", Actual: `"short"`}}
@@ -90,7 +91,7 @@ func TestGoldenCouncilAndTeamViews(t *testing.T) {
 	q.CouncilReviewers, q.CouncilJudges = []string{"local"}, []string{"claude", "gemini"}
 	q.PhaseGates = []string{"scout"}
 	q.Teams, q.MaxRevisions, q.AcceptMode = true, 2, "judge"
-	q.Counts = engine.CountsOf(map[engine.Status]int{engine.CouncilPending: 1, engine.Revising: 1, engine.TeamBlocked: 1})
+	q.Counts = domain.CountsOf(map[engine.Status]int{engine.CouncilPending: 1, engine.Revising: 1, engine.TeamBlocked: 1})
 	team := &engine.Node{ID: "n5", Quest: "q1", Parent: "n1", Role: "poc", Hypothesis: "ship the OCR", Status: engine.Revising,
 		TeamKind: "poc", RevisionCount: 1, MaxRevisions: 2, Created: t0, Updated: t0}
 	stage := &engine.Node{ID: "n8", Quest: "q1", Parent: "n5", Role: engine.RoleAccepter, Hypothesis: "judge the OCR", Status: engine.Exhausted,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/domain"
 )
 
 // TestWallClockFiguresAgree: the seconds and the text of a wall-clock
@@ -13,7 +14,7 @@ import (
 func TestWallClockFiguresAgree(t *testing.T) {
 	for _, used := range []time.Duration{0, 153600 * time.Millisecond, 999 * time.Millisecond, 90*time.Minute + 500*time.Millisecond, 24*time.Hour - time.Millisecond} {
 		q := &engine.Quest{ID: "q1", Limits: engine.Limits{WallClock: 24 * time.Hour}, Counters: engine.Counters{WallUsed: used},
-			Counts: engine.CountsOf(map[engine.Status]int{})}
+			Counts: domain.CountsOf(map[engine.Status]int{})}
 		v := QuestView(q)
 		for _, f := range []struct {
 			name string

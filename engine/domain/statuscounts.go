@@ -1,4 +1,4 @@
-package engine
+package domain
 
 import (
 	"encoding/json"
@@ -226,3 +226,11 @@ func (c *StatusCounts) UnmarshalJSON(raw []byte) error {
 	}
 	return nil
 }
+
+// EmptyCounts are the counts of a quest with no nodes yet: an empty
+// map's, not a nil one's.
+func EmptyCounts() StatusCounts { return StatusCounts{made: true} }
+
+// MarkMade makes the counts an empty map's rather than a nil one's when
+// they hold none, and changes no count.
+func (c *StatusCounts) MarkMade() { c.made = true }

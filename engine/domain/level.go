@@ -1,4 +1,4 @@
-package engine
+package domain
 
 // Levels of a quest (docs/design.md, "Councils and Teams"): each keeps
 // everything below it.

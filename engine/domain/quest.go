@@ -1,0 +1,57 @@
+package domain
+
+import "slices"
+
+// Finished reports whether the quest ended for good: done, or terminated
+// by a budget. A stopped quest may resume.
+func (q *Quest) Finished() bool { return q.Status == QuestDone || q.Status == QuestTerminated }
+
+// ProviderFor is the provider that runs n: the node's own (a council
+// member's), else the quest's provider for n's role, else the quest's.
+func (q *Quest) ProviderFor(n *Node) string {
+	if n.Provider != "" {
+		return n.Provider
+	}
+	if p := q.RoleProviders[n.Role]; p != "" {
+		return p
+	}
+	return q.Provider
+}
+
+// UsesRole reports whether q dispatches nodes of role: one of its roles,
+// a council member's when it has a council, a Team stage's when it has
+// Teams.
+func (q *Quest) UsesRole(role string) bool {
+	switch role {
+	case RoleReviewer, RoleJudge:
+		return len(q.CouncilReviewers)+len(q.CouncilJudges) > 0
+	case RolePlanner, RoleExecuter, RoleAccepter:
+		return q.Teams
+	}
+	return slices.Contains(q.Roles, role)
+}
+
+// NextPhase is the phase after phase: the next role of the quest's roles,
+// in their order, other than owner; "" after the last.
+func (q *Quest) NextPhase(phase string) string {
+	i := slices.Index(q.Roles, phase)
+	if i < 0 {
+		return ""
+	}
+	for _, r := range q.Roles[i+1:] {
+		if r != RoleOwner {
+			return r
+		}
+	}
+	return ""
+}
+
+// HasRole reports whether r is one of q's roles.
+func (q *Quest) HasRole(r string) bool {
+	for _, x := range q.Roles {
+		if x == r {
+			return true
+		}
+	}
+	return false
+}
