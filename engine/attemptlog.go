@@ -102,8 +102,8 @@ func (t *txn) spillAttempts(n *Node) error {
 		if err != nil {
 			return err
 		}
-		v := t.claim(appendAttemptRecord(t.spare(256), n.ID, n.AttemptSeq, &n.Spill[i]))
-		if err := b.Put(t.key8(seq), v); err != nil {
+		v := t.Claim(appendAttemptRecord(t.Spare(256), n.ID, n.AttemptSeq, &n.Spill[i]))
+		if err := b.Put(t.Key8(seq), v); err != nil {
 			return err
 		}
 		n.AttemptSeq, n.AttemptSum = seq, chainSum(n.AttemptSum, v)

@@ -207,17 +207,17 @@ func seedBenchQuest(t *txn, s QuestSpec, q, active, left, locked int) (made int,
 		per = batch
 	}
 	for j := 0; j < per && made < left; j++ {
-		n, _, err := t.newNode(qq, nil, RoleScout, fmt.Sprintf("locked %d of %s", j, qq.ID), Proposed, "")
+		n, _, err := t.NewNode(qq, nil, RoleScout, fmt.Sprintf("locked %d of %s", j, qq.ID), Proposed, "")
 		if err != nil {
 			return made, err
 		}
-		if err := t.abort(qq, n, "bench"); err != nil {
+		if err := t.Abort(qq, n, "bench"); err != nil {
 			return made, err
 		}
 		made++
 	}
 	if q >= active {
-		return made, t.setQuestStatus(qq, QuestDone, "bench")
+		return made, t.SetQuestStatus(qq, QuestDone, "bench")
 	}
 	return made, nil
 }
@@ -260,7 +260,7 @@ func benchReset(b *testing.B, e *Engine) {
 				}
 			}
 			for _, id := range ids {
-				n, err := t.node(id)
+				n, err := t.Node(id)
 				if err != nil {
 					return err
 				}
@@ -270,15 +270,15 @@ func benchReset(b *testing.B, e *Engine) {
 					n.Runs = n.Runs[len(n.Runs)-1:]
 				}
 				if n.Status == Deferred {
-					if err := t.move(q, n, Pending, "bench reset"); err != nil {
+					if err := t.Move(q, n, Pending, "bench reset"); err != nil {
 						return err
 					}
-				} else if err := t.saveNode(n); err != nil {
+				} else if err := t.SaveNode(n); err != nil {
 					return err
 				}
 			}
 			q.Replays = nil
-			t.track(q)
+			t.Track(q)
 		}
 		return nil
 	})

@@ -105,14 +105,14 @@ func (r *tickRound) refuse(q *Quest, n *Node, why string) error {
 	if isMember(n.Role) {
 		// The abort reads and writes beside the running index: the
 		// entries the council's turn kept for later go in first.
-		if err := r.t.flushRunning(); err != nil {
+		if err := r.t.FlushRunning(); err != nil {
 			return err
 		}
-		full, err := r.t.node(n.ID)
+		full, err := r.t.Node(n.ID)
 		if err != nil {
 			return err
 		}
-		return r.t.abort(q, full, "not run: "+why)
+		return r.t.Abort(q, full, "not run: "+why)
 	}
 	return r.terminate(q, why)
 }
@@ -141,7 +141,7 @@ func (r *tickRound) seatless(q *Quest) (bool, error) {
 
 // terminate ends q, a budget used up (why).
 func (r *tickRound) terminate(q *Quest, why string) error {
-	if err := r.t.setQuestStatus(q, QuestTerminated, why); err != nil {
+	if err := r.t.SetQuestStatus(q, QuestTerminated, why); err != nil {
 		return err
 	}
 	r.rep.Terminated = append(r.rep.Terminated, q.ID)
@@ -167,7 +167,7 @@ func (t *txn) settleTokens(q *Quest, r *Run, e runEnd) {
 	}
 	if d := charge - before; d != 0 {
 		q.Counters.Tokens += d
-		t.track(q)
+		t.Track(q)
 	}
 }
 

@@ -69,10 +69,10 @@ type chain struct {
 	on atomic.Bool
 }
 
-// followUp notes that this transaction enables follow-up work of q: node
+// FollowUp notes that this transaction enables follow-up work of q: node
 // (a stage or a retry), or "" for q's council or phase gates. The notes
 // reach the engine once the transaction committed (engineWrite).
-func (t *txn) followUp(q *Quest, node string) {
+func (t *txn) FollowUp(q *Quest, node string) {
 	if t.e.chain.on.Load() {
 		t.follows = append(t.follows, follow{q.ID, node})
 	}
@@ -273,10 +273,10 @@ func (r *tickRound) followUps(fs []followQuest) error {
 	for _, f := range fs {
 		// A member's entries kept for later (council) are put before the
 		// next quest reads the running index.
-		if err := t.flushRunning(); err != nil {
+		if err := t.FlushRunning(); err != nil {
 			return err
 		}
-		q, err := t.peek(f.quest)
+		q, err := t.Peek(f.quest)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -291,7 +291,7 @@ func (r *tickRound) followUps(fs []followQuest) error {
 			r.parked = append(r.parked, f)
 		}
 	}
-	if err := t.flushRunning(); err != nil {
+	if err := t.FlushRunning(); err != nil {
 		return err
 	}
 	if err := t.unchanged(); err != nil {
@@ -310,14 +310,14 @@ func (r *tickRound) followUps(fs []followQuest) error {
 // that is not active, or whose budget is spent, waits for the tick.
 func (r *tickRound) follow(q *Quest, nodes []string) error {
 	t := r.t
-	if q.Status != QuestActive || t.overBudget(q) != "" {
+	if q.Status != QuestActive || t.OverBudget(q) != "" {
 		return nil
 	}
 	if over, err := r.sittingOrGated(q); over || err != nil {
 		return err
 	}
 	for _, id := range nodes {
-		n, err := t.nodeHead(id)
+		n, err := t.NodeHead(id)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}

@@ -74,18 +74,18 @@ func BenchmarkTeamChain(b *testing.B) {
 			b.Fatalf("chain %d: the tick dispatched %v, want the planner", i, rep.Dispatched)
 		}
 		err := e.update(func(t *txn) error {
-			q, err := t.quest(q.ID)
+			q, err := t.Quest(q.ID)
 			if err != nil {
 				return err
 			}
 			if q.Counts.Get(Aborted) != i+1 || q.Counts.Get(Revising) != 0 || q.Counters.AgentRuns != 5*(i+1) {
 				return fmt.Errorf("after chain %d: counts %v, %d agent runs; want %d Teams locked, none revising, 5 runs each", i, q.Counts, q.Counters.AgentRuns, i+1)
 			}
-			n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("Team %d", i+1), Pending, "")
+			n, _, err := t.NewNode(q, nil, RoleScout, fmt.Sprintf("Team %d", i+1), Pending, "")
 			if err != nil {
 				return err
 			}
-			return t.openTeam(q, n)
+			return t.OpenTeam(q, n)
 		})
 		if err != nil {
 			b.Fatal(err)

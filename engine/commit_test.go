@@ -223,7 +223,7 @@ func TestGroupCommitWritesOneEventRecord(t *testing.T) {
 	emits := func(name string, n int) func(*store.Tx) error {
 		return (&engineWrite{e: h.e, fn: func(t *txn) error {
 			for i := range n {
-				if err := t.emit(Event{Kind: KindNode, Node: fmt.Sprint(name, i)}); err != nil {
+				if err := t.Emit(Event{Kind: KindNode, Node: fmt.Sprint(name, i)}); err != nil {
 					return err
 				}
 			}
@@ -288,7 +288,7 @@ func TestGroupCommitEventRecordsStayWithinAPage(t *testing.T) {
 	r := &groupRig{t: t, s: h.store, tk: h.store.expect(), errs: map[string]error{}}
 	detail := strings.Repeat("x", 400)
 	emits := (&engineWrite{e: h.e, fn: func(t *txn) error {
-		return t.emit(Event{Kind: KindNode, Detail: detail})
+		return t.Emit(Event{Kind: KindNode, Detail: detail})
 	}}).run
 	since := h.e.LastSeq()
 	const writes = 20

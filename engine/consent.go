@@ -77,7 +77,7 @@ func consentRequest(tx *store.Tx, n *Node) (ConsentRequest, error) {
 // consentTarget loads a node awaiting consent and checks that c was given
 // for exactly its current claim.
 func (t *txn) consentTarget(node string, c consent.Consent) (*Quest, *Node, error) {
-	n, err := t.node(node)
+	n, err := t.Node(node)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,7 +93,7 @@ func (t *txn) consentTarget(node string, c consent.Consent) (*Quest, *Node, erro
 		}
 		return nil, nil, fmt.Errorf("node %s: %w", n.ID, err)
 	}
-	q, err := t.quest(n.Quest)
+	q, err := t.Quest(n.Quest)
 	return q, n, err
 }
 
@@ -115,10 +115,10 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 		}
 		c := n.Claim
 		n.AddAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
-		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: OutcomeGranted, ClaimHash: c.Hash, Reason: consentBy + by}); err != nil {
+		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: OutcomeGranted, ClaimHash: c.Hash, Reason: consentBy + by}); err != nil {
 			return err
 		}
-		return t.pass(q, n, c.Answ, c.Owner, "CONSENT")
+		return t.Pass(q, n, c.Answ, c.Owner, "CONSENT")
 	}, nil)
 }
 
@@ -137,13 +137,13 @@ func (e *Engine) Reject(node string, c consent.Consent) error {
 		n.Claim = nil
 		n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
 		n.AddAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: claimHash, TryUsed: true})
-		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: claimHash, Reason: "rejected by " + by}); err != nil {
+		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: claimHash, Reason: "rejected by " + by}); err != nil {
 			return err
 		}
 		if n.Stage == StageAccept {
-			return t.humanRejectsAccept(q, n, by)
+			return t.HumanRejectsAccept(q, n, by)
 		}
-		return t.failTry(q, n, "REJECTED")
+		return t.FailTry(q, n, "REJECTED")
 	}, nil)
 }
 
@@ -196,14 +196,14 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 	}
 	expired := 0
 	for _, id := range ids {
-		n, err := t.node(id)
+		n, err := t.Node(id)
 		if err != nil {
 			return expired, err
 		}
 		if n.Claim == nil || !consentExpired(n.Claim.Since, t.now, expiry) {
 			continue
 		}
-		q, err := t.quest(n.Quest)
+		q, err := t.Quest(n.Quest)
 		if err != nil {
 			return expired, err
 		}
@@ -218,13 +218,13 @@ func (t *txn) expireConsents(expiry time.Duration) (int, error) {
 		why := fmt.Sprintf("no human answered within %s", expiry)
 		n.Claim = nil
 		n.AddAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: why})
-		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: why}); err != nil {
+		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: why}); err != nil {
 			return expired, err
 		}
-		if err := t.move(q, n, Pending, "consent expired: "+why); err != nil {
+		if err := t.Move(q, n, Pending, "consent expired: "+why); err != nil {
 			return expired, err
 		}
-		if err := t.ledger(n, "EXPIRED", nil); err != nil {
+		if err := t.Ledger(n, "EXPIRED", nil); err != nil {
 			return expired, err
 		}
 		expired++

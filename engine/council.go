@@ -97,11 +97,11 @@ func (t *txn) openCouncil(q *Quest, owner *Node) error {
 	if owner.Role == RoleOwner {
 		owner.Phase = PhaseDesign // a gate keeps the phase it closes
 	}
-	if err := t.move(q, owner, CouncilPending, fmt.Sprintf("design phase: a council of %d reviewer(s) and %d judge(s) sits", len(q.CouncilReviewers), len(q.CouncilJudges))); err != nil {
+	if err := t.Move(q, owner, CouncilPending, fmt.Sprintf("design phase: a council of %d reviewer(s) and %d judge(s) sits", len(q.CouncilReviewers), len(q.CouncilJudges))); err != nil {
 		return err
 	}
 	for _, s := range seats(q, owner, sitting(owner)) {
-		m, dup, err := t.newNode(q, owner, s.role, s.hyp, Pending, EdgeCouncilOf)
+		m, dup, err := t.NewNode(q, owner, s.role, s.hyp, Pending, EdgeCouncilOf)
 		if err != nil {
 			return err
 		}
@@ -109,7 +109,7 @@ func (t *txn) openCouncil(q *Quest, owner *Node) error {
 			return fmt.Errorf("BUG: council member %q of owner %s exists already as %s", s.hyp, owner.ID, m.ID)
 		}
 		m.Provider, m.Phase = s.provider, PhaseDesign
-		if err := t.saveNode(m); err != nil {
+		if err := t.SaveNode(m); err != nil {
 			return err
 		}
 	}
@@ -150,7 +150,7 @@ func (t *txn) membersAt(q *Quest, keys [][]byte) ([]*Node, error) {
 		if id == nil {
 			continue
 		}
-		m, err := t.nodeHead(string(id))
+		m, err := t.NodeHead(string(id))
 		if err != nil {
 			return nil, err
 		}
@@ -226,7 +226,7 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 		if id == nil {
 			continue
 		}
-		m, err := t.nodeHead(string(id))
+		m, err := t.NodeHead(string(id))
 		if err != nil {
 			return nil, err
 		}
@@ -253,12 +253,12 @@ func (t *txn) rememberedMember(q *Quest, so *sittingOwner, i int, next bool) (*N
 	like := nodeHead{ID: so.ids[i], Quest: q.ID, Parent: so.owner.ID, Role: seat.role, Hypothesis: seat.hyp, Provider: seat.provider}
 	m, ok, err := (*Node)(nil), false, error(nil)
 	if next {
-		m, ok, err = t.nextNodeHead(so.ids[i], &like)
+		m, ok, err = t.NextNodeHead(so.ids[i], &like)
 	}
 	if !ok && err == nil {
 		var raw []byte
-		if raw, err = t.nodeRecord(so.ids[i]); err == nil {
-			m, err = t.headOf(so.ids[i], raw, &like)
+		if raw, err = t.NodeRecord(so.ids[i]); err == nil {
+			m, err = t.HeadOf(so.ids[i], raw, &like)
 		}
 	}
 	switch {
@@ -436,7 +436,7 @@ func trimToActive[V any](m map[string]V, active []*Quest) {
 // the owner's record is the one it decoded (sittingOwners).
 func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	id := q.Queued[queuedCouncil]
-	raw, err := t.nodeRecord(id)
+	raw, err := t.NodeRecord(id)
 	if err != nil {
 		return nil, err
 	}
@@ -444,7 +444,7 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 	if e := t.e.sittings.get(q.ID, raw, r, j); e != nil {
 		return e, nil
 	}
-	owner, err := t.node(id)
+	owner, err := t.Node(id)
 	if err != nil {
 		return nil, err
 	}
@@ -485,12 +485,12 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 // has not changed is committed. A transaction that was rolled back never
 // reaches the memory. The pendingView rests on the same (pendingview.go).
 func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
-	pristine := t.pristine(q)
+	pristine := t.Pristine(q)
 	if pristine {
 		if e := t.e.sittings.atRev(q.ID, q.Rev, len(q.CouncilReviewers), len(q.CouncilJudges)); e != nil {
 			ms := make([]*Node, len(e.at.heads))
 			for i := range e.at.heads {
-				m := t.allocHead()
+				m := t.AllocHead()
 				*m = e.at.heads[i]
 				t.overlayHead(m)
 				ms[i] = m
@@ -543,7 +543,7 @@ func (t *txn) overlayHead(n *Node) {
 	if n.Status != Pending {
 		return
 	}
-	key := t.claim(store.AppendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+	key := t.Claim(store.AppendRunningKey(t.Spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
 	if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
 		setRunning(n, run)
 	}
@@ -571,7 +571,7 @@ func (r *tickRound) council(q *Quest) error {
 	if childrenOf(owner, ms) {
 		t.laterRunning = true
 		defer func() { t.laterRunning = false }()
-	} else if err := t.flushRunning(); err != nil {
+	} else if err := t.FlushRunning(); err != nil {
 		return err
 	}
 	done := true
@@ -592,7 +592,7 @@ func (r *tickRound) council(q *Quest) error {
 		if !looked {
 			// A budget used up (the wall clock too) dispatches no
 			// member; the council decides with the votes it has.
-			over, looked = t.overBudget(q), true
+			over, looked = t.OverBudget(q), true
 		}
 		if over != "" {
 			if err := r.refuse(q, m, over); err != nil {
@@ -609,7 +609,7 @@ func (r *tickRound) council(q *Quest) error {
 		if so.at != nil {
 			prompts[i].node = &so.at.heads[i]
 		} else {
-			prompts[i].node = t.allocHead()
+			prompts[i].node = t.AllocHead()
 			*prompts[i].node = *m
 		}
 		if err := r.dispatchMember(q, so, m, &prompts[i]); err != nil || q.Status != QuestActive {
@@ -621,7 +621,7 @@ func (r *tickRound) council(q *Quest) error {
 	}
 	// The sitting's owner is the engine's, read only: the decision
 	// changes a copy read whole.
-	full, err := t.node(owner.ID)
+	full, err := t.Node(owner.ID)
 	if err != nil {
 		return err
 	}
@@ -655,7 +655,7 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	}
 	prov := r.provider(name)
 	if prov == nil {
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
+		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q of council member %s is not configured; fix the config and `quest resume %s`", name, m.ID, q.ID))
 	}
 	// What the prompt shows of the store is read here, in the tick's
 	// transaction; its run renders it (memberPrompt).
@@ -693,7 +693,7 @@ func (t *txn) decide(q *Quest, owner *Node) error {
 	var votes []gates.Vote
 	var facts []gates.Fact
 	for _, head := range ms {
-		m, err := t.node(head.ID)
+		m, err := t.Node(head.ID)
 		if err != nil {
 			return err
 		}
@@ -725,10 +725,10 @@ func (t *txn) decide(q *Quest, owner *Node) error {
 	if !d.Decided {
 		owner.Outcome = "FAIL"
 		owner.AddAttempt(Attempt{At: t.now, Outcome: "FAIL", Facts: facts, Feedback: d.Why, TryUsed: true})
-		if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: owner.ID, Role: owner.Role, Outcome: "FAIL", Facts: facts, Feedback: owner.Feedback, RootCause: ruleCouncil, Reason: d.Why}); err != nil {
+		if err := t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: owner.ID, Role: owner.Role, Outcome: "FAIL", Facts: facts, Feedback: owner.Feedback, RootCause: ruleCouncil, Reason: d.Why}); err != nil {
 			return err
 		}
-		return t.failTry(q, owner, "FAIL")
+		return t.FailTry(q, owner, "FAIL")
 	}
 	if isGateRole(owner.Role) {
 		return t.gateDecided(q, owner, d, facts)
@@ -738,10 +738,10 @@ func (t *txn) decide(q *Quest, owner *Node) error {
 	owner.Outcome = "PASS"
 	owner.ClaimHash = gates.ClaimHash([]byte(o.Evidence))
 	owner.AddAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: owner.ClaimHash})
-	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: owner.ID, Role: owner.Role, Outcome: "PASS", Facts: facts, ClaimHash: owner.ClaimHash, Reason: d.Why}); err != nil {
+	if err := t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: owner.ID, Role: owner.Role, Outcome: "PASS", Facts: facts, ClaimHash: owner.ClaimHash, Reason: d.Why}); err != nil {
 		return err
 	}
-	return t.pass(q, owner, nil, o, "PASS")
+	return t.Pass(q, owner, nil, o, "PASS")
 }
 
 // councilEvidence is the owner's evidence after a council: how it
@@ -772,13 +772,13 @@ func describeAction(a gates.Action) string {
 	return s
 }
 
-// memberPass locks a council member that answered: its answer, encoded
+// MemberPass locks a council member that answered: its answer, encoded
 // as its role answers (gates.MemberAnswer.Encode), is its evidence, its
 // verdict source (or "advice" for a reviewer) its verdict; the reply
 // goes to the owner (council_reply).
-func (t *txn) memberPass(q *Quest, n *Node, m *gates.MemberAnswer) error {
+func (t *txn) MemberPass(q *Quest, n *Node, m *gates.MemberAnswer) error {
 	n.Claim = nil
-	if err := t.move(q, n, Passed, "gate PASS"); err != nil {
+	if err := t.Move(q, n, Passed, "gate PASS"); err != nil {
 		return err
 	}
 	n.Evidence = string(m.Encode(n.Role))
@@ -786,22 +786,22 @@ func (t *txn) memberPass(q *Quest, n *Node, m *gates.MemberAnswer) error {
 	if n.Verdict == "" {
 		n.Verdict = "advice"
 	}
-	if err := t.move(q, n, Explored, "council member answered"); err != nil {
+	if err := t.Move(q, n, Explored, "council member answered"); err != nil {
 		return err
 	}
-	if err := t.ledger(n, "PASS", n.Facts); err != nil {
+	if err := t.Ledger(n, "PASS", n.Facts); err != nil {
 		return err
 	}
 	if n.Parent != "" {
-		return t.edge(q, n.ID, n.Parent, EdgeCouncilReply)
+		return t.Edge(q, n.ID, n.Parent, EdgeCouncilReply)
 	}
 	return nil
 }
 
-// stillRunning keeps Quest.Running naming a running node while a council
+// StillRunning keeps Quest.Running naming a running node while a council
 // sits: when the member it named ends, another running member takes its
 // place (members run concurrently; Running names one of them).
-func (t *txn) stillRunning(q *Quest) error {
+func (t *txn) StillRunning(q *Quest) error {
 	if q.Running != "" || q.Queued[queuedCouncil] == "" {
 		return nil
 	}
@@ -812,7 +812,7 @@ func (t *txn) stillRunning(q *Quest) error {
 	for _, m := range ms {
 		if m.Status == Running {
 			q.Running = m.ID
-			t.track(q)
+			t.Track(q)
 			return nil
 		}
 	}

@@ -57,11 +57,11 @@ func BenchmarkCouncilRound(b *testing.B) {
 						return err
 					}
 					// No worker: every tick is the owner's turn.
-					root, err := t.node(q.Queued[RoleOwner] + first(t.tx, bPending, q.ID))
+					root, err := t.Node(q.Queued[RoleOwner] + first(t.tx, bPending, q.ID))
 					if err != nil {
 						return err
 					}
-					if err := t.abort(q, root, "bench"); err != nil {
+					if err := t.Abort(q, root, "bench"); err != nil {
 						return err
 					}
 				}

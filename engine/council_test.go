@@ -641,14 +641,14 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if id == nil {
 			return ""
 		}
-		n, err := t2.nodeHead(string(id))
+		n, err := t2.NodeHead(string(id))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return n.Hypothesis
 	}
 	err := h.e.update(func(t2 *txn) error {
-		qq, err := t2.quest(q.ID)
+		qq, err := t2.Quest(q.ID)
 		if err != nil {
 			return err
 		}
@@ -667,12 +667,12 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 			t.Errorf("first sitting's seats: %d keys, the first one's hypothesis %q", len(first.keys), hypOf(t2, first.keys[0]))
 		}
 		// The sitting decided nothing: the owner's record changes.
-		owner, err := t2.node(qq.Queued[queuedCouncil])
+		owner, err := t2.Node(qq.Queued[queuedCouncil])
 		if err != nil {
 			return err
 		}
 		owner.AddAttempt(Attempt{At: t2.now, Outcome: "FAIL", TryUsed: true})
-		if err := t2.saveNode(owner); err != nil {
+		if err := t2.SaveNode(owner); err != nil {
 			return err
 		}
 		next, err := t2.sittingOwner(qq)
@@ -738,7 +738,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		return out
 	}
 	err := h.e.update(func(t2 *txn) error {
-		qq, err := t2.quest(q.ID)
+		qq, err := t2.Quest(q.ID)
 		if err != nil {
 			return err
 		}
@@ -798,16 +798,16 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		}
 		// A step of the node cursor reads only the record right after
 		// the one read before.
-		if _, err := t2.nodeHead(want[0].ID); err != nil {
+		if _, err := t2.NodeHead(want[0].ID); err != nil {
 			return err
 		}
-		if m, ok, err := t2.nextNodeHead(want[2].ID, nil); ok || err != nil {
+		if m, ok, err := t2.NextNodeHead(want[2].ID, nil); ok || err != nil {
 			t.Errorf("a step from %s read %s as %v (ok %v, %v), want no read: it is not the next record", want[0].ID, want[2].ID, m, ok, err)
 		}
-		if _, err := t2.nodeHead(want[0].ID); err != nil {
+		if _, err := t2.NodeHead(want[0].ID); err != nil {
 			return err
 		}
-		if m, ok, err := t2.nextNodeHead(want[1].ID, nil); !ok || err != nil || !reflect.DeepEqual(m, want[1]) {
+		if m, ok, err := t2.NextNodeHead(want[1].ID, nil); !ok || err != nil || !reflect.DeepEqual(m, want[1]) {
 			t.Errorf("a step from %s to %s read %v (ok %v, %v), want %+v", want[0].ID, want[1].ID, m, ok, err, *want[1])
 		}
 		return errRollback
@@ -848,7 +848,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 	check := func(when string) {
 		t.Helper()
 		err := h.e.update(func(t2 *txn) error {
-			qq, err := t2.peek(q.ID) // pristine, as the tick reads it
+			qq, err := t2.Peek(q.ID) // pristine, as the tick reads it
 			if err != nil || qq.Queued[queuedCouncil] == "" {
 				return err
 			}
@@ -860,7 +860,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			owner, err := t2.node(qq.Queued[queuedCouncil])
+			owner, err := t2.Node(qq.Queued[queuedCouncil])
 			if err != nil {
 				return err
 			}
@@ -900,12 +900,12 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			}
 			// Nor is the memory when this transaction changed the quest's
 			// nodes: the store is read.
-			m, err := t2.node(want[2].ID)
+			m, err := t2.Node(want[2].ID)
 			if err != nil {
 				return err
 			}
 			m.Feedback = "changed in this transaction"
-			if err := t2.saveNode(m); err != nil {
+			if err := t2.SaveNode(m); err != nil {
 				return err
 			}
 			if _, got, err = t2.tickSitting(qq); err != nil {

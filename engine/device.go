@@ -8,6 +8,6 @@ func (e *Engine) RecordDeviceEvent(d DeviceEvent) error {
 		return err
 	}
 	return e.batch(func(t *txn) error {
-		return t.emit(Event{Kind: KindDevice, Outcome: d.What, Detail: d.Summary(), Device: &d})
+		return t.Emit(Event{Kind: KindDevice, Outcome: d.What, Detail: d.Summary(), Device: &d})
 	}, nil)
 }

@@ -175,16 +175,16 @@ func applyEntry(q *Quest, base uint64, node, v []byte) {
 // its reservation counts in q at once.
 func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	q.ReservedTokens += r.Reserved
-	key := t.claim(store.AppendRunningKey(t.spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
+	key := t.Claim(store.AppendRunningKey(t.Spare(len(q.ID)+1+len(n.ID)), q.ID, n.ID))
 	var v []byte
 	var seq uint64
 	if r == t.dispatching && t.plannedSeq > 0 {
 		// newRun's: its id is runID(plannedSeq), no need to parse it.
 		seq = t.plannedSeq
-		v = t.claim(appendRunningSeq(t.spare(64), q.ID, n.ID, r, seq))
+		v = t.Claim(appendRunningSeq(t.Spare(64), q.ID, n.ID, r, seq))
 	} else {
 		seq = runNumber(r.ID)
-		v = t.claim(appendRunning(t.spare(64), q.ID, n.ID, r))
+		v = t.Claim(appendRunning(t.Spare(64), q.ID, n.ID, r))
 	}
 	if t.laterRunning {
 		t.later.puts = append(t.later.puts, runningPut{key, v, t.laterRank})
@@ -223,12 +223,12 @@ type runningPut struct {
 	rank       int32
 }
 
-// flushRunning puts the running entries kept for later, in key order.
+// FlushRunning puts the running entries kept for later, in key order.
 // bbolt inserts a key into its leaf's sorted list with a copy of every
 // entry after it: a tick's thousand dispatches, put in the order of the
 // tick (the order of their quests' dispatches, not of their ids), moved
 // half the leaf each; in key order each is appended.
-func (t *txn) flushRunning() error {
+func (t *txn) FlushRunning() error {
 	l := t.later
 	if l == nil || len(l.puts) == 0 {
 		return nil
@@ -348,9 +348,9 @@ func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
 	return nil, nil
 }
 
-// putRun writes run r where it lives: the runs bucket once ended, else
+// PutRun writes run r where it lives: the runs bucket once ended, else
 // its running entry if it has one (a note on a run in flight).
-func (t *txn) putRun(r *Run) error {
+func (t *txn) PutRun(r *Run) error {
 	if r.Ended.IsZero() {
 		key := store.RunningKey(r.Quest, r.Node)
 		if v := t.tx.Running().Get(key); v != nil {

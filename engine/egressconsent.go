@@ -64,7 +64,7 @@ func (t *txn) askEgress(q *Quest) error {
 		q.ID, q.Name, strings.Join(egressVendors(q), ", "), strings.Join(q.Egress, ","))
 	hash := gates.ClaimHash([]byte(raw))
 	hyp := fmt.Sprintf("Egress consent: may quest %s send its material to %s?", q.ID, strings.Join(egressVendors(q), ", "))
-	n, dup, err := t.newNodeWith(q, nil, RoleEgress, hyp, AwaitingConsent, "", func(n *Node) {
+	n, dup, err := t.NewNodeWith(q, nil, RoleEgress, hyp, AwaitingConsent, "", func(n *Node) {
 		n.Outcome, n.ClaimHash = "REVIEW", hash
 		n.Claim = &Claim{Hash: hash, Raw: raw, Since: t.now, Why: why, Reasons: []ConsentReason{{Kind: ReasonEgress, Text: why}}}
 		n.AddAttempt(Attempt{At: t.now, Outcome: "REVIEW", ClaimHash: hash, Feedback: why})
@@ -76,11 +76,11 @@ func (t *txn) askEgress(q *Quest) error {
 		return fmt.Errorf("BUG: egress consent %q exists already as %s", hyp, n.ID)
 	}
 	q.EgressConsent = n.ID
-	t.track(q)
-	if err := t.ledger(n, "REVIEW", nil); err != nil {
+	t.Track(q)
+	if err := t.Ledger(n, "REVIEW", nil); err != nil {
 		return err
 	}
-	return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: why})
+	return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: why})
 }
 
 // egressDecided applies a human's answer (by: "button", "dashboard:owner")
@@ -91,37 +91,37 @@ func (t *txn) egressDecided(q *Quest, n *Node, granted bool, by string) error {
 	n.Claim = nil
 	if q.EgressConsent == n.ID {
 		q.EgressConsent = ""
-		t.track(q)
+		t.Track(q)
 	}
 	if granted {
 		n.AddAttempt(Attempt{At: t.now, Outcome: "granted", ClaimHash: hash, Feedback: "consent by " + by})
-		if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: hash, Reason: "consent by " + by}); err != nil {
+		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: hash, Reason: "consent by " + by}); err != nil {
 			return err
 		}
-		if err := t.move(q, n, Passed, "egress consent by "+by); err != nil {
+		if err := t.Move(q, n, Passed, "egress consent by "+by); err != nil {
 			return err
 		}
-		if err := t.move(q, n, Explored, "egress consent by "+by+": the quest may send its material to "+strings.Join(egressVendors(q), ", ")); err != nil {
+		if err := t.Move(q, n, Explored, "egress consent by "+by+": the quest may send its material to "+strings.Join(egressVendors(q), ", ")); err != nil {
 			return err
 		}
-		return t.ledger(n, "CONSENT", nil)
+		return t.Ledger(n, "CONSENT", nil)
 	}
 	f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "egress consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 	n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
 	n.AddAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: hash})
-	if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: hash, Reason: "rejected by " + by}); err != nil {
+	if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: hash, Reason: "rejected by " + by}); err != nil {
 		return err
 	}
-	if err := t.move(q, n, Exhausted, "egress refused by "+by); err != nil {
+	if err := t.Move(q, n, Exhausted, "egress refused by "+by); err != nil {
 		return err
 	}
-	if err := t.ledger(n, "REJECTED", n.Facts); err != nil {
+	if err := t.Ledger(n, "REJECTED", n.Facts); err != nil {
 		return err
 	}
 	if q.Status == QuestDone || q.Status == QuestTerminated {
 		return nil
 	}
-	return t.setQuestStatus(q, QuestTerminated, fmt.Sprintf("egress refused by a human (%s): %s; nothing was sent", by, why))
+	return t.SetQuestStatus(q, QuestTerminated, fmt.Sprintf("egress refused by a human (%s): %s; nothing was sent", by, why))
 }
 
 // egressAsked renews q's egress consent n when consent requests expire:
@@ -132,13 +132,13 @@ func (t *txn) egressAsked(q *Quest, n *Node, expiry string) error {
 	hash := n.Claim.Hash
 	n.Claim.Since = t.now
 	n.AddAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: "no human answered within " + expiry + "; asked again"})
-	if err := t.saveNode(n); err != nil {
+	if err := t.SaveNode(n); err != nil {
 		return err
 	}
-	if err := t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: "no human answered within " + expiry}); err != nil {
+	if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: "no human answered within " + expiry}); err != nil {
 		return err
 	}
-	return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: n.Claim.Why})
+	return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: n.Claim.Why})
 }
 
 // egressHeld says why nothing of q may run or be answered now, or "": its

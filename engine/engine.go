@@ -352,17 +352,17 @@ func (e *Engine) recoverInterrupted() error {
 			return err
 		}
 		for _, p := range left {
-			n, err := t.node(p.node)
+			n, err := t.Node(p.node)
 			if err != nil {
 				return err
 			}
-			q, err := t.quest(n.Quest)
+			q, err := t.Quest(n.Quest)
 			if err != nil {
 				return err
 			}
 			// Its agent may have spent tokens that nobody will report:
 			// the run is charged its reservation.
-			if err := t.endRun(q, n, p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)", unsettled: true}); err != nil {
+			if err := t.EndRun(q, n, p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)", unsettled: true}); err != nil {
 				return err
 			}
 			r, _, err := getRun(t.tx, p.run, n.Quest, n.ID)
@@ -373,7 +373,7 @@ func (e *Engine) recoverInterrupted() error {
 			if r.Provider != "replay" && q.Counters.AgentRuns > 0 {
 				q.Counters.AgentRuns-- // the agent never answered (a replay never counted one)
 			}
-			if err := t.move(q, n, Pending, "interrupted: recovered at start-up, no try consumed"); err != nil {
+			if err := t.Move(q, n, Pending, "interrupted: recovered at start-up, no try consumed"); err != nil {
 				return err
 			}
 			e.log.Warn("node was interrupted; back to pending", "node", n.ID, "quest", q.ID, "run", p.run)
@@ -503,20 +503,20 @@ func (t *txn) newQuest(s QuestSpec) (*Quest, error) {
 	// A new quest queues behind the quests dispatched before it existed.
 	q.DispatchSeq = t.tx.Runs().Sequence()
 	t.startWall(q)
-	t.track(q)
+	t.Track(q)
 	if err := t.tx.Active().Put([]byte(q.ID), nil); err != nil {
 		return nil, err
 	}
-	if err := t.emit(Event{Kind: KindQuest, Quest: q.ID, To: string(QuestActive), Reason: "created: " + q.Name, Counters: &q.Counters}); err != nil {
+	if err := t.Emit(Event{Kind: KindQuest, Quest: q.ID, To: string(QuestActive), Reason: "created: " + q.Name, Counters: &q.Counters}); err != nil {
 		return nil, err
 	}
 	if s.Provider != ProviderExternal {
-		root, _, err := t.newNode(q, nil, RoleScout, s.Direction, Pending, "")
+		root, _, err := t.NewNode(q, nil, RoleScout, s.Direction, Pending, "")
 		if err != nil {
 			return nil, err
 		}
 		if q.Teams {
-			if err := t.openTeam(q, root); err != nil {
+			if err := t.OpenTeam(q, root); err != nil {
 				return nil, err
 			}
 		}
@@ -613,10 +613,10 @@ func (e *Engine) Edges(quest string) ([]Edge, error) {
 	return out, err
 }
 
-// setQuestStatus changes a quest's status with an event. Its wall clock
+// SetQuestStatus changes a quest's status with an event. Its wall clock
 // stops when it leaves active (its time so far is stored) and starts when
 // it becomes active.
-func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
+func (t *txn) SetQuestStatus(q *Quest, to QuestStatus, reason string) error {
 	from := q.Status
 	t.foldWall(q)
 	q.Status = to
@@ -624,7 +624,7 @@ func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
 		t.startWall(q)
 	}
 	q.Reason = reason
-	t.track(q)
+	t.Track(q)
 	act := t.tx.Active()
 	var err error
 	if to == QuestActive {
@@ -635,7 +635,7 @@ func (t *txn) setQuestStatus(q *Quest, to QuestStatus, reason string) error {
 	if err != nil {
 		return err
 	}
-	return t.emit(Event{Kind: KindQuest, Quest: q.ID, From: string(from), To: string(to), Reason: reason, Counters: &q.Counters})
+	return t.Emit(Event{Kind: KindQuest, Quest: q.ID, From: string(from), To: string(to), Reason: reason, Counters: &q.Counters})
 }
 
 // StopQuest pauses a quest at a person's command from src: the tick skips
@@ -646,7 +646,7 @@ func (e *Engine) StopQuest(id string, src Source) (*Quest, error) {
 	}
 	var out *Quest
 	err := e.update(func(t *txn) error {
-		q, err := t.quest(id)
+		q, err := t.Quest(id)
 		if err != nil {
 			return err
 		}
@@ -654,7 +654,7 @@ func (e *Engine) StopQuest(id string, src Source) (*Quest, error) {
 			return fmt.Errorf("quest %s is %s, not active: %w", id, q.Status, ErrIllegalMove)
 		}
 		out = q
-		return t.setQuestStatus(q, QuestStopped, domain.StoppedReason(src))
+		return t.SetQuestStatus(q, QuestStopped, domain.StoppedReason(src))
 	})
 	return out, err
 }
@@ -667,7 +667,7 @@ func (e *Engine) ResumeQuest(id string, src Source) (*Quest, error) {
 	}
 	var out *Quest
 	err := e.update(func(t *txn) error {
-		q, err := t.quest(id)
+		q, err := t.Quest(id)
 		if err != nil {
 			return err
 		}
@@ -676,7 +676,7 @@ func (e *Engine) ResumeQuest(id string, src Source) (*Quest, error) {
 		}
 		q.StallSig, q.StallCount, q.StallSigs, q.StallCounts = "", 0, nil, nil
 		out = q
-		return t.setQuestStatus(q, QuestActive, domain.ResumedReason(src))
+		return t.SetQuestStatus(q, QuestActive, domain.ResumedReason(src))
 	})
 	return out, err
 }
@@ -692,11 +692,11 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 		aborted string // the run the abort ended, if the node was running
 	)
 	err := e.update(func(t *txn) error {
-		n, err := t.node(id)
+		n, err := t.Node(id)
 		if err != nil {
 			return err
 		}
-		q, err := t.quest(n.Quest)
+		q, err := t.Quest(n.Quest)
 		if err != nil {
 			return err
 		}
@@ -707,7 +707,7 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 		if n.ID == q.EgressConsent {
 			return fmt.Errorf("node %s is quest %s's egress consent: a human gives it or refuses it (button, dashboard); aborting it would hold the quest for ever: %w", n.ID, q.ID, ErrIllegalMove)
 		}
-		if err := t.abort(q, n, reason); err != nil {
+		if err := t.Abort(q, n, reason); err != nil {
 			return err
 		}
 		out = n
@@ -719,23 +719,23 @@ func (e *Engine) AbortNode(id, reason string) (*Node, error) {
 	return out, err
 }
 
-func (t *txn) abort(q *Quest, n *Node, reason string) error {
+func (t *txn) Abort(q *Quest, n *Node, reason string) error {
 	if n.Status == Running {
 		if len(n.Runs) > 0 {
 			// A run this engine has under way is charged its reservation
 			// until its answer comes back with what it spent; one not
 			// started yet never will be (cancelInflight drops it).
 			e := runEnd{outcome: "aborted", exit: ExitKilled, msg: reason, unsettled: t.e.underway(n.ID)}
-			if err := t.endRun(q, n, n.Runs[len(n.Runs)-1], e); err != nil {
+			if err := t.EndRun(q, n, n.Runs[len(n.Runs)-1], e); err != nil {
 				return err
 			}
 		}
 	}
 	n.Reason = reason
-	if err := t.move(q, n, Aborted, reason); err != nil {
+	if err := t.Move(q, n, Aborted, reason); err != nil {
 		return err
 	}
-	if err := t.ledger(n, "ABORTED", nil); err != nil {
+	if err := t.Ledger(n, "ABORTED", nil); err != nil {
 		return err
 	}
 	return t.abortedInTeam(q, n)
@@ -773,7 +773,7 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 	var res ScanResult
 	err := e.update(func(t *txn) error {
 		res = ScanResult{}
-		q, err := t.quest(quest)
+		q, err := t.Quest(quest)
 		if err != nil {
 			return err
 		}
@@ -788,7 +788,7 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 			if strings.TrimSpace(h) == "" {
 				continue
 			}
-			n, dup, err := t.newNode(q, nil, role, h, Pending, "")
+			n, dup, err := t.NewNode(q, nil, role, h, Pending, "")
 			if err != nil {
 				return err
 			}
@@ -798,7 +798,7 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 			}
 			if q.Teams {
 				// A seeded hypothesis is a Team, as the root is.
-				if err := t.openTeam(q, n); err != nil {
+				if err := t.OpenTeam(q, n); err != nil {
 					return err
 				}
 			}
@@ -824,11 +824,11 @@ type runEnd struct {
 	unsettled bool
 }
 
-// endRun closes run id of node n, whose record moves from its running
+// EndRun closes run id of node n, whose record moves from its running
 // entry to the runs bucket (dispatch.go), and settles its tokens on q,
 // its quest (settleTokens). An exit already recorded (an abort's
 // "killed") stays when e has none.
-func (t *txn) endRun(q *Quest, n *Node, id string, e runEnd) error {
+func (t *txn) EndRun(q *Quest, n *Node, id string, e runEnd) error {
 	if id == "" {
 		return nil
 	}
@@ -894,7 +894,7 @@ func (t *txn) planRun(q *Quest, n *Node, provider string, reserve int) (*Run, er
 		t.dispatchedTo, t.dispatchedWhy = provider, "dispatched to "+provider
 	}
 	t.dispatching, t.plannedSeq = &t.planned, seq
-	err = t.move(q, n, Running, t.dispatchedWhy)
+	err = t.Move(q, n, Running, t.dispatchedWhy)
 	t.dispatching, t.plannedSeq = nil, 0
 	return &t.planned, err
 }

@@ -9,10 +9,10 @@ import (
 	"github.com/questbox/questbox/engine/store"
 )
 
-// emit appends ev to the outbox inside the transaction: it takes ev's
+// Emit appends ev to the outbox inside the transaction: it takes ev's
 // seq from the bucket's sequence and adds ev to the transaction's group
 // record (eventgroup.go), which flushEvents writes before the commit.
-func (t *txn) emit(ev Event) error {
+func (t *txn) Emit(ev Event) error {
 	seq, err := t.eventsBucket().NextSequence()
 	if err != nil {
 		return err
@@ -58,7 +58,7 @@ func (t *txn) flushEvents() error {
 		g = t.groups.claim(g)
 	}
 	t.group, t.grouped = nil, 0
-	return t.eventsBucket().Put(t.key8(t.groupFirst), g)
+	return t.eventsBucket().Put(t.Key8(t.groupFirst), g)
 }
 
 // eventsBucket is the outbox, kept for the transaction's emits: a tick

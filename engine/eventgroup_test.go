@@ -151,7 +151,7 @@ func emitDetailed(t testing.TB, e *Engine, n int) {
 			if i%5 == 4 {
 				kind = KindVerdict
 			}
-			if err := tx.emit(Event{Kind: kind, Detail: strconv.FormatUint(next+uint64(i), 10)}); err != nil {
+			if err := tx.Emit(Event{Kind: kind, Detail: strconv.FormatUint(next+uint64(i), 10)}); err != nil {
 				return err
 			}
 		}

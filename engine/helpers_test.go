@@ -184,7 +184,7 @@ func (h *harness) bulk(quests, nodesPerQuest int, spec func(*QuestSpec)) []strin
 				return err
 			}
 			for j := 0; j < nodesPerQuest; j++ {
-				if _, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("hypothesis %d of %s", j, q.ID), Pending, ""); err != nil {
+				if _, _, err := t.NewNode(q, nil, RoleScout, fmt.Sprintf("hypothesis %d of %s", j, q.ID), Pending, ""); err != nil {
 					return err
 				}
 			}

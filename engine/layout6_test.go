@@ -19,7 +19,7 @@ func dispatchOne(t *testing.T, h *harness, quest string) (node, run string) {
 func dispatchReserving(t *testing.T, h *harness, quest string, reserve int) (node, run string) {
 	t.Helper()
 	err := h.e.update(func(t *txn) error {
-		q, err := t.peek(quest)
+		q, err := t.Peek(quest)
 		if err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func dispatchReserving(t *testing.T, h *harness, quest string, reserve int) (nod
 func renameQuest(t *testing.T, h *harness, quest string) {
 	t.Helper()
 	if err := h.e.update(func(t *txn) error {
-		q, err := t.quest(quest)
+		q, err := t.Quest(quest)
 		q.Name = "renamed"
 		return err
 	}); err != nil {
@@ -237,18 +237,18 @@ func TestPendingViewIgnoresRolledBackWrites(t *testing.T) {
 	boom := errors.New("boom")
 	// A write that aborts the pending node and adds another, then fails.
 	err := h.e.update(func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
-		n, err := t.node(first)
+		n, err := t.Node(first)
 		if err != nil {
 			return err
 		}
-		if err := t.abort(qq, n, "test"); err != nil {
+		if err := t.Abort(qq, n, "test"); err != nil {
 			return err
 		}
-		if _, _, err := t.newNode(qq, nil, RoleScout, "rolled back idea", Pending, ""); err != nil {
+		if _, _, err := t.NewNode(qq, nil, RoleScout, "rolled back idea", Pending, ""); err != nil {
 			return err
 		}
 		return boom
@@ -272,15 +272,15 @@ func TestPendingViewIgnoresRolledBackWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := h.e.update(func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
-		n, err := t.node(first)
+		n, err := t.Node(first)
 		if err != nil {
 			return err
 		}
-		return t.abort(qq, n, "test")
+		return t.Abort(qq, n, "test")
 	}); err != nil {
 		t.Fatal(err)
 	}

@@ -69,10 +69,10 @@ func nodeHash(raw []byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ledger appends a verdict for n (in its current status) to the chain. A
+// Ledger appends a verdict for n (in its current status) to the chain. A
 // terminal n must have been saved in this transaction already (move does):
 // the record binds the hash of exactly what is stored.
-func (t *txn) ledger(n *Node, outcome string, facts []gates.Fact) error {
+func (t *txn) Ledger(n *Node, outcome string, facts []gates.Fact) error {
 	r := LedgerRecord{Time: t.now, Quest: n.Quest, Node: n.ID,
 		Outcome: outcome, Status: n.Status, ClaimHash: n.ClaimHash, Facts: facts}
 	if n.Status.Terminal() {

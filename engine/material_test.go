@@ -105,13 +105,13 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 	// memo's entry is the first member's for the other two, and a change
 	// of one of the quest's nodes forgets it.
 	err = h.e.update(func(t2 *txn) error {
-		qq, err := t2.peek(q.ID)
+		qq, err := t2.Peek(q.ID)
 		if err != nil {
 			return err
 		}
 		var first *ownerMaterial
 		for i, id := range members {
-			n, err := t2.nodeHead(id)
+			n, err := t2.NodeHead(id)
 			if err != nil {
 				return err
 			}
@@ -225,11 +225,11 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 			return
 		}
 		err = h.e.update(func(t *txn) error {
-			qq, err := t.quest(q.ID)
+			qq, err := t.Quest(q.ID)
 			if err != nil {
 				return err
 			}
-			_, _, err = t.newNode(qq, nil, RoleScout, late, Proposed, "")
+			_, _, err = t.NewNode(qq, nil, RoleScout, late, Proposed, "")
 			return err
 		})
 		if err != nil {

@@ -50,7 +50,7 @@ func TestTickKeepsTeamAndCouncilEntriesForTheEnd(t *testing.T) {
 	// Each council sits (sitCouncil), its three members pending.
 	for _, q := range councils {
 		err := h.e.update(func(t *txn) error {
-			qq, err := t.quest(q.ID)
+			qq, err := t.Quest(q.ID)
 			if err != nil {
 				return err
 			}
@@ -93,14 +93,14 @@ func TestTickKeepsTeamAndCouncilEntriesForTheEnd(t *testing.T) {
 // sitCouncil makes q's council sit: its root aborted, its owner's turn
 // came and opened the council, its members pending.
 func (t *txn) sitCouncil(q *Quest) error {
-	root, err := t.node(first(t.tx, bPending, q.ID))
+	root, err := t.Node(first(t.tx, bPending, q.ID))
 	if err != nil {
 		return err
 	}
-	if err := t.abort(q, root, "test"); err != nil {
+	if err := t.Abort(q, root, "test"); err != nil {
 		return err
 	}
-	owner, _, err := t.newOwner(q, false)
+	owner, _, err := t.NewOwner(q, false)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func TestOwnerTurnStartsFromTheRoundsTheTickKnows(t *testing.T) {
 	abortOwner := func() {
 		t.Helper()
 		err := h.e.update(func(t *txn) error {
-			qq, err := t.quest(q.ID)
+			qq, err := t.Quest(q.ID)
 			if err != nil {
 				return err
 			}
@@ -170,11 +170,11 @@ func TestOwnerTurnStartsFromTheRoundsTheTickKnows(t *testing.T) {
 			if id == "" {
 				id = first(t.tx, bPending, qq.ID)
 			}
-			n, err := t.node(id)
+			n, err := t.Node(id)
 			if err != nil {
 				return err
 			}
-			return t.abort(qq, n, "test")
+			return t.Abort(qq, n, "test")
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -16,7 +16,7 @@ func emitN(t testing.TB, e *Engine, kind string, n int) {
 	t.Helper()
 	err := e.update(func(tx *txn) error {
 		for range n {
-			if err := tx.emit(Event{Kind: kind, Outcome: "test"}); err != nil {
+			if err := tx.Emit(Event{Kind: kind, Outcome: "test"}); err != nil {
 				return err
 			}
 		}

@@ -144,7 +144,7 @@ type viewUpdate struct {
 // view when it knows q's revision and this transaction has not changed
 // q's pending nodes yet, else from the store (and then remembered).
 func (t *txn) firstPending(q *Quest) (*Node, error) {
-	if t.pristine(q) {
+	if t.Pristine(q) {
 		place := -1
 		if t.slabs != nil {
 			place = int(t.laterRank) // a tick's: its quest's place
@@ -153,22 +153,22 @@ func (t *txn) firstPending(q *Quest) (*Node, error) {
 			if h == nil {
 				return nil, nil
 			}
-			n := t.allocHead()
+			n := t.AllocHead()
 			h.node(n)
 			return n, nil
 		}
 	}
 	h, err := t.readFirstPending(q)
-	if err != nil || !t.pristine(q) {
+	if err != nil || !t.Pristine(q) {
 		return h, err
 	}
 	t.e.view.put(q.ID, q.Rev, copyHead(h))
 	return h, nil
 }
 
-// pristine says whether q is as its record is stored: this transaction has
+// Pristine says whether q is as its record is stored: this transaction has
 // neither saved it nor changed one of its nodes.
-func (t *txn) pristine(q *Quest) bool { return !t.saved[q.ID] && !t.touched[q.ID] }
+func (t *txn) Pristine(q *Quest) bool { return !t.saved[q.ID] && !t.touched[q.ID] }
 
 // readFirstPending reads the head of q's first pending node from the
 // store (this transaction's state), nil if none.
@@ -177,7 +177,7 @@ func (t *txn) readFirstPending(q *Quest) (*Node, error) {
 	if id == "" {
 		return nil, nil
 	}
-	return t.nodeHead(id)
+	return t.NodeHead(id)
 }
 
 // copyHead is a copy of head for the view, nil for nil.

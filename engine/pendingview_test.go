@@ -23,7 +23,7 @@ func TestDispatchLeavesTheViewsHeadAsItWas(t *testing.T) {
 	for round := range 3 {
 		var hit bool
 		err := h.e.update(func(t *txn) error {
-			qq, err := t.peek(q.ID)
+			qq, err := t.Peek(q.ID)
 			if err != nil {
 				return err
 			}
@@ -78,7 +78,7 @@ func TestViewHeadKeepsEveryFieldOfAHead(t *testing.T) {
 	}
 	stop := errors.New("read only")
 	err = h.e.update(func(tx *txn) error {
-		head, err := tx.headOf(rec.ID, raw, nil)
+		head, err := tx.HeadOf(rec.ID, raw, nil)
 		if err != nil {
 			return err
 		}

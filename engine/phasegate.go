@@ -56,7 +56,7 @@ func (t *txn) latestGate(q *Quest, phase string) (*Node, int, error) {
 	if last == nil {
 		return nil, 0, nil
 	}
-	n, err := t.node(string(last))
+	n, err := t.Node(string(last))
 	return n, round, err
 }
 
@@ -103,7 +103,7 @@ func (t *txn) firstDispatchable(q *Quest) (string, error) {
 	}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		n, err := t.nodeHead(string(v))
+		n, err := t.NodeHead(string(v))
 		if err != nil {
 			return "", err
 		}
@@ -139,7 +139,7 @@ func (t *txn) phaseBusy(q *Quest, role string) (bool, error) {
 		}
 	}
 	for _, id := range ids {
-		n, err := t.nodeHead(id)
+		n, err := t.NodeHead(id)
 		if err != nil {
 			return false, err
 		}
@@ -158,12 +158,12 @@ func (t *txn) newestOf(q *Quest, role string) (*Node, error) {
 	}
 	c := lb.Cursor()
 	for k, v := c.Last(); k != nil; k, v = c.Prev() {
-		h, err := t.nodeHead(string(v))
+		h, err := t.NodeHead(string(v))
 		if err != nil {
 			return nil, err
 		}
 		if h.Role == role {
-			return t.node(h.ID)
+			return t.Node(h.ID)
 		}
 	}
 	return nil, nil
@@ -199,7 +199,7 @@ func (r *tickRound) phaseGates(q *Quest) (bool, error) {
 		if ended, err := r.seatless(q); ended || err != nil {
 			return true, err // no gate is made that cannot sit
 		}
-		ng, dup, err := t.newNode(q, last, phase+gateSuffix, gateHypothesis(phase, round+1), Pending, EdgeSpawned)
+		ng, dup, err := t.NewNode(q, last, phase+gateSuffix, gateHypothesis(phase, round+1), Pending, EdgeSpawned)
 		if err != nil {
 			return false, err
 		}
@@ -219,7 +219,7 @@ func (r *tickRound) sit(q *Quest, g *Node) error {
 		return err
 	}
 	if g.HeadOnly {
-		full, err := r.t.node(g.ID)
+		full, err := r.t.Node(g.ID)
 		if err != nil {
 			return err
 		}
@@ -243,27 +243,27 @@ func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fac
 	o := &gates.OwnerAnswer{Evidence: ev}
 	if d.Verdict == gates.SourcePass {
 		g.Verdict = gates.SourcePass
-		if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
+		if err := t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
 			return err
 		}
 		if !q.IsCheckpoint(g.Role) {
-			return t.pass(q, g, nil, o, "PASS")
+			return t.Pass(q, g, nil, o, "PASS")
 		}
 		why := fmt.Sprintf("role %s is a human checkpoint", g.Role)
 		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Reasons: []ConsentReason{domain.CheckpointReason(g.Role)}, Owner: o}
-		if err := t.move(q, g, AwaitingConsent, why); err != nil {
+		if err := t.Move(q, g, AwaitingConsent, why); err != nil {
 			return err
 		}
-		if err := t.ledger(g, "REVIEW", facts); err != nil {
+		if err := t.Ledger(g, "REVIEW", facts); err != nil {
 			return err
 		}
-		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: ConsentRequested, ClaimHash: g.ClaimHash, Reason: why})
+		return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: ConsentRequested, ClaimHash: g.ClaimHash, Reason: why})
 	}
 	g.Verdict = gates.SourceRevise
-	if err := t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
+	if err := t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
 		return err
 	}
-	if err := t.pass(q, g, nil, o, "PASS"); err != nil {
+	if err := t.Pass(q, g, nil, o, "PASS"); err != nil {
 		return err
 	}
 	last, err := t.newestOf(q, g.Phase)
@@ -273,13 +273,13 @@ func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fac
 	if last == nil {
 		return nil
 	}
-	rev, dup, err := t.newNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, truncate(last.Hypothesis, 300)), Pending, "")
+	rev, dup, err := t.NewNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, truncate(last.Hypothesis, 300)), Pending, "")
 	if err != nil || dup {
 		return err
 	}
 	rev.Feedback = Feedback(facts)
-	if err := t.saveNode(rev); err != nil {
+	if err := t.SaveNode(rev); err != nil {
 		return err
 	}
-	return t.edge(q, g.ID, rev.ID, EdgeSpawned)
+	return t.Edge(q, g.ID, rev.ID, EdgeSpawned)
 }

@@ -24,7 +24,7 @@ func (e *Engine) PlantQuest(id string, set func(*Quest)) error {
 		return err
 	}
 	return e.update(func(t *txn) error {
-		q, err := t.quest(id)
+		q, err := t.Quest(id)
 		if err != nil {
 			return err
 		}
@@ -48,17 +48,17 @@ func (e *Engine) PlantNode(quest string, n Node, rel string) (*Node, error) {
 	}
 	var out *Node
 	err := e.update(func(t *txn) error {
-		q, err := t.quest(quest)
+		q, err := t.Quest(quest)
 		if err != nil {
 			return err
 		}
 		var parent *Node
 		if n.Parent != "" {
-			if parent, err = t.node(n.Parent); err != nil {
+			if parent, err = t.Node(n.Parent); err != nil {
 				return err
 			}
 		}
-		made, dup, err := t.newNodeWith(q, parent, n.Role, n.Hypothesis, Pending, rel, func(made *Node) {
+		made, dup, err := t.NewNodeWith(q, parent, n.Role, n.Hypothesis, Pending, rel, func(made *Node) {
 			keep := *made
 			*made = n
 			made.ID, made.Quest, made.Order, made.Created = keep.ID, keep.Quest, keep.Order, keep.Created
@@ -85,7 +85,7 @@ func (e *Engine) PlantNode(quest string, n Node, rel string) (*Node, error) {
 // without the ratchet's table.
 func (t *txn) place(q *Quest, n *Node, to Status) error {
 	if to == Pending {
-		return t.saveNode(n)
+		return t.SaveNode(n)
 	}
 	key := u64(n.Order)
 	if err := t.leaveIndexes(q, n, Pending, to, key); err != nil {
@@ -98,10 +98,10 @@ func (t *txn) place(q *Quest, n *Node, to Status) error {
 	q.Counts.Dec(Pending)
 	q.Counts.Inc(to)
 	n.Status = to
-	if err := t.saveNode(n); err != nil {
+	if err := t.SaveNode(n); err != nil {
 		return err
 	}
-	if err := t.emit(domain.NodeEvent(q, n, Pending, to, "planted")); err != nil {
+	if err := t.Emit(domain.NodeEvent(q, n, Pending, to, "planted")); err != nil {
 		return err
 	}
 	if !to.Terminal() {
@@ -111,7 +111,7 @@ func (t *txn) place(q *Quest, n *Node, to Status) error {
 	if outcome == "" {
 		outcome = "PLANTED"
 	}
-	return t.ledger(n, outcome, n.Facts)
+	return t.Ledger(n, outcome, n.Facts)
 }
 
 // PlantEdge adds the edge from -> to of relation rel to quest.
@@ -120,10 +120,10 @@ func (e *Engine) PlantEdge(quest, from, to, rel string) error {
 		return err
 	}
 	return e.update(func(t *txn) error {
-		q, err := t.quest(quest)
+		q, err := t.Quest(quest)
 		if err != nil {
 			return err
 		}
-		return t.edge(q, from, to, rel)
+		return t.Edge(q, from, to, rel)
 	})
 }

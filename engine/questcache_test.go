@@ -163,7 +163,7 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 	boom := errors.New("boom")
 	for round := range 3 {
 		err := h.e.update(func(t *txn) error {
-			qq, err := t.quest(q.ID)
+			qq, err := t.Quest(q.ID)
 			if err != nil {
 				return err
 			}
@@ -315,7 +315,7 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 	boom := errors.New("boom")
 	var runs atomic.Int64
 	saving := func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
@@ -337,7 +337,7 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	err := h.e.batch(func(t *txn) error {
-		if _, err := t.quest(q.ID); err != nil {
+		if _, err := t.Quest(q.ID); err != nil {
 			return err
 		}
 		return boom
@@ -369,7 +369,7 @@ func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
 	q := h.quest(func(s *QuestSpec) { s.Provider = ProviderExternal; s.Limits.MaxStalled = 5 })
 	// Counted once, committed: the cache learns the quest with its maps.
 	err := h.e.update(func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
@@ -422,7 +422,7 @@ func TestWritesReadQuestsThroughTheCache(t *testing.T) {
 	cached := h.e.decoded.m[q.ID].q
 	h.e.decoded.mu.Unlock()
 	err := h.e.update(func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
@@ -444,7 +444,7 @@ func TestWritesReadQuestsThroughTheCache(t *testing.T) {
 	delete(h.e.decoded.m, q.ID)
 	h.e.decoded.mu.Unlock()
 	err = h.e.update(func(t *txn) error {
-		if _, err := t.peek(q.ID); err != nil {
+		if _, err := t.Peek(q.ID); err != nil {
 			return err
 		}
 		if t.fromCache {
@@ -499,7 +499,7 @@ func writeOutsideTheEngine(t *testing.T, h *harness, q *Quest) {
 // reads the quest then terminates it.
 func useUpRuns(id string) func(t *txn) error {
 	return func(t *txn) error {
-		q, err := t.quest(id)
+		q, err := t.Quest(id)
 		if err != nil {
 			return err
 		}
@@ -616,7 +616,7 @@ func TestTickReadsARecordOfACommitThatFailed(t *testing.T) {
 func TestTickReadsARecordWhoseNewsIsLate(t *testing.T) {
 	h, q := currentHarness(t)
 	first := &engineWrite{e: h.e, fn: func(t *txn) error {
-		qq, err := t.quest("q2")
+		qq, err := t.Quest("q2")
 		if err != nil {
 			return err
 		}
@@ -800,11 +800,11 @@ func TestQuestThatStopsLeavesTheCurrentSet(t *testing.T) {
 func TestActiveQuestsOfATransactionThatChangedTheSet(t *testing.T) {
 	h, q := currentHarness(t)
 	stop := func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
-		return t.setQuestStatus(qq, QuestStopped, "test")
+		return t.SetQuestStatus(qq, QuestStopped, "test")
 	}
 	if got := activeIDs(t, h.e, stop); !slices.Equal(got, []string{"q2"}) {
 		t.Fatalf("active quests %q after %s stopped in the transaction, want [q2]", got, q.ID)
@@ -847,11 +847,11 @@ func TestOlderNewsDoesNotBringBackAQuestThatStopped(t *testing.T) {
 	h, q := currentHarness(t)
 	first := &engineWrite{e: h.e, fn: spendToken(q.ID)}
 	second := &engineWrite{e: h.e, fn: func(t *txn) error {
-		qq, err := t.quest(q.ID)
+		qq, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
-		return t.setQuestStatus(qq, QuestStopped, "test")
+		return t.SetQuestStatus(qq, QuestStopped, "test")
 	}}
 	err := h.e.store.db.Update(func(tx *store.Tx) error {
 		return errors.Join(first.run(tx), second.run(tx))
@@ -923,7 +923,7 @@ func stopOutsideTheEngine(t *testing.T, h *harness, id string) {
 // quest, active.
 func spendToken(id string) func(t *txn) error {
 	return func(t *txn) error {
-		q, err := t.quest(id)
+		q, err := t.Quest(id)
 		if err != nil {
 			return err
 		}

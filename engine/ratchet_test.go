@@ -60,9 +60,9 @@ func TestTerminalNodeRefusesEveryPath(t *testing.T) {
 		"reject":  func() error { return h.e.Reject(id, button(t, r.ClaimHash)) },
 		"move": func() error {
 			return h.e.update(func(t *txn) error {
-				q, _ := t.quest(q.ID)
-				n, _ := t.node(id)
-				return t.move(q, n, Pending, "test")
+				q, _ := t.Quest(q.ID)
+				n, _ := t.Node(id)
+				return t.Move(q, n, Pending, "test")
 			})
 		},
 	}

@@ -46,11 +46,11 @@ func buildReadOnlyFixture(t *testing.T) readOnlyFixture {
 	f.claim = r.ClaimHash
 	// A run the daemon never finished: the node stays running in the store.
 	err = h.e.update(func(t *txn) error {
-		q, err := t.quest(f.quest)
+		q, err := t.Quest(f.quest)
 		if err != nil {
 			return err
 		}
-		n, err := t.node(f.running)
+		n, err := t.Node(f.running)
 		if err != nil {
 			return err
 		}

@@ -128,14 +128,14 @@ type maskedError struct {
 func (e *maskedError) Error() string { return e.msg }
 func (e *maskedError) Unwrap() error { return e.err }
 
-// noteRedacted records on run id of node n that its prompt was redacted.
-func (t *txn) noteRedacted(n *Node, id string) error {
+// NoteRedacted records on run id of node n that its prompt was redacted.
+func (t *txn) NoteRedacted(n *Node, id string) error {
 	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
 	if err != nil || !ok {
 		return err
 	}
 	r.Redacted = true
-	return t.putRun(&r)
+	return t.PutRun(&r)
 }
 
 // maxHeldLine is the most of one line a run's log holds back, waiting

@@ -111,11 +111,11 @@ func TestResultOfWorkers(t *testing.T) {
 		t.Errorf("stopped: ending %+v, finished %v", r.Ending, r.Quest.Finished())
 	}
 	err = h.e.update(func(t *txn) error {
-		q, err := t.quest(q.ID)
+		q, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}
-		return t.setQuestStatus(q, QuestTerminated, "max_agent_runs reached (5 of 5)")
+		return t.SetQuestStatus(q, QuestTerminated, "max_agent_runs reached (5 of 5)")
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -81,7 +81,7 @@ func TestStallSignal(t *testing.T) {
 		t.Helper()
 		var out Quest
 		err := h.e.update(func(t *txn) error {
-			qq, err := t.quest(q.ID)
+			qq, err := t.Quest(q.ID)
 			if err != nil {
 				return err
 			}

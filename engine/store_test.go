@@ -350,13 +350,13 @@ func TestTxnBlockRecordsDoNotOverlap(t *testing.T) {
 		if i%500 == 0 {
 			s = strings.Repeat("x", blockSize+i) // larger than a block
 		}
-		b := tx.claim(append(tx.spare(16), s...))
+		b := tx.Claim(append(tx.Spare(16), s...))
 		if len(b) != cap(b) {
 			t.Fatalf("record %d: cap %d, want its length %d", i, cap(b), len(b))
 		}
 		got, want = append(got, b), append(want, s)
 		if i%7 == 0 {
-			k := tx.key8(uint64(i))
+			k := tx.Key8(uint64(i))
 			got, want = append(got, k), append(want, string(u64(uint64(i))))
 		}
 	}

@@ -148,11 +148,11 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 	budget := ""
 	err = e.batch(func(t *txn) error {
 		budget = ""
-		q, err := t.quest(quest)
+		q, err := t.Quest(quest)
 		if err != nil {
 			return err
 		}
-		cur, err := t.node(node)
+		cur, err := t.Node(node)
 		if err != nil {
 			return err
 		}
@@ -162,9 +162,9 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 		if cur.Tries != n.Tries {
 			return fmt.Errorf("node %s changed while its answer was judged; submit again: %w", node, ErrBusy)
 		}
-		if reason := t.overBudget(q); reason != "" {
+		if reason := t.OverBudget(q); reason != "" {
 			budget = reason
-			return t.setQuestStatus(q, QuestTerminated, reason)
+			return t.SetQuestStatus(q, QuestTerminated, reason)
 		}
 		run, err := t.newRun(q, cur, ProviderExternal)
 		if err != nil {

@@ -91,14 +91,14 @@ func teamMoveOK(n *Node, to Status) bool {
 // isTeam reports whether n is a Team node.
 func isTeam(n *Node) bool { return n.TeamKind != "" }
 
-// openTeam makes the pending node n a Team and queues its planner.
-func (t *txn) openTeam(q *Quest, n *Node) error {
+// OpenTeam makes the pending node n a Team and queues its planner.
+func (t *txn) OpenTeam(q *Quest, n *Node) error {
 	n.TeamKind = n.Role
 	n.MaxRevisions = q.MaxRevisions
 	if n.MaxRevisions <= 0 {
 		n.MaxRevisions = DefaultMaxRevisions
 	}
-	if err := t.move(q, n, Revising, "Team opened: its planner is queued"); err != nil {
+	if err := t.Move(q, n, Revising, "Team opened: its planner is queued"); err != nil {
 		return err
 	}
 	_, err := t.newStage(q, n, n, StagePlan, EdgeStagesInto, "")
@@ -111,7 +111,7 @@ var stageRoles = map[string]string{StagePlan: RolePlanner, StageExec: RoleExecut
 // rel; feedback, if any, is what the stage must fix (a rejection's reason).
 func (t *txn) newStage(q *Quest, team, parent *Node, stage, rel, feedback string) (*Node, error) {
 	hyp := fmt.Sprintf("%s stage of Team %s (%s), revision %d: %s", stage, team.ID, team.TeamKind, team.RevisionCount, truncate(team.Hypothesis, 400))
-	n, dup, err := t.newNode(q, parent, stageRoles[stage], hyp, Pending, rel)
+	n, dup, err := t.NewNode(q, parent, stageRoles[stage], hyp, Pending, rel)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (t *txn) newStage(q *Quest, team, parent *Node, stage, rel, feedback string
 		return nil, fmt.Errorf("BUG: stage %s of Team %s revision %d exists already as %s", stage, team.ID, team.RevisionCount, n.ID)
 	}
 	n.Team, n.Stage, n.RevisionCount, n.MaxRevisions, n.Feedback = team.ID, stage, team.RevisionCount, team.MaxRevisions, feedback
-	return n, t.saveNode(n)
+	return n, t.SaveNode(n)
 }
 
 // judgeStage judges a planner's or an accepter's answer (no L1 catalog:
@@ -209,9 +209,9 @@ func deliverable(exec *Node) string {
 	return b.String()
 }
 
-// stagePassed records a stage's good answer (its L1 outcome, for an
+// StagePassed records a stage's good answer (its L1 outcome, for an
 // executer) and moves its Team on.
-func (t *txn) stagePassed(q *Quest, n *Node, runID string, res result) error {
+func (t *txn) StagePassed(q *Quest, n *Node, runID string, res result) error {
 	n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: res.outcome(), Facts: res.facts, ClaimHash: res.claim})
 	return t.stageDone(q, n, res.answer, res.stage, "PASS")
 }
@@ -228,20 +228,20 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 	case st.accept != nil:
 		n.Verdict, n.Evidence = st.accept.Decision, st.accept.Reason
 	}
-	if err := t.move(q, n, Passed, "stage done"); err != nil {
+	if err := t.Move(q, n, Passed, "stage done"); err != nil {
 		return err
 	}
-	if err := t.move(q, n, Explored, n.Stage+" stage done"); err != nil {
+	if err := t.Move(q, n, Explored, n.Stage+" stage done"); err != nil {
 		return err
 	}
 	recorded := outcome
 	if a != nil {
 		recorded = "DELIVERED (L1 " + st.l1 + ")"
 	}
-	if err := t.ledger(n, recorded, n.Facts); err != nil {
+	if err := t.Ledger(n, recorded, n.Facts); err != nil {
 		return err
 	}
-	team, err := t.node(n.Team)
+	team, err := t.Node(n.Team)
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 	case StageExec:
 		return t.nextStage(q, team, n, StageAccept, EdgeExecutes, "")
 	}
-	exec, err := t.node(n.Parent)
+	exec, err := t.Node(n.Parent)
 	if err != nil {
 		return err
 	}
@@ -270,11 +270,11 @@ func (t *txn) stageDone(q *Quest, n *Node, a *gates.Answer, st *stageResult, out
 	if exec.Outcome != "PASS" && !(exec.Outcome == "REVIEW" && outcome == "CONSENT") {
 		return t.revise(q, team, n, gates.TargetExecuter, "the deliverable failed the quest's L1 gate:\n"+Feedback(exec.Facts))
 	}
-	if err := t.edge(q, n.ID, team.ID, EdgeAcceptsTo); err != nil {
+	if err := t.Edge(q, n.ID, team.ID, EdgeAcceptsTo); err != nil {
 		return err
 	}
 	team.Facts = append(team.Facts, exec.Facts...)
-	return t.pass(q, team, &gates.Answer{Verdict: exec.Verdict, Evidence: exec.Evidence, Citations: exec.Citations, NewDirections: exec.NewDirections}, nil, outcome)
+	return t.Pass(q, team, &gates.Answer{Verdict: exec.Verdict, Evidence: exec.Evidence, Citations: exec.Citations, NewDirections: exec.NewDirections}, nil, outcome)
 }
 
 // revise counts a rejection of team by its accepter acc and queues the
@@ -293,10 +293,10 @@ func (t *txn) revise(q *Quest, team, acc *Node, target, reason string) error {
 	if target == gates.TargetPlanner {
 		stage = StagePlan
 	}
-	if err := t.saveNode(team); err != nil {
+	if err := t.SaveNode(team); err != nil {
 		return err
 	}
-	if err := t.emit(Event{Kind: KindNode, Quest: q.ID, Node: team.ID, Role: team.Role, From: string(Revising), To: string(Revising),
+	if err := t.Emit(Event{Kind: KindNode, Quest: q.ID, Node: team.ID, Role: team.Role, From: string(Revising), To: string(Revising),
 		Reason: fmt.Sprintf("revision %d of %d: back to the %s", team.RevisionCount, team.MaxRevisions, target)}); err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (t *txn) nextStage(q *Quest, team, parent *Node, stage, rel, feedback strin
 	if err != nil {
 		return err
 	}
-	t.followUp(q, n.ID)
+	t.FollowUp(q, n.ID)
 	return nil
 }
 
@@ -320,22 +320,22 @@ func (t *txn) nextStage(q *Quest, team, parent *Node, stage, rel, feedback strin
 func (t *txn) blockTeam(q *Quest, team *Node, why string) error {
 	team.Reason = why
 	team.Outcome = "FAIL"
-	if err := t.move(q, team, TeamBlocked, why); err != nil {
+	if err := t.Move(q, team, TeamBlocked, why); err != nil {
 		return err
 	}
-	if err := t.ledger(team, "TEAM_BLOCKED", team.Facts); err != nil {
+	if err := t.Ledger(team, "TEAM_BLOCKED", team.Facts); err != nil {
 		return err
 	}
 	if q.Mode != ModeTeam || !q.HasRole(RoleOwner) {
 		return nil
 	}
-	_, _, err := t.newOwner(q, q.Counts.Get(Proposed) > 0)
+	_, _, err := t.NewOwner(q, q.Counts.Get(Proposed) > 0)
 	return err
 }
 
-// stageExhausted blocks the Team of a stage that used up its tries.
-func (t *txn) stageExhausted(q *Quest, n *Node) error {
-	team, err := t.node(n.Team)
+// StageExhausted blocks the Team of a stage that used up its tries.
+func (t *txn) StageExhausted(q *Quest, n *Node) error {
+	team, err := t.Node(n.Team)
 	if err != nil {
 		return err
 	}
@@ -353,9 +353,9 @@ func (t *txn) teamStall(q *Quest, team *Node, reason string) error {
 		return nil
 	}
 	q.StallCount++
-	t.track(q)
+	t.Track(q)
 	if q.StallCount >= q.Limits.MaxStalled && q.Status == QuestActive {
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: Team %s rejected again for the same reason (%s), %d stalled steps in a row; needs attention (`questbox quest resume %s` after a look)",
+		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: Team %s rejected again for the same reason (%s), %d stalled steps in a row; needs attention (`questbox quest resume %s` after a look)",
 			team.ID, truncate(oneLineText(reason), 120), q.StallCount, q.ID))
 	}
 	return nil
@@ -419,12 +419,12 @@ func stageKind(n *Node) string {
 func (t *txn) abortedInTeam(q *Quest, n *Node) error {
 	if isTeam(n) {
 		for _, id := range t.waitingStages(q) {
-			s, err := t.node(id)
+			s, err := t.Node(id)
 			if err != nil {
 				return err
 			}
 			if s.Team == n.ID && !s.Status.Terminal() && s.Status != Running {
-				if err := t.abort(q, s, "its Team "+n.ID+" was aborted"); err != nil {
+				if err := t.Abort(q, s, "its Team "+n.ID+" was aborted"); err != nil {
 					return err
 				}
 			}
@@ -434,7 +434,7 @@ func (t *txn) abortedInTeam(q *Quest, n *Node) error {
 	if n.Team == "" {
 		return nil
 	}
-	team, err := t.node(n.Team)
+	team, err := t.Node(n.Team)
 	if err != nil || team.Status != Revising {
 		return err
 	}
@@ -499,11 +499,11 @@ func ownerTeamFacts(tx *store.Tx, q *Quest, b *strings.Builder) error {
 	return nil
 }
 
-// humanRejectsAccept applies a human's rejection of an accept held on the
+// HumanRejectsAccept applies a human's rejection of an accept held on the
 // accepter n: the person stands in for the accepter, so the Team is
 // rejected (a revision of its executer, counted like any) and the
 // accepter's stage is done; it is not asked again.
-func (t *txn) humanRejectsAccept(q *Quest, n *Node, by string) error {
+func (t *txn) HumanRejectsAccept(q *Quest, n *Node, by string) error {
 	n.ChainForm()
 	if n.LastAttempt != nil {
 		n.LastAttempt.TryUsed = false // a revision of the Team, not a try of the accepter
@@ -516,16 +516,16 @@ func (t *txn) humanRejectsAccept(q *Quest, n *Node, by string) error {
 	return t.stageDone(q, n, nil, &stageResult{accept: &a}, "REJECTED")
 }
 
-// acceptConsented applies a human's consent to an accept held on the
+// AcceptConsented applies a human's consent to an accept held on the
 // accepter n (AcceptMode human, or a deliverable L1 sent to review): the
 // kept answer is read again and the Team moves on as from a judge's
 // accept, with the human standing in for the L1 review.
-func (t *txn) acceptConsented(q *Quest, n *Node, outcome string) error {
+func (t *txn) AcceptConsented(q *Quest, n *Node, outcome string) error {
 	a, facts := gates.ParseAcceptAnswer([]byte(n.Claim.Raw))
 	if len(facts) > 0 {
 		return fmt.Errorf("BUG: node %s kept an accept that does not parse: %v", n.ID, facts)
 	}
-	exec, err := t.node(n.Parent)
+	exec, err := t.Node(n.Parent)
 	if err != nil {
 		return err
 	}

@@ -84,18 +84,18 @@ func BenchmarkTeamCycle(b *testing.B) {
 				b.StopTimer()
 				err := e.update(func(t *txn) error {
 					for _, id := range ids {
-						q, err := t.quest(id)
+						q, err := t.Quest(id)
 						if err != nil {
 							return err
 						}
 						if q.Counts.Get(Aborted) != i+1 || q.Counts.Get(Revising) != 0 {
 							return fmt.Errorf("quest %s after cycle %d: counts %v, want %d Teams locked and none revising", id, i, q.Counts, i+1)
 						}
-						n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("Team %d of %s", i+1, id), Pending, "")
+						n, _, err := t.NewNode(q, nil, RoleScout, fmt.Sprintf("Team %d of %s", i+1, id), Pending, "")
 						if err != nil {
 							return err
 						}
-						if err := t.openTeam(q, n); err != nil {
+						if err := t.OpenTeam(q, n); err != nil {
 							return err
 						}
 					}
@@ -159,16 +159,16 @@ func BenchmarkOwnerPromptBlockedTeams(b *testing.B) {
 			}
 			for made := 0; made < locked; {
 				err := e.update(func(t *txn) error {
-					q, err := t.quest(qid)
+					q, err := t.Quest(qid)
 					if err != nil {
 						return err
 					}
 					for j := 0; j < 5000 && made < locked; j++ {
-						n, _, err := t.newNode(q, nil, RoleScout, fmt.Sprintf("dead end %d", made), Pending, "")
+						n, _, err := t.NewNode(q, nil, RoleScout, fmt.Sprintf("dead end %d", made), Pending, "")
 						if err != nil {
 							return err
 						}
-						if err := t.abort(q, n, "bench"); err != nil {
+						if err := t.Abort(q, n, "bench"); err != nil {
 							return err
 						}
 						made++
@@ -182,10 +182,10 @@ func BenchmarkOwnerPromptBlockedTeams(b *testing.B) {
 			var q *Quest
 			var owner *Node
 			err = e.update(func(t *txn) error {
-				if q, err = t.quest(qid); err != nil {
+				if q, err = t.Quest(qid); err != nil {
 					return err
 				}
-				owner, err = t.node(q.Queued[RoleOwner])
+				owner, err = t.Node(q.Queued[RoleOwner])
 				return err
 			})
 			if err != nil {

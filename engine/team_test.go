@@ -67,7 +67,7 @@ func teamQuest(h *harness, maxRev int, accept string, more ...func(*QuestSpec)) 
 		}
 	})
 	err := h.e.update(func(t *txn) error {
-		q, err := t.quest(q.ID)
+		q, err := t.Quest(q.ID)
 		if err != nil {
 			return err
 		}

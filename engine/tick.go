@@ -218,7 +218,7 @@ func (r *tickRound) run() error {
 			return err
 		}
 	}
-	if err := t.flushRunning(); err != nil {
+	if err := t.FlushRunning(); err != nil {
 		return err
 	}
 	var pruned int
@@ -279,7 +279,7 @@ func (r *tickRound) quest(q *Quest) error {
 		t.laterRunning = false
 		return err
 	case q.Queued[queuedCouncil] == "":
-		if err := t.flushRunning(); err != nil {
+		if err := t.FlushRunning(); err != nil {
 			return err
 		}
 	}
@@ -300,7 +300,7 @@ func ownTurn(q *Quest) bool {
 // turn is quest's turn for q.
 func (r *tickRound) turn(q *Quest) error {
 	t := r.t
-	if reason := t.overBudget(q); reason != "" && q.Queued[queuedCouncil] == "" {
+	if reason := t.OverBudget(q); reason != "" && q.Queued[queuedCouncil] == "" {
 		if q.Running != "" {
 			return nil // let the run finish; terminate next tick
 		}
@@ -370,7 +370,7 @@ func (r *tickRound) next(q *Quest) error {
 		return err
 	}
 	if done != "" {
-		if err := t.setQuestStatus(q, QuestDone, done); err != nil {
+		if err := t.SetQuestStatus(q, QuestDone, done); err != nil {
 			return err
 		}
 		r.rep.Finished = append(r.rep.Finished, q.ID)
@@ -402,7 +402,7 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 		if ended, err := r.seatless(q); ended || err != nil {
 			return err
 		}
-		owner, err := t.node(n.ID)
+		owner, err := t.Node(n.ID)
 		if err != nil {
 			return err
 		}
@@ -416,11 +416,11 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 	}
 	if isMember(n.Role) {
 		// A member outside a sitting council: its owner was aborted.
-		full, err := t.node(n.ID)
+		full, err := t.Node(n.ID)
 		if err != nil {
 			return err
 		}
-		return t.abort(q, full, "its council was dissolved")
+		return t.Abort(q, full, "its council was dissolved")
 	}
 	name := q.ProviderFor(n)
 	if name == ProviderExternal {
@@ -431,7 +431,7 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 	}
 	prov := r.provider(name)
 	if prov == nil {
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
+		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("provider %q is not configured; fix the config and `quest resume %s`", name, q.ID))
 	}
 	var req *agent.Request
 	if n.Role == RoleOwner {
@@ -650,9 +650,9 @@ func compareDispatchKeys(a, b dispatchKey) int {
 	return strings.Compare(a.q.ID, b.q.ID)
 }
 
-// overBudget says which budget a quest has used up, or "", counting its
+// OverBudget says which budget a quest has used up, or "", counting its
 // wall-clock time up to now.
-func (t *txn) overBudget(q *Quest) string {
+func (t *txn) OverBudget(q *Quest) string {
 	c := q.Counters
 	c.WallUsed = t.wallUsed(q)
 	return overBudget(q.Limits, c)
@@ -687,11 +687,11 @@ func (t *txn) undefer(q *Quest) ([]string, error) {
 		return nil, err
 	}
 	for _, id := range ids {
-		n, err := t.node(id)
+		n, err := t.Node(id)
 		if err != nil {
 			return nil, err
 		}
-		if err := t.move(q, n, Pending, "network is back"); err != nil {
+		if err := t.Move(q, n, Pending, "network is back"); err != nil {
 			return nil, err
 		}
 	}
@@ -731,7 +731,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		if !read {
 			return nil, "", nil
 		}
-		n, err = t.nodeHead(id)
+		n, err = t.NodeHead(id)
 		return n, "", err
 	}
 	every := q.Limits.OwnerEvery
@@ -749,7 +749,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		pending = id != ""
 	}
 	if q.Counts.Get(Proposed) >= every || (!pending && waiting == 0) {
-		owner, dup, err := t.newOwner(q, q.Counts.Get(Proposed) > 0)
+		owner, dup, err := t.NewOwner(q, q.Counts.Get(Proposed) > 0)
 		if err != nil {
 			return nil, "", err
 		}
@@ -770,7 +770,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	}
 	id, err := t.firstDispatchable(q)
 	if err == nil && id != "" {
-		n, err = t.nodeHead(id)
+		n, err = t.NodeHead(id)
 	}
 	return n, "", err
 }
@@ -789,7 +789,7 @@ func ownerHypothesis(q *Quest, proposals bool, round int) string {
 	return fmt.Sprintf("%s (owner round %d)", hyp, round)
 }
 
-// newOwner creates the quest's next owner node, numbered by the owner
+// NewOwner creates the quest's next owner node, numbered by the owner
 // turns the quest has had: "owner round 3" is its third. The rounds so
 // far are found in the quest's hypothesis index (owner hypotheses carry
 // their round, which also keeps them apart for the duplicate check), one
@@ -800,7 +800,7 @@ func ownerHypothesis(q *Quest, proposals bool, round int) string {
 //
 // A tick's transaction (t.slabs set) teaches the engine the rounds it
 // read; no other does (see ownerRounds).
-func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
+func (t *txn) NewOwner(q *Quest, proposals bool) (*Node, bool, error) {
 	round, last := 1, []byte(nil)
 	if hb := subRO(t.tx, bHyps, q.ID); hb != nil {
 		if k, ok := t.e.owners.get(q.ID, q.Direction); ok {
@@ -822,7 +822,7 @@ func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
 			}
 			last = id
 		}
-		if t.slabs != nil && last != nil && t.pristine(q) {
+		if t.slabs != nil && last != nil && t.Pristine(q) {
 			t.e.owners.put(q.ID, ownerRound{direction: q.Direction, next: round, last: string(last)})
 		}
 		// A store from before owners were numbered by round has gaps;
@@ -832,7 +832,7 @@ func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
 		}
 	}
 	if last != nil {
-		prev, err := t.node(string(last))
+		prev, err := t.Node(string(last))
 		if err != nil {
 			return nil, false, err
 		}
@@ -840,7 +840,7 @@ func (t *txn) newOwner(q *Quest, proposals bool) (*Node, bool, error) {
 			return prev, true, nil
 		}
 	}
-	return t.newNode(q, nil, RoleOwner, ownerHypothesis(q, proposals, round), Pending, "")
+	return t.NewNode(q, nil, RoleOwner, ownerHypothesis(q, proposals, round), Pending, "")
 }
 
 // ownerRounds is the engine's memory of the owner rounds of the quests,
@@ -1020,13 +1020,13 @@ func (t *txn) replay(q *Quest) (dispatch, bool, error) {
 	before := slices.Clone(q.Replays)
 	defer func() {
 		if !slices.Equal(before, q.Replays) {
-			t.track(q)
+			t.Track(q)
 		}
 	}()
 	for len(q.Replays) > 0 {
 		id := q.Replays[0]
 		q.Replays = q.Replays[1:]
-		n, err := t.node(id)
+		n, err := t.Node(id)
 		if err != nil {
 			return dispatch{}, false, err
 		}
@@ -1095,5 +1095,5 @@ func (r *tickRound) egressStop(q *Quest, name string) (bool, error) {
 	if why == "" {
 		return false, nil
 	}
-	return true, r.t.setQuestStatus(q, QuestStopped, why+"; nothing was sent. Declare the provider's vendor again, or start a new quest")
+	return true, r.t.SetQuestStatus(q, QuestStopped, why+"; nothing was sent. Declare the provider's vendor again, or start a new quest")
 }

@@ -128,20 +128,20 @@ const (
 	blockSize  = 32 << 10
 )
 
-// spare returns an empty slice at the free end of the transaction's
+// Spare returns an empty slice at the free end of the transaction's
 // block, with at least hint bytes of room, for an encoder to append a
 // record to; claim then reserves what the record took. bbolt keeps the
 // key and the value given to Put until the commit, so each needs bytes of
 // its own: carved from blocks, a thousand records cost a few dozen
 // allocations instead of a thousand. A record that outgrows the room
 // moves to bytes of its own (append reallocates), which claim sees.
-func (t *txn) spare(hint int) []byte { return t.block.spare(hint) }
+func (t *txn) Spare(hint int) []byte { return t.block.spare(hint) }
 
-// claim reserves b, an encoder's result on a slice from spare, in the
+// Claim reserves b, an encoder's result on a slice from spare, in the
 // block and returns it with its capacity cut to its length, so that no
 // later append can reach the next record. A b that append moved out of
 // the block (its capacity grew) is its own already.
-func (t *txn) claim(b []byte) []byte { return t.block.claim(b) }
+func (t *txn) Claim(b []byte) []byte { return t.block.claim(b) }
 
 // carver is a block records are carved from (spare, then claim), and a
 // new one, past its end, when it is full.
@@ -168,9 +168,9 @@ func (c *carver) claim(b []byte) []byte {
 	return b[:len(b):len(b)]
 }
 
-// key8 is a big-endian uint64 key, carved from the transaction's block.
-func (t *txn) key8(v uint64) []byte {
-	return t.claim(binary.BigEndian.AppendUint64(t.spare(8), v))
+// Key8 is a big-endian uint64 key, carved from the transaction's block.
+func (t *txn) Key8(v uint64) []byte {
+	return t.Claim(binary.BigEndian.AppendUint64(t.Spare(8), v))
 }
 
 // slabLen is how many quests or node heads a slab holds at most
@@ -196,9 +196,9 @@ func (t *txn) allocQuest() *Quest {
 	return &t.questSlab[len(t.questSlab)-1]
 }
 
-// allocHead returns a zero Node carved from the tick's slabs, else from
+// AllocHead returns a zero Node carved from the tick's slabs, else from
 // the transaction's slab.
-func (t *txn) allocHead() *Node {
+func (t *txn) AllocHead() *Node {
 	if t.slabs != nil {
 		if n := t.slabs.head(); n != nil {
 			return n
@@ -230,7 +230,7 @@ func (t *txn) allocRuns() []string {
 // bytesOf is s as bytes carved from the transaction's block, for a key
 // or a value that must stay valid until the commit.
 func (t *txn) bytesOf(s string) []byte {
-	return t.claim(append(t.spare(len(s)), s...))
+	return t.Claim(append(t.Spare(len(s)), s...))
 }
 
 // get is b.Get through the cursor *c, made on first use and kept for the
@@ -384,7 +384,7 @@ func (w *engineWrite) run(tx *store.Tx) error {
 		q := t.quests[id]
 		t.foldWall(q)
 		q.Rev++
-		rec := t.claim(appendQuest(t.spare(256), q))
+		rec := t.Claim(appendQuest(t.Spare(256), q))
 		if err := tx.Quests().Put(t.bytesOf(q.ID), rec); err != nil {
 			return err
 		}
@@ -480,17 +480,17 @@ func (e *Engine) writable() error {
 	return nil
 }
 
-// quest reads a quest and tracks it: it is saved at the end.
-func (t *txn) quest(id string) (*Quest, error) {
-	q, err := t.peek(id)
+// Quest reads a quest and tracks it: it is saved at the end.
+func (t *txn) Quest(id string) (*Quest, error) {
+	q, err := t.Peek(id)
 	if err != nil {
 		return nil, err
 	}
-	t.track(q)
+	t.Track(q)
 	return q, nil
 }
 
-// peek reads a quest without tracking it: it is saved only if something
+// Peek reads a quest without tracking it: it is saved only if something
 // tracks it later. The tick peeks, so that a quest it does not change is
 // not written.
 //
@@ -501,7 +501,7 @@ func (t *txn) quest(id string) (*Quest, error) {
 // reads its quest so, which the busy cycle's group commits held decoded
 // by the hundred: a copy shares
 // the cached quest's strings, slices and shared maps.
-func (t *txn) peek(id string) (*Quest, error) {
+func (t *txn) Peek(id string) (*Quest, error) {
 	if q, ok := t.quests[id]; ok {
 		return q, nil
 	}
@@ -573,8 +573,8 @@ func (t *txn) adoptQuest(id string, q *Quest) *Quest {
 	return q
 }
 
-// track registers a changed quest to be saved at commit.
-func (t *txn) track(q *Quest) {
+// Track registers a changed quest to be saved at commit.
+func (t *txn) Track(q *Quest) {
 	t.keep(q)
 	q.Updated = t.now
 }
@@ -589,7 +589,7 @@ func (t *txn) keep(q *Quest) {
 	t.quests[q.ID] = q
 }
 
-func (t *txn) node(id string) (*Node, error) {
+func (t *txn) Node(id string) (*Node, error) {
 	return readNode(t.tx, id)
 }
 
@@ -654,9 +654,9 @@ func (c *runCount) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// nodeRecord is node id's stored record, read through the transaction's
+// NodeRecord is node id's stored record, read through the transaction's
 // node cursor (valid until the transaction writes the nodes bucket).
-func (t *txn) nodeRecord(id string) ([]byte, error) {
+func (t *txn) NodeRecord(id string) ([]byte, error) {
 	key, err := nodeKey(id)
 	if err != nil {
 		return nil, err
@@ -668,25 +668,25 @@ func (t *txn) nodeRecord(id string) ([]byte, error) {
 	return raw, nil
 }
 
-// nodeHead reads node id for its dispatch (pick): a Node with the fields
+// NodeHead reads node id for its dispatch (pick): a Node with the fields
 // of nodeHead only, marked so that saving it is a bug. A dispatch moves it
 // to running, which does not write its record (overlayRunning); the run's
 // end reads it whole.
-func (t *txn) nodeHead(id string) (*Node, error) {
-	raw, err := t.nodeRecord(id)
+func (t *txn) NodeHead(id string) (*Node, error) {
+	raw, err := t.NodeRecord(id)
 	if err != nil {
 		return nil, err
 	}
-	return t.headOf(id, raw, nil)
+	return t.HeadOf(id, raw, nil)
 }
 
-// nextNodeHead is nodeHead for id when its record is the one right after
+// NextNodeHead is nodeHead for id when its record is the one right after
 // the record the node cursor read last, with a step of the cursor instead
 // of a search from the root; ok is false when it is not (read it with
 // nodeHead). The caller has read the previous record with nodeHead or
 // nextNodeHead, with no write of the nodes bucket since: a write may move
 // what a bbolt cursor steps to.
-func (t *txn) nextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err error) {
+func (t *txn) NextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err error) {
 	if t.curNodes == nil {
 		return nil, false, nil
 	}
@@ -698,13 +698,13 @@ func (t *txn) nextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err err
 	if len(k) != 8 || binary.BigEndian.Uint64(k) != seq || raw == nil {
 		return nil, false, nil
 	}
-	n, err = t.headOf(id, raw, like)
+	n, err = t.HeadOf(id, raw, like)
 	return n, err == nil, err
 }
 
-// headOf is nodeHead of node id's record raw; like is what the caller
+// HeadOf is nodeHead of node id's record raw; like is what the caller
 // expects it to hold, or nil (scanNodeHead).
-func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
+func (t *txn) HeadOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	var h nodeHead
 	if !scanNodeHead(raw, &h, like) {
 		h = nodeHead{}
@@ -714,12 +714,12 @@ func (t *txn) headOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	}
 	// Carved from the transaction's slab, as the pendingView's heads are:
 	// a tick reads hundreds (a council's members).
-	n := t.allocHead()
+	n := t.AllocHead()
 	*n = Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
 		Depth: h.Depth, Order: h.Order, Tries: h.Tries, Feedback: h.Feedback, Provider: h.Provider, HeadOnly: true, HeadRuns: int(h.RunCount),
 		Team: h.Team, Stage: h.Stage, RevisionCount: h.RevisionCount, MaxRevisions: h.MaxRevisions}
 	if n.Status == Pending {
-		key := t.claim(store.AppendRunningKey(t.spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+		key := t.Claim(store.AppendRunningKey(t.Spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
 		if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
 			setRunning(n, run)
 		}
@@ -766,7 +766,7 @@ func setRunning(n *Node, run []byte) {
 	}
 }
 
-func (t *txn) saveNode(n *Node) error {
+func (t *txn) SaveNode(n *Node) error {
 	if n.HeadOnly {
 		panic("BUG: saving node " + n.ID + ", which was read for its dispatch only")
 	}
@@ -775,7 +775,7 @@ func (t *txn) saveNode(n *Node) error {
 	// (pendingView).
 	t.touch(n.Quest)
 	if !t.saved[n.Quest] {
-		if q, err := t.peek(n.Quest); err == nil {
+		if q, err := t.Peek(n.Quest); err == nil {
 			t.keep(q)
 		}
 	}
@@ -803,9 +803,9 @@ func indexFor(s Status) []byte {
 	return nil
 }
 
-// move is the only place a node's status changes. It enforces the ratchet,
+// Move is the only place a node's status changes. It enforces the ratchet,
 // keeps the indexes and the quest's counts in step, and emits the event.
-func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
+func (t *txn) Move(q *Quest, n *Node, to Status, why string) error {
 	from := n.Status
 	if from.Terminal() {
 		return fmt.Errorf("node %s is %s: %w", n.ID, from, ErrLocked)
@@ -813,7 +813,7 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 	if !from.CanMove(to) || !teamMoveOK(n, to) {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
-	key := t.key8(n.Order)
+	key := t.Key8(n.Order)
 	if err := t.leaveIndexes(q, n, from, to, key); err != nil {
 		return err
 	}
@@ -834,12 +834,12 @@ func (t *txn) move(q *Quest, n *Node, to Status, why string) error {
 		// are: its running entry says the node runs (overlayRunning) and
 		// what the quest counts of it (overlayDispatch).
 		t.touch(q.ID)
-		t.track(q)
-		if err := t.saveNode(n); err != nil {
+		t.Track(q)
+		if err := t.SaveNode(n); err != nil {
 			return err
 		}
 	}
-	return t.emit(domain.NodeEvent(q, n, from, to, why))
+	return t.Emit(domain.NodeEvent(q, n, from, to, why))
 }
 
 // leaveIndexes takes node n of quest q (key: its order) out of the
@@ -927,17 +927,17 @@ func hypKey(h string) []byte {
 	return sum[:]
 }
 
-// newNode creates a node in status st (Pending or Proposed; an egress
+// NewNode creates a node in status st (Pending or Proposed; an egress
 // consent AwaitingConsent) unless the quest already has that hypothesis;
 // then it returns the existing id and dup=true.
-func (t *txn) newNode(q *Quest, parent *Node, role, hyp string, st Status, rel string) (n *Node, dup bool, err error) {
-	return t.newNodeWith(q, parent, role, hyp, st, rel, nil)
+func (t *txn) NewNode(q *Quest, parent *Node, role, hyp string, st Status, rel string) (n *Node, dup bool, err error) {
+	return t.NewNodeWith(q, parent, role, hyp, st, rel, nil)
 }
 
-// newNodeWith is newNode, with init (when not nil) setting the new node's
+// NewNodeWith is newNode, with init (when not nil) setting the new node's
 // own fields (a stage's Team and stage, an owner's phase) before it is
 // saved and its created event, which carries them, is emitted.
-func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, rel string, init func(*Node)) (n *Node, dup bool, err error) {
+func (t *txn) NewNodeWith(q *Quest, parent *Node, role, hyp string, st Status, rel string, init func(*Node)) (n *Node, dup bool, err error) {
 	hyp = strings.TrimSpace(hyp)
 	if hyp == "" {
 		return nil, false, fmt.Errorf("empty hypothesis: %w", ErrInvalid)
@@ -947,7 +947,7 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 		return nil, false, err
 	}
 	if id := hb.Get(hypKey(hyp)); id != nil {
-		old, err := t.node(string(id))
+		old, err := t.Node(string(id))
 		return old, true, err
 	}
 	nodes := appendOnly(t.tx.Nodes())
@@ -989,19 +989,19 @@ func (t *txn) newNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 	}
 	q.Counts.Inc(st)
 	trackQueued(q, n, st)
-	t.track(q)
-	if err := t.saveNode(n); err != nil {
+	t.Track(q)
+	if err := t.SaveNode(n); err != nil {
 		return nil, false, err
 	}
 	if parent != nil && rel != "" {
-		if err := t.edge(q, parent.ID, n.ID, rel); err != nil {
+		if err := t.Edge(q, parent.ID, n.ID, rel); err != nil {
 			return nil, false, err
 		}
 	}
-	return n, false, t.emit(domain.NodeEvent(q, n, "", st, "created"))
+	return n, false, t.Emit(domain.NodeEvent(q, n, "", st, "created"))
 }
 
-func (t *txn) edge(q *Quest, from, to, rel string) error {
+func (t *txn) Edge(q *Quest, from, to, rel string) error {
 	b, err := sub(t.tx, bEdges, q.ID)
 	if err != nil {
 		return err

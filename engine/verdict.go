@@ -380,12 +380,12 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 	closing := e.closing
 	e.mu.Unlock()
 	return func(t *txn) error {
-		n, err := t.node(nodeID)
+		n, err := t.Node(nodeID)
 		if err != nil {
 			return err
 		}
 		if res.redacted {
-			if err := t.noteRedacted(n, runID); err != nil {
+			if err := t.NoteRedacted(n, runID); err != nil {
 				return err
 			}
 		}
@@ -393,14 +393,14 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 			// The answer is dropped, but the provider spent it: it
 			// counts against token_budget, in place of what the abort
 			// charged (endRun). The quest is saved only if that changes.
-			q, err := t.peek(n.Quest)
+			q, err := t.Peek(n.Quest)
 			if err != nil {
 				return err
 			}
-			return t.endRun(q, n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
+			return t.EndRun(q, n, runID, runEnd{outcome: "discarded", tokens: res.tokens, cost: res.cost, msg: fmt.Sprintf("node is %s; the answer was dropped", n.Status),
 				bytesIn: res.bytesIn, bytesOut: res.bytesOut})
 		}
-		q, err := t.quest(n.Quest)
+		q, err := t.Quest(n.Quest)
 		if err != nil {
 			return err
 		}
@@ -414,9 +414,9 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 			// A member answered (the next may dispatch, or the
 			// merge is due), or a phase's work may be done: the
 			// quest's council or gates follow up (chain.go).
-			t.followUp(q, "")
+			t.FollowUp(q, "")
 		}
-		return t.stillRunning(q)
+		return t.StillRunning(q)
 	}
 }
 
@@ -439,7 +439,7 @@ func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 // answered does not count) and the node's deferral streak and kept
 // claim.
 func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
-	if err := t.endRun(q, n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
+	if err := t.EndRun(q, n, runID, runEnd{outcome: res.outcome(), tokens: res.tokens, cost: res.cost, msg: res.why,
 		exit: res.exit, exitCode: res.exitCode, bytesIn: res.bytesIn, bytesOut: res.bytesOut}); err != nil {
 		return err
 	}
@@ -466,7 +466,7 @@ func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done 
 	switch res.kind {
 	case resInterrupted:
 		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
-		return true, t.move(q, n, Pending, "interrupted: "+res.why)
+		return true, t.Move(q, n, Pending, "interrupted: "+res.why)
 	case resDeferred:
 		n.Deferrals++
 		if n.Deferrals < maxDeferrals {
@@ -475,7 +475,7 @@ func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done 
 			if n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
 				q.Replays = append(q.Replays, n.ID)
 			}
-			return true, t.move(q, n, Deferred, res.why)
+			return true, t.Move(q, n, Deferred, res.why)
 		}
 		// The network is up but this stage keeps failing (a site that
 		// refuses every connection): stop deferring, count it as a FAIL.
@@ -486,11 +486,11 @@ func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done 
 		res.feedback = Feedback(res.facts)
 	case resStopQuest:
 		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
-		if err := t.move(q, n, Pending, "no try consumed: "+res.why); err != nil {
+		if err := t.Move(q, n, Pending, "no try consumed: "+res.why); err != nil {
 			return true, err
 		}
 		if q.Status == QuestActive {
-			return true, t.setQuestStatus(q, QuestStopped, fmt.Sprintf("needs attention: %s; fix it, then `questbox quest resume %s`", res.why, q.ID))
+			return true, t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("needs attention: %s; fix it, then `questbox quest resume %s`", res.why, q.ID))
 		}
 		return true, nil
 	}
@@ -510,7 +510,7 @@ func (t *txn) recordVerdict(q *Quest, n *Node, res result) error {
 			return err
 		}
 	}
-	return t.emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
+	return t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
 		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why})
 }
 
@@ -518,52 +518,52 @@ func (t *txn) recordVerdict(q *Quest, n *Node, res result) error {
 // asks for consent, a PASS passes the node (or the member, or the stage).
 func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
 	if res.kind == resPass && res.stage != nil {
-		return t.stagePassed(q, n, runID, res)
+		return t.StagePassed(q, n, runID, res)
 	}
 	switch res.kind {
 	case resFail:
 		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
-		return t.failTry(q, n, "FAIL")
+		return t.FailTry(q, n, "FAIL")
 	case resReview:
 		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
 		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Reasons: res.reasons,
 			Answ: res.answer, Owner: res.owner}
-		if err := t.move(q, n, AwaitingConsent, res.why); err != nil {
+		if err := t.Move(q, n, AwaitingConsent, res.why); err != nil {
 			return err
 		}
-		if err := t.ledger(n, "REVIEW", res.facts); err != nil {
+		if err := t.Ledger(n, "REVIEW", res.facts); err != nil {
 			return err
 		}
-		return t.emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: res.claim, Reason: res.why})
+		return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: res.claim, Reason: res.why})
 	case resPass:
 		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
 		if res.member != nil {
-			return t.memberPass(q, n, res.member)
+			return t.MemberPass(q, n, res.member)
 		}
-		return t.pass(q, n, res.answer, res.owner, "PASS")
+		return t.Pass(q, n, res.answer, res.owner, "PASS")
 	}
 	panic(fmt.Sprintf("BUG: unknown result kind %d", res.kind))
 }
 
-// failTry consumes a try: back to pending, or exhausted at max_tries.
-func (t *txn) failTry(q *Quest, n *Node, outcome string) error {
+// FailTry consumes a try: back to pending, or exhausted at max_tries.
+func (t *txn) FailTry(q *Quest, n *Node, outcome string) error {
 	n.Tries++
 	maxTries := maxTriesIn(t.opt, q, n.Role)
 	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, maxTries)
 	if n.Tries >= maxTries {
 		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, maxTries)
 	}
-	if err := t.move(q, n, to, why); err != nil {
+	if err := t.Move(q, n, to, why); err != nil {
 		return err
 	}
-	if err := t.ledger(n, outcome, n.Facts); err != nil {
+	if err := t.Ledger(n, outcome, n.Facts); err != nil {
 		return err
 	}
 	if to == Pending {
-		t.followUp(q, n.ID) // the retry: follow-up work (chain.go)
+		t.FollowUp(q, n.ID) // the retry: follow-up work (chain.go)
 	}
 	if to == Exhausted && n.Team != "" {
-		return t.stageExhausted(q, n)
+		return t.StageExhausted(q, n)
 	}
 	return nil
 }
@@ -605,9 +605,9 @@ func (t *txn) stall(q *Quest, n *Node, res result) error {
 	} else {
 		q.StallSig, q.StallCount = sig, 1
 	}
-	t.track(q)
+	t.Track(q)
 	if q.StallCount >= q.Limits.MaxStalled && q.Status == QuestActive {
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: the same answer and the same rules %d times in a row; needs attention (`questbox quest resume %s` after a look)", q.StallCount, q.ID))
+		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: the same answer and the same rules %d times in a row; needs attention (`questbox quest resume %s` after a look)", q.StallCount, q.ID))
 	}
 	facts := ""
 	if len(res.facts) > 0 {
@@ -672,7 +672,7 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 		t.ownStallMaps(q)
 		delete(q.StallSigs, signal)
 		delete(q.StallCounts, signal)
-		t.track(q)
+		t.Track(q)
 		return nil
 	}
 	sum := sha256.Sum256([]byte(extra))
@@ -683,9 +683,9 @@ func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
 	} else {
 		q.StallSigs[signal], q.StallCounts[signal] = sig, 1
 	}
-	t.track(q)
+	t.Track(q)
 	if c := q.StallCounts[signal]; c >= q.Limits.MaxStalled && q.Status == QuestActive {
-		return t.setQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: %s %d times in a row; needs attention (`questbox quest resume %s` after a look)", what, c, q.ID))
+		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: %s %d times in a row; needs attention (`questbox quest resume %s` after a look)", what, c, q.ID))
 	}
 	return nil
 }
@@ -706,25 +706,25 @@ func (t *txn) ownStallMaps(q *Quest) {
 	}
 }
 
-// pass moves n to passed and on to its terminal status per the agent's
+// Pass moves n to passed and on to its terminal status per the agent's
 // verdict, applying the quest mode's consequences (docs/design.md, "Solo and
 // team modes").
-func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
+func (t *txn) Pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
 	if n.Stage == StageAccept && n.Claim != nil {
-		return t.acceptConsented(q, n, outcome)
+		return t.AcceptConsented(q, n, outcome)
 	}
 	n.Claim = nil
-	if err := t.move(q, n, Passed, "gate PASS"); err != nil {
+	if err := t.Move(q, n, Passed, "gate PASS"); err != nil {
 		return err
 	}
 	if o != nil {
 		if err := t.ownerActions(q, n, o); err != nil {
 			return err
 		}
-		if err := t.move(q, n, Explored, "owner actions applied"); err != nil {
+		if err := t.Move(q, n, Explored, "owner actions applied"); err != nil {
 			return err
 		}
-		return t.ledger(n, outcome, n.Facts)
+		return t.Ledger(n, outcome, n.Facts)
 	}
 	if a == nil {
 		return fmt.Errorf("BUG: pass without an answer for node %s", n.ID)
@@ -734,10 +734,10 @@ func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, out
 	if to == "" {
 		return fmt.Errorf("BUG: verdict %q passed the contract", a.Verdict)
 	}
-	if err := t.move(q, n, to, "agent verdict: "+a.Verdict); err != nil {
+	if err := t.Move(q, n, to, "agent verdict: "+a.Verdict); err != nil {
 		return err
 	}
-	if err := t.ledger(n, outcome, n.Facts); err != nil {
+	if err := t.Ledger(n, outcome, n.Facts); err != nil {
 		return err
 	}
 	return t.consequences(q, n, a)
@@ -746,7 +746,7 @@ func (t *txn) pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, out
 func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
 	if q.Mode == ModeTeam {
 		for _, d := range a.NewDirections {
-			if _, _, err := t.newNode(q, n, t.workerRole(q), d, Proposed, EdgeProposedFrom); err != nil {
+			if _, _, err := t.NewNode(q, n, t.workerRole(q), d, Proposed, EdgeProposedFrom); err != nil {
 				return err
 			}
 		}
@@ -755,7 +755,7 @@ func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
 	switch a.Verdict {
 	case gates.VerdictPromising:
 		for _, d := range a.NewDirections {
-			if _, _, err := t.newNode(q, n, t.workerRole(q), d, Pending, EdgeGrewTo); err != nil {
+			if _, _, err := t.NewNode(q, n, t.workerRole(q), d, Pending, EdgeGrewTo); err != nil {
 				return err
 			}
 		}
@@ -764,11 +764,11 @@ func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
 			return nil
 		}
 		hyp := fmt.Sprintf("Re-plan %q after the dead end %q (node %s, round %d)", q.Direction, truncate(n.Hypothesis, 80), n.ID, q.Counters.AgentRuns)
-		_, _, err := t.newNode(q, n, RoleStrategist, hyp, Pending, EdgeAbortedTo)
+		_, _, err := t.NewNode(q, n, RoleStrategist, hyp, Pending, EdgeAbortedTo)
 		return err
 	case gates.VerdictConclusion:
 		if n.Role == RoleStrategist && q.Status == QuestActive {
-			return t.setQuestStatus(q, QuestDone, ReasonStrategistConcluded+truncate(a.Evidence, 200))
+			return t.SetQuestStatus(q, QuestDone, ReasonStrategistConcluded+truncate(a.Evidence, 200))
 		}
 	}
 	return nil
@@ -808,7 +808,7 @@ func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
 	}
 	if finish != "" && q.Status == QuestActive {
 		owner.Summary = finish
-		return t.setQuestStatus(q, QuestDone, ReasonOwnerFinished+truncate(finish, 200))
+		return t.SetQuestStatus(q, QuestDone, ReasonOwnerFinished+truncate(finish, 200))
 	}
 	return nil
 }
@@ -816,7 +816,7 @@ func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
 // ownerOnNode applies an owner's promote or abort of one node of its quest.
 // It returns why the action was not applied, or "" when it was.
 func (t *txn) ownerOnNode(q *Quest, owner *Node, a gates.Action) (string, error) {
-	n, err := t.node(a.Node)
+	n, err := t.Node(a.Node)
 	if errors.Is(err, ErrNotFound) {
 		return "no such node", nil
 	} else if err != nil {
@@ -830,14 +830,14 @@ func (t *txn) ownerOnNode(q *Quest, owner *Node, a gates.Action) (string, error)
 	case a.Action == "promote" && n.Status != Proposed:
 		return fmt.Sprintf("node %s is %s; only a proposed node can be promoted", n.ID, n.Status), nil
 	case a.Action == "promote":
-		if err := t.move(q, n, Pending, "promoted by owner "+owner.ID); err != nil {
+		if err := t.Move(q, n, Pending, "promoted by owner "+owner.ID); err != nil {
 			return "", err
 		}
-		if err := t.edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
+		if err := t.Edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
 			return "", err
 		}
 		if q.Teams {
-			return "", t.openTeam(q, n)
+			return "", t.OpenTeam(q, n)
 		}
 		return "", nil
 	case n.Status.Terminal() || n.Status == Running:
@@ -847,7 +847,7 @@ func (t *txn) ownerOnNode(q *Quest, owner *Node, a gates.Action) (string, error)
 	if a.Reason != "" {
 		reason += ": " + a.Reason
 	}
-	return "", t.abort(q, n, reason)
+	return "", t.Abort(q, n, reason)
 }
 
 // ownerSpawn applies an owner's spawn of a new hypothesis under a worker
@@ -863,7 +863,7 @@ func (t *txn) ownerSpawn(q *Quest, owner *Node, a gates.Action) (string, error) 
 	if strings.TrimSpace(a.Hypothesis) == "" {
 		return "empty hypothesis", nil
 	}
-	n, dup, err := t.newNode(q, owner, role, a.Hypothesis, Pending, EdgeSpawned)
+	n, dup, err := t.NewNode(q, owner, role, a.Hypothesis, Pending, EdgeSpawned)
 	if err != nil {
 		return "", err
 	}
@@ -871,7 +871,7 @@ func (t *txn) ownerSpawn(q *Quest, owner *Node, a gates.Action) (string, error) 
 		return fmt.Sprintf("the quest already has this hypothesis as node %s", n.ID), nil
 	}
 	if q.Teams {
-		return "", t.openTeam(q, n)
+		return "", t.OpenTeam(q, n)
 	}
 	return "", nil
 }
