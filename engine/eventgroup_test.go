@@ -98,7 +98,7 @@ func roundTrip(t interface{ Fatalf(string, ...any) }, evs []Event) []Event {
 // eventString (or the group's other fields) carries it.
 func TestEveryEventFieldIsInAGroup(t *testing.T) {
 	var ev Event
-	fillEvery(&ev)
+	storetest.FillEvery(&ev)
 	ev.Time = ev.Time.UTC()
 	want, err := json.Marshal(&ev)
 	if err != nil {

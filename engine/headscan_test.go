@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -136,7 +137,7 @@ func TestScanStatusReadsAsJSONDoes(t *testing.T) {
 // (it knows every key of Node) and agrees with encoding/json.
 func TestEveryNodeFieldRoundTrips(t *testing.T) {
 	var n Node
-	fillEvery(&n)
+	storetest.FillEvery(&n)
 	raw, err := json.Marshal(&n)
 	if err != nil {
 		t.Fatal(err)

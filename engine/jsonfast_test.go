@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -93,7 +94,7 @@ func TestAppendEventIsJSONMarshal(t *testing.T) {
 // fails here until appendRun or appendEvent writes it.
 func TestEveryRunAndEventFieldIsWritten(t *testing.T) {
 	var r Run
-	fillEvery(&r)
+	storetest.FillEvery(&r)
 	want, err := json.Marshal(&r)
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +103,7 @@ func TestEveryRunAndEventFieldIsWritten(t *testing.T) {
 		t.Errorf("appendRun:\n%s\njson.Marshal:\n%s", got, want)
 	}
 	var ev Event
-	fillEvery(&ev)
+	storetest.FillEvery(&ev)
 	want, err = json.Marshal(&ev)
 	if err != nil {
 		t.Fatal(err)

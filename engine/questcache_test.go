@@ -15,6 +15,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // storedQuest is quest id's record as the store holds it (a copy).
@@ -208,7 +209,7 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
 	shared := map[string]bool{"RoleProviders": true, "TeamAccept": true, "StallSigs": true, "StallCounts": true}
 	var q Quest
-	fillEvery(&q)
+	storetest.FillEvery(&q)
 	q.Status = QuestActive
 	raw := encodeQuest(&q)
 	var c questCache
@@ -282,7 +283,7 @@ func TestCachedCopyReadsAsTheRecord(t *testing.T) {
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
 			var q Quest
-			fillEvery(&q)
+			storetest.FillEvery(&q)
 			change(&q)
 			var want Quest
 			if err := decodeQuest(encodeQuest(&q), &want); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // genQuest draws a quest with every field set at random (strings valid
@@ -57,19 +58,19 @@ func genQuest(t *rapid.T) *Quest {
 // form in their order (entries are only ever added at its end), and a
 // quest with every field set reads back equal.
 func TestEveryQuestFieldRoundTrips(t *testing.T) {
-	fields := leafFields(reflect.TypeFor[Quest]())
+	fields := storetest.LeafFields(reflect.TypeFor[Quest]())
 	names := questCodec.Names()
-	if m := missing(fields, names); m != "" {
+	if m := storetest.Missing(fields, names); m != "" {
 		t.Fatalf("Quest fields without an entry in questCodec's table: %s (add each at the end of the table)", m)
 	}
-	if m := missing(names, fields); m != "" || len(names) != len(fields) {
+	if m := storetest.Missing(names, fields); m != "" || len(names) != len(fields) {
 		t.Fatalf("questCodec's table has entries for no field of Quest, or twice: %v", names)
 	}
 	if !slices.Equal(names[:questFieldsV1], questFieldsOfV1) {
 		t.Fatalf("the table's first %d entries are the first form's and never move:\n%v\nwant\n%v", questFieldsV1, names[:questFieldsV1], questFieldsOfV1)
 	}
 	var q Quest
-	fillEvery(&q)
+	storetest.FillEvery(&q)
 	var got Quest
 	if err := decodeQuest(encodeQuest(&q), &got); err != nil {
 		t.Fatalf("decode: %v", err)

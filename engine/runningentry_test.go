@@ -11,6 +11,7 @@ import (
 
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/storetest"
 )
 
 // sameRun reports how got differs from want ("" if it does not): every
@@ -105,15 +106,15 @@ func TestEveryRunFieldInARunningEntry(t *testing.T) {
 	typ := reflect.TypeFor[Run]()
 	for i := range typ.NumField() {
 		f := typ.Field(i)
-		if !recorded(f) {
+		if !storetest.Recorded(f) {
 			continue
 		}
 		t.Run(f.Name, func(t *testing.T) {
 			var r Run
 			n := i
-			fillValue(reflect.ValueOf(&r).Elem().Field(i), &n)
+			storetest.FillValue(reflect.ValueOf(&r).Elem().Field(i), &n)
 			if reflect.ValueOf(r).Field(i).IsZero() {
-				t.Fatalf("fillValue left %s zero", f.Name)
+				t.Fatalf("FillValue left %s zero", f.Name)
 			}
 			var got Run
 			if err := decodeRunning(store.RunningKey("q1", "n1"), appendRunning(nil, "q1", "n1", &r), &got); err != nil {
@@ -131,7 +132,7 @@ func TestEveryRunFieldInARunningEntry(t *testing.T) {
 		})
 	}
 	var r Run
-	fillEvery(&r)
+	storetest.FillEvery(&r)
 	var got Run
 	if err := decodeRunning(store.RunningKey("q9", "n9"), appendRunning(nil, "q9", "n9", &r), &got); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 // Package storetest damages store files the way a failing SD card, a power
 // cut or a hand edit would, for tests of the engine's store check, verify
 // and salvage. It reads bbolt's file format with engine/internal/boltfile
-// and knows nothing of the engine's buckets beyond their names.
+// and knows nothing of the engine's buckets beyond their names. It also
+// fills records for the codecs' round-trip tests (FillEvery, fill.go), which
+// the engine's tests and the records layer's share.
 package storetest
 
 import (

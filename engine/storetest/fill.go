@@ -1,4 +1,4 @@
-package engine
+package storetest
 
 import (
 	"encoding"
@@ -10,14 +10,14 @@ import (
 	"github.com/questbox/questbox/engine/store"
 )
 
-// fillEvery sets every exported field of the struct v points to, nested
+// FillEvery sets every exported field of the struct v points to, nested
 // structs, lists, maps and pointers included, to a value that is not zero
 // and differs from every other field's, so that a codec that drops,
 // swaps or zeroes any field fails a round trip. An integer type that
 // marshals itself to text (an enum) gets its first value that does.
-func fillEvery(v any) {
+func FillEvery(v any) {
 	n := 0
-	fillValue(reflect.ValueOf(v).Elem(), &n)
+	FillValue(reflect.ValueOf(v).Elem(), &n)
 }
 
 var (
@@ -26,7 +26,9 @@ var (
 	tally         = reflect.TypeFor[store.Tally]()
 )
 
-func fillValue(v reflect.Value, n *int) {
+// FillValue sets v as FillEvery sets a field, numbering its values on
+// from *n (one field alone, as FillEvery would fill it).
+func FillValue(v reflect.Value, n *int) {
 	*n++
 	switch {
 	case v.Type() == timeType:
@@ -75,50 +77,50 @@ func fillValue(v reflect.Value, n *int) {
 		v.SetFloat(float64(*n) + 0.5)
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
-		fillValue(v.Elem(), n)
+		FillValue(v.Elem(), n)
 	case reflect.Slice:
 		s := reflect.MakeSlice(v.Type(), 2, 2)
 		for i := range 2 {
-			fillValue(s.Index(i), n)
+			FillValue(s.Index(i), n)
 		}
 		v.Set(s)
 	case reflect.Map:
 		m := reflect.MakeMap(v.Type())
 		for range 2 {
 			k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-			fillValue(k, n)
-			fillValue(e, n)
+			FillValue(k, n)
+			FillValue(e, n)
 			m.SetMapIndex(k, e)
 		}
 		v.Set(m)
 	case reflect.Struct:
 		for i := range v.NumField() {
-			if recorded(v.Type().Field(i)) {
-				fillValue(v.Field(i), n)
+			if Recorded(v.Type().Field(i)) {
+				FillValue(v.Field(i), n)
 			}
 		}
 	default:
-		panic("BUG: fillEvery: no value for " + v.Type().String())
+		panic("BUG: FillEvery: no value for " + v.Type().String())
 	}
 }
 
-// recorded reports whether f is a field a record keeps: exported, and
+// Recorded reports whether f is a field a record keeps: exported, and
 // not marked record:"-" (what the engine keeps of a record while it
 // holds it, never written).
-func recorded(f reflect.StructField) bool { return f.IsExported() && f.Tag.Get("record") != "-" }
+func Recorded(f reflect.StructField) bool { return f.IsExported() && f.Tag.Get("record") != "-" }
 
-// leafFields lists the exported fields of struct type t as paths
+// LeafFields lists the exported fields of struct type t as paths
 // ("Limits.MaxTries"), descending into nested structs but time.Time and
 // a table of counts (store.Tally).
-func leafFields(t reflect.Type) []string {
+func LeafFields(t reflect.Type) []string {
 	var out []string
 	for i := range t.NumField() {
 		f := t.Field(i)
-		if !recorded(f) {
+		if !Recorded(f) {
 			continue
 		}
 		if f.Type.Kind() == reflect.Struct && f.Type != timeType && !reflect.PointerTo(f.Type).Implements(tally) {
-			for _, sub := range leafFields(f.Type) {
+			for _, sub := range LeafFields(f.Type) {
 				out = append(out, f.Name+"."+sub)
 			}
 			continue
@@ -128,8 +130,8 @@ func leafFields(t reflect.Type) []string {
 	return out
 }
 
-// missing is what of want is not in have.
-func missing(want, have []string) string {
+// Missing is what of want is not in have.
+func Missing(want, have []string) string {
 	set := map[string]bool{}
 	for _, h := range have {
 		set[h] = true
