@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -20,7 +21,7 @@ import (
 //     newer than the record's DispatchSeq (overlayDispatch), and folded
 //     into the record whenever the quest is saved for another reason;
 //   - the run's record lives in its running entry while it runs (from
-//     schema 8 in a compact binary form, runningentry.go; the JSON of the
+//     schema 8 in a compact binary form, engine/records/runningentry.go; the JSON of the
 //     run before) and moves to the runs bucket, as JSON, when it ends or
 //     its node leaves running.
 //
@@ -45,40 +46,6 @@ func runningForWrite(tx *store.Tx) *store.Bucket {
 	b := tx.Running()
 	b.FillPercent = runningFill
 	return b
-}
-
-// runEntry is what a running entry says of its run: enough to overlay the
-// quest and the node without decoding the whole record.
-type runEntry struct {
-	ID, Role, Provider string
-	// Reserved is the tokens the run reserved (Run.Reserved).
-	Reserved int
-}
-
-// seq is the run's sequence number (its id's), 0 if unreadable.
-func (r runEntry) seq() uint64 { return runNumber(r.ID) }
-
-// scanRunEntry reads a running entry's value, in either form: compact
-// (appendRunning) or the JSON of its run (appendRun, schemas 6 and 7).
-func scanRunEntry(v []byte) (runEntry, bool) {
-	if isCompactRunning(v) {
-		return scanCompactRunning(v)
-	}
-	var r runEntry
-	ok := store.ScanObject(v, func(key []byte, s *store.Scanner) bool {
-		switch string(key) {
-		case "id":
-			return s.Str(&r.ID)
-		case "role":
-			return s.Str(&r.Role)
-		case "provider":
-			return s.Str(&r.Provider)
-		case "reserved":
-			return s.Int(&r.Reserved)
-		}
-		return s.Skip()
-	})
-	return r, ok
 }
 
 // overlayDispatch lays q's running entries over its record: each entry
@@ -152,12 +119,12 @@ func (w *runningWalk) overlay(q *Quest) {
 // have keys in the other order than their runs, so each is compared with
 // the record's DispatchSeq, not with the latest entry's.
 func applyEntry(q *Quest, base uint64, node, v []byte) {
-	r, ok := scanRunEntry(v)
+	r, ok := records.ScanRunEntry(v)
 	if !ok {
 		return
 	}
 	q.ReservedTokens += r.Reserved
-	if r.seq() <= base {
+	if r.Seq() <= base {
 		return
 	}
 	q.Counts.Dec(Pending)
@@ -167,7 +134,7 @@ func applyEntry(q *Quest, base uint64, node, v []byte) {
 	if r.Provider != "replay" {
 		q.Counters.AgentRuns++
 	}
-	q.DispatchSeq = max(q.DispatchSeq, r.seq())
+	q.DispatchSeq = max(q.DispatchSeq, r.Seq())
 }
 
 // putRunning records run r of node n (of quest q) as running: its entry,
@@ -181,10 +148,10 @@ func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	if r == t.dispatching && t.plannedSeq > 0 {
 		// newRun's: its id is runID(plannedSeq), no need to parse it.
 		seq = t.plannedSeq
-		v = t.Claim(appendRunningSeq(t.Spare(64), q.ID, n.ID, r, seq))
+		v = t.Claim(records.AppendRunningSeq(t.Spare(64), q.ID, n.ID, r, seq))
 	} else {
-		seq = runNumber(r.ID)
-		v = t.Claim(appendRunning(t.Spare(64), q.ID, n.ID, r))
+		seq = records.RunNumber(r.ID)
+		v = t.Claim(records.AppendRunning(t.Spare(64), q.ID, n.ID, r))
 	}
 	if t.laterRunning {
 		t.later.puts = append(t.later.puts, runningPut{key, v, t.laterRank})
@@ -269,7 +236,7 @@ func (t *txn) plannedRun(q *Quest, n *Node) *Run {
 }
 
 // leaveRunning ends node n's running entry: its run record moves to the
-// runs bucket, as JSON (a compact entry is written out as appendRun), unless
+// runs bucket, as JSON (a compact entry is written out as records.AppendRun), unless
 // the run's end wrote it there already (endRun).
 func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	rb := runningForWrite(t.tx)
@@ -278,34 +245,19 @@ func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	if v == nil {
 		return nil
 	}
-	r, ok := scanRunEntry(v)
+	r, ok := records.ScanRunEntry(v)
 	if ok {
 		q.ReservedTokens -= r.Reserved // its tokens are settled (endRun)
 	}
 	if ok && r.ID != "" {
 		runs := appendOnly(t.tx.Runs())
 		if runs.Get([]byte(r.ID)) == nil {
-			if err := runs.Put([]byte(r.ID), runRecord(key, v)); err != nil {
+			if err := runs.Put([]byte(r.ID), records.RunRecord(key, v)); err != nil {
 				return err
 			}
 		}
 	}
 	return rb.Delete(key)
-}
-
-// runRecord is the runs bucket's record of the run in running entry v
-// (under key k): its JSON. A JSON entry is that already and is kept byte
-// for byte; a compact one is decoded and written as appendRun. v is one
-// that scanRunEntry read, so a compact v decodes.
-func runRecord(k, v []byte) []byte {
-	if !isCompactRunning(v) {
-		return bytes.Clone(v)
-	}
-	var r Run
-	if err := decodeRunning(k, v, &r); err != nil {
-		panic("BUG: a running entry scanRunEntry read does not decode: " + err.Error())
-	}
-	return appendRun(make([]byte, 0, 256), &r)
 }
 
 // getRun reads run id: from the runs bucket once it ended, from the
@@ -320,7 +272,7 @@ func getRun(tx *store.Tx, id, quest, node string) (Run, bool, error) {
 	if v == nil {
 		return r, false, nil
 	}
-	if err := decodeRunning(k, v, &r); err != nil {
+	if err := records.DecodeRunning(k, v, &r); err != nil {
 		return r, false, fmt.Errorf("decode run %s: %w", id, err)
 	}
 	return r, true, nil
@@ -333,7 +285,7 @@ func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
 	if quest != "" && node != "" {
 		k := store.RunningKey(quest, node)
 		if v := rb.Get(k); v != nil {
-			if r, ok := scanRunEntry(v); ok && r.ID == id {
+			if r, ok := records.ScanRunEntry(v); ok && r.ID == id {
 				return k, v
 			}
 		}
@@ -341,7 +293,7 @@ func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
 	}
 	c := rb.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if r, ok := scanRunEntry(v); ok && r.ID == id {
+		if r, ok := records.ScanRunEntry(v); ok && r.ID == id {
 			return k, v
 		}
 	}
@@ -354,12 +306,12 @@ func (t *txn) PutRun(r *Run) error {
 	if r.Ended.IsZero() {
 		key := store.RunningKey(r.Quest, r.Node)
 		if v := t.tx.Running().Get(key); v != nil {
-			if e, ok := scanRunEntry(v); ok && e.ID == r.ID {
-				return runningForWrite(t.tx).Put(key, appendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
+			if e, ok := records.ScanRunEntry(v); ok && e.ID == r.ID {
+				return runningForWrite(t.tx).Put(key, records.AppendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
 			}
 		}
 	}
-	return appendOnly(t.tx.Runs()).Put([]byte(r.ID), appendRun(make([]byte, 0, 256), r))
+	return appendOnly(t.tx.Runs()).Put([]byte(r.ID), records.AppendRun(make([]byte, 0, 256), r))
 }
 
 // runningRuns is every run in flight, from the running index.
@@ -379,7 +331,7 @@ func runningRuns(tx *store.Tx, quest string) ([]Run, error) {
 			continue
 		}
 		var r Run
-		if err := decodeRunning(k, v, &r); err != nil {
+		if err := records.DecodeRunning(k, v, &r); err != nil {
 			return nil, fmt.Errorf("decode running entry %s: %w", k, err)
 		}
 		if tx.Runs().Get([]byte(r.ID)) == nil {
@@ -423,7 +375,7 @@ func migrateRunning(tx *store.Tx) error {
 		if err := tx.Runs().Delete([]byte(o.run)); err != nil {
 			return err
 		}
-		if err := rb.Put(store.RunningKey(n.Quest, n.ID), appendRunning(nil, n.Quest, n.ID, &r)); err != nil {
+		if err := rb.Put(store.RunningKey(n.Quest, n.ID), records.AppendRunning(nil, n.Quest, n.ID, &r)); err != nil {
 			return err
 		}
 		if n.Status == Pending {
@@ -447,10 +399,10 @@ func migrateRunning(tx *store.Tx) error {
 func foldDispatch(tx *store.Tx, quest, run string) error {
 	qb := tx.Quests()
 	q, ok, err := getQuestRecord(qb, quest)
-	if err != nil || !ok || q.DispatchSeq >= runNumber(run) {
+	if err != nil || !ok || q.DispatchSeq >= records.RunNumber(run) {
 		return err
 	}
-	q.DispatchSeq = runNumber(run)
+	q.DispatchSeq = records.RunNumber(run)
 	return putQuest(qb, q)
 }
 

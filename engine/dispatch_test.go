@@ -16,6 +16,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -253,7 +254,7 @@ func TestRunningWalkIsTheSeek(t *testing.T) {
 					run++
 					node := fmt.Sprint("n", rng.IntN(1000))
 					r := &Run{ID: domain.RunID(run), Quest: id, Node: node, Role: roles[rng.IntN(len(roles))], Provider: "p"}
-					if err := b.Put(store.RunningKey(id, node), appendRunning(nil, id, node, r)); err != nil {
+					if err := b.Put(store.RunningKey(id, node), records.AppendRunning(nil, id, node, r)); err != nil {
 						return err
 					}
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
@@ -341,7 +342,7 @@ func (e *Engine) recoverInterrupted() error {
 		var left []pair
 		err := t.tx.Running().ForEach(func(k, v []byte) error {
 			_, node, ok := store.SplitRunningKey(k)
-			r, rok := scanRunEntry(v)
+			r, rok := records.ScanRunEntry(v)
 			if !ok || !rok {
 				return fmt.Errorf("running index entry %q: %w", k, ErrCorrupt)
 			}
@@ -847,7 +848,7 @@ func (t *txn) EndRun(q *Quest, n *Node, id string, e runEnd) error {
 		r.Exit, r.ExitCode = e.exit, e.exitCode
 	}
 	r.BytesIn, r.BytesOut = max(r.BytesIn, e.bytesIn), max(r.BytesOut, e.bytesOut)
-	return b.Put([]byte(id), appendRun(make([]byte, 0, 256), &r))
+	return b.Put([]byte(id), records.AppendRun(make([]byte, 0, 256), &r))
 }
 
 // newRun records a dispatch of n and moves it to running. The run's

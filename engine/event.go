@@ -6,12 +6,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
 // Emit appends ev to the outbox inside the transaction: it takes ev's
 // seq from the bucket's sequence and adds ev to the transaction's group
-// record (eventgroup.go), which flushEvents writes before the commit.
+// record (engine/records/eventgroup.go), which flushEvents writes before the commit.
 func (t *txn) Emit(ev Event) error {
 	seq, err := t.eventsBucket().NextSequence()
 	if err != nil {
@@ -20,7 +21,7 @@ func (t *txn) Emit(ev Event) error {
 	ev.Seq = seq
 	ev.Time = t.now
 	t.last = seq
-	if t.grouped == groupEvents {
+	if t.grouped == records.GroupEvents {
 		if err := t.flushEvents(); err != nil {
 			return err
 		}
@@ -34,11 +35,11 @@ func (t *txn) Emit(ev Event) error {
 		} else {
 			room = make([]byte, 0, max(256, t.groupRoom))
 		}
-		g = appendGroupHead(room, seq, t.now)
+		g = records.AppendGroupHead(room, seq, t.now)
 		prev, t.groupFirst = seq, seq
 	}
 	s := t.e.store
-	if g, s.eventJSON, err = appendGroupEvent(g, prev, &ev, s.eventJSON); err != nil {
+	if g, s.eventJSON, err = records.AppendGroupEvent(g, prev, &ev, s.eventJSON); err != nil {
 		return fmt.Errorf("BUG: encode event %d: %w", seq, err)
 	}
 	t.group, t.groupLast = g, seq
@@ -53,7 +54,7 @@ func (t *txn) flushEvents() error {
 	if t.grouped == 0 {
 		return nil
 	}
-	g := appendGroupEnd(t.group)
+	g := records.AppendGroupEnd(t.group)
 	if t.scratch != nil {
 		g = t.groups.claim(g)
 	}
@@ -129,7 +130,7 @@ func (g *sharedGroup) flush() error {
 	if tx == nil || n == 0 {
 		return nil
 	}
-	return appendOnly(tx.Events()).Put(u64(first), appendGroupEnd(rec))
+	return appendOnly(tx.Events()).Put(u64(first), records.AppendGroupEnd(rec))
 }
 
 // Events returns up to limit events with Seq > since, oldest first. It
@@ -147,7 +148,7 @@ func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
 			out = make([]Event, 0, min(uint64(limit), last-since))
 		}
 		var gap error
-		err := eventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
+		err := records.EventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
 			if len(out) == 0 && since > 0 && ev.Seq > since+1 {
 				gap = fmt.Errorf("events %d..%d: %w", since+1, ev.Seq-1, ErrEventsPruned)
 				return false
@@ -223,7 +224,7 @@ const pruneBatch = 5000
 
 // pruneRetention drops events older than the retention window that every
 // durable cursor has passed, the oldest first, at most pruneBatch. A
-// group record (eventgroup.go) goes whole, once its newest event is old
+// group record (engine/records/eventgroup.go) goes whole, once its newest event is old
 // enough: the outbox keeps at least retention events, and up to a group's
 // worth more.
 //
@@ -263,7 +264,7 @@ func (t *txn) pruneRetention(retention int) (int, error) {
 	// The record found starts at or before limit; a group may end past
 	// it, and then it stays, with every record after it.
 	if k != nil {
-		past, err := holdsPast(k, v, limit)
+		past, err := records.HoldsPast(k, v, limit)
 		if err != nil {
 			return 0, fmt.Errorf("prune events: %w", err)
 		}

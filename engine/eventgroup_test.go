@@ -1,144 +1,19 @@
 package engine
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
-	"math"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
-
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
-	"github.com/questbox/questbox/gates"
 )
-
-// TestEventGroupRoundTrip: a group of events, each with any fields, reads
-// back as the events were, each with its seq and the group's time, byte
-// for byte as a reader's JSON shows them.
-func TestEventGroupRoundTrip(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		str := jsonText
-		at := genTime(t, "time")
-		seq := rapid.Uint64Range(1, math.MaxUint64/2).Draw(t, "first")
-		var evs []Event
-		for i := range rapid.IntRange(1, 6).Draw(t, "events") {
-			if i > 0 {
-				seq += rapid.Uint64Range(1, 1000).Draw(t, "gap")
-			}
-			ev := Event{Seq: seq, Time: at, Kind: str.Draw(t, "kind"),
-				Quest: str.Draw(t, "quest"), Node: str.Draw(t, "node"), Role: str.Draw(t, "role"),
-				Team: str.Draw(t, "team"), Stage: str.Draw(t, "stage"), Phase: str.Draw(t, "phase"), From: str.Draw(t, "from"),
-				To: str.Draw(t, "to"), Outcome: str.Draw(t, "outcome"), Feedback: str.Draw(t, "feedback"),
-				RootCause: str.Draw(t, "rootcause"), ClaimHash: str.Draw(t, "claimhash"), Reason: str.Draw(t, "reason"),
-				Detail: str.Draw(t, "detail")}
-			for range rapid.IntRange(0, 3).Draw(t, "facts") {
-				ev.Facts = append(ev.Facts, gates.Fact{Rule: str.Draw(t, "rule"), Level: rapid.SampledFrom([]gates.Level{gates.Fail, gates.Review}).Draw(t, "level"),
-					Where: str.Draw(t, "where"), Expected: str.Draw(t, "expected"), Actual: str.Draw(t, "actual")})
-			}
-			if rapid.Bool().Draw(t, "counters") {
-				n := rapid.IntRange(math.MinInt32, math.MaxInt32)
-				ev.Counters = &Counters{AgentRuns: n.Draw(t, "runs"), Tokens: n.Draw(t, "tokens"), WallUsed: time.Duration(rapid.Int64().Draw(t, "wall"))}
-			}
-			if rapid.Bool().Draw(t, "device") {
-				ev.Device = &DeviceEvent{What: str.Draw(t, "what"), Press: str.Draw(t, "press"), Result: str.Draw(t, "result"),
-					Target: str.Draw(t, "target"), Broker: str.Draw(t, "broker"), Error: str.Draw(t, "error"), Fault: rapid.Bool().Draw(t, "fault")}
-			}
-			evs = append(evs, ev)
-		}
-		got := roundTrip(t, evs)
-		if len(got) != len(evs) {
-			t.Fatalf("%d events back, want %d", len(got), len(evs))
-		}
-		for i := range evs {
-			// The strings come back byte for byte; the facts and the
-			// device as a single record's JSON gave them (invalid UTF-8
-			// as U+FFFD).
-			want := evs[i]
-			if want.Facts != nil {
-				want.Facts = nil
-				raw, _ := json.Marshal(evs[i].Facts)
-				_ = json.Unmarshal(raw, &want.Facts)
-			}
-			if want.Device != nil {
-				want.Device = new(DeviceEvent)
-				raw, _ := json.Marshal(evs[i].Device)
-				_ = json.Unmarshal(raw, want.Device)
-			}
-			if !reflect.DeepEqual(got[i], want) {
-				t.Fatalf("event %d read back as\n%#v\nwant\n%#v", i, got[i], want)
-			}
-		}
-	})
-}
-
-// roundTrip encodes evs as one group and reads it back.
-func roundTrip(t interface{ Fatalf(string, ...any) }, evs []Event) []Event {
-	g, err := encodeGroup(evs)
-	if err != nil {
-		t.Fatalf("encode: %v", err)
-	}
-	var got []Event
-	if _, err := eachEvent(u64(evs[0].Seq), g, 0, func(ev *Event) bool { got = append(got, *ev); return true }); err != nil {
-		t.Fatalf("decode: %v", err)
-	}
-	return got
-}
-
-// TestEveryEventFieldIsInAGroup: an event with every field set reads back
-// from a group as it was — a new field of Event fails here until
-// eventString (or the group's other fields) carries it.
-func TestEveryEventFieldIsInAGroup(t *testing.T) {
-	var ev Event
-	storetest.FillEvery(&ev)
-	ev.Time = ev.Time.UTC()
-	want, err := json.Marshal(&ev)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, _ := json.Marshal(&roundTrip(t, []Event{ev})[0])
-	if !bytes.Equal(got, want) {
-		t.Errorf("read back from a group:\n%s\nwant\n%s", got, want)
-	}
-}
-
-// TestDamagedGroupIsRefused: a group cut short anywhere, or with any byte
-// changed, or under a key that is not its first seq, does not decode (and
-// nothing panics): verify and salvage rely on it.
-func TestDamagedGroupIsRefused(t *testing.T) {
-	evs := []Event{{Seq: 7, Kind: KindNode, Quest: "q1", Node: "n3", From: "pending", To: "running"},
-		{Seq: 8, Kind: KindVerdict, Quest: "q1", Node: "n3", Outcome: "FAIL", Facts: []gates.Fact{{Rule: "r", Level: gates.Fail}}}}
-	g, err := encodeGroup(evs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := checkGroup(u64(7), g); err != nil {
-		t.Fatalf("the sound group: %v", err)
-	}
-	if err := checkGroup(u64(8), g); !errors.Is(err, errGroup) {
-		t.Errorf("under key 8: %v, want errGroup", err)
-	}
-	for n := range len(g) {
-		if err := checkGroup(u64(7), g[:n]); err == nil {
-			t.Errorf("cut to %d of %d bytes: decodes", n, len(g))
-		}
-	}
-	for i := range g {
-		bad := bytes.Clone(g)
-		bad[i] ^= 0x10
-		if err := checkGroup(u64(7), bad); err == nil {
-			t.Errorf("byte %d changed: decodes", i)
-		}
-	}
-}
 
 // emitDetailed appends n events in one write, each with its seq as its
 // detail, so a reader can check that fields travel with their seq.
@@ -173,7 +48,7 @@ func putSingleEvents(t testing.TB, s *Store, n int, at time.Time) {
 			if err != nil {
 				return err
 			}
-			raw, err := appendEvent(nil, &Event{Seq: seq, Time: at, Kind: KindNode, Detail: strconv.FormatUint(seq, 10)})
+			raw, err := records.AppendEvent(nil, &Event{Seq: seq, Time: at, Kind: KindNode, Detail: strconv.FormatUint(seq, 10)})
 			if err != nil {
 				return err
 			}
@@ -204,7 +79,7 @@ func TestEventsResumeFromAnySeq(t *testing.T) {
 	// Records: 0..5 single, then groups 6 (1 event), 7 (3), 8 (7), 9 (1),
 	// 10 (40), 11 and 12 (1,024 and 76: one write), 13 (2), 14 (25).
 	recs := eventRecords(t, h.e)
-	if len(recs) != 15 || len(recs[11].seqs) != groupEvents {
+	if len(recs) != 15 || len(recs[11].seqs) != records.GroupEvents {
 		t.Fatalf("fixture: %d records, want 15 with a full group", len(recs))
 	}
 	// Gaps, as the outbox bound drops node events: inside a group, at a
@@ -292,7 +167,7 @@ func TestEventsResumeFromAnySeq(t *testing.T) {
 		}
 	}
 	// A subscription from inside a group reads to the newest, in order.
-	for _, since := range []uint64{all[0] - 1, all[1], recs[11].seqs[5], recs[11].seqs[groupEvents-1], last - 1} {
+	for _, since := range []uint64{all[0] - 1, all[1], recs[11].seqs[5], recs[11].seqs[records.GroupEvents-1], last - 1} {
 		sub := h.e.Subscribe(since)
 		var got []Event
 		for len(got) == 0 || got[len(got)-1].Seq < last {
@@ -443,7 +318,7 @@ func TestGoldenStoresEvents(t *testing.T) {
 				var grouped bool
 				_ = s.view(func(tx *store.Tx) error {
 					return tx.Events().ForEach(func(_, v []byte) error {
-						grouped = grouped || isGroup(v)
+						grouped = grouped || records.IsGroup(v)
 						return nil
 					})
 				})
@@ -473,7 +348,7 @@ func TestGoldenStoresEvents(t *testing.T) {
 func BenchmarkTickEventRecord(b *testing.B) {
 	p := &held{}
 	_, e := benchEngine(b, 1000, 10_000, p)
-	var group, single, records int
+	var group, single, recs int
 	for range b.N {
 		from := e.LastSeq()
 		release := p.arm()
@@ -482,14 +357,14 @@ func BenchmarkTickEventRecord(b *testing.B) {
 		}
 		err := e.store.view(func(tx *store.Tx) error { // before the runs' results
 			c := tx.Events().Cursor()
-			for k, v := seekEvents(c, from); k != nil; k, v = c.Next() {
+			for k, v := records.SeekEvents(c, from); k != nil; k, v = c.Next() {
 				if seqOf(k) <= from {
 					continue
 				}
-				records++
+				recs++
 				group += len(k) + len(v)
-				_, err := eachEvent(k, v, from, func(ev *Event) bool {
-					raw, _ := appendEvent(nil, ev)
+				_, err := records.EachEvent(k, v, from, func(ev *Event) bool {
+					raw, _ := records.AppendEvent(nil, ev)
 					single += 8 + len(raw)
 					return true
 				})
@@ -508,7 +383,7 @@ func BenchmarkTickEventRecord(b *testing.B) {
 	}
 	b.ReportMetric(float64(group)/float64(b.N), "event-B/tick")
 	b.ReportMetric(float64(single)/float64(b.N), "event-json-B/tick")
-	b.ReportMetric(float64(records)/float64(b.N), "event-records/tick")
+	b.ReportMetric(float64(recs)/float64(b.N), "event-records/tick")
 }
 
 // TestOverlappingGroupsGiveEachEventOnce: were a salvage to bring back an
@@ -522,7 +397,7 @@ func TestOverlappingGroupsGiveEachEventOnce(t *testing.T) {
 		for s := uint64(5); s <= 12; s++ {
 			evs = append(evs, Event{Seq: s, Time: h.clock.Now().UTC(), Kind: KindNode, Detail: strconv.FormatUint(s, 10)})
 		}
-		g, err := encodeGroup(evs)
+		g, err := records.EncodeGroup(evs)
 		if err != nil {
 			return err
 		}
@@ -544,73 +419,6 @@ func TestOverlappingGroupsGiveEachEventOnce(t *testing.T) {
 			t.Errorf("after %d: %v, %v; want %v", since, seqs(evs), err, want)
 		}
 	}
-}
-
-// holdsPast, which retention asks of the record straddling its window,
-// says what lastSeqIn, reading the whole record, says: whether an event
-// past limit is in it, for a group with gaps at every limit around its
-// seqs, and for a single record.
-func TestHoldsPastIsLastSeqIn(t *testing.T) {
-	at := time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC)
-	var evs []Event
-	for _, s := range []uint64{10, 11, 14, 15, 20, 31} {
-		evs = append(evs, Event{Seq: s, Time: at, Kind: "node", Quest: "q1"})
-	}
-	group, err := encodeGroup(evs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	single := appendRun(nil, &Run{ID: "not an event, but not a group either"})
-	for _, rec := range []struct {
-		name string
-		k, v []byte
-	}{{"group", u64(10), group}, {"single", u64(17), single}} {
-		last, err := lastSeqIn(rec.k, rec.v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for limit := uint64(0); limit <= 40; limit++ {
-			got, err := holdsPast(rec.k, rec.v, limit)
-			if want := last > limit; err != nil || got != want {
-				t.Errorf("%s, limit %d: %v, %v; want %v (its last seq %d)", rec.name, limit, got, err, want, last)
-			}
-		}
-	}
-	damaged := bytes.Clone(group)
-	damaged[len(damaged)/2] ^= 0x40
-	if _, err := holdsPast(u64(10), damaged, 0); err == nil {
-		t.Error("a damaged group: no error")
-	}
-}
-
-// BenchmarkRetentionStraddle: what retention reads of the 1,000-event
-// group that straddles its window (limit at its middle), read whole
-// (lastSeqIn, before) and up to the first event past the limit (holdsPast).
-func BenchmarkRetentionStraddle(b *testing.B) {
-	at := time.Date(2026, 12, 3, 23, 0, 0, 0, time.UTC)
-	evs := make([]Event, 1000)
-	for i := range evs {
-		evs[i] = Event{Seq: uint64(1001 + i), Time: at, Kind: "node", Quest: "q1", Node: "n1", From: "pending", To: "running", Detail: "dispatched to p"}
-	}
-	group, err := encodeGroup(evs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	k, limit := u64(1001), uint64(1500)
-	b.Run("lastSeqIn", func(b *testing.B) {
-		for b.Loop() {
-			if end, err := lastSeqIn(k, group); err != nil || end <= limit {
-				b.Fatal(end, err)
-			}
-		}
-	})
-	b.Run("holdsPast", func(b *testing.B) {
-		for b.Loop() {
-			if past, err := holdsPast(k, group, limit); err != nil || !past {
-				b.Fatal(past, err)
-			}
-		}
-	})
 }
 
 // A page of events is allocated once, for no more events than the page

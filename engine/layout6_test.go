@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -298,7 +299,7 @@ func TestVerifyNamesADanglingRunningEntry(t *testing.T) {
 	h.close()
 	st := mustOpenStore(t, h.dir)
 	err := st.db.Update(func(tx *store.Tx) error {
-		return tx.Running().Put(store.RunningKey(q.ID, "n999"), appendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
+		return tx.Running().Put(store.RunningKey(q.ID, "n999"), records.AppendRun(nil, &Run{ID: "r999", Quest: q.ID, Node: "n999"}))
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -119,7 +120,7 @@ func (o *Outbox) Read(since uint64, limit int) ([]Event, error) {
 	}
 	var out []Event
 	err := o.e.store.view(func(tx *store.Tx) error {
-		return eventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
+		return records.EventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
 			out = append(out, *ev)
 			return len(out) < limit
 		})
@@ -215,9 +216,9 @@ type outboxRewrite struct {
 // walk looks at the records from the one holding w.from+1 on, up to
 // w.limit and trimBatch events.
 func (w *outboxTrim) walk(c *store.Cursor) error {
-	for k, v := seekEvents(c, w.from); k != nil && seqOf(k) <= w.limit && w.looked < trimBatch; k, v = c.Next() {
+	for k, v := records.SeekEvents(c, w.from); k != nil && seqOf(k) <= w.limit && w.looked < trimBatch; k, v = c.Next() {
 		var err error
-		if isGroup(v) {
+		if records.IsGroup(v) {
 			err = w.group(k, v)
 		} else {
 			err = w.single(k, v)
@@ -249,7 +250,7 @@ func (w *outboxTrim) single(k, v []byte) error {
 // group looks at the events of a group record.
 func (w *outboxTrim) group(k, v []byte) error {
 	var all, keep []Event
-	_, err := eachEvent(k, v, 0, func(ev *Event) bool {
+	_, err := records.EachEvent(k, v, 0, func(ev *Event) bool {
 		all = append(all, *ev)
 		if ev.Seq > w.from && ev.Seq <= w.limit && w.looked < trimBatch {
 			w.looked++
@@ -280,7 +281,7 @@ func (w *outboxTrim) rewrite(b *store.Bucket) error {
 		if len(r.keep) == 0 {
 			continue
 		}
-		g, err := encodeGroup(r.keep)
+		g, err := records.EncodeGroup(r.keep)
 		if err != nil {
 			return fmt.Errorf("BUG: encode events from %d: %w", r.keep[0].Seq, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -209,7 +210,7 @@ func eventRecords(t testing.TB, e *Engine) []eventRecord {
 	err := e.store.view(func(tx *store.Tx) error {
 		return tx.Events().ForEach(func(k, v []byte) error {
 			r := eventRecord{key: seqOf(k)}
-			_, err := eachEvent(k, v, 0, func(ev *Event) bool { r.seqs = append(r.seqs, ev.Seq); return true })
+			_, err := records.EachEvent(k, v, 0, func(ev *Event) bool { r.seqs = append(r.seqs, ev.Seq); return true })
 			out = append(out, r)
 			return err
 		})
@@ -221,7 +222,7 @@ func eventRecords(t testing.TB, e *Engine) []eventRecord {
 }
 
 // emitWrites appends n events of kind in writes of the sizes given, in
-// turn (a write of more than groupEvents makes several records).
+// turn (a write of more than records.GroupEvents makes several records).
 func emitWrites(t testing.TB, e *Engine, kind string, n int, sizes ...int) {
 	t.Helper()
 	for i := 0; n > 0; i++ {
@@ -246,7 +247,7 @@ func dropEvents(t testing.TB, e *Engine, drop func(seq uint64) bool) {
 		err := b.ForEach(func(k, v []byte) error {
 			var keep []Event
 			all := 0
-			_, err := eachEvent(k, v, 0, func(ev *Event) bool {
+			_, err := records.EachEvent(k, v, 0, func(ev *Event) bool {
 				all++
 				if !drop(ev.Seq) {
 					keep = append(keep, *ev)
@@ -268,7 +269,7 @@ func dropEvents(t testing.TB, e *Engine, drop func(seq uint64) bool) {
 			if len(r.keep) == 0 {
 				continue
 			}
-			g, err := encodeGroup(r.keep)
+			g, err := records.EncodeGroup(r.keep)
 			if err != nil {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -17,8 +18,8 @@ var probes = []store.Probe{
 		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && len(r.Hash) == 64 && r.digest() == r.Hash
 	}},
 	{Bucket: bEvents, Match: func(k, v []byte) bool {
-		if isGroup(v) {
-			return checkGroup(k, v) == nil // its checksum and its key hold
+		if records.IsGroup(v) {
+			return records.CheckGroup(k, v) == nil // its checksum and its key hold
 		}
 		var ev struct {
 			Seq  uint64 `json:"seq"`

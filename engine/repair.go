@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -116,8 +117,8 @@ func dropForeign(tx *store.Tx, out *[]string) error {
 				Kind string  `json:"kind"`
 			}
 			valid := json.Unmarshal(v, &rec) == nil
-			if bytesEqual(name, bEvents) && isGroup(v) {
-				// A group (eventgroup.go) whose checksum holds but
+			if bytesEqual(name, bEvents) && records.IsGroup(v) {
+				// A group (engine/records/eventgroup.go) whose checksum holds but
 				// whose key is not its first seq is a copy from
 				// elsewhere; one that does not decode is dropInvalid's.
 				if store.GroupMisplaced(k, v) {
@@ -208,7 +209,7 @@ func (r *rebuilder) readQuests() error {
 		// The dispatches its record does not count yet (overlayDispatch).
 		base := q.DispatchSeq
 		for node, e := range r.running {
-			if _, ok := scanRunEntry(e); ok && r.questOf(node) == q.ID {
+			if _, ok := records.ScanRunEntry(e); ok && r.questOf(node) == q.ID {
 				applyEntry(q, base, []byte(node), e)
 			}
 		}
@@ -348,7 +349,7 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 		}
 		q.Running = n.ID
 		if len(n.Runs) > 0 {
-			q.DispatchSeq = max(q.DispatchSeq, runNumber(n.Runs[len(n.Runs)-1]))
+			q.DispatchSeq = max(q.DispatchSeq, records.RunNumber(n.Runs[len(n.Runs)-1]))
 		}
 	case n.Status == AwaitingConsent:
 		if err := r.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
@@ -405,7 +406,7 @@ func (r *rebuilder) raiseSeqs() error {
 		return nil
 	})
 	_ = r.tx.Running().ForEach(func(_, v []byte) error {
-		e, _ := scanRunEntry(v)
+		e, _ := records.ScanRunEntry(v)
 		maxRun = max(maxRun, idNumber(e.ID, 'r'))
 		return nil
 	})
@@ -421,7 +422,7 @@ func (r *rebuilder) raiseSeqs() error {
 		b := r.tx.Bucket(name)
 		if k, v := b.Cursor().Last(); k != nil {
 			last := seqOf(k)
-			if end, err := lastSeqIn(k, v); err == nil {
+			if end, err := records.LastSeqIn(k, v); err == nil {
 				last = end // a group's newest event
 			}
 			if err := store.RaiseSequence(b, last, &r.out); err != nil {
@@ -451,9 +452,9 @@ func recordDecodes(name string, v []byte) bool {
 		// Verify decodes every ledger record (a time that does not parse
 		// is as damaged as a broken brace): so must what salvage keeps.
 		return json.Valid(v) && json.Unmarshal(v, new(LedgerRecord)) == nil
-	case name == string(bEvents) && isGroup(v):
-		first, ok := groupKey(v)
-		return ok && checkGroup(u64(first), v) == nil
+	case name == string(bEvents) && records.IsGroup(v):
+		first, ok := records.GroupKey(v)
+		return ok && records.CheckGroup(u64(first), v) == nil
 	case name == string(bAttempts):
 		_, err := decodeAttemptRecord(v)
 		return err == nil
@@ -498,8 +499,8 @@ func referenced(tx *store.Tx, nodes []*Node) map[byte]uint64 {
 	}
 	scan := func(b *store.Bucket) {
 		_ = b.ForEach(func(k, v []byte) error {
-			if isGroup(v) {
-				_, _ = eachEvent(k, v, 0, func(ev *Event) bool {
+			if records.IsGroup(v) {
+				_, _ = records.EachEvent(k, v, 0, func(ev *Event) bool {
 					see("", ev.Quest, ev.Node, ev.From, ev.To)
 					return true
 				})
@@ -709,7 +710,7 @@ func nodeOrder(id string) uint64 { return idNumber(id, 'n') }
 // its run only), else one made of what the node says.
 func (r *rebuilder) runningValue(n *Node) []byte {
 	e := r.running[n.ID]
-	if _, ok := scanRunEntry(e); ok {
+	if _, ok := records.ScanRunEntry(e); ok {
 		return e
 	}
 	run := Run{Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1, Started: n.Updated}
@@ -719,5 +720,5 @@ func (r *rebuilder) runningValue(n *Node) []byte {
 			run.Quest, run.Node = n.Quest, n.ID
 		}
 	}
-	return appendRunning(nil, n.Quest, n.ID, &run)
+	return records.AppendRunning(nil, n.Quest, n.ID, &run)
 }

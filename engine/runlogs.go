@@ -13,6 +13,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -172,7 +173,7 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 		}
 		return nil
 	})
-	slices.SortStableFunc(out, func(a, b Run) int { return cmp.Compare(runNumber(a.ID), runNumber(b.ID)) })
+	slices.SortStableFunc(out, func(a, b Run) int { return cmp.Compare(records.RunNumber(a.ID), records.RunNumber(b.ID)) })
 	nameRuns(out)
 	return out, err
 }
@@ -185,11 +186,6 @@ func nameRuns(runs []Run) {
 		k[runs[i].Node]++
 		runs[i].Name = domain.RunName(runs[i].Quest, runs[i].Node, k[runs[i].Node])
 	}
-}
-
-func runNumber(id string) uint64 {
-	n, _ := strconv.ParseUint(strings.TrimPrefix(id, "r"), 10, 64)
-	return n
 }
 
 // FindRun returns the run named by ref: a run id (r12), a run name

@@ -73,8 +73,8 @@ var (
 // layout (dispatch.go); migration 6 builds the evidence index
 // (buildEvidenceIndex, material.go); migration 7 changes no byte: from
 // schema 8 the events of a write transaction are one group record
-// (eventgroup.go), and a dispatch writes its running entry in a compact
-// binary form (runningentry.go), both of which a questbox that knows only
+// (engine/records/eventgroup.go), and a dispatch writes its running entry in a compact
+// binary form (engine/records/runningentry.go), both of which a questbox that knows only
 // schema 7 would misread — the version keeps it from opening the store;
 // the single event records and JSON running entries of older stores stay
 // as they are (a run in flight ends into the runs bucket as JSON either
@@ -147,7 +147,7 @@ type Store struct {
 	// transaction share (event.go); used inside it only.
 	shared sharedGroup
 	// eventJSON is where emit encodes the JSON of an event's facts and
-	// device event before they join a group record (appendGroupEvent):
+	// device event before they join a group record (records.AppendGroupEvent):
 	// used inside a write transaction only, which bbolt runs one at a
 	// time, and kept across them, so that each result's verdict does not
 	// grow one anew.

@@ -111,7 +111,7 @@ func TestEventsArePrunedOnlyPastDurableCursors(t *testing.T) {
 		hyps = append(hyps, "hypothesis "+string(rune('a'+i)))
 	}
 	// One scan at a time: each write's events are one record, and
-	// retention prunes a record whole (eventgroup.go).
+	// retention prunes a record whole (engine/records/eventgroup.go).
 	for _, hyp := range hyps {
 		if _, err := h.e.Scan(q.ID, []string{hyp}); err != nil {
 			t.Fatal(err)

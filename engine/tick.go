@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -208,7 +209,7 @@ func (r *tickRound) run() error {
 	t.later = &e.later
 	t.later.reset(cap(r.ds))
 	// A dispatch's event takes about 64 bytes of the group record.
-	t.groupRoom = 64 * min(cap(r.ds), groupEvents)
+	t.groupRoom = 64 * min(cap(r.ds), records.GroupEvents)
 	e.mu.Lock()
 	e.lastActive = len(qs)
 	e.mu.Unlock()

@@ -17,6 +17,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -347,14 +348,14 @@ func TestTickCarvesFromTheScratchTheLastOneKept(t *testing.T) {
 		if len(rep.Dispatched) != 120 {
 			t.Fatalf("tick %d dispatched %d, want 120", i, len(rep.Dispatched))
 		}
-		// The tick's records: keyed from its first event to its last.
+		// The tick's recs: keyed from its first event to its last.
 		var seqs []uint64
-		records := 0
+		recs := 0
 		err := h.e.store.view(func(tx *store.Tx) error {
 			c := tx.Events().Cursor()
 			for k, v := c.Seek(u64(from + 1)); k != nil && seqOf(k) <= to; k, v = c.Next() {
-				records++
-				if _, err := eachEvent(k, v, 0, func(ev *Event) bool { seqs = append(seqs, ev.Seq); return true }); err != nil {
+				recs++
+				if _, err := records.EachEvent(k, v, 0, func(ev *Event) bool { seqs = append(seqs, ev.Seq); return true }); err != nil {
 					return err
 				}
 			}
@@ -363,8 +364,8 @@ func TestTickCarvesFromTheScratchTheLastOneKept(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if records == 0 || len(seqs) != int(to-from) || seqs[0] != from+1 || !slices.IsSorted(seqs) || seqs[len(seqs)-1] != to {
-			t.Fatalf("tick %d: %d records holding %d events; want them to hold %d..%d in order", i, records, len(seqs), from+1, to)
+		if recs == 0 || len(seqs) != int(to-from) || seqs[0] != from+1 || !slices.IsSorted(seqs) || seqs[len(seqs)-1] != to {
+			t.Fatalf("tick %d: %d recs holding %d events; want them to hold %d..%d in order", i, recs, len(seqs), from+1, to)
 		}
 		tb := h.e.tickScratch
 		if tb == nil || cap(tb.block) == 0 || cap(tb.groups) == 0 || cap(tb.quests) < 120 || cap(tb.keys) < 120 || cap(tb.rank) < 120 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -757,7 +758,7 @@ func overlayRunning(tx *store.Tx, n *Node) {
 // setRunning marks n running with run, its running entry.
 func setRunning(n *Node, run []byte) {
 	n.Status = Running
-	r, ok := scanRunEntry(run)
+	r, ok := records.ScanRunEntry(run)
 	if !ok && len(run) > 0 && run[0] == 'r' {
 		r.ID = string(run) // a schema 5 entry, which salvage reads: the run's id
 	}

@@ -1,4 +1,4 @@
-package engine
+package records
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/gates"
 )
@@ -30,7 +31,7 @@ func genTime(t *rapid.T, label string) time.Time {
 func TestAppendRunIsJSONMarshal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		n := rapid.IntRange(math.MinInt32, math.MaxInt32)
-		r := Run{ID: jsonText.Draw(t, "id"), Quest: jsonText.Draw(t, "quest"), Node: jsonText.Draw(t, "node"),
+		r := domain.Run{ID: jsonText.Draw(t, "id"), Quest: jsonText.Draw(t, "quest"), Node: jsonText.Draw(t, "node"),
 			Provider: jsonText.Draw(t, "provider"), Attempt: n.Draw(t, "attempt"), Started: genTime(t, "started"),
 			Ended: genTime(t, "ended"), Outcome: jsonText.Draw(t, "outcome"), Tokens: n.Draw(t, "tokens"), Reserved: n.Draw(t, "reserved"), Error: jsonText.Draw(t, "error"),
 			Name: jsonText.Draw(t, "name"), Role: jsonText.Draw(t, "role"), Exit: jsonText.Draw(t, "exit"), ExitCode: n.Draw(t, "exit code"),
@@ -40,8 +41,8 @@ func TestAppendRunIsJSONMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := appendRun(nil, &r); !bytes.Equal(got, want) {
-			t.Fatalf("appendRun:\n%s\njson.Marshal:\n%s", got, want)
+		if got := AppendRun(nil, &r); !bytes.Equal(got, want) {
+			t.Fatalf("AppendRun:\n%s\njson.Marshal:\n%s", got, want)
 		}
 	})
 }
@@ -49,7 +50,7 @@ func TestAppendRunIsJSONMarshal(t *testing.T) {
 func TestAppendEventIsJSONMarshal(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		str := jsonText
-		ev := Event{Seq: rapid.Uint64().Draw(t, "seq"), Time: genTime(t, "time"), Kind: str.Draw(t, "kind"),
+		ev := domain.Event{Seq: rapid.Uint64().Draw(t, "seq"), Time: genTime(t, "time"), Kind: str.Draw(t, "kind"),
 			Quest: str.Draw(t, "quest"), Node: str.Draw(t, "node"), Role: str.Draw(t, "role"),
 			Team: str.Draw(t, "team"), Stage: str.Draw(t, "stage"), Phase: str.Draw(t, "phase"), From: str.Draw(t, "from"),
 			To: str.Draw(t, "to"), Outcome: str.Draw(t, "outcome"), Feedback: str.Draw(t, "feedback"),
@@ -64,52 +65,52 @@ func TestAppendEventIsJSONMarshal(t *testing.T) {
 		}
 		if rapid.Bool().Draw(t, "counters") {
 			n := rapid.IntRange(math.MinInt32, math.MaxInt32)
-			ev.Counters = &Counters{AgentRuns: n.Draw(t, "runs"), Tokens: n.Draw(t, "tokens"), WallUsed: time.Duration(rapid.Int64().Draw(t, "wall"))}
+			ev.Counters = &domain.Counters{AgentRuns: n.Draw(t, "runs"), Tokens: n.Draw(t, "tokens"), WallUsed: time.Duration(rapid.Int64().Draw(t, "wall"))}
 		}
 		if rapid.Bool().Draw(t, "device") {
-			ev.Device = &DeviceEvent{What: str.Draw(t, "what"), Press: str.Draw(t, "press"), Result: str.Draw(t, "result"),
+			ev.Device = &domain.DeviceEvent{What: str.Draw(t, "what"), Press: str.Draw(t, "press"), Result: str.Draw(t, "result"),
 				Target: str.Draw(t, "target"), Broker: str.Draw(t, "broker"), Error: str.Draw(t, "error"), Fault: rapid.Bool().Draw(t, "fault")}
 		}
 		want, err := json.Marshal(ev)
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := appendEvent(nil, &ev)
+		got, err := AppendEvent(nil, &ev)
 		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("appendEvent (%v):\n%s\njson.Marshal:\n%s", err, got, want)
+			t.Fatalf("AppendEvent (%v):\n%s\njson.Marshal:\n%s", err, got, want)
 		}
 	})
 	// A level that does not encode is refused, as json.Marshal refuses it.
-	ev := Event{Kind: KindVerdict, Facts: []gates.Fact{{Rule: "r", Level: gates.Level(99)}}}
+	ev := domain.Event{Kind: domain.KindVerdict, Facts: []gates.Fact{{Rule: "r", Level: gates.Level(99)}}}
 	if _, err := json.Marshal(ev); err == nil {
 		t.Fatal("json.Marshal took an invalid level")
 	}
-	if _, err := appendEvent(nil, &ev); err == nil {
-		t.Error("appendEvent took an invalid level")
+	if _, err := AppendEvent(nil, &ev); err == nil {
+		t.Error("AppendEvent took an invalid level")
 	}
 }
 
 // TestEveryRunAndEventFieldIsWritten: a run and an event with every field
 // set encode as json.Marshal encodes them — a new field of Run or Event
-// fails here until appendRun or appendEvent writes it.
+// fails here until AppendRun or AppendEvent writes it.
 func TestEveryRunAndEventFieldIsWritten(t *testing.T) {
-	var r Run
+	var r domain.Run
 	storetest.FillEvery(&r)
 	want, err := json.Marshal(&r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := appendRun(nil, &r); !bytes.Equal(got, want) {
-		t.Errorf("appendRun:\n%s\njson.Marshal:\n%s", got, want)
+	if got := AppendRun(nil, &r); !bytes.Equal(got, want) {
+		t.Errorf("AppendRun:\n%s\njson.Marshal:\n%s", got, want)
 	}
-	var ev Event
+	var ev domain.Event
 	storetest.FillEvery(&ev)
 	want, err = json.Marshal(&ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := appendEvent(nil, &ev)
+	got, err := AppendEvent(nil, &ev)
 	if err != nil || !bytes.Equal(got, want) {
-		t.Errorf("appendEvent: %v\n%s\njson.Marshal:\n%s", err, got, want)
+		t.Errorf("AppendEvent: %v\n%s\njson.Marshal:\n%s", err, got, want)
 	}
 }

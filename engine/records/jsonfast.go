@@ -1,9 +1,10 @@
-package engine
+package records
 
 import (
 	"math"
 	"strconv"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -16,8 +17,8 @@ import (
 // TestEveryRunAndEventFieldIsWritten fails until a new field of Run or
 // Event is written here too.
 
-// appendRun appends the JSON of r.
-func appendRun(b []byte, r *Run) []byte {
+// AppendRun appends the JSON of r.
+func AppendRun(b []byte, r *domain.Run) []byte {
 	b = append(b, `{"id":`...)
 	b = store.AppendJSONString(b, r.ID)
 	b = store.AppendOptString(b, `,"name":`, r.Name)
@@ -80,9 +81,9 @@ func appendOptInt(b []byte, key string, v int64) []byte {
 	return strconv.AppendInt(append(b, key...), v, 10)
 }
 
-// appendEvent appends the JSON of ev; an error is a fact whose level does
+// AppendEvent appends the JSON of ev; an error is a fact whose level does
 // not encode, as json.Marshal would refuse it.
-func appendEvent(b []byte, ev *Event) ([]byte, error) {
+func AppendEvent(b []byte, ev *domain.Event) ([]byte, error) {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, ev.Seq, 10)
 	b = append(b, `,"time":`...)
@@ -101,7 +102,7 @@ func appendEvent(b []byte, ev *Event) ([]byte, error) {
 	if len(ev.Facts) > 0 {
 		b = append(b, `,"facts":`...)
 		var err error
-		if b, err = appendFacts(b, ev.Facts); err != nil {
+		if b, err = AppendFacts(b, ev.Facts); err != nil {
 			return nil, err
 		}
 	}
@@ -120,12 +121,12 @@ func appendEvent(b []byte, ev *Event) ([]byte, error) {
 	}
 	b = store.AppendOptString(b, `,"detail":`, ev.Detail)
 	if d := ev.Device; d != nil {
-		b = putDevice(append(b, `,"device":`...), d)
+		b = PutDevice(append(b, `,"device":`...), d)
 	}
 	return append(b, '}'), nil
 }
 
-func appendFacts(b []byte, facts []gates.Fact) ([]byte, error) {
+func AppendFacts(b []byte, facts []gates.Fact) ([]byte, error) {
 	b = append(b, '[')
 	for i, f := range facts {
 		if i > 0 {

@@ -1,0 +1,17 @@
+// Package records is how the domain's records are written and read, and
+// what is derived from them again: the forms of the quest, node, run and
+// event records on top of the store's file format (engine/store). It sits
+// below the engine and above engine/store and engine/domain: the engine's
+// rules call its typed functions with a transaction's handles and never
+// see a record's bytes (see docs/design.md, "The store and its
+// durability" and "Layers and dependencies").
+//
+// The hand-written JSON of the records a dispatch writes most, its run and
+// its events (jsonfast.go); the outbox's event-group records
+// (eventgroup.go; docs/design.md, "Events and the outbox"); the running
+// entry's compact form (runningentry.go).
+//
+// Reads are zero-copy where the engine's were: what a function returns
+// that points into a transaction's bytes is valid for that transaction
+// only, as store's handles are.
+package records

@@ -1,0 +1,10 @@
+package engine
+
+import "github.com/questbox/questbox/engine/records"
+
+// The records layer (engine/records) under the names that the files of
+// the ledger still use, until the ledger moves out of package engine too.
+
+func isGroup(v []byte) bool            { return records.IsGroup(v) }
+func groupKey(v []byte) (uint64, bool) { return records.GroupKey(v) }
+func checkGroup(k, v []byte) error     { return records.CheckGroup(k, v) }
