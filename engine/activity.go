@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -73,7 +74,7 @@ func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 		return tx.Quests().ForEach(func(k, v []byte) error {
 			if !e.decoded.get(string(k), v, &q, &m) {
 				q = Quest{}
-				if err := decodeQuest(v, &q); err != nil {
+				if err := records.DecodeQuest(v, &q); err != nil {
 					return fmt.Errorf("decode quest %s: %w", k, err)
 				}
 			}

@@ -398,12 +398,12 @@ func migrateRunning(tx *store.Tx) error {
 // run, which the record counts already, is not counted again.
 func foldDispatch(tx *store.Tx, quest, run string) error {
 	qb := tx.Quests()
-	q, ok, err := getQuestRecord(qb, quest)
+	q, ok, err := records.GetQuestRecord(qb, quest)
 	if err != nil || !ok || q.DispatchSeq >= records.RunNumber(run) {
 		return err
 	}
 	q.DispatchSeq = records.RunNumber(run)
-	return putQuest(qb, q)
+	return records.PutQuest(qb, q)
 }
 
 // readNodeRecord reads node id's record as stored, without the running
@@ -438,4 +438,14 @@ func runningEntries(tx *store.Tx) map[string][]byte {
 		return nil
 	})
 	return out
+}
+
+// getQuest reads quest id with its runs in flight laid over its record
+// (overlayDispatch); ok is false when it does not exist.
+func getQuest(tx *store.Tx, id string) (q *Quest, ok bool, err error) {
+	q, ok, err = records.GetQuestRecord(tx.Quests(), id)
+	if ok {
+		overlayDispatch(tx.Running().Cursor(), q)
+	}
+	return q, ok, err
 }

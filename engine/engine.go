@@ -551,7 +551,7 @@ func (e *Engine) Quests() ([]*Quest, error) {
 		running := tx.Running().Cursor()
 		return tx.Quests().ForEach(func(k, v []byte) error {
 			q := new(Quest)
-			if err := decodeQuest(v, q); err != nil {
+			if err := records.DecodeQuest(v, q); err != nil {
 				return fmt.Errorf("decode quest %s: %w", k, err)
 			}
 			overlayDispatch(running, q)

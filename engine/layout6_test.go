@@ -166,7 +166,7 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 		if err := subRO(tx, bPending, q.ID).Delete(u64(n.Order)); err != nil {
 			return err
 		}
-		if err := putQuest(tx.Quests(), qq); err != nil {
+		if err := records.PutQuest(tx.Quests(), qq); err != nil {
 			return err
 		}
 		return tx.Meta().Put(kSchema, u64(5))

@@ -54,11 +54,11 @@ var probes = []store.Probe{
 	}},
 	{Bucket: bQuests, Match: func(k, v []byte) bool {
 		var q Quest
-		return decodeQuest(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
+		return records.DecodeQuest(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
 	}, Newer: func(a, b []byte) bool {
 		var x, y Quest
-		decodeQuest(a, &x)
-		decodeQuest(b, &y)
+		records.DecodeQuest(a, &x)
+		records.DecodeQuest(b, &y)
 		return x.Updated.After(y.Updated)
 	}},
 	{Bucket: bRuns, Match: func(k, v []byte) bool {

@@ -26,7 +26,7 @@ import (
 // change here; and an entry is used only while the store holds exactly
 // its bytes, so an entry that arrives late, or a record written by other
 // means (a migration, salvage), is simply missed. What a hit yields is
-// the Quest the record decodes to: a saved quest is kept as decodeQuest
+// the Quest the record decodes to: a saved quest is kept as records.DecodeQuest
 // would read its record back (cachedCopy; TestQuestCacheIsTheDecodedRecord
 // checks that over a real workload).
 //
@@ -378,7 +378,7 @@ func refill[K comparable, V any](into *map[K]V, from map[K]V) map[K]V {
 // moves it instead of writing into an array another quest shares.
 func clip(s []string) []string { return s[:len(s):len(s)] }
 
-// cachedCopy is q as decodeQuest reads its record back (questCodec): its
+// cachedCopy is q as records.DecodeQuest reads its record back (records.QuestCodec): its
 // times in UTC without a monotonic reading, the lists and maps that an
 // empty one reads back as nil set so, its counts and queue its own (the
 // shared maps q's).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -50,7 +51,7 @@ func checkQuestCache(t *testing.T, e *Engine) int {
 		}
 		current++
 		var want Quest
-		if err := decodeQuest(c.raw, &want); err != nil {
+		if err := records.DecodeQuest(c.raw, &want); err != nil {
 			t.Fatalf("quest %s: the cached record does not decode: %v", id, err)
 		}
 		if !reflect.DeepEqual(*c.q, want) {
@@ -211,7 +212,7 @@ func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
 	var q Quest
 	storetest.FillEvery(&q)
 	q.Status = QuestActive
-	raw := encodeQuest(&q)
+	raw := records.EncodeQuest(&q)
 	var c questCache
 	c.put(q.ID, raw, &q)
 	var copied Quest
@@ -247,7 +248,7 @@ func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
 		}
 	}
 	var want Quest
-	if err := decodeQuest(raw, &want); err != nil {
+	if err := records.DecodeQuest(raw, &want); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(*c.m[q.ID].q, want) {
@@ -286,7 +287,7 @@ func TestCachedCopyReadsAsTheRecord(t *testing.T) {
 			storetest.FillEvery(&q)
 			change(&q)
 			var want Quest
-			if err := decodeQuest(encodeQuest(&q), &want); err != nil {
+			if err := records.DecodeQuest(records.EncodeQuest(&q), &want); err != nil {
 				t.Fatal(err)
 			}
 			if got := cachedCopy(&q); !reflect.DeepEqual(*got, want) {
@@ -491,7 +492,7 @@ func writeOutsideTheEngine(t *testing.T, h *harness, q *Quest) {
 	qq := h.questNow(q.ID)
 	qq.Limits.MaxAgentRuns = qq.Counters.AgentRuns
 	qq.Rev++
-	if err := h.e.store.update(func(tx *store.Tx) error { return putQuest(tx.Quests(), qq) }); err != nil {
+	if err := h.e.store.update(func(tx *store.Tx) error { return records.PutQuest(tx.Quests(), qq) }); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -703,7 +704,7 @@ func TestTickForgetsAnEntryWhoseRecordIsNotActive(t *testing.T) {
 	qq := h.questNow(q.ID)
 	qq.Status = QuestStopped
 	qq.Rev++
-	if err := h.e.store.update(func(tx *store.Tx) error { return putQuest(tx.Quests(), qq) }); err != nil {
+	if err := h.e.store.update(func(tx *store.Tx) error { return records.PutQuest(tx.Quests(), qq) }); err != nil {
 		t.Fatal(err)
 	}
 	for round := range 2 {
@@ -910,7 +911,7 @@ func stopOutsideTheEngine(t *testing.T, h *harness, id string) {
 	qq.Status = QuestStopped
 	qq.Rev++
 	err := h.e.store.update(func(tx *store.Tx) error {
-		if err := putQuest(tx.Quests(), qq); err != nil {
+		if err := records.PutQuest(tx.Quests(), qq); err != nil {
 			return err
 		}
 		return tx.Active().Delete([]byte(id))

@@ -8,3 +8,12 @@ import "github.com/questbox/questbox/engine/records"
 func isGroup(v []byte) bool            { return records.IsGroup(v) }
 func groupKey(v []byte) (uint64, bool) { return records.GroupKey(v) }
 func checkGroup(k, v []byte) error     { return records.CheckGroup(k, v) }
+
+func decodeQuest(raw []byte, q *Quest) error { return records.DecodeQuest(raw, q) }
+func scanStatus(raw []byte) (Status, bool)   { return records.ScanStatus(raw) }
+func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
+	return records.ScanEvidence(raw)
+}
+
+// nodeHead is what a dispatch reads of a node's record (records.NodeHead).
+type nodeHead = records.NodeHead

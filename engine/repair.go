@@ -201,7 +201,7 @@ func (r *rebuilder) readQuests() error {
 	var bad [][]byte
 	err := qb.ForEach(func(k, v []byte) error {
 		q := new(Quest)
-		if err := decodeQuest(v, q); err != nil || q.ID != string(k) {
+		if err := records.DecodeQuest(v, q); err != nil || q.ID != string(k) {
 			r.note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
 			bad = append(bad, slices.Clone(k))
 			return nil
@@ -384,7 +384,7 @@ func (r *rebuilder) writeQuests() error {
 			n := r.byID[id]
 			return n == nil || n.Claim == nil || !n.Claim.Replay
 		})
-		if err := putQuest(qb, q); err != nil {
+		if err := records.PutQuest(qb, q); err != nil {
 			return err
 		}
 		if q.Status == QuestActive {
@@ -447,7 +447,7 @@ func (r *rebuilder) raiseSeqs() error {
 func recordDecodes(name string, v []byte) bool {
 	switch {
 	case name == string(bQuests):
-		return decodeQuest(v, new(Quest)) == nil
+		return records.DecodeQuest(v, new(Quest)) == nil
 	case name == string(bLedger):
 		// Verify decodes every ledger record (a time that does not parse
 		// is as damaged as a broken brace): so must what salvage keeps.

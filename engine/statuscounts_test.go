@@ -13,6 +13,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -119,20 +120,20 @@ func TestGoldenQuestRecordsEncodeAgain(t *testing.T) {
 		}
 		err = db.View(func(tx *store.Tx) error {
 			return tx.Quests().ForEach(func(k, v []byte) error {
-				if v[0] != questRecordV2 {
+				if v[0] != records.QuestRecordV2 {
 					return nil
 				}
 				var q Quest
-				if err := decodeQuest(v, &q); err != nil {
+				if err := records.DecodeQuest(v, &q); err != nil {
 					t.Errorf("schema %d: quest %s: %v", schema, k, err)
 					return nil
 				}
 				// A record of fewer fields reads the ones added since as
 				// zero, and writes them so (one byte each).
-				fields := len(questCodec.Names())
-				want := append([]byte{questRecordV2, byte(fields)}, v[2:]...)
+				fields := len(records.QuestCodec.Names())
+				want := append([]byte{records.QuestRecordV2, byte(fields)}, v[2:]...)
 				want = append(want, make([]byte, fields-int(v[1]))...)
-				if got := encodeQuest(&q); !bytes.Equal(got, want) {
+				if got := records.EncodeQuest(&q); !bytes.Equal(got, want) {
 					t.Errorf("schema %d: quest %s encodes again as\n%x\nwant\n%x", schema, k, got, want)
 				}
 				seen++

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -69,7 +70,7 @@ var (
 // schema 2 would misread — the version keeps it from opening the store;
 // migration 3 rewrites the quest records in their binary form, and
 // migration 4 in the binary form that carries its number of fields (see
-// questcodec.go); migration 5 moves the running index to the dispatch
+// engine/records/questcodec.go); migration 5 moves the running index to the dispatch
 // layout (dispatch.go); migration 6 builds the evidence index
 // (buildEvidenceIndex, material.go); migration 7 changes no byte: from
 // schema 8 the events of a write transaction are one group record
@@ -93,8 +94,8 @@ func schema() store.Schema {
 		store.CreateBuckets,
 		sealLedger,
 		func(*store.Tx) error { return nil },
-		encodeQuests,
-		encodeQuests,
+		records.EncodeQuests,
+		records.EncodeQuests,
 		migrateRunning,
 		buildEvidenceIndex,
 		func(*store.Tx) error { return nil },

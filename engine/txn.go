@@ -385,7 +385,7 @@ func (w *engineWrite) run(tx *store.Tx) error {
 		q := t.quests[id]
 		t.foldWall(q)
 		q.Rev++
-		rec := t.Claim(appendQuest(t.Spare(256), q))
+		rec := t.Claim(records.AppendQuest(t.Spare(256), q))
 		if err := tx.Quests().Put(t.bytesOf(q.ID), rec); err != nil {
 			return err
 		}
@@ -552,7 +552,7 @@ func decodeStoredQuest(id string, raw []byte, q *Quest) error {
 	if raw == nil {
 		return fmt.Errorf("quest %s: %w", id, ErrNotFound)
 	}
-	if err := decodeQuest(raw, q); err != nil {
+	if err := records.DecodeQuest(raw, q); err != nil {
 		return fmt.Errorf("decode quest %s: %w", id, err)
 	}
 	return nil
@@ -611,50 +611,6 @@ func readNode(tx *store.Tx, id string) (*Node, error) {
 	return n, nil
 }
 
-// nodeHead is what a dispatch needs of a node's record: its request and
-// its run, not its attempt log or its answer, which decoding would cost
-// most of the time of reading the node (the tick dispatches one per
-// quest).
-type nodeHead struct {
-	ID         string `json:"id"`
-	Quest      string `json:"quest"`
-	Parent     string `json:"parent"`
-	Role       string `json:"role"`
-	Hypothesis string `json:"hypothesis"`
-	Status     Status `json:"status"`
-	Depth      int    `json:"depth"`
-	Order      uint64 `json:"order"`
-	Tries      int    `json:"tries"`
-	Feedback   string `json:"feedback"`
-	// Provider is the node's own provider (a council member's seat),
-	// which its dispatch needs.
-	Provider string `json:"provider"`
-	// A Team stage's own (engine/team.go): the judge and the prompt
-	// read them.
-	Team          string `json:"team"`
-	Stage         string `json:"stage"`
-	RevisionCount int    `json:"revision_count"`
-	MaxRevisions  int    `json:"max_revisions"`
-	// RunCount is how many runs the record lists, so that a dispatch
-	// numbers its run without reading them (newRun).
-	RunCount runCount `json:"runs"`
-}
-
-// runCount reads a JSON array as the number of values it holds.
-type runCount int
-
-func (c *runCount) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		return nil
-	}
-	var runs []json.RawMessage
-	if err := json.Unmarshal(b, &runs); err != nil {
-		return err
-	}
-	*c = runCount(len(runs))
-	return nil
-}
-
 // NodeRecord is node id's stored record, read through the transaction's
 // node cursor (valid until the transaction writes the nodes bucket).
 func (t *txn) NodeRecord(id string) ([]byte, error) {
@@ -704,10 +660,10 @@ func (t *txn) NextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err err
 }
 
 // HeadOf is nodeHead of node id's record raw; like is what the caller
-// expects it to hold, or nil (scanNodeHead).
+// expects it to hold, or nil (records.ScanNodeHead).
 func (t *txn) HeadOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	var h nodeHead
-	if !scanNodeHead(raw, &h, like) {
+	if !records.ScanNodeHead(raw, &h, like) {
 		h = nodeHead{}
 		if err := json.Unmarshal(raw, &h); err != nil {
 			return nil, fmt.Errorf("decode node %s: %w", id, err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -534,12 +535,12 @@ func TestVerifyComparesQuestCountsWithNodes(t *testing.T) {
 	h.close()
 	st := mustOpenStore(t, h.dir)
 	err := st.db.Update(func(tx *store.Tx) error {
-		got, ok, err := getQuestRecord(tx.Quests(), q.ID)
+		got, ok, err := records.GetQuestRecord(tx.Quests(), q.ID)
 		if err != nil || !ok {
 			return fmt.Errorf("quest %s: %v %v", q.ID, ok, err)
 		}
 		got.Counts.Inc(Deferred) // a deferred node the quest does not have
-		return putQuest(tx.Quests(), got)
+		return records.PutQuest(tx.Quests(), got)
 	})
 	if err != nil {
 		t.Fatal(err)

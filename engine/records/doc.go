@@ -6,8 +6,9 @@
 // see a record's bytes (see docs/design.md, "The store and its
 // durability" and "Layers and dependencies").
 //
-// The hand-written JSON of the records a dispatch writes most, its run and
-// its events (jsonfast.go); the outbox's event-group records
+// The quest record's binary codec (questcodec.go); the fast read of a
+// node record's head (headscan.go); the hand-written JSON of the records a
+// dispatch writes most, its run and its events (jsonfast.go); the outbox's event-group records
 // (eventgroup.go; docs/design.md, "Events and the outbox"); the running
 // entry's compact form (runningentry.go).
 //

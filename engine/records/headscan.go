@@ -1,13 +1,15 @@
-package engine
+package records
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
-// scanNodeHead reads the fields of nodeHead from a node record, skipping
+// ScanNodeHead reads the fields of NodeHead from a node record, skipping
 // the rest (the attempt log, the answer) without decoding it: the tick
 // reads the node of every quest it dispatches for, and encoding/json
 // spends most of that time on what it then throws away. It returns false
@@ -24,9 +26,9 @@ import (
 // ids, quest, owner, role, hypothesis and provider their seats give). It
 // changes no value read, only what is allocated; a status is always one
 // of the engine's own strings when it is a known status.
-func scanNodeHead(raw []byte, h *nodeHead, like *nodeHead) bool {
+func ScanNodeHead(raw []byte, h *NodeHead, like *NodeHead) bool {
 	if like == nil {
-		like = &nodeHead{}
+		like = &NodeHead{}
 	}
 	return store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
 		// A switch on the converted bytes compares without allocating.
@@ -44,7 +46,7 @@ func scanNodeHead(raw []byte, h *nodeHead, like *nodeHead) bool {
 		case "status":
 			st := string(h.Status)
 			ok := s.StrOf(&st, statusNames)
-			h.Status = Status(st)
+			h.Status = domain.Status(st)
 			return ok
 		case "feedback":
 			return s.Str(&h.Feedback)
@@ -71,18 +73,18 @@ func scanNodeHead(raw []byte, h *nodeHead, like *nodeHead) bool {
 	})
 }
 
-// statusNames are the statuses' strings (Statuses), which scanNodeHead
+// statusNames are the statuses' strings (Statuses), which ScanNodeHead
 // gives a head instead of a copy of its record's bytes.
 var statusNames = func() []string {
-	out := make([]string, len(Statuses))
-	for i, st := range Statuses {
+	out := make([]string, len(domain.Statuses))
+	for i, st := range domain.Statuses {
 		out[i] = string(st)
 	}
 	return out
 }()
 
 // nodeKeys are the keys json.Marshal writes for a Node.
-var nodeKeys = jsonKeys(reflect.TypeFor[Node]())
+var nodeKeys = jsonKeys(reflect.TypeFor[domain.Node]())
 
 // jsonKeys returns the JSON keys of the exported fields of struct type t.
 func jsonKeys(t reflect.Type) map[string]bool {
@@ -101,11 +103,11 @@ func jsonKeys(t reflect.Type) map[string]bool {
 	return keys
 }
 
-// scanEvidence reads the role and the evidence of a node record, for the
+// ScanEvidence reads the role and the evidence of a node record, for the
 // owner's prompt, which passes over the locked nodes that have no
 // evidence (dead ends, members) without decoding them; ok is false when
 // raw is not a node record this scanner reads (decode it instead).
-func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
+func ScanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
 	var ev string
 	ok = store.ScanObject(raw, func(key []byte, s *store.Scanner) bool {
 		switch string(key) {
@@ -119,12 +121,12 @@ func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
 	return role, ev != "", ok
 }
 
-// scanStatus reads the status of a node record as it is stored (no
+// ScanStatus reads the status of a node record as it is stored (no
 // running entry laid over it), for the owner's prompt, which passes over
 // the locked nodes that are not blocked Teams without decoding them; ok
 // is false when raw is not a node record this scanner reads (decode it
 // instead).
-func scanStatus(raw []byte) (st Status, ok bool) {
+func ScanStatus(raw []byte) (st domain.Status, ok bool) {
 	var s string
 	ok = store.ScanObject(raw, func(key []byte, sc *store.Scanner) bool {
 		if string(key) == "status" {
@@ -132,5 +134,49 @@ func scanStatus(raw []byte) (st Status, ok bool) {
 		}
 		return nodeKeys[string(key)] && sc.Skip()
 	})
-	return Status(s), ok
+	return domain.Status(s), ok
+}
+
+// NodeHead is what a dispatch needs of a node's record: its request and
+// its run, not its attempt log or its answer, which decoding would cost
+// most of the time of reading the node (the tick dispatches one per
+// quest).
+type NodeHead struct {
+	ID         string        `json:"id"`
+	Quest      string        `json:"quest"`
+	Parent     string        `json:"parent"`
+	Role       string        `json:"role"`
+	Hypothesis string        `json:"hypothesis"`
+	Status     domain.Status `json:"status"`
+	Depth      int           `json:"depth"`
+	Order      uint64        `json:"order"`
+	Tries      int           `json:"tries"`
+	Feedback   string        `json:"feedback"`
+	// Provider is the node's own provider (a council member's seat),
+	// which its dispatch needs.
+	Provider string `json:"provider"`
+	// A Team stage's own (engine/team.go): the judge and the prompt
+	// read them.
+	Team          string `json:"team"`
+	Stage         string `json:"stage"`
+	RevisionCount int    `json:"revision_count"`
+	MaxRevisions  int    `json:"max_revisions"`
+	// RunCount is how many runs the record lists, so that a dispatch
+	// numbers its run without reading them (newRun).
+	RunCount RunCount `json:"runs"`
+}
+
+// RunCount reads a JSON array as the number of values it holds.
+type RunCount int
+
+func (c *RunCount) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		return nil
+	}
+	var runs []json.RawMessage
+	if err := json.Unmarshal(b, &runs); err != nil {
+		return err
+	}
+	*c = RunCount(len(runs))
+	return nil
 }
