@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -30,22 +31,22 @@ func TestAttemptRecordRoundTrip(t *testing.T) {
 		{At: at.In(time.FixedZone("", 3600)), Outcome: "deferred", Feedback: "unreachable", Repeats: 41},
 		{At: at, Outcome: "PASS", Facts: []gates.Fact{}},
 	} {
-		v := appendAttemptRecord([]byte("prefix"), "n12", 99, &a)[len("prefix"):]
-		r, err := decodeAttemptRecord(v)
+		v := records.AppendAttemptRecord([]byte("prefix"), "n12", 99, &a)[len("prefix"):]
+		r, err := records.DecodeAttemptRecord(v)
 		if err != nil {
 			t.Fatalf("%+v: %v", a, err)
 		}
-		if r.node != "n12" || r.prev != 99 || !reflect.DeepEqual(jsonOf(t, r.attempt), jsonOf(t, a)) {
-			t.Errorf("round trip: %s %d %s, want n12 99 %s", r.node, r.prev, jsonOf(t, r.attempt), jsonOf(t, a))
+		if r.Node != "n12" || r.Prev != 99 || !reflect.DeepEqual(jsonOf(t, r.Attempt), jsonOf(t, a)) {
+			t.Errorf("round trip: %s %d %s, want n12 99 %s", r.Node, r.Prev, jsonOf(t, r.Attempt), jsonOf(t, a))
 		}
 		for i := range v {
 			bad := slices.Clone(v)
 			bad[i] ^= 0x20
-			if _, err := decodeAttemptRecord(bad); err == nil {
+			if _, err := records.DecodeAttemptRecord(bad); err == nil {
 				t.Errorf("byte %d flipped: decodes", i)
 			}
 		}
-		if _, err := decodeAttemptRecord(v[:len(v)-1]); err == nil {
+		if _, err := records.DecodeAttemptRecord(v[:len(v)-1]); err == nil {
 			t.Error("a record cut short decodes")
 		}
 	}
@@ -141,13 +142,13 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 	if l := n2.Attempts[1]; len(l.Facts) != 1 || l.Feedback == "" || l.ClaimHash == "" {
 		t.Errorf("n2's last attempt read back without its gate result: %+v", l)
 	}
-	var records int
+	var recs int
 	_ = h.store.view(func(tx *store.Tx) error {
-		records = tx.Attempts().KeyN()
+		recs = tx.Attempts().KeyN()
 		return nil
 	})
-	if records != 3+1 {
-		t.Errorf("%d attempt records, want 4 (n1's three FAILs, n2's first)", records)
+	if recs != 3+1 {
+		t.Errorf("%d attempt records, want 4 (n1's three FAILs, n2's first)", recs)
 	}
 	// A read for a write does not read the log.
 	_ = h.store.view(func(tx *store.Tx) error {
@@ -165,9 +166,9 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 	dir := copyStore(t, h.dir)
 	rewriteAttempts(t, dir, func(b *store.Bucket) {
 		_, v := b.Cursor().First()
-		r, _ := decodeAttemptRecord(v)
-		r.attempt.Feedback = "nothing was wrong"
-		if err := b.Put(u64(1), appendAttemptRecord(nil, r.node, r.prev, &r.attempt)); err != nil {
+		r, _ := records.DecodeAttemptRecord(v)
+		r.Attempt.Feedback = "nothing was wrong"
+		if err := b.Put(u64(1), records.AppendAttemptRecord(nil, r.Node, r.Prev, &r.Attempt)); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -213,8 +214,8 @@ func TestVerifyAndSalvageABrokenAttemptChain(t *testing.T) {
 			_ = b.Put(u64(2), slices.Clone(b.Get(u64(3))))
 		}, 2},
 		{"a cycle", "names attempt record 3 before it (a cycle)", func(b *store.Bucket) {
-			r, _ := decodeAttemptRecord(b.Get(u64(2)))
-			_ = b.Put(u64(2), appendAttemptRecord(nil, r.node, 3, &r.attempt))
+			r, _ := records.DecodeAttemptRecord(b.Get(u64(2)))
+			_ = b.Put(u64(2), records.AppendAttemptRecord(nil, r.Node, 3, &r.Attempt))
 		}, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -337,14 +338,14 @@ func toSchema8(t *testing.T, dir string, logs map[string][]Attempt) {
 			}
 			b := tx.Attempts()
 			for seq := n.AttemptSeq; seq != 0; {
-				r, err := decodeAttemptRecord(b.Get(u64(seq)))
+				r, err := records.DecodeAttemptRecord(b.Get(u64(seq)))
 				if err != nil {
 					return err
 				}
 				if err := b.Delete(u64(seq)); err != nil {
 					return err
 				}
-				seq = r.prev
+				seq = r.Prev
 			}
 			n.Attempts = log
 			n.AttemptCount, n.AttemptSeq, n.AttemptSum, n.LastAttempt, n.Sittings = 0, 0, "", nil, 0

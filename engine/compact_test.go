@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -225,7 +226,7 @@ func TestCompactionAfterAnUpgrade(t *testing.T) {
 		c := nb.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
 			n := new(Node)
-			if err := decodeNode(v, n); err != nil {
+			if err := records.DecodeNode(v, n); err != nil {
 				return err
 			}
 			for j := range 6 {

@@ -418,7 +418,7 @@ func readNodeRecord(tx *store.Tx, id string) (*Node, error) {
 	if raw == nil {
 		return n, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
-	if err := decodeNode(raw, n); err != nil {
+	if err := records.DecodeNode(raw, n); err != nil {
 		return n, fmt.Errorf("decode %s: %w", key, err)
 	}
 	return n, nil

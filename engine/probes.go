@@ -78,7 +78,7 @@ var probes = []store.Probe{
 	{Bucket: bAttempts, Match: func(k, v []byte) bool {
 		// Never rewritten but by salvage (repairChains), which keeps the
 		// newer copy in the tree.
-		_, err := decodeAttemptRecord(v)
+		_, err := records.DecodeAttemptRecord(v)
 		return len(k) == 8 && seqOf(k) > 0 && err == nil
 	}},
 	{Bucket: bEdges, Match: func(k, v []byte) bool {

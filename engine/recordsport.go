@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/questbox/questbox/engine/records"
+import (
+	"github.com/questbox/questbox/engine/records"
+	"github.com/questbox/questbox/engine/store"
+)
 
 // The records layer (engine/records) under the names that the files of
 // the ledger still use, until the ledger moves out of package engine too.
@@ -17,3 +20,5 @@ func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
 
 // nodeHead is what a dispatch reads of a node's record (records.NodeHead).
 type nodeHead = records.NodeHead
+
+func checkChains(tx *store.Tx) []string { return records.CheckChains(tx) }

@@ -156,7 +156,7 @@ func (r *rebuilder) readNodes() error {
 	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
 		n := new(Node)
-		err := decodeNode(v, n)
+		err := records.DecodeNode(v, n)
 		if err == nil && n.Quest == "" {
 			// Damage to the field's name leaves valid JSON without it: a
 			// node of no quest could be indexed nowhere.
@@ -456,7 +456,7 @@ func recordDecodes(name string, v []byte) bool {
 		first, ok := records.GroupKey(v)
 		return ok && records.CheckGroup(u64(first), v) == nil
 	case name == string(bAttempts):
-		_, err := decodeAttemptRecord(v)
+		_, err := records.DecodeAttemptRecord(v)
 		return err == nil
 	}
 	return json.Valid(v)
@@ -471,7 +471,7 @@ func invalidRecords(tx *store.Tx) []string { return store.InvalidRecords(tx, rec
 // the nodes (an index page from another commit; rebuild derives every
 // index again).
 func damagedRecords(tx *store.Tx) []string {
-	return append(append(invalidRecords(tx), checkChains(tx)...), checkLedger(tx, SchemaVersion).index...)
+	return append(append(invalidRecords(tx), records.CheckChains(tx)...), checkLedger(tx, SchemaVersion).index...)
 }
 
 // referenced returns, per id prefix (n, q, r), the highest id number any
@@ -721,4 +721,89 @@ func (r *rebuilder) runningValue(n *Node) []byte {
 		}
 	}
 	return records.AppendRunning(nil, n.Quest, n.ID, &run)
+}
+
+// repairChains keeps of each node's chain what survives a salvage: a
+// chain that breaks loses the attempts before the break, never the node.
+// The oldest record left is written again naming none before it, and the
+// node's count and running hash are derived again. A locked node it
+// changed is one the ledger can no longer prove (recordLoss).
+func (r *rebuilder) repairChains() error {
+	b := r.tx.Attempts()
+	nb := appendOnly(r.tx.Nodes())
+	for _, n := range r.nodes {
+		if n.AttemptCount == 0 {
+			continue
+		}
+		chain, raws, err := records.ReadChain(r.tx, n)
+		if err == nil && len(chain)+1 == n.AttemptCount && records.SumOf(raws) == n.AttemptSum {
+			continue
+		}
+		if k := len(chain); k > 0 && chain[k-1].Prev != 0 {
+			v := records.AppendAttemptRecord(nil, n.ID, 0, &chain[k-1].Attempt)
+			if err := b.Put(u64(attemptKeyOf(n, chain, k-1)), v); err != nil {
+				return err
+			}
+			raws[k-1] = v
+		}
+		lost := n.AttemptCount - 1 - len(chain)
+		n.AttemptCount, n.AttemptSum = len(chain)+1, records.SumOf(raws)
+		if len(chain) == 0 {
+			n.AttemptSeq = 0
+		}
+		r.note("node %s: %d of its attempts were lost with their records; its log keeps the %d after them", n.ID, max(0, lost), n.AttemptCount)
+		if err := records.PutNode(nb, n); err != nil {
+			return err
+		}
+		r.rewritten = append(r.rewritten, n.ID)
+	}
+	return nil
+}
+
+// resumeUpgrade has the next open run migration 8 again, over every
+// node, when a node salvage kept still holds its log in its record in a
+// store that says schema 9: its meta keys were lost with their page (the
+// schema restored as the newest), or the node came back in a copy from
+// before its part moved it. Such a node is read correctly as it is, but
+// the store is not the one schema 9 says; the migration moves what it
+// finds and nothing twice.
+func (r *rebuilder) resumeUpgrade() error {
+	m := r.tx.Meta()
+	if seqOf(m.Get(kSchema)) <= 8 {
+		return nil // the open migrates it anyway
+	}
+	held := 0
+	for _, n := range r.nodes {
+		if !n.Status.Terminal() && n.AttemptCount == 0 && len(n.Attempts) > 0 {
+			held++
+		}
+	}
+	if held == 0 {
+		return nil
+	}
+	if m.Get(store.KeyMigrating) == nil {
+		if err := m.Put(store.KeyMigrating, u64(8)); err != nil {
+			return err
+		}
+	}
+	r.note("%d nodes still hold their attempt log in their record (an upgrade from v8 that had not finished): the upgrade runs again over every node when the store is next opened", held)
+	return m.Delete(kMigrated)
+}
+
+// attemptKeyOf is the key of chain[i]: the node's AttemptSeq for the newest, the
+// prev of the record after it otherwise.
+func attemptKeyOf(n *Node, chain []records.AttemptRecord, i int) uint64 {
+	if i == 0 {
+		return n.AttemptSeq
+	}
+	return chain[i-1].Prev
+}
+
+// maxAttemptSeq is the highest attempt record any node names.
+func maxAttemptSeq(nodes []*Node) uint64 {
+	var m uint64
+	for _, n := range nodes {
+		m = max(m, n.AttemptSeq)
+	}
+	return m
 }

@@ -55,8 +55,8 @@ var (
 
 	kSchema = store.KeySchema
 	// kMigrated is the last node key a committed part of migration 8
-	// looked at (migrateAttempts), while it has parts left.
-	kMigrated   = []byte("attempts_migrated")
+	// looked at (records.MigrateAttempts), while it has parts left.
+	kMigrated   = records.KeyMigrated
 	kLedgerHead = store.KeyLedgerHead
 	kNodeSeq    = store.KeyNodeSeq
 )
@@ -81,7 +81,7 @@ var (
 // as they are (a run in flight ends into the runs bucket as JSON either
 // way), and readers take both forms; migration 8 moves each node's attempt
 // log but its last attempt out of its record into the attempts bucket
-// (migrateAttempts, attemptlog.go); migration 9 changes no byte: from
+// (migrateAttempts, engine/records/attemptlog.go); migration 9 changes no byte: from
 // schema 10 every commit that moves the ledger's head signs it (seal.go),
 // which a questbox that knows only schema 9 would not do, leaving a head
 // its signature no longer matches — the version keeps it from opening the
@@ -103,6 +103,21 @@ func schema() store.Schema {
 		func(*store.Tx) error { return nil },
 	}, ReadAsIs: readAsIs}
 }
+
+// migrateAttempts is migration 8 (records.MigrateAttempts), its records
+// carved as a write's, in parts of about migrateBudget bytes.
+func migrateAttempts(tx *store.Tx) error {
+	return records.MigrateAttempts(tx, &txn{tx: tx}, migrateBudget, migratePartHook)
+}
+
+// migrateBudget is about how many bytes of node records with a log one
+// part of migration 8 moves: its memory until the commit is about twice
+// that (the new attempt records' pages and the nodes' rewritten leaves).
+var migrateBudget = 4 << 20
+
+// migratePartHook, when set, is called as each part of migration 8
+// begins. Only the migratefault build (migratefault.go) sets it.
+var migratePartHook func()
 
 // readAsIs says which older schemas a read-only open reads as they are.
 // Schemas 3 to 7 change no record this build cannot read as it is (quests

@@ -604,7 +604,7 @@ func readNode(tx *store.Tx, id string) (*Node, error) {
 	if raw == nil {
 		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
 	}
-	if err := decodeNode(raw, n); err != nil {
+	if err := records.DecodeNode(raw, n); err != nil {
 		return nil, fmt.Errorf("decode %s: %w", key, err)
 	}
 	overlayRunning(tx, n)
@@ -741,10 +741,10 @@ func (t *txn) SaveNode(n *Node) error {
 		return err
 	}
 	n.ChainForm()
-	if err := t.spillAttempts(n); err != nil {
+	if err := records.SpillAttempts(t.tx, t, n); err != nil {
 		return err
 	}
-	return putNode(appendOnly(t.tx.Nodes()), n)
+	return records.PutNode(appendOnly(t.tx.Nodes()), n)
 }
 
 // indexFor is the per-quest index bucket a status lives in, if any.
@@ -1046,4 +1046,14 @@ func nodeSeq(id string) (uint64, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// readNodeLog reads node id with its whole attempt log (Node.Attempts):
+// what shows a node reads it so, never a write.
+func readNodeLog(tx *store.Tx, id string) (*Node, error) {
+	n, err := readNode(tx, id)
+	if err != nil {
+		return nil, err
+	}
+	return n, records.LoadAttempts(tx, n)
 }

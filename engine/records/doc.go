@@ -10,7 +10,9 @@
 // node record's head (headscan.go); the hand-written JSON of the records a
 // dispatch writes most, its run and its events (jsonfast.go); the outbox's event-group records
 // (eventgroup.go; docs/design.md, "Events and the outbox"); the running
-// entry's compact form (runningentry.go).
+// entry's compact form (runningentry.go); the node record and its attempt
+// log, a chain of records out of the node's, with its check and its
+// migration (attemptlog.go).
 //
 // Reads are zero-copy where the engine's were: what a function returns
 // that points into a transaction's bytes is valid for that transaction
