@@ -424,22 +424,6 @@ func readNodeRecord(tx *store.Tx, id string) (*Node, error) {
 	return n, nil
 }
 
-// runningEntries reads the running index for salvage, in either form
-// (schema 6, quest/node -> run record; schema 5, node -> run id): node id
-// -> its run record (a bare id for schema 5).
-func runningEntries(tx *store.Tx) map[string][]byte {
-	out := map[string][]byte{}
-	_ = tx.Running().ForEach(func(k, v []byte) error {
-		node := string(k)
-		if _, n, ok := store.SplitRunningKey(k); ok {
-			node = n
-		}
-		out[node] = bytes.Clone(v)
-		return nil
-	})
-	return out
-}
-
 // getQuest reads quest id with its runs in flight laid over its record
 // (overlayDispatch); ok is false when it does not exist.
 func getQuest(tx *store.Tx, id string) (q *Quest, ok bool, err error) {

@@ -2,8 +2,9 @@
 // tick that dispatches nodes to agent providers; the ratchet that locks what a
 // gate passed; loop control; and the event stream. Its storage — the bbolt
 // layout, the file checks, compaction and salvage's page reading — is
-// package engine/store below it; the engine owns the records and their
-// codecs' tables, and what salvage derives again from them (repair.go).
+// package engine/store below it; the domain's records, their codecs and
+// what salvage derives again from them are package engine/records, between
+// the two (the engine adds its rules to a salvage's rebuild: salvage.go).
 //
 // # The ratchet
 //

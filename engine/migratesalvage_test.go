@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -148,7 +149,7 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 	if sk, mg, mt := upgradeState(t, base); !bytes.Equal(sk, u64(9)) || !bytes.Equal(mg, u64(8)) || mt == nil {
 		t.Fatalf("between parts: schema %x, migrating %x, migrated to %x; want 9, 8, a node", sk, mg, mt)
 	}
-	isMoved := func(id string) bool { return nodeOrder(id) <= moved }
+	isMoved := func(id string) bool { return records.NodeOrder(id) <= moved }
 	all := func(string) bool { return true }
 	nodeLeaf := func(f *storetest.File, id string) (uint64, map[string]bool, error) {
 		k, _ := nodeKey(id)

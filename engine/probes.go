@@ -54,7 +54,7 @@ var probes = []store.Probe{
 	}},
 	{Bucket: bQuests, Match: func(k, v []byte) bool {
 		var q Quest
-		return records.DecodeQuest(v, &q) == nil && q.ID == string(k) && idNumber(q.ID, 'q') > 0 && q.Direction != ""
+		return records.DecodeQuest(v, &q) == nil && q.ID == string(k) && records.IDNumber(q.ID, 'q') > 0 && q.Direction != ""
 	}, Newer: func(a, b []byte) bool {
 		var x, y Quest
 		records.DecodeQuest(a, &x)
@@ -66,7 +66,7 @@ var probes = []store.Probe{
 			ID   string `json:"id"`
 			Node string `json:"node"`
 		}
-		return json.Unmarshal(v, &r) == nil && r.ID == string(k) && idNumber(r.ID, 'r') > 0 && r.Node != ""
+		return json.Unmarshal(v, &r) == nil && r.ID == string(k) && records.IDNumber(r.ID, 'r') > 0 && r.Node != ""
 	}, Newer: func(a, b []byte) bool {
 		var x, y struct {
 			Ended time.Time `json:"ended"`
@@ -83,14 +83,14 @@ var probes = []store.Probe{
 	}},
 	{Bucket: bEdges, Match: func(k, v []byte) bool {
 		var e Edge
-		return len(k) == 8 && seqOf(k) > 0 && json.Unmarshal(v, &e) == nil && idNumber(e.From, 'n') > 0 && idNumber(e.To, 'n') > 0 && edgeRelation(e.Relation)
+		return len(k) == 8 && seqOf(k) > 0 && json.Unmarshal(v, &e) == nil && records.IDNumber(e.From, 'n') > 0 && records.IDNumber(e.To, 'n') > 0 && edgeRelation(e.Relation)
 	}, Nest: func(v []byte, lookup func(bucket, key []byte) []byte) string {
 		// An edge's quest is its nodes' quest.
 		var e Edge
 		var n struct {
 			Quest string `json:"quest"`
 		}
-		if json.Unmarshal(v, &e) != nil || json.Unmarshal(lookup(bNodes, u64(idNumber(e.From, 'n'))), &n) != nil {
+		if json.Unmarshal(v, &e) != nil || json.Unmarshal(lookup(bNodes, u64(records.IDNumber(e.From, 'n'))), &n) != nil {
 			return ""
 		}
 		return n.Quest

@@ -22,3 +22,5 @@ func scanEvidence(raw []byte) (role string, hasEvidence, ok bool) {
 type nodeHead = records.NodeHead
 
 func checkChains(tx *store.Tx) []string { return records.CheckChains(tx) }
+
+func setRunning(n *Node, run []byte) { records.SetRunning(n, run) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -54,7 +55,7 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 	var notes []string
 	err := db.Update(func(tx *store.Tx) error {
 		nb := tx.Nodes()
-		k := u64(nodeOrder(damaged))
+		k := u64(records.NodeOrder(damaged))
 		v := string(nb.Get(k))
 		if !strings.Contains(v, `"quest":`) {
 			t.Fatalf("node %s's record names no quest field: %s", damaged, v)
@@ -74,10 +75,10 @@ func TestRebuildDropsANodeOfNoQuest(t *testing.T) {
 	}
 	err = db.View(func(tx *store.Tx) error {
 		nb := tx.Nodes()
-		if nb.Get(u64(nodeOrder(damaged))) != nil {
+		if nb.Get(u64(records.NodeOrder(damaged))) != nil {
 			t.Errorf("node %s of no quest is still there", damaged)
 		}
-		if nb.Get(u64(nodeOrder(kept))) == nil {
+		if nb.Get(u64(records.NodeOrder(kept))) == nil {
 			t.Errorf("node %s was lost with it", kept)
 		}
 		return nil

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
 )
@@ -177,7 +178,7 @@ func TestRebuildAfterStalePages(t *testing.T) {
 	id := res.Added[1]
 	var older []byte
 	_ = h.store.view(func(tx *store.Tx) error {
-		older = bytes.Clone(tx.Nodes().Get(u64(uint64(idNumber(id, 'n')))))
+		older = bytes.Clone(tx.Nodes().Get(u64(uint64(records.IDNumber(id, 'n')))))
 		return nil
 	})
 	if _, err := h.e.AbortNode(id, "dead end"); err != nil {
@@ -206,7 +207,7 @@ func TestRebuildAfterStalePages(t *testing.T) {
 		if err := lb.Put(bytes.Clone(ek), bytes.Clone(ev)); err != nil {
 			return err
 		}
-		if err := tx.Nodes().Put(u64(uint64(idNumber(id, 'n'))), older); err != nil {
+		if err := tx.Nodes().Put(u64(uint64(records.IDNumber(id, 'n'))), older); err != nil {
 			return err
 		}
 		out, err = rebuild(tx, time.Date(2026, 12, 3, 0, 0, 0, 0, time.UTC), func([]byte) bool { return true })

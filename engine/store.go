@@ -254,7 +254,7 @@ func newStore(db *store.DB) *Store {
 // into a new store that replaces it; the damaged file is kept beside it as
 // questbox.db.corrupt-<now in UTC>. See store.Salvage for how it reads
 // the file; the engine derives again what it keeps in step with the
-// records (rebuild, repair.go) and records the loss in the verdict ledger.
+// records (rebuild, salvage.go) and records the loss in the verdict ledger.
 //
 // The salvaged store's ledger head is signed with dir's device key (made
 // if there is none) unless the damaged store's signature showed its

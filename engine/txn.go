@@ -678,7 +678,7 @@ func (t *txn) HeadOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 	if n.Status == Pending {
 		key := t.Claim(store.AppendRunningKey(t.Spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
 		if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
-			setRunning(n, run)
+			records.SetRunning(n, run)
 		}
 	}
 	return n, nil
@@ -707,19 +707,7 @@ func overlayRunning(tx *store.Tx, n *Node) {
 		run = rb.Get([]byte(n.ID))
 	}
 	if run != nil {
-		setRunning(n, run)
-	}
-}
-
-// setRunning marks n running with run, its running entry.
-func setRunning(n *Node, run []byte) {
-	n.Status = Running
-	r, ok := records.ScanRunEntry(run)
-	if !ok && len(run) > 0 && run[0] == 'r' {
-		r.ID = string(run) // a schema 5 entry, which salvage reads: the run's id
-	}
-	if r.ID != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r.ID) {
-		n.Runs = append(n.Runs, r.ID)
+		records.SetRunning(n, run)
 	}
 }
 
@@ -745,19 +733,6 @@ func (t *txn) SaveNode(n *Node) error {
 		return err
 	}
 	return records.PutNode(appendOnly(t.tx.Nodes()), n)
-}
-
-// indexFor is the per-quest index bucket a status lives in, if any.
-func indexFor(s Status) []byte {
-	switch s {
-	case Pending:
-		return bPending
-	case Proposed:
-		return bProposed
-	case Deferred:
-		return bDeferred
-	}
-	return nil
 }
 
 // Move is the only place a node's status changes. It enforces the ratchet,
@@ -805,7 +780,7 @@ func (t *txn) Move(q *Quest, n *Node, to Status, why string) error {
 // that index as it is, and a node that stops running leaves it unless it
 // goes back to pending.
 func (t *txn) leaveIndexes(q *Quest, n *Node, from, to Status, key []byte) error {
-	idx := indexFor(from)
+	idx := records.IndexFor(from)
 	if from == Running {
 		idx = bPending
 	}
@@ -839,7 +814,7 @@ func (t *txn) leaveIndexes(q *Quest, n *Node, from, to Status, key []byte) error
 // indexes of status to; a terminal status gives it the quest's next lock
 // sequence.
 func (t *txn) enterIndexes(q *Quest, n *Node, from, to Status, key []byte) error {
-	if idx := indexFor(to); idx != nil && !(from == Running && to == Pending) {
+	if idx := records.IndexFor(to); idx != nil && !(from == Running && to == Pending) {
 		b, err := sub(t.tx, idx, q.ID)
 		if err != nil {
 			return err
@@ -936,7 +911,7 @@ func (t *txn) NewNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 			return nil, false, err
 		}
 	} else {
-		idx, err := sub(t.tx, indexFor(st), q.ID)
+		idx, err := sub(t.tx, records.IndexFor(st), q.ID)
 		if err != nil {
 			return nil, false, err
 		}

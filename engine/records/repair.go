@@ -1,4 +1,4 @@
-package engine
+package records
 
 import (
 	"bytes"
@@ -12,11 +12,26 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
-	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
-// rebuild derives again, inside tx, what the engine keeps in step with the
+// Rules is what a rebuild asks of the rules above the records: how a
+// running entry counts in its quest and a node's status in its quest's
+// queue, the key of a hypothesis, which locked nodes show their evidence,
+// what an export's state says of its quest's lock sequence, whether a
+// record decodes (the ledger's included), and the ledger's record of what
+// was lost. The engine's rules satisfy it.
+type Rules interface {
+	ApplyEntry(q *domain.Quest, base uint64, node, v []byte)
+	TrackQueued(q *domain.Quest, n *domain.Node, to domain.Status)
+	HypKey(h string) []byte
+	ShownEvidence(n *domain.Node) bool
+	ExportLockSeq(v []byte) (uint64, bool)
+	RecordDecodes(name string, v []byte) bool
+	RecordLoss(tx *store.Tx, now time.Time, nodes map[string]*domain.Node, rewritten []string, tailUnknown bool, out *[]string) error
+}
+
+// Rebuild derives again, inside tx, what the engine keeps in step with the
 // records a salvage copied, so that the store works and verifies although
 // records were lost: it drops node records that do not decode; it rebuilds
 // every per-quest index, each quest's counts, running node and queued
@@ -31,8 +46,11 @@ import (
 // sequence): where it did not, the bucket's last records may have been
 // lost unseen, and sequences are raised past every id referenced anywhere
 // so that no new node, quest or run takes the id of a lost one.
-func rebuild(tx *store.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]string, error) {
-	r := &rebuilder{tx: tx, now: now}
+//
+// schema is the schema version the engine writes (restored when lost),
+// provider the one a placeholder quest names, rules the engine's.
+func Rebuild(tx *store.Tx, now time.Time, seqKnown func(bucket []byte) bool, schema uint64, provider string, rules Rules) ([]string, error) {
+	r := &rebuilder{tx: tx, now: now, schema: schema, provider: provider, rules: rules}
 	steps := []func() error{
 		r.buckets,
 		r.readNodes,
@@ -43,9 +61,9 @@ func rebuild(tx *store.Tx, now time.Time, seqKnown func(bucket []byte) bool) ([]
 		r.reindex,
 		r.writeQuests,
 		r.raiseSeqs,
-		func() error { return restoreSchema(tx, &r.out) },
+		func() error { return restoreSchema(tx, r.schema, &r.out) },
 		r.resumeUpgrade,
-		func() error { return recordLoss(tx, now, r.byID, r.rewritten, !seqKnown(bLedger), &r.out) },
+		func() error { return rules.RecordLoss(tx, now, r.byID, r.rewritten, !seqKnown(store.Ledger), &r.out) },
 	}
 	for _, step := range steps {
 		if err := step(); err != nil {
@@ -60,17 +78,21 @@ type rebuilder struct {
 	tx  *store.Tx
 	now time.Time
 	out []string
+	// schema, provider and rules are Rebuild's.
+	schema   uint64
+	provider string
+	rules    Rules
 	// nodes are the node records that decode, in creation order; refs
 	// the highest id any record refers to, per prefix (referenced).
-	nodes []*Node
+	nodes []*domain.Node
 	refs  map[byte]uint64
 	// quests are the quest records that decode, and placeholders.
-	quests   map[string]*Quest
+	quests   map[string]*domain.Quest
 	maxQuest uint64
 	// lockSeq is each quest's lock sequence, which export cursors count
 	// on: it must survive the indexes being dropped.
 	lockSeq map[string]uint64
-	byID    map[string]*Node
+	byID    map[string]*domain.Node
 	// running is the running index as salvage found it, node id -> its
 	// entry (runningEntries), read before the indexes are dropped.
 	running map[string][]byte
@@ -91,11 +113,11 @@ func (r *rebuilder) buckets() error {
 	if err := dropForeign(r.tx, &r.out); err != nil {
 		return err
 	}
-	return store.DropInvalid(r.tx, recordDecodes, &r.out)
+	return store.DropInvalid(r.tx, r.rules.RecordDecodes, &r.out)
 }
 
 // flatBuckets hold records only, never a nested bucket.
-var flatBuckets = [][]byte{bNodes, bQuests, bLedger, bEvents, bRuns, bExports, bJudge, bAttempts}
+var flatBuckets = [][]byte{store.Nodes, store.Quests, store.Ledger, store.Events, store.Runs, store.Exports, store.Judge, store.Attempts}
 
 // dropForeign deletes what a stale page put where it does not belong: a
 // nested bucket among records, and in the ledger and the events a record
@@ -117,7 +139,7 @@ func dropForeign(tx *store.Tx, out *[]string) error {
 				Kind string  `json:"kind"`
 			}
 			valid := json.Unmarshal(v, &rec) == nil
-			if bytesEqual(name, bEvents) && records.IsGroup(v) {
+			if bytesEqual(name, store.Events) && IsGroup(v) {
 				// A group (engine/records/eventgroup.go) whose checksum holds but
 				// whose key is not its first seq is a copy from
 				// elsewhere; one that does not decode is dropInvalid's.
@@ -130,8 +152,8 @@ func dropForeign(tx *store.Tx, out *[]string) error {
 			case v == nil:
 				drop = append(drop, slices.Clone(k))
 			case !valid: // dropInvalid's
-			case bytesEqual(name, bLedger) && (len(k) != 8 || rec.Seq != seqOf(k) || rec.Prev == nil || len(rec.Hash) != 64),
-				bytesEqual(name, bEvents) && (len(k) != 8 || rec.Seq != seqOf(k) || rec.Kind == ""):
+			case bytesEqual(name, store.Ledger) && (len(k) != 8 || rec.Seq != store.SeqOf(k) || rec.Prev == nil || len(rec.Hash) != 64),
+				bytesEqual(name, store.Events) && (len(k) != 8 || rec.Seq != store.SeqOf(k) || rec.Kind == ""):
 				drop = append(drop, slices.Clone(k))
 			}
 			return nil
@@ -155,8 +177,8 @@ func (r *rebuilder) readNodes() error {
 	var drop [][]byte
 	r.running = runningEntries(r.tx)
 	err := nb.ForEach(func(k, v []byte) error {
-		n := new(Node)
-		err := records.DecodeNode(v, n)
+		n := new(domain.Node)
+		err := DecodeNode(v, n)
 		if err == nil && n.Quest == "" {
 			// Damage to the field's name leaves valid JSON without it: a
 			// node of no quest could be indexed nowhere.
@@ -166,14 +188,14 @@ func (r *rebuilder) readNodes() error {
 			// Nor counted in its quest (StatusCounts).
 			err = fmt.Errorf("unknown status %q", n.Status)
 		}
-		if err != nil || len(k) != 8 || n.ID != domain.NodeID(seqOf(k)) || n.Order != seqOf(k) {
-			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), domain.NodeID(seqOf(k)), err)
+		if err != nil || len(k) != 8 || n.ID != domain.NodeID(store.SeqOf(k)) || n.Order != store.SeqOf(k) {
+			r.note("node record %s does not decode as node %s (%v): dropped", store.ShowKey(k), domain.NodeID(store.SeqOf(k)), err)
 			drop = append(drop, slices.Clone(k))
 			return nil
 		}
-		if e := r.running[n.ID]; e != nil && n.Status == Pending {
+		if e := r.running[n.ID]; e != nil && n.Status == domain.Pending {
 			// A running node's record says pending (overlayRunning).
-			setRunning(n, e)
+			SetRunning(n, e)
 		}
 		r.nodes = append(r.nodes, n)
 		return nil
@@ -197,11 +219,11 @@ func (r *rebuilder) readNodes() error {
 // readQuests reads the quests and drops the records that do not decode.
 func (r *rebuilder) readQuests() error {
 	qb := r.tx.Quests()
-	r.quests = map[string]*Quest{}
+	r.quests = map[string]*domain.Quest{}
 	var bad [][]byte
 	err := qb.ForEach(func(k, v []byte) error {
-		q := new(Quest)
-		if err := records.DecodeQuest(v, q); err != nil || q.ID != string(k) {
+		q := new(domain.Quest)
+		if err := DecodeQuest(v, q); err != nil || q.ID != string(k) {
 			r.note("quest record %s does not decode (%v): dropped", store.ShowKey(k), err)
 			bad = append(bad, slices.Clone(k))
 			return nil
@@ -209,12 +231,12 @@ func (r *rebuilder) readQuests() error {
 		// The dispatches its record does not count yet (overlayDispatch).
 		base := q.DispatchSeq
 		for node, e := range r.running {
-			if _, ok := records.ScanRunEntry(e); ok && r.questOf(node) == q.ID {
-				applyEntry(q, base, []byte(node), e)
+			if _, ok := ScanRunEntry(e); ok && r.questOf(node) == q.ID {
+				r.rules.ApplyEntry(q, base, []byte(node), e)
 			}
 		}
 		r.quests[q.ID] = q
-		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
+		r.maxQuest = max(r.maxQuest, IDNumber(q.ID, 'q'))
 		return nil
 	})
 	if err != nil {
@@ -235,11 +257,11 @@ func (r *rebuilder) placeholders() error {
 		if r.quests[n.Quest] != nil {
 			continue
 		}
-		q := &Quest{ID: n.Quest, Name: "salvaged " + n.Quest, Direction: "(lost to store damage)", Status: QuestStopped,
+		q := &domain.Quest{ID: n.Quest, Name: "salvaged " + n.Quest, Direction: "(lost to store damage)", Status: domain.QuestStopped,
 			Reason: "its record was lost to store damage; `questbox salvage` recreated it from its nodes: check it before `questbox quest resume " + n.Quest + "`",
-			Mode:   ModeSolo, Roles: []string{n.Role}, Provider: ProviderExternal, Gate: "default", Limits: domain.DefaultLimits(), Created: n.Created, Updated: r.now}
+			Mode:   domain.ModeSolo, Roles: []string{n.Role}, Provider: r.provider, Gate: "default", Limits: domain.DefaultLimits(), Created: n.Created, Updated: r.now}
 		r.quests[q.ID] = q
-		r.maxQuest = max(r.maxQuest, idNumber(q.ID, 'q'))
+		r.maxQuest = max(r.maxQuest, IDNumber(q.ID, 'q'))
 		r.note("quest %s was lost: recreated as a stopped placeholder from its nodes", q.ID)
 	}
 	for _, n := range r.nodes {
@@ -260,12 +282,8 @@ func (r *rebuilder) keepLockSeqs() error {
 		return nil
 	})
 	_ = r.tx.Exports().ForEach(func(k, v []byte) error {
-		var st exportState
-		if json.Unmarshal(v, &st) == nil {
-			r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Cursor)
-			if st.Pending != nil {
-				r.lockSeq[string(k)] = max(r.lockSeq[string(k)], st.Pending.Upto)
-			}
+		if seq, ok := r.rules.ExportLockSeq(v); ok {
+			r.lockSeq[string(k)] = max(r.lockSeq[string(k)], seq)
 		}
 		return nil
 	})
@@ -287,7 +305,7 @@ func (r *rebuilder) reindex() error {
 	for _, q := range r.quests {
 		q.Counts, q.Running, q.Queued = domain.EmptyCounts(), "", nil
 	}
-	r.byID = map[string]*Node{}
+	r.byID = map[string]*domain.Node{}
 	for _, n := range r.nodes {
 		r.byID[n.ID] = n
 		if err := r.index(n, r.quests[n.Quest]); err != nil {
@@ -298,7 +316,7 @@ func (r *rebuilder) reindex() error {
 		if r.quests[qid] == nil {
 			continue
 		}
-		b, err := sub(r.tx, bLocked, qid)
+		b, err := store.Sub(r.tx, store.Locked, qid)
 		if err != nil {
 			return err
 		}
@@ -310,38 +328,38 @@ func (r *rebuilder) reindex() error {
 }
 
 // index puts node n of quest q into every index its status calls for.
-func (r *rebuilder) index(n *Node, q *Quest) error {
+func (r *rebuilder) index(n *domain.Node, q *domain.Quest) error {
 	q.Counts.Inc(n.Status)
-	key := u64(n.Order)
+	key := store.U64(n.Order)
 	put := func(parent []byte, k, v []byte) error {
-		b, err := sub(r.tx, parent, q.ID)
+		b, err := store.Sub(r.tx, parent, q.ID)
 		if err != nil {
 			return err
 		}
 		return b.Put(k, v)
 	}
-	if err := put(bQNodes, key, []byte(n.ID)); err != nil {
+	if err := put(store.QNodes, key, []byte(n.ID)); err != nil {
 		return err
 	}
-	hb, err := sub(r.tx, bHyps, q.ID)
+	hb, err := store.Sub(r.tx, store.Hyps, q.ID)
 	if err != nil {
 		return err
 	}
-	if hk := hypKey(n.Hypothesis); hb.Get(hk) == nil {
+	if hk := r.rules.HypKey(n.Hypothesis); hb.Get(hk) == nil {
 		if err := hb.Put(hk, []byte(n.ID)); err != nil {
 			return err
 		}
 	}
-	if idx := indexFor(n.Status); idx != nil {
+	if idx := IndexFor(n.Status); idx != nil {
 		if err := put(idx, key, []byte(n.ID)); err != nil {
 			return err
 		}
 	}
 	switch {
-	case n.Status == Running:
+	case n.Status == domain.Running:
 		// In its pending index too, and its run in its running entry
 		// (dispatch.go).
-		if err := put(bPending, key, []byte(n.ID)); err != nil {
+		if err := put(store.Pending, key, []byte(n.ID)); err != nil {
 			return err
 		}
 		if err := r.tx.Running().Put(store.RunningKey(q.ID, n.ID), r.runningValue(n)); err != nil {
@@ -349,9 +367,9 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 		}
 		q.Running = n.ID
 		if len(n.Runs) > 0 {
-			q.DispatchSeq = max(q.DispatchSeq, records.RunNumber(n.Runs[len(n.Runs)-1]))
+			q.DispatchSeq = max(q.DispatchSeq, RunNumber(n.Runs[len(n.Runs)-1]))
 		}
-	case n.Status == AwaitingConsent:
+	case n.Status == domain.AwaitingConsent:
 		if err := r.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return err
 		}
@@ -360,17 +378,17 @@ func (r *rebuilder) index(n *Node, q *Quest) error {
 			r.note("locked node %s has no lock sequence: not in its quest's export order", n.ID)
 			break
 		}
-		if err := put(bLocked, u64(n.LockSeq), []byte(n.ID)); err != nil {
+		if err := put(store.Locked, store.U64(n.LockSeq), []byte(n.ID)); err != nil {
 			return err
 		}
-		if shownEvidence(n) {
-			if err := put(bEvidence, u64(n.LockSeq), []byte(n.ID)); err != nil {
+		if r.rules.ShownEvidence(n) {
+			if err := put(store.Evidence, store.U64(n.LockSeq), []byte(n.ID)); err != nil {
 				return err
 			}
 		}
 		r.lockSeq[q.ID] = max(r.lockSeq[q.ID], n.LockSeq)
 	}
-	trackQueued(q, n, n.Status)
+	r.rules.TrackQueued(q, n, n.Status)
 	return nil
 }
 
@@ -384,10 +402,10 @@ func (r *rebuilder) writeQuests() error {
 			n := r.byID[id]
 			return n == nil || n.Claim == nil || !n.Claim.Replay
 		})
-		if err := records.PutQuest(qb, q); err != nil {
+		if err := PutQuest(qb, q); err != nil {
 			return err
 		}
-		if q.Status == QuestActive {
+		if q.Status == domain.QuestActive {
 			if err := r.tx.Active().Put([]byte(q.ID), nil); err != nil {
 				return err
 			}
@@ -402,12 +420,12 @@ func (r *rebuilder) writeQuests() error {
 func (r *rebuilder) raiseSeqs() error {
 	var maxRun uint64
 	_ = r.tx.Runs().ForEach(func(k, _ []byte) error {
-		maxRun = max(maxRun, idNumber(string(k), 'r'))
+		maxRun = max(maxRun, IDNumber(string(k), 'r'))
 		return nil
 	})
 	_ = r.tx.Running().ForEach(func(_, v []byte) error {
-		e, _ := records.ScanRunEntry(v)
-		maxRun = max(maxRun, idNumber(e.ID, 'r'))
+		e, _ := ScanRunEntry(v)
+		maxRun = max(maxRun, IDNumber(e.ID, 'r'))
 		return nil
 	})
 	if err := store.RaiseSequence(r.tx.Runs(), max(maxRun, r.refs['r']), &r.out); err != nil {
@@ -415,14 +433,14 @@ func (r *rebuilder) raiseSeqs() error {
 	}
 	ab := r.tx.Attempts()
 	last, _ := ab.Cursor().Last()
-	if err := store.RaiseSequence(ab, max(seqOf(last), maxAttemptSeq(r.nodes)), &r.out); err != nil {
+	if err := store.RaiseSequence(ab, max(store.SeqOf(last), maxAttemptSeq(r.nodes)), &r.out); err != nil {
 		return err
 	}
-	for _, name := range [][]byte{bEvents, bLedger} {
+	for _, name := range [][]byte{store.Events, store.Ledger} {
 		b := r.tx.Bucket(name)
 		if k, v := b.Cursor().Last(); k != nil {
-			last := seqOf(k)
-			if end, err := records.LastSeqIn(k, v); err == nil {
+			last := store.SeqOf(k)
+			if end, err := LastSeqIn(k, v); err == nil {
 				last = end // a group's newest event
 			}
 			if err := store.RaiseSequence(b, last, &r.out); err != nil {
@@ -434,55 +452,21 @@ func (r *rebuilder) raiseSeqs() error {
 	return eb.ForEachBucket(func(q []byte) error {
 		b := eb.Bucket(q)
 		if k, _ := b.Cursor().Last(); k != nil {
-			return store.RaiseSequence(b, seqOf(k), &r.out)
+			return store.RaiseSequence(b, store.SeqOf(k), &r.out)
 		}
 		return nil
 	})
 }
 
-// recordDecodes says whether record v of the record bucket name decodes
-// (store.ForInvalid): JSON, quests in their codec, ledger records as
-// Verify reads them, event groups and attempt records in their binary
-// forms.
-func recordDecodes(name string, v []byte) bool {
-	switch {
-	case name == string(bQuests):
-		return records.DecodeQuest(v, new(Quest)) == nil
-	case name == string(bLedger):
-		// Verify decodes every ledger record (a time that does not parse
-		// is as damaged as a broken brace): so must what salvage keeps.
-		return json.Valid(v) && json.Unmarshal(v, new(LedgerRecord)) == nil
-	case name == string(bEvents) && records.IsGroup(v):
-		first, ok := records.GroupKey(v)
-		return ok && records.CheckGroup(u64(first), v) == nil
-	case name == string(bAttempts):
-		_, err := records.DecodeAttemptRecord(v)
-		return err == nil
-	}
-	return json.Valid(v)
-}
-
-// invalidRecords names every record of the record buckets that does not
-// decode.
-func invalidRecords(tx *store.Tx) []string { return store.InvalidRecords(tx, recordDecodes) }
-
-// damagedRecords is what salvage repairs in a store whose pages are
-// sound: records that do not decode, and a locked index out of step with
-// the nodes (an index page from another commit; rebuild derives every
-// index again).
-func damagedRecords(tx *store.Tx) []string {
-	return append(append(invalidRecords(tx), records.CheckChains(tx)...), checkLedger(tx, SchemaVersion).index...)
-}
-
 // referenced returns, per id prefix (n, q, r), the highest id number any
 // record refers to: nodes (their quest, parent and runs), runs, events,
 // ledger records and edges.
-func referenced(tx *store.Tx, nodes []*Node) map[byte]uint64 {
+func referenced(tx *store.Tx, nodes []*domain.Node) map[byte]uint64 {
 	out := map[byte]uint64{}
 	see := func(ids ...string) {
 		for _, id := range ids {
 			if id != "" {
-				out[id[0]] = max(out[id[0]], idNumber(id, id[0]))
+				out[id[0]] = max(out[id[0]], IDNumber(id, id[0]))
 			}
 		}
 	}
@@ -499,8 +483,8 @@ func referenced(tx *store.Tx, nodes []*Node) map[byte]uint64 {
 	}
 	scan := func(b *store.Bucket) {
 		_ = b.ForEach(func(k, v []byte) error {
-			if records.IsGroup(v) {
-				_, _ = records.EachEvent(k, v, 0, func(ev *Event) bool {
+			if IsGroup(v) {
+				_, _ = EachEvent(k, v, 0, func(ev *domain.Event) bool {
 					see("", ev.Quest, ev.Node, ev.From, ev.To)
 					return true
 				})
@@ -513,7 +497,7 @@ func referenced(tx *store.Tx, nodes []*Node) map[byte]uint64 {
 			return nil
 		})
 	}
-	for _, name := range [][]byte{bRuns, bEvents, bLedger} {
+	for _, name := range [][]byte{store.Runs, store.Events, store.Ledger} {
 		scan(tx.Bucket(name))
 	}
 	_ = tx.Edges().ForEachBucket(func(q []byte) error {
@@ -524,8 +508,8 @@ func referenced(tx *store.Tx, nodes []*Node) map[byte]uint64 {
 	return out
 }
 
-// idNumber is n of an id "<prefix>n", or 0.
-func idNumber(id string, prefix byte) uint64 {
+// IDNumber is n of an id "<prefix>n", or 0.
+func IDNumber(id string, prefix byte) uint64 {
 	if len(id) < 2 || id[0] != prefix {
 		return 0
 	}
@@ -536,191 +520,53 @@ func idNumber(id string, prefix byte) uint64 {
 // restoreSchema puts back a lost schema version: 2 if a ledger record
 // carries a node hash or there is nothing to seal, else 1 (migration 1 to
 // 2 then seals the ledger at the next open).
-func restoreSchema(tx *store.Tx, out *[]string) error {
+func restoreSchema(tx *store.Tx, schema uint64, out *[]string) error {
 	m := tx.Meta()
-	if m.Get(kSchema) != nil {
+	if m.Get(store.KeySchema) != nil {
 		return nil
 	}
-	v := uint64(SchemaVersion)
+	v := schema
 	if k, _ := tx.Ledger().Cursor().First(); k != nil {
 		v = 1
 		_ = tx.Ledger().ForEach(func(_, raw []byte) error {
 			if bytes.Contains(raw, []byte(`"node_hash":`)) {
-				v = SchemaVersion
+				v = schema
 			}
 			return nil
 		})
 	}
 	*out = append(*out, fmt.Sprintf("the schema version was lost: set to v%d", v))
-	return m.Put(kSchema, u64(v))
-}
-
-// recordLoss appends a SALVAGED record to the ledger when ledger records
-// or locked nodes were lost, so that Verify can tell store damage, on
-// record, from tampering. A lost ledger head is set to the last record.
-//
-// tailUnknown says the ledger's own sequence was lost: records after the
-// last one found may have been lost without a trace, so a locked node
-// whose record is missing is counted as lost too.
-func recordLoss(tx *store.Tx, now time.Time, nodes map[string]*Node, rewritten []string, tailUnknown bool, out *[]string) error {
-	meta := tx.Meta()
-	lg := readLedgerGaps(tx.Ledger(), string(meta.Get(kLedgerHead)))
-	if lg.head != "" && !lg.headFound {
-		// The head names a record that was lost: records may be missing
-		// after the last one found.
-		tailUnknown = true
-	}
-	unproven := lg.unproven(nodes, tailUnknown)
-	for _, id := range rewritten {
-		// A locked node whose attempts were lost: its record is no
-		// longer the one its ledger record hashed.
-		if n := nodes[id]; n != nil && n.Status.Terminal() && !slices.Contains(unproven, id) {
-			unproven = append(unproven, id)
-		}
-	}
-	slices.Sort(unproven)
-	if tailUnknown {
-		*out = append(*out, "the ledger's sequence or its head was lost: records after the last one found may be lost too")
-	}
-	if err := lg.fixHead(meta, out); err != nil {
-		return err
-	}
-	if len(lg.lost) == 0 && len(unproven) == 0 {
-		return nil
-	}
-	r := LedgerRecord{Time: now.UTC(), Outcome: OutcomeSalvaged, Lost: lg.lost, Unproven: unproven}
-	if err := appendLedger(tx, r); err != nil {
-		return err
-	}
-	*out = append(*out, "the verdict ledger records the loss: "+salvageLoss(r))
-	return nil
-}
-
-// ledgerGaps is what recordLoss reads of the ledger: the seq ranges
-// missing, the last record's hash, each node's last record, and the head
-// and whether a record has its hash.
-type ledgerGaps struct {
-	lost      [][2]uint64
-	lastHash  string
-	last      map[string]LedgerRecord
-	head      string
-	headFound bool
-}
-
-func readLedgerGaps(lb *store.Bucket, head string) *ledgerGaps {
-	lg := &ledgerGaps{last: map[string]LedgerRecord{}, head: head}
-	gap := func(from, to uint64) {
-		if from <= to {
-			lg.lost = append(lg.lost, [2]uint64{from, to})
-		}
-	}
-	next := uint64(1)
-	_ = lb.ForEach(func(k, v []byte) error {
-		seq := seqOf(k)
-		gap(next, seq-1)
-		next = seq + 1
-		var r LedgerRecord
-		if json.Unmarshal(v, &r) == nil {
-			lg.lastHash = r.Hash
-			lg.headFound = lg.headFound || r.Hash == head
-			if r.Node != "" {
-				lg.last[r.Node] = r
-			}
-		}
-		return nil
-	})
-	gap(next, lb.Sequence())
-	return lg
-}
-
-// unproven lists the locked nodes the ledger can no longer prove: a
-// terminal node whose locking record was lost, a node the ledger locked
-// that is gone, or that came back older.
-//
-// A locked node with no locking record at all is unproven even when the
-// ledger shows no gap: a torn write can bring back the ledger's pages,
-// its sequence and its head all from an older commit and the node's page
-// from a newer one, and nothing in the ledger then says a record is
-// missing. A locking record that differs from the node is counted lost
-// only when records were lost; otherwise it stays the ledger's to report.
-func (lg *ledgerGaps) unproven(nodes map[string]*Node, tailUnknown bool) []string {
-	var out []string
-	gaps := len(lg.lost) > 0 || tailUnknown
-	for _, id := range slices.Sorted(maps.Keys(nodes)) {
-		n := nodes[id]
-		if !n.Status.Terminal() {
-			continue
-		}
-		r, ok := lg.last[id]
-		switch {
-		case !ok || !r.Status.Terminal():
-			out = append(out, id) // its locking record was lost
-		case gaps && (r.Status != n.Status || r.ClaimHash != n.ClaimHash):
-			out = append(out, id) // its locking record was lost; an older terminal one is left
-		}
-	}
-	for _, id := range slices.Sorted(maps.Keys(lg.last)) {
-		switch n := nodes[id]; {
-		case !lg.last[id].Status.Terminal():
-		case n == nil:
-			out = append(out, id) // the node itself was lost
-		case !n.Status.Terminal():
-			out = append(out, id) // the record that locked it was lost; an older one came back
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// fixHead sets the ledger head to the last record found when it was lost
-// with its page or read from a stale one (an older meta bucket names an
-// older record as the head).
-func (lg *ledgerGaps) fixHead(meta *store.Bucket, out *[]string) error {
-	if lg.head == lg.lastHash || lg.lastHash == "" {
-		return nil
-	}
-	if err := meta.Put(kLedgerHead, []byte(lg.lastHash)); err != nil {
-		return err
-	}
-	switch {
-	case lg.head == "":
-		*out = append(*out, "the ledger head was lost: set to the last ledger record")
-	case lg.headFound:
-		*out = append(*out, "the ledger head named an older record (read from a stale page): set to the last ledger record")
-	default:
-		*out = append(*out, "the ledger head named a record that was lost: set to the last ledger record found")
-	}
-	return nil
+	return m.Put(store.KeySchema, store.U64(v))
 }
 
 // questOf is the quest of node id among the nodes read, "" if none.
 func (r *rebuilder) questOf(id string) string {
-	i, ok := slices.BinarySearchFunc(r.nodes, nodeOrder(id), func(n *Node, o uint64) int { return cmp.Compare(n.Order, o) })
+	i, ok := slices.BinarySearchFunc(r.nodes, NodeOrder(id), func(n *domain.Node, o uint64) int { return cmp.Compare(n.Order, o) })
 	if !ok {
 		return ""
 	}
 	return r.nodes[i].Quest
 }
 
-// nodeOrder is the sequence number of node id, 0 if it is not a node id.
-func nodeOrder(id string) uint64 { return idNumber(id, 'n') }
+// NodeOrder is the sequence number of node id, 0 if it is not a node id.
+func NodeOrder(id string) uint64 { return IDNumber(id, 'n') }
 
 // runningValue is running node n's entry: the run record salvage found
 // in its entry, else the one in the runs bucket (a schema 5 entry names
 // its run only), else one made of what the node says.
-func (r *rebuilder) runningValue(n *Node) []byte {
+func (r *rebuilder) runningValue(n *domain.Node) []byte {
 	e := r.running[n.ID]
-	if _, ok := records.ScanRunEntry(e); ok {
+	if _, ok := ScanRunEntry(e); ok {
 		return e
 	}
-	run := Run{Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1, Started: n.Updated}
+	run := domain.Run{Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1, Started: n.Updated}
 	if len(n.Runs) > 0 {
 		run.ID = n.Runs[len(n.Runs)-1]
-		if _, err := getJSON(r.tx.Runs(), []byte(run.ID), &run); err == nil {
+		if _, err := store.GetJSON(r.tx.Runs(), []byte(run.ID), &run); err == nil {
 			run.Quest, run.Node = n.Quest, n.ID
 		}
 	}
-	return records.AppendRunning(nil, n.Quest, n.ID, &run)
+	return AppendRunning(nil, n.Quest, n.ID, &run)
 }
 
 // repairChains keeps of each node's chain what survives a salvage: a
@@ -730,29 +576,29 @@ func (r *rebuilder) runningValue(n *Node) []byte {
 // changed is one the ledger can no longer prove (recordLoss).
 func (r *rebuilder) repairChains() error {
 	b := r.tx.Attempts()
-	nb := appendOnly(r.tx.Nodes())
+	nb := store.AppendOnly(r.tx.Nodes())
 	for _, n := range r.nodes {
 		if n.AttemptCount == 0 {
 			continue
 		}
-		chain, raws, err := records.ReadChain(r.tx, n)
-		if err == nil && len(chain)+1 == n.AttemptCount && records.SumOf(raws) == n.AttemptSum {
+		chain, raws, err := ReadChain(r.tx, n)
+		if err == nil && len(chain)+1 == n.AttemptCount && SumOf(raws) == n.AttemptSum {
 			continue
 		}
 		if k := len(chain); k > 0 && chain[k-1].Prev != 0 {
-			v := records.AppendAttemptRecord(nil, n.ID, 0, &chain[k-1].Attempt)
-			if err := b.Put(u64(attemptKeyOf(n, chain, k-1)), v); err != nil {
+			v := AppendAttemptRecord(nil, n.ID, 0, &chain[k-1].Attempt)
+			if err := b.Put(store.U64(attemptKeyOf(n, chain, k-1)), v); err != nil {
 				return err
 			}
 			raws[k-1] = v
 		}
 		lost := n.AttemptCount - 1 - len(chain)
-		n.AttemptCount, n.AttemptSum = len(chain)+1, records.SumOf(raws)
+		n.AttemptCount, n.AttemptSum = len(chain)+1, SumOf(raws)
 		if len(chain) == 0 {
 			n.AttemptSeq = 0
 		}
 		r.note("node %s: %d of its attempts were lost with their records; its log keeps the %d after them", n.ID, max(0, lost), n.AttemptCount)
-		if err := records.PutNode(nb, n); err != nil {
+		if err := PutNode(nb, n); err != nil {
 			return err
 		}
 		r.rewritten = append(r.rewritten, n.ID)
@@ -769,7 +615,7 @@ func (r *rebuilder) repairChains() error {
 // finds and nothing twice.
 func (r *rebuilder) resumeUpgrade() error {
 	m := r.tx.Meta()
-	if seqOf(m.Get(kSchema)) <= 8 {
+	if store.SeqOf(m.Get(store.KeySchema)) <= 8 {
 		return nil // the open migrates it anyway
 	}
 	held := 0
@@ -782,17 +628,17 @@ func (r *rebuilder) resumeUpgrade() error {
 		return nil
 	}
 	if m.Get(store.KeyMigrating) == nil {
-		if err := m.Put(store.KeyMigrating, u64(8)); err != nil {
+		if err := m.Put(store.KeyMigrating, store.U64(8)); err != nil {
 			return err
 		}
 	}
 	r.note("%d nodes still hold their attempt log in their record (an upgrade from v8 that had not finished): the upgrade runs again over every node when the store is next opened", held)
-	return m.Delete(kMigrated)
+	return m.Delete(KeyMigrated)
 }
 
 // attemptKeyOf is the key of chain[i]: the node's AttemptSeq for the newest, the
 // prev of the record after it otherwise.
-func attemptKeyOf(n *Node, chain []records.AttemptRecord, i int) uint64 {
+func attemptKeyOf(n *domain.Node, chain []AttemptRecord, i int) uint64 {
 	if i == 0 {
 		return n.AttemptSeq
 	}
@@ -800,10 +646,51 @@ func attemptKeyOf(n *Node, chain []records.AttemptRecord, i int) uint64 {
 }
 
 // maxAttemptSeq is the highest attempt record any node names.
-func maxAttemptSeq(nodes []*Node) uint64 {
+func maxAttemptSeq(nodes []*domain.Node) uint64 {
 	var m uint64
 	for _, n := range nodes {
 		m = max(m, n.AttemptSeq)
 	}
 	return m
+}
+
+// runningEntries reads the running index for salvage, in either form
+// (schema 6, quest/node -> run record; schema 5, node -> run id): node id
+// -> its run record (a bare id for schema 5).
+func runningEntries(tx *store.Tx) map[string][]byte {
+	out := map[string][]byte{}
+	_ = tx.Running().ForEach(func(k, v []byte) error {
+		node := string(k)
+		if _, n, ok := store.SplitRunningKey(k); ok {
+			node = n
+		}
+		out[node] = bytes.Clone(v)
+		return nil
+	})
+	return out
+}
+
+// SetRunning marks n running with run, its running entry.
+func SetRunning(n *domain.Node, run []byte) {
+	n.Status = domain.Running
+	r, ok := ScanRunEntry(run)
+	if !ok && len(run) > 0 && run[0] == 'r' {
+		r.ID = string(run) // a schema 5 entry, which salvage reads: the run's id
+	}
+	if r.ID != "" && (len(n.Runs) == 0 || n.Runs[len(n.Runs)-1] != r.ID) {
+		n.Runs = append(n.Runs, r.ID)
+	}
+}
+
+// IndexFor is the per-quest index bucket a status lives in, if any.
+func IndexFor(s domain.Status) []byte {
+	switch s {
+	case domain.Pending:
+		return store.Pending
+	case domain.Proposed:
+		return store.Proposed
+	case domain.Deferred:
+		return store.Deferred
+	}
+	return nil
 }
