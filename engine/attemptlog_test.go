@@ -93,7 +93,7 @@ func nodeRaw(t *testing.T, s *Store, id string) []byte {
 	t.Helper()
 	var raw []byte
 	err := s.view(func(tx *store.Tx) error {
-		k, err := nodeKey(id)
+		k, err := records.NodeKey(id)
 		if err != nil {
 			return err
 		}
@@ -152,9 +152,9 @@ func TestAttemptLogOutOfTheRecord(t *testing.T) {
 	}
 	// A read for a write does not read the log.
 	_ = h.store.view(func(tx *store.Tx) error {
-		n, err := readNode(tx, "n2")
+		n, err := records.ReadNode(tx, "n2")
 		if err != nil || n.Attempts != nil || n.AttemptCount != 2 {
-			t.Errorf("readNode n2: %v, %d attempts read, count %d; want none read, 2", err, len(n.Attempts), n.AttemptCount)
+			t.Errorf("records.ReadNode n2: %v, %d attempts read, count %d; want none read, 2", err, len(n.Attempts), n.AttemptCount)
 		}
 		return nil
 	})
@@ -281,7 +281,7 @@ func TestMigrationMovesTheAttemptLog(t *testing.T) {
 		t.Errorf("read-only verify of schema 8: %+v, %v", rep, err)
 	}
 	_ = ro.view(func(tx *store.Tx) error {
-		n, err := readNodeLog(tx, "n2")
+		n, err := records.ReadNodeLog(tx, "n2")
 		if err != nil || jsonOf(t, n.Attempts) != jsonOf(t, want2) {
 			t.Errorf("read-only n2: %v, %s; want %s", err, outcomes(n.Attempts), outcomes(want2))
 		}
@@ -332,7 +332,7 @@ func toSchema8(t *testing.T, dir string, logs map[string][]Attempt) {
 	err = db.Update(func(tx *store.Tx) error {
 		for id, log := range logs {
 			n := new(Node)
-			k, _ := nodeKey(id)
+			k, _ := records.NodeKey(id)
 			if err := json.Unmarshal(tx.Nodes().Get(k), n); err != nil {
 				return err
 			}
@@ -450,7 +450,7 @@ func TestMigrationCommitsInParts(t *testing.T) {
 			t.Errorf("after the upgrade: %d attempt records; want %d", got, moved)
 		}
 		for id, want := range logs {
-			n, err := readNodeLog(tx, id)
+			n, err := records.ReadNodeLog(tx, id)
 			if err != nil || jsonOf(t, n.Attempts) != jsonOf(t, want) {
 				t.Errorf("%s after the upgrade: %v, %s; want %s", id, err, outcomes(n.Attempts), outcomes(want))
 			}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"fmt"
 	"slices"
 
 	"github.com/questbox/questbox/engine/records"
@@ -14,7 +13,7 @@ import (
 //
 //   - the node's record keeps saying pending, and the node stays in its
 //     quest's pending index (readers lay the running entry over the record,
-//     see overlayRunning);
+//     see records.OverlayRunning);
 //   - the quest's record is not rewritten: the bookkeeping of the dispatch
 //     (the node runs, one agent run more, the quest's place in the
 //     dispatch order) is derived from the running entries whose run is
@@ -30,23 +29,6 @@ import (
 // a quest whose node runs keys its entries next to each other in the order
 // of the active index, so the tick reads them with a cursor walking beside
 // the active quests.
-
-// runningFill is how full bbolt packs the running index's pages when it
-// splits them at a commit. Its default (half) suits keys inserted one at a
-// time at random places; the running index instead gets a tick's
-// dispatches in one burst, all its new entries in nodes that the commit
-// writes whole, and loses them one by one as runs end. Packed full, a
-// tick of a thousand dispatches writes about half the pages for them.
-// FillPercent is per bucket handle, per transaction: every writer of the
-// index goes through runningForWrite.
-const runningFill = 0.95
-
-// runningForWrite is the running index of tx, set to pack its pages full.
-func runningForWrite(tx *store.Tx) *store.Bucket {
-	b := tx.Running()
-	b.FillPercent = runningFill
-	return b
-}
 
 // overlayDispatch lays q's running entries over its record: each entry
 // whose run is newer than the record's DispatchSeq is a dispatch the
@@ -155,7 +137,7 @@ func (t *txn) putRunning(q *Quest, n *Node, r *Run) error {
 	}
 	if t.laterRunning {
 		t.later.puts = append(t.later.puts, runningPut{key, v, t.laterRank})
-	} else if err := runningForWrite(t.tx).Put(key, v); err != nil {
+	} else if err := records.RunningForWrite(t.tx).Put(key, v); err != nil {
 		return err
 	}
 	q.DispatchSeq = max(q.DispatchSeq, seq)
@@ -209,7 +191,7 @@ func (t *txn) FlushRunning() error {
 	}
 	slices.Sort(order)
 	l.order = order
-	rb := runningForWrite(t.tx)
+	rb := records.RunningForWrite(t.tx)
 	for _, o := range order {
 		p := &l.puts[uint32(o)]
 		if err := rb.Put(p.key, p.value); err != nil {
@@ -239,7 +221,7 @@ func (t *txn) plannedRun(q *Quest, n *Node) *Run {
 // runs bucket, as JSON (a compact entry is written out as records.AppendRun), unless
 // the run's end wrote it there already (endRun).
 func (t *txn) leaveRunning(q *Quest, n *Node) error {
-	rb := runningForWrite(t.tx)
+	rb := records.RunningForWrite(t.tx)
 	key := store.RunningKey(q.ID, n.ID)
 	v := rb.Get(key)
 	if v == nil {
@@ -260,46 +242,6 @@ func (t *txn) leaveRunning(q *Quest, n *Node) error {
 	return rb.Delete(key)
 }
 
-// getRun reads run id: from the runs bucket once it ended, from the
-// running entry of node of quest while it runs. With quest or node
-// unknown (""), the running index is searched.
-func getRun(tx *store.Tx, id, quest, node string) (Run, bool, error) {
-	var r Run
-	if ok, err := getJSON(tx.Runs(), []byte(id), &r); ok || err != nil {
-		return r, ok, err
-	}
-	k, v := runningValue(tx, id, quest, node)
-	if v == nil {
-		return r, false, nil
-	}
-	if err := records.DecodeRunning(k, v, &r); err != nil {
-		return r, false, fmt.Errorf("decode run %s: %w", id, err)
-	}
-	return r, true, nil
-}
-
-// runningValue is the running entry of run id (of node of quest, when
-// known) and its key, or nil.
-func runningValue(tx *store.Tx, id, quest, node string) (k, v []byte) {
-	rb := tx.Running()
-	if quest != "" && node != "" {
-		k := store.RunningKey(quest, node)
-		if v := rb.Get(k); v != nil {
-			if r, ok := records.ScanRunEntry(v); ok && r.ID == id {
-				return k, v
-			}
-		}
-		return nil, nil
-	}
-	c := rb.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		if r, ok := records.ScanRunEntry(v); ok && r.ID == id {
-			return k, v
-		}
-	}
-	return nil, nil
-}
-
 // PutRun writes run r where it lives: the runs bucket once ended, else
 // its running entry if it has one (a note on a run in flight).
 func (t *txn) PutRun(r *Run) error {
@@ -307,121 +249,11 @@ func (t *txn) PutRun(r *Run) error {
 		key := store.RunningKey(r.Quest, r.Node)
 		if v := t.tx.Running().Get(key); v != nil {
 			if e, ok := records.ScanRunEntry(v); ok && e.ID == r.ID {
-				return runningForWrite(t.tx).Put(key, records.AppendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
+				return records.RunningForWrite(t.tx).Put(key, records.AppendRunning(make([]byte, 0, 64), r.Quest, r.Node, r))
 			}
 		}
 	}
 	return appendOnly(t.tx.Runs()).Put([]byte(r.ID), records.AppendRun(make([]byte, 0, 256), r))
-}
-
-// runningRuns is every run in flight, from the running index.
-func runningRuns(tx *store.Tx, quest string) ([]Run, error) {
-	var out []Run
-	c := tx.Running().Cursor()
-	k, v := c.First()
-	if quest != "" {
-		k, v = c.Seek(store.RunningPrefix(quest))
-	}
-	for ; k != nil; k, v = c.Next() {
-		q, _, ok := store.SplitRunningKey(k)
-		if quest != "" && q != quest {
-			break
-		}
-		if !ok {
-			continue
-		}
-		var r Run
-		if err := records.DecodeRunning(k, v, &r); err != nil {
-			return nil, fmt.Errorf("decode running entry %s: %w", k, err)
-		}
-		if tx.Runs().Get([]byte(r.ID)) == nil {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
-// migrateRunning is the migration to schema 6. A schema 5 running entry is
-// node id -> run id, the run in the runs bucket and the node out of its
-// pending index; each becomes quest id/node id -> the run record, the node
-// back in its pending index (its record says pending). The quests'
-// records counted their dispatches already (their DispatchSeq is at least
-// the run's), so nothing is counted twice.
-func migrateRunning(tx *store.Tx) error {
-	rb := runningForWrite(tx)
-	type old struct{ node, run string }
-	var olds []old
-	err := rb.ForEach(func(k, v []byte) error {
-		if _, _, ok := store.SplitRunningKey(k); !ok {
-			olds = append(olds, old{string(k), string(v)})
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	for _, o := range olds {
-		if err := rb.Delete([]byte(o.node)); err != nil {
-			return err
-		}
-		n, err := readNodeRecord(tx, o.node)
-		if err != nil {
-			return fmt.Errorf("migrate running node %s: %w", o.node, err)
-		}
-		var r Run
-		if ok, err := getJSON(tx.Runs(), []byte(o.run), &r); err != nil || !ok {
-			r = Run{ID: o.run, Quest: n.Quest, Node: n.ID, Role: n.Role, Attempt: n.Tries + 1}
-		}
-		if err := tx.Runs().Delete([]byte(o.run)); err != nil {
-			return err
-		}
-		if err := rb.Put(store.RunningKey(n.Quest, n.ID), records.AppendRunning(nil, n.Quest, n.ID, &r)); err != nil {
-			return err
-		}
-		if n.Status == Pending {
-			b, err := sub(tx, bPending, n.Quest)
-			if err != nil {
-				return err
-			}
-			if err := b.Put(u64(n.Order), []byte(n.ID)); err != nil {
-				return err
-			}
-		}
-		if err := foldDispatch(tx, n.Quest, r.ID); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// foldDispatch raises quest's DispatchSeq to run's, so that the entry of
-// run, which the record counts already, is not counted again.
-func foldDispatch(tx *store.Tx, quest, run string) error {
-	qb := tx.Quests()
-	q, ok, err := records.GetQuestRecord(qb, quest)
-	if err != nil || !ok || q.DispatchSeq >= records.RunNumber(run) {
-		return err
-	}
-	q.DispatchSeq = records.RunNumber(run)
-	return records.PutQuest(qb, q)
-}
-
-// readNodeRecord reads node id's record as stored, without the running
-// index laid over it.
-func readNodeRecord(tx *store.Tx, id string) (*Node, error) {
-	key, err := nodeKey(id)
-	if err != nil {
-		return nil, err
-	}
-	n := new(Node)
-	raw := tx.Nodes().Get(key)
-	if raw == nil {
-		return n, fmt.Errorf("node %s: %w", id, ErrNotFound)
-	}
-	if err := records.DecodeNode(raw, n); err != nil {
-		return n, fmt.Errorf("decode %s: %w", key, err)
-	}
-	return n, nil
 }
 
 // getQuest reads quest id with its runs in flight laid over its record

@@ -155,7 +155,7 @@ func TestWorkerPromptBuiltByItsRunIsTheTicksRequest(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			n, err := readNode(tx, first(tx, bPending, q.ID))
+			n, err := records.ReadNode(tx, first(tx, bPending, q.ID))
 			if err != nil {
 				return err
 			}

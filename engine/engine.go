@@ -366,7 +366,7 @@ func (e *Engine) recoverInterrupted() error {
 			if err := t.EndRun(q, n, p.run, runEnd{outcome: "interrupted", exit: ExitInterrupted, msg: "the daemon stopped during the run (crash or power cut)", unsettled: true}); err != nil {
 				return err
 			}
-			r, _, err := getRun(t.tx, p.run, n.Quest, n.ID)
+			r, _, err := records.GetRun(t.tx, p.run, n.Quest, n.ID)
 			if err != nil {
 				return err
 			}
@@ -569,7 +569,7 @@ func (e *Engine) Node(id string) (*Node, error) {
 	var n *Node
 	err := e.store.view(func(tx *store.Tx) error {
 		var err error
-		n, err = readNodeLog(tx, id)
+		n, err = records.ReadNodeLog(tx, id)
 		return err
 	})
 	return n, err
@@ -588,7 +588,7 @@ func (e *Engine) Nodes(quest string) ([]*Node, error) {
 			return nil
 		}
 		return b.ForEach(func(_, id []byte) error {
-			n, err := readNodeLog(tx, string(id))
+			n, err := records.ReadNodeLog(tx, string(id))
 			out = append(out, n)
 			return err
 		})
@@ -834,7 +834,7 @@ func (t *txn) EndRun(q *Quest, n *Node, id string, e runEnd) error {
 		return nil
 	}
 	b := appendOnly(t.tx.Runs())
-	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
+	r, ok, err := records.GetRun(t.tx, id, n.Quest, n.ID)
 	if err != nil {
 		return err
 	}

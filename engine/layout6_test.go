@@ -159,7 +159,7 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 		if err := tx.Runs().Put([]byte(run), v); err != nil {
 			return err
 		}
-		n, err := readNodeRecord(tx, node)
+		n, err := records.ReadNodeRecord(tx, node)
 		if err != nil {
 			return err
 		}
@@ -200,7 +200,7 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 		if id := first(tx, bPending, q.ID); id != node {
 			t.Errorf("first of the pending index %q, want the running node %s", id, node)
 		}
-		n, err := readNode(tx, node)
+		n, err := records.ReadNode(tx, node)
 		if err != nil || n.Status != Running || n.Runs[len(n.Runs)-1] != run {
 			t.Errorf("node %s after the migration: %+v, %v", node, n, err)
 		}
@@ -208,7 +208,7 @@ func TestMigrationToDispatchLayout(t *testing.T) {
 		if err != nil || qq.Counts.Get(Running) != 1 || qq.Counts.Get(Pending) != 1 || qq.Counters.AgentRuns != 1 {
 			t.Errorf("quest after the migration: %+v, %v; want 1 running, 1 pending, 1 agent run", qq, err)
 		}
-		r, ok, err := getRun(tx, run, q.ID, node)
+		r, ok, err := records.GetRun(tx, run, q.ID, node)
 		if err != nil || !ok || r.Node != node {
 			t.Errorf("run %s after the migration: %+v, %v, %v", run, r, ok, err)
 		}

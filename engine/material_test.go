@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -75,7 +76,7 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 			return err
 		}
 		for _, id := range members {
-			n, err := readNode(tx, id)
+			n, err := records.ReadNode(tx, id)
 			if err != nil {
 				return err
 			}
@@ -204,12 +205,12 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 				return err
 			}
 			hb := subRO(tx, bHyps, q.ID)
-			owner, err := readNode(tx, qq.Queued[queuedCouncil])
+			owner, err := records.ReadNode(tx, qq.Queued[queuedCouncil])
 			if err != nil {
 				return err
 			}
 			for _, s := range seats(qq, owner, sitting(owner)) {
-				n, err := readNode(tx, string(hb.Get(hypKey(s.hyp))))
+				n, err := records.ReadNode(tx, string(hb.Get(hypKey(s.hyp))))
 				if err != nil {
 					return err
 				}
@@ -275,7 +276,7 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		n, err := readNode(tx, members[0])
+		n, err := records.ReadNode(tx, members[0])
 		if err != nil {
 			return err
 		}

@@ -114,7 +114,7 @@ func checkUpgraded(t *testing.T, dir string, logs map[string][]Attempt, lost map
 	}
 	_ = s.view(func(tx *store.Tx) error {
 		for id, want := range logs {
-			n, err := readNodeLog(tx, id)
+			n, err := records.ReadNodeLog(tx, id)
 			switch {
 			case lost[id]:
 				if err == nil {
@@ -152,7 +152,7 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 	isMoved := func(id string) bool { return records.NodeOrder(id) <= moved }
 	all := func(string) bool { return true }
 	nodeLeaf := func(f *storetest.File, id string) (uint64, map[string]bool, error) {
-		k, _ := nodeKey(id)
+		k, _ := records.NodeKey(id)
 		leaf, err := f.LeafOf(k, "nodes")
 		if err != nil {
 			return 0, nil, err
@@ -233,7 +233,7 @@ func TestSalvageBetweenUpgradeParts(t *testing.T) {
 	})
 	t.Run("a node record rotten in the part not yet moved", func(t *testing.T) {
 		dir := copyStore(t, base)
-		k, _ := nodeKey("n20")
+		k, _ := records.NodeKey("n20")
 		damageFile(t, dir, func(f *storetest.File) error {
 			return f.Rewrite(k, []byte(`"outcome":`), []byte(`"outcome"!`), "nodes")
 		})

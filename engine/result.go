@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -211,7 +212,7 @@ func (r *Result) read(tx *store.Tx) error {
 	)
 	if b := subRO(tx, bLocked, r.Quest.ID); b != nil {
 		err := b.ForEach(func(_, id []byte) error {
-			n, err := readNode(tx, string(id))
+			n, err := records.ReadNode(tx, string(id))
 			if err != nil {
 				return err
 			}

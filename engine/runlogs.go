@@ -127,7 +127,7 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 		var nodes []*Node
 		switch {
 		case node != "":
-			n, err := readNode(tx, node)
+			n, err := records.ReadNode(tx, node)
 			if err != nil {
 				return err
 			}
@@ -143,7 +143,7 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 		if node == "" {
 			// Every run record, in sequence: the runs in flight from the
 			// running index, then the runs bucket (it holds runs only).
-			running, err := runningRuns(tx, quest)
+			running, err := records.RunningRuns(tx, quest)
 			if err != nil {
 				return err
 			}
@@ -164,7 +164,7 @@ func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 		}
 		for _, n := range nodes {
 			for _, id := range n.Runs {
-				r, _, err := getRun(tx, id, n.Quest, n.ID)
+				r, _, err := records.GetRun(tx, id, n.Quest, n.ID)
 				if err != nil {
 					return err
 				}
@@ -201,7 +201,7 @@ func (e *Engine) FindRun(ref string) (Run, error) {
 			if len(parts) != 4 || err != nil || k < 1 {
 				return fmt.Errorf("run %q: a run name is quest:QUEST:NODE:K: %w", ref, ErrInvalid)
 			}
-			n, err := readNode(tx, parts[2])
+			n, err := records.ReadNode(tx, parts[2])
 			if err != nil {
 				return err
 			}
@@ -210,7 +210,7 @@ func (e *Engine) FindRun(ref string) (Run, error) {
 			}
 			id = n.Runs[k-1]
 		case strings.HasPrefix(ref, "n"):
-			n, err := readNode(tx, ref)
+			n, err := records.ReadNode(tx, ref)
 			if err != nil {
 				return err
 			}
@@ -221,14 +221,14 @@ func (e *Engine) FindRun(ref string) (Run, error) {
 		}
 		var ok bool
 		var err error
-		r, ok, err = getRun(tx, id, "", "")
+		r, ok, err = records.GetRun(tx, id, "", "")
 		if err == nil && !ok {
 			err = fmt.Errorf("run %s: %w", ref, ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		if n, err := readNode(tx, r.Node); err == nil {
+		if n, err := records.ReadNode(tx, r.Node); err == nil {
 			if k := slices.Index(n.Runs, r.ID); k >= 0 {
 				r.Name = domain.RunName(r.Quest, r.Node, k+1)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -264,7 +265,7 @@ func TestDispatchNamesRunsAsTheReaders(t *testing.T) {
 func (e *Engine) runName(r Run) string {
 	name := r.ID
 	_ = e.store.view(func(tx *store.Tx) error {
-		n, err := readNode(tx, r.Node)
+		n, err := records.ReadNode(tx, r.Node)
 		if err != nil {
 			return err
 		}

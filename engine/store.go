@@ -66,7 +66,7 @@ var (
 // every bucket; migration 1 seals every locked node into the verdict
 // ledger (see sealLedger); migration 2 changes no byte: from schema 3 a
 // running node's record may still say pending, the running index saying
-// that it runs (see overlayRunning), which a questbox that knows only
+// that it runs (see records.OverlayRunning), which a questbox that knows only
 // schema 2 would misread — the version keeps it from opening the store;
 // migration 3 rewrites the quest records in their binary form, and
 // migration 4 in the binary form that carries its number of fields (see
@@ -96,7 +96,7 @@ func schema() store.Schema {
 		func(*store.Tx) error { return nil },
 		records.EncodeQuests,
 		records.EncodeQuests,
-		migrateRunning,
+		records.MigrateRunning,
 		buildEvidenceIndex,
 		func(*store.Tx) error { return nil },
 		migrateAttempts,
@@ -123,7 +123,7 @@ var migratePartHook func()
 // Schemas 3 to 7 change no record this build cannot read as it is (quests
 // in JSON and in both binary forms decode; a schema 2 store has no running
 // node whose record says pending; a running entry keyed by its node alone,
-// before schema 6, is found by overlayRunning; without the evidence index
+// before schema 6, is found by records.OverlayRunning; without the evidence index
 // of schema 7 the owner's material walks the locked index, as it did; the
 // single event records and JSON running entries before schema 8 are read
 // as they are; a node record that holds its whole attempt log, before

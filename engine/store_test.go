@@ -12,6 +12,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -153,7 +154,7 @@ func TestVerifyNamesTheFirstRewrittenRecord(t *testing.T) {
 	var saved []byte
 	tamper(func(tx *store.Tx) error {
 		saved = append([]byte(nil), tx.Nodes().Get(mustKey(res.Added[1]))...)
-		n, _ := readNode(tx, res.Added[1])
+		n, _ := records.ReadNode(tx, res.Added[1])
 		n.Status = Explored
 		return putJSON(tx.Nodes(), mustKey(n.ID), n)
 	})
@@ -288,7 +289,7 @@ func TestOneCommitPerTickWhateverTheQuestCount(t *testing.T) {
 }
 
 func mustKey(id string) []byte {
-	k, err := nodeKey(id)
+	k, err := records.NodeKey(id)
 	if err != nil {
 		panic(err)
 	}
@@ -322,18 +323,18 @@ func TestIdleTickDoesNotWrite(t *testing.T) {
 	}
 }
 
-// nodeKey accepts exactly the ids nodeID writes.
+// records.NodeKey accepts exactly the ids nodeID writes.
 func TestNodeKeyAcceptsOnlyNodeIDs(t *testing.T) {
 	for _, v := range []uint64{0, 1, 9, 10, 12345, 1<<64 - 1} {
 		id := domain.NodeID(v)
-		k, err := nodeKey(id)
+		k, err := records.NodeKey(id)
 		if err != nil || seqOf(k) != v {
-			t.Errorf("nodeKey(%q): got %v, %v, want %d", id, seqOf(k), err, v)
+			t.Errorf("records.NodeKey(%q): got %v, %v, want %d", id, seqOf(k), err, v)
 		}
 	}
 	for _, id := range []string{"", "n", "n00", "n01", "n+1", "n-1", "n1_0", "q1", "N1", "n 1", "n18446744073709551616"} {
-		if _, err := nodeKey(id); !errors.Is(err, ErrNotFound) {
-			t.Errorf("nodeKey(%q): got %v, want ErrNotFound", id, err)
+		if _, err := records.NodeKey(id); !errors.Is(err, ErrNotFound) {
+			t.Errorf("records.NodeKey(%q): got %v, want ErrNotFound", id, err)
 		}
 	}
 }

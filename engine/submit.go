@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -59,7 +60,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 			if id == "" || (q.HasCouncil() && id == q.Queued[RoleOwner]) {
 				return nil
 			}
-			if n, err = readNode(tx, id); err != nil {
+			if n, err = records.ReadNode(tx, id); err != nil {
 				return err
 			}
 		}
@@ -81,7 +82,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 // none is.
 func nextExternal(tx *store.Tx, q *Quest) (*Node, error) {
 	if id := q.Queued[RoleOwner]; id != "" {
-		n, err := readNode(tx, id)
+		n, err := records.ReadNode(tx, id)
 		if err != nil || (n.Status == Pending && q.ProviderFor(n) == ProviderExternal) {
 			return n, err
 		}
@@ -92,7 +93,7 @@ func nextExternal(tx *store.Tx, q *Quest) (*Node, error) {
 	}
 	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
-		n, err := readNode(tx, string(v))
+		n, err := records.ReadNode(tx, string(v))
 		if err != nil {
 			return nil, err
 		}

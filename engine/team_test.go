@@ -11,6 +11,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -134,7 +135,7 @@ func TestTeamRejectedPastItsCapIsBlockedAndTheOwnerIsTold(t *testing.T) {
 	stages := 0
 	err = h.store.db.View(func(tx *store.Tx) error {
 		for i := 2; ; i++ {
-			s, err := readNode(tx, domain.NodeID(uint64(i)))
+			s, err := records.ReadNode(tx, domain.NodeID(uint64(i)))
 			if err != nil || s.Team == "" {
 				return nil
 			}

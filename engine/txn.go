@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -591,30 +590,13 @@ func (t *txn) keep(q *Quest) {
 }
 
 func (t *txn) Node(id string) (*Node, error) {
-	return readNode(t.tx, id)
-}
-
-func readNode(tx *store.Tx, id string) (*Node, error) {
-	n := new(Node)
-	key, kerr := nodeKey(id)
-	if kerr != nil {
-		return nil, kerr
-	}
-	raw := tx.Nodes().Get(key)
-	if raw == nil {
-		return nil, fmt.Errorf("node %s: %w", id, ErrNotFound)
-	}
-	if err := records.DecodeNode(raw, n); err != nil {
-		return nil, fmt.Errorf("decode %s: %w", key, err)
-	}
-	overlayRunning(tx, n)
-	return n, nil
+	return records.ReadNode(t.tx, id)
 }
 
 // NodeRecord is node id's stored record, read through the transaction's
 // node cursor (valid until the transaction writes the nodes bucket).
 func (t *txn) NodeRecord(id string) ([]byte, error) {
-	key, err := nodeKey(id)
+	key, err := records.NodeKey(id)
 	if err != nil {
 		return nil, err
 	}
@@ -627,7 +609,7 @@ func (t *txn) NodeRecord(id string) ([]byte, error) {
 
 // NodeHead reads node id for its dispatch (pick): a Node with the fields
 // of nodeHead only, marked so that saving it is a bug. A dispatch moves it
-// to running, which does not write its record (overlayRunning); the run's
+// to running, which does not write its record (records.OverlayRunning); the run's
 // end reads it whole.
 func (t *txn) NodeHead(id string) (*Node, error) {
 	raw, err := t.NodeRecord(id)
@@ -647,7 +629,7 @@ func (t *txn) NextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err err
 	if t.curNodes == nil {
 		return nil, false, nil
 	}
-	seq, ok := nodeSeq(id)
+	seq, ok := records.NodeSeq(id)
 	if !ok {
 		return nil, false, nil
 	}
@@ -682,33 +664,6 @@ func (t *txn) HeadOf(id string, raw []byte, like *nodeHead) (*Node, error) {
 		}
 	}
 	return n, nil
-}
-
-// overlayRunning lays the running index over a node record read from the
-// store. From schema 3 a dispatch does not rewrite the node's record: the
-// record keeps the status it was dispatched from (pending) and the
-// running index (from schema 6 quest/node -> its run, see dispatch.go)
-// says that it runs, with which run. So a tick that dispatches a node per
-// quest dirties no page of the nodes bucket, however many nodes the store
-// holds; the record is written when the run ends (its verdict, an
-// interruption), as it was before. Every reader of node records goes
-// through here (readNode, and rebuild).
-func overlayRunning(tx *store.Tx, n *Node) {
-	if n.Status != Pending {
-		return
-	}
-	rb := tx.Running()
-	if rb == nil {
-		return
-	}
-	run := rb.Get(store.RunningKey(n.Quest, n.ID))
-	if run == nil {
-		// Before schema 6 (an older store read as it is): node -> run id.
-		run = rb.Get([]byte(n.ID))
-	}
-	if run != nil {
-		records.SetRunning(n, run)
-	}
 }
 
 func (t *txn) SaveNode(n *Node) error {
@@ -763,7 +718,7 @@ func (t *txn) Move(q *Quest, n *Node, to Status, why string) error {
 	n.Status = to
 	if to != Running {
 		// A dispatch leaves the node's record and the quest's as they
-		// are: its running entry says the node runs (overlayRunning) and
+		// are: its running entry says the node runs (records.OverlayRunning) and
 		// what the quest counts of it (overlayDispatch).
 		t.touch(q.ID)
 		t.Track(q)
@@ -996,39 +951,4 @@ func trackQueued(q *Quest, n *Node, to Status) {
 	} else if q.Queued[n.Role] == n.ID {
 		delete(q.Queued, n.Role)
 	}
-}
-
-// nodeKey is a node's key in the nodes bucket: its sequence number, big
-// endian, so that nodes created together share pages and a tick dirties one
-// page per dispatched node however many nodes the store holds.
-func nodeKey(id string) ([]byte, error) {
-	v, ok := nodeSeq(id)
-	if !ok {
-		return nil, fmt.Errorf("node %q: %w", id, ErrNotFound)
-	}
-	return u64(v), nil
-}
-
-// nodeSeq is the number in node id (its key, nodeKey), false when id is
-// not a node id as nodeID writes it.
-func nodeSeq(id string) (uint64, bool) {
-	if len(id) < 2 || id[0] != 'n' {
-		return 0, false
-	}
-	// Only the form nodeID writes: no sign, no leading zero.
-	v, err := strconv.ParseUint(id[1:], 10, 64)
-	if err != nil || (id[1] == '0' && len(id) > 2) {
-		return 0, false
-	}
-	return v, true
-}
-
-// readNodeLog reads node id with its whole attempt log (Node.Attempts):
-// what shows a node reads it so, never a write.
-func readNodeLog(tx *store.Tx, id string) (*Node, error) {
-	n, err := readNode(tx, id)
-	if err != nil {
-		return nil, err
-	}
-	return n, records.LoadAttempts(tx, n)
 }

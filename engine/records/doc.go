@@ -12,7 +12,9 @@
 // (eventgroup.go; docs/design.md, "Events and the outbox"); the running
 // entry's compact form (runningentry.go); the node record and its attempt
 // log, a chain of records out of the node's, with its check and its
-// migration (attemptlog.go); and what a salvage derives again from the
+// migration (attemptlog.go); the reads of a node and of a run with the
+// running index laid over them, and the index's migration to the dispatch
+// layout (read.go); and what a salvage derives again from the
 // records it copied (Rebuild, repair.go), with the engine's rules (Rules).
 //
 // Reads are zero-copy where the engine's were: what a function returns
