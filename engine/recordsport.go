@@ -6,7 +6,11 @@ import (
 )
 
 // The records layer (engine/records) under the names that the files of
-// the ledger still use, until the ledger moves out of package engine too.
+// the concerns moving out of package engine on their own (the ledger and
+// its export, councils, phase gates, Teams, consent, verdicts, prompts,
+// material, redaction) still call, so that each move merges apart from
+// this one. A name goes once no file of package engine calls it: the
+// records layer is called by its own names (records.ReadNode, ...).
 
 func isGroup(v []byte) bool            { return records.IsGroup(v) }
 func groupKey(v []byte) (uint64, bool) { return records.GroupKey(v) }

@@ -356,7 +356,7 @@ type Attempt struct {
 // are the same kind of attempt that used no try. From schema 9 the node's
 // record holds its last attempt only (LastAttempt), the one an attempt may
 // still merge into; a new attempt that does not merge sends the last one
-// to the attempts bucket, which saveNode appends (attemptlog.go). So the
+// to the attempts bucket, which saveNode appends (engine/records/attemptlog.go). So the
 // log is never read to add to it: the result of a run writes the node's
 // record, a few hundred bytes, and one record at the attempts bucket's
 // right edge.
@@ -446,7 +446,7 @@ type Node struct {
 	Order uint64 `json:"order"`
 	Tries int    `json:"tries"`
 	// Attempts is the node's whole attempt log, oldest first, where a
-	// reader that shows the log filled it (readNodeLog, attemptlog.go);
+	// reader that shows the log filled it (ReadNodeLog, engine/records/attemptlog.go);
 	// nil on a node read for a write. Before schema 9 the record held it,
 	// as a locked node's record still does when a migration found it
 	// locked (the ledger binds its bytes).

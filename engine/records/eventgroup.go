@@ -14,7 +14,7 @@ import (
 // store's (store.AppendGroupEvent, engine/store/eventgroup.go); stores
 // written before schema 8 hold one JSON record per event (AppendEvent),
 // keyed by its seq. The writes a group commit runs in one transaction
-// share one group (sharedGroup, event.go): a commit of 250 results writes
+// share one group (sharedGroup, engine/event.go): a commit of 250 results writes
 // one record. Every event keeps its own Seq: seqs are still taken one by
 // one from the bucket's sequence, so nothing outside the engine sees the
 // difference.

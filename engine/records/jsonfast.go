@@ -13,7 +13,7 @@ import (
 // and its events — producing exactly the bytes json.Marshal produces for
 // them (jsonfast_test.go pins byte equality on random records), without
 // reflection and with one allocation (the JSON writers are store's,
-// jsonwrite.go). Readers are unchanged: they decode with encoding/json.
+// engine/store/jsonwrite.go). Readers are unchanged: they decode with encoding/json.
 // TestEveryRunAndEventFieldIsWritten fails until a new field of Run or
 // Event is written here too.
 

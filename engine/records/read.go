@@ -32,7 +32,7 @@ func ReadNode(tx *store.Tx, id string) (*domain.Node, error) {
 // OverlayRunning lays the running index over a node record read from the
 // store. From schema 3 a dispatch does not rewrite the node's record: the
 // record keeps the status it was dispatched from (pending) and the
-// running index (from schema 6 quest/node -> its run, see dispatch.go)
+// running index (from schema 6 quest/node -> its run, see engine/dispatch.go)
 // says that it runs, with which run. So a tick that dispatches a node per
 // quest dirties no page of the nodes bucket, however many nodes the store
 // holds; the record is written when the run ends (its verdict, an

@@ -358,7 +358,7 @@ func (r *rebuilder) index(n *domain.Node, q *domain.Quest) error {
 	switch {
 	case n.Status == domain.Running:
 		// In its pending index too, and its run in its running entry
-		// (dispatch.go).
+		// (engine/dispatch.go).
 		if err := put(store.Pending, key, []byte(n.ID)); err != nil {
 			return err
 		}
