@@ -32,7 +32,6 @@ func setRunning(n *Node, run []byte) { records.SetRunning(n, run) }
 func readNode(tx *store.Tx, id string) (*Node, error)       { return records.ReadNode(tx, id) }
 func readNodeRecord(tx *store.Tx, id string) (*Node, error) { return records.ReadNodeRecord(tx, id) }
 func readNodeLog(tx *store.Tx, id string) (*Node, error)    { return records.ReadNodeLog(tx, id) }
-func overlayRunning(tx *store.Tx, n *Node)                  { records.OverlayRunning(tx, n) }
 func nodeKey(id string) ([]byte, error)                     { return records.NodeKey(id) }
 func getRun(tx *store.Tx, id, quest, node string) (Run, bool, error) {
 	return records.GetRun(tx, id, quest, node)
