@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -57,16 +56,16 @@ func (rebuildRules) ExportLockSeq(v []byte) (uint64, bool) {
 // forms.
 func recordDecodes(name string, v []byte) bool {
 	switch {
-	case name == string(store.Quests):
-		return records.DecodeQuest(v, new(domain.Quest)) == nil
-	case name == string(store.Ledger):
+	case name == string(bQuests):
+		return records.DecodeQuest(v, new(Quest)) == nil
+	case name == string(bLedger):
 		// Verify decodes every ledger record (a time that does not parse
 		// is as damaged as a broken brace): so must what salvage keeps.
 		return json.Valid(v) && json.Unmarshal(v, new(LedgerRecord)) == nil
-	case name == string(store.Events) && records.IsGroup(v):
+	case name == string(bEvents) && records.IsGroup(v):
 		first, ok := records.GroupKey(v)
-		return ok && records.CheckGroup(store.U64(first), v) == nil
-	case name == string(store.Attempts):
+		return ok && records.CheckGroup(u64(first), v) == nil
+	case name == string(bAttempts):
 		_, err := records.DecodeAttemptRecord(v)
 		return err == nil
 	}
@@ -92,9 +91,9 @@ func damagedRecords(tx *store.Tx) []string {
 // tailUnknown says the ledger's own sequence was lost: records after the
 // last one found may have been lost without a trace, so a locked node
 // whose record is missing is counted as lost too.
-func recordLoss(tx *store.Tx, now time.Time, nodes map[string]*domain.Node, rewritten []string, tailUnknown bool, out *[]string) error {
+func recordLoss(tx *store.Tx, now time.Time, nodes map[string]*Node, rewritten []string, tailUnknown bool, out *[]string) error {
 	meta := tx.Meta()
-	lg := readLedgerGaps(tx.Ledger(), string(meta.Get(store.KeyLedgerHead)))
+	lg := readLedgerGaps(tx.Ledger(), string(meta.Get(kLedgerHead)))
 	if lg.head != "" && !lg.headFound {
 		// The head names a record that was lost: records may be missing
 		// after the last one found.
@@ -146,7 +145,7 @@ func readLedgerGaps(lb *store.Bucket, head string) *ledgerGaps {
 	}
 	next := uint64(1)
 	_ = lb.ForEach(func(k, v []byte) error {
-		seq := store.SeqOf(k)
+		seq := seqOf(k)
 		gap(next, seq-1)
 		next = seq + 1
 		var r LedgerRecord
@@ -173,7 +172,7 @@ func readLedgerGaps(lb *store.Bucket, head string) *ledgerGaps {
 // from a newer one, and nothing in the ledger then says a record is
 // missing. A locking record that differs from the node is counted lost
 // only when records were lost; otherwise it stays the ledger's to report.
-func (lg *ledgerGaps) unproven(nodes map[string]*domain.Node, tailUnknown bool) []string {
+func (lg *ledgerGaps) unproven(nodes map[string]*Node, tailUnknown bool) []string {
 	var out []string
 	gaps := len(lg.lost) > 0 || tailUnknown
 	for _, id := range slices.Sorted(maps.Keys(nodes)) {
@@ -209,7 +208,7 @@ func (lg *ledgerGaps) fixHead(meta *store.Bucket, out *[]string) error {
 	if lg.head == lg.lastHash || lg.lastHash == "" {
 		return nil
 	}
-	if err := meta.Put(store.KeyLedgerHead, []byte(lg.lastHash)); err != nil {
+	if err := meta.Put(kLedgerHead, []byte(lg.lastHash)); err != nil {
 		return err
 	}
 	switch {
