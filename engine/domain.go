@@ -1,6 +1,9 @@
 package engine
 
-import "github.com/questbox/questbox/engine/domain"
+import (
+	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/ledger"
+)
 
 // The engine speaks the domain's vocabulary (package engine/domain): its
 // types, statuses, roles and errors are the domain's own, named here so
@@ -124,4 +127,22 @@ var (
 	ErrLedgerBroken  = domain.ErrLedgerBroken
 	ErrDeviceKey     = domain.ErrDeviceKey
 	ErrEventsPruned  = domain.ErrEventsPruned
+)
+
+// The ledger's names (package engine/ledger), for the engine's callers.
+type (
+	LedgerRecord    = ledger.Record
+	LedgerSignature = ledger.Signature
+	SealState       = ledger.SealState
+	DeviceKey       = ledger.DeviceKey
+	ExportSeal      = ledger.ExportSeal
+)
+
+const (
+	OutcomeSalvaged = ledger.OutcomeSalvaged
+	DeviceKeyFile   = ledger.DeviceKeyFile
+	SealSigned      = ledger.SealSigned
+	SealUnsigned    = ledger.SealUnsigned
+	SealOtherKey    = ledger.SealOtherKey
+	SealMismatch    = ledger.SealMismatch
 )
