@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 // The launcher stays small: of this module it reaches internal/confine
@@ -27,4 +31,21 @@ func TestImportsOnlyTheLauncher(t *testing.T) {
 	if reached < 10 {
 		t.Fatalf("go list -deps listed %d packages; want the launcher's whole tree:\n%s", reached, out)
 	}
+}
+
+// Run by hand, without a launcher's verb, it says what it is and exits 2.
+func TestByHandItSaysWhatItIs(t *testing.T) {
+	for _, args := range [][]string{nil, {"--help"}, {"run"}} {
+		out, err := exec.Command(buildtest.Launcher(t), args...).CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(string(out), "questbox-confine: questbox starts this launcher of its confined runs; it is not run by hand") {
+			t.Errorf("questbox-confine %q: %v, %q; want exit 2 saying what it is", args, err, out)
+		}
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	buildtest.Cleanup()
+	os.Exit(code)
 }
