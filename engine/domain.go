@@ -11,6 +11,7 @@ import (
 // that the engine's callers need one import.
 
 type (
+	QuestSpec      = domain.QuestSpec
 	ConsentRequest = domain.ConsentRequest
 	Deliverable    = domain.Deliverable
 	ConsentReason  = domain.ConsentReason
@@ -31,6 +32,7 @@ type (
 )
 
 const (
+	RoleEgress                = domain.RoleEgress
 	AcceptJudge               = domain.AcceptJudge
 	AcceptHuman               = domain.AcceptHuman
 	ReasonOwnerFinished       = domain.ReasonOwnerFinished

@@ -775,7 +775,7 @@ func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
 }
 
 // workerRole is the role of nodes grown from new directions.
-func (t *txn) workerRole(q *Quest) string { return workerRole(q.Roles) }
+func (t *txn) workerRole(q *Quest) string { return domain.WorkerRole(q.Roles) }
 
 // ownerActions validates and applies an owner's actions. An invalid action
 // is recorded as a fact on the owner node and never applied.
