@@ -21,18 +21,23 @@ BENCH_ARGS ?=
 TEST_DEBS ?= mosquitto chromium iproute2 systemd prometheus minisign man-db groff-base
 # Where browser tests save their screenshots.
 ARTIFACTS ?= $(CURDIR)/artifacts
-# Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>.
+# Cross targets: GOOS/GOARCH[/GOARM] -> dist/questbox-linux-<name>, and
+# its launcher of confined runs dist/questbox-confine-linux-<name>
+# (cmd/questbox-confine, installed beside questbox).
 CROSS    := amd64 arm64 armv6 armv7
+CROSS_BINS := $(addprefix dist/questbox-linux-,$(CROSS)) $(addprefix dist/questbox-confine-linux-,$(CROSS))
 
 .DEFAULT_GOAL := help
-.PHONY: help run test verify-units deb deb-test image image-test check fmt-check vet cross release test-arm bench bench-arm fuzz soak clean $(addprefix dist/questbox-linux-,$(CROSS))
+.PHONY: help build run test verify-units deb deb-test image image-test check fmt-check vet cross release test-arm bench bench-arm fuzz soak clean $(CROSS_BINS)
 
 help: ## list the targets
 	@echo "usage: make TARGET   (GO=$(GO), VERSION=$(VERSION))"
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-run: ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
-	$(GO) build -o bin/questbox ./cmd/questbox
+build: ## bin/questbox and, beside it, bin/questbox-confine (the launcher of its confined runs)
+	$(GO) build -o bin/ ./cmd/questbox ./cmd/questbox-confine
+
+run: build ## the daemon with the demo provider, a demo quest and a 5s tick, data in ./data
 	@echo "questbox: Ctrl-C stops it; 'make run' again resumes; in another terminal, ./bin/questbox --data ./data quest list talks to it"
 	@echo "questbox: (or export PATH=\"\$$PWD/bin:\$$PATH\" QUESTBOX_DATA=\"\$$PWD/data\" there, then plain questbox quest list, as README.md writes it)"
 	@echo "questbox: the dashboard's URL follows; its password (made on first start, never logged) is printed by: cat ./data/dashboard.first-password"
@@ -62,7 +67,7 @@ fmt-check: ## fail if any file needs gofmt
 vet: ## go vet ./...
 	$(GO) vet ./...
 
-cross: $(addprefix dist/questbox-linux-,$(CROSS)) ## static release binaries for amd64, arm64, armv6, armv7 in dist/
+cross: $(CROSS_BINS) ## static release binaries (questbox, questbox-confine) for amd64, arm64, armv6, armv7 in dist/
 
 # The release key: QUESTBOX_RELEASE_KEY names the minisign secret key file
 # (never in the repository; see the README, "Releases"). release.pub is its
@@ -70,17 +75,21 @@ cross: $(addprefix dist/questbox-linux-,$(CROSS)) ## static release binaries for
 # /etc/questbox/release.pub.
 RELEASE_PUB ?= dist/release.pub
 
-release: cross ## cross builds, each signed (FILE.minisig) with the key QUESTBOX_RELEASE_KEY names; dist/release.pub
+release: cross ## the questbox cross builds, each signed (FILE.minisig) with the key QUESTBOX_RELEASE_KEY names; dist/release.pub
 	@test -n "$$QUESTBOX_RELEASE_KEY" || { echo "make release: set QUESTBOX_RELEASE_KEY to the release secret key file (README, Releases)"; exit 1; }
 	$(GO) run ./cmd/questbox-release sign --version $(VERSION) $(addprefix dist/questbox-linux-,$(CROSS))
 	$(GO) run ./cmd/questbox-release pub dist/release.pub
 
-dist/questbox-linux-amd64: GOENV := GOARCH=amd64
-dist/questbox-linux-arm64: GOENV := GOARCH=arm64
-dist/questbox-linux-armv6: GOENV := GOARCH=arm GOARM=6
-dist/questbox-linux-armv7: GOENV := GOARCH=arm GOARM=7
+dist/questbox-linux-amd64 dist/questbox-confine-linux-amd64: GOENV := GOARCH=amd64
+dist/questbox-linux-arm64 dist/questbox-confine-linux-arm64: GOENV := GOARCH=arm64
+dist/questbox-linux-armv6 dist/questbox-confine-linux-armv6: GOENV := GOARCH=arm GOARM=6
+dist/questbox-linux-armv7 dist/questbox-confine-linux-armv7: GOENV := GOARCH=arm GOARM=7
 $(addprefix dist/questbox-linux-,$(CROSS)):
 	CGO_ENABLED=0 GOOS=linux $(GOENV) $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o $@ ./cmd/questbox
+# The launcher has no version string of its own: the daemon checks that it
+# is of its own build (internal/confine).
+$(addprefix dist/questbox-confine-linux-,$(CROSS)):
+	CGO_ENABLED=0 GOOS=linux $(GOENV) $(GO) build -trimpath -ldflags "-s -w" -o $@ ./cmd/questbox-confine
 
 test-arm: ## the whole unit test suite built for arm64 and armv6, run under qemu-user (minutes)
 	GO=$(GO) scripts/test-arm.sh
@@ -109,15 +118,15 @@ dist/questbox.toml: systemd/questbox.toml
 	sed 's|^#socket = "/run/questbox/questbox.sock"$$|socket = "/run/questbox/questbox.sock"|' $< >$@
 	@grep -q '^socket = "/run/questbox/questbox.sock"$$' $@ || { echo "$<: no #socket line to set"; rm -f $@; exit 1; }
 
-deb: dist/questbox-linux-arm64 dist/questbox-linux-armv6 dist/questbox.toml ## dist/questbox_<version>_arm64.deb and _armhf.deb
+deb: dist/questbox-linux-arm64 dist/questbox-confine-linux-arm64 dist/questbox-linux-armv6 dist/questbox-confine-linux-armv6 dist/questbox.toml ## dist/questbox_<version>_arm64.deb and _armhf.deb
 	image/deb.sh arm64 armhf
 
-deb-test: dist/questbox-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, reinstall, remove and purge it in a scratch Debian root; upgrade to it from the previous release tag's package and back
+deb-test: dist/questbox-linux-amd64 dist/questbox-confine-linux-amd64 dist/questbox.toml ## build an amd64 .deb; install, reinstall, remove and purge it in a scratch Debian root; upgrade to it from the previous release tag's package and back
 	image/deb.sh amd64
 	image/deb-test.sh
 	image/deb-upgrade-test.sh
 
-image: dist/questbox-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached: first build ~30 min, then ~4)
+image: dist/questbox-linux-arm64 dist/questbox-confine-linux-arm64 dist/questbox.toml ## dist/questbox-arm64.img.xz (+ .sha256): the SD card image (rootfs cached: first build ~30 min, then ~4)
 	image/build.sh
 
 image-test: image ## boot the image twice under qemu-system-aarch64 -M virt (ready, /healthz, a quest survives, an update and four rollbacks, LEDs and button on gpio-sim lines, clean poweroff); minutes

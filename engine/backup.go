@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -97,7 +98,7 @@ func StageRestore(dir string, src io.Reader, name string) (*StagedRestore, error
 // restoreCheck is a restore's check of the copy: Verify, then the copy's
 // head signed with dir's device key (signCopy).
 func restoreCheck(dir string) (func(db *store.DB) ([]string, error), error) {
-	k, _, err := loadOrCreateDeviceKey(dir)
+	k, _, err := ledger.LoadOrCreateDeviceKey(dir)
 	if err != nil {
 		return nil, fmt.Errorf("restore: %w", err)
 	}
@@ -107,9 +108,9 @@ func restoreCheck(dir string) (func(db *store.DB) ([]string, error), error) {
 		}
 		var note string
 		err := db.Update(func(tx *store.Tx) error {
-			was, _ := checkSeal(tx, SchemaVersion, &boxKey{key: k})
+			was, _ := ledger.CheckSeal(tx, SchemaVersion, &ledger.Box{Key: k})
 			var err error
-			note, err = signCopy(tx, k, was)
+			note, err = ledger.SignCopy(tx, k, was)
 			return err
 		})
 		return []string{note}, err

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/consent"
@@ -114,8 +115,8 @@ func (e *Engine) Approve(node string, c consent.Consent) error {
 			return t.egressDecided(q, n, true, by)
 		}
 		c := n.Claim
-		n.AddAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: consentBy + by})
-		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: OutcomeGranted, ClaimHash: c.Hash, Reason: consentBy + by}); err != nil {
+		n.AddAttempt(Attempt{At: t.now, Outcome: OutcomeGranted, ClaimHash: c.Hash, Feedback: domain.ConsentBy + by})
+		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: OutcomeGranted, ClaimHash: c.Hash, Reason: domain.ConsentBy + by}); err != nil {
 			return err
 		}
 		return t.Pass(q, n, c.Answ, c.Owner, "CONSENT")

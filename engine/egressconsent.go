@@ -25,10 +25,6 @@ import (
 	"github.com/questbox/questbox/gates"
 )
 
-// RoleEgress is the role of a quest's egress consent node. No quest may
-// name it among its roles (checkSpecRoles).
-const RoleEgress = "egress"
-
 // egressVendors are the vendors of q's egress that are not local.
 func egressVendors(q *Quest) []string {
 	var out []string

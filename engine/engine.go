@@ -383,46 +383,6 @@ func (e *Engine) recoverInterrupted() error {
 	})
 }
 
-// QuestSpec describes a new quest. Start from Engine.NewQuestSpec to get
-// the configured defaults.
-type QuestSpec struct {
-	Name        string
-	Direction   string
-	Mode        string
-	Roles       []string
-	Provider    string
-	Gate        string
-	Checkpoints []string
-	Limits      Limits
-	// Project is the directory the quest's command agents run in; ""
-	// keeps the provider's. It must be an absolute path to a directory
-	// the daemon can read, write and enter ([CheckProject]).
-	Project string
-	// CouncilReviewers and CouncilJudges name the provider of each member
-	// of the quest's council, one entry per member (see
-	// CouncilProviders); both empty: no council, the owner decides alone
-	// (v2). PhaseGates are the roles whose phase a council gate closes.
-	CouncilReviewers []string
-	CouncilJudges    []string
-	PhaseGates       []string
-	// RoleProviders names, per role, the provider of that role's nodes
-	// (`quest new --role-provider ROLE=PROVIDER`), over the configured
-	// ones (Options.Roles). A role must be one of Roles or a council or
-	// Team role, the provider a configured one.
-	RoleProviders map[string]string
-	// Egress lists the vendors the quest may send its material to
-	// (`quest new --egress`); empty means its provider's vendor and
-	// local (docs/design.md, "Privacy egress").
-	Egress []string
-	// Teams (v3.2): see engine/team.go. MaxRevisions 0 means
-	// DefaultMaxRevisions, AcceptMode "" means AcceptJudge; TeamAccept is
-	// kept only when Teams is set.
-	Teams        bool
-	MaxRevisions int
-	AcceptMode   string
-	TeamAccept   map[string]string
-}
-
 // NewQuestSpec returns a spec filled with the engine's defaults.
 func (e *Engine) NewQuestSpec(name, direction string) QuestSpec {
 	d := e.conf().Defaults
@@ -783,7 +743,7 @@ func (e *Engine) Scan(quest string, hyps []string) (ScanResult, error) {
 		}
 		role := RoleScout
 		if !slices.Contains(q.Roles, role) {
-			role = workerRole(q.Roles)
+			role = domain.WorkerRole(q.Roles)
 		}
 		for _, h := range hyps {
 			if strings.TrimSpace(h) == "" {

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -43,13 +44,13 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 // exportBatch returns the terminal nodes locked after cursor, in lock
 // order, the stage nodes of the Teams among them, and the ledger's head
 // as the same transaction read it.
-func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][]*Node, uint64, exportHead, error) {
+func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][]*Node, uint64, ledger.Head, error) {
 	var out []*Node
 	var stages map[string][]*Node
-	var head exportHead
+	var head ledger.Head
 	upto := cursor
 	err := e.store.view(func(tx *store.Tx) error {
-		head = readExportHead(tx)
+		head = ledger.ReadHead(tx)
 		b := subRO(tx, bLocked, quest)
 		if b == nil {
 			return nil
@@ -124,7 +125,7 @@ type ExportBatch struct {
 	File   string
 	Offset int64
 	// head is the ledger's head when the batch was read (SealExport).
-	head exportHead
+	head ledger.Head
 }
 
 // ExportBegin returns the batch an export of quest should write.

@@ -1,73 +1,17 @@
 package engine
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
-
-// LedgerRecord is one verdict in the hash-chained ledger. Hash is
-// sha256(Prev || JSON of the record with Hash empty); Prev is the Hash of the
-// record before (empty for the first). Rewriting any locked verdict breaks
-// the chain or the match between a terminal node and its last record; the
-// record that locks a node also carries a hash of the node's whole stored
-// record, so rewriting any byte of a locked node breaks that match too.
-type LedgerRecord struct {
-	Seq       uint64       `json:"seq"`
-	Prev      string       `json:"prev"`
-	Time      time.Time    `json:"time"`
-	Quest     string       `json:"quest"`
-	Node      string       `json:"node"`
-	Outcome   string       `json:"outcome"` // PASS, FAIL, REVIEW, CONSENT, REJECTED, ABORTED, EXPIRED, SALVAGED
-	Status    Status       `json:"status"`  // node status after this verdict
-	ClaimHash string       `json:"claim_hash,omitempty"`
-	Facts     []gates.Fact `json:"facts,omitempty"`
-	// NodeHash, on the record that moves a node to a terminal status, is
-	// the hex sha256 of the node's stored record (its exact bytes:
-	// hypothesis, answer and evidence, verdict, citations, new directions,
-	// facts, feedback, attempts and consents, status) as it was locked.
-	// Any later change to a byte of that record is found by Verify.
-	NodeHash string `json:"node_hash,omitempty"`
-	// Lost and Unproven are set on a SALVAGED record only, which `questbox
-	// salvage` appends when store damage destroyed part of the ledger or
-	// locked nodes: Lost are the ranges of ledger seqs that were lost (the
-	// chain is broken exactly there), Unproven the locked nodes whose
-	// record or whose proof was lost. Verify reports them as such instead of
-	// as tampering.
-	Lost     [][2]uint64 `json:"lost,omitempty"`
-	Unproven []string    `json:"unproven,omitempty"`
-	Hash     string      `json:"hash"`
-}
-
-// OutcomeSalvaged is the outcome of the ledger record salvage appends.
-const OutcomeSalvaged = "SALVAGED"
-
-func (r LedgerRecord) digest() string {
-	r.Hash = ""
-	raw, err := json.Marshal(r)
-	if err != nil {
-		panic("BUG: ledger record does not encode: " + err.Error())
-	}
-	h := sha256.New()
-	h.Write([]byte(r.Prev))
-	h.Write(raw)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// nodeHash is the hash a ledger record binds of a node's stored record.
-func nodeHash(raw []byte) string {
-	sum := sha256.Sum256(raw)
-	return hex.EncodeToString(sum[:])
-}
 
 // Ledger appends a verdict for n (in its current status) to the chain. A
 // terminal n must have been saved in this transaction already (move does):
@@ -80,25 +24,9 @@ func (t *txn) Ledger(n *Node, outcome string, facts []gates.Fact) error {
 		if raw == nil {
 			return fmt.Errorf("BUG: locked node %s was not saved before its ledger record", n.ID)
 		}
-		r.NodeHash = nodeHash(raw)
+		r.NodeHash = ledger.NodeHash(raw)
 	}
-	return appendLedger(t.tx, r)
-}
-
-// appendLedger chains r after the ledger's head and stores it.
-func appendLedger(tx *store.Tx, r LedgerRecord) error {
-	b := appendOnly(tx.Ledger())
-	meta := tx.Meta()
-	seq, err := b.NextSequence()
-	if err != nil {
-		return err
-	}
-	r.Seq, r.Prev = seq, string(meta.Get(kLedgerHead))
-	r.Hash = r.digest()
-	if err := putJSON(b, u64(seq), r); err != nil {
-		return err
-	}
-	return meta.Put(kLedgerHead, []byte(r.Hash))
+	return ledger.Append(t.tx, r)
 }
 
 // VerifyReport is what Verify found.
@@ -158,16 +86,16 @@ func (s *Store) Verify() (VerifyReport, error) {
 			return pc.Err
 		}
 		lc := checkLedger(tx, rep.Schema)
-		sig, problem := checkSeal(tx, rep.Schema, s.box)
+		sig, problem := ledger.CheckSeal(tx, rep.Schema, s.box)
 		rep.Signature = sig
 		if problem != "" {
-			lc.problems = append(lc.problems, problem)
+			lc.Problems = append(lc.Problems, problem)
 		}
-		lc.rotten = append(lc.rotten, rottenEvents(tx)...)
-		lc.rotten = append(lc.rotten, checkChains(tx)...)
-		rep.Records, rep.Locked = lc.records, lc.locked
-		rep.Notes = append(rep.Notes, lc.notes...)
-		if damage := append(slices.Clip(lc.rotten), lc.index...); len(damage) > 0 {
+		lc.Rotten = append(lc.Rotten, rottenEvents(tx)...)
+		lc.Rotten = append(lc.Rotten, checkChains(tx)...)
+		rep.Records, rep.Locked = lc.Records, lc.locked
+		rep.Notes = append(rep.Notes, lc.Notes...)
+		if damage := append(slices.Clip(lc.Rotten), lc.index...); len(damage) > 0 {
 			// Records that do not decode, or indexes that disagree with
 			// the records: the store's pages are damaged or come from
 			// different commits (a write the card lost, a torn copy).
@@ -175,11 +103,11 @@ func (s *Store) Verify() (VerifyReport, error) {
 			// pages and prove no rewrite: the store is damaged, and
 			// salvage drops what does not decode, rebuilds the indexes
 			// and records in the ledger what it can no longer prove.
-			rep.Problems = append(damage, lc.problems...)
+			rep.Problems = append(damage, lc.Problems...)
 			return store.Corrupt(s.Dir(), s.Path(), rep.Problems...)
 		}
-		if len(lc.problems) > 0 {
-			rep.Problems = lc.problems
+		if len(lc.Problems) > 0 {
+			rep.Problems = lc.Problems
 			return fmt.Errorf("questbox store %s: %s: %w", s.Path(), strings.Join(rep.Problems, "; "), ErrLedgerBroken)
 		}
 		return nil
@@ -206,46 +134,31 @@ func rottenEvents(tx *store.Tx) []string {
 	return out
 }
 
-// lastRecord is what the ledger check keeps of a node's last record.
-type lastRecord struct {
-	seq       uint64
-	status    Status
-	claimHash string
-	nodeHash  string
-}
-
-// ledgerCheck is what checkLedger found.
+// ledgerCheck is what checkLedger found: the chain as package ledger
+// read it (its records, problems, notes, the records that do not decode,
+// each node's last record, what salvage recorded lost), and what the
+// locked nodes and the indexes say beside it.
 type ledgerCheck struct {
-	records, locked int
-	problems, notes []string
-	// last is each node's last record.
-	last map[string]lastRecord
+	ledger.Chain
+	locked int
 	// index lists where the locked index is out of step with the nodes:
 	// store damage (an index page from another commit), which salvage
 	// repairs by rebuilding every index, not a rewrite the ledger proves.
+	// The chain's Rotten lists the ledger and node records that do not
+	// decode: store damage too (bit rot, or a page of another bucket's
+	// records where the tree names a ledger page), which salvage drops
+	// and records.
 	index []string
-	// rotten lists the ledger and node records that do not decode: store
-	// damage too (bit rot, or a page of another bucket's records where
-	// the tree names a ledger page), which salvage drops and records.
-	rotten []string
 
 	// shown are the locked nodes whose evidence the owner's prompt
 	// shows: the entries the evidence index must have (schema 7).
 	shown map[string]evidenceEntry
 
-	// What chain read: the links that do not match the record before,
-	// the ledger seqs and nodes salvage recorded as lost, the last
-	// record's hash, and whether it did not decode (its hash unknown).
-	breaks   []chainBreak
-	lost     [][2]uint64
-	unproven map[string]bool
 	// rewritten are the locked nodes whose record no longer matches
 	// their locking record: whatever the indexes say of them follows
 	// from that one change (a flipped byte in "lock_seq" takes a node out
 	// of its locked index), so it is not counted as index damage.
 	rewritten map[string]bool
-	prev      string
-	unknown   bool
 
 	// statuses counts each quest's nodes by status, their running
 	// entries laid over their records (overlayRunning), for counts;
@@ -254,29 +167,23 @@ type ledgerCheck struct {
 	unread   bool
 }
 
-func (c *ledgerCheck) problem(format string, args ...any) {
-	c.problems = append(c.problems, fmt.Sprintf(format, args...))
-}
-
 // checkLedger checks the ledger and the locked nodes in tx under the rules
 // of schema (before schema 2, records carry no node hash).
 func checkLedger(tx *store.Tx, schema uint64) ledgerCheck {
-	c := ledgerCheck{last: map[string]lastRecord{}, unproven: map[string]bool{}, rewritten: map[string]bool{}, shown: map[string]evidenceEntry{},
+	c := ledgerCheck{Chain: ledger.ReadChain(tx), rewritten: map[string]bool{}, shown: map[string]evidenceEntry{},
 		statuses: map[string]map[Status]int{}}
-	c.chain(tx)
-	c.links()
-	if head := string(tx.Meta().Get(kLedgerHead)); head != c.prev && !c.unknown {
-		c.problem("ledger head does not match the last record (records were removed)")
+	if head := string(tx.Meta().Get(kLedgerHead)); head != c.Prev && !c.Unknown {
+		c.Problem("ledger head does not match the last record (records were removed)")
 	}
 	locked := lockedIndex(tx)
 	present := c.nodes(tx, schema, locked)
-	for _, id := range slices.Sorted(maps.Keys(c.last)) {
-		if r := c.last[id]; r.status.Terminal() && !present[id] && !c.unproven[id] {
-			c.problem("locked node %s (ledger record %d) is missing from the store", id, r.seq)
+	for _, id := range slices.Sorted(maps.Keys(c.Last)) {
+		if r := c.Last[id]; r.Status.Terminal() && !present[id] && !c.Unproven[id] {
+			c.Problem("locked node %s (ledger record %d) is missing from the store", id, r.Seq)
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(locked)) {
-		if !present[id] && !c.unproven[id] {
+		if !present[id] && !c.Unproven[id] {
 			c.index = append(c.index, fmt.Sprintf("the locked index of quest %s names node %s, which is missing from the store", locked[id], id))
 		}
 	}
@@ -286,70 +193,9 @@ func checkLedger(tx *store.Tx, schema uint64) ledgerCheck {
 	}
 	c.counts(tx)
 	if schema < 2 {
-		c.notes = append(c.notes, "schema v1: locked nodes were checked by status and claim hash only")
+		c.Notes = append(c.Notes, "schema v1: locked nodes were checked by status and claim hash only")
 	}
 	return c
-}
-
-// chainBreak is a link that does not match the record before.
-type chainBreak struct{ seq, after uint64 }
-
-// chain reads every ledger record in order: each must decode, carry its
-// seq and its own hash; the links are kept for links, the losses salvage
-// recorded, and each node's last record.
-func (c *ledgerCheck) chain(tx *store.Tx) {
-	var prevSeq uint64
-	cur := tx.Ledger().Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
-		seq := seqOf(k)
-		var r LedgerRecord
-		if err := json.Unmarshal(v, &r); err != nil {
-			c.rotten = append(c.rotten, fmt.Sprintf("ledger record %d does not decode (%v)", seq, err))
-			c.unknown, prevSeq = true, seq
-			continue
-		}
-		if r.Seq != seq {
-			c.problem("ledger record %d claims seq %d", seq, r.Seq)
-		}
-		if !c.unknown && r.Prev != c.prev {
-			c.breaks = append(c.breaks, chainBreak{seq, prevSeq})
-		}
-		sound := r.digest() == r.Hash
-		if !sound {
-			c.problem("ledger record %d (node %s): hash mismatch, the record was rewritten", seq, r.Node)
-		}
-		if r.Outcome == OutcomeSalvaged && sound {
-			c.lost = append(c.lost, r.Lost...)
-			for _, id := range r.Unproven {
-				c.unproven[id] = true
-			}
-			c.notes = append(c.notes, fmt.Sprintf("salvage (ledger record %d, %s) recorded store damage: %s", seq, r.Time.Format(time.RFC3339), salvageLoss(r)))
-		}
-		c.prev, prevSeq, c.unknown = r.Hash, seq, false
-		if r.Node != "" {
-			c.last[r.Node] = lastRecord{seq: seq, status: r.Status, claimHash: r.ClaimHash, nodeHash: r.NodeHash}
-		}
-		c.records++
-	}
-}
-
-// links reports every broken link but those across records a salvage
-// recorded as lost.
-func (c *ledgerCheck) links() {
-	covered := func(from, to uint64) bool { // every seq in [from, to] was recorded lost
-		for s := from; s <= to; s++ {
-			if !slices.ContainsFunc(c.lost, func(g [2]uint64) bool { return g[0] <= s && s <= g[1] }) {
-				return false
-			}
-		}
-		return true
-	}
-	for _, b := range c.breaks {
-		if b.seq > b.after+1 && covered(b.after+1, b.seq-1) {
-			continue // the records in between were lost, and salvage said so
-		}
-		c.problem("ledger record %d: link to previous record broken", b.seq)
-	}
 }
 
 // indexesName checks that every node the per-quest node indexes and the
@@ -361,7 +207,7 @@ func (c *ledgerCheck) indexesName(tx *store.Tx, present map[string]bool) {
 		idx := tx.Bucket(name)
 		_ = idx.ForEachBucket(func(q []byte) error {
 			return idx.Bucket(q).ForEach(func(_, id []byte) error {
-				if !present[string(id)] && !c.unproven[string(id)] {
+				if !present[string(id)] && !c.Unproven[string(id)] {
 					c.index = append(c.index, fmt.Sprintf("the %s index of quest %s names node %s, which is missing from the store", name, q, id))
 				}
 				return nil
@@ -375,7 +221,7 @@ func (c *ledgerCheck) indexesName(tx *store.Tx, present map[string]bool) {
 		if _, n, ok := store.SplitRunningKey(k); ok {
 			node = n
 		}
-		if !present[node] && !c.unproven[node] {
+		if !present[node] && !c.Unproven[node] {
 			c.index = append(c.index, fmt.Sprintf("the running index names node %s, which is missing from the store", node))
 		}
 		return nil
@@ -407,7 +253,7 @@ func (c *ledgerCheck) evidenceIndex(tx *store.Tx) {
 			switch {
 			case ok && want.quest == string(q) && want.seq == seqOf(k) && !found[string(id)]:
 				found[string(id)] = true
-			case c.unproven[string(id)] || c.rewritten[string(id)]:
+			case c.Unproven[string(id)] || c.rewritten[string(id)]:
 			case ok:
 				c.index = append(c.index, fmt.Sprintf("the evidence index of quest %s names node %s under lock sequence %d; its record says quest %s, lock sequence %d", q, id, seqOf(k), want.quest, want.seq))
 			default:
@@ -417,7 +263,7 @@ func (c *ledgerCheck) evidenceIndex(tx *store.Tx) {
 		})
 	})
 	for _, id := range slices.Sorted(maps.Keys(c.shown)) {
-		if !found[id] && !c.unproven[id] && !c.rewritten[id] {
+		if !found[id] && !c.Unproven[id] && !c.rewritten[id] {
 			c.index = append(c.index, fmt.Sprintf("locked node %s has evidence but is missing from its quest's evidence index", id))
 		}
 	}
@@ -452,17 +298,17 @@ func (c *ledgerCheck) nodes(tx *store.Tx, schema uint64, locked map[string]strin
 			LockSeq   uint64 `json:"lock_seq"`
 		}
 		if err := json.Unmarshal(raw, &n); err != nil {
-			c.rotten = append(c.rotten, fmt.Sprintf("node record %s does not decode (%v): it was damaged (`questbox salvage` drops it and records the loss)", domain.NodeID(seqOf(k)), err))
+			c.Rotten = append(c.Rotten, fmt.Sprintf("node record %s does not decode (%v): it was damaged (`questbox salvage` drops it and records the loss)", domain.NodeID(seqOf(k)), err))
 			present[domain.NodeID(seqOf(k))] = true
 			c.unread = true
 			continue
 		}
 		present[n.ID] = true
 		c.tally(tx, n.Quest, n.ID, n.Status)
-		r, has := c.last[n.ID]
+		r, has := c.Last[n.ID]
 		if !n.Status.Terminal() {
-			if has && r.status.Terminal() && !c.unproven[n.ID] {
-				c.problem("node %s is %s, but ledger record %d locked it as %s", n.ID, n.Status, r.seq, r.status)
+			if has && r.Status.Terminal() && !c.Unproven[n.ID] {
+				c.Problem("node %s is %s, but ledger record %d locked it as %s", n.ID, n.Status, r.Seq, r.Status)
 			}
 			continue
 		}
@@ -470,22 +316,22 @@ func (c *ledgerCheck) nodes(tx *store.Tx, schema uint64, locked map[string]strin
 		if n.LockSeq != 0 && shownEvidence(&Node{Role: n.Role, Status: n.Status, Evidence: n.Evidence}) {
 			c.shown[n.ID] = evidenceEntry{quest: n.Quest, seq: n.LockSeq}
 		}
-		if c.unproven[n.ID] {
+		if c.Unproven[n.ID] {
 			continue
 		}
 		switch {
 		case !has:
-			c.problem("locked node %s (%s) has no ledger record", n.ID, n.Status)
-		case r.status != n.Status:
-			c.problem("locked node %s is %s but ledger record %d says %s", n.ID, n.Status, r.seq, r.status)
+			c.Problem("locked node %s (%s) has no ledger record", n.ID, n.Status)
+		case r.Status != n.Status:
+			c.Problem("locked node %s is %s but ledger record %d says %s", n.ID, n.Status, r.Seq, r.Status)
 			c.rewritten[n.ID] = true
-		case r.claimHash != n.ClaimHash:
-			c.problem("locked node %s: claim hash differs from ledger record %d", n.ID, r.seq)
+		case r.ClaimHash != n.ClaimHash:
+			c.Problem("locked node %s: claim hash differs from ledger record %d", n.ID, r.Seq)
 			c.rewritten[n.ID] = true
-		case schema >= 2 && r.nodeHash == "":
-			c.problem("locked node %s: ledger record %d carries no hash of the node", n.ID, r.seq)
-		case r.nodeHash != "" && r.nodeHash != nodeHash(raw):
-			c.problem("locked node %s was rewritten after it locked: its stored record does not match the hash in ledger record %d", n.ID, r.seq)
+		case schema >= 2 && r.NodeHash == "":
+			c.Problem("locked node %s: ledger record %d carries no hash of the node", n.ID, r.Seq)
+		case r.NodeHash != "" && r.NodeHash != ledger.NodeHash(raw):
+			c.Problem("locked node %s was rewritten after it locked: its stored record does not match the hash in ledger record %d", n.ID, r.Seq)
 			c.rewritten[n.ID] = true
 		}
 		if _, ok := locked[n.ID]; !ok && !c.rewritten[n.ID] {
@@ -525,7 +371,7 @@ func (c *ledgerCheck) tally(tx *store.Tx, quest, id string, status Status) {
 // each put the counts out of step too, and the first finding says what
 // happened (a rewrite the ledger proves is not index damage).
 func (c *ledgerCheck) counts(tx *store.Tx) {
-	if c.unread || len(c.rotten)+len(c.index)+len(c.problems) > 0 {
+	if c.unread || len(c.Rotten)+len(c.index)+len(c.Problems) > 0 {
 		return
 	}
 	running := tx.Running().Cursor()
@@ -533,7 +379,7 @@ func (c *ledgerCheck) counts(tx *store.Tx) {
 		id := string(k)
 		var q Quest
 		if err := decodeQuest(raw, &q); err != nil {
-			c.rotten = append(c.rotten, fmt.Sprintf("quest record %s does not decode (%v)", id, err))
+			c.Rotten = append(c.Rotten, fmt.Sprintf("quest record %s does not decode (%v)", id, err))
 			return nil
 		}
 		overlayDispatch(running, &q)
@@ -561,29 +407,6 @@ func union(a StatusCounts, b map[Status]int) map[Status]bool {
 	return u
 }
 
-// salvageLoss describes what a SALVAGED record says was lost.
-func salvageLoss(r LedgerRecord) string {
-	var parts []string
-	if len(r.Lost) > 0 {
-		var rs []string
-		for _, g := range r.Lost {
-			if g[0] == g[1] {
-				rs = append(rs, fmt.Sprint(g[0]))
-			} else {
-				rs = append(rs, fmt.Sprintf("%d-%d", g[0], g[1]))
-			}
-		}
-		parts = append(parts, "ledger records "+strings.Join(rs, ", ")+" were lost")
-	}
-	if len(r.Unproven) > 0 {
-		parts = append(parts, "locked nodes "+strings.Join(r.Unproven, ", ")+" can no longer be proven (their record, their ledger record or their older attempts were lost)")
-	}
-	if len(parts) == 0 {
-		return "no ledger record or locked node was lost"
-	}
-	return strings.Join(parts, "; ")
-}
-
 // sealLedger is the migration to schema 2: it binds every locked node into
 // the ledger by the hash of its stored record. Records written before
 // schema 2 carry no such hash, so it is added to each locked node's last
@@ -596,15 +419,15 @@ func salvageLoss(r LedgerRecord) string {
 // reporting the break instead of the upgrade hiding it.
 func sealLedger(tx *store.Tx) error {
 	c := checkLedger(tx, 1)
-	if len(c.problems) > 0 || len(c.rotten) > 0 {
+	if len(c.Problems) > 0 || len(c.Rotten) > 0 {
 		return nil
 	}
-	return reseal(tx, c.last)
+	return reseal(tx, c.Last)
 }
 
 // reseal sets NodeHash on the last record of every locked node that lacks
 // it and chains the ledger again from the first record it changed.
-func reseal(tx *store.Tx, last map[string]lastRecord) error {
+func reseal(tx *store.Tx, last map[string]ledger.Last) error {
 	lb, nodes := appendOnly(tx.Ledger()), tx.Nodes()
 	var keys [][]byte
 	_ = lb.ForEach(func(k, _ []byte) error {
@@ -617,18 +440,18 @@ func reseal(tx *store.Tx, last map[string]lastRecord) error {
 		if _, err := getJSON(lb, k, &r); err != nil {
 			return err
 		}
-		if l, ok := last[r.Node]; ok && l.seq == r.Seq && r.Status.Terminal() && r.NodeHash == "" {
+		if l, ok := last[r.Node]; ok && l.Seq == r.Seq && r.Status.Terminal() && r.NodeHash == "" {
 			key, err := nodeKey(r.Node)
 			if err != nil {
 				return err
 			}
 			if raw := nodes.Get(key); raw != nil {
-				r.NodeHash, changed = nodeHash(raw), true
+				r.NodeHash, changed = ledger.NodeHash(raw), true
 			}
 		}
 		if changed {
 			r.Prev = prev
-			r.Hash = r.digest()
+			r.Hash = r.Digest()
 			if err := putJSON(lb, k, r); err != nil {
 				return err
 			}

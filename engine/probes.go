@@ -15,7 +15,7 @@ var probes = []store.Probe{
 	{Bucket: bLedger, Match: func(k, v []byte) bool {
 		// A copy whose hash does not hold is no copy of a record.
 		var r LedgerRecord
-		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && len(r.Hash) == 64 && r.digest() == r.Hash
+		return len(k) == 8 && json.Unmarshal(v, &r) == nil && r.Seq == seqOf(k) && len(r.Hash) == 64 && r.Digest() == r.Hash
 	}},
 	{Bucket: bEvents, Match: func(k, v []byte) bool {
 		if records.IsGroup(v) {

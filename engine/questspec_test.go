@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -40,7 +41,7 @@ func TestCheckRoles(t *testing.T) {
 		{"unknown mode", "duo", []string{RoleScout}, `mode "duo" is not one of team, solo`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CheckRoles(tc.mode, tc.roles)
+			err := domain.CheckRoles(tc.mode, tc.roles)
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("got %v, want nil", err)
@@ -61,8 +62,8 @@ func TestWorkerRole(t *testing.T) {
 		{[]string{RoleOwner, "reviewer", RoleStrategist}, "reviewer"},
 		{[]string{RoleOwner}, RoleOwner}, // a quest stored before CheckRoles
 	} {
-		if got := workerRole(tc.roles); got != tc.want {
-			t.Errorf("workerRole(%v): got %q, want %q", tc.roles, got, tc.want)
+		if got := domain.WorkerRole(tc.roles); got != tc.want {
+			t.Errorf("domain.WorkerRole(%v): got %q, want %q", tc.roles, got, tc.want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/findings"
 	"github.com/questbox/questbox/engine/planttest"
 	"github.com/questbox/questbox/internal/clock/clocktest"
 )
@@ -98,7 +99,7 @@ func TestResultOfTheDemoQuest(t *testing.T) {
 	}
 	var want, got []string
 	for _, n := range nodes {
-		if k, ok := engine.FindingOf(n); ok {
+		if k, ok := findings.FindingOf(n); ok {
 			want = append(want, string(k)+":"+n.ID)
 		}
 	}

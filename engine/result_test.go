@@ -7,6 +7,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/findings"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/consent"
 )
@@ -150,7 +151,7 @@ func TestFindingOf(t *testing.T) {
 		{"a judge's vote", Node{Role: RoleJudge, Status: Explored, Verdict: "pass"}, ""},
 		{"a phase gate", Node{Role: "scout" + gateSuffix, Status: Explored, Verdict: gates.SourcePass}, ""},
 	} {
-		got, ok := FindingOf(&c.n)
+		got, ok := findings.FindingOf(&c.n)
 		if got != c.want || ok != (c.want != "") {
 			t.Errorf("%s: FindingOf = %q, %v; want %q", c.name, got, ok, c.want)
 		}
@@ -189,17 +190,17 @@ func TestResultKeepsTheOwnersClosingStatement(t *testing.T) {
 
 	// A quest finished before the summary was kept on the owner: the
 	// reason has the start of it.
-	old := &Result{Quest: &Quest{Status: QuestDone, Reason: r.Quest.Reason}}
-	if d := old.ending(nil, nil); d.How != EndedByFinish || d.Statement != truncate(long, 200) || d.Node != "" {
+	old := &Quest{Status: QuestDone, Reason: r.Quest.Reason}
+	if d := findings.Of(old, nil).Ending; d.How != EndedByFinish || d.Statement != truncate(long, 200) || d.Node != "" {
 		t.Errorf("an older owner's ending %+v, want the reason's statement", d)
 	}
 	for reason, how := range map[string]EndingHow{ReasonNoWork: EndedNoWork, ReasonStrategistConcluded + "x": EndedByStrategist, "": EndedDone} {
-		if d := (&Result{Quest: &Quest{Status: QuestDone, Reason: reason}}).ending(nil, nil); d.How != how {
+		if d := findings.Of(&Quest{Status: QuestDone, Reason: reason}, nil).Ending; d.How != how {
 			t.Errorf("done for %q: %s, want %s", reason, d.How, how)
 		}
 	}
-	stopped := &Result{Quest: &Quest{Status: QuestStopped, Reason: "no progress: the same evidence 3 times in a row"}}
-	if d := stopped.ending(nil, nil); d.How != EndedForAttention {
+	stopped := &Quest{Status: QuestStopped, Reason: "no progress: the same evidence 3 times in a row"}
+	if d := findings.Of(stopped, nil).Ending; d.How != EndedForAttention {
 		t.Errorf("stopped for no progress: %s, want %s", d.How, EndedForAttention)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -118,10 +119,10 @@ func recordLoss(tx *store.Tx, now time.Time, nodes map[string]*Node, rewritten [
 		return nil
 	}
 	r := LedgerRecord{Time: now.UTC(), Outcome: OutcomeSalvaged, Lost: lg.lost, Unproven: unproven}
-	if err := appendLedger(tx, r); err != nil {
+	if err := ledger.Append(tx, r); err != nil {
 		return err
 	}
-	*out = append(*out, "the verdict ledger records the loss: "+salvageLoss(r))
+	*out = append(*out, "the verdict ledger records the loss: "+ledger.Loss(r))
 	return nil
 }
 

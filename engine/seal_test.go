@@ -9,11 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -21,11 +21,11 @@ import (
 // as Salvage and Restore sign the store they put in place (signCopy).
 func signAsSalvage(t testing.TB, tx *store.Tx, dir string) error {
 	t.Helper()
-	k, err := LoadDeviceKey(dir)
+	k, err := ledger.LoadDeviceKey(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = signCopy(tx, k, LedgerSignature{State: SealSigned})
+	_, err = ledger.SignCopy(tx, k, LedgerSignature{State: SealSigned})
 	return err
 }
 
@@ -59,7 +59,7 @@ func openVerify(t *testing.T, dir string, opt StoreOptions) (VerifyReport, error
 }
 
 // storedSeal reads the stored signature of the store in dir.
-func storedSeal(t *testing.T, dir string) (h headSeal, ok bool) {
+func storedSeal(t *testing.T, dir string) (h ledger.HeadSeal, ok bool) {
 	t.Helper()
 	s, err := OpenStore(dir, StoreOptions{ReadOnly: true})
 	if err != nil {
@@ -68,7 +68,7 @@ func storedSeal(t *testing.T, dir string) (h headSeal, ok bool) {
 	defer s.Close()
 	err = s.view(func(tx *store.Tx) error {
 		var err error
-		h, ok, err = readSeal(tx)
+		h, ok, err = ledger.ReadSeal(tx)
 		return err
 	})
 	if err != nil {
@@ -103,7 +103,7 @@ func TestLedgerHeadSignedByDeviceKey(t *testing.T) {
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("device key: %v, %v; want a file of mode 0600", fi, err)
 	}
-	k, err := LoadDeviceKey(h.dir)
+	k, err := ledger.LoadDeviceKey(h.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestLedgerHeadSignedByDeviceKey(t *testing.T) {
 	read := func() []byte {
 		var raw []byte
 		_ = h.store.view(func(tx *store.Tx) error {
-			raw = bytes.Clone(tx.Meta().Get(kLedgerSeal))
+			raw = bytes.Clone(tx.Meta().Get(store.KeyLedgerSeal))
 			return nil
 		})
 		return raw
@@ -143,19 +143,6 @@ func TestLedgerHeadSignedByDeviceKey(t *testing.T) {
 	}
 	if after := read(); !bytes.Equal(before, after) {
 		t.Error("a commit that did not move the ledger's head signed it again")
-	}
-}
-
-// The stored signature's form: every field of headSeal round-trips.
-func TestHeadSealRoundTrips(t *testing.T) {
-	want := headSeal{Seq: 7, Head: "ab12", Key: strings.Repeat("k", 32), Sig: strings.Repeat("s", 64)}
-	n := reflect.TypeOf(want).NumField()
-	if got := len(sealCodec.Names()); got != n {
-		t.Fatalf("sealCodec has %d fields, headSeal %d", got, n)
-	}
-	var got headSeal
-	if err := sealCodec.Decode(sealCodec.Append(nil, &want), &got); err != nil || got != want {
-		t.Errorf("round trip: %+v, %v; want %+v", got, err, want)
 	}
 }
 
@@ -173,9 +160,9 @@ func TestLedgerRewrittenWithoutTheKeyFailsVerify(t *testing.T) {
 		want  string
 	}{
 		{"the signature left as it was", nil, SealMismatch, "the ledger was rewritten without the key"},
-		{"the signature removed", func(tx *store.Tx) error { return tx.Meta().Delete(kLedgerSeal) }, SealUnsigned, "unsigned, but this box signs every head it writes"},
+		{"the signature removed", func(tx *store.Tx) error { return tx.Meta().Delete(store.KeyLedgerSeal) }, SealUnsigned, "unsigned, but this box signs every head it writes"},
 		{"the signature removed and the schema set back to 9", func(tx *store.Tx) error {
-			if err := tx.Meta().Delete(kLedgerSeal); err != nil {
+			if err := tx.Meta().Delete(store.KeyLedgerSeal); err != nil {
 				return err
 			}
 			return tx.Meta().Put(kSchema, u64(9))
@@ -252,10 +239,10 @@ func rewriteLockedVerdict(tx *store.Tx) error {
 			return err
 		}
 		if r.NodeHash != "" && r.Node == "n1" {
-			r.NodeHash = nodeHash(forged)
+			r.NodeHash = ledger.NodeHash(forged)
 		}
 		r.Prev = prev
-		r.Hash = r.digest()
+		r.Hash = r.Digest()
 		prev = r.Hash
 		if err := putJSON(lb, k, r); err != nil {
 			return err
@@ -268,7 +255,7 @@ func rewriteLockedVerdict(tx *store.Tx) error {
 // file checked on its own (a backup) the key is only named.
 func TestLedgerSignedByAnotherKey(t *testing.T) {
 	base := ledgerStore(t)
-	k, err := LoadDeviceKey(base)
+	k, err := ledger.LoadDeviceKey(base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -401,7 +388,7 @@ func TestDeviceKeyUnusable(t *testing.T) {
 // backup whose ledger was rewritten without the key is refused.
 func TestRestoreOntoAnotherBoxSignsWithItsKey(t *testing.T) {
 	a := ledgerStore(t)
-	ka, err := LoadDeviceKey(a)
+	ka, err := ledger.LoadDeviceKey(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -420,7 +407,7 @@ func TestRestoreOntoAnotherBoxSignsWithItsKey(t *testing.T) {
 		t.Fatalf("backup: %+v, %v; want the head signed by %s", brep.Signature, err, ka.Fingerprint())
 	}
 	b := ledgerStore(t) // another box, with its own key
-	kb, err := LoadDeviceKey(b)
+	kb, err := ledger.LoadDeviceKey(b)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,7 +443,7 @@ func TestRestoreOntoAnotherBoxSignsWithItsKey(t *testing.T) {
 // store's signature was.
 func TestSalvageSignsTheSalvagedHead(t *testing.T) {
 	dir := copyStore(t, ledgerStore(t))
-	k, err := LoadDeviceKey(dir)
+	k, err := ledger.LoadDeviceKey(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -500,7 +487,7 @@ func TestSealExport(t *testing.T) {
 	if err := seal.Check(); err != nil || seal.Unsigned != "" || seal.HeadSeq == 0 {
 		t.Fatalf("seal %+v: %v; want it signed and checking", seal, err)
 	}
-	k, _ := LoadDeviceKey(dir)
+	k, _ := ledger.LoadDeviceKey(dir)
 	if !bytes.Equal(seal.PublicKey, k.Public()) {
 		t.Error("the seal does not carry the device key")
 	}
@@ -547,10 +534,10 @@ func TestSealExport(t *testing.T) {
 // The messages the key signs, as docs/ledger.md spells them out for a
 // third party's own check.
 func TestSignedMessages(t *testing.T) {
-	if got, want := string(HeadMessage(12, "ab")), "questbox ledger head v1\n12 ab\n"; got != want {
+	if got, want := string(ledger.HeadMessage(12, "ab")), "questbox ledger head v1\n12 ab\n"; got != want {
 		t.Errorf("head message %q, want %q", got, want)
 	}
-	got := string(ExportMessage("q1", 0, 3, 2, "cd", 12, "ab"))
+	got := string(ledger.ExportMessage("q1", 0, 3, 2, "cd", 12, "ab"))
 	want := "questbox export v1\nquest q1\nbatch 0 3\nlines 2 cd\nledger 12 ab\n"
 	if got != want {
 		t.Errorf("export message %q, want %q", got, want)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -187,7 +188,7 @@ type Store struct {
 	// file (a backup, a restore's or a salvage's copy), whose signature
 	// Verify checks without knowing the box's key. Set before the store
 	// is used, then only read.
-	box *boxKey
+	box *ledger.Box
 	// notes are what OpenStore did or found of the device key and the
 	// head's signature that the owner should know (besides db's).
 	notes []string
@@ -260,7 +261,7 @@ func newStore(db *store.DB) *Store {
 // if there is none) unless the damaged store's signature showed its
 // ledger rewritten (salvageSeal).
 func Salvage(dir string, now time.Time) (SalvageReport, error) {
-	k, _, err := loadOrCreateDeviceKey(dir)
+	k, _, err := ledger.LoadOrCreateDeviceKey(dir)
 	if err != nil {
 		return SalvageReport{Store: filepath.Join(dir, StoreFile)}, fmt.Errorf("salvage: %w", err)
 	}
@@ -270,12 +271,12 @@ func Salvage(dir string, now time.Time) (SalvageReport, error) {
 // salvageRecords is what salvage needs of the engine's records; k, when
 // set, signs the salvaged ledger's head.
 func salvageRecords(k *DeviceKey) store.Records {
-	var sv salvageSeal
+	var sv ledger.SalvageSeal
 	return store.Records{
 		Schema:  schema(),
 		Damaged: damagedRecords,
 		Verify: func(db *store.DB) ([]string, error) {
-			note, err := sv.sign(db, k)
+			note, err := sv.Sign(db, k)
 			if err != nil {
 				return nil, err
 			}
@@ -287,8 +288,8 @@ func salvageRecords(k *DeviceKey) store.Records {
 		},
 		Probes: probes,
 		Rebuild: func(tx *store.Tx, now time.Time, seqKnown func([]byte) bool) ([]string, error) {
-			sv.was, _ = checkSeal(tx, SchemaVersion, &boxKey{key: k})
-			sv.read = true
+			sv.Was, _ = ledger.CheckSeal(tx, SchemaVersion, &ledger.Box{Key: k})
+			sv.Read = true
 			return rebuild(tx, now, seqKnown)
 		},
 	}

@@ -52,12 +52,6 @@ import (
 // accepter (awaiting_consent, bound to the claim hash); a human who
 // rejects it rejects the Team (a revision of its executer).
 
-// Accept modes of a Teams quest.
-const (
-	AcceptJudge = "judge"
-	AcceptHuman = "human"
-)
-
 // DefaultMaxRevisions is how many revisions a Team may make when the
 // quest names no cap: the rejection after the last one blocks it.
 const DefaultMaxRevisions = 2

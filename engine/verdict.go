@@ -730,7 +730,7 @@ func (t *txn) Pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, out
 		return fmt.Errorf("BUG: pass without an answer for node %s", n.ID)
 	}
 	n.Verdict, n.Evidence, n.Citations, n.NewDirections = a.Verdict, a.Evidence, a.Citations, a.NewDirections
-	to := verdictStatus[a.Verdict]
+	to := domain.VerdictStatus[a.Verdict]
 	if to == "" {
 		return fmt.Errorf("BUG: verdict %q passed the contract", a.Verdict)
 	}
@@ -775,7 +775,7 @@ func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
 }
 
 // workerRole is the role of nodes grown from new directions.
-func (t *txn) workerRole(q *Quest) string { return workerRole(q.Roles) }
+func (t *txn) workerRole(q *Quest) string { return domain.WorkerRole(q.Roles) }
 
 // ownerActions validates and applies an owner's actions. An invalid action
 // is recorded as a fact on the owner node and never applied.

@@ -117,7 +117,7 @@ func downgrade(t *testing.T, dir string) {
 				return err
 			}
 			r.NodeHash, r.Prev = "", prev
-			r.Hash = r.digest()
+			r.Hash = r.Digest()
 			prev = r.Hash
 			if err := putJSON(b, k, r); err != nil {
 				return err
@@ -126,7 +126,7 @@ func downgrade(t *testing.T, dir string) {
 		if err := tx.Meta().Put(kLedgerHead, []byte(prev)); err != nil {
 			return err
 		}
-		if err := tx.Meta().Delete(kLedgerSeal); err != nil {
+		if err := tx.Meta().Delete(store.KeyLedgerSeal); err != nil {
 			return err
 		}
 		return tx.Meta().Put(kSchema, u64(1))

@@ -2,7 +2,8 @@
 # build.sh — the flashable questbox image for the Raspberry Pi 3, 4 and
 # Zero 2 W (arm64): dist/questbox-arm64.img.xz and its .sha256.
 #
-#   image/build.sh        (make image: builds dist/questbox-linux-arm64 and
+#   image/build.sh        (make image: builds dist/questbox-linux-arm64,
+#                          dist/questbox-confine-linux-arm64 and
 #                          dist/questbox.toml first)
 #
 # Layout (MBR, partitions by label; README "The SD card image"):
@@ -20,7 +21,9 @@
 # devices, no mounts. As a user other than root it runs itself under
 # `unshare --map-root-user --map-auto`, so that the files keep their owners.
 #
-# Environment: BIN (dist/questbox-linux-arm64), CONF (dist/questbox.toml),
+# Environment: BIN (dist/questbox-linux-arm64), LAUNCHER
+# (dist/questbox-confine-linux-arm64, installed beside it as
+# /usr/bin/questbox-confine), CONF (dist/questbox.toml),
 # RELEASE_PUB (dist/release.pub, installed as /etc/questbox/release.pub),
 # OUT (dist/questbox-arm64.img), KEEP_RAW=1 keeps the uncompressed .img,
 # XZ_LEVEL (-3: a minute or two; -9 is a few MiB smaller and much slower),
@@ -32,6 +35,7 @@ log() { printf 'image: %s\n' "$*" >&2; }
 die() { log "$*"; exit 1; }
 
 BIN=${BIN:-dist/questbox-linux-arm64}
+LAUNCHER=${LAUNCHER:-dist/questbox-confine-linux-arm64}
 CONF=${CONF:-dist/questbox.toml}
 RELEASE_PUB=${RELEASE_PUB:-dist/release.pub}
 OUT=${OUT:-dist/questbox-arm64.img}
@@ -44,6 +48,7 @@ DATA_MIB=128
 FIRST_MIB=4 # the first partition starts here (SD erase-block aligned)
 
 [[ -x $BIN ]] || die "$BIN missing: make dist/questbox-linux-arm64"
+[[ -x $LAUNCHER ]] || die "$LAUNCHER missing: make dist/questbox-confine-linux-arm64"
 [[ -f $CONF ]] || die "$CONF missing: make dist/questbox.toml"
 
 image/deps.sh
@@ -69,6 +74,7 @@ cp -a image/rootfs/. "$root/"
 install -m 0644 image/base/etc/fstab "$root/etc/fstab" # also in the cached tree (its initramfs checks /)
 chown -R 0:0 "$root/etc/systemd" "$root/usr/lib/questbox" "$root/etc/avahi/services" "$root/etc/ssh/sshd_config.d"
 install -m 0755 "$BIN" "$root/usr/bin/questbox"
+install -m 0755 "$LAUNCHER" "$root/usr/bin/questbox-confine"
 install -m 0644 systemd/questbox.service "$root/usr/lib/systemd/system/questbox.service"
 install -m 0644 systemd/60-questbox.rules "$root/usr/lib/udev/rules.d/60-questbox.rules"
 install -d -m 0755 "$root/usr/share/doc/questbox"

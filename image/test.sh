@@ -172,6 +172,14 @@ ready1=$ready wall1=$ready_wall
 user=$(ssh_ ps -o user= -C questbox | head -1)
 [[ $user == questbox ]] || fail "boot 1: the daemon runs as '$user', want questbox"
 ok "boot 1: questbox.service active, running as user questbox"
+# The agents' runs start the small launcher installed beside the daemon,
+# not the daemon's own binary (the start-up report names it; read whole,
+# then matched, as the man page below).
+journal=$(ssh_ journalctl -b -u questbox.service -o cat)
+report=$(grep -m1 'msg="agents run' <<<"$journal" || true)
+[[ $report == *'; launcher /usr/bin/questbox-confine"'* ]] ||
+	fail "boot 1: the start-up confinement report does not name /usr/bin/questbox-confine as the launcher: '$report'"
+ok "boot 1: the agents' runs are launched by /usr/bin/questbox-confine"
 healthz 1
 data_mib=$(ssh_ df -m --output=size /var/lib/questbox | tail -1 | tr -d ' ')
 ((data_mib > 512)) || fail "boot 1: the data partition was not grown ($data_mib MiB)"

@@ -106,6 +106,7 @@ func unprivileged(t *testing.T) *syscall.Credential {
 func attackAsAgent(t *testing.T, bin string, sc attackScenario) {
 	r := newAttackRig(t, bin, sc)
 	r.startDaemon()
+	r.checkLauncher()
 	ev, survivors := r.runAttacker()
 	n := r.checkRecordedRun(ev)
 	r.checkAttempts(n, survivors)
@@ -164,9 +165,11 @@ func newAttackRig(t *testing.T, bin string, sc attackScenario) *attackRig {
 		r.own(d, 0o755)
 	}
 	// The binary where the daemon's user may run it (the build's
-	// directory is the test user's, 0700).
+	// directory is the test user's, 0700), and its launcher beside it,
+	// as they are installed.
 	r.qbBin = filepath.Join(dir, "questbox")
 	copyFile(t, bin, r.qbBin, 0o755)
+	copyFile(t, filepath.Join(filepath.Dir(bin), "questbox-confine"), filepath.Join(dir, "questbox-confine"), 0o755)
 	// The script too (the repository may not be the daemon's user's to
 	// read).
 	script := filepath.Join(dir, "attack-agent.sh")
@@ -383,6 +386,23 @@ func (r *attackRig) checkAttempts(n api.Node, survivors []int) {
 	}
 	if sc.noUserNS {
 		r.checkWithoutNamespaces()
+	}
+}
+
+// checkLauncher checks that the daemon's start-up report names the
+// small launcher beside it as the one its runs start, and that selftest's
+// report, on its first line, does too.
+func (r *attackRig) checkLauncher() {
+	launcher := filepath.Join(r.dir, "questbox-confine")
+	if b, _ := os.ReadFile(r.logPath); !bytes.Contains(b, []byte("; launcher "+launcher+`"`)) {
+		r.t.Errorf("the daemon's start-up report does not name %s as the launcher:\n%s", launcher, b)
+	}
+	// selftest then refuses (the daemon holds the pins): its first line
+	// is what is checked.
+	out, _ := exec.Command(r.qbBin, append([]string{"selftest"}, r.d...)...).Output()
+	first, _, _ := strings.Cut(string(out), "\n")
+	if !strings.HasPrefix(first, "confinement: applied: ") || !strings.HasSuffix(first, "; launcher "+launcher) {
+		r.t.Errorf("selftest's first line does not name %s as the launcher: %q", launcher, first)
 	}
 }
 

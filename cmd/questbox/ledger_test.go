@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/internal/daemon/daemontest"
 )
@@ -36,7 +37,7 @@ func ledgerFixture(t *testing.T) (data, export string) {
 // export against.
 func TestVerifyNamesTheDeviceKey(t *testing.T) {
 	data, export := ledgerFixture(t)
-	k, err := engine.LoadDeviceKey(data)
+	k, err := ledger.LoadDeviceKey(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func rebuildLedger(t *testing.T, store, from, to string) {
 // that box's key.
 func TestRestoreOntoAnotherBox(t *testing.T) {
 	a, _ := ledgerFixture(t)
-	ka, err := engine.LoadDeviceKey(a)
+	ka, err := ledger.LoadDeviceKey(a)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +189,7 @@ func TestRestoreOntoAnotherBox(t *testing.T) {
 		t.Errorf("backup printed %q; want the head's signer named", r.stdout)
 	}
 	b, _ := ledgerFixture(t)
-	kb, err := engine.LoadDeviceKey(b)
+	kb, err := ledger.LoadDeviceKey(b)
 	if err != nil {
 		t.Fatal(err)
 	}

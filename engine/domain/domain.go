@@ -126,6 +126,12 @@ const (
 	RoleAccepter = "accepter"
 )
 
+// Accept modes of a Teams quest (Quest.AcceptMode).
+const (
+	AcceptJudge = "judge"
+	AcceptHuman = "human"
+)
+
 // Stages of a Team (Node.Stage).
 const (
 	StagePlan   = "plan"

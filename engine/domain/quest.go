@@ -1,6 +1,11 @@
 package domain
 
-import "slices"
+import (
+	"slices"
+	"strings"
+
+	"github.com/questbox/questbox/gates"
+)
 
 // Finished reports whether the quest ended for good: done, or terminated
 // by a budget. A stopped quest may resume.
@@ -55,3 +60,32 @@ func (q *Quest) HasRole(r string) bool {
 	}
 	return false
 }
+
+// VerdictStatus is the terminal status an answer's verdict locks its node
+// in (docs/design.md, "The ratchet").
+var VerdictStatus = map[string]Status{gates.VerdictConclusion: Explored, gates.VerdictPromising: Growing, gates.VerdictDead: Aborted}
+
+// Reasons the engine gives a quest that ends by itself; Ending reads them.
+const (
+	ReasonOwnerFinished       = "owner finished: "
+	ReasonStrategistConcluded = "strategist concluded: "
+	ReasonNoWork              = "no work left: every node is explored, growing, aborted or exhausted"
+)
+
+// OutcomeGranted is the outcome of the attempt a person's consent adds to
+// a node (Approve); ConsentBy starts its feedback, followed by the
+// consent's source (consent.Source.Via: "button", "dashboard:USER",
+// "mqtt").
+const (
+	OutcomeGranted = "granted"
+	ConsentBy      = "consent by "
+)
+
+// GateSuffix ends the role of a phase gate: "scout_gate".
+const GateSuffix = "_gate"
+
+// IsGateRole reports whether role is a phase gate's.
+func IsGateRole(role string) bool { return strings.HasSuffix(role, GateSuffix) }
+
+// IsMember reports whether role is a council member's.
+func IsMember(role string) bool { return role == RoleReviewer || role == RoleJudge }

@@ -10,7 +10,7 @@
 // Any problem — a TOML syntax error, an unknown key, a value of the wrong type or
 // outside its range, a required key an optional table leaves out, a reference to
 // a provider or role that does not exist, quest defaults no quest could make
-// progress with (engine.CheckRoles) — is an error that names the file, the line,
+// progress with (domain.CheckRoles) — is an error that names the file, the line,
 // the full dotted key and the offending value, and every problem in the file is
 // reported at once, not only the first. All such errors wrap [ErrInvalid]; each
 // one is an [*Error].
@@ -209,7 +209,7 @@ type QuestDefaults struct {
 	MaxStalled int `toml:"max_stalled"`
 	// Roles are the roles a quest uses. Default scout, poc, strategist, owner.
 	// They must let a quest of Mode make progress, by the engine's own rule
-	// (engine.CheckRoles): team needs owner (nobody else promotes
+	// (domain.CheckRoles): team needs owner (nobody else promotes
 	// proposals) and a role besides it, solo a role other than owner.
 	Roles []string `toml:"roles"`
 	// Checkpoints are roles whose passed nodes also need human consent (L3).

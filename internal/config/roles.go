@@ -11,11 +11,12 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
 // Role configures one role for every quest ([roles.NAME], docs/design.md,
-// "Roles"). NAME is a role name (engine.CheckRoleName): one of a quest's
+// "Roles"). NAME is a role name (domain.CheckRoleName): one of a quest's
 // roles (scout, poc, strategist, owner, or a quest's own) or a council or
 // Team role (reviewer, judge, planner, executer, accepter).
 type Role struct {
@@ -92,7 +93,7 @@ func (c *Config) validateRoles(p *problems) {
 		r := c.Roles[name]
 		base := toml.Key{"roles", name}.String()
 		key := func(field string) string { return base + "." + field }
-		if err := engine.CheckRoleName(name); err != nil {
+		if err := domain.CheckRoleName(name); err != nil {
 			p.add(base, "%v", err)
 		}
 		if r.Provider != "" && !c.HasProvider(r.Provider) {

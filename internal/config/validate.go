@@ -15,7 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates/judge"
 )
 
@@ -184,8 +184,8 @@ func (c *Config) validateDefaults(p *problems) {
 	named := true // every role listed once, with a good name
 	for _, r := range d.Roles {
 		switch {
-		case engine.CheckRoleName(r) != nil:
-			p.add("defaults.roles", "%v", engine.CheckRoleName(r))
+		case domain.CheckRoleName(r) != nil:
+			p.add("defaults.roles", "%v", domain.CheckRoleName(r))
 			named = false
 		case seen[r]:
 			p.add("defaults.roles", "%q is listed twice", r)
@@ -196,7 +196,7 @@ func (c *Config) validateDefaults(p *problems) {
 	if oneOf(d.Mode, ModeTeam, ModeSolo) && len(d.Roles) > 0 && named {
 		// The engine's own rule, so that no default can make every new
 		// quest fail.
-		if err := engine.CheckRoles(d.Mode, d.Roles); err != nil {
+		if err := domain.CheckRoles(d.Mode, d.Roles); err != nil {
 			p.add("defaults.roles", "%v", err)
 		}
 	}

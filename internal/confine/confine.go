@@ -13,22 +13,27 @@ import (
 	"sync"
 )
 
-// runVerb and probeVerb are the hidden first arguments that make the
-// daemon's binary a launcher ([Main]). specEnv carries the run's
-// specification to the launcher; the agent never sees it (its
-// environment is the spec's).
+// runVerb and probeVerb are the hidden first arguments that make a
+// binary whose main calls [Main] a launcher; buildVerb makes it print its
+// build (see build) and exit. specEnv carries the run's specification to
+// the launcher; the agent never sees it (its environment is the spec's).
 const (
 	runVerb   = "__confined-run"
 	probeVerb = "__confine-probe"
+	buildVerb = "__confine-build"
 	specEnv   = "QUESTBOX_CONFINE_SPEC"
 )
 
 // Config is what every run of a [Launcher] shares.
 type Config struct {
 	// Exe is the launcher: a binary whose main calls [Main] first. Empty
-	// means this process's own executable (os.Executable, read once by
-	// [New], so that an update that replaces the file on disk does not
-	// change the launcher under a running daemon).
+	// means the small launcher, [LauncherName] in the directory of this
+	// process's executable. Either is used only if it answers with this
+	// build (the probe asks it once); otherwise, and when it is missing,
+	// this process's own executable is the launcher, and the [Report]
+	// says why (Fallback). The paths are read once, by [New], so that an
+	// update that replaces the files on disk does not move the launcher
+	// under a running daemon.
 	Exe string
 	// Hidden are the paths no run may read, list, write or connect to:
 	// the data directory, the config file, the release key, the control
@@ -63,14 +68,19 @@ type Run struct {
 
 // Launcher starts confined commands. It is safe for concurrent use.
 type Launcher struct {
-	exe     string
+	self    string   // this process's executable: the launcher when exe is not fit
+	build   string   // this build, as the launcher must answer (build)
 	hidden  []string // resolved, cleaned, sorted
 	runs    string
 	blank   string // an empty file, mode 0, in runs
 	without []Layer
 
 	probeOnce sync.Once
-	report    Report // what the probe found; set once by probeOnce
+	// Set once by probeOnce (exe is set by New, and may be replaced by
+	// self there):
+	exe       string // the launcher
+	fallback  string // why exe is self and not the launcher asked for, if it is
+	report    Report // what the probe found
 	ns, netns bool   // the probe started the launcher in namespaces (and a network one)
 	skip      []Layer
 }
@@ -78,16 +88,23 @@ type Launcher struct {
 // New checks cfg and makes the runs' directory. It does not probe the
 // kernel: [Launcher.Probe] does, once, at the first Probe or Confine.
 func New(cfg Config) (*Launcher, error) {
-	l := &Launcher{exe: cfg.Exe, without: slices.Clone(cfg.Without)}
-	if l.exe == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return nil, fmt.Errorf("confine: the launcher is this program, whose path is unknown: %w", err)
-		}
-		l.exe = exe
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("confine: this program, the launcher's fallback, has no known path: %w", err)
 	}
-	if !filepath.IsAbs(l.exe) {
-		return nil, fmt.Errorf("confine: launcher %q is not an absolute path", l.exe)
+	return newLauncher(cfg, self)
+}
+
+// newLauncher is New for a process whose executable is self.
+func newLauncher(cfg Config, self string) (*Launcher, error) {
+	l := &Launcher{self: self, build: build(), exe: cfg.Exe, without: slices.Clone(cfg.Without)}
+	if l.exe == "" {
+		l.exe = filepath.Join(filepath.Dir(self), LauncherName)
+	}
+	for _, exe := range []string{l.self, l.exe} {
+		if !filepath.IsAbs(exe) {
+			return nil, fmt.Errorf("confine: launcher %q is not an absolute path", exe)
+		}
 	}
 	l.runs = cfg.Runs
 	if l.runs == "" {
@@ -284,10 +301,13 @@ func (l *Launcher) writable(dir string) (string, error) {
 
 // spec is what the daemon tells the launcher about one run.
 type spec struct {
-	Path string   `json:"path"` // the agent's executable
-	Args []string `json:"args"` // its argv, argv[0] included
-	Env  []string `json:"env"`  // its whole environment
-	Dir  string   `json:"dir"`  // its working directory
+	// Build is the daemon's build: the launcher refuses a spec of
+	// another (see build).
+	Build string   `json:"build"`
+	Path  string   `json:"path"` // the agent's executable
+	Args  []string `json:"args"` // its argv, argv[0] included
+	Env   []string `json:"env"`  // its whole environment
+	Dir   string   `json:"dir"`  // its working directory
 	// Write are the directories the run may write: its temporary
 	// directory and its project or scratch directory.
 	Write []string `json:"write"`
@@ -351,7 +371,7 @@ func (l *Launcher) Confine(cmd *exec.Cmd, r Run) (cleanup func(), err error) {
 		return nil, errors.New("confine: command already started")
 	}
 	l.Probe(context.Background())
-	sp := spec{Path: cmd.Path, Args: slices.Clone(cmd.Args), Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Network: r.Network}
+	sp := spec{Build: l.build, Path: cmd.Path, Args: slices.Clone(cmd.Args), Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Network: r.Network}
 	for _, dir := range r.Write {
 		w, err := l.writable(dir)
 		if err != nil {
@@ -420,6 +440,6 @@ func removeAll(dir string) {
 // probeSpec is the spec the probe runs with: a run with every layer, no
 // network.
 func (l *Launcher) probeSpec(tmp string) spec {
-	return spec{Probe: true, Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Write: []string{tmp}, Dir: tmp, Env: []string{"TMPDIR=" + tmp},
+	return spec{Build: l.build, Probe: true, Hidden: l.hidden, Private: []string{l.runs}, Blank: l.blank, Write: []string{tmp}, Dir: tmp, Env: []string{"TMPDIR=" + tmp},
 		Skip: slices.Clone(l.without)}
 }

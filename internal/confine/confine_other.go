@@ -13,7 +13,7 @@ import (
 
 // Main refuses the launcher's verbs: confinement needs Linux.
 func Main() {
-	if len(os.Args) < 2 || (os.Args[1] != runVerb && os.Args[1] != probeVerb) {
+	if len(os.Args) < 2 || (os.Args[1] != runVerb && os.Args[1] != probeVerb && os.Args[1] != buildVerb) {
 		return
 	}
 	fmt.Fprintf(os.Stderr, "questbox confine: agents cannot be confined on %s\n", runtime.GOOS)

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 // harness is a box in a temporary directory: a hidden data directory
@@ -29,6 +31,13 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, without ...Layer) *harness {
+	t.Helper()
+	return newHarnessWith(t, Config{Without: without}, New)
+}
+
+// newHarnessWith is newHarness with the launcher newLauncher makes of cfg
+// (its hidden paths and runs' directory the harness's).
+func newHarnessWith(t *testing.T, cfg Config, newLauncher func(Config) (*Launcher, error)) *harness {
 	t.Helper()
 	root := t.TempDir()
 	h := &harness{t: t, data: filepath.Join(root, "data"), config: filepath.Join(root, "questbox.toml"),
@@ -45,7 +54,8 @@ func newHarness(t *testing.T, without ...Layer) *harness {
 			t.Fatal(err)
 		}
 	}
-	l, err := New(Config{Hidden: []string{h.data, h.config, h.sock}, Runs: h.runs, Without: without})
+	cfg.Hidden, cfg.Runs = []string{h.data, h.config, h.sock}, h.runs
+	l, err := newLauncher(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,20 +142,60 @@ func alive(p *os.Process) bool {
 	return len(f) > 0 && f[0] != "Z"
 }
 
-// modes are the confinements every check runs under: every layer, and
-// Layer A alone (as on a kernel without user namespaces).
-var modes = []struct {
+// mode is one confinement the checks run under.
+type mode struct {
 	name    string
 	without []Layer
-}{
-	{"all layers", nil},
-	{"without namespaces", []Layer{Namespaces}},
+	// small: the launcher is cmd/questbox-confine, as the daemon
+	// ships; else the test binary (the fallback, the daemon's own
+	// binary, or the small launcher where TestAsUnprivilegedUser puts
+	// it beside its copy).
+	small bool
+}
+
+// modes are the confinements every check runs under: every layer, with
+// the small launcher and with the test binary as the launcher, and Layer
+// A alone (as on a kernel without user namespaces).
+var modes = []mode{
+	{"all layers", nil, false},
+	{"all layers, questbox-confine", nil, true},
+	{"without namespaces", []Layer{Namespaces}, false},
+}
+
+// harness is a harness confined as m says; with the small launcher, it
+// fails the test unless that launcher is the one the runs start.
+func (m mode) harness(t *testing.T) *harness {
+	t.Helper()
+	if !m.small {
+		return newHarness(t, m.without...)
+	}
+	exe := smallLauncher(t)
+	h := newHarnessWith(t, Config{Exe: exe, Without: m.without}, New)
+	if r := h.l.Report(); r.Launcher != exe || r.Fallback != "" {
+		t.Fatalf("the launcher is %s (%s), want %s", r.Launcher, r.Fallback, exe)
+	}
+	return h
+}
+
+// smallLauncher is cmd/questbox-confine of this test binary's build: the
+// one beside it (where TestAsUnprivilegedUser puts it), else one built.
+func smallLauncher(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	beside := filepath.Join(filepath.Dir(exe), LauncherName)
+	if _, err := os.Stat(beside); err == nil {
+		return beside
+	}
+	return buildtest.Launcher(t)
 }
 
 func TestConfinedAgent(t *testing.T) {
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			h := newHarness(t, m.without...)
+			h := m.harness(t)
 			if m.without == nil && !h.l.Report().Applied(Namespaces) {
 				failOrSkip(t, "no user namespaces here: %s", h.l.Report())
 			}

@@ -9,11 +9,17 @@
 // # How
 //
 // The daemon does not exec an agent itself. [Launcher.Confine] rewrites a
-// prepared *exec.Cmd so that it starts the daemon's own binary with a
-// hidden first argument and the run's specification in its environment;
-// that binary's main calls [Main] before anything else, which applies the
+// prepared *exec.Cmd so that it starts the launcher with a hidden first
+// argument and the run's specification in its environment; the
+// launcher's main calls [Main] before anything else, which applies the
 // layers below to itself and then execs the agent in place (no resident
-// launcher: the agent's memory is its own).
+// launcher: the agent's memory is its own). The launcher is
+// questbox-confine ([LauncherName], cmd/questbox-confine) beside the
+// daemon's executable: a binary of this package alone, which starts in a
+// fraction of the daemon's time and memory. The probe first asks it for
+// its build, once; when it is missing or of another build (see
+// [Protocol]), the daemon's own binary, whose main calls [Main] too, is
+// the launcher, and the [Report] says why.
 //
 // Layer A needs no privilege and is always attempted: a new session (no
 // controlling terminal, its own process group), descriptors above 2
@@ -40,6 +46,8 @@
 //
 // # Tests
 //
-// A test binary serves as the launcher: a package whose tests run
-// confined commands calls [Main] first in its TestMain.
+// A test binary serves as the launcher (no questbox-confine lies beside
+// it, so it is the fallback): a package whose tests run confined commands
+// calls [Main] first in its TestMain. internal/buildtest builds the small
+// launcher for the tests that use it.
 package confine

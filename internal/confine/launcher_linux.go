@@ -14,11 +14,21 @@ import (
 
 // Main makes this process the launcher when its first argument is one
 // of the launcher's verbs: it confines itself and execs the agent, or, in
-// probe mode, prints what it could apply; either way it never returns.
-// Otherwise it returns at once. The daemon's main, and the TestMain of
-// every package whose tests run confined commands, call it first.
+// probe mode, prints what it could apply, or prints its build for the
+// daemon to compare with its own; in each case it never returns.
+// Otherwise it returns at once. The main of questbox and of
+// questbox-confine, and the TestMain of every package whose tests run
+// confined commands, call it first.
 func Main() {
-	if len(os.Args) < 2 || (os.Args[1] != runVerb && os.Args[1] != probeVerb) {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case runVerb, probeVerb:
+	case buildVerb:
+		fmt.Println(build())
+		os.Exit(0)
+	default:
 		return
 	}
 	// Every layer below is set on the calling thread (capabilities,
@@ -28,6 +38,9 @@ func Main() {
 	var sp spec
 	if err := json.Unmarshal([]byte(os.Getenv(specEnv)), &sp); err != nil {
 		fail(126, "the run's specification does not decode: %v", err)
+	}
+	if b := build(); sp.Build != b {
+		fail(126, "this launcher is of another build (%s) than the daemon that started it (%s); the agent does not run", b, sp.Build)
 	}
 	sp.Probe = os.Args[1] == probeVerb
 	r, err := apply(&sp)

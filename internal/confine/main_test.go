@@ -5,6 +5,8 @@ package confine
 import (
 	"os"
 	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 // TestMain makes the test binary the launcher (confined commands started
@@ -15,5 +17,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(agentEnv) != "" {
 		agentMain()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	buildtest.Cleanup()
+	os.Exit(code)
 }

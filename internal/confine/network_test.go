@@ -73,7 +73,7 @@ func TestNetworkOnlyWhenAllowed(t *testing.T) {
 	host := listen(t, "127.0.0.1:0")
 	for _, m := range modes {
 		t.Run(m.name, func(t *testing.T) {
-			h := newHarness(t, m.without...)
+			h := m.harness(t)
 			if m.without == nil && !h.l.Report().Applied(Network) {
 				failOrSkip(t, "no network namespace here: %s", h.l.Report())
 			}

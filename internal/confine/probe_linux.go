@@ -33,7 +33,8 @@ func (l *Launcher) rewrite(cmd *exec.Cmd, sp *spec) error {
 	return nil
 }
 
-// probeTimeout bounds one start of the launcher in probe mode.
+// probeTimeout bounds the probe: the launcher's check and its starts in
+// probe mode.
 const probeTimeout = time.Minute
 
 // sysProcAttr is how the launcher is started: a session of its own, and,
@@ -147,21 +148,29 @@ func (l *Launcher) explainNamespaces(r *Report, wantNS, wantNet bool, nsErr, net
 	r.set(Network, false, "%s", why)
 }
 
-// probe starts the launcher in probe mode with every layer not disabled,
-// then with fewer namespaces when the kernel refuses them, and records
-// what it found in l.
+// probe chooses the launcher, then starts it in probe mode with every
+// layer not disabled, then with fewer namespaces when the kernel refuses
+// them, and records what it found in l.
 func (l *Launcher) probe(ctx context.Context) Report {
+	// The probe starts processes that do a few system calls and exit;
+	// one that hangs (a kernel stuck in a mount) must not hold the
+	// daemon's start for ever.
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	l.chooseLauncher(ctx)
+	r := l.probeLayers(ctx)
+	r.Launcher, r.Fallback = l.exe, l.fallback
+	return r
+}
+
+// probeLayers is the probe of the layers, with the launcher chosen.
+func (l *Launcher) probeLayers(ctx context.Context) Report {
 	tmp, err := os.MkdirTemp(l.runs, "probe-")
 	if err != nil {
 		l.skip = slices.Clone(layers)
 		return noLayer(fmt.Sprintf("no temporary directory for the probe: %v", err))
 	}
 	defer removeAll(tmp)
-	// The probe starts a process that does a few system calls and
-	// exits; one that hangs (a kernel stuck in a mount) must not hold the
-	// daemon's start for ever.
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
 	wantNS := !slices.Contains(l.without, Namespaces)
 	wantNet := wantNS && !slices.Contains(l.without, Network)
 	var (

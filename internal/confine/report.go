@@ -64,9 +64,19 @@ func (s Status) String() string {
 }
 
 // Report says which layers a run gets on this machine, one Status per
-// layer in a fixed order.
+// layer in a fixed order, and which launcher applies them.
 type Report struct {
 	Layers []Status `json:"layers"`
+	// Launcher is the program each run starts first, which confines
+	// itself and execs the agent: the small launcher ([LauncherName]
+	// beside the daemon's executable), or the daemon's executable
+	// itself. Empty where runs are not confined (not Linux).
+	Launcher string `json:"launcher,omitempty"`
+	// Fallback says why Launcher is the daemon's executable rather than
+	// the small launcher: it is missing, does not answer, or is of
+	// another build. The runs are confined alike either way; each
+	// costs more, as it starts the larger binary.
+	Fallback string `json:"fallback,omitempty"`
 }
 
 // Missing is the layers that are not applied.
@@ -94,9 +104,10 @@ func (r Report) Applied(l Layer) bool {
 func (r Report) Complete() bool { return len(r.Layers) > 0 && len(r.Missing()) == 0 }
 
 // String names every layer applied and every one not applied with its
-// reason, in one line:
+// reason, and the launcher, in one line:
 //
-//	applied: session, …, landlock (ABI 7), …; NOT applied: network namespace (clone: operation not permitted)
+//	applied: session, …, landlock (ABI 7), …; NOT applied: network namespace (clone: operation not permitted); launcher /usr/bin/questbox-confine
+//	applied: session, …; launcher /usr/bin/questbox (not /usr/bin/questbox-confine: it is missing)
 func (r Report) String() string {
 	var on, off []string
 	for _, s := range r.Layers {
@@ -112,6 +123,12 @@ func (r Report) String() string {
 	out := "applied: " + strings.Join(on, ", ")
 	if len(off) > 0 {
 		out += "; NOT applied: " + strings.Join(off, ", ")
+	}
+	if r.Launcher != "" {
+		out += "; launcher " + r.Launcher
+		if r.Fallback != "" {
+			out += " (" + r.Fallback + ")"
+		}
 	}
 	return out
 }
@@ -130,7 +147,7 @@ func (r *Report) set(l Layer, applied bool, format string, args ...any) {
 
 // sorted returns r with its layers in report order.
 func (r Report) sorted() Report {
-	var out Report
+	out := Report{Launcher: r.Launcher, Fallback: r.Fallback}
 	for _, l := range layers {
 		for _, s := range r.Layers {
 			if s.Layer == l {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/questbox/questbox/internal/buildtest"
 )
 
 // unprivileged is the uid and gid the confinement is tested as when the
@@ -19,7 +21,8 @@ const unprivileged = 65534
 // The same checks hold for a daemon that runs as a user that is not
 // root (as under `make run` as a normal user, or the service's user):
 // run as root, this test runs them again in a copy of the test binary
-// started as uid 65534, which then is both the daemon and the launcher.
+// started as uid 65534, which then is the daemon, with the small launcher
+// beside it as the daemon finds it when installed.
 func TestAsUnprivilegedUser(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("this run is already unprivileged: the other tests are the check")
@@ -35,7 +38,9 @@ func TestAsUnprivilegedUser(t *testing.T) {
 	}
 	bin := filepath.Join(dir, "confine.test")
 	copyFile(t, exe, bin)
-	for _, p := range []string{dir, bin} {
+	launcher := filepath.Join(dir, LauncherName)
+	copyFile(t, buildtest.Launcher(t), launcher)
+	for _, p := range []string{dir, bin, launcher} {
 		if err := os.Chown(p, unprivileged, unprivileged); err != nil {
 			t.Fatal(err)
 		}
@@ -53,6 +58,9 @@ func TestAsUnprivilegedUser(t *testing.T) {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("as uid %d, %s did not pass:\n%s", unprivileged, name, out)
 		}
+	}
+	if !strings.Contains(string(out), "; launcher "+launcher+"\n") {
+		t.Errorf("as uid %d, the runs were not launched by %s:\n%s", unprivileged, launcher, out)
 	}
 	if !strings.Contains(string(out), "namespaces (user, pid, mount, ipc)") {
 		failOrSkip(t, "as uid %d the namespaces were not applied (the kernel forbids unprivileged user namespaces?):\n%s", unprivileged, out)

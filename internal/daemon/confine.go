@@ -42,8 +42,10 @@ func hiddenPaths(cfg *config.Config) []string {
 	return paths
 }
 
-// newLauncher is the launcher of cfg's agents: this binary, started
-// with the launcher's verb (main calls confine.Main first). The runs'
+// newLauncher is the launcher of cfg's agents: questbox-confine beside
+// this binary, or, when that is missing or of another build, this binary
+// itself, started with the launcher's verb (main calls confine.Main
+// first); the start-up report says which. The runs'
 // temporary and scratch directories are the data directory's own, in
 // os.TempDir(): two boxes on one machine (or two tests) never share a
 // quest's scratch directory.

@@ -14,6 +14,7 @@ import (
 	"slices"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/ledger"
 )
 
 // ExportSealLine is the line an export writes after each batch of node
@@ -41,7 +42,7 @@ type ExportSeal struct {
 	Ledger ExportLedger `json:"ledger"`
 	// Key is the fingerprint of PublicKey ("SHA256:…", as `questbox
 	// verify` prints the box's); Signature signs the batch
-	// (engine.ExportMessage).
+	// (ledger.ExportMessage).
 	Key       string `json:"key,omitempty"`
 	PublicKey string `json:"public_key,omitempty"`
 	Signature string `json:"signature,omitempty"`
@@ -50,7 +51,7 @@ type ExportSeal struct {
 }
 
 // ExportLedger is the ledger's head an export batch names: its record
-// and hash, and the device key's signature of them (engine.HeadMessage).
+// and hash, and the device key's signature of them (ledger.HeadMessage).
 type ExportLedger struct {
 	Seq       uint64 `json:"seq"`
 	Head      string `json:"head"`
@@ -63,7 +64,7 @@ func ExportSealView(s engine.ExportSeal) ExportSeal {
 		Ledger:   ExportLedger{Seq: s.HeadSeq, Head: s.Head, Signature: b64(s.HeadSig)},
 		Unsigned: s.Unsigned}
 	if len(s.PublicKey) > 0 {
-		v.Key, v.PublicKey, v.Signature = engine.Fingerprint(s.PublicKey), b64(s.PublicKey), b64(s.Sig)
+		v.Key, v.PublicKey, v.Signature = ledger.Fingerprint(s.PublicKey), b64(s.PublicKey), b64(s.Sig)
 	}
 	return v
 }
@@ -165,7 +166,7 @@ func VerifyExport(r io.Reader, key string) (ExportCheck, error) {
 		if err := s.Check(); err != nil {
 			return fail("%s: %v", batch, err)
 		}
-		fp := engine.Fingerprint(ed25519.PublicKey(s.PublicKey))
+		fp := ledger.Fingerprint(ed25519.PublicKey(s.PublicKey))
 		switch {
 		case v.Key != "" && v.Key != fp:
 			return fail("%s names key %s but carries key %s", batch, v.Key, fp)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/ledger"
 )
 
 // lockDead submits a dead end for node of quest q: the node locks.
@@ -40,7 +41,7 @@ func TestExportCarriesItsSignature(t *testing.T) {
 	if _, err := e.eng.Scan(q.ID, []string{"one", "two", "three"}); err != nil {
 		t.Fatal(err)
 	}
-	k, err := engine.LoadDeviceKey(e.eng.Store().Dir())
+	k, err := ledger.LoadDeviceKey(e.eng.Store().Dir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,16 +99,16 @@ func TestVerifyExportFailures(t *testing.T) {
 	lines := []string{"{\"quest\":\"q1\",\"id\":\"n1\"}\n"}
 	sealed := func(key ed25519.PrivateKey, edit func(s *engine.ExportSeal)) string {
 		s := engine.ExportSeal{Quest: "q1", Upto: 1, Lines: 1, LinesSHA256: hexSHA(lines[0]), HeadSeq: 4, Head: "ab"}
-		s.HeadSig = ed25519.Sign(key, engine.HeadMessage(4, "ab"))
+		s.HeadSig = ed25519.Sign(key, ledger.HeadMessage(4, "ab"))
 		s.PublicKey = key.Public().(ed25519.PublicKey)
 		if edit != nil {
 			edit(&s)
 		}
-		s.Sig = ed25519.Sign(key, engine.ExportMessage(s.Quest, s.From, s.Upto, s.Lines, s.LinesSHA256, s.HeadSeq, s.Head))
+		s.Sig = ed25519.Sign(key, ledger.ExportMessage(s.Quest, s.From, s.Upto, s.Lines, s.LinesSHA256, s.HeadSeq, s.Head))
 		raw, _ := json.Marshal(ExportSealLine{Seal: ExportSealView(s)})
 		return string(raw) + "\n"
 	}
-	if _, err := VerifyExport(strings.NewReader(lines[0]+sealed(priv, nil)), engine.Fingerprint(pub)); err != nil {
+	if _, err := VerifyExport(strings.NewReader(lines[0]+sealed(priv, nil)), ledger.Fingerprint(pub)); err != nil {
 		t.Fatalf("a good export: %v", err)
 	}
 	for _, c := range []struct {
@@ -118,7 +119,7 @@ func TestVerifyExportFailures(t *testing.T) {
 			raw, _ := json.Marshal(ExportSealLine{Seal: ExportSealView(engine.ExportSeal{Quest: "q1", Upto: 1, Lines: 1, LinesSHA256: hexSHA(lines[0]), Unsigned: "this box does not sign its ledger's head: why"})})
 			return string(raw) + "\n"
 		}(), "the batch is unsigned: this box does not sign its ledger's head: why"},
-		{"head signed by another key", lines[0] + sealed(priv, func(s *engine.ExportSeal) { s.HeadSig = ed25519.Sign(other, engine.HeadMessage(4, "ab")) }), "the ledger head's signature (record 4) is not the same key's"},
+		{"head signed by another key", lines[0] + sealed(priv, func(s *engine.ExportSeal) { s.HeadSig = ed25519.Sign(other, ledger.HeadMessage(4, "ab")) }), "the ledger head's signature (record 4) is not the same key's"},
 		{"no head signature", lines[0] + sealed(priv, func(s *engine.ExportSeal) { s.HeadSig = nil }), "carries no signature of the ledger's head"},
 		{"two keys", lines[0] + sealed(priv, nil) + lines[0] + sealed(other, nil), "the batches before it by key"},
 		{"not base64", lines[0] + strings.Replace(sealed(priv, nil), `"signature":"`, `"signature":"!`, 1), "is not base64"},
@@ -143,7 +144,7 @@ func TestExportSealView(t *testing.T) {
 	seed := bytes.Repeat([]byte{7}, ed25519.SeedSize)
 	priv := ed25519.NewKeyFromSeed(seed)
 	s := engine.ExportSeal{Quest: "q1", From: 2, Upto: 5, Lines: 3, LinesSHA256: hexSHA("lines"), HeadSeq: 9, Head: hexSHA("head"),
-		HeadSig: ed25519.Sign(priv, engine.HeadMessage(9, hexSHA("head"))), PublicKey: priv.Public().(ed25519.PublicKey)}
-	s.Sig = ed25519.Sign(priv, engine.ExportMessage(s.Quest, s.From, s.Upto, s.Lines, s.LinesSHA256, s.HeadSeq, s.Head))
+		HeadSig: ed25519.Sign(priv, ledger.HeadMessage(9, hexSHA("head"))), PublicKey: priv.Public().(ed25519.PublicKey)}
+	s.Sig = ed25519.Sign(priv, ledger.ExportMessage(s.Quest, s.From, s.Upto, s.Lines, s.LinesSHA256, s.HeadSeq, s.Head))
 	golden(t, "export_seal", ExportSealLine{Seal: ExportSealView(s)})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/findings"
 	"github.com/questbox/questbox/engine/planttest"
 	"github.com/questbox/questbox/gates"
 )
@@ -337,7 +338,7 @@ func TestResultAndExportOfTheDemoAgree(t *testing.T) {
 		in[f.Node] = true
 	}
 	for _, n := range nodes {
-		if _, ok := engine.FindingOf(n); ok && !in[n.ID] {
+		if _, ok := findings.FindingOf(n); ok && !in[n.ID] {
 			t.Errorf("node %s (%s, %s) is a finding the result leaves out", n.ID, n.Status, n.Verdict)
 		}
 		if _, ok := exported[n.ID]; n.Status.Terminal() != ok {
