@@ -396,7 +396,7 @@ func TestAbortingATeamOrItsStage(t *testing.T) {
 	if got := h.questNow(q2.ID).Queued[RoleOwner]; got == "" {
 		t.Fatalf("no owner turn queued after the Team was blocked")
 	}
-	if !edgeRelation(EdgeStagesInto) || !edgeRelation(EdgeRejectsTo) || !edgeRelation(EdgeAcceptsTo) {
+	if !records.EdgeRelation(EdgeStagesInto) || !records.EdgeRelation(EdgeRejectsTo) || !records.EdgeRelation(EdgeAcceptsTo) {
 		t.Errorf("salvage does not know the Team relations")
 	}
 }

@@ -15,7 +15,8 @@
 // migration (attemptlog.go); the reads of a node and of a run with the
 // running index laid over them, and the index's migration to the dispatch
 // layout (read.go); and what a salvage derives again from the
-// records it copied (Rebuild, repair.go), with the engine's rules (Rules).
+// records it copied (Rebuild, repair.go), with the engine's rules (Rules),
+// and how it recognises them on pages it cannot reach (Probes, probes.go).
 //
 // Reads are zero-copy where the engine's were: what a function returns
 // that points into a transaction's bytes is valid for that transaction
