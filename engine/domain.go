@@ -4,6 +4,7 @@ import (
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/findings"
 	"github.com/questbox/questbox/engine/ledger"
+	"github.com/questbox/questbox/engine/outbox"
 )
 
 // The engine speaks the domain's vocabulary (package engine/domain): its
@@ -177,4 +178,10 @@ const (
 	EndedByBudget     = findings.EndedByBudget
 	EndedByPerson     = findings.EndedByPerson
 	EndedForAttention = findings.EndedForAttention
+)
+
+// The outbox's names (package engine/outbox), for the engine's callers.
+type (
+	Subscription = outbox.Subscription
+	Batch        = outbox.Batch
 )

@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
@@ -170,7 +171,7 @@ type Engine struct {
 	// (dispatch.opt), and its run is prompted, redacted and judged by
 	// them.
 	cur atomic.Pointer[Options]
-	hub hub
+	hub outbox.Hub
 	// unpublished is the highest event seq committed by writes queued as
 	// data and not yet published (publishQueued); 0: none.
 	unpublished atomic.Uint64
@@ -272,7 +273,7 @@ func New(store *Store, opt Options) (*Engine, error) {
 	}
 	fillDefaults(&opt.Defaults)
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, opt: opt,
-		hub: hub{subs: map[*Subscription]struct{}{}}, inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
+		inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
 		startMax: startSlots(), chain: chain{wake: make(chan struct{}, 1)}}
 	cur := opt
 	e.cur.Store(&cur)

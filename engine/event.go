@@ -1,11 +1,10 @@
 package engine
 
 import (
-	"context"
 	"fmt"
-	"sync"
 	"time"
 
+	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -136,46 +135,41 @@ func (g *sharedGroup) flush() error {
 // Events returns up to limit events with Seq > since, oldest first. It
 // returns ErrEventsPruned if events after since were already pruned.
 func (e *Engine) Events(since uint64, limit int) ([]Event, error) {
-	if limit <= 0 {
-		limit = 500
-	}
 	var out []Event
 	err := e.store.view(func(tx *store.Tx) error {
-		// At most the events up to the newest, the bucket's sequence: a
-		// slice grown by appends allocated twice what a page holds, four
-		// readers (printer, hub, MQTT, a tick's answer) a page each.
-		if last := tx.Events().Sequence(); last > since {
-			out = make([]Event, 0, min(uint64(limit), last-since))
-		}
-		var gap error
-		err := records.EventsAfter(tx.Events().Cursor(), since, func(ev *Event) bool {
-			if len(out) == 0 && since > 0 && ev.Seq > since+1 {
-				gap = fmt.Errorf("events %d..%d: %w", since+1, ev.Seq-1, ErrEventsPruned)
-				return false
-			}
-			out = append(out, *ev)
-			return len(out) < limit
-		})
-		if gap != nil {
-			out = nil
-			return gap
-		}
-		if trim := trimmedThrough(tx); since > 0 && since < trim {
-			out = nil
-			return fmt.Errorf("events after %d: the outbox bound dropped some up to %d: %w", since, trim, ErrEventsPruned)
-		}
+		var err error
+		out, err = outbox.Read(tx, since, limit)
 		return err
 	})
 	return out, err
 }
 
-// LastSeq is the seq of the newest event.
-func (e *Engine) LastSeq() uint64 {
+// ReadEvents returns, without waiting, up to limit events after since as
+// a Batch (outbox.ReadBatch): when events after since were pruned it
+// returns a Skipped batch whose Last is the newest event, instead of
+// ErrEventsPruned. Other errors are the store failing.
+func (e *Engine) ReadEvents(since uint64, limit int) (Batch, error) {
+	return outbox.ReadBatch(e, since, limit)
+}
+
+// Subscribe starts a subscription that delivers events with Seq > since.
+// Use since = LastSeq() for only new events, 0 for everything retained.
+func (e *Engine) Subscribe(since uint64) *Subscription { return e.hub.Subscribe(e, since) }
+
+// Newest is the seq of the newest event, or why the store could not say.
+func (e *Engine) Newest() (uint64, error) {
 	var s uint64
-	_ = e.store.view(func(tx *store.Tx) error {
+	err := e.store.view(func(tx *store.Tx) error {
 		s = tx.Events().Sequence()
 		return nil
 	})
+	return s, err
+}
+
+// LastSeq is the seq of the newest event (Newest, 0 when the store
+// cannot say).
+func (e *Engine) LastSeq() uint64 {
+	s, _ := e.Newest()
 	return s
 }
 
@@ -206,152 +200,29 @@ func (e *Engine) Cursor(name string) uint64 {
 }
 
 // pruneEvents drops events older than the retention window that every
-// durable cursor has passed, applies the outbox bound (outbox.go), and says
-// how many records it changed. Bounded per call so a tick stays cheap.
+// durable cursor has passed, applies the outbox bound (outbox.Trim), and
+// says how many records it changed. Bounded per call so a tick stays
+// cheap.
 func (t *txn) pruneEvents(retention int) (int, error) {
 	trimmed, err := t.trimOutbox(t.opt.OutboxMax)
 	if err != nil {
 		return 0, err
 	}
-	n, err := t.pruneRetention(retention)
+	n, err := outbox.PruneRetention(t.tx, retention)
 	return n + trimmed, err
 }
 
-// pruneBatch bounds how many events one pruneRetention drops, so that a
-// tick after a long outage stays cheap: the oldest go first, the rest at
-// the next ticks.
-const pruneBatch = 5000
-
-// pruneRetention drops events older than the retention window that every
-// durable cursor has passed, the oldest first, at most pruneBatch. A
-// group record (engine/records/eventgroup.go) goes whole, once its newest event is old
-// enough: the outbox keeps at least retention events, and up to a group's
-// worth more.
-//
-// It deletes walking backwards from the newest record it drops: after a
-// bbolt cursor deletes its element, the element before it is still where
-// Prev finds it (a delete shifts only what follows), whereas a forward
-// walk would skip one, so a forward prune had to search the tree from its
-// root again for every event (First after each Delete).
-func (t *txn) pruneRetention(retention int) (int, error) {
-	b := t.tx.Events()
-	last := b.Sequence()
-	if retention <= 0 || last <= uint64(retention) {
-		return 0, nil
+// trimOutbox applies the outbox bound (outbox.Trim), warns when it
+// dropped undelivered events, and returns how many records it changed
+// (0: it wrote nothing).
+func (t *txn) trimOutbox(bound int) (int, error) {
+	tr, err := outbox.Trim(t.tx, bound)
+	if err != nil {
+		return 0, err
 	}
-	limit := last - uint64(retention)
-	cc := t.tx.Cursors().Cursor()
-	for k, v := cc.First(); k != nil; k, v = cc.Next() {
-		if s := seqOf(v); s < limit {
-			limit = s
-		}
+	if tr.Dropped > 0 {
+		t.e.log.Warn("outbox bound reached: dropped undelivered node/quest/device events (verdict and consent events are kept)",
+			"dropped", tr.Dropped, "through_seq", tr.Upto, "outbox_max", bound, "lowest_cursor", tr.Low)
 	}
-	c := b.Cursor()
-	k, _ := c.First()
-	if k == nil || seqOf(k) > limit {
-		return 0, nil
-	}
-	oldest := seqOf(k)
-	// Seqs are unique: at most pruneBatch events lie in this range (fewer
-	// where the outbox bound dropped some already).
-	limit = min(limit, oldest+pruneBatch-1)
-	var v []byte
-	if k, v = c.Seek(u64(limit + 1)); k == nil {
-		k, v = c.Last()
-	} else {
-		k, v = c.Prev()
-	}
-	// The record found starts at or before limit; a group may end past
-	// it, and then it stays, with every record after it.
-	if k != nil {
-		past, err := records.HoldsPast(k, v, limit)
-		if err != nil {
-			return 0, fmt.Errorf("prune events: %w", err)
-		}
-		if past {
-			k, _ = c.Prev()
-		}
-	}
-	n := 0
-	for ; k != nil && seqOf(k) >= oldest; k, _ = c.Prev() {
-		if seqOf(k) > limit {
-			return n, fmt.Errorf("BUG: pruning events: cursor at %d, past %d", seqOf(k), limit)
-		}
-		if err := c.Delete(); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
-}
-
-// hub wakes subscribers after a commit. It never blocks: each subscriber has
-// a one-slot wake channel, and a wake-up that finds the slot full is merged
-// with the one already waiting.
-type hub struct {
-	mu   sync.Mutex // guards subs
-	subs map[*Subscription]struct{}
-}
-
-func (h *hub) publish(seq uint64) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.subs {
-		select {
-		case s.wake <- struct{}{}:
-		default:
-		}
-	}
-}
-
-// subscriptionPage is how many events a subscription reads at a time. Each
-// subscriber (the LEDs, the dashboard, MQTT) holds its page until it has
-// handled it; a busy tick's pages of 256 verdicts with their facts were up
-// to 1.8 MB live at a commit's collection, and so twice that in heap goal. 64
-// reads a busy cycle's
-// events in a few dozen more read transactions.
-const subscriptionPage = 64
-
-// Subscription delivers events in order, from a starting seq, reading them
-// from the outbox. It is not safe for concurrent use by several goroutines.
-type Subscription struct {
-	e    *Engine
-	wake chan struct{}
-	next uint64 // last seq delivered
-}
-
-// Subscribe starts a subscription that delivers events with Seq > since.
-// Use since = LastSeq() for only new events, 0 for everything retained.
-func (e *Engine) Subscribe(since uint64) *Subscription {
-	s := &Subscription{e: e, wake: make(chan struct{}, 1), next: since}
-	e.hub.mu.Lock()
-	e.hub.subs[s] = struct{}{}
-	e.hub.mu.Unlock()
-	return s
-}
-
-// Next blocks until events after the last delivered one exist, or ctx ends.
-func (s *Subscription) Next(ctx context.Context) ([]Event, error) {
-	for {
-		evs, err := s.e.Events(s.next, subscriptionPage)
-		if err != nil {
-			return nil, err
-		}
-		if len(evs) > 0 {
-			s.next = evs[len(evs)-1].Seq
-			return evs, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-s.wake:
-		}
-	}
-}
-
-// Close removes the subscription.
-func (s *Subscription) Close() {
-	s.e.hub.mu.Lock()
-	delete(s.e.hub.subs, s)
-	s.e.hub.mu.Unlock()
+	return tr.Changed, nil
 }

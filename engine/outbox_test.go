@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -140,7 +141,7 @@ func TestOutboxBoundDropsOnlyNodeQuestDeviceEvents(t *testing.T) {
 			t.Fatalf("read out of order: %d after %d", ev.Seq, prev)
 		}
 		prev = ev.Seq
-		if ev.Seq <= bound && Droppable(ev.Kind) {
+		if ev.Seq <= bound && outbox.Droppable(ev.Kind) {
 			t.Errorf("event %d (%s) is past the bound (%d) and was not dropped", ev.Seq, ev.Kind, bound)
 		}
 		switch ev.Kind {
@@ -289,7 +290,7 @@ func dropEvents(t testing.TB, e *Engine, drop func(seq uint64) bool) {
 // one event, of hundreds, of more than a group holds), with gaps (as the
 // outbox bound leaves them), and checks after every call that exactly the
 // oldest records whose events are all up to the window and the cursors
-// went, at most pruneBatch seqs' worth a call: the prune deletes walking a
+// went, at most outbox.PruneBatch seqs' worth a call: the prune deletes walking a
 // cursor backwards, and a cursor that skipped or revisited an element
 // after a delete would show here. No event newer than the window goes,
 // and the events kept past it are at most the rest of one record's.
@@ -328,18 +329,18 @@ func TestPruneRetentionDropsExactlyTheOldest(t *testing.T) {
 				var n int
 				if err := h.e.update(func(tx *txn) error {
 					var err error
-					n, err = tx.pruneRetention(c.retention)
+					n, err = outbox.PruneRetention(tx.tx, c.retention)
 					return err
 				}); err != nil {
 					t.Fatal(err)
 				}
 				// What must go: the oldest records whose events are all
-				// up to limit, none of them pruneBatch seqs or more past
+				// up to limit, none of them outbox.PruneBatch seqs or more past
 				// the oldest event.
 				drop := 0
 				for drop < len(want) {
 					newest := want[drop].seqs[len(want[drop].seqs)-1]
-					if newest > limit || newest >= want[0].seqs[0]+pruneBatch {
+					if newest > limit || newest >= want[0].seqs[0]+outbox.PruneBatch {
 						break
 					}
 					drop++
@@ -389,7 +390,7 @@ func BenchmarkPruneRetention(b *testing.B) {
 		emitN(b, h.e, KindDevice, 1000)
 		err := h.e.update(func(tx *txn) error {
 			b.StartTimer()
-			n, err := tx.pruneRetention(retention)
+			n, err := outbox.PruneRetention(tx.tx, retention)
 			b.StopTimer()
 			if err == nil && n != 1 {
 				err = fmt.Errorf("pruned %d records, want 1 (the thousand events of one write)", n)

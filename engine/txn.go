@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -311,7 +312,7 @@ func raiseTo(v *atomic.Uint64, seq uint64) {
 // batch is handed out.
 func (e *Engine) publishQueued() {
 	if seq := e.unpublished.Swap(0); seq > 0 {
-		e.hub.publish(seq)
+		e.hub.Publish(seq)
 	}
 }
 
@@ -416,7 +417,7 @@ func (w *engineWrite) pruneLater(t *txn, shared *sharedGroup) error {
 		return nil
 	}
 	shared.pruned = true
-	if _, err := t.pruneRetention(w.e.opt.EventRetention); err != nil {
+	if _, err := outbox.PruneRetention(t.tx, w.e.opt.EventRetention); err != nil {
 		w.e.pruneDue.CompareAndSwap(due, 0)
 		w.e.log.Warn("prune events after a tick", "err", err)
 		return err
@@ -453,7 +454,7 @@ func (w *engineWrite) committed(err error) error {
 	}
 	if err == nil && w.last > 0 {
 		if !w.async {
-			w.e.hub.publish(w.last)
+			w.e.hub.Publish(w.last)
 		} else {
 			raiseTo(&w.e.unpublished, w.last)
 		}
