@@ -22,7 +22,7 @@ import (
 // follow-up pass (Engine.followUpPass) for those quests only. The pass runs on
 // Serve's goroutine, between ticks, as one write transaction of its own:
 // the dispatching writer stays one. It dispatches through the tick's own
-// code (tickRound: queue, council, phaseGates), so max_parallel and every
+// code (tickRound: queue, council, council.PhaseGates), so max_parallel and every
 // check of a dispatch hold as they do at a tick; it terminates nothing
 // and brings nothing back (the tick's work), and it never picks a fresh
 // node: the one-node-per-tick pace of the v1/v2 workers stays the tick's.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -193,7 +194,7 @@ func TestCouncilJudgeMajorityAppliesReviewersAdvise(t *testing.T) {
 	for _, f := range owner.Facts {
 		rules[f.Rule]++
 	}
-	if rules[ruleCouncilAdvice] != 1 || rules[RuleCouncilDissent] != 2 {
+	if rules[council.RuleAdvice] != 1 || rules[RuleCouncilDissent] != 2 {
 		t.Errorf("owner facts: got %v, want one advice (the abort) and two dissents", owner.Facts)
 	}
 	edges, _ := r.h.e.Edges(r.q.ID)
@@ -398,27 +399,6 @@ func TestDemoCouncilRunsToTheEnd(t *testing.T) {
 	}
 }
 
-func TestParseCouncil(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		r, j int
-		ok   bool
-	}{
-		{"reviewer:2,judge:1", 2, 1, true},
-		{" judge:3 ", 0, 3, true},
-		{"", 0, 0, true},
-		{"reviewer:2,reviewer:1", 0, 0, false},
-		{"owner:1", 0, 0, false},
-		{"judge:x", 0, 0, false},
-		{"judge:-1", 0, 0, false},
-	} {
-		r, j, err := ParseCouncil(c.in)
-		if (err == nil) != c.ok || r != c.r || j != c.j {
-			t.Errorf("ParseCouncil(%q): got %d, %d, %v, want %d, %d, ok=%v", c.in, r, j, err, c.r, c.j, c.ok)
-		}
-	}
-}
-
 func TestNewQuestRefusesABadCouncil(t *testing.T) {
 	h := localHarness(t, Options{Providers: map[string]Provider{ProviderDemo: agent.Demo{}}})
 	for _, c := range []struct {
@@ -614,7 +594,7 @@ func TestCouncilJudgeWithoutVerifiedQuoteCannotFinish(t *testing.T) {
 // The engine's memory of a sitting council's owner (sittingOwners) is
 // used only while the owner's record is the one it decoded: the same
 // bytes give the same entry, without decoding again; a change of the
-// record (here the attempt of a sitting that decided nothing, as decide
+// record (here the attempt of a sitting that decided nothing, as council.Decide
 // writes it) is read again, and the seats are the next sitting's.
 func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 	errRollback := errors.New("rolled back: the test changed the owner by hand")
@@ -679,8 +659,8 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if next == first || sitting(next.owner) != 2 {
-			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, sitting(next.owner))
+		if next == first || council.Sitting(next.owner) != 2 {
+			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, council.Sitting(next.owner))
 		}
 		want := seatKeys(qq, next.owner)
 		for i, k := range next.keys {
@@ -709,7 +689,7 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 // node is its seat's member: ids that name other nodes (other seats'
 // members, the owner, a node that does not exist, as an entry from a
 // rolled-back transaction could) give the members the hypothesis index
-// names, in seat order, as membersAt finds them.
+// names, in seat order, as council.Members finds them.
 func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 	errRollback := errors.New("rolled back")
 	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
@@ -746,7 +726,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		want, err := t2.membersAt(qq, so.keys)
+		want, err := council.Members(t2, qq, so.owner)
 		if err != nil {
 			return err
 		}
@@ -864,7 +844,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			want, err := t2.membersAt(qq, seatKeys(qq, owner))
+			want, err := council.Members(t2, qq, owner)
 			if err != nil {
 				return err
 			}

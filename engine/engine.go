@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
@@ -42,7 +43,7 @@ type Judge interface {
 
 // ProviderExternal is the built-in provider that spawns nothing: an outside
 // agent pulls work with Next and answers with Submit.
-const ProviderExternal = "external"
+const ProviderExternal = domain.ProviderExternal
 
 // ProviderDemo is the built-in, deterministic, offline provider the daemon
 // wires for `make run`: the default provider of a quest.
@@ -131,7 +132,7 @@ type Options struct {
 	ConsentExpiry time.Duration
 	// Council names the providers of council members (docs/design.md,
 	// "Councils and Teams"); see Engine.SetCouncil.
-	Council CouncilConfig
+	Council council.Config
 	// Roles configure roles by name: their provider, prompt template and
 	// max_tries (docs/design.md, "Roles"; see RoleOptions).
 	Roles map[string]RoleOptions
@@ -399,7 +400,7 @@ type QuestSpec struct {
 	Project string
 	// CouncilReviewers and CouncilJudges name the provider of each member
 	// of the quest's council, one entry per member (see
-	// CouncilProviders); both empty: no council, the owner decides alone
+	// council.Providers); both empty: no council, the owner decides alone
 	// (v2). PhaseGates are the roles whose phase a council gate closes.
 	CouncilReviewers []string
 	CouncilJudges    []string

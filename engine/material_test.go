@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -208,8 +209,8 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, s := range seats(qq, owner, sitting(owner)) {
-				n, err := readNode(tx, string(hb.Get(hypKey(s.hyp))))
+			for _, s := range council.Seats(qq, owner, council.Sitting(owner)) {
+				n, err := readNode(tx, string(hb.Get(hypKey(s.Hyp))))
 				if err != nil {
 					return err
 				}

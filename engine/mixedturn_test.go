@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -104,7 +105,7 @@ func (t *txn) sitCouncil(q *Quest) error {
 	if err != nil {
 		return err
 	}
-	return t.openCouncil(q, owner)
+	return council.Open(t, q, owner)
 }
 
 // tickedRunning checks the store after tick rep, its runs in flight:

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -349,7 +350,7 @@ func (r *tickRound) sittingOrGated(q *Quest) (bool, error) {
 		return true, nil
 	}
 	if len(q.PhaseGates) > 0 {
-		if sat, err := r.phaseGates(q); err != nil || sat {
+		if sat, err := council.PhaseGates(r.t, r, q); err != nil || sat {
 			return true, err
 		}
 	}
@@ -406,7 +407,7 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 		if err != nil {
 			return err
 		}
-		if err := t.openCouncil(q, owner); err != nil {
+		if err := council.Open(t, q, owner); err != nil {
 			return err
 		}
 		return r.council(q)
@@ -742,7 +743,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	pending := q.Counts.Get(Pending) > 0
 	if len(q.PhaseGates) > 0 {
 		// Nodes a phase gate holds are no work the owner waits for.
-		id, err := t.firstDispatchable(q)
+		id, err := council.FirstDispatchable(t, q)
 		if err != nil {
 			return nil, "", err
 		}
@@ -768,7 +769,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		n, err = t.firstPending(q)
 		return n, "", err
 	}
-	id, err := t.firstDispatchable(q)
+	id, err := council.FirstDispatchable(t, q)
 	if err == nil && id != "" {
 		n, err = t.NodeHead(id)
 	}
