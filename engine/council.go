@@ -14,10 +14,17 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/store"
+)
+
+// sittingOwners is the engine's memory of the owners of the sitting
+// councils (council.Sittings), each kept with the nodes above its members
+// as their prompts show them; sittingOwner is one of its entries.
+type (
+	sittingOwners = council.Sittings[[]PromptNode]
+	sittingOwner  = council.SittingOwner[[]PromptNode]
 )
 
 // seatKeys are the hypothesis keys of the seats of owner's council at
@@ -71,11 +78,11 @@ func (t *txn) sitting(q *Quest) (*sittingOwner, []*Node, error) {
 // owner's when afterOwner says that the caller has just read the owner's
 // record (sittingOwner) with no write since.
 func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*Node, error) {
-	out := make([]*Node, 0, len(so.seats))
+	out := make([]*Node, 0, len(so.Seats))
 	var hb *store.Bucket
 	var learnt []string
-	for i := range so.seats {
-		if i < len(so.ids) && so.ids[i] != "" {
+	for i := range so.Seats {
+		if i < len(so.IDs) && so.IDs[i] != "" {
 			// No write comes between the reads of this loop.
 			next := (i == 0 && afterOwner) || (i > 0 && len(out) == i)
 			m, err := t.rememberedMember(q, so, i, next)
@@ -93,12 +100,12 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 			}
 		}
 		if learnt == nil {
-			learnt = make([]string, len(so.seats))
+			learnt = make([]string, len(so.Seats))
 			for j, m := range out {
 				learnt[j] = m.ID
 			}
 		}
-		id := hb.Get(so.keys[i])
+		id := hb.Get(so.Keys[i])
 		if id == nil {
 			continue
 		}
@@ -109,11 +116,11 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 		learnt[i] = m.ID
 		out = append(out, m)
 	}
-	if learnt != nil && so.raw != nil {
+	if learnt != nil && so.Raw != nil {
 		// Entries are never changed once kept: a copy learns the ids.
 		e := *so
-		e.ids = learnt
-		t.e.sittings.put(q.ID, &e)
+		e.IDs = learnt
+		t.e.sittings.Put(q.ID, &e)
 	}
 	return out, nil
 }
@@ -123,188 +130,27 @@ func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*No
 // more. next says that the member's record is the one after the record
 // read last (see sittingMembers).
 func (t *txn) rememberedMember(q *Quest, so *sittingOwner, i int, next bool) (*Node, error) {
-	seat := so.seats[i]
+	seat := so.Seats[i]
 	// What the seat says of its member: strings the head takes instead
 	// of copies of the record's bytes when they match.
-	like := nodeHead{ID: so.ids[i], Quest: q.ID, Parent: so.owner.ID, Role: seat.Role, Hypothesis: seat.Hyp, Provider: seat.Provider}
+	like := nodeHead{ID: so.IDs[i], Quest: q.ID, Parent: so.Owner.ID, Role: seat.Role, Hypothesis: seat.Hyp, Provider: seat.Provider}
 	m, ok, err := (*Node)(nil), false, error(nil)
 	if next {
-		m, ok, err = t.NextNodeHead(so.ids[i], &like)
+		m, ok, err = t.NextNodeHead(so.IDs[i], &like)
 	}
 	if !ok && err == nil {
 		var raw []byte
-		if raw, err = t.NodeRecord(so.ids[i]); err == nil {
-			m, err = t.HeadOf(so.ids[i], raw, &like)
+		if raw, err = t.NodeRecord(so.IDs[i]); err == nil {
+			m, err = t.HeadOf(so.IDs[i], raw, &like)
 		}
 	}
 	switch {
-	case err == nil && m.Quest == q.ID && m.Parent == so.owner.ID && m.Role == seat.Role && m.Hypothesis == seat.Hyp:
+	case err == nil && m.Quest == q.ID && m.Parent == so.Owner.ID && m.Role == seat.Role && m.Hypothesis == seat.Hyp:
 		return m, nil
 	case err != nil && !errors.Is(err, ErrNotFound):
 		return nil, err
 	}
 	return nil, nil
-}
-
-// sittingOwners is the engine's memory of the owners of the sitting
-// councils, by quest (a quest has at most one council sitting), so that
-// the tick does not decode each owner's whole record (its attempts give
-// its sitting) and work out its seats' hypothesis keys once a tick for
-// every council: a sitting owner's record does not change while its
-// members run.
-//
-// What it holds is correct by construction: an entry keeps the owner's
-// record, byte for byte, with what was derived from those bytes alone
-// (the decoded node, the seats' keys for the council's make-up), and it
-// is used only when the record in the store is the same bytes and the
-// quest's council the same make-up. Any change of the owner (a new
-// sitting's attempt, a decision) changes its record, and the entry is
-// read again. So a transaction rolled back, or an entry left from an
-// older state, can cost a read, never a wrong answer; nothing needs to be
-// handed over at commit. It is trimmed to the active quests (trim), as
-// the pendingView is.
-type sittingOwners struct {
-	mu sync.Mutex // guards m
-	m  map[string]*sittingOwner
-}
-
-// sittingOwner is a sitting council's owner as decoded from raw, with the
-// hypothesis keys of its seats at its sitting for a council of reviewers
-// and judges. Once in sittingOwners, nothing of it changes.
-type sittingOwner struct {
-	raw               []byte
-	owner             *Node
-	reviewers, judges int
-	seats             []council.Seat
-	keys              [][]byte
-	// ids are the members' node ids by seat ("" where the hypothesis
-	// index named none), as the index named them when this entry was
-	// read (nil until then): sittingMembers checks each before using it.
-	ids []string
-	// ancestors are the nodes above the owner's members, as their
-	// prompts show them (the owner, then the nodes above it), when the
-	// owner has no parent: then they are the owner's record's alone.
-	// Nil when it has one (the prompt reads them, materialMemo).
-	ancestors []PromptNode
-	// at is the whole sitting as the committed store holds it at one
-	// revision of its quest, handed over by the write that saved that
-	// revision (sittingOf) or kept by a tick that read it (tickSitting);
-	// nil when neither did.
-	at *sittingAt
-}
-
-// sittingAt is a sitting as its quest's records stood at revision rev of
-// the quest: the members' heads in seat order (as sittingMembers reads
-// them), with their records' own statuses (no running entry laid over
-// them).
-type sittingAt struct {
-	rev   uint64
-	heads []Node
-}
-
-// get returns quest's entry when it was made from raw and the council of
-// reviewers and judges, else nil.
-func (so *sittingOwners) get(quest string, raw []byte, reviewers, judges int) *sittingOwner {
-	so.mu.Lock()
-	e := so.m[quest]
-	so.mu.Unlock()
-	if e == nil || e.reviewers != reviewers || e.judges != judges || !bytes.Equal(e.raw, raw) {
-		return nil
-	}
-	return e
-}
-
-// atRev returns quest's entry when it holds the sitting at revision rev
-// of the quest (sittingAt), for a council of reviewers and judges, else
-// nil.
-func (so *sittingOwners) atRev(quest string, rev uint64, reviewers, judges int) *sittingOwner {
-	so.mu.Lock()
-	e := so.m[quest]
-	so.mu.Unlock()
-	if e == nil || e.at == nil || e.at.rev != rev || e.reviewers != reviewers || e.judges != judges {
-		return nil
-	}
-	return e
-}
-
-// withAt is a copy of e, quest q's entry, that keeps the members ms of
-// its sitting as read at q's revision (sittingAt), or nil when they
-// cannot be kept. A member's running entry is taken off its head (headOf
-// laid it over a pending record: a running status with the entry's run
-// as its only run); a head whose record says running keeps nothing.
-func (e *sittingOwner) withAt(q *Quest, ms []*Node) *sittingOwner {
-	if e.raw == nil {
-		return nil // not an entry kept by its record's bytes
-	}
-	heads := make([]Node, len(ms))
-	for i, m := range ms {
-		heads[i] = *m
-		if m.Status == Running {
-			if len(m.Runs) != 1 {
-				return nil
-			}
-			heads[i].Status, heads[i].Runs = Pending, nil
-		}
-	}
-	c := *e
-	c.at = &sittingAt{rev: q.Rev, heads: heads}
-	return &c
-}
-
-// putAt keeps e, made by withAt, as quest's entry unless the entry holds
-// a sitting of a later revision; the ids of its members an entry of the
-// same record learnt since (sittingMembers) are kept.
-func (so *sittingOwners) putAt(quest string, e *sittingOwner) {
-	so.mu.Lock()
-	defer so.mu.Unlock()
-	cur := so.m[quest]
-	if cur != nil && cur.at != nil && cur.at.rev > e.at.rev {
-		return
-	}
-	if cur != nil && cur.ids != nil && e.ids == nil && cur.reviewers == e.reviewers && cur.judges == e.judges && bytes.Equal(cur.raw, e.raw) {
-		c := *e
-		c.ids = cur.ids
-		e = &c
-	}
-	if so.m == nil {
-		so.m = map[string]*sittingOwner{}
-	}
-	so.m[quest] = e
-}
-
-// put keeps e as quest's entry.
-func (so *sittingOwners) put(quest string, e *sittingOwner) {
-	so.mu.Lock()
-	defer so.mu.Unlock()
-	if so.m == nil {
-		so.m = map[string]*sittingOwner{}
-	}
-	so.m[quest] = e
-}
-
-// trim drops the quests that are not active, once it holds more quests
-// than are active.
-func (so *sittingOwners) trim(active []*Quest) {
-	so.mu.Lock()
-	defer so.mu.Unlock()
-	trimToActive(so.m, active)
-}
-
-// trimToActive drops from m, a memory by quest, the quests that are not
-// active, once it holds more quests than are active.
-func trimToActive[V any](m map[string]V, active []*Quest) {
-	if len(m) <= len(active) {
-		return
-	}
-	keep := make(map[string]bool, len(active))
-	for _, q := range active {
-		keep[q.ID] = true
-	}
-	for id := range m {
-		if !keep[id] {
-			delete(m, id)
-		}
-	}
 }
 
 // sittingOwner is the owner of q's sitting council (read whole, as
@@ -317,7 +163,7 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 		return nil, err
 	}
 	r, j := len(q.CouncilReviewers), len(q.CouncilJudges)
-	if e := t.e.sittings.get(q.ID, raw, r, j); e != nil {
+	if e := t.e.sittings.Get(q.ID, raw, r, j); e != nil {
 		return e, nil
 	}
 	owner, err := t.Node(id)
@@ -325,27 +171,27 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 		return nil, err
 	}
 	seats := council.Seats(q, owner, council.Sitting(owner))
-	e := &sittingOwner{owner: owner, reviewers: r, judges: j, seats: seats, keys: keysOf(seats)}
+	e := &sittingOwner{Owner: owner, Reviewers: r, Judges: j, Seats: seats, Keys: keysOf(seats)}
 	if owner.Parent == "" {
 		var d PromptData
 		if _, err := readAncestorsFrom(t.tx, owner.ID, owner, &d); err != nil {
 			return nil, err
 		}
-		e.ancestors = slices.Clip(d.Ancestors)
+		e.Ancestors = slices.Clip(d.Ancestors)
 	}
 	if owner.Status != Pending {
 		// A pending record is overlaid with the running index
 		// (readNode): it is more than its bytes, and not kept. A
 		// sitting owner is council_pending.
-		e.raw = bytes.Clone(raw)
-		t.e.sittings.put(q.ID, e)
+		e.Raw = bytes.Clone(raw)
+		t.e.sittings.Put(q.ID, e)
 	}
 	return e, nil
 }
 
 // tickSitting is sitting for the tick's turn of q: the owner's entry
 // and its members' heads. When this transaction has changed nothing of q
-// (pristine) and the engine knows the sitting at q's revision (sittingAt:
+// (pristine) and the engine knows the sitting at q's revision (council.SittingAt:
 // handed over by the write that saved q at it, or kept by an earlier
 // tick), the heads are the entry's, with the running index laid over them
 // as headOf does, and no record is read; otherwise they are read
@@ -363,11 +209,11 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
 	pristine := t.Pristine(q)
 	if pristine {
-		if e := t.e.sittings.atRev(q.ID, q.Rev, len(q.CouncilReviewers), len(q.CouncilJudges)); e != nil {
-			ms := make([]*Node, len(e.at.heads))
-			for i := range e.at.heads {
+		if e := t.e.sittings.AtRev(q.ID, q.Rev, len(q.CouncilReviewers), len(q.CouncilJudges)); e != nil {
+			ms := make([]*Node, len(e.At.Heads))
+			for i := range e.At.Heads {
 				m := t.AllocHead()
-				*m = e.at.heads[i]
+				*m = e.At.Heads[i]
 				t.overlayHead(m)
 				ms[i] = m
 			}
@@ -379,11 +225,11 @@ func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
 		return nil, nil, err
 	}
 	if pristine {
-		if e := so.withAt(q, ms); e != nil {
-			t.e.sittings.putAt(q.ID, e)
+		if e := so.WithAt(q, ms); e != nil {
+			t.e.sittings.PutAt(q.ID, e)
 		}
 	}
-	return so.withoutAt(), ms, nil
+	return so.WithoutAt(), ms, nil
 }
 
 // sittingOf works out, for a quest this transaction saves with revision
@@ -399,18 +245,7 @@ func (t *txn) sittingOf(q *Quest) *sittingOwner {
 	if err != nil {
 		return nil
 	}
-	return so.withAt(q, ms)
-}
-
-// withoutAt is so without its sitting's heads (so.at), which were read at
-// another revision of the quest.
-func (so *sittingOwner) withoutAt() *sittingOwner {
-	if so.at == nil {
-		return so
-	}
-	c := *so
-	c.at = nil
-	return &c
+	return so.WithAt(q, ms)
 }
 
 // overlayHead lays the running index over a member's head taken from a
@@ -434,7 +269,7 @@ func (r *tickRound) council(q *Quest) error {
 	if err != nil {
 		return err
 	}
-	owner := so.owner
+	owner := so.Owner
 	// The members' running entries are put later, in key order with the
 	// plain quests' (flushRunning), when the turn reads no running entry
 	// after its first dispatch: each member's prompt reads its owner's
@@ -480,10 +315,10 @@ func (r *tickRound) council(q *Quest) error {
 			prompts = make([]memberPrompt, len(ms))
 		}
 		// The member as its prompt shows it, pending: the dispatch
-		// marks m running. A head of the entry (so.at) is that already,
+		// marks m running. A head of the entry (so.At) is that already,
 		// and never changes.
-		if so.at != nil {
-			prompts[i].node = &so.at.heads[i]
+		if so.At != nil {
+			prompts[i].node = &so.At.Heads[i]
 		} else {
 			prompts[i].node = t.AllocHead()
 			*prompts[i].node = *m
@@ -519,10 +354,10 @@ func childrenOf(owner *Node, ms []*Node) bool {
 // the tick's transaction (the material it judges is the owner's, as it
 // is now); its run renders the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
-// again (so.ancestors, or materialMemo.knowParent for an owner with a
+// again (so.Ancestors, or materialMemo.knowParent for an owner with a
 // parent).
 func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memberPrompt) error {
-	t, owner := r.t, so.owner
+	t, owner := r.t, so.Owner
 	// m is a head (members), which carries the member's own provider:
 	// its seat's.
 	name := q.ProviderFor(m)
@@ -535,10 +370,10 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	}
 	// What the prompt shows of the store is read here, in the tick's
 	// transaction; its run renders it (memberPrompt).
-	if m.Parent == owner.ID && so.ancestors != nil {
+	if m.Parent == owner.ID && so.Ancestors != nil {
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).
-		mp.src.ancestors = so.ancestors
+		mp.src.ancestors = so.Ancestors
 		if err := r.e.memberSource(t.opt, t.tx, &t.material, q, owner, &mp.src); err != nil {
 			return err
 		}

@@ -643,8 +643,8 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if again != first {
 			t.Errorf("the same owner record was decoded again")
 		}
-		if len(first.keys) != 3 || !strings.Contains(hypOf(t2, first.keys[0]), "sitting 1:") {
-			t.Errorf("first sitting's seats: %d keys, the first one's hypothesis %q", len(first.keys), hypOf(t2, first.keys[0]))
+		if len(first.Keys) != 3 || !strings.Contains(hypOf(t2, first.Keys[0]), "sitting 1:") {
+			t.Errorf("first sitting's seats: %d keys, the first one's hypothesis %q", len(first.Keys), hypOf(t2, first.Keys[0]))
 		}
 		// The sitting decided nothing: the owner's record changes.
 		owner, err := t2.Node(qq.Queued[queuedCouncil])
@@ -659,12 +659,12 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if next == first || council.Sitting(next.owner) != 2 {
-			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, council.Sitting(next.owner))
+		if next == first || council.Sitting(next.Owner) != 2 {
+			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, council.Sitting(next.Owner))
 		}
-		want := seatKeys(qq, next.owner)
-		for i, k := range next.keys {
-			if string(k) != string(want[i]) || string(k) == string(first.keys[i]) {
+		want := seatKeys(qq, next.Owner)
+		for i, k := range next.Keys {
+			if string(k) != string(want[i]) || string(k) == string(first.Keys[i]) {
 				t.Errorf("seat %d: the key of the wrong sitting", i)
 			}
 		}
@@ -674,8 +674,8 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if len(fewer.keys) != 2 {
-			t.Errorf("a council of 1 reviewer and 1 judge: %d seats' keys, want 2", len(fewer.keys))
+		if len(fewer.Keys) != 2 {
+			t.Errorf("a council of 1 reviewer and 1 judge: %d seats' keys, want 2", len(fewer.Keys))
 		}
 		return errRollback
 	})
@@ -726,7 +726,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		want, err := council.Members(t2, qq, so.owner)
+		want, err := council.Members(t2, qq, so.Owner)
 		if err != nil {
 			return err
 		}
@@ -740,8 +740,8 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(learnt.ids, ids(want)) {
-			t.Errorf("the entry learnt the ids %v, want %v", learnt.ids, ids(want))
+		if !slices.Equal(learnt.IDs, ids(want)) {
+			t.Errorf("the entry learnt the ids %v, want %v", learnt.IDs, ids(want))
 		}
 		for _, c := range []struct {
 			name string
@@ -749,12 +749,12 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		}{
 			{"as learnt", ids(want)},
 			{"other seats' members", []string{want[1].ID, want[2].ID, want[0].ID}},
-			{"the owner and nodes that do not exist", []string{so.owner.ID, "n99999", ""}},
+			{"the owner and nodes that do not exist", []string{so.Owner.ID, "n99999", ""}},
 			{"fewer", []string{want[0].ID}},
 		} {
 			for _, afterOwner := range []bool{false, true} {
 				e := *learnt
-				e.ids = c.ids
+				e.IDs = c.ids
 				if afterOwner {
 					// As the tick reads them: the owner's record, then
 					// its members with steps of the node cursor.
@@ -798,7 +798,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 }
 
 // The tick takes a sitting council's owner and members from the engine's
-// memory of the sitting at the quest's revision (tickSitting, sittingAt)
+// memory of the sitting at the quest's revision (tickSitting, council.SittingAt)
 // when a write handed it over or a tick read it: what it takes is, at
 // every step of a council's life (members pending for want of a slot,
 // running, answered; sittings that decide nothing and sit again), what
@@ -833,7 +833,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 				return err
 			}
 			checks++
-			if h.e.sittings.atRev(qq.ID, qq.Rev, len(qq.CouncilReviewers), len(qq.CouncilJudges)) != nil {
+			if h.e.sittings.AtRev(qq.ID, qq.Rev, len(qq.CouncilReviewers), len(qq.CouncilJudges)) != nil {
 				hits++
 			}
 			so, got, err := t2.tickSitting(qq)
@@ -848,8 +848,8 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(so.owner, owner) {
-				t.Errorf("%s: the owner is %+v, the store says %+v", when, *so.owner, *owner)
+			if !reflect.DeepEqual(so.Owner, owner) {
+				t.Errorf("%s: the owner is %+v, the store says %+v", when, *so.Owner, *owner)
 			}
 			if len(got) != len(want) || len(want) != 3 {
 				t.Fatalf("%s: %d members, the store says %d (want 3)", when, len(got), len(want))
@@ -865,14 +865,14 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			same("", got)
 			// A memory of another revision is not used: here one whose
 			// first member is done.
-			e := *h.e.sittings.m[qq.ID]
-			if e.at != nil {
-				stale := *e.at
-				stale.rev--
-				stale.heads = slices.Clone(stale.heads)
-				stale.heads[0].Status = Explored
-				e.at = &stale
-				h.e.sittings.m[qq.ID] = &e
+			e := *h.e.sittings.Entry(qq.ID)
+			if e.At != nil {
+				stale := *e.At
+				stale.Rev--
+				stale.Heads = slices.Clone(stale.Heads)
+				stale.Heads[0].Status = Explored
+				e.At = &stale
+				h.e.sittings.Put(qq.ID, &e)
 				if _, got, err = t2.tickSitting(qq); err != nil {
 					return err
 				}
@@ -935,36 +935,6 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 		if !statuses[st] {
 			t.Errorf("no member was ever %s at a check: %v", st, statuses)
 		}
-	}
-}
-
-// What a sitting's memory keeps of a member is its record's head: a
-// running entry laid over a pending record (a running status, the entry's
-// run as the only run) is taken off, and a head whose record itself says
-// running keeps nothing (withAt).
-func TestSittingAtKeepsTheRecordsHeads(t *testing.T) {
-	q := &Quest{ID: "q1", Rev: 7}
-	e := &sittingOwner{raw: []byte(`{}`)}
-	pending := &Node{ID: "n2", Status: Pending, HeadOnly: true}
-	overlaid := &Node{ID: "n3", Status: Running, Runs: []string{"r9"}, HeadOnly: true}
-	done := &Node{ID: "n4", Status: Explored, HeadOnly: true}
-	got := e.withAt(q, []*Node{pending, overlaid, done})
-	if got == nil || got == e || e.at != nil {
-		t.Fatalf("withAt gave %v, the entry's at %v: want a new entry", got, e.at)
-	}
-	want := []Node{*pending, {ID: "n3", Status: Pending, HeadOnly: true}, *done}
-	if got.at.rev != 7 || !reflect.DeepEqual(got.at.heads, want) {
-		t.Errorf("kept revision %d, heads %+v; want 7, %+v", got.at.rev, got.at.heads, want)
-	}
-	if overlaid.Status != Running || len(overlaid.Runs) != 1 {
-		t.Errorf("the member read was changed: %+v", *overlaid)
-	}
-	recordRunning := &Node{ID: "n5", Status: Running, HeadOnly: true}
-	if e.withAt(q, []*Node{pending, recordRunning}) != nil {
-		t.Errorf("a head whose record says running was kept")
-	}
-	if (&sittingOwner{}).withAt(q, []*Node{pending}) != nil {
-		t.Errorf("an entry not kept by its record's bytes kept a sitting")
 	}
 }
 

@@ -197,7 +197,7 @@ func (r *tickRound) run() error {
 	}
 	e.view.trim(qs)
 	e.decoded.trim(qs)
-	e.sittings.trim(qs)
+	e.sittings.Trim(qs)
 	e.owners.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
@@ -894,6 +894,23 @@ func (o *ownerRounds) trim(active []*Quest) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	trimToActive(o.m, active)
+}
+
+// trimToActive drops from m, a memory by quest, the quests that are not
+// active, once it holds more quests than are active.
+func trimToActive[V any](m map[string]V, active []*Quest) {
+	if len(m) <= len(active) {
+		return
+	}
+	keep := make(map[string]bool, len(active))
+	for _, q := range active {
+		keep[q.ID] = true
+	}
+	for id := range m {
+		if !keep[id] {
+			delete(m, id)
+		}
+	}
 }
 
 // markUnrecorded notes that run's result waits to be written because of

@@ -440,7 +440,7 @@ func (w *engineWrite) committed(err error) error {
 		for _, u := range w.updates {
 			w.e.view.put(u.quest, u.rev, u.head)
 			if u.sitting != nil {
-				w.e.sittings.putAt(u.quest, u.sitting)
+				w.e.sittings.PutAt(u.quest, u.sitting)
 			}
 		}
 		if w.counted {
