@@ -393,24 +393,14 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 }
 
 // StillRunning keeps Quest.Running naming a running node while a council
-// sits: when the member it named ends, another running member takes its
-// place (members run concurrently; Running names one of them).
-func (t *txn) StillRunning(q *Quest) error {
-	if q.Running != "" || q.Queued[queuedCouncil] == "" {
-		return nil
-	}
+// sits (council.StillRunning).
+func (t *txn) StillRunning(q *Quest) error { return council.StillRunning(t, q) }
+
+// SittingMembers are the members of q's sitting council, in seat order,
+// as the tick reads them (sitting).
+func (t *txn) SittingMembers(q *Quest) ([]*Node, error) {
 	_, ms, err := t.sitting(q)
-	if err != nil {
-		return err
-	}
-	for _, m := range ms {
-		if m.Status == Running {
-			q.Running = m.ID
-			t.Track(q)
-			return nil
-		}
-	}
-	return nil
+	return ms, err
 }
 
 // disciplineMember applies the judge discipline (docs/design.md, "Judge

@@ -245,6 +245,27 @@ func MemberPass(t Txn, q *domain.Quest, n *domain.Node, m *gates.MemberAnswer) e
 	return nil
 }
 
+// StillRunning keeps Quest.Running naming a running node while a council
+// sits: when the member it named ends, another running member takes its
+// place (members run concurrently; Running names one of them).
+func StillRunning(t Txn, q *domain.Quest) error {
+	if q.Running != "" || q.Queued[Queued] == "" {
+		return nil
+	}
+	ms, err := t.SittingMembers(q)
+	if err != nil {
+		return err
+	}
+	for _, m := range ms {
+		if m.Status == domain.Running {
+			q.Running = m.ID
+			t.Track(q)
+			return nil
+		}
+	}
+	return nil
+}
+
 // truncate cuts s to at most n bytes, at a rune's start, marking the cut,
 // as the engine cuts the text it keeps.
 func truncate(s string, n int) string {

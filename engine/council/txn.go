@@ -27,6 +27,9 @@ type Txn interface {
 	FirstPending(quest string) string
 	PendingNodes(quest string) iter.Seq[string]
 	LockedNodes(quest string) iter.Seq[string]
+	// SittingMembers are the members of q's sitting council, in seat
+	// order, read for their status (with their running entries).
+	SittingMembers(q *domain.Quest) ([]*domain.Node, error)
 	// OpenNodes are the ids of q's nodes that are not terminal: pending,
 	// proposed, deferred, running and awaiting consent.
 	OpenNodes(q *domain.Quest) ([]string, error)
@@ -38,6 +41,8 @@ type Txn interface {
 	Move(q *domain.Quest, n *domain.Node, to domain.Status, why string) error
 	Edge(q *domain.Quest, from, to, rel string) error
 	Emit(ev domain.Event) error
+	// Track registers a changed quest to be saved at commit.
+	Track(q *domain.Quest)
 	Ledger(n *domain.Node, outcome string, facts []gates.Fact) error
 	// Pass locks n with an answer; FailTry sends it back to pending
 	// using a try (or ends it when none is left).
