@@ -27,12 +27,6 @@ type (
 	sittingOwner  = council.SittingOwner[[]PromptNode]
 )
 
-// seatKeys are the hypothesis keys of the seats of owner's council at
-// its sitting, in seat order.
-func seatKeys(q *Quest, owner *Node) [][]byte {
-	return keysOf(council.Seats(q, owner, council.Sitting(owner)))
-}
-
 // keysOf are the hypothesis keys of seats, in seat order.
 func keysOf(seats []council.Seat) [][]byte {
 	keys := make([][]byte, len(seats))

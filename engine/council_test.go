@@ -662,7 +662,7 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if next == first || council.Sitting(next.Owner) != 2 {
 			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, council.Sitting(next.Owner))
 		}
-		want := seatKeys(qq, next.Owner)
+		want := keysOf(council.Seats(qq, next.Owner, council.Sitting(next.Owner)))
 		for i, k := range next.Keys {
 			if string(k) != string(want[i]) || string(k) == string(first.Keys[i]) {
 				t.Errorf("seat %d: the key of the wrong sitting", i)
