@@ -1,6 +1,10 @@
 package engine
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/questbox/questbox/engine/domain"
+)
 
 // Budgets that hold (docs/budgets.md).
 //
@@ -102,7 +106,7 @@ func (r *tickRound) refuse(q *Quest, n *Node, why string) error {
 	if q.Running != "" || r.pass {
 		return nil
 	}
-	if isMember(n.Role) {
+	if domain.IsMember(n.Role) {
 		// The abort reads and writes beside the running index: the
 		// entries the council's turn kept for later go in first.
 		if err := r.t.FlushRunning(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/questbox/questbox/engine/domain"
 )
 
 // Follow-up work (docs/design.md, "When work is dispatched").
@@ -22,7 +24,7 @@ import (
 // follow-up pass (Engine.followUpPass) for those quests only. The pass runs on
 // Serve's goroutine, between ticks, as one write transaction of its own:
 // the dispatching writer stays one. It dispatches through the tick's own
-// code (tickRound: queue, council, phaseGates), so max_parallel and every
+// code (tickRound: queue, council, council.PhaseGates), so max_parallel and every
 // check of a dispatch hold as they do at a tick; it terminates nothing
 // and brings nothing back (the tick's work), and it never picks a fresh
 // node: the one-node-per-tick pace of the v1/v2 workers stays the tick's.
@@ -327,7 +329,7 @@ func (r *tickRound) follow(q *Quest, nodes []string) error {
 		// A member or a gate is its council's (above); anything else
 		// that left pending since it was noted was dispatched or
 		// settled by another write.
-		if n.Quest != q.ID || n.Status != Pending || isMember(n.Role) || isGateRole(n.Role) {
+		if n.Quest != q.ID || n.Status != Pending || domain.IsMember(n.Role) || domain.IsGateRole(n.Role) {
 			continue
 		}
 		return r.dispatchPicked(q, n, r.dispatchable(q))

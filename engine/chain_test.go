@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 )
 
 // Follow-up work (chain.go): under Serve, what a commit enables is
@@ -89,7 +90,7 @@ func TestCouncilSitsAndDecidesWithinATick(t *testing.T) {
 		switch {
 		case n.Role == RoleOwner:
 			owner = n
-		case isMember(n.Role):
+		case domain.IsMember(n.Role):
 			members++
 			if n.Status != Explored {
 				t.Errorf("member %s is %s, want explored", n.ID, n.Status)

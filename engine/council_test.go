@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 )
 
@@ -160,7 +162,7 @@ func TestCouncilJudgeMajorityAppliesReviewersAdvise(t *testing.T) {
 	members := map[string]*Node{}
 	ns, _ := r.h.e.Nodes(r.q.ID)
 	for _, n := range ns {
-		if isMember(n.Role) {
+		if domain.IsMember(n.Role) {
 			members[n.ID] = n
 			if n.Status != Explored || n.Parent != owner.ID {
 				t.Errorf("member %s: got %s parent %s, want explored under %s (%+v)", n.ID, n.Status, n.Parent, owner.ID, n.Attempts)
@@ -193,7 +195,7 @@ func TestCouncilJudgeMajorityAppliesReviewersAdvise(t *testing.T) {
 	for _, f := range owner.Facts {
 		rules[f.Rule]++
 	}
-	if rules[ruleCouncilAdvice] != 1 || rules[RuleCouncilDissent] != 2 {
+	if rules[council.RuleAdvice] != 1 || rules[RuleCouncilDissent] != 2 {
 		t.Errorf("owner facts: got %v, want one advice (the abort) and two dissents", owner.Facts)
 	}
 	edges, _ := r.h.e.Edges(r.q.ID)
@@ -383,7 +385,7 @@ func TestDemoCouncilRunsToTheEnd(t *testing.T) {
 	ns, _ := h.e.Nodes(q.ID)
 	dissent, members := false, 0
 	for _, n := range ns {
-		if isMember(n.Role) {
+		if domain.IsMember(n.Role) {
 			members++
 			if n.Status != Explored {
 				t.Errorf("member %s: got %s, want explored (facts %v)", n.ID, n.Status, n.Facts)
@@ -395,27 +397,6 @@ func TestDemoCouncilRunsToTheEnd(t *testing.T) {
 	}
 	if members == 0 || !dissent {
 		t.Errorf("got %d members and dissent=%v, want a council with a dissent kept on its owner", members, dissent)
-	}
-}
-
-func TestParseCouncil(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		r, j int
-		ok   bool
-	}{
-		{"reviewer:2,judge:1", 2, 1, true},
-		{" judge:3 ", 0, 3, true},
-		{"", 0, 0, true},
-		{"reviewer:2,reviewer:1", 0, 0, false},
-		{"owner:1", 0, 0, false},
-		{"judge:x", 0, 0, false},
-		{"judge:-1", 0, 0, false},
-	} {
-		r, j, err := ParseCouncil(c.in)
-		if (err == nil) != c.ok || r != c.r || j != c.j {
-			t.Errorf("ParseCouncil(%q): got %d, %d, %v, want %d, %d, ok=%v", c.in, r, j, err, c.r, c.j, c.ok)
-		}
 	}
 }
 
@@ -614,7 +595,7 @@ func TestCouncilJudgeWithoutVerifiedQuoteCannotFinish(t *testing.T) {
 // The engine's memory of a sitting council's owner (sittingOwners) is
 // used only while the owner's record is the one it decoded: the same
 // bytes give the same entry, without decoding again; a change of the
-// record (here the attempt of a sitting that decided nothing, as decide
+// record (here the attempt of a sitting that decided nothing, as council.Decide
 // writes it) is read again, and the seats are the next sitting's.
 func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 	errRollback := errors.New("rolled back: the test changed the owner by hand")
@@ -663,8 +644,8 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if again != first {
 			t.Errorf("the same owner record was decoded again")
 		}
-		if len(first.keys) != 3 || !strings.Contains(hypOf(t2, first.keys[0]), "sitting 1:") {
-			t.Errorf("first sitting's seats: %d keys, the first one's hypothesis %q", len(first.keys), hypOf(t2, first.keys[0]))
+		if len(first.Keys) != 3 || !strings.Contains(hypOf(t2, first.Keys[0]), "sitting 1:") {
+			t.Errorf("first sitting's seats: %d keys, the first one's hypothesis %q", len(first.Keys), hypOf(t2, first.Keys[0]))
 		}
 		// The sitting decided nothing: the owner's record changes.
 		owner, err := t2.Node(qq.Queued[queuedCouncil])
@@ -679,12 +660,12 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if next == first || sitting(next.owner) != 2 {
-			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, sitting(next.owner))
+		if next == first || council.Sitting(next.Owner) != 2 {
+			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, council.Sitting(next.Owner))
 		}
-		want := seatKeys(qq, next.owner)
-		for i, k := range next.keys {
-			if string(k) != string(want[i]) || string(k) == string(first.keys[i]) {
+		want := keysOf(council.Seats(qq, next.Owner, council.Sitting(next.Owner)))
+		for i, k := range next.Keys {
+			if string(k) != string(want[i]) || string(k) == string(first.Keys[i]) {
 				t.Errorf("seat %d: the key of the wrong sitting", i)
 			}
 		}
@@ -694,8 +675,8 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if len(fewer.keys) != 2 {
-			t.Errorf("a council of 1 reviewer and 1 judge: %d seats' keys, want 2", len(fewer.keys))
+		if len(fewer.Keys) != 2 {
+			t.Errorf("a council of 1 reviewer and 1 judge: %d seats' keys, want 2", len(fewer.Keys))
 		}
 		return errRollback
 	})
@@ -709,7 +690,7 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 // node is its seat's member: ids that name other nodes (other seats'
 // members, the owner, a node that does not exist, as an entry from a
 // rolled-back transaction could) give the members the hypothesis index
-// names, in seat order, as membersAt finds them.
+// names, in seat order, as council.Members finds them.
 func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 	errRollback := errors.New("rolled back")
 	worker := funcProvider(func(ctx context.Context, req agent.Request) (agent.Reply, error) {
@@ -746,7 +727,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		want, err := t2.membersAt(qq, so.keys)
+		want, err := council.Members(t2, qq, so.Owner)
 		if err != nil {
 			return err
 		}
@@ -760,8 +741,8 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(learnt.ids, ids(want)) {
-			t.Errorf("the entry learnt the ids %v, want %v", learnt.ids, ids(want))
+		if !slices.Equal(learnt.IDs, ids(want)) {
+			t.Errorf("the entry learnt the ids %v, want %v", learnt.IDs, ids(want))
 		}
 		for _, c := range []struct {
 			name string
@@ -769,12 +750,12 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		}{
 			{"as learnt", ids(want)},
 			{"other seats' members", []string{want[1].ID, want[2].ID, want[0].ID}},
-			{"the owner and nodes that do not exist", []string{so.owner.ID, "n99999", ""}},
+			{"the owner and nodes that do not exist", []string{so.Owner.ID, "n99999", ""}},
 			{"fewer", []string{want[0].ID}},
 		} {
 			for _, afterOwner := range []bool{false, true} {
 				e := *learnt
-				e.ids = c.ids
+				e.IDs = c.ids
 				if afterOwner {
 					// As the tick reads them: the owner's record, then
 					// its members with steps of the node cursor.
@@ -818,7 +799,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 }
 
 // The tick takes a sitting council's owner and members from the engine's
-// memory of the sitting at the quest's revision (tickSitting, sittingAt)
+// memory of the sitting at the quest's revision (tickSitting, council.SittingAt)
 // when a write handed it over or a tick read it: what it takes is, at
 // every step of a council's life (members pending for want of a slot,
 // running, answered; sittings that decide nothing and sit again), what
@@ -853,7 +834,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 				return err
 			}
 			checks++
-			if h.e.sittings.atRev(qq.ID, qq.Rev, len(qq.CouncilReviewers), len(qq.CouncilJudges)) != nil {
+			if h.e.sittings.AtRev(qq.ID, qq.Rev, len(qq.CouncilReviewers), len(qq.CouncilJudges)) != nil {
 				hits++
 			}
 			so, got, err := t2.tickSitting(qq)
@@ -864,12 +845,12 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			want, err := t2.membersAt(qq, seatKeys(qq, owner))
+			want, err := council.Members(t2, qq, owner)
 			if err != nil {
 				return err
 			}
-			if !reflect.DeepEqual(so.owner, owner) {
-				t.Errorf("%s: the owner is %+v, the store says %+v", when, *so.owner, *owner)
+			if !reflect.DeepEqual(so.Owner, owner) {
+				t.Errorf("%s: the owner is %+v, the store says %+v", when, *so.Owner, *owner)
 			}
 			if len(got) != len(want) || len(want) != 3 {
 				t.Fatalf("%s: %d members, the store says %d (want 3)", when, len(got), len(want))
@@ -885,14 +866,14 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			same("", got)
 			// A memory of another revision is not used: here one whose
 			// first member is done.
-			e := *h.e.sittings.m[qq.ID]
-			if e.at != nil {
-				stale := *e.at
-				stale.rev--
-				stale.heads = slices.Clone(stale.heads)
-				stale.heads[0].Status = Explored
-				e.at = &stale
-				h.e.sittings.m[qq.ID] = &e
+			e := *h.e.sittings.Entry(qq.ID)
+			if e.At != nil {
+				stale := *e.At
+				stale.Rev--
+				stale.Heads = slices.Clone(stale.Heads)
+				stale.Heads[0].Status = Explored
+				e.At = &stale
+				h.e.sittings.Put(qq.ID, &e)
 				if _, got, err = t2.tickSitting(qq); err != nil {
 					return err
 				}
@@ -928,7 +909,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 		}
 		held := 0
 		for _, id := range rep.Dispatched {
-			if isMember(h.node(id).Role) {
+			if domain.IsMember(h.node(id).Role) {
 				held++
 				<-arrived
 			}
@@ -936,7 +917,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 		check(fmt.Sprintf("tick %d, its runs held", i))
 		for _, ns := range h.nodesByStatus(q.ID) {
 			for _, id := range ns {
-				if n := h.node(id); isMember(n.Role) {
+				if n := h.node(id); domain.IsMember(n.Role) {
 					statuses[n.Status] = true
 				}
 			}
@@ -955,36 +936,6 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 		if !statuses[st] {
 			t.Errorf("no member was ever %s at a check: %v", st, statuses)
 		}
-	}
-}
-
-// What a sitting's memory keeps of a member is its record's head: a
-// running entry laid over a pending record (a running status, the entry's
-// run as the only run) is taken off, and a head whose record itself says
-// running keeps nothing (withAt).
-func TestSittingAtKeepsTheRecordsHeads(t *testing.T) {
-	q := &Quest{ID: "q1", Rev: 7}
-	e := &sittingOwner{raw: []byte(`{}`)}
-	pending := &Node{ID: "n2", Status: Pending, HeadOnly: true}
-	overlaid := &Node{ID: "n3", Status: Running, Runs: []string{"r9"}, HeadOnly: true}
-	done := &Node{ID: "n4", Status: Explored, HeadOnly: true}
-	got := e.withAt(q, []*Node{pending, overlaid, done})
-	if got == nil || got == e || e.at != nil {
-		t.Fatalf("withAt gave %v, the entry's at %v: want a new entry", got, e.at)
-	}
-	want := []Node{*pending, {ID: "n3", Status: Pending, HeadOnly: true}, *done}
-	if got.at.rev != 7 || !reflect.DeepEqual(got.at.heads, want) {
-		t.Errorf("kept revision %d, heads %+v; want 7, %+v", got.at.rev, got.at.heads, want)
-	}
-	if overlaid.Status != Running || len(overlaid.Runs) != 1 {
-		t.Errorf("the member read was changed: %+v", *overlaid)
-	}
-	recordRunning := &Node{ID: "n5", Status: Running, HeadOnly: true}
-	if e.withAt(q, []*Node{pending, recordRunning}) != nil {
-		t.Errorf("a head whose record says running was kept")
-	}
-	if (&sittingOwner{}).withAt(q, []*Node{pending}) != nil {
-		t.Errorf("an entry not kept by its record's bytes kept a sitting")
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
@@ -44,7 +45,7 @@ type Judge interface {
 
 // ProviderExternal is the built-in provider that spawns nothing: an outside
 // agent pulls work with Next and answers with Submit.
-const ProviderExternal = "external"
+const ProviderExternal = domain.ProviderExternal
 
 // ProviderDemo is the built-in, deterministic, offline provider the daemon
 // wires for `make run`: the default provider of a quest.
@@ -133,7 +134,7 @@ type Options struct {
 	ConsentExpiry time.Duration
 	// Council names the providers of council members (docs/design.md,
 	// "Councils and Teams"); see Engine.SetCouncil.
-	Council CouncilConfig
+	Council council.Config
 	// Roles configure roles by name: their provider, prompt template and
 	// max_tries (docs/design.md, "Roles"; see RoleOptions).
 	Roles map[string]RoleOptions

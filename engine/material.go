@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -141,7 +142,7 @@ func withoutEvidence(tx *store.Tx, id string) bool {
 		return false
 	}
 	role, has, ok := scanEvidence(tx.Nodes().Get(key))
-	return ok && (!has || isMember(role))
+	return ok && (!has || domain.IsMember(role))
 }
 
 // lockedPart is the locked nodes' part of the owner's prompt ("" when
@@ -185,7 +186,7 @@ func olderLocked(tx *store.Tx, quest string, key []byte) bool {
 // evidence index: a locked node with evidence, not a council member's (a
 // member's evidence is its vote, merged into its owner's).
 func shownEvidence(n *Node) bool {
-	return n.Status.Terminal() && n.Evidence != "" && !isMember(n.Role)
+	return n.Status.Terminal() && n.Evidence != "" && !domain.IsMember(n.Role)
 }
 
 // indexEvidence keeps n's entry in the evidence index (schema 7) in step

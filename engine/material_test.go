@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -48,7 +50,7 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 			t.Fatalf("tick %d: %v", i, err)
 		}
 		for _, id := range rep.Dispatched {
-			if isMember(h.node(id).Role) {
+			if domain.IsMember(h.node(id).Role) {
 				members = append(members, id)
 			}
 		}
@@ -209,8 +211,8 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			for _, s := range seats(qq, owner, sitting(owner)) {
-				n, err := records.ReadNode(tx, string(hb.Get(hypKey(s.hyp))))
+			for _, s := range council.Seats(qq, owner, council.Sitting(owner)) {
+				n, err := records.ReadNode(tx, string(hb.Get(hypKey(s.Hyp))))
 				if err != nil {
 					return err
 				}
@@ -245,7 +247,7 @@ func TestMemberPromptIsTheTicksAfterALaterCommit(t *testing.T) {
 			t.Fatalf("tick %d: %v", i, err)
 		}
 		for _, id := range rep.Dispatched {
-			if isMember(h.node(id).Role) {
+			if domain.IsMember(h.node(id).Role) {
 				members = append(members, id)
 			}
 		}

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -76,7 +78,7 @@ func TestTickKeepsTeamAndCouncilEntriesForTheEnd(t *testing.T) {
 	tickedRunning(t, h, rep)
 	members := 0
 	for _, id := range rep.Dispatched {
-		if isMember(h.node(id).Role) {
+		if domain.IsMember(h.node(id).Role) {
 			members++
 		}
 	}
@@ -104,7 +106,7 @@ func (t *txn) sitCouncil(q *Quest) error {
 	if err != nil {
 		return err
 	}
-	return t.openCouncil(q, owner)
+	return council.Open(t, q, owner)
 }
 
 // tickedRunning checks the store after tick rep, its runs in flight:

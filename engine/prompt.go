@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/prompttmpl"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -217,7 +218,7 @@ func (e *Engine) readPromptSource(o *Options, tx *store.Tx, memo *materialMemo, 
 	}
 	src.ancestors = slices.Clip(d.Ancestors)
 	switch {
-	case isMember(n.Role):
+	case domain.IsMember(n.Role):
 		if err := e.memberSource(o, tx, memo, q, parent, &src); err != nil {
 			return src, err
 		}
@@ -247,7 +248,7 @@ func (e *Engine) memberSource(o *Options, tx *store.Tx, memo *materialMemo, q *Q
 	if src.material, err = e.memoisedMaterial(tx, memo, q, o.Roles[RoleOwner].EvidenceCap); err != nil {
 		return err
 	}
-	if parent != nil && isGateRole(parent.Role) {
+	if parent != nil && domain.IsGateRole(parent.Role) {
 		src.gate, src.gatePhase = true, parent.Phase
 	}
 	return nil
@@ -346,7 +347,7 @@ func ancestorsPart(ancestors []PromptNode) string {
 // Team stage or worker), and for members and owners the owner's material.
 func (e *Engine) contractPart(q *Quest, n *Node, src *promptSource, req *agent.Request, d *PromptData) {
 	switch {
-	case isMember(n.Role):
+	case domain.IsMember(n.Role):
 		// What comes before councilMaterialEnd is the material a judge's
 		// quotes must occur in.
 		src.material.apply(req, d)

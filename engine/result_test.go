@@ -149,7 +149,7 @@ func TestFindingOf(t *testing.T) {
 		{"an executer's deliverable", Node{Role: RoleExecuter, Stage: StageExec, Team: "n1", Status: Explored, Verdict: gates.VerdictConclusion}, ""},
 		{"an owner's turn", Node{Role: RoleOwner, Status: Explored}, ""},
 		{"a judge's vote", Node{Role: RoleJudge, Status: Explored, Verdict: "pass"}, ""},
-		{"a phase gate", Node{Role: "scout" + gateSuffix, Status: Explored, Verdict: gates.SourcePass}, ""},
+		{"a phase gate", Node{Role: "scout" + domain.GateSuffix, Status: Explored, Verdict: gates.SourcePass}, ""},
 	} {
 		got, ok := findings.FindingOf(&c.n)
 		if got != c.want || ok != (c.want != "") {

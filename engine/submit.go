@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
@@ -64,7 +65,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 				return err
 			}
 		}
-		if q.HasCouncil() && (n.Role == RoleOwner || isMember(n.Role)) {
+		if q.HasCouncil() && (n.Role == RoleOwner || domain.IsMember(n.Role)) {
 			return nil
 		}
 		req, err := e.buildRequest(tx, nil, q, n)
@@ -208,7 +209,7 @@ func submittable(q *Quest, n *Node) error {
 		return fmt.Errorf("node %s is running (dispatched to a provider): %w", n.ID, ErrBusy)
 	case n.Status != Pending:
 		return fmt.Errorf("node %s is %s; only a pending node takes a submission: %w", n.ID, n.Status, ErrBusy)
-	case isMember(n.Role):
+	case domain.IsMember(n.Role):
 		return fmt.Errorf("node %s is a council %s: its own provider answers it, not an outside agent: %w", n.ID, n.Role, ErrInvalid)
 	case n.Role == RoleOwner && q.HasCouncil():
 		return fmt.Errorf("node %s is the owner of a quest with a council: its council decides, not an outside agent: %w", n.ID, ErrInvalid)

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -197,7 +199,7 @@ func (r *tickRound) run() error {
 	}
 	e.view.trim(qs)
 	e.decoded.trim(qs)
-	e.sittings.trim(qs)
+	e.sittings.Trim(qs)
 	e.owners.trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
@@ -350,7 +352,7 @@ func (r *tickRound) sittingOrGated(q *Quest) (bool, error) {
 		return true, nil
 	}
 	if len(q.PhaseGates) > 0 {
-		if sat, err := r.phaseGates(q); err != nil || sat {
+		if sat, err := council.PhaseGates(r.t, r, q); err != nil || sat {
 			return true, err
 		}
 	}
@@ -407,7 +409,7 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 		if err != nil {
 			return err
 		}
-		if err := t.openCouncil(q, owner); err != nil {
+		if err := council.Open(t, q, owner); err != nil {
 			return err
 		}
 		return r.council(q)
@@ -415,7 +417,7 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 	if n == nil || !dispatchable {
 		return nil
 	}
-	if isMember(n.Role) {
+	if domain.IsMember(n.Role) {
 		// A member outside a sitting council: its owner was aborted.
 		full, err := t.Node(n.ID)
 		if err != nil {
@@ -743,7 +745,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 	pending := q.Counts.Get(Pending) > 0
 	if len(q.PhaseGates) > 0 {
 		// Nodes a phase gate holds are no work the owner waits for.
-		id, err := t.firstDispatchable(q)
+		id, err := council.FirstDispatchable(t, q)
 		if err != nil {
 			return nil, "", err
 		}
@@ -769,7 +771,7 @@ func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {
 		n, err = t.firstPending(q)
 		return n, "", err
 	}
-	id, err := t.firstDispatchable(q)
+	id, err := council.FirstDispatchable(t, q)
 	if err == nil && id != "" {
 		n, err = t.NodeHead(id)
 	}
@@ -894,6 +896,23 @@ func (o *ownerRounds) trim(active []*Quest) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	trimToActive(o.m, active)
+}
+
+// trimToActive drops from m, a memory by quest, the quests that are not
+// active, once it holds more quests than are active.
+func trimToActive[V any](m map[string]V, active []*Quest) {
+	if len(m) <= len(active) {
+		return
+	}
+	keep := make(map[string]bool, len(active))
+	for _, q := range active {
+		keep[q.ID] = true
+	}
+	for id := range m {
+		if !keep[id] {
+			delete(m, id)
+		}
+	}
 }
 
 // markUnrecorded notes that run's result waits to be written because of

@@ -15,7 +15,7 @@ package engine
 // small box"): only its dispatches. A dispatch's quest, node head, run list
 // and member prompt are read by its run until runAgent returns; everything
 // the tick hands to the engine's memories (questCache, pendingView,
-// sittingOwners) is a copy (cachedCopy, copyHead, withAt), and TickReport
+// sittingOwners) is a copy (cachedCopy, copyHead, WithAt), and TickReport
 // holds ids only. So the set is counted once per dispatch (refs) and released
 // at the end of each run (runAgent) and where a dispatch never runs (start,
 // for a run aborted before it started); a tick that dispatched nothing

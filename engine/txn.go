@@ -441,7 +441,7 @@ func (w *engineWrite) committed(err error) error {
 		for _, u := range w.updates {
 			w.e.view.put(u.quest, u.rev, u.head)
 			if u.sitting != nil {
-				w.e.sittings.putAt(u.quest, u.sitting)
+				w.e.sittings.PutAt(u.quest, u.sitting)
 			}
 		}
 		if w.counted {
@@ -927,10 +927,10 @@ func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // trackQueued keeps Quest.Queued in step with the status of owner and
 // strategist nodes.
 func trackQueued(q *Quest, n *Node, to Status) {
-	if n.Role != RoleOwner && n.Role != RoleStrategist && !isGateRole(n.Role) {
+	if n.Role != RoleOwner && n.Role != RoleStrategist && !domain.IsGateRole(n.Role) {
 		return
 	}
-	if n.Role == RoleOwner || isGateRole(n.Role) {
+	if n.Role == RoleOwner || domain.IsGateRole(n.Role) {
 		// The owner whose council sits (council.go).
 		if to == CouncilPending {
 			if q.Queued == nil {
@@ -940,7 +940,7 @@ func trackQueued(q *Quest, n *Node, to Status) {
 		} else if q.Queued[queuedCouncil] == n.ID {
 			delete(q.Queued, queuedCouncil)
 		}
-		if isGateRole(n.Role) {
+		if domain.IsGateRole(n.Role) {
 			return
 		}
 	}

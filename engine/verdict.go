@@ -125,7 +125,7 @@ func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply
 	switch {
 	case err != nil:
 		return judgeRunError(ctx, err, res)
-	case isMember(n.Role):
+	case domain.IsMember(n.Role):
 		return judgeMember(n, reply, res)
 	case n.Stage == StagePlan || n.Stage == StageAccept:
 		return e.judgeStage(q, n, reply, res)
@@ -504,7 +504,7 @@ func (t *txn) recordVerdict(q *Quest, n *Node, res result) error {
 	n.Outcome = res.outcome()
 	n.Facts = res.facts
 	n.Feedback = res.feedback
-	if !isMember(n.Role) {
+	if !domain.IsMember(n.Role) {
 		// Members who agree are no stall (see council.go).
 		if err := t.stall(q, n, res); err != nil {
 			return err

@@ -25,7 +25,7 @@ type QuestSpec struct {
 	Project string
 	// CouncilReviewers and CouncilJudges name the provider of each member
 	// of the quest's council, one entry per member (see
-	// engine.CouncilProviders); both empty: no council, the owner decides alone
+	// council.Providers); both empty: no council, the owner decides alone
 	// (v2). PhaseGates are the roles whose phase a council gate closes.
 	CouncilReviewers []string
 	CouncilJudges    []string

@@ -16,6 +16,7 @@ import (
 
 	"github.com/questbox/questbox/engine"
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
@@ -218,7 +219,7 @@ func (w *wiring) options(cfg *config.Config, log *slog.Logger, st *engine.Store,
 				TokenBudget: d.TokenBudget, MaxStalled: d.MaxStalled, OwnerEvery: d.OwnerEvery},
 			TeamAccept: cfg.TeamAccept(),
 		},
-		Council:        engine.CouncilConfig{Reviewers: slices.Clone(cfg.Council.Reviewers), Judges: slices.Clone(cfg.Council.Judges)},
+		Council:        council.Config{Reviewers: slices.Clone(cfg.Council.Reviewers), Judges: slices.Clone(cfg.Council.Judges)},
 		Catalog:        w.gates.quest,
 		GateNames:      cfg.GateNames,
 		Online:         w.net.engineOnline(),

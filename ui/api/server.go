@@ -16,6 +16,7 @@ import (
 
 	"github.com/questbox/questbox/device/box"
 	"github.com/questbox/questbox/engine"
+	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/internal/config"
 )
@@ -342,7 +343,7 @@ func (s *Server) questNew(w http.ResponseWriter, r *http.Request, eng *engine.En
 		spec.Project = *req.Project
 	}
 	if req.Council != nil {
-		r, j, err := engine.ParseCouncil(*req.Council)
+		r, j, err := council.Parse(*req.Council)
 		if err != nil {
 			return err
 		}

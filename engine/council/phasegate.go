@@ -1,4 +1,4 @@
-package engine
+package council
 
 // Phase gates (docs/design.md, "Phase gates"): `--gates scout,poc` closes
 // each listed phase (the work of one role) with a council gate. When every
@@ -20,62 +20,51 @@ package engine
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 )
 
-// gateSuffix ends the role of a phase gate: "scout_gate".
-const gateSuffix = "_gate"
-
-// isGateRole reports whether role is a phase gate's.
-func isGateRole(role string) bool { return strings.HasSuffix(role, gateSuffix) }
-
-// gateHypothesis is the hypothesis of the round-th gate of phase.
-func gateHypothesis(phase string, round int) string {
+// GateHypothesis is the hypothesis of the round-th gate of phase.
+func GateHypothesis(phase string, round int) string {
 	return fmt.Sprintf("Phase gate %s, round %d: may the %s phase's work pass to the next phase?", phase, round, phase)
 }
 
 // latestGate is the newest gate node of phase (read whole), nil if the
 // phase never had one, and its round.
-func (t *txn) latestGate(q *Quest, phase string) (*Node, int, error) {
-	hb := subRO(t.tx, bHyps, q.ID)
-	if hb == nil {
-		return nil, 0, nil
-	}
-	var last []byte
+func latestGate(t Txn, q *domain.Quest, phase string) (*domain.Node, int, error) {
+	var last string
 	round := 0
 	for {
-		id := hb.Get(hypKey(gateHypothesis(phase, round+1)))
-		if id == nil {
+		id := t.HypNode(q.ID, GateHypothesis(phase, round+1))
+		if id == "" {
 			break
 		}
 		last, round = id, round+1
 	}
-	if last == nil {
+	if last == "" {
 		return nil, 0, nil
 	}
-	n, err := t.Node(string(last))
+	n, err := t.Node(last)
 	return n, round, err
 }
 
 // phaseOpen reports whether phase's latest gate passed.
-func (t *txn) phaseOpen(q *Quest, phase string) (bool, error) {
-	g, _, err := t.latestGate(q, phase)
-	return g != nil && g.Status == Explored && g.Verdict == gates.SourcePass, err
+func phaseOpen(t Txn, q *domain.Quest, phase string) (bool, error) {
+	g, _, err := latestGate(t, q, phase)
+	return g != nil && g.Status == domain.Explored && g.Verdict == gates.SourcePass, err
 }
 
-// heldRoles are the roles whose nodes wait for a phase gate: the phase
+// HeldRoles are the roles whose nodes wait for a phase gate: the phase
 // after a gated phase whose latest gate has not passed.
-func (t *txn) heldRoles(q *Quest) (map[string]bool, error) {
+func HeldRoles(t Txn, q *domain.Quest) (map[string]bool, error) {
 	held := map[string]bool{}
 	for _, g := range q.PhaseGates {
 		next := q.NextPhase(g)
 		if next == "" {
 			continue
 		}
-		open, err := t.phaseOpen(q, g)
+		open, err := phaseOpen(t, q, g)
 		if err != nil {
 			return nil, err
 		}
@@ -86,28 +75,23 @@ func (t *txn) heldRoles(q *Quest) (map[string]bool, error) {
 	return held, nil
 }
 
-// firstDispatchable is the oldest pending node of q that may dispatch:
+// FirstDispatchable is the oldest pending node of q that may dispatch:
 // not a council member or a gate (the council machinery runs those), not
 // held by a phase gate. Without phase gates it is the oldest pending node.
-func (t *txn) firstDispatchable(q *Quest) (string, error) {
+func FirstDispatchable(t Txn, q *domain.Quest) (string, error) {
 	if len(q.PhaseGates) == 0 {
-		return first(t.tx, bPending, q.ID), nil
+		return t.FirstPending(q.ID), nil
 	}
-	b := subRO(t.tx, bPending, q.ID)
-	if b == nil {
-		return "", nil
-	}
-	heldRoles, err := t.heldRoles(q)
+	heldRoles, err := HeldRoles(t, q)
 	if err != nil {
 		return "", err
 	}
-	c := b.Cursor()
-	for k, v := c.First(); k != nil; k, v = c.Next() {
-		n, err := t.NodeHead(string(v))
+	for id := range t.PendingNodes(q.ID) {
+		n, err := t.NodeHead(id)
 		if err != nil {
 			return "", err
 		}
-		if !isMember(n.Role) && !isGateRole(n.Role) && !heldRoles[n.Role] {
+		if !domain.IsMember(n.Role) && !domain.IsGateRole(n.Role) && !heldRoles[n.Role] {
 			return n.ID, nil
 		}
 	}
@@ -115,28 +99,10 @@ func (t *txn) firstDispatchable(q *Quest) (string, error) {
 }
 
 // phaseBusy reports whether a node of role is not terminal yet.
-func (t *txn) phaseBusy(q *Quest, role string) (bool, error) {
-	var ids []string
-	for _, idx := range [][]byte{bPending, bProposed, bDeferred} {
-		if b := subRO(t.tx, idx, q.ID); b != nil {
-			if err := b.ForEach(func(_, v []byte) error { ids = append(ids, string(v)); return nil }); err != nil {
-				return false, err
-			}
-		}
-	}
-	if q.Running != "" {
-		ids = append(ids, q.Running)
-	}
-	if q.Counts.Get(AwaitingConsent) > 0 {
-		err := t.tx.Consent().ForEach(func(k, v []byte) error {
-			if string(v) == q.ID {
-				ids = append(ids, string(k))
-			}
-			return nil
-		})
-		if err != nil {
-			return false, err
-		}
+func phaseBusy(t Txn, q *domain.Quest, role string) (bool, error) {
+	ids, err := t.OpenNodes(q)
+	if err != nil {
+		return false, err
 	}
 	for _, id := range ids {
 		n, err := t.NodeHead(id)
@@ -151,14 +117,9 @@ func (t *txn) phaseBusy(q *Quest, role string) (bool, error) {
 }
 
 // newestOf is the newest terminal node of role in q (read whole), or nil.
-func (t *txn) newestOf(q *Quest, role string) (*Node, error) {
-	lb := subRO(t.tx, bLocked, q.ID)
-	if lb == nil {
-		return nil, nil
-	}
-	c := lb.Cursor()
-	for k, v := c.Last(); k != nil; k, v = c.Prev() {
-		h, err := t.NodeHead(string(v))
+func newestOf(t Txn, q *domain.Quest, role string) (*domain.Node, error) {
+	for id := range t.LockedNodes(q.ID) {
+		h, err := t.NodeHead(id)
 		if err != nil {
 			return nil, err
 		}
@@ -169,117 +130,116 @@ func (t *txn) newestOf(q *Quest, role string) (*Node, error) {
 	return nil, nil
 }
 
-// phaseGates is a gated quest's turn at its gates, when nothing runs and
+// PhaseGates is a gated quest's turn at its gates, when nothing runs and
 // no council sits: a gate that waits sits again, and the first phase
 // whose work is done and newer than its latest gate gets a gate. It
 // reports whether a gate sat (the quest's turn is then over).
-func (r *tickRound) phaseGates(q *Quest) (bool, error) {
-	t := r.t
+func PhaseGates(t Txn, r Round, q *domain.Quest) (bool, error) {
 	for _, phase := range q.PhaseGates {
-		g, round, err := t.latestGate(q, phase)
+		g, round, err := latestGate(t, q, phase)
 		if err != nil {
 			return false, err
 		}
 		switch {
-		case g != nil && g.Status == Pending:
-			return true, r.sit(q, g)
+		case g != nil && g.Status == domain.Pending:
+			return true, Sit(t, r, q, g)
 		case g != nil && !g.Status.Terminal():
 			return false, nil // awaiting the button: later phases wait
-		case g != nil && g.Status == Explored && g.Verdict == gates.SourcePass:
+		case g != nil && g.Status == domain.Explored && g.Verdict == gates.SourcePass:
 			continue // this phase is open: look at the next
 		}
-		busy, err := t.phaseBusy(q, phase)
+		busy, err := phaseBusy(t, q, phase)
 		if err != nil || busy {
 			return false, err
 		}
-		last, err := t.newestOf(q, phase)
+		last, err := newestOf(t, q, phase)
 		if err != nil || last == nil || (g != nil && last.Order < g.Order) {
 			return false, err // no work yet, or none since the last gate
 		}
-		if ended, err := r.seatless(q); ended || err != nil {
+		if ended, err := r.Seatless(q); ended || err != nil {
 			return true, err // no gate is made that cannot sit
 		}
-		ng, dup, err := t.NewNode(q, last, phase+gateSuffix, gateHypothesis(phase, round+1), Pending, EdgeSpawned)
+		ng, dup, err := t.NewNode(q, last, phase+domain.GateSuffix, GateHypothesis(phase, round+1), domain.Pending, domain.EdgeSpawned)
 		if err != nil {
 			return false, err
 		}
 		if dup {
-			return false, fmt.Errorf("BUG: gate %q exists already as %s", gateHypothesis(phase, round+1), ng.ID)
+			return false, fmt.Errorf("BUG: gate %q exists already as %s", GateHypothesis(phase, round+1), ng.ID)
 		}
 		ng.Phase = phase
-		return true, r.sit(q, ng)
+		return true, Sit(t, r, q, ng)
 	}
 	return false, nil
 }
 
-// sit opens the council of gate g (whole, pending) and dispatches its
+// Sit opens the council of gate g (whole, pending) and dispatches its
 // members, when the quest's budgets can seat it (else the quest ends).
-func (r *tickRound) sit(q *Quest, g *Node) error {
-	if ended, err := r.seatless(q); ended || err != nil {
+func Sit(t Txn, r Round, q *domain.Quest, g *domain.Node) error {
+	if ended, err := r.Seatless(q); ended || err != nil {
 		return err
 	}
 	if g.HeadOnly {
-		full, err := r.t.Node(g.ID)
+		full, err := t.Node(g.ID)
 		if err != nil {
 			return err
 		}
 		g = full
 	}
-	if err := r.t.openCouncil(q, g); err != nil {
+	if err := Open(t, q, g); err != nil {
 		return err
 	}
-	return r.council(q)
+	return r.Council(q)
 }
 
 // gateDecided applies a gate council's decision d: a pass locks the gate
 // with verdict pass (opening the next phase), or waits for the button at a
 // checkpoint; anything else locks it with verdict revise and spawns a
 // revision of the phase's newest node, the council's facts its feedback.
-func (t *txn) gateDecided(q *Quest, g *Node, d gates.Decision, facts []gates.Fact) error {
-	ev := councilEvidence(d)
+func gateDecided(t Txn, q *domain.Quest, g *domain.Node, d gates.Decision, facts []gates.Fact) error {
+	ev := Evidence(d)
 	g.Outcome = "PASS"
 	g.ClaimHash = gates.ClaimHash([]byte(ev))
-	g.AddAttempt(Attempt{At: t.now, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash})
+	g.AddAttempt(domain.Attempt{At: t.Now(), Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash})
 	o := &gates.OwnerAnswer{Evidence: ev}
 	if d.Verdict == gates.SourcePass {
 		g.Verdict = gates.SourcePass
-		if err := t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
+		if err := t.Emit(domain.Event{Kind: domain.KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
 			return err
 		}
 		if !q.IsCheckpoint(g.Role) {
 			return t.Pass(q, g, nil, o, "PASS")
 		}
 		why := fmt.Sprintf("role %s is a human checkpoint", g.Role)
-		g.Claim = &Claim{Hash: g.ClaimHash, Raw: ev, Since: t.now, Facts: facts, Why: why, Reasons: []ConsentReason{domain.CheckpointReason(g.Role)}, Owner: o}
-		if err := t.Move(q, g, AwaitingConsent, why); err != nil {
+		g.Claim = &domain.Claim{Hash: g.ClaimHash, Raw: ev, Since: t.Now(), Facts: facts, Why: why, Reasons: []domain.ConsentReason{domain.CheckpointReason(g.Role)}, Owner: o}
+		if err := t.Move(q, g, domain.AwaitingConsent, why); err != nil {
 			return err
 		}
 		if err := t.Ledger(g, "REVIEW", facts); err != nil {
 			return err
 		}
-		return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: ConsentRequested, ClaimHash: g.ClaimHash, Reason: why})
+		return t.Emit(domain.Event{Kind: domain.KindConsent, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: domain.ConsentRequested, ClaimHash: g.ClaimHash, Reason: why})
 	}
 	g.Verdict = gates.SourceRevise
-	if err := t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
+	if err := t.Emit(domain.Event{Kind: domain.KindVerdict, Quest: q.ID, Node: g.ID, Role: g.Role, Outcome: "PASS", Facts: facts, ClaimHash: g.ClaimHash, Reason: d.Why}); err != nil {
 		return err
 	}
 	if err := t.Pass(q, g, nil, o, "PASS"); err != nil {
 		return err
 	}
-	last, err := t.newestOf(q, g.Phase)
+	last, err := newestOf(t, q, g.Phase)
 	if err != nil {
 		return err
 	}
 	if last == nil {
 		return nil
 	}
-	rev, dup, err := t.NewNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, truncate(last.Hypothesis, 300)), Pending, "")
+	rev, dup, err := t.NewNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, truncate(last.Hypothesis, 300)), domain.Pending, "")
 	if err != nil || dup {
 		return err
 	}
-	rev.Feedback = Feedback(facts)
+	rev.Feedback = t.Feedback(facts)
 	if err := t.SaveNode(rev); err != nil {
 		return err
 	}
-	return t.Edge(q, g.ID, rev.ID, EdgeSpawned)
+	return t.Edge(q, g.ID, rev.ID, domain.EdgeSpawned)
 }
