@@ -27,7 +27,11 @@ func TestDependenciesPointInward(t *testing.T) {
 		"engine/store/...": {"engine/store", "engine/internal"},
 		// The ledger's rules read and write the ledger through the store's
 		// handles; they know the domain's types and nothing of the rules.
-		"engine/ledger/...":   {"engine/ledger", "engine/domain", "engine/store", "engine/internal", "gates"},
+		"engine/ledger/...": {"engine/ledger", "engine/domain", "engine/store", "engine/internal", "gates"},
+		// What an agent is sent: the prompt reads the records through the
+		// store's handles and the engine's interfaces, never the engine.
+		"engine/prompt/...": {"engine/prompt", "engine/domain", "engine/store", "engine/internal", "engine/agent",
+			"engine/prompttmpl", "engine/runlog", "gates"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},
