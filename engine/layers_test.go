@@ -32,6 +32,10 @@ func TestDependenciesPointInward(t *testing.T) {
 		// store's handles and the engine's interfaces, never the engine.
 		"engine/prompt/...": {"engine/prompt", "engine/domain", "engine/store", "engine/internal", "engine/agent",
 			"engine/prompttmpl", "engine/runlog", "gates"},
+		// The verdict's rules reach the transaction through their own
+		// interface: no engine, no other concern's package (the store
+		// only as the domain reaches it).
+		"engine/verdict/...":  {"engine/verdict", "engine/domain", "engine/store", "engine/internal", "gates"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},
