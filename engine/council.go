@@ -348,7 +348,7 @@ func childrenOf(owner *Node, ms []*Node) bool {
 // the tick's transaction (the material it judges is the owner's, as it
 // is now); its run renders the prompt from that (memberPrompt). so is m's owner, read whole for its sitting: the
 // member's prompt shows it and the nodes above it without reading it
-// again (so.Ancestors, or materialMemo.knowParent for an owner with a
+// again (so.Ancestors, or the material memo's KnowParent for an owner with a
 // parent).
 func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memberPrompt) error {
 	t, owner := r.t, so.Owner
@@ -367,14 +367,13 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 	if m.Parent == owner.ID && so.Ancestors != nil {
 		// The nodes above the member are its owner's entry's (shared by
 		// the sitting's members, read only).
-		mp.src.ancestors = so.Ancestors
-		if err := r.e.memberSource(t.opt, t.tx, &t.material, q, owner, &mp.src); err != nil {
+		if err := r.e.memberSource(t.opt, t.tx, &t.material, q, owner, so.Ancestors, &mp.src); err != nil {
 			return err
 		}
 		return r.queue(q, m, name, prov, nil, mp)
 	}
 	if m.Parent == owner.ID {
-		if err := t.material.knowParent(t.tx, q, owner); err != nil {
+		if err := t.material.KnowParent(promptRecords(), t.tx, q, owner); err != nil {
 			return err
 		}
 	}

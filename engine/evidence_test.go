@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/prompt"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -167,15 +168,15 @@ func TestMigrationBuildsTheEvidenceIndex(t *testing.T) {
 	h := newHarness(t, Options{})
 	q := h.quest(func(s *QuestSpec) { s.Provider, s.Mode = ProviderExternal, ModeSolo })
 	want := plantedLocks(t, h, q.ID)
-	material := func(s *Store) *ownerMaterial {
+	material := func(s *Store) *prompt.Material {
 		t.Helper()
-		var m *ownerMaterial
+		var m *prompt.Material
 		err := s.view(func(tx *store.Tx) error {
 			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
 			}
-			m, err = readOwnerMaterial(tx, qq, DefaultEvidenceCap)
+			m, err = prompt.ReadMaterial(promptRecords(), tx, qq, DefaultEvidenceCap)
 			return err
 		})
 		if err != nil {
@@ -184,8 +185,8 @@ func TestMigrationBuildsTheEvidenceIndex(t *testing.T) {
 		return m
 	}
 	was := material(h.store)
-	if !strings.Contains(was.lockedPart, "the lead holds on every sample") || strings.Contains(was.lockedPart, "dissent") {
-		t.Fatalf("owner's material at schema 7:\n%s", was.lockedPart)
+	if !strings.Contains(was.LockedPart(), "the lead holds on every sample") || strings.Contains(was.LockedPart(), "dissent") {
+		t.Fatalf("owner's material at schema 7:\n%s", was.LockedPart())
 	}
 	h.close()
 
@@ -263,13 +264,13 @@ func TestOwnerMaterialWithAndWithoutTheEvidenceIndex(t *testing.T) {
 			plant(t, h, q.ID, n)
 		}
 		plant(t, h, q.ID, Node{Role: RoleScout, Hypothesis: "a proposal", Status: Proposed})
-		var indexed, walked *ownerMaterial
+		var indexed, walked *prompt.Material
 		err := h.store.view(func(tx *store.Tx) error {
 			qq, _, err := getQuest(tx, q.ID)
 			if err != nil {
 				return err
 			}
-			indexed, err = readOwnerMaterial(tx, qq, c.cap)
+			indexed, err = prompt.ReadMaterial(promptRecords(), tx, qq, c.cap)
 			return err
 		})
 		if err != nil {
@@ -286,7 +287,7 @@ func TestOwnerMaterialWithAndWithoutTheEvidenceIndex(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if walked, err = readOwnerMaterial(tx, qq, c.cap); err != nil {
+			if walked, err = prompt.ReadMaterial(promptRecords(), tx, qq, c.cap); err != nil {
 				return err
 			}
 			return errRollback
@@ -295,10 +296,10 @@ func TestOwnerMaterialWithAndWithoutTheEvidenceIndex(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(indexed, walked) {
-			t.Errorf("%s: through the evidence index\n%s\nwalking the locked index\n%s", c.name, indexed.lockedPart, walked.lockedPart)
+			t.Errorf("%s: through the evidence index\n%s\nwalking the locked index\n%s", c.name, indexed.LockedPart(), walked.LockedPart())
 		}
-		if got := strings.Contains(indexed.lockedPart, "(older locked nodes left out"); got != c.more {
-			t.Errorf("%s: older nodes left out said %v, want %v:\n%s", c.name, got, c.more, indexed.lockedPart)
+		if got := strings.Contains(indexed.LockedPart(), "(older locked nodes left out"); got != c.more {
+			t.Errorf("%s: older nodes left out said %v, want %v:\n%s", c.name, got, c.more, indexed.LockedPart())
 		}
 	}
 }

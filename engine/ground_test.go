@@ -10,6 +10,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/verdict"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -123,12 +124,12 @@ func TestPersistentTransportErrorsBecomeAFail(t *testing.T) {
 	h := newHarness(t, Options{Catalog: groundCatalog, Ground: func() gates.Grounder { return w }, Providers: map[string]Provider{"p": p}})
 	q := h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo; s.Limits.MaxStalled = 0 })
 	root := h.nodesByStatus(q.ID)[Pending][0]
-	for i := 0; i < maxDeferrals+2 && h.node(root).Tries == 0; i++ {
+	for i := 0; i < verdict.MaxDeferrals+2 && h.node(root).Tries == 0; i++ {
 		h.tick()
 	}
 	n := h.node(root)
 	if n.Tries != 1 || n.Facts[0].Rule != "ground" {
-		t.Fatalf("after %d refusals: tries %d facts %v; want one FAIL try with a ground fact", maxDeferrals, n.Tries, n.Facts)
+		t.Fatalf("after %d refusals: tries %d facts %v; want one FAIL try with a ground fact", verdict.MaxDeferrals, n.Tries, n.Facts)
 	}
 }
 

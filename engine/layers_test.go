@@ -35,7 +35,15 @@ func TestDependenciesPointInward(t *testing.T) {
 		"engine/ledger/...": {"engine/ledger", "engine/domain", "engine/store", "engine/internal", "gates"},
 		// The records layer: the domain's record forms over the store's
 		// file format, below the engine.
-		"engine/records/...":  {"engine/records", "engine/domain", "engine/store", "engine/internal", "gates"},
+		"engine/records/...": {"engine/records", "engine/domain", "engine/store", "engine/internal", "gates"},
+		// What an agent is sent: the prompt reads the records through the
+		// store's handles and the engine's interfaces, never the engine.
+		"engine/prompt/...": {"engine/prompt", "engine/domain", "engine/store", "engine/internal", "engine/agent",
+			"engine/prompttmpl", "engine/runlog", "gates"},
+		// The verdict's rules reach the transaction through their own
+		// interface: no engine, no other concern's package (the store
+		// only as the domain reaches it).
+		"engine/verdict/...":  {"engine/verdict", "engine/domain", "engine/store", "engine/internal", "gates"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},

@@ -10,6 +10,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/prompt"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -112,7 +113,7 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		var first *ownerMaterial
+		var first *prompt.Material
 		for i, id := range members {
 			n, err := t2.NodeHead(id)
 			if err != nil {
@@ -123,7 +124,7 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			m := t2.material.byQuest[q.ID]
+			m, _ := t2.material.Held(q.ID)
 			if m == nil {
 				t.Fatalf("member %s: no material kept", id)
 			}
@@ -137,20 +138,20 @@ func TestCouncilMembersShareTheOwnersMaterial(t *testing.T) {
 			}
 		}
 		// The nodes above the members (their owner) were read once too.
-		if chains := t2.material.chains[q.ID]; len(chains) != 1 {
+		if _, chains := t2.material.Held(q.ID); len(chains) != 1 {
 			t.Errorf("ancestries kept: %v, want one (the members' owner)", chains)
 		} else {
 			for parent, a := range chains {
-				if a.parent == nil || a.parent.ID != parent || len(a.nodes) == 0 || a.nodes[0].ID != parent || a.parent.Role != RoleOwner {
+				if a.Parent == nil || a.Parent.ID != parent || len(a.Nodes) == 0 || a.Nodes[0].ID != parent || a.Parent.Role != RoleOwner {
 					t.Errorf("ancestry of parent %s: %+v", parent, a)
 				}
 			}
 		}
-		if m := t2.material.get(&Quest{ID: q.ID, Rev: qq.Rev + 1}, first.cap); m != nil {
+		if m := t2.material.Material(&Quest{ID: q.ID, Rev: qq.Rev + 1}, first.Cap()); m != nil {
 			t.Errorf("material of revision %d used for revision %d", qq.Rev, qq.Rev+1)
 		}
 		t2.touch(q.ID)
-		if t2.material.byQuest[q.ID] != nil || t2.material.chains[q.ID] != nil {
+		if m, chains := t2.material.Held(q.ID); m != nil || chains != nil {
 			t.Errorf("material or ancestry kept after a node of the quest changed")
 		}
 		return t2.unchanged()

@@ -199,7 +199,7 @@ func (t *txn) touch(quest string) {
 		t.touched = map[string]bool{}
 	}
 	t.touched[quest] = true
-	t.material.forget(quest)
+	t.material.Forget(quest)
 }
 
 // viewOf works out, for a quest this transaction saves with revision

@@ -39,7 +39,7 @@ import (
 // The shared maps: a Quest's RoleProviders, TeamAccept, StallSigs and
 // StallCounts are never changed in place but by a transaction that
 // decoded its quest itself (settleRoles, NewQuest and resume replace
-// them; stallSignal changes a copy when the quest may be the cache's:
+// them; verdict.StallSignal changes a copy when the quest may be the cache's:
 // ownStallMaps), so a copy of a quest shares them with the quest it
 // copies: the cache's with the saved quest's, a tick's with the cache's.
 //

@@ -17,6 +17,7 @@ import (
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
+	"github.com/questbox/questbox/engine/verdict"
 )
 
 // storedQuest is quest id's record as the store holds it (a copy).
@@ -375,7 +376,7 @@ func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		return t.stallSignal(qq, StallEvidence, "the first evidence", "the same evidence")
+		return verdict.StallSignal(t, qq, StallEvidence, "the first evidence", "the same evidence")
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -394,7 +395,7 @@ func TestStallSignalOnACachedCopyLeavesTheCacheAlone(t *testing.T) {
 			if !t.fromCache {
 				return errors.New("the quest was not read from the cache")
 			}
-			if err := t.stallSignal(qq, StallEvidence, extra, "the same evidence"); err != nil {
+			if err := verdict.StallSignal(t, qq, StallEvidence, extra, "the same evidence"); err != nil {
 				return err
 			}
 			return rollBack

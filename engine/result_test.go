@@ -181,7 +181,7 @@ func TestResultKeepsTheOwnersClosingStatement(t *testing.T) {
 	if r.Ending.How != EndedByFinish || r.Ending.Statement != long || r.Ending.Node == "" || h.node(r.Ending.Node).Role != RoleOwner {
 		t.Fatalf("ending %+v, want the owner's finish with its whole summary", r.Ending)
 	}
-	if want := ReasonOwnerFinished + truncate(long, 200); r.Quest.Reason != want {
+	if want := ReasonOwnerFinished + domain.Truncate(long, 200); r.Quest.Reason != want {
 		t.Errorf("reason %q, want %q", r.Quest.Reason, want)
 	}
 	if len(r.Findings) != 1 || r.Findings[0].Kind != FindingConclusion || r.Findings[0].Node.Role != RoleScout {
@@ -191,7 +191,7 @@ func TestResultKeepsTheOwnersClosingStatement(t *testing.T) {
 	// A quest finished before the summary was kept on the owner: the
 	// reason has the start of it.
 	old := &Quest{Status: QuestDone, Reason: r.Quest.Reason}
-	if d := findings.Of(old, nil).Ending; d.How != EndedByFinish || d.Statement != truncate(long, 200) || d.Node != "" {
+	if d := findings.Of(old, nil).Ending; d.How != EndedByFinish || d.Statement != domain.Truncate(long, 200) || d.Node != "" {
 		t.Errorf("an older owner's ending %+v, want the reason's statement", d)
 	}
 	for reason, how := range map[string]EndingHow{ReasonNoWork: EndedNoWork, ReasonStrategistConcluded + "x": EndedByStrategist, "": EndedDone} {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/questbox/questbox/engine/prompt"
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
@@ -30,10 +31,9 @@ type RoleOptions struct {
 	EvidenceCap int
 }
 
-// VendorLocal is the vendor of a provider on the box or the LAN: prompts
-// to it are never redacted, and every quest allows it unless its egress
-// says otherwise.
-const VendorLocal = "local"
+// VendorLocal is the vendor of a provider on the box or the LAN
+// (prompt.VendorLocal).
+const VendorLocal = prompt.VendorLocal
 
 // Vendor is the vendor provider sends its prompts to (docs/design.md,
 // "Privacy egress"): the one Options.Vendors names; else local for the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/prompt"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -191,25 +192,6 @@ func TestOwnerPromptCarriesLockedEvidence(t *testing.T) {
 	}
 }
 
-func TestCutEvidence(t *testing.T) {
-	for _, tc := range []struct {
-		ev    string
-		limit int
-	}{{strings.Repeat("a", 100), 100}, {strings.Repeat("a", 1000), 200}, {strings.Repeat("é", 500), 201}} {
-		got := cutEvidence(tc.ev, tc.limit)
-		switch {
-		case len(tc.ev) <= tc.limit && got != tc.ev:
-			t.Errorf("cut %q that fits", got)
-		case len(tc.ev) > tc.limit && (len(got) > tc.limit || !strings.Contains(got, "[…cut: ")):
-			t.Errorf("cut to %d bytes (limit %d): %q", len(got), tc.limit, got)
-		case !utf8Valid(got):
-			t.Errorf("cut mid-character: %q", got)
-		}
-	}
-}
-
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
-
 // The newest locked node comes first in the owner's prompt.
 func TestOwnerPromptNewestFirst(t *testing.T) {
 	p := &recorder{answer: workerOrOwner}
@@ -222,11 +204,11 @@ func TestOwnerPromptNewestFirst(t *testing.T) {
 	q, _ := h.e.Quests()
 	var req agent.Request
 	if err := h.e.store.view(func(tx *store.Tx) error {
-		m, err := h.e.memoisedMaterial(tx, nil, q[0], 0)
+		m, err := prompt.ReadMaterial(promptRecords(), tx, q[0], DefaultEvidenceCap)
 		if err != nil {
 			return err
 		}
-		m.apply(&req, &d)
+		m.Apply(&req, &d)
 		return nil
 	}); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/verdict"
 )
 
 // The same fired rules with the same facts stop a quest, though every
@@ -85,7 +86,7 @@ func TestStallSignal(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			err = t.stallSignal(qq, StallTeamReject, extra, "a Team rejected for the same reason")
+			err = verdict.StallSignal(t, qq, StallTeamReject, extra, "a Team rejected for the same reason")
 			out = *qq
 			return err
 		})

@@ -104,7 +104,7 @@ var stageRoles = map[string]string{StagePlan: RolePlanner, StageExec: RoleExecut
 // newStage creates the pending stage node of team after parent, linked by
 // rel; feedback, if any, is what the stage must fix (a rejection's reason).
 func (t *txn) newStage(q *Quest, team, parent *Node, stage, rel, feedback string) (*Node, error) {
-	hyp := fmt.Sprintf("%s stage of Team %s (%s), revision %d: %s", stage, team.ID, team.TeamKind, team.RevisionCount, truncate(team.Hypothesis, 400))
+	hyp := fmt.Sprintf("%s stage of Team %s (%s), revision %d: %s", stage, team.ID, team.TeamKind, team.RevisionCount, domain.Truncate(team.Hypothesis, 400))
 	n, dup, err := t.NewNode(q, parent, stageRoles[stage], hyp, Pending, rel)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (e *Engine) judgeStage(q *Quest, n *Node, reply agent.Reply, res result) re
 		if plan == "" {
 			return fail([]gates.Fact{{Rule: "plan", Level: gates.Fail, Where: "answer", Expected: "a plan for the executer", Actual: "an empty answer"}})
 		}
-		res.kind, res.stage = resPass, &stageResult{plan: truncate(plan, 4000)}
+		res.kind, res.stage = resPass, &stageResult{plan: domain.Truncate(plan, 4000)}
 		return res
 	case StageAccept:
 		a, facts := gates.ParseAcceptAnswer(reply.Output)
@@ -173,7 +173,7 @@ func acceptReasons(q *Quest, n, exec *Node, a gates.AcceptAnswer) []ConsentReaso
 		why = "accept mode human"
 	}
 	out := []ConsentReason{{Kind: ReasonTeamAccept, Team: n.Team,
-		Text: fmt.Sprintf("human accept of Team %s (%s); the accepter says: %s", n.Team, why, truncate(a.Reason, 300))}}
+		Text: fmt.Sprintf("human accept of Team %s (%s); the accepter says: %s", n.Team, why, domain.Truncate(a.Reason, 300))}}
 	if exec.Outcome == "REVIEW" {
 		out = append(out, domain.RuleReasons(exec.Facts)...)
 	}
@@ -279,9 +279,9 @@ func (t *txn) revise(q *Quest, team, acc *Node, target, reason string) error {
 	team.RevisionCount++
 	team.Feedback = reason
 	team.Facts = append(team.Facts, gates.Fact{Rule: "team-reject", Level: gates.Fail, Where: "accepter " + acc.ID,
-		Expected: "the accepter accepts a deliverable that passes L1", Actual: truncate(oneLineText(reason), 300)})
+		Expected: "the accepter accepts a deliverable that passes L1", Actual: domain.Truncate(oneLineText(reason), 300)})
 	if team.RevisionCount > team.MaxRevisions {
-		return t.blockTeam(q, team, fmt.Sprintf("max_revisions %d: cap exceeded, rejected %d times; last: %s", team.MaxRevisions, team.RevisionCount, truncate(oneLineText(reason), 200)))
+		return t.blockTeam(q, team, fmt.Sprintf("max_revisions %d: cap exceeded, rejected %d times; last: %s", team.MaxRevisions, team.RevisionCount, domain.Truncate(oneLineText(reason), 200)))
 	}
 	stage := StageExec
 	if target == gates.TargetPlanner {
@@ -350,7 +350,7 @@ func (t *txn) teamStall(q *Quest, team *Node, reason string) error {
 	t.Track(q)
 	if q.StallCount >= q.Limits.MaxStalled && q.Status == QuestActive {
 		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: Team %s rejected again for the same reason (%s), %d stalled steps in a row; needs attention (`questbox quest resume %s` after a look)",
-			team.ID, truncate(oneLineText(reason), 120), q.StallCount, q.ID))
+			team.ID, domain.Truncate(oneLineText(reason), 120), q.StallCount, q.ID))
 	}
 	return nil
 }
@@ -488,7 +488,7 @@ func ownerTeamFacts(tx *store.Tx, q *Quest, b *strings.Builder) error {
 			continue
 		}
 		shown++
-		fmt.Fprintf(b, "- FAIL Team %s (%s): %s\n  blocked: %s\n", n.ID, n.TeamKind, truncate(n.Hypothesis, 200), n.Reason)
+		fmt.Fprintf(b, "- FAIL Team %s (%s): %s\n  blocked: %s\n", n.ID, n.TeamKind, domain.Truncate(n.Hypothesis, 200), n.Reason)
 	}
 	return nil
 }

@@ -911,19 +911,6 @@ func first(tx *store.Tx, idx []byte, quest string) string {
 	return string(v)
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
 // trackQueued keeps Quest.Queued in step with the status of owner and
 // strategist nodes.
 func trackQueued(q *Quest, n *Node, to Status) {

@@ -2,35 +2,30 @@ package engine
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/verdict"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
 
-// maxDeferrals is how many deferrals in a row a node takes while the box is
-// online before the network stage's failure counts as a FAIL try.
-const maxDeferrals = 30
-
-type resultKind int
+// resultKind is what judging one answer came to (verdict.Kind).
+type resultKind = verdict.Kind
 
 const (
-	resInterrupted resultKind = iota // cancelled: back to pending, no try
-	resDeferred                      // network stage could not run: no try
-	resStopQuest                     // provider misconfigured: quest stopped, no try
-	resFail
-	resReview
-	resPass
+	resInterrupted = verdict.Interrupted // cancelled: back to pending, no try
+	resDeferred    = verdict.Deferred    // network stage could not run: no try
+	resStopQuest   = verdict.StopQuest   // provider misconfigured: quest stopped, no try
+	resFail        = verdict.Failed
+	resReview      = verdict.Reviewed
+	resPass        = verdict.Passed
 )
 
 // result is what judging one answer produced, computed outside any
@@ -65,55 +60,32 @@ type result struct {
 	stage *stageResult
 }
 
+// outcome is the outcome of r as the run, the attempt and the verdict
+// event name it (verdict.OutcomeOf).
 func (r result) outcome() string {
-	if r.kind == resPass && r.stage != nil && r.stage.l1 != "" {
-		return r.stage.l1 // an executer's deliverable: what L1 said of it
+	l1 := ""
+	if r.stage != nil {
+		l1 = r.stage.l1
 	}
-	switch r.kind {
-	case resFail:
-		return "FAIL"
-	case resReview:
-		return "REVIEW"
-	case resPass:
-		return "PASS"
-	case resDeferred:
-		return "DEFERRED"
-	}
-	return "INTERRUPTED"
+	return verdict.OutcomeOf(r.kind, l1)
 }
 
-// rootCause is the rule id of a FAIL's or a REVIEW's root cause, as the
-// verdict event carries it: the gate's, or, when the engine found the
-// failure itself (a broken contract, a run that failed), its first failing
-// fact's.
-func (r result) rootCause() string {
-	if r.kind != resFail && r.kind != resReview {
-		return ""
+// judged is r as the verdict's rules apply it to n.
+func (r *result) judged(n *Node) verdict.Judged {
+	j := verdict.Judged{Kind: r.kind, Facts: r.facts, Feedback: r.feedback, Root: r.root, Why: r.why, Reasons: r.reasons,
+		Raw: r.raw, Claim: r.claim, Answer: r.answer, Owner: r.owner, Member: r.member,
+		// Members who agree are no stall (see council.go), nor is a Team
+		// stage that delivered (stallNeutral).
+		NoStall: domain.IsMember(n.Role) || stallNeutral(n, *r)}
+	if r.stage != nil {
+		j.L1 = r.stage.l1
 	}
-	if r.root != "" {
-		return r.root
-	}
-	for _, f := range r.facts {
-		if f.Level == gates.Fail {
-			return f.Rule
-		}
-	}
-	if len(r.facts) > 0 {
-		return r.facts[0].Rule
-	}
-	return ""
+	return j
 }
 
 // Feedback renders facts as the text fed back into the agent's next prompt
-// and shown to humans, byte-identical in both places.
-func Feedback(facts []gates.Fact) string {
-	var b strings.Builder
-	for _, f := range facts {
-		b.WriteString(f.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+// and shown to humans, byte-identical in both places (verdict.Feedback).
+func Feedback(facts []gates.Fact) string { return verdict.Feedback(facts) }
 
 // judge turns a provider's reply into a result: L1 rules first; only L1 can
 // pass; a checkpoint role always asks a human.
@@ -420,18 +392,23 @@ func (e *Engine) completion(nodeID, runID string, res result) func(t *txn) error
 	}
 }
 
-// apply moves a running node according to its result.
+// apply moves a running node according to its result (package verdict's
+// rules); a Team stage's PASS is the Team's (StagePassed).
 func (t *txn) apply(q *Quest, n *Node, runID string, res result) error {
 	if err := t.settleRun(q, n, runID, res); err != nil {
 		return err
 	}
-	if done, err := t.applyUnjudged(q, n, runID, &res); done {
+	j := res.judged(n)
+	if done, err := verdict.ApplyUnjudged(t, q, n, runID, &j); done {
 		return err
 	}
-	if err := t.recordVerdict(q, n, res); err != nil {
+	if err := verdict.Record(t, q, n, &j); err != nil {
 		return err
 	}
-	return t.applyVerdict(q, n, runID, res)
+	if j.Kind == resPass && res.stage != nil {
+		return t.StagePassed(q, n, runID, res)
+	}
+	return verdict.ApplyVerdict(t, q, n, runID, &j)
 }
 
 // settleRun ends the run and its accounting: tokens (in place of its
@@ -458,237 +435,24 @@ func (t *txn) settleRun(q *Quest, n *Node, runID string, res result) error {
 	return nil
 }
 
-// applyUnjudged applies the results that carry no verdict: an interrupted
-// run, a deferral and a stopped quest. It reports done=false for a judged
-// result, and for a deferral repeated maxDeferrals times, which it turns
-// into a FAIL in res for applyVerdict.
-func (t *txn) applyUnjudged(q *Quest, n *Node, runID string, res *result) (done bool, err error) {
-	switch res.kind {
-	case resInterrupted:
-		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "interrupted", Feedback: res.why})
-		return true, t.Move(q, n, Pending, "interrupted: "+res.why)
-	case resDeferred:
-		n.Deferrals++
-		if n.Deferrals < maxDeferrals {
-			n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "deferred", Feedback: res.why})
-			n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Why: res.why, Replay: len(res.raw) > 0}
-			if n.Claim.Replay && !slices.Contains(q.Replays, n.ID) {
-				q.Replays = append(q.Replays, n.ID)
-			}
-			return true, t.Move(q, n, Deferred, res.why)
-		}
-		// The network is up but this stage keeps failing (a site that
-		// refuses every connection): stop deferring, count it as a FAIL.
-		n.Deferrals = 0
-		res.kind = resFail
-		res.facts = []gates.Fact{{Rule: "ground", Level: gates.Fail, Where: "network stage",
-			Expected: "the network stage to run", Actual: fmt.Sprintf("deferred %d times in a row; last: %s", maxDeferrals, res.why)}}
-		res.feedback = Feedback(res.facts)
-	case resStopQuest:
-		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "error", Feedback: res.why})
-		if err := t.Move(q, n, Pending, "no try consumed: "+res.why); err != nil {
-			return true, err
-		}
-		if q.Status == QuestActive {
-			return true, t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("needs attention: %s; fix it, then `questbox quest resume %s`", res.why, q.ID))
-		}
-		return true, nil
-	}
-	return false, nil
-}
-
-// recordVerdict writes the verdict onto the node, counts a stall for
-// non-members and emits the verdict event.
-func (t *txn) recordVerdict(q *Quest, n *Node, res result) error {
-	n.ClaimHash = res.claim
-	n.Outcome = res.outcome()
-	n.Facts = res.facts
-	n.Feedback = res.feedback
-	if !domain.IsMember(n.Role) {
-		// Members who agree are no stall (see council.go).
-		if err := t.stall(q, n, res); err != nil {
-			return err
-		}
-	}
-	return t.Emit(Event{Kind: KindVerdict, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: res.outcome(),
-		Facts: res.facts, Feedback: res.feedback, RootCause: res.rootCause(), ClaimHash: res.claim, Reason: res.why})
-}
-
-// applyVerdict moves the node by its verdict: a FAIL uses a try, a REVIEW
-// asks for consent, a PASS passes the node (or the member, or the stage).
-func (t *txn) applyVerdict(q *Quest, n *Node, runID string, res result) error {
-	if res.kind == resPass && res.stage != nil {
-		return t.StagePassed(q, n, runID, res)
-	}
-	switch res.kind {
-	case resFail:
-		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "FAIL", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim, TryUsed: true})
-		return t.FailTry(q, n, "FAIL")
-	case resReview:
-		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "REVIEW", Facts: res.facts, Feedback: res.feedback, ClaimHash: res.claim})
-		n.Claim = &Claim{Hash: res.claim, Raw: string(res.raw), Since: t.now, Facts: res.facts, Why: res.why, Reasons: res.reasons,
-			Answ: res.answer, Owner: res.owner}
-		if err := t.Move(q, n, AwaitingConsent, res.why); err != nil {
-			return err
-		}
-		if err := t.Ledger(n, "REVIEW", res.facts); err != nil {
-			return err
-		}
-		return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: res.claim, Reason: res.why})
-	case resPass:
-		n.AddAttempt(Attempt{At: t.now, Run: runID, Outcome: "PASS", Facts: res.facts, ClaimHash: res.claim})
-		if res.member != nil {
-			return t.MemberPass(q, n, res.member)
-		}
-		return t.Pass(q, n, res.answer, res.owner, "PASS")
-	}
-	panic(fmt.Sprintf("BUG: unknown result kind %d", res.kind))
-}
-
-// FailTry consumes a try: back to pending, or exhausted at max_tries.
+// FailTry consumes a try: back to pending, or exhausted at max_tries
+// (verdict.FailTry).
 func (t *txn) FailTry(q *Quest, n *Node, outcome string) error {
-	n.Tries++
-	maxTries := maxTriesIn(t.opt, q, n.Role)
-	to, why := Pending, fmt.Sprintf("%s, try %d of %d; feedback kept for the next prompt", outcome, n.Tries, maxTries)
-	if n.Tries >= maxTries {
-		to, why = Exhausted, fmt.Sprintf("%s %d times (max_tries %d)", outcome, n.Tries, maxTries)
-	}
-	if err := t.Move(q, n, to, why); err != nil {
-		return err
-	}
-	if err := t.Ledger(n, outcome, n.Facts); err != nil {
-		return err
-	}
-	if to == Pending {
-		t.FollowUp(q, n.ID) // the retry: follow-up work (chain.go)
-	}
-	if to == Exhausted && n.Team != "" {
-		return t.StageExhausted(q, n)
-	}
-	return nil
+	return verdict.FailTry(t, q, n, outcome)
 }
 
-// The no_progress signals besides the answer's (docs/design.md,
-// "Loop control"), as stallSignal names them.
+// Pass moves n to passed and on to its terminal status per the agent's
+// verdict, applying the quest mode's consequences (verdict.Pass).
+func (t *txn) Pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
+	return verdict.Pass(t, q, n, a, o, outcome)
+}
+
+// The no_progress signals besides the answer's (verdict.StallFacts, ...).
 const (
-	// StallFacts: the same fired rules with the same facts.
-	StallFacts = "facts"
-	// StallEvidence: the answer's evidence unchanged after
-	// normalisation (gates.NormalizeText).
-	StallEvidence = "evidence"
-	// StallTeamReject is the signal a Team's pipeline feeds: a Team
-	// rejected for the same reason.
-	StallTeamReject = "team-reject"
+	StallFacts      = verdict.StallFacts
+	StallEvidence   = verdict.StallEvidence
+	StallTeamReject = verdict.StallTeamReject
 )
-
-// stall implements no_progress (docs/design.md, "Loop control", "Councils and
-// Teams"): the same signature (quest, role, fired rule ids, output hash)
-// max_stalled times in a row stops the quest, and so does each further signal
-// of a verdict: the same fired rules with the same facts (only when rules
-// fired: passing answers share an empty set), and the same evidence after
-// normalisation (only when the answer has evidence).
-func (t *txn) stall(q *Quest, n *Node, res result) error {
-	if q.Limits.MaxStalled <= 0 || stallNeutral(n, res) {
-		return nil
-	}
-	var ids []string
-	for _, f := range res.facts {
-		ids = append(ids, f.Rule)
-	}
-	slices.Sort(ids)
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", q.ID, n.Role, strings.Join(slices.Compact(ids), ","))
-	h.Write(res.raw)
-	sig := hex.EncodeToString(h.Sum(nil))[:32]
-	if sig == q.StallSig {
-		q.StallCount++
-	} else {
-		q.StallSig, q.StallCount = sig, 1
-	}
-	t.Track(q)
-	if q.StallCount >= q.Limits.MaxStalled && q.Status == QuestActive {
-		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: the same answer and the same rules %d times in a row; needs attention (`questbox quest resume %s` after a look)", q.StallCount, q.ID))
-	}
-	facts := ""
-	if len(res.facts) > 0 {
-		fs := make([]string, len(res.facts))
-		for i, f := range res.facts {
-			fs[i] = strings.Join([]string{f.Rule, string(f.Level), f.Where, f.Expected, f.Actual}, "\x1f")
-		}
-		slices.Sort(fs)
-		facts = n.Role + "\x00" + strings.Join(fs, "\x1e")
-	}
-	if err := t.stallSignal(q, StallFacts, facts, "the same rules fired with the same facts"); err != nil {
-		return err
-	}
-	evidence := ""
-	if ev := gates.NormalizeText(answerEvidence(n, res)); ev != "" {
-		evidence = n.Role + "\x00" + ev
-	}
-	return t.stallSignal(q, StallEvidence, evidence, "the same evidence")
-}
-
-// answerEvidence is the evidence of the answer res judged: the parsed
-// answer's, or, for an answer that failed a rule after it parsed, read
-// from the raw answer again; "" when it has none.
-func answerEvidence(n *Node, res result) string {
-	switch {
-	case res.answer != nil:
-		return res.answer.Evidence
-	case res.owner != nil:
-		return res.owner.Evidence
-	case len(res.raw) == 0:
-		return ""
-	case n.Role == RoleOwner:
-		o, _ := gates.ParseOwnerAnswer(res.raw)
-		return o.Evidence
-	}
-	a, _ := gates.ParseAnswer(res.raw)
-	return a.Evidence
-}
-
-// stallSignal counts one observation of the no_progress signal named
-// signal (StallFacts, StallEvidence, StallTeamReject, ...): extra is what
-// was observed, compared with the signal's previous observation on this
-// quest. The same extra max_stalled times in a row stops the quest with
-// what (a phrase: "the same evidence") in its reason; a different extra
-// starts the count again at 1, and "" means "nothing to compare" and
-// resets the signal. Each signal counts on its own, in the quest record
-// (StallSigs, StallCounts), so it survives restarts.
-//
-// A Team's pipeline calls it with StallTeamReject and the Team's id and
-// the normalised reason of each rejection: a Team rejected max_stalled
-// times in a row for the same reason stops the quest. The caller passes
-// whatever should make two observations equal; extra is hashed, so it
-// may be long.
-func (t *txn) stallSignal(q *Quest, signal, extra, what string) error {
-	if q.Limits.MaxStalled <= 0 {
-		return nil
-	}
-	if extra == "" {
-		if q.StallSigs[signal] == "" && q.StallCounts[signal] == 0 {
-			return nil
-		}
-		t.ownStallMaps(q)
-		delete(q.StallSigs, signal)
-		delete(q.StallCounts, signal)
-		t.Track(q)
-		return nil
-	}
-	sum := sha256.Sum256([]byte(extra))
-	sig := hex.EncodeToString(sum[:16])
-	t.ownStallMaps(q)
-	if q.StallSigs[signal] == sig {
-		q.StallCounts[signal]++
-	} else {
-		q.StallSigs[signal], q.StallCounts[signal] = sig, 1
-	}
-	t.Track(q)
-	if c := q.StallCounts[signal]; c >= q.Limits.MaxStalled && q.Status == QuestActive {
-		return t.SetQuestStatus(q, QuestStopped, fmt.Sprintf("no progress: %s %d times in a row; needs attention (`questbox quest resume %s` after a look)", what, c, q.ID))
-	}
-	return nil
-}
 
 // ownStallMaps gives q stall maps that it alone holds, to change: new
 // ones when it has none, and copies when t may have read q from the
@@ -704,174 +468,4 @@ func (t *txn) ownStallMaps(q *Quest) {
 		maps.Copy(counts, q.StallCounts)
 		q.StallSigs, q.StallCounts = sigs, counts
 	}
-}
-
-// Pass moves n to passed and on to its terminal status per the agent's
-// verdict, applying the quest mode's consequences (docs/design.md, "Solo and
-// team modes").
-func (t *txn) Pass(q *Quest, n *Node, a *gates.Answer, o *gates.OwnerAnswer, outcome string) error {
-	if n.Stage == StageAccept && n.Claim != nil {
-		return t.AcceptConsented(q, n, outcome)
-	}
-	n.Claim = nil
-	if err := t.Move(q, n, Passed, "gate PASS"); err != nil {
-		return err
-	}
-	if o != nil {
-		if err := t.ownerActions(q, n, o); err != nil {
-			return err
-		}
-		if err := t.Move(q, n, Explored, "owner actions applied"); err != nil {
-			return err
-		}
-		return t.Ledger(n, outcome, n.Facts)
-	}
-	if a == nil {
-		return fmt.Errorf("BUG: pass without an answer for node %s", n.ID)
-	}
-	n.Verdict, n.Evidence, n.Citations, n.NewDirections = a.Verdict, a.Evidence, a.Citations, a.NewDirections
-	to := domain.VerdictStatus[a.Verdict]
-	if to == "" {
-		return fmt.Errorf("BUG: verdict %q passed the contract", a.Verdict)
-	}
-	if err := t.Move(q, n, to, "agent verdict: "+a.Verdict); err != nil {
-		return err
-	}
-	if err := t.Ledger(n, outcome, n.Facts); err != nil {
-		return err
-	}
-	return t.consequences(q, n, a)
-}
-
-func (t *txn) consequences(q *Quest, n *Node, a *gates.Answer) error {
-	if q.Mode == ModeTeam {
-		for _, d := range a.NewDirections {
-			if _, _, err := t.NewNode(q, n, t.workerRole(q), d, Proposed, EdgeProposedFrom); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	switch a.Verdict {
-	case gates.VerdictPromising:
-		for _, d := range a.NewDirections {
-			if _, _, err := t.NewNode(q, n, t.workerRole(q), d, Pending, EdgeGrewTo); err != nil {
-				return err
-			}
-		}
-	case gates.VerdictDead:
-		if q.Queued[RoleStrategist] != "" || !slices.Contains(q.Roles, RoleStrategist) {
-			return nil
-		}
-		hyp := fmt.Sprintf("Re-plan %q after the dead end %q (node %s, round %d)", q.Direction, truncate(n.Hypothesis, 80), n.ID, q.Counters.AgentRuns)
-		_, _, err := t.NewNode(q, n, RoleStrategist, hyp, Pending, EdgeAbortedTo)
-		return err
-	case gates.VerdictConclusion:
-		if n.Role == RoleStrategist && q.Status == QuestActive {
-			return t.SetQuestStatus(q, QuestDone, ReasonStrategistConcluded+truncate(a.Evidence, 200))
-		}
-	}
-	return nil
-}
-
-// workerRole is the role of nodes grown from new directions.
-func (t *txn) workerRole(q *Quest) string { return domain.WorkerRole(q.Roles) }
-
-// ownerActions validates and applies an owner's actions. An invalid action
-// is recorded as a fact on the owner node and never applied.
-func (t *txn) ownerActions(q *Quest, owner *Node, o *gates.OwnerAnswer) error {
-	owner.Evidence = o.Evidence
-	finish := ""
-	for i, a := range o.Actions {
-		var why string
-		var err error
-		switch a.Action {
-		case "promote", "abort":
-			why, err = t.ownerOnNode(q, owner, a)
-		case "spawn":
-			why, err = t.ownerSpawn(q, owner, a)
-		case "finish":
-			finish = a.Summary
-			if finish == "" {
-				finish = "finished by owner"
-			}
-		default:
-			why = fmt.Sprintf("unknown action %q", a.Action)
-		}
-		if err != nil {
-			return err
-		}
-		if why != "" {
-			owner.Facts = append(owner.Facts, gates.Fact{Rule: "owner-action", Level: gates.Review,
-				Where: fmt.Sprintf("actions[%d] (%s %s)", i, a.Action, a.Node), Expected: "a valid action", Actual: why + "; not applied"})
-		}
-	}
-	if finish != "" && q.Status == QuestActive {
-		owner.Summary = finish
-		return t.SetQuestStatus(q, QuestDone, ReasonOwnerFinished+truncate(finish, 200))
-	}
-	return nil
-}
-
-// ownerOnNode applies an owner's promote or abort of one node of its quest.
-// It returns why the action was not applied, or "" when it was.
-func (t *txn) ownerOnNode(q *Quest, owner *Node, a gates.Action) (string, error) {
-	n, err := t.Node(a.Node)
-	if errors.Is(err, ErrNotFound) {
-		return "no such node", nil
-	} else if err != nil {
-		return "", err
-	}
-	switch {
-	case n.Quest != q.ID:
-		return fmt.Sprintf("node %s belongs to quest %s", n.ID, n.Quest), nil
-	case n.ID == owner.ID:
-		return "an owner cannot act on itself", nil
-	case a.Action == "promote" && n.Status != Proposed:
-		return fmt.Sprintf("node %s is %s; only a proposed node can be promoted", n.ID, n.Status), nil
-	case a.Action == "promote":
-		if err := t.Move(q, n, Pending, "promoted by owner "+owner.ID); err != nil {
-			return "", err
-		}
-		if err := t.Edge(q, owner.ID, n.ID, EdgePromoted); err != nil {
-			return "", err
-		}
-		if q.Teams {
-			return "", t.OpenTeam(q, n)
-		}
-		return "", nil
-	case n.Status.Terminal() || n.Status == Running:
-		return fmt.Sprintf("node %s is %s and cannot be aborted now", n.ID, n.Status), nil
-	}
-	reason := "aborted by owner " + owner.ID
-	if a.Reason != "" {
-		reason += ": " + a.Reason
-	}
-	return "", t.Abort(q, n, reason)
-}
-
-// ownerSpawn applies an owner's spawn of a new hypothesis under a worker
-// role. It returns why the action was not applied, or "" when it was.
-func (t *txn) ownerSpawn(q *Quest, owner *Node, a gates.Action) (string, error) {
-	role := a.Role
-	if role == "" {
-		role = t.workerRole(q)
-	}
-	if !slices.Contains(q.Roles, role) || role == RoleOwner {
-		return fmt.Sprintf("role %q is not a worker role of this quest", role), nil
-	}
-	if strings.TrimSpace(a.Hypothesis) == "" {
-		return "empty hypothesis", nil
-	}
-	n, dup, err := t.NewNode(q, owner, role, a.Hypothesis, Pending, EdgeSpawned)
-	if err != nil {
-		return "", err
-	}
-	if dup {
-		return fmt.Sprintf("the quest already has this hypothesis as node %s", n.ID), nil
-	}
-	if q.Teams {
-		return "", t.OpenTeam(q, n)
-	}
-	return "", nil
 }

@@ -148,7 +148,7 @@ func Decide(t Txn, q *domain.Quest, owner *domain.Node) error {
 				v.Answer = &a
 				if d := strings.TrimSpace(a.Dissent); d != "" {
 					facts = append(facts, gates.Fact{Rule: RuleDissent, Level: gates.Review, Where: m.ID,
-						Expected: fmt.Sprintf("the council's decision (%s %s on %s dissents)", m.Role, m.ID, q.ProviderFor(m)), Actual: truncate(d, 500)})
+						Expected: fmt.Sprintf("the council's decision (%s %s on %s dissents)", m.Role, m.ID, q.ProviderFor(m)), Actual: domain.Truncate(d, 500)})
 				}
 			}
 		}
@@ -210,7 +210,7 @@ func DescribeAction(a gates.Action) string {
 	s := a.Action
 	for _, f := range []string{a.Node, a.Role, a.Hypothesis, a.Summary, a.Reason} {
 		if f != "" {
-			s += " " + truncate(f, 200)
+			s += " " + domain.Truncate(f, 200)
 		}
 	}
 	return s
@@ -262,18 +262,3 @@ func StillRunning(t Txn, q *domain.Quest) error {
 	}
 	return nil
 }
-
-// truncate cuts s to at most n bytes, at a rune's start, marking the cut,
-// as the engine cuts the text it keeps.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -233,7 +233,7 @@ func gateDecided(t Txn, q *domain.Quest, g *domain.Node, d gates.Decision, facts
 	if last == nil {
 		return nil
 	}
-	rev, dup, err := t.NewNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, truncate(last.Hypothesis, 300)), domain.Pending, "")
+	rev, dup, err := t.NewNode(q, last, g.Phase, fmt.Sprintf("Revise after %s: %s", g.ID, domain.Truncate(last.Hypothesis, 300)), domain.Pending, "")
 	if err != nil || dup {
 		return err
 	}

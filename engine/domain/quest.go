@@ -89,3 +89,17 @@ func IsGateRole(role string) bool { return strings.HasSuffix(role, GateSuffix) }
 
 // IsMember reports whether role is a council member's.
 func IsMember(role string) bool { return role == RoleReviewer || role == RoleJudge }
+
+// Truncate cuts s to at most n bytes, on a rune's boundary, and marks the
+// cut with "…": one rule for every text the engine shortens (a reason, a
+// hypothesis, a prompt's evidence).
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + "…"
+}
