@@ -106,14 +106,7 @@ func (r result) rootCause() string {
 
 // Feedback renders facts as the text fed back into the agent's next prompt
 // and shown to humans, byte-identical in both places.
-func Feedback(facts []gates.Fact) string {
-	var b strings.Builder
-	for _, f := range facts {
-		b.WriteString(f.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func Feedback(facts []gates.Fact) string { return domain.Feedback(facts) }
 
 // judge turns a provider's reply into a result: L1 rules first; only L1 can
 // pass; a checkpoint role always asks a human.
