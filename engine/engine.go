@@ -16,6 +16,7 @@ import (
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 	"github.com/questbox/questbox/internal/clock"
@@ -413,7 +414,7 @@ type QuestSpec struct {
 	// (`quest new --egress`); empty means its provider's vendor and
 	// local (docs/design.md, "Privacy egress").
 	Egress []string
-	// Teams (v3.2): see engine/team.go. MaxRevisions 0 means
+	// Teams (v3.2): see package engine/team. MaxRevisions 0 means
 	// DefaultMaxRevisions, AcceptMode "" means AcceptJudge; TeamAccept is
 	// kept only when Teams is set.
 	Teams        bool
@@ -738,7 +739,7 @@ func (t *txn) Abort(q *Quest, n *Node, reason string) error {
 	if err := t.Ledger(n, "ABORTED", nil); err != nil {
 		return err
 	}
-	return t.abortedInTeam(q, n)
+	return team.Aborted(t, q, n)
 }
 
 // cancelInflight cancels the run in flight for node. If run was dispatched

@@ -8,6 +8,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/prompttmpl"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 )
 
 // workerContract is the output contract of a worker (docs/design.md,
@@ -363,7 +364,7 @@ func (e *Engine) contractPart(q *Quest, n *Node, src *promptSource, req *agent.R
 		}
 		d.Parts.Contract = b.String() + "\n" + ownerContract
 	case n.Stage != "":
-		d.Parts.Contract = "\n" + stageContract(q, n)
+		d.Parts.Contract = "\n" + team.StageContract(q, n, workerContract)
 	default:
 		d.Parts.Contract = "\n" + workerContract
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 )
 
 // txn is one write transaction of the engine: it caches the quests it
@@ -628,7 +629,7 @@ type nodeHead struct {
 	// Provider is the node's own provider (a council member's seat),
 	// which its dispatch needs.
 	Provider string `json:"provider"`
-	// A Team stage's own (engine/team.go): the judge and the prompt
+	// A Team stage's own (package engine/team): the judge and the prompt
 	// read them.
 	Team          string `json:"team"`
 	Stage         string `json:"stage"`
@@ -810,7 +811,7 @@ func (t *txn) Move(q *Quest, n *Node, to Status, why string) error {
 	if from.Terminal() {
 		return fmt.Errorf("node %s is %s: %w", n.ID, from, ErrLocked)
 	}
-	if !from.CanMove(to) || !teamMoveOK(n, to) {
+	if !from.CanMove(to) || !team.MoveOK(n, to) {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
 	key := t.Key8(n.Order)

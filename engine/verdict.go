@@ -14,6 +14,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -61,13 +62,13 @@ type result struct {
 	bytesIn, bytesOut int64
 	// redacted: the prompt was masked before it left (redact.go).
 	redacted bool
-	// stage is what a Team stage's answer produced (engine/team.go).
-	stage *stageResult
+	// stage is what a Team stage's answer produced (package engine/team).
+	stage *team.Stage
 }
 
 func (r result) outcome() string {
-	if r.kind == resPass && r.stage != nil && r.stage.l1 != "" {
-		return r.stage.l1 // an executer's deliverable: what L1 said of it
+	if r.kind == resPass && r.stage != nil && r.stage.L1 != "" {
+		return r.stage.L1 // an executer's deliverable: what L1 said of it
 	}
 	switch r.kind {
 	case resFail:
@@ -128,7 +129,7 @@ func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply
 		return res
 	}
 	if n.Stage == StageExec {
-		// The deliverable's L1 outcome is the accept's to use (team.go).
+		// The deliverable's L1 outcome is the accept's to use (package engine/team).
 		a, facts := gates.ParseAnswer(reply.Output)
 		if len(facts) > 0 {
 			return res.failParse(facts)

@@ -73,7 +73,7 @@ var moves = map[Status][]Status{
 	// again, using a try. A phase gate's pass at a checkpoint waits for the
 	// button.
 	CouncilPending: {Passed, Pending, Exhausted, AwaitingConsent},
-	// A Team's own rows (engine/team.go; teamMoveOK keeps them to Teams).
+	// A Team's own rows (package engine/team; team.MoveOK keeps them to Teams).
 	Revising: {Passed, TeamBlocked},
 }
 
