@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
@@ -33,7 +34,7 @@ type RoleOptions struct {
 // VendorLocal is the vendor of a provider on the box or the LAN: prompts
 // to it are never redacted, and every quest allows it unless its egress
 // says otherwise.
-const VendorLocal = "local"
+const VendorLocal = domain.VendorLocal
 
 // Vendor is the vendor provider sends its prompts to (docs/design.md,
 // "Privacy egress"): the one Options.Vendors names; else local for the
