@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
@@ -146,7 +147,7 @@ type Options struct {
 	// EgressConsent makes NewQuest ask a human's consent for a quest
 	// whose egress names a vendor that is not local ([privacy]
 	// egress_consent): until it is given, nothing of the quest leaves the
-	// box. See egressconsent.go.
+	// box. See package engine/humangate.
 	EgressConsent bool
 	// MaxTokens names the providers whose answers are capped, with their
 	// cap in tokens (an openai provider's max_tokens): a run on one
@@ -459,7 +460,7 @@ func (e *Engine) HasProvider(name string) bool {
 // tier's) whose vendor the quest's egress does not allow (see
 // settleRoles). With Options.EgressConsent, a quest whose egress names a
 // vendor that is not local waits for a human's consent before anything of
-// it leaves the box (egressconsent.go).
+// it leaves the box (package engine/humangate).
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.writable(); err != nil {
 		return nil, err
@@ -479,7 +480,7 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 			return err
 		}
 		if e.opt.EgressConsent {
-			return t.askEgress(out)
+			return humangate.AskEgress(t, out)
 		}
 		return nil
 	})

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
@@ -81,8 +82,8 @@ const (
 // consent's source (consent.Source.Via: "button", "dashboard:USER",
 // "mqtt").
 const (
-	OutcomeGranted = "granted"
-	consentBy      = "consent by "
+	OutcomeGranted = humangate.OutcomeGranted
+	consentBy      = humangate.ConsentBy
 )
 
 // Approval is a person's consent that let a finding lock.

@@ -975,7 +975,7 @@ func (t *txn) NewNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 		return nil, false, err
 	}
 	if st == AwaitingConsent {
-		// A quest's egress consent is born waiting (egressconsent.go).
+		// A quest's egress consent is born waiting (package engine/humangate).
 		if err := t.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return nil, false, err
 		}

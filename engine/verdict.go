@@ -13,6 +13,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/gates"
@@ -283,7 +284,7 @@ func (e *Engine) judgeL2(ctx context.Context, o *Options, q *Quest, n *Node, a g
 		res.kind, res.why = resStopQuest, why+"; nothing was sent to the judge"
 		return
 	}
-	if why := egressHeld(q); why != "" {
+	if why := humangate.EgressHeld(q); why != "" {
 		res.kind, res.why = resStopQuest, "the L2 judge was not asked: "+why
 		return
 	}

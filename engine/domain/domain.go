@@ -265,7 +265,7 @@ type Quest struct {
 	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
 	StallCounts map[string]int    `json:"stall_counts,omitempty"`
 	// EgressConsent is the node of the quest's egress consent while no human
-	// has given it (docs/design.md, "Privacy egress"; egressconsent.go):
+	// has given it (docs/design.md, "Privacy egress"; package engine/humangate):
 	// until then nothing of the quest leaves the box. "" when none was asked,
 	// and once it was given.
 	EgressConsent string `json:"egress_consent,omitempty"`
