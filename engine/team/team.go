@@ -47,7 +47,8 @@ const DefaultMaxRevisions = 2
 // Kinds are the team kinds `[teams.KIND]` may configure.
 var Kinds = []string{domain.RoleScout, domain.RolePOC, domain.RoleStrategist, "custom"}
 
-// Stage is what judging a stage's answer produced beyond a result.
+// Stage is what judging a stage's answer produced beyond its verdict:
+// what StageDone records on the stage and hands on to the next.
 type Stage struct {
 	Plan   string              // planner: the plan
 	L1     string              // executer: the L1 outcome of the deliverable
