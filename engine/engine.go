@@ -15,10 +15,12 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 	"github.com/questbox/questbox/internal/clock"
@@ -148,7 +150,7 @@ type Options struct {
 	// EgressConsent makes NewQuest ask a human's consent for a quest
 	// whose egress names a vendor that is not local ([privacy]
 	// egress_consent): until it is given, nothing of the quest leaves the
-	// box. See egressconsent.go.
+	// box. See package engine/humangate.
 	EgressConsent bool
 	// MaxTokens names the providers whose answers are capped, with their
 	// cap in tokens (an openai provider's max_tokens): a run on one
@@ -421,7 +423,7 @@ func (e *Engine) HasProvider(name string) bool {
 // tier's) whose vendor the quest's egress does not allow (see
 // settleRoles). With Options.EgressConsent, a quest whose egress names a
 // vendor that is not local waits for a human's consent before anything of
-// it leaves the box (egressconsent.go).
+// it leaves the box (package engine/humangate).
 func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 	if err := e.writable(); err != nil {
 		return nil, err
@@ -441,7 +443,7 @@ func (e *Engine) NewQuest(s QuestSpec) (*Quest, error) {
 			return err
 		}
 		if e.opt.EgressConsent {
-			return t.askEgress(out)
+			return humangate.AskEgress(t, out)
 		}
 		return nil
 	})
@@ -701,7 +703,7 @@ func (t *txn) Abort(q *Quest, n *Node, reason string) error {
 	if err := t.Ledger(n, "ABORTED", nil); err != nil {
 		return err
 	}
-	return t.abortedInTeam(q, n)
+	return team.Aborted(t, q, n)
 }
 
 // cancelInflight cancels the run in flight for node. If run was dispatched

@@ -7,6 +7,7 @@ import (
 	"github.com/questbox/questbox/engine/prompt"
 	"github.com/questbox/questbox/engine/prompttmpl"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 )
 
 // What an agent is sent is package prompt's: the names the engine and its
@@ -135,4 +136,6 @@ func (r *promptRules) MaxTries(q *Quest, role string) int        { return maxTri
 func (r *promptRules) Template(role string) *prompttmpl.Template { return r.Roles[role].Prompt }
 func (r *promptRules) EvidenceCap(role string) int               { return r.Roles[role].EvidenceCap }
 func (*promptRules) MemberContract(role string) string           { return memberContractPart(role) }
-func (*promptRules) StageContract(q *Quest, n *Node) string      { return stageContract(q, n) }
+func (*promptRules) StageContract(q *Quest, n *Node) string {
+	return team.StageContract(q, n, workerContract)
+}

@@ -798,7 +798,7 @@ func TestQuestThatStopsLeavesTheCurrentSet(t *testing.T) {
 }
 
 // A transaction that changed the active set before it reads the active
-// quests (a quest stopped, one created: expireConsents' kind of turn)
+// quests (a quest stopped, one created: humangate.Expire's kind of turn)
 // reads its own active index, not the cache's set as of the last commit.
 func TestActiveQuestsOfATransactionThatChangedTheSet(t *testing.T) {
 	h, q := currentHarness(t)

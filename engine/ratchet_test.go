@@ -22,7 +22,7 @@ func TestCanMoveMatchesSpec(t *testing.T) {
 		// council.go).
 		"pending>council_pending": true, "council_pending>passed": true, "council_pending>pending": true,
 		"council_pending>exhausted": true, "council_pending>awaiting_consent": true,
-		// A Team's rows (engine/team.go; teamMoveOK keeps them to Teams).
+		// A Team's rows (package engine/team; team.MoveOK keeps them to Teams).
 		"pending>revising": true, "revising>passed": true, "revising>team_blocked": true,
 	}
 	for _, from := range Statuses {

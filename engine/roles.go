@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/questbox/questbox/engine/prompt"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/prompttmpl"
 )
 
@@ -31,9 +31,10 @@ type RoleOptions struct {
 	EvidenceCap int
 }
 
-// VendorLocal is the vendor of a provider on the box or the LAN
-// (prompt.VendorLocal).
-const VendorLocal = prompt.VendorLocal
+// VendorLocal is the vendor of a provider on the box or the LAN: prompts
+// to it are never redacted, and every quest allows it unless its egress
+// says otherwise.
+const VendorLocal = domain.VendorLocal
 
 // Vendor is the vendor provider sends its prompts to (docs/design.md,
 // "Privacy egress"): the one Options.Vendors names; else local for the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
@@ -39,7 +40,7 @@ func (e *Engine) Next(quest string) (*Work, error) {
 		var n *Node
 		switch {
 		case q.EgressConsent != "":
-			return nil // held until its egress consent (egressconsent.go)
+			return nil // held until its egress consent (package engine/humangate)
 		case q.HasCouncil() && q.Queued[queuedCouncil] != "":
 			// The council sits: its members run their own providers
 			// (council.go), and nothing else of the quest runs meanwhile.
@@ -204,7 +205,7 @@ func submittable(q *Quest, n *Node) error {
 	case q.EgressConsent != "":
 		// Its answer would go to the L2 judge, or on to the quest's
 		// providers in the next prompts.
-		return fmt.Errorf("%s; the answer was not recorded: %w", egressHeld(q), ErrBusy)
+		return fmt.Errorf("%s; the answer was not recorded: %w", humangate.EgressHeld(q), ErrBusy)
 	case n.Status == Running:
 		return fmt.Errorf("node %s is running (dispatched to a provider): %w", n.ID, ErrBusy)
 	case n.Status != Pending:

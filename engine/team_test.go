@@ -204,32 +204,6 @@ fi`,
 	}
 }
 
-func TestTeamMovesAreTeamsOnly(t *testing.T) {
-	worker, team := &Node{Role: RoleScout}, &Node{Role: RoleScout, TeamKind: RoleScout}
-	tests := []struct {
-		name string
-		n    *Node
-		to   Status
-		want bool
-	}{
-		{"a worker never revises", worker, Revising, false},
-		{"a worker is never team_blocked", worker, TeamBlocked, false},
-		{"a worker runs", worker, Running, true},
-		{"a Team revises", team, Revising, true},
-		{"a Team is blocked", team, TeamBlocked, true},
-		{"a Team is never dispatched", team, Running, false},
-		{"a Team passes", team, Passed, true},
-	}
-	for _, tt := range tests {
-		if got := teamMoveOK(tt.n, tt.to); got != tt.want {
-			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
-		}
-	}
-	if TeamBlocked.CanMove(Pending) || TeamBlocked.CanMove(Aborted) {
-		t.Errorf("team_blocked is terminal: got a move out of it")
-	}
-}
-
 // TestDemoTeamsQuest: the demo plays planner, executer and accepter; each
 // Team is rejected once, revised, and then locks by the executer's verdict.
 // Exactly one accept (of the revised "reproduce it in a small experiment"

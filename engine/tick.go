@@ -14,6 +14,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -190,7 +191,7 @@ func (r *tickRound) run() error {
 	e.mu.Unlock()
 	r.slabs.fit(need)
 	t.slabs = r.slabs
-	if _, err := t.expireConsents(t.opt.ConsentExpiry); err != nil {
+	if _, err := humangate.Expire(t, t.opt.ConsentExpiry); err != nil {
 		return err
 	}
 	qs, err := t.activeQuests()
@@ -310,7 +311,7 @@ func (r *tickRound) turn(q *Quest) error {
 		return r.terminate(q, reason)
 	}
 	if q.EgressConsent != "" {
-		return nil // nothing of it leaves the box before its consent (egressconsent.go)
+		return nil // nothing of it leaves the box before its consent (package engine/humangate)
 	}
 	if r.online {
 		back, err := t.undefer(q)

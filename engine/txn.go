@@ -16,6 +16,7 @@ import (
 	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 )
 
 // txn is one write transaction of the engine: it caches the quests it
@@ -698,7 +699,7 @@ func (t *txn) Move(q *Quest, n *Node, to Status, why string) error {
 	if from.Terminal() {
 		return fmt.Errorf("node %s is %s: %w", n.ID, from, ErrLocked)
 	}
-	if !from.CanMove(to) || !teamMoveOK(n, to) {
+	if !from.CanMove(to) || !team.MoveOK(n, to) {
 		return fmt.Errorf("node %s: %s -> %s: %w", n.ID, from, to, ErrIllegalMove)
 	}
 	key := t.Key8(n.Order)
@@ -862,7 +863,7 @@ func (t *txn) NewNodeWith(q *Quest, parent *Node, role, hyp string, st Status, r
 		return nil, false, err
 	}
 	if st == AwaitingConsent {
-		// A quest's egress consent is born waiting (egressconsent.go).
+		// A quest's egress consent is born waiting (package engine/humangate).
 		if err := t.tx.Consent().Put([]byte(n.ID), []byte(q.ID)); err != nil {
 			return nil, false, err
 		}

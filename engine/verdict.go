@@ -10,7 +10,9 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/engine/verdict"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
@@ -56,8 +58,8 @@ type result struct {
 	bytesIn, bytesOut int64
 	// redacted: the prompt was masked before it left (redact.go).
 	redacted bool
-	// stage is what a Team stage's answer produced (engine/team.go).
-	stage *stageResult
+	// stage is what a Team stage's answer produced (package engine/team).
+	stage *team.Stage
 }
 
 // outcome is the outcome of r as the run, the attempt and the verdict
@@ -65,7 +67,7 @@ type result struct {
 func (r result) outcome() string {
 	l1 := ""
 	if r.stage != nil {
-		l1 = r.stage.l1
+		l1 = r.stage.L1
 	}
 	return verdict.OutcomeOf(r.kind, l1)
 }
@@ -78,14 +80,14 @@ func (r *result) judged(n *Node) verdict.Judged {
 		// stage that delivered (stallNeutral).
 		NoStall: domain.IsMember(n.Role) || stallNeutral(n, *r)}
 	if r.stage != nil {
-		j.L1 = r.stage.l1
+		j.L1 = r.stage.L1
 	}
 	return j
 }
 
 // Feedback renders facts as the text fed back into the agent's next prompt
-// and shown to humans, byte-identical in both places (verdict.Feedback).
-func Feedback(facts []gates.Fact) string { return verdict.Feedback(facts) }
+// and shown to humans, byte-identical in both places.
+func Feedback(facts []gates.Fact) string { return domain.Feedback(facts) }
 
 // judge turns a provider's reply into a result: L1 rules first; only L1 can
 // pass; a checkpoint role always asks a human.
@@ -107,7 +109,7 @@ func (e *Engine) judge(ctx context.Context, o *Options, q *Quest, n *Node, reply
 		return res
 	}
 	if n.Stage == StageExec {
-		// The deliverable's L1 outcome is the accept's to use (team.go).
+		// The deliverable's L1 outcome is the accept's to use (package engine/team).
 		a, facts := gates.ParseAnswer(reply.Output)
 		if len(facts) > 0 {
 			return res.failParse(facts)
@@ -261,7 +263,7 @@ func (e *Engine) judgeL2(ctx context.Context, o *Options, q *Quest, n *Node, a g
 		res.kind, res.why = resStopQuest, why+"; nothing was sent to the judge"
 		return
 	}
-	if why := egressHeld(q); why != "" {
+	if why := humangate.EgressHeld(q); why != "" {
 		res.kind, res.why = resStopQuest, "the L2 judge was not asked: "+why
 		return
 	}

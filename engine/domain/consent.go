@@ -63,7 +63,7 @@ const (
 	// (whose facts follow as ReasonRule).
 	ReasonTeamAccept = "team_accept"
 	// ReasonEgress: a new quest would send its material to a vendor
-	// that is not local (egressconsent.go); the deliverable is what the
+	// that is not local (package engine/humangate); the deliverable is what the
 	// human allows.
 	ReasonEgress = "egress"
 )

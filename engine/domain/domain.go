@@ -73,7 +73,7 @@ var moves = map[Status][]Status{
 	// again, using a try. A phase gate's pass at a checkpoint waits for the
 	// button.
 	CouncilPending: {Passed, Pending, Exhausted, AwaitingConsent},
-	// A Team's own rows (engine/team.go; teamMoveOK keeps them to Teams).
+	// A Team's own rows (package engine/team; team.MoveOK keeps them to Teams).
 	Revising: {Passed, TeamBlocked},
 }
 
@@ -271,7 +271,7 @@ type Quest struct {
 	StallSigs   map[string]string `json:"stall_sigs,omitempty"`
 	StallCounts map[string]int    `json:"stall_counts,omitempty"`
 	// EgressConsent is the node of the quest's egress consent while no human
-	// has given it (docs/design.md, "Privacy egress"; egressconsent.go):
+	// has given it (docs/design.md, "Privacy egress"; package engine/humangate):
 	// until then nothing of the quest leaves the box. "" when none was asked,
 	// and once it was given.
 	EgressConsent string `json:"egress_consent,omitempty"`

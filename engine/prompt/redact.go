@@ -8,13 +8,13 @@ import (
 	"sync"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/runlog"
 )
 
-// VendorLocal is the vendor of a provider on the box or the LAN: prompts
-// to it are never redacted, and every quest allows it unless its egress
-// says otherwise.
-const VendorLocal = "local"
+// VendorLocal is the vendor of a provider on the box or the LAN
+// (domain.VendorLocal): prompts to it are never redacted.
+const VendorLocal = domain.VendorLocal
 
 // RedactMask replaces each match of a [privacy] redact pattern in a prompt
 // that leaves for a non-local vendor, and in a run's log.

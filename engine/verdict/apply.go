@@ -33,7 +33,7 @@ func ApplyUnjudged(t Txn, q *domain.Quest, n *domain.Node, runID string, res *Ju
 		res.Kind = Failed
 		res.Facts = []gates.Fact{{Rule: "ground", Level: gates.Fail, Where: "network stage",
 			Expected: "the network stage to run", Actual: fmt.Sprintf("deferred %d times in a row; last: %s", MaxDeferrals, res.Why)}}
-		res.Feedback = Feedback(res.Facts)
+		res.Feedback = domain.Feedback(res.Facts)
 	case StopQuest:
 		n.AddAttempt(domain.Attempt{At: t.Now(), Run: runID, Outcome: "error", Feedback: res.Why})
 		if err := t.Move(q, n, domain.Pending, "no try consumed: "+res.Why); err != nil {

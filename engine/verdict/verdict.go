@@ -1,7 +1,6 @@
 package verdict
 
 import (
-	"strings"
 	"time"
 
 	"github.com/questbox/questbox/engine/domain"
@@ -98,17 +97,6 @@ func (res *Judged) RootCause() string {
 		return res.Facts[0].Rule
 	}
 	return ""
-}
-
-// Feedback renders facts as the text fed back into the agent's next prompt
-// and shown to humans, byte-identical in both places.
-func Feedback(facts []gates.Fact) string {
-	var b strings.Builder
-	for _, f := range facts {
-		b.WriteString(f.String())
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // Txn is what the verdict's rules ask of one engine transaction: the

@@ -1,13 +1,13 @@
-package engine
+package humangate
 
 // Egress consent (docs/design.md, "Privacy egress": explicit egress, consent,
-// redaction). With Options.EgressConsent, a new quest whose egress names a
-// vendor that is not local gets one more node, of role egress, born
-// awaiting consent: its claim says which vendors the quest would send its
-// material to. It is a consent request like any other (engine/consent.go):
-// every consent list shows it, the button's long press or the dashboard
-// (where enabled) decides it, and when consent requests expire it is
-// asked again rather than dropped.
+// redaction). With the engine's Options.EgressConsent, a new quest whose
+// egress names a vendor that is not local gets one more node, of role
+// egress, born awaiting consent: its claim says which vendors the quest
+// would send its material to. It is a consent request like any other
+// (consent.go): every consent list shows it, the button's long press or
+// the dashboard (where enabled) decides it, and when consent requests
+// expire it is asked again rather than dropped.
 //
 // Until it is given, the quest is held (Quest.EgressConsent names the
 // node): the tick gives it no turn, so no provider runs and no judge is
@@ -22,14 +22,15 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/gates"
 )
 
 // egressVendors are the vendors of q's egress that are not local.
-func egressVendors(q *Quest) []string {
+func egressVendors(q *domain.Quest) []string {
 	var out []string
 	for _, v := range q.Egress {
-		if v != VendorLocal {
+		if v != domain.VendorLocal {
 			out = append(out, v)
 		}
 	}
@@ -38,7 +39,7 @@ func egressVendors(q *Quest) []string {
 
 // egressWhy is why q's egress consent waits, as every consent list shows
 // it: "quest q3 would send its material to vendor anthropic (egress)".
-func egressWhy(q *Quest) string {
+func egressWhy(q *domain.Quest) string {
 	vs := egressVendors(q)
 	noun := "vendor"
 	if len(vs) > 1 {
@@ -47,9 +48,9 @@ func egressWhy(q *Quest) string {
 	return fmt.Sprintf("quest %s would send its material to %s %s (egress)", q.ID, noun, strings.Join(vs, ", "))
 }
 
-// askEgress asks a human's consent for new quest q when its egress names a
+// AskEgress asks a human's consent for new quest q when its egress names a
 // vendor that is not local, and holds q until it is given.
-func (t *txn) askEgress(q *Quest) error {
+func AskEgress(t Txn, q *domain.Quest) error {
 	if len(egressVendors(q)) == 0 {
 		return nil
 	}
@@ -60,10 +61,10 @@ func (t *txn) askEgress(q *Quest) error {
 		q.ID, q.Name, strings.Join(egressVendors(q), ", "), strings.Join(q.Egress, ","))
 	hash := gates.ClaimHash([]byte(raw))
 	hyp := fmt.Sprintf("Egress consent: may quest %s send its material to %s?", q.ID, strings.Join(egressVendors(q), ", "))
-	n, dup, err := t.NewNodeWith(q, nil, RoleEgress, hyp, AwaitingConsent, "", func(n *Node) {
+	n, dup, err := t.NewNodeWith(q, nil, domain.RoleEgress, hyp, domain.AwaitingConsent, "", func(n *domain.Node) {
 		n.Outcome, n.ClaimHash = "REVIEW", hash
-		n.Claim = &Claim{Hash: hash, Raw: raw, Since: t.now, Why: why, Reasons: []ConsentReason{{Kind: ReasonEgress, Text: why}}}
-		n.AddAttempt(Attempt{At: t.now, Outcome: "REVIEW", ClaimHash: hash, Feedback: why})
+		n.Claim = &domain.Claim{Hash: hash, Raw: raw, Since: t.Now(), Why: why, Reasons: []domain.ConsentReason{{Kind: domain.ReasonEgress, Text: why}}}
+		n.AddAttempt(domain.Attempt{At: t.Now(), Outcome: "REVIEW", ClaimHash: hash, Feedback: why})
 	})
 	if err != nil {
 		return err
@@ -76,13 +77,13 @@ func (t *txn) askEgress(q *Quest) error {
 	if err := t.Ledger(n, "REVIEW", nil); err != nil {
 		return err
 	}
-	return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: why})
+	return t.Emit(domain.Event{Kind: domain.KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: domain.ConsentRequested, ClaimHash: hash, Reason: why})
 }
 
 // egressDecided applies a human's answer (by: "button", "dashboard:owner")
 // to q's egress consent n: given, n locks and q runs; refused, n is
 // exhausted and q terminated, naming the refusal.
-func (t *txn) egressDecided(q *Quest, n *Node, granted bool, by string) error {
+func egressDecided(t Txn, q *domain.Quest, n *domain.Node, granted bool, by string) error {
 	hash, why := n.Claim.Hash, n.Claim.Why
 	n.Claim = nil
 	if q.EgressConsent == n.ID {
@@ -90,56 +91,56 @@ func (t *txn) egressDecided(q *Quest, n *Node, granted bool, by string) error {
 		t.Track(q)
 	}
 	if granted {
-		n.AddAttempt(Attempt{At: t.now, Outcome: "granted", ClaimHash: hash, Feedback: "consent by " + by})
-		if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: hash, Reason: "consent by " + by}); err != nil {
+		n.AddAttempt(domain.Attempt{At: t.Now(), Outcome: "granted", ClaimHash: hash, Feedback: "consent by " + by})
+		if err := t.Emit(domain.Event{Kind: domain.KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "granted", ClaimHash: hash, Reason: "consent by " + by}); err != nil {
 			return err
 		}
-		if err := t.Move(q, n, Passed, "egress consent by "+by); err != nil {
+		if err := t.Move(q, n, domain.Passed, "egress consent by "+by); err != nil {
 			return err
 		}
-		if err := t.Move(q, n, Explored, "egress consent by "+by+": the quest may send its material to "+strings.Join(egressVendors(q), ", ")); err != nil {
+		if err := t.Move(q, n, domain.Explored, "egress consent by "+by+": the quest may send its material to "+strings.Join(egressVendors(q), ", ")); err != nil {
 			return err
 		}
 		return t.Ledger(n, "CONSENT", nil)
 	}
 	f := gates.Fact{Rule: "human", Level: gates.Fail, Where: "egress consent", Expected: "approval", Actual: "rejected by human (" + by + ")"}
 	n.Outcome, n.Facts, n.Feedback = "FAIL", []gates.Fact{f}, "rejected by human"
-	n.AddAttempt(Attempt{At: t.now, Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: hash})
-	if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: hash, Reason: "rejected by " + by}); err != nil {
+	n.AddAttempt(domain.Attempt{At: t.Now(), Outcome: "rejected", Facts: n.Facts, Feedback: n.Feedback, ClaimHash: hash})
+	if err := t.Emit(domain.Event{Kind: domain.KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "rejected", ClaimHash: hash, Reason: "rejected by " + by}); err != nil {
 		return err
 	}
-	if err := t.Move(q, n, Exhausted, "egress refused by "+by); err != nil {
+	if err := t.Move(q, n, domain.Exhausted, "egress refused by "+by); err != nil {
 		return err
 	}
 	if err := t.Ledger(n, "REJECTED", n.Facts); err != nil {
 		return err
 	}
-	if q.Status == QuestDone || q.Status == QuestTerminated {
+	if q.Status == domain.QuestDone || q.Status == domain.QuestTerminated {
 		return nil
 	}
-	return t.SetQuestStatus(q, QuestTerminated, fmt.Sprintf("egress refused by a human (%s): %s; nothing was sent", by, why))
+	return t.SetQuestStatus(q, domain.QuestTerminated, fmt.Sprintf("egress refused by a human (%s): %s; nothing was sent", by, why))
 }
 
 // egressAsked renews q's egress consent n when consent requests expire:
 // unlike a claim, which its agent makes again, it is the quest's only
 // way to run, so it is asked again at once (an "expired" consent event,
 // then a "requested" one) rather than dropped.
-func (t *txn) egressAsked(q *Quest, n *Node, expiry string) error {
+func egressAsked(t Txn, q *domain.Quest, n *domain.Node, expiry string) error {
 	hash := n.Claim.Hash
-	n.Claim.Since = t.now
-	n.AddAttempt(Attempt{At: t.now, Outcome: "expired", ClaimHash: hash, Feedback: "no human answered within " + expiry + "; asked again"})
+	n.Claim.Since = t.Now()
+	n.AddAttempt(domain.Attempt{At: t.Now(), Outcome: "expired", ClaimHash: hash, Feedback: "no human answered within " + expiry + "; asked again"})
 	if err := t.SaveNode(n); err != nil {
 		return err
 	}
-	if err := t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: "no human answered within " + expiry}); err != nil {
+	if err := t.Emit(domain.Event{Kind: domain.KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: "expired", ClaimHash: hash, Reason: "no human answered within " + expiry}); err != nil {
 		return err
 	}
-	return t.Emit(Event{Kind: KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: ConsentRequested, ClaimHash: hash, Reason: n.Claim.Why})
+	return t.Emit(domain.Event{Kind: domain.KindConsent, Quest: q.ID, Node: n.ID, Role: n.Role, Outcome: domain.ConsentRequested, ClaimHash: hash, Reason: n.Claim.Why})
 }
 
-// egressHeld says why nothing of q may run or be answered now, or "": its
+// EgressHeld says why nothing of q may run or be answered now, or "": its
 // egress consent waits for a human.
-func egressHeld(q *Quest) string {
+func EgressHeld(q *domain.Quest) string {
 	if q.EgressConsent == "" {
 		return ""
 	}
