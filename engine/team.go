@@ -90,7 +90,7 @@ func (e *Engine) judgeStage(q *Quest, n *Node, reply agent.Reply, res result) re
 		st := &team.Stage{Accept: &a}
 		st.Stalled = a.Decision == gates.AcceptReject && teamNode.Feedback != "" && gates.QuoteKey(a.Reason) == gates.QuoteKey(teamNode.Feedback)
 		res.kind, res.stage = resPass, st
-		if a.Decision == gates.AcceptAccept && (q.AcceptMode == team.AcceptHuman || exec.Outcome == "REVIEW") {
+		if a.Decision == gates.AcceptAccept && (q.AcceptMode == AcceptHuman || exec.Outcome == "REVIEW") {
 			res.kind, res.why = resReview, fmt.Sprintf("the accept of Team %s waits for the button", n.Team)
 			res.reasons = team.AcceptReasons(q, n, exec, a)
 		}
