@@ -1,10 +1,23 @@
-// Package engine is the heart of questbox: quests, nodes, edges and runs; the
-// tick that dispatches nodes to agent providers; the ratchet that locks what a
-// gate passed; loop control; and the event stream. Its storage — the bbolt
+// Package engine is the tick and its transaction: the tick that
+// dispatches nodes to agent providers, the runs and their ends, the one
+// write transaction every change goes through (with the ratchet's check
+// of each move), group commit, loop control's budgets, the engine's memory
+// between ticks, and the Engine the API calls.
+//
+// The rules it applies are packages of their own below it, each declaring
+// the interface it asks of a transaction, which the engine's transaction
+// implements: engine/council (councils and phase gates), engine/team
+// (Teams), engine/humangate (the consent queue, egress consent),
+// engine/verdict (a judged answer applied to its node), engine/prompt
+// (what an agent is sent), engine/ledger (the verdict ledger and its
+// signatures), engine/outbox (the event outbox) and engine/findings (what
+// a quest found). They speak engine/domain's vocabulary, whose names this
+// package repeats for its callers (domain.go). The storage — the bbolt
 // layout, the file checks, compaction and salvage's page reading — is
-// package engine/store below it; the domain's records, their codecs and
-// what salvage derives again from them are package engine/records, between
+// package engine/store; the domain's records, their codecs and what
+// salvage derives again from them are package engine/records, between
 // the two (the engine adds its rules to a salvage's rebuild: salvage.go).
+// See docs/design.md, "Layers and dependencies".
 //
 // # The ratchet
 //
