@@ -43,7 +43,11 @@ func TestDependenciesPointInward(t *testing.T) {
 		// The verdict's rules reach the transaction through their own
 		// interface: no engine, no other concern's package (the store
 		// only as the domain reaches it).
-		"engine/verdict/...":  {"engine/verdict", "engine/domain", "engine/store", "engine/internal", "gates"},
+		"engine/verdict/...": {"engine/verdict", "engine/domain", "engine/store", "engine/internal", "gates"},
+		// The store's check reads the records and the ledger; what it must
+		// read as the engine does it asks through its own interface.
+		"engine/verify/...": {"engine/verify", "engine/domain", "engine/ledger", "engine/records", "engine/store",
+			"engine/internal", "gates"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},

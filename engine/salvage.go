@@ -82,7 +82,7 @@ func invalidRecords(tx *store.Tx) []string { return store.InvalidRecords(tx, rec
 // the nodes (an index page from another commit; rebuild derives every
 // index again).
 func damagedRecords(tx *store.Tx) []string {
-	return append(append(invalidRecords(tx), records.CheckChains(tx)...), checkLedger(tx, SchemaVersion).index...)
+	return append(append(invalidRecords(tx), records.CheckChains(tx)...), checkLedger(tx, SchemaVersion).Index...)
 }
 
 // recordLoss appends a SALVAGED record to the ledger when ledger records

@@ -9,6 +9,6 @@
 // It reads and writes the ledger's bucket and the meta bucket's head and
 // signature through engine/store's handles and knows nothing of the
 // quests' other records: the check of the locked nodes against the chain
-// is package engine's Verify. See docs/design.md, "The store and its
+// is engine/verify's Check. See docs/design.md, "The store and its
 // durability" and "The signed ledger", and docs/ledger.md.
 package ledger
