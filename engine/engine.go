@@ -842,7 +842,7 @@ func (t *txn) planRun(q *Quest, n *Node, provider string, reserve int) (*Run, er
 		return nil, err
 	}
 	// Its Name is not stored: a dispatch reads only the node's head, not
-	// its runs; readers number a node's runs (see nameRuns).
+	// its runs; readers number a node's runs (see runs.Name).
 	t.planned = Run{ID: domain.RunID(seq), Quest: q.ID, Node: n.ID, Role: n.Role,
 		Provider: provider, Attempt: n.Tries + 1, Started: t.now, Reserved: reserve}
 	// Its number among the node's runs: a head does not carry the list.

@@ -1,20 +1,15 @@
 package engine
 
 import (
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/questbox/questbox/engine/agent"
-	"github.com/questbox/questbox/engine/domain"
-	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/runlog"
+	"github.com/questbox/questbox/engine/runs"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -104,136 +99,27 @@ func (e *Engine) exitOf(ctx context.Context, reply agent.Reply, err error) (stri
 // RunLog writes the log of run (an id r<N> or a name quest:Q:N:K) to w;
 // with follow, while the run is in flight, until it ends or ctx does.
 func (e *Engine) RunLog(ctx context.Context, w io.Writer, run string, follow bool) error {
-	if e.opt.Logs == nil {
-		return fmt.Errorf("run %s: %w", run, ErrNotFound)
-	}
-	var err error
-	if follow {
-		err = e.opt.Logs.Follow(ctx, w, run)
-	} else {
-		err = e.opt.Logs.Copy(w, run)
-	}
-	if errors.Is(err, runlog.ErrNotFound) {
-		return fmt.Errorf("run %s has no log (none was kept, or it was dropped to keep the logs under logs.total): %w", run, ErrNotFound)
-	}
-	return err
+	return runs.Log(ctx, e.opt.Logs, w, run, follow)
 }
 
 // QuestRuns returns the runs of quest's nodes (only node's, when it is
 // not ""), in the order they started. An empty quest lists every quest's.
 func (e *Engine) QuestRuns(quest, node string) ([]Run, error) {
 	var out []Run
-	err := e.store.view(func(tx *store.Tx) error {
-		var nodes []*Node
-		switch {
-		case node != "":
-			n, err := records.ReadNode(tx, node)
-			if err != nil {
-				return err
-			}
-			if quest != "" && n.Quest != quest {
-				return fmt.Errorf("node %s is not in quest %s: %w", node, quest, ErrNotFound)
-			}
-			nodes = []*Node{n}
-		case quest != "":
-			if tx.Quests().Get([]byte(quest)) == nil {
-				return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
-			}
-		}
-		if node == "" {
-			// Every run record, in sequence: the runs in flight from the
-			// running index, then the runs bucket (it holds runs only).
-			running, err := records.RunningRuns(tx, quest)
-			if err != nil {
-				return err
-			}
-			out = append(out, running...)
-			return tx.Runs().ForEach(func(k, v []byte) error {
-				if v == nil {
-					return nil
-				}
-				var r Run
-				if err := json.Unmarshal(v, &r); err != nil {
-					return fmt.Errorf("decode run %s: %w", k, err)
-				}
-				if quest == "" || r.Quest == quest {
-					out = append(out, r)
-				}
-				return nil
-			})
-		}
-		for _, n := range nodes {
-			for _, id := range n.Runs {
-				r, _, err := records.GetRun(tx, id, n.Quest, n.ID)
-				if err != nil {
-					return err
-				}
-				out = append(out, r)
-			}
-		}
-		return nil
+	err := e.store.view(func(tx *store.Tx) (err error) {
+		out, err = runs.OfQuest(tx, quest, node)
+		return err
 	})
-	slices.SortStableFunc(out, func(a, b Run) int { return cmp.Compare(records.RunNumber(a.ID), records.RunNumber(b.ID)) })
-	nameRuns(out)
 	return out, err
-}
-
-// nameRuns names runs, which are every run of their nodes in the order
-// they started: a node's k-th run is quest:<quest>:<node>:<k>.
-func nameRuns(runs []Run) {
-	k := map[string]int{}
-	for i := range runs {
-		k[runs[i].Node]++
-		runs[i].Name = domain.RunName(runs[i].Quest, runs[i].Node, k[runs[i].Node])
-	}
 }
 
 // FindRun returns the run named by ref: a run id (r12), a run name
 // (quest:q1:n3:2), or a node id (its latest run).
 func (e *Engine) FindRun(ref string) (Run, error) {
 	var r Run
-	err := e.store.view(func(tx *store.Tx) error {
-		id := ref
-		switch {
-		case strings.HasPrefix(ref, "quest:"):
-			parts := strings.Split(ref, ":")
-			k, err := strconv.Atoi(parts[len(parts)-1])
-			if len(parts) != 4 || err != nil || k < 1 {
-				return fmt.Errorf("run %q: a run name is quest:QUEST:NODE:K: %w", ref, ErrInvalid)
-			}
-			n, err := records.ReadNode(tx, parts[2])
-			if err != nil {
-				return err
-			}
-			if n.Quest != parts[1] || k > len(n.Runs) {
-				return fmt.Errorf("run %s: %w", ref, ErrNotFound)
-			}
-			id = n.Runs[k-1]
-		case strings.HasPrefix(ref, "n"):
-			n, err := records.ReadNode(tx, ref)
-			if err != nil {
-				return err
-			}
-			if len(n.Runs) == 0 {
-				return fmt.Errorf("node %s has not run yet: %w", ref, ErrNotFound)
-			}
-			id = n.Runs[len(n.Runs)-1]
-		}
-		var ok bool
-		var err error
-		r, ok, err = records.GetRun(tx, id, "", "")
-		if err == nil && !ok {
-			err = fmt.Errorf("run %s: %w", ref, ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		if n, err := records.ReadNode(tx, r.Node); err == nil {
-			if k := slices.Index(n.Runs, r.ID); k >= 0 {
-				r.Name = domain.RunName(r.Quest, r.Node, k+1)
-			}
-		}
-		return nil
+	err := e.store.view(func(tx *store.Tx) (err error) {
+		r, err = runs.Find(tx, ref)
+		return err
 	})
 	return r, err
 }
