@@ -3,30 +3,18 @@ package engine
 import (
 	"fmt"
 
+	"github.com/questbox/questbox/engine/export"
 	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/store"
 )
 
-// exportState is a quest's export cursor. Pending journals a file export
-// in progress: the file's size before it and the lock seq it covers up to.
-type exportState struct {
-	Cursor  uint64         `json:"cursor"`
-	Pending *exportPending `json:"pending,omitempty"`
-}
-
-type exportPending struct {
-	File   string `json:"file"`
-	Offset int64  `json:"offset"`
-	Upto   uint64 `json:"upto"`
-}
+// exportState is a quest's export cursor (export.State).
+type exportState = export.State
 
 func (e *Engine) exportState(quest string) (exportState, error) {
 	var st exportState
-	err := e.store.view(func(tx *store.Tx) error {
-		if tx.Quests().Get([]byte(quest)) == nil {
-			return fmt.Errorf("quest %s: %w", quest, ErrNotFound)
-		}
-		_, err := getJSON(tx.Exports(), []byte(quest), &st)
+	err := e.store.view(func(tx *store.Tx) (err error) {
+		st, err = export.ReadState(tx, quest)
 		return err
 	})
 	return st, err
@@ -38,70 +26,22 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 	}
 	// An engine write, so that the tick's quest cache learns its commit
 	// and stays current (questcache.go).
-	return e.update(func(t *txn) error { return putJSON(t.tx.Exports(), []byte(quest), st) })
+	return e.update(func(t *txn) error { return export.PutState(t.tx, quest, st) })
 }
 
 // exportBatch returns the terminal nodes locked after cursor, in lock
 // order, the stage nodes of the Teams among them, and the ledger's head
-// as the same transaction read it.
+// as the same transaction read it (export.Batch).
 func (e *Engine) exportBatch(quest string, cursor uint64) ([]*Node, map[string][]*Node, uint64, ledger.Head, error) {
 	var out []*Node
 	var stages map[string][]*Node
 	var head ledger.Head
 	upto := cursor
-	err := e.store.view(func(tx *store.Tx) error {
-		head = ledger.ReadHead(tx)
-		b := subRO(tx, bLocked, quest)
-		if b == nil {
-			return nil
-		}
-		c := b.Cursor()
-		for k, v := c.Seek(u64(cursor + 1)); k != nil; k, v = c.Next() {
-			n, err := readNodeLog(tx, string(v))
-			if err != nil {
-				return err
-			}
-			n.Claim = nil
-			out = append(out, n)
-			upto = seqOf(k)
-		}
-		var err error
-		stages, err = teamStages(tx, quest, out)
+	err := e.store.view(func(tx *store.Tx) (err error) {
+		out, stages, upto, head, err = export.Batch(tx, quest, cursor)
 		return err
 	})
 	return out, stages, upto, head, err
-}
-
-// teamStages returns the stage nodes of each Team among nodes, by Team id,
-// in creation order: one pass over the quest's nodes, only when there is a
-// Team to export.
-func teamStages(tx *store.Tx, quest string, nodes []*Node) (map[string][]*Node, error) {
-	teams := map[string]bool{}
-	for _, n := range nodes {
-		if n.TeamKind != "" {
-			teams[n.ID] = true
-		}
-	}
-	if len(teams) == 0 {
-		return nil, nil
-	}
-	b := subRO(tx, bQNodes, quest)
-	if b == nil {
-		return nil, nil
-	}
-	out := map[string][]*Node{}
-	err := b.ForEach(func(_, id []byte) error {
-		n, err := readNodeLog(tx, string(id))
-		if err != nil {
-			return err
-		}
-		if teams[n.Team] {
-			n.Claim = nil
-			out[n.Team] = append(out[n.Team], n)
-		}
-		return nil
-	})
-	return out, err
 }
 
 // ExportBatch is what an export has not acknowledged yet: the quest's
@@ -168,7 +108,7 @@ func (e *Engine) ExportBegin(quest, file string, size int64) (ExportBatch, error
 	if len(nodes) == 0 && st.Pending == nil {
 		return b, nil // nothing to write: no journal, no commit
 	}
-	st.Pending = &exportPending{File: file, Offset: b.Offset, Upto: upto}
+	st.Pending = &export.Pending{File: file, Offset: b.Offset, Upto: upto}
 	return b, e.putExportState(quest, st)
 }
 

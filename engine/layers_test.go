@@ -51,6 +51,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// Runs as people read them: the records and the logs, no rules.
 		"engine/runs/...": {"engine/runs", "engine/domain", "engine/records", "engine/runlog", "engine/store",
 			"engine/internal", "gates"},
+		// What an export reads and keeps: the ledger's head, the records.
+		"engine/export/...": {"engine/export", "engine/domain", "engine/ledger", "engine/records", "engine/store",
+			"engine/internal", "gates"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},
