@@ -17,6 +17,9 @@
 // package engine/store; the domain's records, their codecs and what
 // salvage derives again from them are package engine/records, between
 // the two (the engine adds its rules to a salvage's rebuild: salvage.go).
+// What is read of the store for people has packages below it too:
+// engine/verify (the store's whole check), engine/runs (the runs and
+// their logs) and engine/export (an export's state and batch).
 // See docs/design.md, "Layers and dependencies".
 //
 // # The ratchet
