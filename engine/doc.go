@@ -36,7 +36,7 @@
 // the node's new status, the children it spawns, its ledger record and its
 // events — is one transaction too, and the verdicts, submits, consents and
 // device events that arrive together share one commit (group commit, see
-// commit.go): a tick whose agents all answer at once costs its own commit
+// engine/commit): a tick whose agents all answer at once costs its own commit
 // and a few for the results, not one per result. A dispatch writes its
 // running entry (its run, keyed by quest and node) and its event, and
 // neither the node's record nor the quest's (readers lay the running
