@@ -1,8 +1,8 @@
 // Package engine is the tick and its transaction: the tick that
 // dispatches nodes to agent providers, the runs and their ends, the one
 // write transaction every change goes through (with the ratchet's check
-// of each move), group commit, loop control's budgets, the engine's memory
-// between ticks, and the Engine the API calls.
+// of each move), loop control's budgets, the engine's memory between
+// ticks, and the Engine the API calls.
 //
 // The rules it applies are packages of their own below it, each declaring
 // the interface it asks of a transaction, which the engine's transaction
@@ -14,7 +14,9 @@
 // a quest found). They speak engine/domain's vocabulary, whose names this
 // package repeats for its callers (domain.go). The storage — the bbolt
 // layout, the file checks, compaction and salvage's page reading — is
-// package engine/store; the domain's records, their codecs and what
+// package engine/store; the store handle the engine writes through, with
+// its group commit and the ledger head's signature at each commit, is
+// package engine/commit; the domain's records, their codecs and what
 // salvage derives again from them are package engine/records, between
 // the two (the engine adds its rules to a salvage's rebuild: salvage.go).
 // See docs/design.md, "Layers and dependencies".
