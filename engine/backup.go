@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/questbox/questbox/engine/ledger"
+	"github.com/questbox/questbox/engine/commit"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -15,16 +15,15 @@ import (
 type RestoreReport = store.RestoreReport
 
 // BackupPrefix and BackupLayout name a backup made at a time:
-// questbox-YYYYmmdd-HHMMSS.db (UTC), so that names sort by time.
+// questbox-YYYYmmdd-HHMMSS.db (UTC), so that names sort by time (see
+// engine/commit).
 const (
-	BackupPrefix = "questbox-"
-	BackupLayout = "20060102-150405"
+	BackupPrefix = commit.BackupPrefix
+	BackupLayout = commit.BackupLayout
 )
 
 // BackupName is the default name of a backup made at now.
-func BackupName(now time.Time) string {
-	return BackupPrefix + now.UTC().Format(BackupLayout) + ".db"
-}
+func BackupName(now time.Time) string { return commit.BackupName(now) }
 
 // Backup writes one consistent state of the store to w while the engine
 // goes on (a bbolt read transaction; see store.DB.Backup); size, if not
@@ -96,43 +95,18 @@ func StageRestore(dir string, src io.Reader, name string) (*StagedRestore, error
 }
 
 // restoreCheck is a restore's check of the copy: Verify, then the copy's
-// head signed with dir's device key (signCopy).
+// head signed with dir's device key (commit.RestoreCheck).
 func restoreCheck(dir string) (func(db *store.DB) ([]string, error), error) {
-	k, _, err := ledger.LoadOrCreateDeviceKey(dir)
-	if err != nil {
-		return nil, fmt.Errorf("restore: %w", err)
-	}
-	return func(db *store.DB) ([]string, error) {
-		if _, err := newStore(db).Verify(); err != nil {
-			return nil, err
-		}
-		var note string
-		err := db.Update(func(tx *store.Tx) error {
-			was, _ := ledger.CheckSeal(tx, SchemaVersion, &ledger.Box{Key: k})
-			var err error
-			note, err = ledger.SignCopy(tx, k, was)
-			return err
-		})
-		return []string{note}, err
-	}, nil
+	return commit.RestoreCheck(dir, SchemaVersion, func(db *store.DB) error {
+		_, err := newStore(db).Verify()
+		return err
+	})
 }
 
 // PruneBackups removes the oldest of the backups named BackupName in dir
 // until keep are left (keep <= 0 keeps them all), and returns the ones
 // it removed.
-func PruneBackups(dir string, keep int) ([]string, error) {
-	all, err := store.Backups(dir, BackupPrefix)
-	if err != nil || keep <= 0 || len(all) <= keep {
-		return nil, err
-	}
-	old := all[:len(all)-keep]
-	for _, p := range old {
-		if err := os.Remove(p); err != nil {
-			return nil, fmt.Errorf("prune backups in %s: %w", dir, err)
-		}
-	}
-	return old, nil
-}
+func PruneBackups(dir string, keep int) ([]string, error) { return commit.PruneBackups(dir, keep) }
 
 // ScheduledBackup writes a backup named BackupName(now) into dir (created
 // if missing), verified, then prunes the backups there to keep.

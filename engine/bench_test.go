@@ -493,7 +493,7 @@ func BenchmarkTickMixed(b *testing.B) {
 // BenchmarkTickReleased is BenchmarkTick at 1,000 active quests and
 // 100k nodes, each tick starting with the store's mapped pages released,
 // as a daemon's tick starts: the store releases them once a second while
-// commits come and after five quiet seconds (Store.releaseMapped), so a
+// commits come and after five quiet seconds (engine/commit, Store.releaseMapped), so a
 // daemon ticking once a minute maps again every page its tick reads
 // (faults/tick), where BenchmarkTick's reset leaves them mapped.
 func BenchmarkTickReleased(b *testing.B) {

@@ -76,7 +76,7 @@ func copyStore(t *testing.T, dir string) string {
 
 // copyDeviceKey copies the device key of the data directory from into
 // to, if from has one: a store copied with its box's key reads as that
-// box's (seal.go).
+// box's (engine/commit/seal.go).
 func copyDeviceKey(t testing.TB, from, to string) {
 	t.Helper()
 	raw, err := os.ReadFile(filepath.Join(from, DeviceKeyFile))

@@ -20,7 +20,7 @@ func cpuTime() time.Duration {
 
 // minorFaults is how many page faults this process took that needed no
 // I/O: on the store's map, a page of the page cache mapped in again
-// after the store released it (Store.releaseMapped).
+// after the store released it (engine/commit, Store.releaseMapped).
 func minorFaults() int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

@@ -1,8 +1,8 @@
 // Package engine is the tick and its transaction: the tick that
 // dispatches nodes to agent providers, the runs and their ends, the one
 // write transaction every change goes through (with the ratchet's check
-// of each move), group commit, loop control's budgets, the engine's memory
-// between ticks, and the Engine the API calls.
+// of each move), loop control's budgets, the engine's memory between
+// ticks, and the Engine the API calls.
 //
 // The rules it applies are packages of their own below it, each declaring
 // the interface it asks of a transaction, which the engine's transaction
@@ -14,7 +14,9 @@
 // a quest found). They speak engine/domain's vocabulary, whose names this
 // package repeats for its callers (domain.go). The storage — the bbolt
 // layout, the file checks, compaction and salvage's page reading — is
-// package engine/store; the domain's records, their codecs and what
+// package engine/store; the store handle the engine writes through, with
+// its group commit and the ledger head's signature at each commit, is
+// package engine/commit; the domain's records, their codecs and what
 // salvage derives again from them are package engine/records, between
 // the two (the engine adds its rules to a salvage's rebuild: salvage.go).
 // What is read of the store for people has packages below it too:
@@ -39,7 +41,7 @@
 // the node's new status, the children it spawns, its ledger record and its
 // events — is one transaction too, and the verdicts, submits, consents and
 // device events that arrive together share one commit (group commit, see
-// commit.go): a tick whose agents all answer at once costs its own commit
+// engine/commit): a tick whose agents all answer at once costs its own commit
 // and a few for the results, not one per result. A dispatch writes its
 // running entry (its run, keyed by quest and node) and its event, and
 // neither the node's record nor the quest's (readers lay the running

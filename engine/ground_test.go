@@ -187,7 +187,7 @@ func TestJudgeCacheRefusesUndecided(t *testing.T) {
 // store.
 func TestJudgeCachePutsShareTheResultsCommit(t *testing.T) {
 	r := newGroupRig(t)
-	r.s.dataLatency = time.Hour
+	r.s.h.DataLatency = time.Hour
 	c := r.s.JudgeCache()
 	before := r.s.Commits()
 	want := map[string]judge.Result{}

@@ -49,7 +49,7 @@ func (c judgeCache) Get(key string) (judge.Result, bool, error) {
 	return r, found, nil
 }
 
-// Put queues the judgement in the group commit (commit.go) as data and
+// Put queues the judgement in the group commit (engine/commit) as data and
 // returns without waiting for its commit: a judgement is asked for while
 // a run's answer is judged, just before its result is queued, so the two
 // share a commit, instead of the judgement costing a commit (two

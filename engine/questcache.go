@@ -45,7 +45,7 @@ import (
 //
 // Current: comparing each record with its entry still read every active
 // quest's record, a thousand of them all over the quests bucket, which a
-// tick whose store map was released (Store.releaseMapped) faulted back in
+// tick whose store map was released (engine/commit, Store.releaseMapped) faulted back in
 // page by page. So the cache
 // also knows when it is current: when every entry of an active quest is
 // its record as stored as of commit at (bbolt's transaction id) of store

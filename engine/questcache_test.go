@@ -313,7 +313,7 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 	if checkQuestCache(t, h.e) != 1 {
 		t.Fatal("the tick did not remember the quest")
 	}
-	h.store.latency = time.Hour // the batch commits when the announced write arrives
+	h.store.h.Latency = time.Hour // the batch commits when the announced write arrives
 	tk := h.store.expect()
 	boom := errors.New("boom")
 	var runs atomic.Int64
@@ -331,9 +331,8 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 	errs := make(chan error, 1)
 	go func() { errs <- h.e.batch(saving, nil) }()
 	for {
-		h.store.group.mu.Lock()
-		queued := len(h.store.group.queue) > 0
-		h.store.group.mu.Unlock()
+		q, _, _ := h.store.h.Queue()
+		queued := q > 0
 		if queued {
 			break
 		}

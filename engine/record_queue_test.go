@@ -24,7 +24,7 @@ func TestResultsWaitForTheirCommitWithoutGoroutines(t *testing.T) {
 	ids := h.bulk(quests, 0, func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
 	// The leader gathers for as long as this announced write is out:
 	// every result queues, none commits, until it is withdrawn.
-	h.store.latency = time.Hour
+	h.store.h.Latency = time.Hour
 	held := h.store.expect()
 	rep, err := h.e.Tick(context.Background())
 	if err != nil || len(rep.Dispatched) != quests {
@@ -35,9 +35,7 @@ func TestResultsWaitForTheirCommitWithoutGoroutines(t *testing.T) {
 	close(release)
 	for queued := 0; queued < quests; {
 		time.Sleep(time.Millisecond) // polling the queue, not timing it
-		h.store.group.mu.Lock()
-		queued = len(h.store.group.queue)
-		h.store.group.mu.Unlock()
+		queued, _, _ = h.store.h.Queue()
 	}
 	// base counted the runs started and waiting for release (a few:
 	// the start slots bound them) and whatever the harness runs. A design
@@ -50,7 +48,7 @@ func TestResultsWaitForTheirCommitWithoutGoroutines(t *testing.T) {
 			t.Fatalf("quest %s before the commit: running %q, runs %d; want its run still running in the store", id, q.Running, q.Counters.AgentRuns)
 		}
 	}
-	held.settle()
+	held.Settle()
 	h.e.Wait()
 	if got := h.store.Commits() - before; got != 1 {
 		t.Errorf("%d results queued together committed %d times, want 1", quests, got)
@@ -184,8 +182,8 @@ func TestGroupCommitQueuedAsDataReadOnly(t *testing.T) {
 	if !errors.Is(got, ErrReadOnly) {
 		t.Errorf("a write queued on a read-only store: then(%v), want ErrReadOnly", got)
 	}
-	if ro.group.coming != 0 {
-		t.Errorf("the refused write's announcement is still counted: coming %d, want 0", ro.group.coming)
+	if _, _, coming := ro.h.Queue(); coming != 0 {
+		t.Errorf("the refused write's announcement is still counted: coming %d, want 0", coming)
 	}
 }
 
@@ -197,11 +195,11 @@ func TestGroupCommitQueuedAsDataReadOnly(t *testing.T) {
 func TestGroupCommitCallerBoundsQueuedData(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
-	s.latency = 20 * time.Millisecond
-	s.dataLatency = time.Hour
+	s.h.Latency = 20 * time.Millisecond
+	s.h.DataLatency = time.Hour
 	a := newAsyncCalls(s)
 	held := s.expect() // the leader waits for it, up to the latency that applies
-	t.Cleanup(held.settle)
+	t.Cleanup(held.Settle)
 	before := s.Commits()
 	a.put("r0", "r0", put("r0", "v"), nil)
 	a.put("r1", "r1", put("r1", "v"), nil)
@@ -220,9 +218,7 @@ func TestGroupCommitCallerBoundsQueuedData(t *testing.T) {
 	if got := s.Commits() - before; got != 1 {
 		t.Errorf("two results and a submit committed %d times, want 1", got)
 	}
-	s.group.mu.Lock()
-	callers := s.group.callers
-	s.group.mu.Unlock()
+	_, callers, _ := s.h.Queue()
 	if callers != 0 {
 		t.Errorf("no caller waits after the commit, but %d are counted", callers)
 	}

@@ -44,7 +44,7 @@ func recordRig(t *testing.T) (h *harness, disk *diskFull, release chan struct{},
 	})
 	h = newHarness(t, Options{Providers: map[string]Provider{"p": p}})
 	disk = &diskFull{refused: make(chan struct{}, 16)}
-	h.store.writeFault = disk.fault
+	h.store.h.WriteFault = disk.fault
 	h.quest(func(s *QuestSpec) { s.Provider = "p"; s.Mode = ModeSolo })
 	rep, err := h.e.Tick(context.Background())
 	if err != nil || len(rep.Dispatched) != 1 {

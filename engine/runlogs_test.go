@@ -109,7 +109,7 @@ func TestRunLogDurableBeforeResultCommits(t *testing.T) {
 	})
 	h := newHarness(t, Options{Providers: map[string]Provider{"p": prov}, Logs: logs, MaxParallel: 1})
 	var writes, unsyncedAtWrite int
-	h.store.writeFault = func() error {
+	h.store.h.WriteFault = func() error {
 		// Called by the writer (one at a time) as each transaction begins.
 		writes++
 		if logs.Unsynced() > 0 {
@@ -130,7 +130,7 @@ func TestRunLogDurableBeforeResultCommits(t *testing.T) {
 		h.e.Wait()
 		h.clock.Advance(60e9)
 	}
-	h.store.writeFault = nil
+	h.store.h.WriteFault = nil
 	runs, err := h.e.QuestRuns("", "")
 	if err != nil {
 		t.Fatal(err)

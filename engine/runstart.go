@@ -168,7 +168,7 @@ func (e *Engine) runAgent(q queuedRun) {
 		// keeps (a fact, the run's message): masked as its log is.
 		err = d.opt.Redaction.Error(err)
 		// The answer's write is on its way: a group commit gathering the
-		// results that come back together waits for it (commit.go).
+		// results that come back together waits for it (engine/commit).
 		tk = e.store.expect()
 		res = e.judge(ctx, d.opt, d.quest, d.node, reply, err)
 		if res.member != nil {

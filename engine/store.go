@@ -3,9 +3,9 @@ package engine
 import (
 	"fmt"
 	"path/filepath"
-	"sync"
 	"time"
 
+	"github.com/questbox/questbox/engine/commit"
 	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
@@ -83,11 +83,11 @@ var (
 // way), and readers take both forms; migration 8 moves each node's attempt
 // log but its last attempt out of its record into the attempts bucket
 // (migrateAttempts, engine/records/attemptlog.go); migration 9 changes no byte: from
-// schema 10 every commit that moves the ledger's head signs it (seal.go),
+// schema 10 every commit that moves the ledger's head signs it (engine/commit/seal.go),
 // which a questbox that knows only schema 9 would not do, leaving a head
 // its signature no longer matches — the version keeps it from opening the
 // store. The head of a store from before is signed by the open that makes
-// the device key (Store.openBoxKey), not by the migration: the migration
+// the device key (engine/commit, Store.openBoxKey), not by the migration: the migration
 // would sign whatever head it found, also one an attacker had set back to
 // schema 9.
 func schema() store.Schema {
@@ -149,14 +149,15 @@ type StoreOptions = store.Options
 // SalvageReport says what Salvage did (see store.SalvageReport).
 type SalvageReport = store.SalvageReport
 
-// Store is the bbolt file on the SD card. It is safe for concurrent use.
+// Store is the bbolt file on the SD card, as the engine writes it: the
+// handle with its group commit and the ledger's signature (engine/commit),
+// and the engine's state that lives with it. It is safe for concurrent use.
 type Store struct {
-	db *store.DB
-	// writeFault, when set (tests), is asked before each write
-	// transaction; an error fails it as a full disk would.
-	writeFault func() error
-	// group commits the writes that arrive together (commit.go).
-	group group
+	h *commit.Store
+	// db is h's file; box is h's device key (nil for a store made by
+	// newStore). Both are set before the store is used, then only read.
+	db  *store.DB
+	box *ledger.Box
 	// judged is what the judge cache queued and has not committed yet
 	// (judgecache.go).
 	judged judgePending
@@ -169,46 +170,14 @@ type Store struct {
 	// time, and kept across them, so that each result's verdict does not
 	// grow one anew.
 	eventJSON []byte
-	// latency and dataLatency replace groupLatency and groupDataLatency
-	// when set (tests; see gatherKnobs).
-	latency, dataLatency time.Duration
-	// release releases the mapped store once no commit came for
-	// releaseAfter (releaseMapped); releaseGap replaces releaseAfter when
-	// set (tests).
-	releaseMu  sync.Mutex
-	release    *time.Timer
-	closed     bool
-	releaseGap time.Duration
-	// released is when the mapped store was last released while busy
-	// (releaseBusy).
-	released time.Time
-	// box is the box's device key and whether this store signs its
-	// ledger's new heads (seal.go): set by OpenStore, which opens the
-	// store in its data directory; nil for a store opened on another
-	// file (a backup, a restore's or a salvage's copy), whose signature
-	// Verify checks without knowing the box's key. Set before the store
-	// is used, then only read.
-	box *ledger.Box
-	// notes are what OpenStore did or found of the device key and the
-	// head's signature that the owner should know (besides db's).
-	notes []string
 }
 
-// releaseAfter is how long the store must go without a commit before
-// its mapped pages are released. Releasing after every commit made each
-// read after it fault its pages in again: a 1,000-dispatch tick cost
-// 20-30 % more CPU (bench/RESULTS.md, "the merged tree" of this pass).
-// Pages a busy box reads are wanted again within a second; once it is
-// quiet they are not.
-const releaseAfter = 5 * time.Second
+// sharedEvents hands the store's shared event group to the group commit
+// (commit.Events).
+type sharedEvents struct{ g *sharedGroup }
 
-// releaseBusy is how often the mapped pages are released while commits
-// keep coming: a busy cycle reads nearly the whole file over a few
-// seconds, and holding every page it read until the box goes quiet put
-// 14-17 MiB of the store in its peak resident memory. Once every releaseBusy
-// the reads fault back in
-// only the pages they still use.
-const releaseBusy = time.Second
+func (ev sharedEvents) Open(tx *store.Tx) { ev.g.open(tx) }
+func (ev sharedEvents) Flush() error      { return ev.g.flush() }
 
 // OpenStore opens the store in dir, creating it only where no file exists:
 // an existing file that is empty, cut short or damaged is corrupt, never a
@@ -230,24 +199,22 @@ const releaseBusy = time.Second
 // fs.ErrNotExist.
 //
 // It loads the box's device key from dir (a writable open makes it when
-// there is none; see seal.go for when it signs the head it finds), and
-// fails with ErrDeviceKey, closing the store, when the key is unusable.
+// there is none; see engine/commit/seal.go for when it signs the head it
+// finds), and fails with ErrDeviceKey, closing the store, when the key is
+// unusable.
 func OpenStore(dir string, opt StoreOptions) (*Store, error) {
-	db, err := store.Open(dir, opt, schema())
+	s := &Store{}
+	h, err := commit.Open(dir, opt, schema(), sharedEvents{&s.shared})
 	if err != nil {
 		return nil, err
 	}
-	s := newStore(db)
-	if err := s.openBoxKey(dir, db.Created()); err != nil {
-		db.Close()
-		return nil, err
-	}
+	s.h, s.db, s.box = h, h.DB(), h.Box()
 	return s, nil
 }
 
 func newStore(db *store.DB) *Store {
 	s := &Store{db: db}
-	s.group.kick = make(chan struct{}, 1)
+	s.h = commit.New(db, sharedEvents{&s.shared})
 	return s
 }
 
@@ -296,15 +263,7 @@ func salvageRecords(k *DeviceKey) store.Records {
 }
 
 // Close closes the file.
-func (s *Store) Close() error {
-	s.releaseMu.Lock()
-	s.closed = true
-	if s.release != nil {
-		s.release.Stop()
-	}
-	s.releaseMu.Unlock()
-	return s.db.Close()
-}
+func (s *Store) Close() error { return s.h.Close() }
 
 // Dir is the data directory.
 func (s *Store) Dir() string { return s.db.Dir() }
@@ -316,7 +275,7 @@ func (s *Store) Path() string { return s.db.Path() }
 // damaged meta page and its repair, an old schema read as it is, a device
 // key made, a ledger head signed or one this store will not sign on top
 // of.
-func (s *Store) Notes() []string { return append(s.db.Notes(), s.notes...) }
+func (s *Store) Notes() []string { return s.h.Notes() }
 
 // ReadOnly reports whether the store was opened read-only.
 func (s *Store) ReadOnly() bool { return s.db.ReadOnly() }
@@ -333,67 +292,31 @@ func (s *Store) Syncs() uint64 { return s.db.Syncs() }
 // engine writes.
 func (s *Store) Check() error { return s.db.Check() }
 
-// update runs fn in one write transaction. An error of fn is returned as
-// it is; a transaction that cannot begin or commit (a full disk, an I/O
-// error, a closed store) is ErrStoreFailed.
-func (s *Store) update(fn func(tx *store.Tx) error) error {
-	if err := s.fault(); err != nil {
-		return err
-	}
-	err := s.db.Update(func(tx *store.Tx) error {
-		if err := fn(tx); err != nil {
-			return err
-		}
-		return s.sealHead(tx)
-	})
-	if err == nil {
-		s.releaseMapped()
-	}
-	return err
-}
+// The handle's writes (engine/commit), under the names the engine's code
+// uses.
+type ticket = commit.Ticket
 
-// releaseMapped takes the store pages the transactions read out of the
-// daemon's resident memory (store.DB.ReleaseMapped; the page cache keeps
-// them) once the store has gone releaseAfter without a commit: a busy
-// cycle reads pages all over the store, and they stayed mapped while the
-// box sat idle, ~17 MiB of its resident memory after an outbox prune
-// (docs/design.md, "Memory on a small box"). Called after each commit, it
-// pushes that release back, and releases at once if the last release
-// while busy is releaseBusy old. The release's failure (a store closed
-// meanwhile) costs resident memory only, so it is nobody's error.
-func (s *Store) releaseMapped() {
-	gap := releaseAfter
-	if s.releaseGap != 0 {
-		gap = s.releaseGap
-	}
-	s.releaseMu.Lock()
-	defer s.releaseMu.Unlock()
-	if now := time.Now(); !s.closed && now.Sub(s.released) >= releaseBusy {
-		s.released = now
-		_ = s.db.ReleaseMapped()
-	}
-	switch {
-	case s.closed:
-	case s.release == nil:
-		s.release = time.AfterFunc(gap, func() { _ = s.db.ReleaseMapped() })
-	default:
-		s.release.Reset(gap)
-	}
+func (s *Store) update(fn func(tx *store.Tx) error) error { return s.h.Update(fn) }
+func (s *Store) view(fn func(tx *store.Tx) error) error   { return s.h.View(fn) }
+func (s *Store) batch(fn func(*store.Tx) error, tk *ticket) error {
+	return s.h.Batch(fn, tk)
 }
-
-// fault is the test hook's error, as a failed write.
-func (s *Store) fault() error {
-	if s.writeFault == nil || s.db.ReadOnly() {
-		return nil
-	}
-	if err := s.writeFault(); err != nil {
-		return fmt.Errorf("questbox store %s: write failed: %w: %w", s.db.Path(), ErrStoreFailed, err)
-	}
-	return nil
+func (s *Store) batchAsync(fn func(*store.Tx) error, tk *ticket, then func(error)) {
+	s.h.BatchAsync(fn, tk, then)
 }
+func (s *Store) expect() *ticket                { return s.h.Expect() }
+func (s *Store) expectFrom(runsOut func() bool) { s.h.ExpectFrom(runsOut) }
+func (s *Store) beforeEachCommit(fn func())     { s.h.BeforeEachCommit(fn) }
+func (s *Store) afterEachCommit(fn func())      { s.h.AfterEachCommit(fn) }
+func (s *Store) readOnlyWrite() error           { return s.h.ReadOnlyWrite() }
 
-// view runs fn in a read transaction (see store.DB.View).
-func (s *Store) view(fn func(tx *store.Tx) error) error { return s.db.View(fn) }
+// runsOut reports whether runs are in flight or about to start: their
+// results may still reach the group commit.
+func (e *Engine) runsOut() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.inflight) > 0 || e.starting > 0
+}
 
 // The bbolt layout's helpers (store/layout.go), under the names the
 // engine's code uses.

@@ -143,9 +143,9 @@ func (e *Engine) Submit(ctx context.Context, quest, node string, raw []byte) (Su
 		return SubmitResult{}, err
 	}
 	// Announced before it is judged: submits arriving together share a
-	// commit (commit.go).
+	// commit (engine/commit).
 	tk := e.store.expect()
-	defer tk.settle()
+	defer tk.Settle()
 	res := e.judge(ctx, e.conf(), q, n, agent.Reply{Output: raw, Tokens: agent.EstimateTokens("", raw)}, nil)
 	var out SubmitResult
 	budget := ""

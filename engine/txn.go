@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/questbox/questbox/engine/commit"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
@@ -251,7 +252,7 @@ func get(c **store.Cursor, b *store.Bucket, key []byte) []byte {
 }
 
 // errUnchanged ends a transaction that wrote nothing without a commit.
-var errUnchanged = errors.New("nothing to write")
+var errUnchanged = commit.ErrUnchanged
 
 // update runs fn in one write transaction of its own (one commit, one
 // fsync pair) and wakes event subscribers after it committed. fn returns
@@ -261,7 +262,7 @@ func (e *Engine) update(fn func(t *txn) error) error {
 	return e.write(fn, false, nil)
 }
 
-// batch is update through the group commit (commit.go): fn shares a
+// batch is update through the group commit (engine/commit): fn shares a
 // transaction with the writes that arrive at the same time, and batch
 // returns once that transaction is committed. fn may run more than once,
 // so it must reset whatever it sets outside the transaction at its start;
@@ -273,7 +274,7 @@ func (e *Engine) batch(fn func(t *txn) error, tk *ticket) error {
 
 func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 	if err := e.writable(); err != nil {
-		tk.settle()
+		tk.Settle()
 		return err
 	}
 	w := &engineWrite{e: e, fn: fn}
@@ -292,7 +293,7 @@ func (e *Engine) write(fn func(t *txn) error, grouped bool, tk *ticket) error {
 // that committed it (Store.batchAsync): then must not block nor write.
 func (e *Engine) batchAsync(fn func(t *txn) error, tk *ticket, then func(error)) {
 	if err := e.writable(); err != nil {
-		tk.settle()
+		tk.Settle()
 		then(err)
 		return
 	}

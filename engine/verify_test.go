@@ -465,12 +465,12 @@ func dropFromLockedIndex(tx *store.Tx, id string) error {
 // that cannot be opened or created.
 func TestStoreFailures(t *testing.T) {
 	h := newHarness(t, Options{})
-	h.store.writeFault = func() error { return syscall.ENOSPC }
+	h.store.h.WriteFault = func() error { return syscall.ENOSPC }
 	_, err := h.e.NewQuest(QuestSpec{Name: "n", Direction: "d", Mode: ModeSolo, Roles: []string{RoleScout}, Provider: ProviderExternal, Limits: domain.DefaultLimits()})
 	if !errors.Is(err, ErrStoreFailed) || !errors.Is(err, syscall.ENOSPC) {
 		t.Errorf("a full disk: %v, want ErrStoreFailed wrapping ENOSPC", err)
 	}
-	h.store.writeFault = nil
+	h.store.h.WriteFault = nil
 
 	notDir := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(notDir, nil, 0o600)

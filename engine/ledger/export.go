@@ -99,7 +99,7 @@ func (s ExportSeal) Check() error {
 // SealBatch signs the export batch of quest's lock sequences (from, upto],
 // read with the ledger's head, whose lines (each ending in "\n") the
 // export writes, with the device key. A box that has no key, or does not
-// sign its ledger's heads (see seal.go), returns the seal unsigned,
+// sign its ledger's heads (see engine/commit/seal.go), returns the seal unsigned,
 // saying why.
 func (box *Box) SealBatch(quest string, from, upto uint64, head Head, lines []string) ExportSeal {
 	sum := sha256.New()

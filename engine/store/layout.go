@@ -52,7 +52,7 @@ var (
 	KeyMigrating  = []byte("migrating")
 	KeyLedgerHead = []byte("ledger_head")
 	// KeyLedgerSeal is the device key's signature of the ledger's head
-	// (schema 10; engine/seal.go).
+	// (schema 10; engine/commit/seal.go).
 	KeyLedgerSeal = []byte("ledger_seal")
 	KeyNodeSeq    = []byte("node_seq")
 )

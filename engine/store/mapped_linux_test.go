@@ -70,7 +70,7 @@ func readBulk(s *store.DB) (int, error) {
 // TestReleaseMappedDropsWhatReadsMapped: reading the store maps its pages
 // into the process; ReleaseMapped takes them out of the process's resident
 // set, and every value reads back the same afterwards (the pages come
-// back from the page cache). (The engine releases after each commit: engine.Store.releaseMapped.)
+// back from the page cache). (The engine releases after each commit: engine/commit, Store.releaseMapped.)
 func TestReleaseMappedDropsWhatReadsMapped(t *testing.T) {
 	s, err := store.Open(t.TempDir(), store.Options{}, mappedSchema)
 	if err != nil {

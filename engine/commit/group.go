@@ -1,4 +1,4 @@
-package engine
+package commit
 
 import (
 	"errors"
@@ -29,10 +29,10 @@ import (
 //   - while writes arrive in a burst — more than one queued (or one just
 //     after a batch of several), the latest less than groupGap ago, as the
 //     results of a busy tick come — and
-//     the engine still has runs out (Engine.runsOut), the leader keeps
+//     the engine still has runs out (Store.ExpectFrom), the leader keeps
 //     gathering until groupGap passes without a new one; once no run is
 //     out, nothing more of the burst can come, and it commits;
-//   - while writes are announced (Store.expect: an agent answered and its
+//   - while writes are announced (Store.Expect: an agent answered and its
 //     answer is being judged), the leader waits for them;
 //   - but never past groupLatency after the oldest queued caller (a
 //     submit, a consent: a writer waiting on its commit) arrived, and
@@ -44,7 +44,7 @@ import (
 // queued writes, the rest go in the batches after. Nothing is
 // acknowledged before the commit that holds it returned.
 //
-// Writes queued as data (batchAsync: a run's result, whose goroutine has
+// Writes queued as data (BatchAsync: a run's result, whose goroutine has
 // ended) have no one waiting on them: while only such writes are queued,
 // the leader gathers with the longer groupDataGap, so that a busy tick's
 // results, which arrive over seconds with pauses longer than groupGap
@@ -53,7 +53,7 @@ import (
 // callers' own: someone does wait on a result, only not in a call. The
 // faces (MQTT, the dashboard) see its events once it commits, and the
 // follow-up work it enables (a Team's next stage, a council's merge) is
-// dispatched then (chain.go); a bound of 4 s made a result reach them up
+// dispatched then (engine/chain.go); a bound of 4 s made a result reach them up
 // to 4 s after its run ended, and each stage of a Team wait as long again
 // on a busy box (bench/RESULTS.md, "Follow-up dispatch"). groupMax bounds
 // the results held in memory meanwhile.
@@ -68,13 +68,13 @@ import (
 // Semantics of a batch, as bbolt's DB.Batch: the functions run one after
 // the other in one transaction, each seeing the writes of those before
 // it (the engine's writes also share one event group record and its
-// time: sharedGroup, event.go). A function that returns an error may have
+// time: the Events the store was opened with). A function that returns an error may have
 // written part of its change, so the whole transaction is rolled back, the
 // others run again without it (a function may therefore run more than
 // once, and must only change state it resets at its start), and the
 // failed one runs alone, in a transaction of its own, whose error is its
 // caller's. A function that
-// returns errUnchanged wrote nothing (that is its contract) and does not
+// returns ErrUnchanged wrote nothing (that is its contract) and does not
 // disturb the batch; a batch of such functions only is rolled back, not
 // committed. A commit that fails (a full disk, an I/O error) fails every
 // write in it with ErrStoreFailed; each caller decides whether to retry.
@@ -102,8 +102,8 @@ const (
 )
 
 // groupCall is one write waiting for a group commit: either a caller
-// waiting on wake (Store.batch) or, with then set, data queued without a
-// goroutine (Store.batchAsync).
+// waiting on wake (Store.Batch) or, with then set, data queued without a
+// goroutine (Store.BatchAsync).
 type groupCall struct {
 	fn      func(*store.Tx) error
 	arrived time.Time
@@ -114,7 +114,7 @@ type groupCall struct {
 	// Set by the leader before wake.
 	done      bool
 	err       error
-	unchanged bool // fn returned errUnchanged in the committed batch
+	unchanged bool // fn returned ErrUnchanged in the committed batch
 }
 
 // group is the store's group committer.
@@ -130,64 +130,64 @@ type group struct {
 	// that burst (its writers writing again), not a lone write.
 	lastBurst time.Time
 	// runsOut reports whether more writes may come from work in flight
-	// (Store.expectFrom); nil: unknown, as if they may. Called without mu.
+	// (Store.ExpectFrom); nil: unknown, as if they may. Called without mu.
 	runsOut func() bool
 	// beforeCommit, when set, runs in the leader before each batch's
-	// transaction (Store.beforeCommit). Called without mu.
+	// transaction (Store.BeforeEachCommit). Called without mu.
 	beforeCommit func()
 	// afterCommit, when set, runs in the leader after each batch's
-	// callers were told (Store.afterEachCommit). Called without mu.
+	// callers were told (Store.AfterEachCommit). Called without mu.
 	afterCommit func()
 }
 
-// beforeEachCommit makes fn run before each group commit's transaction,
+// BeforeEachCommit makes fn run before each group commit's transaction,
 // once per batch: the engine makes the run logs closed so far durable
 // there (runlog.Dir.Sync), so that one sync serves every result of the
 // batch, each of whose logs closed before its write was queued.
-func (s *Store) beforeEachCommit(fn func()) {
+func (s *Store) BeforeEachCommit(fn func()) {
 	s.group.mu.Lock()
 	s.group.beforeCommit = fn
 	s.group.mu.Unlock()
 }
 
-// afterEachCommit makes fn run after each group commit's batch, once its
+// AfterEachCommit makes fn run after each group commit's batch, once its
 // writes' outcomes were handed out (then, wake): the engine wakes its
 // event subscribers there once for all the writes queued as data in the
-// batch, instead of once per write (Engine.batchAsync).
-func (s *Store) afterEachCommit(fn func()) {
+// batch, instead of once per write (the engine's Engine.batchAsync).
+func (s *Store) AfterEachCommit(fn func()) {
 	s.group.mu.Lock()
 	s.group.afterCommit = fn
 	s.group.mu.Unlock()
 }
 
-// expectFrom tells the group commit where more writes of a burst may come
+// ExpectFrom tells the group commit where more writes of a burst may come
 // from: runsOut reports whether any may (the engine's runs in flight).
-func (s *Store) expectFrom(runsOut func() bool) {
+func (s *Store) ExpectFrom(runsOut func() bool) {
 	s.group.mu.Lock()
 	s.group.runsOut = runsOut
 	s.group.mu.Unlock()
 }
 
-// Ticket is an announced write: see Store.expect.
-type ticket struct {
+// Ticket is an announced write: see Store.Expect.
+type Ticket struct {
 	g    *group
 	used bool // guarded by g.mu
 }
 
-// expect announces a write that will reach batch soon (an answer being
+// Expect announces a write that will reach Batch soon (an answer being
 // judged): a leader waits for it, within groupLatency. The ticket is given
-// to batch, or dropped with settle.
-func (s *Store) expect() *ticket {
+// to Batch, or dropped with Settle.
+func (s *Store) Expect() *Ticket {
 	g := &s.group
 	g.mu.Lock()
 	g.coming++
 	g.mu.Unlock()
-	return &ticket{g: g}
+	return &Ticket{g: g}
 }
 
-// settle withdraws an announced write that was not queued (safe to call
-// after batch used it).
-func (tk *ticket) settle() {
+// Settle withdraws an announced write that was not queued (safe to call
+// after Batch used it).
+func (tk *Ticket) Settle() {
 	if tk == nil {
 		return
 	}
@@ -197,7 +197,7 @@ func (tk *ticket) settle() {
 	tk.g.poke()
 }
 
-func (tk *ticket) useLocked() {
+func (tk *Ticket) useLocked() {
 	if tk != nil && !tk.used {
 		tk.used = true
 		tk.g.coming--
@@ -212,14 +212,14 @@ func (g *group) poke() {
 	}
 }
 
-// batch runs fn in a write transaction shared with the writes queued at
+// Batch runs fn in a write transaction shared with the writes queued at
 // the same time (see the top of this file) and returns once it is
-// committed. Errors are those of update: fn's own as it is, and
+// committed. Errors are those of Update: fn's own as it is, and
 // ErrStoreFailed when the transaction cannot begin or commit. fn returning
-// errUnchanged is returned as it is, with nothing committed for it.
-func (s *Store) batch(fn func(*store.Tx) error, tk *ticket) error {
+// ErrUnchanged is returned as it is, with nothing committed for it.
+func (s *Store) Batch(fn func(*store.Tx) error, tk *Ticket) error {
 	if s.ReadOnly() {
-		return s.readOnlyWrite()
+		return s.ReadOnlyWrite()
 	}
 	g := &s.group
 	c := &groupCall{fn: fn, wake: make(chan struct{}, 1)}
@@ -237,7 +237,7 @@ func (s *Store) batch(fn func(*store.Tx) error, tk *ticket) error {
 // join queues c and reports whether a leader is at work already (it is
 // poked to gather c). If not, the caller leads from now on: join returns
 // with g.mu held and g.leading set.
-func (g *group) join(c *groupCall, tk *ticket) (led bool) {
+func (g *group) join(c *groupCall, tk *Ticket) (led bool) {
 	g.mu.Lock()
 	c.arrived = time.Now()
 	g.queue = append(g.queue, c)
@@ -254,27 +254,27 @@ func (g *group) join(c *groupCall, tk *ticket) (led bool) {
 	return false
 }
 
-// readOnlyWrite is the error of a write asked of a read-only open.
-func (s *Store) readOnlyWrite() error {
-	return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), ErrReadOnly)
+// ReadOnlyWrite is the error of a write asked of a read-only open.
+func (s *Store) ReadOnlyWrite() error {
+	return fmt.Errorf("questbox store %s: a write was asked of a read-only open: %w", s.Path(), store.ErrReadOnly)
 }
 
 // gatherKnobs are the gathering's bounds: the group* constants, unless a
-// test set a latency (Store.latency, which then bounds the data too, with
-// the callers' gap) or the data's own (Store.dataLatency).
+// test set a latency (Store.Latency, which then bounds the data too, with
+// the callers' gap) or the data's own (Store.DataLatency).
 func (s *Store) gatherKnobs() gatherKnobs {
 	k := gatherKnobs{latency: groupLatency, gap: groupGap, dataLatency: groupDataLatency, dataGap: groupDataGap}
-	if s.latency != 0 {
-		k.latency, k.dataLatency, k.dataGap = s.latency, s.latency, groupGap
+	if s.Latency != 0 {
+		k.latency, k.dataLatency, k.dataGap = s.Latency, s.Latency, groupGap
 	}
-	if s.dataLatency != 0 {
-		k.dataLatency = s.dataLatency
+	if s.DataLatency != 0 {
+		k.dataLatency = s.DataLatency
 	}
 	return k
 }
 
-// batchAsync queues fn as batch does, but as data: it returns at once, and
-// then is called with what batch would have returned, by the goroutine
+// BatchAsync queues fn as Batch does, but as data: it returns at once, and
+// then is called with what Batch would have returned, by the goroutine
 // that commits the batch, once its commit is decided (it must not block
 // nor write to the store; what must wait goes to a goroutine of its own).
 // So a thousand results of a busy tick wait for their commit as a
@@ -282,10 +282,10 @@ func (s *Store) gatherKnobs() gatherKnobs {
 // stacks (docs/design.md, "Memory on a small box"). When no
 // leader is gathering, one is started for the queue: it leads until the
 // queue is empty, then ends.
-func (s *Store) batchAsync(fn func(*store.Tx) error, tk *ticket, then func(error)) {
+func (s *Store) BatchAsync(fn func(*store.Tx) error, tk *Ticket, then func(error)) {
 	if s.ReadOnly() {
-		tk.settle()
-		then(s.readOnlyWrite())
+		tk.Settle()
+		then(s.ReadOnlyWrite())
 		return
 	}
 	g := &s.group
@@ -297,7 +297,7 @@ func (s *Store) batchAsync(fn func(*store.Tx) error, tk *ticket, then func(error
 }
 
 // leadQueue leads the group commit until its queue is empty: the leader
-// of writes queued as data (batchAsync), which have no goroutine of their
+// of writes queued as data (BatchAsync), which have no goroutine of their
 // own to lead.
 func (s *Store) leadQueue() {
 	g := &s.group
@@ -458,13 +458,13 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 		err := s.fault()
 		if err == nil {
 			err = s.db.Update(func(tx *store.Tx) error {
-				s.shared.open(tx)
-				defer s.shared.open(nil)
+				s.events.Open(tx)
+				defer s.events.Open(nil)
 				for i, c := range calls {
 					c.unchanged = false
 					err := c.fn(tx)
 					switch {
-					case errors.Is(err, errUnchanged):
+					case errors.Is(err, ErrUnchanged):
 						c.unchanged = true
 					case err != nil:
 						failed = i
@@ -474,12 +474,12 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 					}
 				}
 				if all {
-					return errUnchanged // nothing to write: no commit
+					return ErrUnchanged // nothing to write: no commit
 				}
 				if err := s.sealHead(tx); err != nil {
 					return err // one signature for the batch's ledger records
 				}
-				return s.shared.flush() // the batch's events, one group
+				return s.events.Flush() // the batch's events, one group
 			})
 		}
 		if failed >= 0 {
@@ -487,13 +487,13 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 			calls = append(calls[:failed:failed], calls[failed+1:]...)
 			continue
 		}
-		if errors.Is(err, errUnchanged) {
+		if errors.Is(err, ErrUnchanged) {
 			err = nil
 		}
 		for _, c := range calls {
 			c.err = err
 			if err == nil && c.unchanged {
-				c.err = errUnchanged
+				c.err = ErrUnchanged
 			}
 		}
 		break
@@ -502,7 +502,7 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 		committed = committed || c.err == nil && !c.unchanged
 	}
 	for _, c := range solo {
-		c.err = s.update(c.fn) // releases what it mapped itself
+		c.err = s.Update(c.fn) // releases what it mapped itself
 	}
 	for _, c := range append(calls, solo...) {
 		c.done = true
@@ -513,12 +513,4 @@ func (s *Store) commitGroup(calls []*groupCall) (committed bool) {
 		c.wake <- struct{}{}
 	}
 	return committed
-}
-
-// runsOut reports whether runs are in flight or about to start: their
-// results may still reach the group commit.
-func (e *Engine) runsOut() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return len(e.inflight) > 0 || e.starting > 0
 }

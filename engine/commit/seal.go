@@ -1,4 +1,4 @@
-package engine
+package commit
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 
 // sealHead signs the ledger's head in tx if tx moved it (ledger.SealHead):
 // it runs last in every write transaction of a store that signs
-// (Store.signs).
+// (Box.Signs).
 func (s *Store) sealHead(tx *store.Tx) error {
 	if s.box == nil || !s.box.Signs {
 		return nil

@@ -1,4 +1,4 @@
-package engine
+package commit
 
 import (
 	"bytes"
@@ -29,9 +29,9 @@ func TestCommitsReleaseTheMappedStore(t *testing.T) {
 	t.Cleanup(func() { s.Close() })
 	// No release while the test reads; a moment after each commit under
 	// test (the wait for quiet has its own test).
-	s.releaseGap = time.Hour
+	s.ReleaseGap = time.Hour
 	value := func(i int) []byte { return bytes.Repeat(fmt.Appendf(nil, "bulk %05d;", i), 300) }
-	err := s.update(func(tx *store.Tx) error {
+	err := s.Update(func(tx *store.Tx) error {
 		for i := range 2000 { // ~6 MB of pages
 			if err := tx.Meta().Put(fmt.Appendf(nil, "bulk-%05d", i), value(i)); err != nil {
 				return err
@@ -45,7 +45,7 @@ func TestCommitsReleaseTheMappedStore(t *testing.T) {
 	readAll := func() {
 		t.Helper()
 		n := 0
-		err := s.view(func(tx *store.Tx) error {
+		err := s.View(func(tx *store.Tx) error {
 			for i := range 2000 {
 				if got := tx.Meta().Get(fmt.Appendf(nil, "bulk-%05d", i)); !bytes.Equal(got, value(i)) {
 					return fmt.Errorf("bulk-%05d: read %.30q…, want %.30q…", i, got, value(i))
@@ -62,20 +62,20 @@ func TestCommitsReleaseTheMappedStore(t *testing.T) {
 		name  string
 		write func() error
 	}{
-		{"group commit", func() error { return s.batch(put("k", "group"), nil) }},
-		{"update", func() error { return s.update(put("k", "update")) }},
+		{"group commit", func() error { return s.Batch(put("k", "group"), nil) }},
+		{"update", func() error { return s.Update(put("k", "update")) }},
 	} {
 		readAll()
 		read := storeMappedKiB(t, s)
 		if read < 4096 {
 			t.Fatalf("%s: after reading every value, %d KiB of the store mapped; want at least 4 MiB (is the map read at all?)", c.name, read)
 		}
-		s.releaseGap = time.Millisecond
+		s.ReleaseGap = time.Millisecond
 		if err := c.write(); err != nil {
 			t.Fatal(err)
 		}
 		waitMapped(t, s, c.name+": the release after the commit", func(kib int64) bool { return kib <= read/10 })
-		s.releaseGap = time.Hour
+		s.ReleaseGap = time.Hour
 	}
 	readAll()
 }
@@ -105,14 +105,14 @@ func waitMapped(t *testing.T, s *Store, what string, ok func(kib int64) bool) {
 func TestReleaseWaitsForQuiet(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
-	s.releaseGap = time.Hour
+	s.ReleaseGap = time.Hour
 	writeBulk(t, s)
 	read := readAllMapped(t, s)
 	s.releaseMu.Lock()
 	s.released = time.Now().Add(time.Hour) // not yet due while busy (TestReleaseWhileBusy)
 	s.releaseMu.Unlock()
 	for i := range 3 {
-		if err := s.update(put("k", fmt.Sprint("busy ", i))); err != nil {
+		if err := s.Update(put("k", fmt.Sprint("busy ", i))); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestReleaseWaitsForQuiet(t *testing.T) {
 func TestReleaseWhileBusy(t *testing.T) {
 	s := mustOpenStore(t, "")
 	t.Cleanup(func() { s.Close() })
-	s.releaseGap = time.Hour // only the busy release under test
+	s.ReleaseGap = time.Hour // only the busy release under test
 	writeBulk(t, s)
 	due := func(at time.Time) {
 		s.releaseMu.Lock()
@@ -148,7 +148,7 @@ func TestReleaseWhileBusy(t *testing.T) {
 	} {
 		read := readAllMapped(t, s)
 		due(c.released)
-		if err := s.batch(put("k", fmt.Sprint("busy ", i)), nil); err != nil {
+		if err := s.Batch(put("k", fmt.Sprint("busy ", i)), nil); err != nil {
 			t.Fatal(err)
 		}
 		// The leader releases before it returns: no wait here.
@@ -165,7 +165,7 @@ func TestReleaseWhileBusy(t *testing.T) {
 // writeBulk fills the store with ~6 MB of values.
 func writeBulk(t *testing.T, s *Store) {
 	t.Helper()
-	err := s.update(func(tx *store.Tx) error {
+	err := s.Update(func(tx *store.Tx) error {
 		for i := range 2000 {
 			if err := tx.Meta().Put(fmt.Appendf(nil, "bulk-%05d", i), bytes.Repeat([]byte("x"), 3000)); err != nil {
 				return err
@@ -182,7 +182,7 @@ func writeBulk(t *testing.T, s *Store) {
 // is mapped then: at least the 4 MiB writeBulk wrote.
 func readAllMapped(t *testing.T, s *Store) int64 {
 	t.Helper()
-	if err := s.view(func(tx *store.Tx) error {
+	if err := s.View(func(tx *store.Tx) error {
 		return tx.Meta().ForEach(func(k, v []byte) error { return nil })
 	}); err != nil {
 		t.Fatal(err)
