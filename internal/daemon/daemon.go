@@ -249,6 +249,10 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 	defer d.st.Close()
 	if first {
 		d.mem.start()
+		// Once the data directory exists: on a first start the store's
+		// open makes it, and the probe's hidden mounts cover only what
+		// exists (a run's cover what exists then).
+		logConfinement(ctx, d.log, d.wire.launcher, d.wire.confineErr)
 	}
 	// Its parts start on the config in force, and a reload waits for
 	// them (reload.go).
@@ -325,7 +329,6 @@ func (d *daemon) session(ctx context.Context, first bool) (*restoreReq, error) {
 // warnings logs what the configuration lets run but may not work.
 func (d *daemon) warnings() {
 	w, log := d.wire, d.log
-	logConfinement(context.Background(), log, w.launcher, w.confineErr)
 	for _, name := range slices.Sorted(maps.Keys(w.problems)) {
 		log.Warn("provider cannot run yet; quests on it stop with this message", "provider", name, "err", w.problems[name])
 	}
