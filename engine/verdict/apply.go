@@ -107,7 +107,7 @@ func FailTry(t Txn, q *domain.Quest, n *domain.Node, outcome string) error {
 		return err
 	}
 	if to == domain.Pending {
-		t.FollowUp(q, n.ID) // the retry: follow-up work (chain.go)
+		t.FollowUp(q, n.ID) // the retry: follow-up work (engine/chain.go)
 	}
 	if to == domain.Exhausted && n.Team != "" {
 		return t.StageExhausted(q, n)
