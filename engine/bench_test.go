@@ -85,13 +85,6 @@ func (h *held) Run(ctx context.Context, req agent.Request) (agent.Reply, error) 
 	return unreachable(ctx, req)
 }
 
-// benchStore returns a data dir with active quests, each with one pending
-// node, and total nodes in all, the rest locked (aborted) inside the
-// active quests and in finished quests.
-func benchStore(b *testing.B, active, nodes int) string {
-	return benchStoreMix(b, active, nodes, false)
-}
-
 // Quests of a mixed store (benchStoreMix): of every four active quests,
 // two are solo, one runs Teams and one has a council sitting.
 const (
@@ -114,8 +107,10 @@ func mixDispatches(active int) int {
 	return n
 }
 
-// benchStoreMix is benchStore; with mix set, half the active quests run
-// councils or Teams: each fourth quest is a team quest with Teams whose
+// benchStoreMix returns a data dir with active quests, each with one
+// pending node, and nodes nodes in all, the rest locked (aborted) inside
+// the active quests and in finished quests; with mix set, half the active
+// quests run councils or Teams: each fourth quest is a team quest with Teams whose
 // root Team has its planner pending, and each fourth a team quest whose
 // owner's council (2 reviewers, 1 judge) sits with its members pending.
 func benchStoreMix(b *testing.B, active, nodes int, mix bool) string {

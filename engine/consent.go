@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/humangate"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates/consent"
 )
@@ -20,9 +21,9 @@ var _ humangate.Txn = (*txn)(nil)
 func (e *Engine) Consents() ([]ConsentRequest, error) {
 	var out []ConsentRequest
 	err := e.store.view(func(tx *store.Tx) error {
-		node := func(id string) (*Node, error) { return readNode(tx, id) }
+		node := func(id string) (*Node, error) { return records.ReadNode(tx, id) }
 		return tx.Consent().ForEach(func(k, _ []byte) error {
-			n, err := readNode(tx, string(k))
+			n, err := records.ReadNode(tx, string(k))
 			if err != nil {
 				return err
 			}

@@ -16,6 +16,7 @@ import (
 	"slices"
 
 	"github.com/questbox/questbox/engine/council"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -127,7 +128,7 @@ func (t *txn) rememberedMember(q *Quest, so *sittingOwner, i int, next bool) (*N
 	seat := so.Seats[i]
 	// What the seat says of its member: strings the head takes instead
 	// of copies of the record's bytes when they match.
-	like := nodeHead{ID: so.IDs[i], Quest: q.ID, Parent: so.Owner.ID, Role: seat.Role, Hypothesis: seat.Hyp, Provider: seat.Provider}
+	like := records.NodeHead{ID: so.IDs[i], Quest: q.ID, Parent: so.Owner.ID, Role: seat.Role, Hypothesis: seat.Hyp, Provider: seat.Provider}
 	m, ok, err := (*Node)(nil), false, error(nil)
 	if next {
 		m, ok, err = t.NextNodeHead(so.IDs[i], &like)
@@ -250,7 +251,7 @@ func (t *txn) overlayHead(n *Node) {
 	}
 	key := t.Claim(store.AppendRunningKey(t.Spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
 	if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
-		setRunning(n, run)
+		records.SetRunning(n, run)
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -9,11 +10,11 @@ import (
 // id shows no evidence: most locked nodes of a long quest are dead ends
 // with none, passed over so on a store without the evidence index.
 func withoutEvidence(tx *store.Tx, id string) bool {
-	key, err := nodeKey(id)
+	key, err := records.NodeKey(id)
 	if err != nil {
 		return false
 	}
-	role, has, ok := scanEvidence(tx.Nodes().Get(key))
+	role, has, ok := records.ScanEvidence(tx.Nodes().Get(key))
 	return ok && (!has || domain.IsMember(role))
 }
 
@@ -66,7 +67,7 @@ func buildEvidenceIndex(tx *store.Tx) error {
 	locked := tx.Locked()
 	return locked.ForEachBucket(func(q []byte) error {
 		return locked.Bucket(q).ForEach(func(_, id []byte) error {
-			n, err := readNodeRecord(tx, string(id))
+			n, err := records.ReadNodeRecord(tx, string(id))
 			if err != nil || !shownEvidence(n) || n.LockSeq == 0 {
 				return nil
 			}

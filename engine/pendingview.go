@@ -42,7 +42,7 @@ type viewEntry struct {
 	head  *viewHead // nil: none pending
 }
 
-// viewHead is what the view keeps of a node's head (nodeHead, headOf):
+// viewHead is what the view keeps of a node's head (records.NodeHead, headOf):
 // its fields but its runs, which a head read for its dispatch gets from
 // its running entry (none, for a node that can be dispatched). A third of
 // a Node: a dispatch copies it into a head of its own (firstPending), and

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/questbox/questbox/engine/records"
 )
 
 // TestDispatchLeavesTheViewsHeadAsItWas dispatches a quest's first
@@ -54,7 +56,7 @@ func TestDispatchLeavesTheViewsHeadAsItWas(t *testing.T) {
 }
 
 // TestViewHeadKeepsEveryFieldOfAHead reads a node whose record sets every
-// field a head has (nodeHead) and puts its head through the view's form
+// field a head has (records.NodeHead) and puts its head through the view's form
 // (copyHead, viewHead.node): what firstPending hands a dispatch from the
 // view must be the head the store gives, but its runs.
 func TestViewHeadKeepsEveryFieldOfAHead(t *testing.T) {
@@ -66,7 +68,7 @@ func TestViewHeadKeepsEveryFieldOfAHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fields nodeHead
+	var fields records.NodeHead
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		t.Fatal(err)
 	}

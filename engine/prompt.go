@@ -6,6 +6,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/prompt"
 	"github.com/questbox/questbox/engine/prompttmpl"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
 )
@@ -126,7 +127,7 @@ func promptRecords() prompt.Records { return (*promptRules)(nil) }
 
 var _ prompt.Rules = (*promptRules)(nil)
 
-func (*promptRules) Node(tx *store.Tx, id string) (*Node, error)  { return readNode(tx, id) }
+func (*promptRules) Node(tx *store.Tx, id string) (*Node, error)  { return records.ReadNode(tx, id) }
 func (*promptRules) WithoutEvidence(tx *store.Tx, id string) bool { return withoutEvidence(tx, id) }
 func (*promptRules) ShownEvidence(n *Node) bool                   { return shownEvidence(n) }
 func (*promptRules) TeamFacts(tx *store.Tx, q *Quest, b *strings.Builder) error {

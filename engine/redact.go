@@ -5,6 +5,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/prompt"
+	"github.com/questbox/questbox/engine/records"
 )
 
 // RedactMask replaces each match of a [privacy] redact pattern in a prompt
@@ -37,7 +38,7 @@ func redact(o *Options, provider string, req agent.Request) (agent.Request, bool
 
 // NoteRedacted records on run id of node n that its prompt was redacted.
 func (t *txn) NoteRedacted(n *Node, id string) error {
-	r, ok, err := getRun(t.tx, id, n.Quest, n.ID)
+	r, ok, err := records.GetRun(t.tx, id, n.Quest, n.ID)
 	if err != nil || !ok {
 		return err
 	}

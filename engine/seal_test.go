@@ -58,25 +58,6 @@ func openVerify(t *testing.T, dir string, opt StoreOptions) (VerifyReport, error
 	return s.Verify()
 }
 
-// storedSeal reads the stored signature of the store in dir.
-func storedSeal(t *testing.T, dir string) (h ledger.HeadSeal, ok bool) {
-	t.Helper()
-	s, err := OpenStore(dir, StoreOptions{ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	err = s.view(func(tx *store.Tx) error {
-		var err error
-		h, ok, err = ledger.ReadSeal(tx)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, ok
-}
-
 // editStore runs fn on the store file in dir with bbolt directly: what
 // anyone who can write the file can do, without the device key.
 func editStore(t *testing.T, dir string, fn func(tx *store.Tx) error) {

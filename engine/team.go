@@ -6,6 +6,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/gates"
@@ -75,10 +76,10 @@ func (e *Engine) judgeStage(q *Quest, n *Node, reply agent.Reply, res result) re
 		var exec, teamNode *Node
 		err := e.store.view(func(tx *store.Tx) error {
 			var err error
-			if exec, err = readNode(tx, n.Parent); err != nil {
+			if exec, err = records.ReadNode(tx, n.Parent); err != nil {
 				return err
 			}
-			teamNode, err = readNode(tx, n.Team)
+			teamNode, err = records.ReadNode(tx, n.Team)
 			return err
 		})
 		if err != nil {
@@ -158,12 +159,12 @@ func ownerTeamFacts(tx *store.Tx, q *Quest, b *strings.Builder) error {
 		// Most locked nodes of a long quest are not blocked Teams: their
 		// status is read from the record without decoding it. A locked
 		// record is terminal, so no running entry overlays its status.
-		if key, err := nodeKey(string(v)); err == nil {
-			if st, ok := scanStatus(get(&cur, nodes, key)); ok && st != TeamBlocked {
+		if key, err := records.NodeKey(string(v)); err == nil {
+			if st, ok := records.ScanStatus(get(&cur, nodes, key)); ok && st != TeamBlocked {
 				continue
 			}
 		}
-		n, err := readNode(tx, string(v))
+		n, err := records.ReadNode(tx, string(v))
 		if err != nil {
 			return err
 		}

@@ -293,7 +293,7 @@ func (r *tickRound) quest(q *Quest) error {
 // ownTurn says whether q's turn reads no running entry but its own
 // quest's, and none after its own dispatch: a quest with no council, no
 // phase gates and no replays reads its own nodes, its own indexes and its
-// own running entries (nodeHead, undefer; a Team quest's owner turn its
+// own running entries (records.NodeHead, undefer; a Team quest's owner turn its
 // hypothesis index, its owner's node and material, newOwner and request)
 // and dispatches at most one node, last.
 func ownTurn(q *Quest) bool {
@@ -712,7 +712,7 @@ func total(q *Quest) int { return q.Counts.Total() }
 
 // pick chooses the node to dispatch for a quest with nothing running, per
 // its mode. done is non-empty when the quest has finished its work. A
-// node it reads is read for its dispatch only (nodeHead): it must not be
+// node it reads is read for its dispatch only (records.NodeHead): it must not be
 // saved. Unless read is set, it reads no node: it may return nil where a
 // pending node waits (an owner node it creates is still returned).
 func (t *txn) pick(q *Quest, read bool) (n *Node, done string, err error) {

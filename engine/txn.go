@@ -611,7 +611,7 @@ func (t *txn) NodeRecord(id string) ([]byte, error) {
 }
 
 // NodeHead reads node id for its dispatch (pick): a Node with the fields
-// of nodeHead only, marked so that saving it is a bug. A dispatch moves it
+// of records.NodeHead only, marked so that saving it is a bug. A dispatch moves it
 // to running, which does not write its record (records.OverlayRunning); the run's
 // end reads it whole.
 func (t *txn) NodeHead(id string) (*Node, error) {
@@ -622,13 +622,13 @@ func (t *txn) NodeHead(id string) (*Node, error) {
 	return t.HeadOf(id, raw, nil)
 }
 
-// NextNodeHead is nodeHead for id when its record is the one right after
+// NextNodeHead is records.NodeHead for id when its record is the one right after
 // the record the node cursor read last, with a step of the cursor instead
 // of a search from the root; ok is false when it is not (read it with
-// nodeHead). The caller has read the previous record with nodeHead or
+// records.NodeHead). The caller has read the previous record with records.NodeHead or
 // nextNodeHead, with no write of the nodes bucket since: a write may move
 // what a bbolt cursor steps to.
-func (t *txn) NextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err error) {
+func (t *txn) NextNodeHead(id string, like *records.NodeHead) (n *Node, ok bool, err error) {
 	if t.curNodes == nil {
 		return nil, false, nil
 	}
@@ -644,12 +644,12 @@ func (t *txn) NextNodeHead(id string, like *nodeHead) (n *Node, ok bool, err err
 	return n, err == nil, err
 }
 
-// HeadOf is nodeHead of node id's record raw; like is what the caller
+// HeadOf is records.NodeHead of node id's record raw; like is what the caller
 // expects it to hold, or nil (records.ScanNodeHead).
-func (t *txn) HeadOf(id string, raw []byte, like *nodeHead) (*Node, error) {
-	var h nodeHead
+func (t *txn) HeadOf(id string, raw []byte, like *records.NodeHead) (*Node, error) {
+	var h records.NodeHead
 	if !records.ScanNodeHead(raw, &h, like) {
-		h = nodeHead{}
+		h = records.NodeHead{}
 		if err := json.Unmarshal(raw, &h); err != nil {
 			return nil, fmt.Errorf("decode node %s: %w", id, err)
 		}

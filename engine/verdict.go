@@ -11,6 +11,7 @@ import (
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/humangate"
+	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
 	"github.com/questbox/questbox/engine/verdict"
@@ -327,7 +328,7 @@ func (e *Engine) ancestors(n *Node) ([]string, error) {
 	var out []string
 	err := e.store.view(func(tx *store.Tx) error {
 		for p := n.Parent; p != "" && len(out) < 64; {
-			a, err := readNode(tx, p)
+			a, err := records.ReadNode(tx, p)
 			if err != nil {
 				return err
 			}
