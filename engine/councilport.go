@@ -37,7 +37,7 @@ func (t *txn) MemberPass(q *Quest, n *Node, m *gates.MemberAnswer) error {
 
 // checkCouncil says what is wrong with the council of s, if anything.
 func (e *Engine) checkCouncil(s *QuestSpec, add func(format string, args ...any)) {
-	council.Check(council.Spec{Mode: s.Mode, Roles: s.Roles, Reviewers: s.CouncilReviewers, Judges: s.CouncilJudges, PhaseGates: s.PhaseGates}, e.HasProvider, add)
+	council.Check(s, e.HasProvider, add)
 }
 
 // Now is the transaction's time.

@@ -38,18 +38,11 @@ func Providers(r, j int, reviewers, judges []string, fallback string) (rs, js []
 	return pick(r, reviewers), pick(j, judges)
 }
 
-// Spec is what of a quest's spec the council's rules check: its mode,
-// its roles, its council's providers and its phase gates.
-type Spec struct {
-	Mode                          string
-	Roles                         []string
-	Reviewers, Judges, PhaseGates []string
-}
-
-// Check says what is wrong with the council of s, if anything, through
+// Check says what is wrong with the council of s (its mode, roles,
+// members' providers and phase gates), if anything, through
 // add; hasProvider reports whether a provider is configured.
-func Check(s Spec, hasProvider func(name string) bool, add func(format string, args ...any)) {
-	if len(s.Reviewers)+len(s.Judges) == 0 {
+func Check(s *domain.QuestSpec, hasProvider func(name string) bool, add func(format string, args ...any)) {
+	if len(s.CouncilReviewers)+len(s.CouncilJudges) == 0 {
 		if len(s.PhaseGates) > 0 {
 			add("phase gates (%s) need a council", strings.Join(s.PhaseGates, ","))
 		}
@@ -58,11 +51,11 @@ func Check(s Spec, hasProvider func(name string) bool, add func(format string, a
 	if s.Mode == domain.ModeSolo {
 		add("a council decides the owner's turns, and mode solo has no owner: use mode team")
 	}
-	if len(s.Reviewers) > MaxMembers || len(s.Judges) > MaxMembers {
+	if len(s.CouncilReviewers) > MaxMembers || len(s.CouncilJudges) > MaxMembers {
 		add("a council has at most %d reviewers and %d judges", MaxMembers, MaxMembers)
 	}
 	seen := map[string]bool{}
-	for _, p := range slices.Concat(s.Reviewers, s.Judges) {
+	for _, p := range slices.Concat(s.CouncilReviewers, s.CouncilJudges) {
 		if seen[p] {
 			continue
 		}
