@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/budget"
 )
 
 // A run whose node was aborted meanwhile still spent the provider's
@@ -26,13 +27,13 @@ func TestAbortedRunStillCountsItsTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := <-started
-	if got := reservedOf(t, h, q.ID); got != promptTokens+1000 {
-		t.Fatalf("in flight: reserved %d, want %d", got, promptTokens+1000)
+	if got := reservedOf(t, h, q.ID); got != budget.PromptTokens+1000 {
+		t.Fatalf("in flight: reserved %d, want %d", got, budget.PromptTokens+1000)
 	}
 	if _, err := h.e.AbortNode(node, ""); err != nil {
 		t.Fatal(err)
 	}
-	if qq := h.questNow(q.ID); qq.Counters.Tokens != promptTokens+1000 || reservedOf(t, h, q.ID) != 0 {
+	if qq := h.questNow(q.ID); qq.Counters.Tokens != budget.PromptTokens+1000 || reservedOf(t, h, q.ID) != 0 {
 		t.Fatalf("aborted, its agent not back yet: tokens %d, reserved %d; want the reservation charged", qq.Counters.Tokens, reservedOf(t, h, q.ID))
 	}
 	close(release)

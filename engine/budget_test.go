@@ -12,6 +12,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -260,18 +261,18 @@ func TestBudgetsHoldForEveryKindOfRun(t *testing.T) {
 		{kind: "phase gate", spec: gate, seats: 2},
 	}
 	for _, k := range kinds {
-		for _, budget := range []string{budgetRuns, budgetTokens} {
-			t.Run(k.kind+"/"+budget, func(t *testing.T) {
+		for _, limit := range []string{budget.MaxAgentRuns, budget.TokenBudget} {
+			t.Run(k.kind+"/"+limit, func(t *testing.T) {
 				a := &budgetAgent{tokens: 1500, breakFirst: k.broke}
 				h, q := budgetHarness(t, a, Options{}, func(s *QuestSpec) {
 					k.spec(s)
 					s.Limits.MaxStalled = 0
-					if budget == budgetRuns {
+					if limit == budget.MaxAgentRuns {
 						s.Limits.MaxAgentRuns = max(k.seats, 1) // the first run, then one short
 					} else {
 						// Room for the first run's 1500 tokens, not for
 						// the next dispatch's reservation.
-						s.Limits.TokenBudget = 1500 + runTokens*max(k.seats, 1) - 1
+						s.Limits.TokenBudget = 1500 + budget.RunTokens*max(k.seats, 1) - 1
 					}
 				})
 				qq := tickUntilEnd(h, q.ID, 6)
@@ -280,15 +281,15 @@ func TestBudgetsHoldForEveryKindOfRun(t *testing.T) {
 				}
 				var want string
 				switch {
-				case budget == budgetRuns && k.seats > 0:
+				case limit == budget.MaxAgentRuns && k.seats > 0:
 					want = fmt.Sprintf("max_agent_runs %d: 1 used, a council of %d needs %d", k.seats, k.seats, k.seats)
-				case budget == budgetRuns:
+				case limit == budget.MaxAgentRuns:
 					want = "max_agent_runs reached (1 of 1)" // no room for any run: the tick says so first
 				case k.seats > 0:
 					want = fmt.Sprintf("token_budget %d: 1500 used and 0 reserved by runs in flight, a council of %d reserves %d",
-						qq.Limits.TokenBudget, k.seats, k.seats*runTokens)
+						qq.Limits.TokenBudget, k.seats, k.seats*budget.RunTokens)
 				default:
-					want = fmt.Sprintf("token_budget %d: 1500 used and 0 reserved by runs in flight, %s reserves %d", qq.Limits.TokenBudget, k.run, runTokens)
+					want = fmt.Sprintf("token_budget %d: 1500 used and 0 reserved by runs in flight, %s reserves %d", qq.Limits.TokenBudget, k.run, budget.RunTokens)
 				}
 				if qq.Status != QuestTerminated || qq.Reason != want {
 					t.Fatalf("quest %s %q, want terminated: %q", qq.Status, qq.Reason, want)
@@ -339,11 +340,11 @@ func TestInFlightReservationsHoldTheBudget(t *testing.T) {
 		return agent.Reply{Output: []byte(budgetAnswer(req)), Tokens: tokens, TokensReported: true}, nil
 	})
 	h := localHarness(t, Options{Providers: map[string]Provider{"p": p}, MaxParallel: 2})
-	budget := 100 + 3*runTokens // the scout's 100, and a council of three
+	tokenBudget := 100 + 3*budget.RunTokens // the scout's 100, and a council of three
 	q := h.quest(func(s *QuestSpec) {
 		s.Provider, s.Mode, s.Roles = "p", ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
 		s.CouncilJudges = []string{"p", "p", "p"}
-		s.Limits.TokenBudget, s.Limits.MaxStalled = budget, 0
+		s.Limits.TokenBudget, s.Limits.MaxStalled = tokenBudget, 0
 	})
 	h.tick() // the scout
 	sub := h.e.Subscribe(h.e.LastSeq())
@@ -353,13 +354,13 @@ func TestInFlightReservationsHoldTheBudget(t *testing.T) {
 	}
 	<-started
 	<-started
-	if got := reservedOf(t, h, q.ID); got != 2*runTokens {
-		t.Fatalf("two members in flight reserve %d, want %d", got, 2*runTokens)
+	if got := reservedOf(t, h, q.ID); got != 2*budget.RunTokens {
+		t.Fatalf("two members in flight reserve %d, want %d", got, 2*budget.RunTokens)
 	}
 	release <- 9000 // one member uses more than it reserved
 	waitEvent(t, sub, func(ev Event) bool { return ev.Kind == KindVerdict && ev.Role == RoleJudge })
-	if got := reservedOf(t, h, q.ID); got != runTokens {
-		t.Fatalf("one member in flight reserves %d, want %d", got, runTokens)
+	if got := reservedOf(t, h, q.ID); got != budget.RunTokens {
+		t.Fatalf("one member in flight reserves %d, want %d", got, budget.RunTokens)
 	}
 	rep, err := h.e.Tick(context.Background())
 	if err != nil || len(rep.Dispatched) != 0 {
@@ -378,7 +379,7 @@ func TestInFlightReservationsHoldTheBudget(t *testing.T) {
 			third = n
 		}
 	}
-	want := fmt.Sprintf("not run: token_budget %d: 10100 used and 0 reserved by runs in flight, a run of %s (judge) on p reserves %d", budget, third.ID, runTokens)
+	want := fmt.Sprintf("not run: token_budget %d: 10100 used and 0 reserved by runs in flight, a run of %s (judge) on p reserves %d", tokenBudget, third.ID, budget.RunTokens)
 	if third.Status != Aborted || third.Reason != want {
 		t.Fatalf("third member %s %s %q, want aborted: %q", third.ID, third.Status, third.Reason, want)
 	}
@@ -441,9 +442,9 @@ func TestTokenOvershootIsAtMostTheLastDispatchsExcess(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		seats := rapid.SampledFrom([]int{0, 0, 2, 3}).Draw(rt, "council seats")
 		maxTokens := rapid.SampledFrom([]int{0, 500}).Draw(rt, "provider's max_tokens")
-		reserve := runTokens
+		reserve := budget.RunTokens
 		if maxTokens > 0 {
-			reserve = promptTokens + maxTokens
+			reserve = budget.PromptTokens + maxTokens
 		}
 		usage := rapid.SliceOfN(rapid.IntRange(0, 2*reserve), 1, 40).Draw(rt, "tokens of each run")
 		a := &budgetAgent{perRun: func(n int) int { return usage[(n-1)%len(usage)] }}
@@ -505,14 +506,14 @@ func TestTokenOvershootIsAtMostTheLastDispatchsExcess(t *testing.T) {
 func TestReservationFollowsAReload(t *testing.T) {
 	a := &budgetAgent{tokens: 10}
 	h, q := budgetHarness(t, a, Options{MaxTokens: map[string]int{"p": 500}}, func(s *QuestSpec) {
-		s.Mode, s.Limits.TokenBudget = ModeSolo, promptTokens+800 // room for 500, not for 1000
+		s.Mode, s.Limits.TokenBudget = ModeSolo, budget.PromptTokens+800 // room for 500, not for 1000
 	})
 	opt := h.opt
 	opt.MaxTokens = map[string]int{"p": 1000}
 	h.e.Reconfigure(opt)
 	h.tick()
 	qq := h.questNow(q.ID)
-	want := fmt.Sprintf("token_budget %d: 0 used and 0 reserved by runs in flight, a run of n1 (scout) on p reserves %d", promptTokens+800, promptTokens+1000)
+	want := fmt.Sprintf("token_budget %d: 0 used and 0 reserved by runs in flight, a run of n1 (scout) on p reserves %d", budget.PromptTokens+800, budget.PromptTokens+1000)
 	if a.count() != 0 || qq.Status != QuestTerminated || qq.Reason != want {
 		t.Fatalf("%d runs, quest %s %q; want none, terminated: %q", a.count(), qq.Status, qq.Reason, want)
 	}
@@ -530,8 +531,8 @@ func TestFollowUpWorkWithinBudgets(t *testing.T) {
 		breakScout bool
 		want       string
 	}{
-		{"retry", func(s *QuestSpec) { s.Mode, s.Limits.TokenBudget = ModeSolo, 1500+runTokens-1 }, true,
-			fmt.Sprintf("token_budget %d: 1500 used and 0 reserved by runs in flight, a run of n1 (scout) on p reserves %d", 1500+runTokens-1, runTokens)},
+		{"retry", func(s *QuestSpec) { s.Mode, s.Limits.TokenBudget = ModeSolo, 1500+budget.RunTokens-1 }, true,
+			fmt.Sprintf("token_budget %d: 1500 used and 0 reserved by runs in flight, a run of n1 (scout) on p reserves %d", 1500+budget.RunTokens-1, budget.RunTokens)},
 		{"phase gate", func(s *QuestSpec) {
 			s.Mode, s.Roles = ModeTeam, []string{RoleScout, RolePOC, RoleOwner}
 			s.CouncilReviewers, s.CouncilJudges, s.PhaseGates = []string{"p"}, []string{"p"}, []string{RoleScout}

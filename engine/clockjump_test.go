@@ -47,7 +47,8 @@ func (c *jumpClock) jump(d time.Duration) {
 // live count may fall back to the stored one after a step back: the time
 // since the last save is counted from a mark that now lies in the future.
 // Production readings carry a monotonic part and never step within a
-// session; the session clock of wallclock.go is built on it.)
+// session; the session clock of engine/budget/wallclock.go is built
+// on it.)
 func TestTicksSurviveClockJumps(t *testing.T) {
 	jc := &jumpClock{fake: clocktest.NewClock(time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC))}
 	st := mustOpenStore(t, "")

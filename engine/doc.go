@@ -59,11 +59,11 @@
 // [Engine.Serve] runs: downtime and stopped time do not count. The stored
 // count is brought up to date with every real change of the quest and at
 // least once an hour, so a crash loses at most an hour of it, in the owner's
-// favour; reports and budget checks use the current count (wallclock.go has
-// the details). Under max_parallel the tick serves the quest that waited
-// longest since its last dispatch first, so every active quest with work is
-// dispatched within ceil(quests / max_parallel) ticks when runs end within a
-// tick.
+// favour; reports and budget checks use the current count
+// (engine/budget/wallclock.go has the details). Under max_parallel the tick
+// serves the quest that waited longest since its last dispatch first, so
+// every active quest with work is dispatched within ceil(quests /
+// max_parallel) ticks when runs end within a tick.
 //
 // # The store
 //

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/humangate"
@@ -155,7 +156,7 @@ type Options struct {
 	// MaxTokens names the providers whose answers are capped, with their
 	// cap in tokens (an openai provider's max_tokens): a run on one
 	// reserves its cap and a prompt's share of its quest's token_budget,
-	// a run on any other a fixed figure (budget.go).
+	// a run on any other a fixed figure (engine/budget).
 	MaxTokens map[string]int
 }
 
@@ -233,8 +234,9 @@ type Engine struct {
 	startHook func()
 
 	// sess is the running Serve's session, nil when none runs (see
-	// wallclock.go). Transactions read it once, at their start.
-	sess atomic.Pointer[session]
+	// engine/budget/wallclock.go). Transactions read it once, at their
+	// start.
+	sess atomic.Pointer[budget.Session]
 	// view is the tick's memory of the active quests' first pending
 	// nodes (pendingview.go).
 	view pendingView
@@ -831,7 +833,7 @@ func (t *txn) newRun(q *Quest, n *Node, provider string) (Run, error) {
 }
 
 // planRun is newRun for a run that reserves reserve tokens of q's
-// token_budget (budget.go), its run returned as t.planned, valid until
+// token_budget (engine/budget), its run returned as t.planned, valid until
 // the next: a tick's dispatch copies it once, into its slot (queue).
 func (t *txn) planRun(q *Quest, n *Node, provider string, reserve int) (*Run, error) {
 	if t.runs == nil {

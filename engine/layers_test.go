@@ -72,6 +72,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// So do the consent queue's, which apply a human's consent
 		// (gates/consent) and never a Team's rule but through their Txn.
 		"engine/humangate/...": {"engine/humangate", "engine/domain", "engine/store", "engine/internal", "gates"},
+		// The budgets are arithmetic over the domain's quests: the engine
+		// checks them and answers a refusal.
+		"engine/budget/...": {"engine/budget", "engine/domain", "engine/store", "engine/internal", "gates"},
 	}
 	for pattern, may := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./../"+pattern).CombinedOutput()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
+	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/humangate"
@@ -76,7 +77,8 @@ type memberPrompt struct {
 //
 // A tick that changes nothing commits nothing: quests are read without
 // being tracked, and only the ones a tick changes are written (see
-// wallclock.go for how wall-clock time passes without a write).
+// engine/budget/wallclock.go for how wall-clock time passes without a
+// write).
 func (e *Engine) Tick(ctx context.Context) (TickReport, error) {
 	if err := e.writable(); err != nil {
 		return TickReport{}, err
@@ -457,8 +459,8 @@ func (r *tickRound) dispatchPicked(q *Quest, n *Node, dispatchable bool) error {
 // copy. Every dispatch of the tick comes here, and none is made that the
 // quest's budgets refuse (budget.go).
 func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *agent.Request, member *memberPrompt) error {
-	reserve := reservation(r.t.opt, name)
-	if why := admit(q, n, name, reserve); why != "" {
+	reserve := budget.Reservation(r.t.opt.MaxTokens, name)
+	if why := budget.Admit(q, n, name, reserve); why != "" {
 		return r.refuse(q, n, why)
 	}
 	run, err := r.t.planRun(q, n, name, reserve)
@@ -659,20 +661,7 @@ func compareDispatchKeys(a, b dispatchKey) int {
 func (t *txn) OverBudget(q *Quest) string {
 	c := q.Counters
 	c.WallUsed = t.wallUsed(q)
-	return overBudget(q.Limits, c)
-}
-
-// overBudget says which of the limits l the counters c have reached, or "".
-func overBudget(l Limits, c Counters) string {
-	switch {
-	case c.AgentRuns >= l.MaxAgentRuns:
-		return fmt.Sprintf("max_agent_runs reached (%d of %d)", c.AgentRuns, l.MaxAgentRuns)
-	case c.WallUsed >= l.WallClock:
-		return fmt.Sprintf("wall_clock budget used (%s of %s)", c.WallUsed.Round(time.Second), l.WallClock)
-	case c.Tokens >= l.TokenBudget:
-		return fmt.Sprintf("token_budget used (%d of %d)", c.Tokens, l.TokenBudget)
-	}
-	return ""
+	return budget.Reached(q.Limits, c)
 }
 
 // undefer moves a quest's deferred nodes back to pending. The quest's
@@ -975,7 +964,7 @@ func (e *Engine) Shutdown(grace time.Duration) {
 // systemd watchdog is fed there).
 //
 // Active quests spend their wall_clock budget while Serve runs, and only
-// then (see wallclock.go); when ctx ends, Serve stores what they used
+// then (see engine/budget/wallclock.go); when ctx ends, Serve stores what they used
 // before it returns. One Serve runs at a time: a second call returns an
 // error at once.
 //

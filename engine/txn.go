@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/commit"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/outbox"
@@ -38,8 +39,8 @@ type txn struct {
 	grouped               int
 	groupFirst, groupLast uint64
 	// sess is the serving session, nil when none runs; snow is now on
-	// its clock (see wallclock.go).
-	sess *session
+	// its clock (see engine/budget/wallclock.go).
+	sess *budget.Session
 	snow time.Time
 	// Cursors kept for the transaction's point reads (see get): a read
 	// through bbolt's Get allocates a cursor and its stack each time,
@@ -359,7 +360,7 @@ func (w *engineWrite) run(tx *store.Tx) error {
 	}
 	t := &txn{e: e, tx: tx, now: now.UTC(), quests: map[string]*Quest{}, saved: map[string]bool{}, sess: e.sess.Load(), opt: e.conf()}
 	if t.sess != nil {
-		t.snow = t.sess.at(now)
+		t.snow = t.sess.At(now)
 	}
 	if shared != nil {
 		t.group, t.grouped, t.groupFirst, t.groupLast = shared.group, shared.grouped, shared.groupFirst, shared.groupLast

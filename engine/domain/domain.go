@@ -190,7 +190,7 @@ type Counters struct {
 	// WallUsed is the time the quest has spent active under a running
 	// daemon (Engine.Serve). Time the daemon is down or the quest is
 	// stopped does not count. The stored value may lag by up to an hour
-	// (see engine/wallclock.go); Engine.Quest and Engine.Quests report it current.
+	// (see engine/budget/wallclock.go); Engine.Quest and Engine.Quests report it current.
 	WallUsed time.Duration `json:"wall_used"`
 }
 
@@ -224,7 +224,7 @@ type Quest struct {
 	// WallSession and WallMark say up to when Counters.WallUsed is counted:
 	// up to WallMark on the clock of the serving session WallSession. An
 	// active quest whose session is not the running one counts from that
-	// session's start (see engine/wallclock.go).
+	// session's start (see engine/budget/wallclock.go).
 	WallSession uint64    `json:"wall_session,omitempty"`
 	WallMark    time.Time `json:"wall_mark,omitzero"`
 	// DispatchSeq is the sequence of the quest's latest run (at creation,
@@ -560,7 +560,7 @@ type Run struct {
 	// its answer, if any, comes (engine/budget.go).
 	Tokens int `json:"tokens,omitempty"`
 	// Reserved is what the run reserved against its quest's token_budget
-	// at its dispatch (engine/budget.go); 0 for a run that spends no provider's
+	// at its dispatch (engine/budget); 0 for a run that spends no provider's
 	// tokens the box can reserve (a replay, an outside agent's answer).
 	Reserved int `json:"reserved,omitempty"`
 	// CostUSD is what the run cost in US dollars when its provider
