@@ -2,11 +2,9 @@ package engine
 
 import (
 	"errors"
-	"slices"
-	"sync"
-	"sync/atomic"
 
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/followup"
 )
 
 // Follow-up work (docs/design.md, "When work is dispatched").
@@ -37,197 +35,53 @@ import (
 // Outside Serve (`questbox tick`, tests that tick by hand) no pass runs,
 // and the tick alone dispatches, as before.
 
-// follow is a commit's note that it enabled follow-up work of quest: node
-// when the work is that node (a stage, a retry), "" for the quest's
-// council or phase gates.
-type follow struct {
-	quest, node string
-}
-
-// followQuest is a quest a pass looks at, with the nodes named for it.
-type followQuest struct {
-	quest string
-	nodes []string
-}
-
-// chain is the engine's list of quests with follow-up work, for Serve's
-// passes.
-type chain struct {
-	mu sync.Mutex // guards serving, due, quests, order
-	// serving: Serve runs and passes are made; otherwise notes are
-	// dropped (the tick dispatches the work).
-	serving bool
-	// due: a pass is due (wake was sent) and holds a count of the
-	// engine's wait group, so that Engine.Wait waits for the work a
-	// result enables as it waits for the result.
-	due    bool
-	quests map[string][]string
-	order  []string
-	// wake has room for one value: "a pass is due", coalesced.
-	wake chan struct{}
-	// on is serving, read without the lock by followUp: outside Serve a
-	// transaction notes nothing (a busy cycle's thousand FAILs would
-	// each allocate a note for nobody).
-	on atomic.Bool
-}
-
 // FollowUp notes that this transaction enables follow-up work of q: node
 // (a stage or a retry), or "" for q's council or phase gates. The notes
 // reach the engine once the transaction committed (engineWrite).
 func (t *txn) FollowUp(q *Quest, node string) {
-	if t.e.chain.on.Load() {
-		t.follows = append(t.follows, follow{q.ID, node})
+	if t.e.chain.On() {
+		t.follows = append(t.follows, followup.Follow{Quest: q.ID, Node: node})
 	}
 }
 
-// startChain makes passes from now on: Serve runs.
-func (e *Engine) startChain() {
-	c := &e.chain
-	c.mu.Lock()
-	c.serving = true
-	c.on.Store(true)
-	c.mu.Unlock()
-}
+// chainHost is the engine as its follow-up chain asks of it
+// (followup.Engine). The chain calls it with the chain's mutex held: e.mu
+// is taken inside it, never the other way round.
+type chainHost struct{ e *Engine }
 
-// stopChain drops the notes and the pass due: Serve returns, and the
-// next tick (of the next Serve, or `questbox tick`) dispatches the work.
-func (e *Engine) stopChain() {
-	c := &e.chain
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.serving = false
-	c.on.Store(false)
-	clear(c.quests)
-	c.order = c.order[:0]
-	select {
-	case <-c.wake:
-	default:
-	}
-	if c.due {
-		c.due = false
-		e.wg.Done()
-	}
-}
+var _ followup.Engine = chainHost{}
 
-// chainNotes hands the notes of a committed write to the next pass.
-func (e *Engine) chainNotes(fs []follow) {
-	if len(fs) == 0 {
-		return
-	}
-	c := &e.chain
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.serving {
-		return
-	}
-	for _, f := range fs {
-		e.noteLocked(f.quest, f.node)
-	}
-	e.dueLocked()
-}
-
-// noteLocked adds node (if any) to quest's notes; c.mu is held.
-func (e *Engine) noteLocked(quest, node string) {
-	c := &e.chain
-	if c.quests == nil {
-		c.quests = map[string][]string{}
-	}
-	nodes, ok := c.quests[quest]
-	if !ok {
-		c.order = append(c.order, quest)
-	}
-	if node != "" && !slices.Contains(nodes, node) {
-		nodes = append(nodes, node)
-	}
-	c.quests[quest] = nodes
-}
-
-// slotFreed wakes a pass for the quests that found no free slot, if
-// any: a run just left its slot.
-func (e *Engine) slotFreed() {
-	c := &e.chain
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.serving && len(c.order) > 0 {
-		e.dueLocked()
-	}
-}
-
-// dueLocked makes a pass due, unless one is; c.mu is held. Once Shutdown
-// began, no pass is made (and the wait group is not raised: Shutdown
-// waits on it).
-func (e *Engine) dueLocked() {
-	c := &e.chain
-	if c.due {
-		return
-	}
+// Hold raises the wait group for a pass made due, unless Shutdown began:
+// then no pass is made (and the wait group is not raised: Shutdown waits
+// on it).
+func (h chainHost) Hold() bool {
+	e := h.e
 	e.mu.Lock()
 	closing := e.closing
 	if !closing {
 		e.wg.Add(1)
 	}
 	e.mu.Unlock()
-	if closing {
-		return
-	}
-	c.due = true
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
+	return !closing
 }
 
-// takeChain takes the quests noted so far, in the order they were first
-// noted, and whether the pass holds a count of the wait group (which
-// it gives back with passDone).
-func (e *Engine) takeChain() ([]followQuest, bool) {
-	c := &e.chain
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	held := c.due
-	c.due = false
-	out := make([]followQuest, 0, len(c.order))
-	for _, id := range c.order {
-		out = append(out, followQuest{id, c.quests[id]})
-	}
-	clear(c.quests)
-	c.order = c.order[:0]
-	return out, held
-}
+// Release gives back the count of a pass due that will not be made.
+func (h chainHost) Release() { h.e.wg.Done() }
 
-// parkChain keeps fs, quests a pass found no free slot for, for the next
-// pass, without making one due: the end of a run does (slotFreed).
-func (e *Engine) parkChain(fs []followQuest) {
-	c := &e.chain
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.serving {
-		return
-	}
-	for _, f := range fs {
-		if len(f.nodes) == 0 {
-			e.noteLocked(f.quest, "")
-		}
-		for _, n := range f.nodes {
-			e.noteLocked(f.quest, n)
-		}
-	}
-	// A run that ended between the pass's look at the slots and now
-	// found nothing parked (slotFreed): the pass it would have woken is
-	// made due here, or the parked work would wait for the next tick.
+// SlotFree reports whether max_parallel leaves a run slot free.
+func (h chainHost) SlotFree() bool {
+	e := h.e
 	e.mu.Lock()
 	free := e.opt.MaxParallel-len(e.inflight)-e.starting > 0
 	e.mu.Unlock()
-	if free && len(fs) > 0 {
-		e.dueLocked()
-	}
+	return free
 }
 
 // followUpPass is one pass: the follow-up work of the quests noted since
 // the last, dispatched in one write transaction and started. It is Serve's,
 // between its ticks.
 func (e *Engine) followUpPass() {
-	fs, held := e.takeChain()
+	fs, held := e.chain.Take()
 	if held {
 		defer e.wg.Done()
 	}
@@ -255,7 +109,7 @@ func (e *Engine) followUpPass() {
 		e.log.Error("follow-up dispatch failed; the next tick dispatches the work", "err", err)
 		return
 	}
-	e.parkChain(r.parked)
+	e.chain.Park(r.parked)
 	if e.startHook != nil {
 		e.startHook()
 	}
@@ -264,7 +118,7 @@ func (e *Engine) followUpPass() {
 
 // followUps is a pass inside its transaction (a retry starts it afresh):
 // each noted quest's follow-up turn, with the slots max_parallel leaves.
-func (r *tickRound) followUps(fs []followQuest) error {
+func (r *tickRound) followUps(fs []followup.Quest) error {
 	e, t := r.e, r.t
 	r.ds, r.parked, r.reserved = r.ds[:0], r.parked[:0], 0
 	r.rep = TickReport{}
@@ -278,7 +132,7 @@ func (r *tickRound) followUps(fs []followQuest) error {
 		if err := t.FlushRunning(); err != nil {
 			return err
 		}
-		q, err := t.Peek(f.quest)
+		q, err := t.Peek(f.ID)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		}
@@ -286,7 +140,7 @@ func (r *tickRound) followUps(fs []followQuest) error {
 			return err
 		}
 		r.starved = false
-		if err := r.follow(q, f.nodes); err != nil {
+		if err := r.follow(q, f.Nodes); err != nil {
 			return err
 		}
 		if r.starved {

@@ -16,6 +16,7 @@ import (
 	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/followup"
 	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
@@ -250,8 +251,8 @@ type Engine struct {
 	// had (tick.go).
 	owners ownerRounds
 	// chain is the follow-up work the commits enabled, for Serve's
-	// passes (chain.go).
-	chain chain
+	// passes (chain.go, engine/followup).
+	chain *followup.Chain
 }
 
 // New returns an engine on store and puts back to pending every node a crash
@@ -279,7 +280,8 @@ func New(store *Store, opt Options) (*Engine, error) {
 	fillDefaults(&opt.Defaults)
 	e := &Engine{store: store, clock: opt.Clock, log: opt.Log, opt: opt,
 		inflight: map[string]context.CancelFunc{}, abortQueued: map[string]bool{}, unrecorded: map[string]bool{}, dropped: map[string]bool{},
-		startMax: startSlots(), chain: chain{wake: make(chan struct{}, 1)}}
+		startMax: startSlots()}
+	e.chain = followup.New(chainHost{e})
 	cur := opt
 	e.cur.Store(&cur)
 	e.readOnly = opt.ReadOnly || store.ReadOnly()

@@ -188,7 +188,7 @@ func (e *Engine) runAgent(q queuedRun) {
 	e.mu.Lock()
 	delete(e.inflight, d.node.ID)
 	e.mu.Unlock()
-	e.slotFreed()
+	e.chain.SlotFreed()
 	e.record(d.node.ID, d.run.ID, res, tk)
 	// The last read of d and of the tick's memory it points into: a
 	// later tick may carve from it once every run of its tick is here.

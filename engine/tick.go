@@ -15,6 +15,7 @@ import (
 	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/followup"
 	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
@@ -162,7 +163,7 @@ type tickRound struct {
 	// starved is set when a turn had a node to dispatch and no slot;
 	// parked are the quests of a follow-up pass so starved (chain.go).
 	starved bool
-	parked  []followQuest
+	parked  []followup.Quest
 	// pass: a follow-up pass (chain.go), which ends no quest and aborts
 	// no member for a budget: it leaves the dispatch to the tick.
 	pass bool
@@ -979,8 +980,8 @@ func (e *Engine) Serve(ctx context.Context, every time.Duration, onTick func(Tic
 		return err
 	}
 	defer e.endServing(s)
-	e.startChain()
-	defer e.stopChain()
+	e.chain.Start()
+	defer e.chain.Stop()
 	for {
 		now := e.clock.Now()
 		next := now.Truncate(every).Add(every)
@@ -1017,7 +1018,7 @@ func (e *Engine) awaitTick(ctx context.Context, d time.Duration) bool {
 			return false
 		case <-t.C():
 			return true
-		case <-e.chain.wake:
+		case <-e.chain.Wake():
 			e.followUpPass()
 		}
 	}

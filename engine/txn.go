@@ -15,6 +15,7 @@ import (
 	"github.com/questbox/questbox/engine/budget"
 	"github.com/questbox/questbox/engine/commit"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/followup"
 	"github.com/questbox/questbox/engine/outbox"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
@@ -120,7 +121,7 @@ type txn struct {
 	opt *Options
 	// follows are the follow-up work this transaction enabled
 	// (followUp), for the engine once it committed (chain.go).
-	follows []follow
+	follows []followup.Follow
 }
 
 // Blocks a transaction carves its keys and records from start at
@@ -331,7 +332,7 @@ type engineWrite struct {
 	last    uint64
 	updates []viewUpdate
 	saved   []questUpdate
-	follows []follow
+	follows []followup.Follow
 	// pruned is the tick commit whose retention prune the write's
 	// transaction ran (pruneLater); 0: none.
 	pruned uint64
@@ -453,7 +454,7 @@ func (w *engineWrite) committed(err error) error {
 		if w.pruned != 0 {
 			w.e.pruneDue.CompareAndSwap(w.pruned, 0)
 		}
-		w.e.chainNotes(w.follows)
+		w.e.chain.Note(w.follows)
 	}
 	if err == nil && w.last > 0 {
 		if !w.async {
