@@ -965,9 +965,9 @@ func (e *Engine) Shutdown(grace time.Duration) {
 // systemd watchdog is fed there).
 //
 // Active quests spend their wall_clock budget while Serve runs, and only
-// then (see engine/budget/wallclock.go); when ctx ends, Serve stores what they used
-// before it returns. One Serve runs at a time: a second call returns an
-// error at once.
+// then (see engine/budget/wallclock.go); when ctx ends, Serve stores what
+// they used before it returns. One Serve runs at a time: a second call
+// returns an error at once.
 //
 // Between ticks, Serve dispatches the follow-up work the commits enable
 // (a Team's next stage, a council's members and merge, a retry after a
