@@ -1,9 +1,9 @@
 package engine
 
 import (
-	"encoding/json"
 	"time"
 
+	"github.com/questbox/questbox/engine/export"
 	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
@@ -36,18 +36,8 @@ func (rebuildRules) RecordLoss(tx *store.Tx, now time.Time, nodes map[string]*No
 }
 
 // ExportLockSeq is the highest lock sequence an export's state v has
-// counted (its cursor, or the export it has pending).
-func (rebuildRules) ExportLockSeq(v []byte) (uint64, bool) {
-	var st exportState
-	if json.Unmarshal(v, &st) != nil {
-		return 0, false
-	}
-	seq := st.Cursor
-	if st.Pending != nil {
-		seq = max(seq, st.Pending.Upto)
-	}
-	return seq, true
-}
+// counted (export.LockSeq).
+func (rebuildRules) ExportLockSeq(v []byte) (uint64, bool) { return export.LockSeq(v) }
 
 // recordDecodes says whether record v of the record bucket name decodes
 // (records.RecordDecodes), the ledger's records as the ledger reads them.
