@@ -58,6 +58,9 @@ func TestDependenciesPointInward(t *testing.T) {
 		// What an export reads and keeps: the ledger's head, the records.
 		"engine/export/...": {"engine/export", "engine/domain", "engine/ledger", "engine/records", "engine/store",
 			"engine/internal", "gates"},
+		// What runs and what waits: the consent queue and the quests, read
+		// through the engine's Source.
+		"engine/activity/...": {"engine/activity", "engine/domain", "engine/store", "engine/internal", "gates"},
 		"gates/...":           {"gates"},
 		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
 		"device":              {"device", "internal/clock"},
