@@ -53,8 +53,8 @@ func readBatch(s Store, quest string, cursor uint64) ([]*domain.Node, map[string
 
 // Batch is what an export has not acknowledged yet: the quest's
 // terminal nodes locked after its cursor, in lock order. The cursor moves
-// only when the client acknowledges the batch (Engine.ExportAck, [Ack]), after it has
-// the lines durably; an unacknowledged batch is sent again.
+// only when the client acknowledges the batch ([Ack]), after it has the
+// lines durably; an unacknowledged batch is sent again.
 type Batch struct {
 	Quest string
 	// From and Upto are lock seqs: the batch covers (From, Upto]. An empty
@@ -88,7 +88,7 @@ func (b Batch) Head() ledger.Head { return b.head }
 // is journaled with the offset it starts at (exactly once): an earlier
 // unacknowledged batch to the same file keeps its offset, so the client
 // cuts the file back before appending. A journal for another file (an
-// export interrupted there) must be finished or aborted first: that is an
+// export interrupted there) must be finished or aborted first: that is a
 // domain.ErrBusy naming it.
 func Begin(s Store, quest, file string, size int64) (Batch, error) {
 	if size < 0 {
