@@ -21,7 +21,9 @@
 // the two (the engine adds its rules to a salvage's rebuild: salvage.go).
 // What is read of the store for people has packages below it too:
 // engine/verify (the store's whole check), engine/runs (the runs and
-// their logs) and engine/export (an export's state and batch).
+// their logs), engine/export (an export's state, batch and journal) and
+// engine/activity (what runs and what waits, counted once for every face);
+// the store's judge cache is engine/judgecache.
 // See docs/design.md, "Layers and dependencies".
 //
 // # The ratchet

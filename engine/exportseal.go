@@ -5,5 +5,5 @@ package engine
 // key, or does not sign its ledger's heads, returns the seal unsigned,
 // saying why.
 func (e *Engine) SealExport(b ExportBatch, lines []string) ExportSeal {
-	return e.store.box.SealBatch(b.Quest, b.From, b.Upto, b.head, lines)
+	return e.store.box.SealBatch(b.Quest, b.From, b.Upto, b.Head(), lines)
 }

@@ -211,10 +211,7 @@ func TestJudgeCachePutsShareTheResultsCommit(t *testing.T) {
 	if got := r.s.Commits() - before; got != 1 {
 		t.Errorf("5 judgements and their result committed %d times, want 1", got)
 	}
-	r.s.judged.mu.Lock()
-	left := len(r.s.judged.m)
-	r.s.judged.mu.Unlock()
-	if left != 0 {
+	if left := r.s.judged.Held(); left != 0 {
 		t.Errorf("%d judgements still held in memory after their commit", left)
 	}
 	for k, w := range want {

@@ -1,10 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
-	"fmt"
-	"sync"
-
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates/judge"
 )
@@ -14,73 +10,16 @@ import (
 // fingerprint. It holds verdicts only, with no timestamps: nothing but a new
 // judgement, stored under its own key, ever makes an entry "fresher".
 // Undecided results are refused.
-func (s *Store) JudgeCache() judge.Cache { return judgeCache{s} }
+func (s *Store) JudgeCache() judge.Cache { return s.judged }
 
-type judgeCache struct{ s *Store }
+// judgeStore is the store as its judge cache uses it (judgecache.Store).
+type judgeStore struct{ s *Store }
 
-// judgePending holds the judgements Put queued and whose commit has not
-// yet returned, so that a Get meanwhile finds them (a miss would cost a
-// model call): each leaves once its commit is decided, whatever it was.
-type judgePending struct {
-	mu sync.Mutex
-	m  map[string]judge.Result
-}
+func (j judgeStore) View(fn func(tx *store.Tx) error) error { return j.s.view(fn) }
+func (j judgeStore) ReadOnly() bool                         { return j.s.ReadOnly() }
+func (j judgeStore) ReadOnlyWrite() error                   { return j.s.readOnlyWrite() }
 
-func (c judgeCache) Get(key string) (judge.Result, bool, error) {
-	p := &c.s.judged
-	p.mu.Lock()
-	r, ok := p.m[key]
-	p.mu.Unlock()
-	if ok {
-		return r, true, nil
-	}
-	found := false
-	err := c.s.view(func(tx *store.Tx) error {
-		raw := tx.Judge().Get([]byte(key))
-		if raw == nil {
-			return nil
-		}
-		found = true
-		return json.Unmarshal(raw, &r)
-	})
-	if err != nil {
-		return judge.Result{}, false, fmt.Errorf("judge cache: %w", err)
-	}
-	return r, found, nil
-}
-
-// Put queues the judgement in the group commit (engine/commit) as data and
-// returns without waiting for its commit: a judgement is asked for while
-// a run's answer is judged, just before its result is queued, so the two
-// share a commit, instead of the judgement costing a commit (two
-// fdatasyncs) of its own for every claim judged. Until that commit, Get
-// finds it in memory. A judgement whose commit fails, or that a crash
-// loses, costs a model call when the claim is judged again: the cache
-// holds nothing that must survive (judge.Judge ignores Put's error).
-func (c judgeCache) Put(key string, r judge.Result) error {
-	if !r.Decided {
-		return judge.ErrUndecided
-	}
-	if c.s.ReadOnly() {
-		return c.s.readOnlyWrite()
-	}
-	raw, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("judge cache: %w", err)
-	}
-	p := &c.s.judged
-	p.mu.Lock()
-	if p.m == nil {
-		p.m = map[string]judge.Result{}
-	}
-	p.m[key] = r
-	p.mu.Unlock()
-	c.s.batchAsync(func(tx *store.Tx) error { return tx.Judge().Put([]byte(key), raw) }, nil, func(error) {
-		p.mu.Lock()
-		if p.m[key] == r { // not replaced by a later Put of the key
-			delete(p.m, key)
-		}
-		p.mu.Unlock()
-	})
-	return nil
+// BatchAsync queues fn in the group commit, with no run's ticket.
+func (j judgeStore) BatchAsync(fn func(tx *store.Tx) error, then func(error)) {
+	j.s.batchAsync(fn, nil, then)
 }

@@ -58,11 +58,17 @@ func TestDependenciesPointInward(t *testing.T) {
 		// What an export reads and keeps: the ledger's head, the records.
 		"engine/export/...": {"engine/export", "engine/domain", "engine/ledger", "engine/records", "engine/store",
 			"engine/internal", "gates"},
-		"gates/...":           {"gates"},
-		"internal/config/...": {"internal/config", "engine", "gates", "device", "internal/clock"},
-		"device":              {"device", "internal/clock"},
-		"device/...":          {"device", "engine", "gates", "internal/clock"},
-		"ui/...":              {"ui", "device", "engine", "gates", "internal/config", "internal/clock"},
+		// What runs and what waits: the consent queue and the quests, read
+		// through the engine's Source.
+		"engine/activity/...": {"engine/activity", "engine/domain", "engine/store", "engine/internal", "gates"},
+		// The judge cache keeps the judge's verdicts in the store, through
+		// the engine's group commit (judgecache.Store).
+		"engine/judgecache/...": {"engine/judgecache", "engine/store", "engine/internal", "gates"},
+		"gates/...":             {"gates"},
+		"internal/config/...":   {"internal/config", "engine", "gates", "device", "internal/clock"},
+		"device":                {"device", "internal/clock"},
+		"device/...":            {"device", "engine", "gates", "internal/clock"},
+		"ui/...":                {"ui", "device", "engine", "gates", "internal/config", "internal/clock"},
 		// The daemon's assembly wires every layer; cmd/questbox calls it.
 		"internal/daemon/...": {"internal/daemon", "ui", "device", "engine", "gates", "internal/config", "internal/clock",
 			"internal/confine", "internal/journald", "internal/release", "internal/update"},

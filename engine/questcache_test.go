@@ -14,6 +14,7 @@ import (
 
 	"github.com/questbox/questbox/engine/agent"
 	"github.com/questbox/questbox/engine/domain"
+	"github.com/questbox/questbox/engine/export"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/storetest"
@@ -589,7 +590,12 @@ func TestCursorWritesLeaveTheCacheCurrent(t *testing.T) {
 			t.Fatalf("%s left the cache not current", w.name)
 		}
 	}
-	if st, err := h.e.exportState("q2"); err != nil || st.Cursor != 1 {
+	var st export.State
+	err := h.e.store.view(func(tx *store.Tx) (err error) {
+		st, err = export.ReadState(tx, "q2")
+		return err
+	})
+	if err != nil || st.Cursor != 1 {
 		t.Fatalf("export state %+v, %v; want cursor 1", st, err)
 	}
 }

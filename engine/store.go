@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/questbox/questbox/engine/commit"
+	"github.com/questbox/questbox/engine/judgecache"
 	"github.com/questbox/questbox/engine/ledger"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
@@ -158,9 +159,9 @@ type Store struct {
 	// newStore). Both are set before the store is used, then only read.
 	db  *store.DB
 	box *ledger.Box
-	// judged is what the judge cache queued and has not committed yet
-	// (judgecache.go).
-	judged judgePending
+	// judged is the store's judge cache, with what it queued and has
+	// not committed yet (engine/judgecache); set before the store is used.
+	judged *judgecache.Cache
 	// shared is the event group the writes of the group commit's
 	// transaction share (event.go); used inside it only.
 	shared sharedGroup
@@ -209,12 +210,14 @@ func OpenStore(dir string, opt StoreOptions) (*Store, error) {
 		return nil, err
 	}
 	s.h, s.db, s.box = h, h.DB(), h.Box()
+	s.judged = judgecache.New(judgeStore{s})
 	return s, nil
 }
 
 func newStore(db *store.DB) *Store {
 	s := &Store{db: db}
 	s.h = commit.New(db, sharedEvents{&s.shared})
+	s.judged = judgecache.New(judgeStore{s})
 	return s
 }
 

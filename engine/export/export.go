@@ -39,10 +39,10 @@ func PutState(tx *store.Tx, quest string, st State) error {
 	return store.PutJSON(tx.Exports(), []byte(quest), st)
 }
 
-// Batch returns the terminal nodes locked after cursor, in lock
+// ReadBatch returns the terminal nodes locked after cursor, in lock
 // order, the stage nodes of the Teams among them, and the ledger's head
 // as the same transaction read it.
-func Batch(tx *store.Tx, quest string, cursor uint64) ([]*domain.Node, map[string][]*domain.Node, uint64, ledger.Head, error) {
+func ReadBatch(tx *store.Tx, quest string, cursor uint64) ([]*domain.Node, map[string][]*domain.Node, uint64, ledger.Head, error) {
 	var out []*domain.Node
 	upto := cursor
 	head := ledger.ReadHead(tx)

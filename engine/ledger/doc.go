@@ -4,7 +4,9 @@
 // a salvage ([ReadChain]); the box's device key, the signature of the
 // ledger's head and what a signature says of it ([CheckSeal]); and the
 // device key's word on an export batch, which a third party checks
-// offline ([ExportSeal.Check]).
+// offline ([ExportSeal.Check]); and what a salvage records of the
+// ledger records and locked nodes it lost, with the head it sets again
+// ([RecordLoss], loss.go).
 //
 // It reads and writes the ledger's bucket and the meta bucket's head and
 // signature through engine/store's handles and knows nothing of the

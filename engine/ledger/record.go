@@ -82,3 +82,8 @@ func Append(tx *store.Tx, r Record) error {
 	}
 	return meta.Put(store.KeyLedgerHead, []byte(r.Hash))
 }
+
+// Decodes says whether v is a ledger record as Verify reads it: Verify
+// decodes every ledger record (a time that does not parse is as damaged
+// as a broken brace), so must what salvage keeps.
+func Decodes(v []byte) bool { return json.Valid(v) && json.Unmarshal(v, new(Record)) == nil }

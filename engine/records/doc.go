@@ -16,6 +16,7 @@
 // running index laid over them, and the index's migration to the dispatch
 // layout (read.go); and what a salvage derives again from the
 // records it copied (Rebuild, repair.go), with the engine's rules (Rules),
+// which records it keeps because they decode (RecordDecodes, decodes.go),
 // and how it recognises them on pages it cannot reach (Probes, probes.go).
 //
 // Reads are zero-copy where the engine's were: what a function returns

@@ -573,7 +573,7 @@ func (r *rebuilder) runningValue(n *domain.Node) []byte {
 // chain that breaks loses the attempts before the break, never the node.
 // The oldest record left is written again naming none before it, and the
 // node's count and running hash are derived again. A locked node it
-// changed is one the ledger can no longer prove (recordLoss).
+// changed is one the ledger can no longer prove (ledger.RecordLoss).
 func (r *rebuilder) repairChains() error {
 	b := r.tx.Attempts()
 	nb := store.AppendOnly(r.tx.Nodes())

@@ -27,7 +27,7 @@ var (
 	Events   = []byte("events")   // first seq -> the events of one write (engine/eventgroup.go); before schema 8, seq -> Event (JSON)
 	Cursors  = []byte("cursors")  // consumer -> seq acknowledged
 	Ledger   = []byte("ledger")   // seq -> LedgerRecord
-	Exports  = []byte("exports")  // quest -> exportState
+	Exports  = []byte("exports")  // quest -> export.State
 	Judge    = []byte("judge")    // judge.CacheKey -> judge.Result
 	Attempts = []byte("attempts") // seq -> one attempt of a node's log (schema 9, engine/attemptlog.go)
 
