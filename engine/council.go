@@ -1,23 +1,13 @@
 package engine
 
 // Councils (docs/design.md, "Councils"): their rules are package
-// engine/council's; here is how the tick reads a sitting council and
-// dispatches its members. The owner in council_pending is
-// Quest.Queued[queuedCouncil], and its members are found through the
-// quest's hypothesis index, their hypotheses being a function of the
-// owner, the sitting and the member's place (council.MemberHypothesis);
-// between two saves of the quest, the tick takes the sitting from the
-// engine's memory of it instead (tickSitting).
+// engine/council's, and so is how the tick reads a sitting council
+// (council.TickSitting); here is how the tick dispatches its members.
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/questbox/questbox/engine/council"
-	"github.com/questbox/questbox/engine/records"
-	"github.com/questbox/questbox/engine/store"
 )
 
 // sittingOwners is the engine's memory of the owners of the sitting
@@ -28,239 +18,12 @@ type (
 	sittingOwner  = council.SittingOwner[[]PromptNode]
 )
 
-// keysOf are the hypothesis keys of seats, in seat order.
-func keysOf(seats []council.Seat) [][]byte {
-	keys := make([][]byte, len(seats))
-	for i, s := range seats {
-		keys[i] = hypKey(s.Hyp)
-	}
-	return keys
-}
-
-// sitting returns the owner of q's sitting council, as its entry, and its
-// members. The entry is the engine's (sittingOwners): the caller reads it
-// and never changes it nor saves its owner.
-func (t *txn) sitting(q *Quest) (*sittingOwner, []*Node, error) {
-	so, err := t.sittingOwner(q)
-	if err != nil {
-		return nil, nil, err
-	}
-	ms, err := t.sittingMembers(q, so, true)
-	if err != nil {
-		return nil, nil, err
-	}
-	return so, ms, nil
-}
-
-// sittingMembers is council.Members for the seats of so, a sitting owner: each
-// seat's member is found by the id so remembers for it when the node of
-// that id is the seat's member (of q, a child of the owner, in the seat's
-// role, with the seat's hypothesis), else through the quest's hypothesis
-// index, as council.Members finds it (and so's entry then learns the ids).
-//
-// Why a remembered id gives the node the index names: the index maps a
-// seat's hypothesis (normalised) to the one node of the quest that has it
-// (newNode never creates a second one; a hypothesis index entry is never
-// changed or removed), and the node read by the id has that very
-// hypothesis. An id remembered from a transaction that was rolled back
-// names no node, or another one: it fails the check and the index is
-// read.
-//
-// A sitting's members were created one after the other (the first
-// sitting's right after their owner), so their records follow each other
-// in the nodes bucket: a member is read with a step of the node cursor
-// (nextNodeHead) when it is the record after the one read before it, the
-// owner's when afterOwner says that the caller has just read the owner's
-// record (sittingOwner) with no write since.
-func (t *txn) sittingMembers(q *Quest, so *sittingOwner, afterOwner bool) ([]*Node, error) {
-	out := make([]*Node, 0, len(so.Seats))
-	var hb *store.Bucket
-	var learnt []string
-	for i := range so.Seats {
-		if i < len(so.IDs) && so.IDs[i] != "" {
-			// No write comes between the reads of this loop.
-			next := (i == 0 && afterOwner) || (i > 0 && len(out) == i)
-			m, err := t.rememberedMember(q, so, i, next)
-			if err != nil {
-				return nil, err
-			}
-			if m != nil {
-				out = append(out, m)
-				continue
-			}
-		}
-		if hb == nil {
-			if hb = subRO(t.tx, bHyps, q.ID); hb == nil {
-				return nil, nil
-			}
-		}
-		if learnt == nil {
-			learnt = make([]string, len(so.Seats))
-			for j, m := range out {
-				learnt[j] = m.ID
-			}
-		}
-		id := hb.Get(so.Keys[i])
-		if id == nil {
-			continue
-		}
-		m, err := t.NodeHead(string(id))
-		if err != nil {
-			return nil, err
-		}
-		learnt[i] = m.ID
-		out = append(out, m)
-	}
-	if learnt != nil && so.Raw != nil {
-		// Entries are never changed once kept: a copy learns the ids.
-		e := *so
-		e.IDs = learnt
-		t.e.sittings.Put(q.ID, &e)
-	}
-	return out, nil
-}
-
-// rememberedMember is the member of seat i by the id so remembers, or nil
-// when that id names no node, or one that is not the seat's member any
-// more. next says that the member's record is the one after the record
-// read last (see sittingMembers).
-func (t *txn) rememberedMember(q *Quest, so *sittingOwner, i int, next bool) (*Node, error) {
-	seat := so.Seats[i]
-	// What the seat says of its member: strings the head takes instead
-	// of copies of the record's bytes when they match.
-	like := records.NodeHead{ID: so.IDs[i], Quest: q.ID, Parent: so.Owner.ID, Role: seat.Role, Hypothesis: seat.Hyp, Provider: seat.Provider}
-	m, ok, err := (*Node)(nil), false, error(nil)
-	if next {
-		m, ok, err = t.NextNodeHead(so.IDs[i], &like)
-	}
-	if !ok && err == nil {
-		var raw []byte
-		if raw, err = t.NodeRecord(so.IDs[i]); err == nil {
-			m, err = t.HeadOf(so.IDs[i], raw, &like)
-		}
-	}
-	switch {
-	case err == nil && m.Quest == q.ID && m.Parent == so.Owner.ID && m.Role == seat.Role && m.Hypothesis == seat.Hyp:
-		return m, nil
-	case err != nil && !errors.Is(err, ErrNotFound):
-		return nil, err
-	}
-	return nil, nil
-}
-
-// sittingOwner is the owner of q's sitting council (read whole, as
-// readNode reads it) with its seats' keys, from the engine's memory when
-// the owner's record is the one it decoded (sittingOwners).
-func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
-	id := q.Queued[queuedCouncil]
-	raw, err := t.NodeRecord(id)
-	if err != nil {
-		return nil, err
-	}
-	r, j := len(q.CouncilReviewers), len(q.CouncilJudges)
-	if e := t.e.sittings.Get(q.ID, raw, r, j); e != nil {
-		return e, nil
-	}
-	owner, err := t.Node(id)
-	if err != nil {
-		return nil, err
-	}
-	seats := council.Seats(q, owner, council.Sitting(owner))
-	e := &sittingOwner{Owner: owner, Reviewers: r, Judges: j, Seats: seats, Keys: keysOf(seats)}
-	if owner.Parent == "" {
-		var d PromptData
-		if _, err := readAncestorsFrom(t.tx, owner.ID, owner, &d); err != nil {
-			return nil, err
-		}
-		e.Ancestors = slices.Clip(d.Ancestors)
-	}
-	if owner.Status != Pending {
-		// A pending record is overlaid with the running index
-		// (readNode): it is more than its bytes, and not kept. A
-		// sitting owner is council_pending.
-		e.Raw = bytes.Clone(raw)
-		t.e.sittings.Put(q.ID, e)
-	}
-	return e, nil
-}
-
-// tickSitting is sitting for the tick's turn of q: the owner's entry
-// and its members' heads. When this transaction has changed nothing of q
-// (pristine) and the engine knows the sitting at q's revision (council.SittingAt:
-// handed over by the write that saved q at it, or kept by an earlier
-// tick), the heads are the entry's, with the running index laid over them
-// as headOf does, and no record is read; otherwise they are read
-// (sitting) and, from a pristine q, kept for the next tick.
-//
-// Why a revision gives the records: every write of a node record
-// (saveNode, newNode) saves its quest, which raises Quest.Rev, and a
-// dispatch writes the running index only (overlayRunning); so one
-// revision of a quest that committed is one state of its nodes' records.
-// A write hands its sitting over only once it committed
-// (engineWrite.committed), and a tick is a transaction of its own
-// (update, never grouped with other writes): what it reads of a quest it
-// has not changed is committed. A transaction that was rolled back never
-// reaches the memory. The pendingView rests on the same (pendingview.go).
-func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
-	pristine := t.Pristine(q)
-	if pristine {
-		if e := t.e.sittings.AtRev(q.ID, q.Rev, len(q.CouncilReviewers), len(q.CouncilJudges)); e != nil {
-			ms := make([]*Node, len(e.At.Heads))
-			for i := range e.At.Heads {
-				m := t.AllocHead()
-				*m = e.At.Heads[i]
-				t.overlayHead(m)
-				ms[i] = m
-			}
-			return e, ms, nil
-		}
-	}
-	so, ms, err := t.sitting(q)
-	if err != nil {
-		return nil, nil, err
-	}
-	if pristine {
-		if e := so.WithAt(q, ms); e != nil {
-			t.e.sittings.PutAt(q.ID, e)
-		}
-	}
-	return so.WithoutAt(), ms, nil
-}
-
-// sittingOf works out, for a quest this transaction saves with revision
-// q.Rev, its sitting council as the commit will leave it, for the view's
-// update (viewOf): the next tick then reads none of its records
-// (tickSitting). Nil when no council sits or a record cannot be read
-// (the tick then reads them and meets the damage).
-func (t *txn) sittingOf(q *Quest) *sittingOwner {
-	if q.Queued[queuedCouncil] == "" {
-		return nil
-	}
-	so, ms, err := t.sitting(q)
-	if err != nil {
-		return nil
-	}
-	return so.WithAt(q, ms)
-}
-
-// overlayHead lays the running index over a member's head taken from a
-// sitting's entry, as headOf lays it over a head read from its record.
-func (t *txn) overlayHead(n *Node) {
-	if n.Status != Pending {
-		return
-	}
-	key := t.Claim(store.AppendRunningKey(t.Spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
-	if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
-		records.SetRunning(n, run)
-	}
-}
-
 // council is a quest's turn while its council sits: its pending members
 // dispatch (each takes a slot: they run concurrently), nothing else does;
 // once every member is terminal, the council decides.
 func (r *tickRound) council(q *Quest) error {
 	t := r.t
-	so, ms, err := t.tickSitting(q)
+	so, ms, err := council.TickSitting(t, q)
 	if err != nil {
 		return err
 	}
@@ -391,9 +154,9 @@ func (r *tickRound) dispatchMember(q *Quest, so *sittingOwner, m *Node, mp *memb
 func (t *txn) StillRunning(q *Quest) error { return council.StillRunning(t, q) }
 
 // SittingMembers are the members of q's sitting council, in seat order,
-// as the tick reads them (sitting).
+// as the tick reads them (council.ReadSitting).
 func (t *txn) SittingMembers(q *Quest) ([]*Node, error) {
-	_, ms, err := t.sitting(q)
+	_, ms, err := council.ReadSitting(t, q)
 	return ms, err
 }
 

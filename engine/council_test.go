@@ -633,11 +633,11 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		first, err := t2.sittingOwner(qq)
+		first, err := council.ReadSittingOwner(t2, qq)
 		if err != nil {
 			return err
 		}
-		again, err := t2.sittingOwner(qq)
+		again, err := council.ReadSittingOwner(t2, qq)
 		if err != nil {
 			return err
 		}
@@ -656,14 +656,14 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		if err := t2.SaveNode(owner); err != nil {
 			return err
 		}
-		next, err := t2.sittingOwner(qq)
+		next, err := council.ReadSittingOwner(t2, qq)
 		if err != nil {
 			return err
 		}
 		if next == first || council.Sitting(next.Owner) != 2 {
 			t.Fatalf("after the owner's record changed: the same entry %v, sitting %d, want a new one at sitting 2", next == first, council.Sitting(next.Owner))
 		}
-		want := keysOf(council.Seats(qq, next.Owner, council.Sitting(next.Owner)))
+		want := council.KeysOf(t2, council.Seats(qq, next.Owner, council.Sitting(next.Owner)))
 		for i, k := range next.Keys {
 			if string(k) != string(want[i]) || string(k) == string(first.Keys[i]) {
 				t.Errorf("seat %d: the key of the wrong sitting", i)
@@ -671,7 +671,7 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 		}
 		// Another make-up of the council is another set of seats.
 		qq.CouncilJudges = qq.CouncilJudges[:1]
-		fewer, err := t2.sittingOwner(qq)
+		fewer, err := council.ReadSittingOwner(t2, qq)
 		if err != nil {
 			return err
 		}
@@ -686,7 +686,7 @@ func TestSittingOwnerFollowsTheOwnersRecord(t *testing.T) {
 }
 
 // A sitting owner's entry remembers its members' ids, and the tick finds
-// the members by them (sittingMembers) only after checking that each
+// the members by them (council.SittingMembers) only after checking that each
 // node is its seat's member: ids that name other nodes (other seats'
 // members, the owner, a node that does not exist, as an entry from a
 // rolled-back transaction could) give the members the hypothesis index
@@ -723,7 +723,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		so, err := t2.sittingOwner(qq)
+		so, err := council.ReadSittingOwner(t2, qq)
 		if err != nil {
 			return err
 		}
@@ -734,10 +734,10 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 		if len(want) != 3 {
 			t.Fatalf("the index names %d members, want 3", len(want))
 		}
-		if _, err := t2.sittingMembers(qq, so, false); err != nil {
+		if _, err := council.SittingMembers(t2, qq, so, false); err != nil {
 			return err
 		}
-		learnt, err := t2.sittingOwner(qq)
+		learnt, err := council.ReadSittingOwner(t2, qq)
 		if err != nil {
 			return err
 		}
@@ -759,11 +759,11 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 				if afterOwner {
 					// As the tick reads them: the owner's record, then
 					// its members with steps of the node cursor.
-					if _, err := t2.sittingOwner(qq); err != nil {
+					if _, err := council.ReadSittingOwner(t2, qq); err != nil {
 						return err
 					}
 				}
-				got, err := t2.sittingMembers(qq, &e, afterOwner)
+				got, err := council.SittingMembers(t2, qq, &e, afterOwner)
 				if err != nil {
 					return err
 				}
@@ -799,7 +799,7 @@ func TestSittingMembersCheckTheRememberedIds(t *testing.T) {
 }
 
 // The tick takes a sitting council's owner and members from the engine's
-// memory of the sitting at the quest's revision (tickSitting, council.SittingAt)
+// memory of the sitting at the quest's revision (council.TickSitting, council.SittingAt)
 // when a write handed it over or a tick read it: what it takes is, at
 // every step of a council's life (members pending for want of a slot,
 // running, answered; sittings that decide nothing and sit again), what
@@ -837,7 +837,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			if h.e.sittings.AtRev(qq.ID, qq.Rev, len(qq.CouncilReviewers), len(qq.CouncilJudges)) != nil {
 				hits++
 			}
-			so, got, err := t2.tickSitting(qq)
+			so, got, err := council.TickSitting(t2, qq)
 			if err != nil {
 				return err
 			}
@@ -874,7 +874,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 				stale.Heads[0].Status = Explored
 				e.At = &stale
 				h.e.sittings.Put(qq.ID, &e)
-				if _, got, err = t2.tickSitting(qq); err != nil {
+				if _, got, err = council.TickSitting(t2, qq); err != nil {
 					return err
 				}
 				same(", an older revision remembered", got)
@@ -889,7 +889,7 @@ func TestTickSittingIsWhatTheStoreSays(t *testing.T) {
 			if err := t2.SaveNode(m); err != nil {
 				return err
 			}
-			if _, got, err = t2.tickSitting(qq); err != nil {
+			if _, got, err = council.TickSitting(t2, qq); err != nil {
 				return err
 			}
 			if got[2].Feedback != m.Feedback {

@@ -1,21 +1,26 @@
 package engine
 
 // What the council's rules (package engine/council) ask of the engine: the
-// transaction's reads of the indexes they need and the tick's turn at a
-// gate; and the names the engine's other files call the council's rules
+// transaction's reads of the indexes they need, of the records and memory
+// a sitting council is read from, and the tick's turn at a gate; and the
+// names the engine's other files call the council's rules
 // by.
 
 import (
 	"iter"
+	"slices"
 	"time"
 
 	"github.com/questbox/questbox/engine/council"
+	"github.com/questbox/questbox/engine/records"
+	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/gates"
 )
 
 var (
-	_ council.Txn   = (*txn)(nil)
-	_ council.Round = (*tickRound)(nil)
+	_ council.Txn                         = (*txn)(nil)
+	_ council.Round                       = (*tickRound)(nil)
+	_ council.SittingReader[[]PromptNode] = (*txn)(nil)
 )
 
 // queuedCouncil is the key of Quest.Queued naming the quest's owner in
@@ -124,3 +129,55 @@ func (r *tickRound) Seatless(q *Quest) (bool, error) { return r.seatless(q) }
 
 // Council is q's turn while its council sits (council).
 func (r *tickRound) Council(q *Quest) error { return r.council(q) }
+
+// How the tick reads a sitting council (council.SittingReader): heads
+// read as NextNodeHead and HeadOf read them, the hypothesis index, the
+// running index over a remembered head, the engine's memory of the
+// sittings and what it keeps with an owner for its members' prompts.
+
+// NextHeadLike is NextNodeHead with like passed by value
+// (council.SittingReader).
+func (t *txn) NextHeadLike(id string, like records.NodeHead) (*Node, bool, error) {
+	return t.NextNodeHead(id, &like)
+}
+
+// HeadOfLike is HeadOf with like passed by value (council.SittingReader).
+func (t *txn) HeadOfLike(id string, raw []byte, like records.NodeHead) (*Node, error) {
+	return t.HeadOf(id, raw, &like)
+}
+
+// HypKey is the key of hyp in the hypothesis index.
+func (t *txn) HypKey(hyp string) []byte { return hypKey(hyp) }
+
+// HypIndex is quest's hypothesis index, nil when it has none.
+func (t *txn) HypIndex(quest string) council.HypIndex {
+	if hb := subRO(t.tx, bHyps, quest); hb != nil {
+		return hb
+	}
+	return nil
+}
+
+// Sittings is the engine's memory of the sitting councils' owners.
+func (t *txn) Sittings() *sittingOwners { return &t.e.sittings }
+
+// SittingAncestors are the nodes above the members of owner, which has no
+// parent, as their prompts show them.
+func (t *txn) SittingAncestors(owner *Node) ([]PromptNode, error) {
+	var d PromptData
+	if _, err := readAncestorsFrom(t.tx, owner.ID, owner, &d); err != nil {
+		return nil, err
+	}
+	return slices.Clip(d.Ancestors), nil
+}
+
+// OverlayHead lays the running index over a member's head taken from a
+// sitting's entry, as HeadOf lays it over a head read from its record.
+func (t *txn) OverlayHead(n *Node) {
+	if n.Status != Pending {
+		return
+	}
+	key := t.Claim(store.AppendRunningKey(t.Spare(len(n.Quest)+1+len(n.ID)), n.Quest, n.ID))
+	if run := get(&t.curRunning, t.tx.Running(), key); run != nil {
+		records.SetRunning(n, run)
+	}
+}

@@ -245,7 +245,7 @@ type Engine struct {
 	// decoded (questcache.go).
 	decoded questCache
 	// sittings is the tick's memory of the sitting councils' owners
-	// (council.go).
+	// (council.Sittings, council.TickSitting).
 	sittings sittingOwners
 	// owners is the tick's memory of the owner rounds the quests have
 	// had (tick.go).

@@ -1,6 +1,10 @@
 package engine
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/questbox/questbox/engine/council"
+)
 
 // The tick's memory of the active quests' first pending nodes.
 //
@@ -136,7 +140,7 @@ type viewUpdate struct {
 	rev   uint64
 	head  *viewHead
 	// sitting is the quest's sitting council as of rev, for the
-	// sittingOwners (tickSitting); nil: none.
+	// sittingOwners (council.TickSitting); nil: none.
 	sitting *sittingOwner
 }
 
@@ -215,5 +219,5 @@ func (t *txn) viewOf(q *Quest) {
 	if err != nil {
 		return
 	}
-	t.updates = append(t.updates, viewUpdate{quest: q.ID, rev: q.Rev, head: copyHead(h), sitting: t.sittingOf(q)})
+	t.updates = append(t.updates, viewUpdate{quest: q.ID, rev: q.Rev, head: copyHead(h), sitting: council.SittingOf(t, q)})
 }

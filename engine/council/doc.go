@@ -5,9 +5,11 @@
 // contract says and how a council's make-up is read and checked
 // (docs/design.md, "Councils"); and when a phase gate sits, what holds the
 // next phase's nodes until it passes, and what a gate's decision does
-// (docs/design.md, "Phase gates").
+// (docs/design.md, "Phase gates"); and how the tick reads a sitting
+// council's owner and members, from the records or from the engine's
+// memory of the sittings ([Sittings], [TickSitting]).
 //
 // It sits below package engine: the rules reach one engine transaction
-// through [Txn] and the tick's turn through [Round], both declared here,
-// and never import the engine.
+// through [Txn], a sitting's reads through [SittingReader] and the tick's
+// turn through [Round], all declared here, and never import the engine.
 package council
