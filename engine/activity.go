@@ -6,6 +6,7 @@ import (
 
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/tickmem"
 )
 
 // Activity is what runs and what waits at one moment: the one count of
@@ -55,7 +56,7 @@ func (e *Engine) Activity(now time.Time) (Activity, error) {
 // that shows no quest (the LEDs, on every burst of events). It decodes one
 // quest at a time into the same value instead of keeping all of them: a busy
 // cycle of 1,000 quests woke the LEDs several times, each holding every quest
-// decoded at once. A quest whose record the questCache holds as stored is a
+// decoded at once. A quest whose record the tickmem.QuestCache holds as stored is a
 // copy of the cached one, its counts and queue in maps the walk reuses, as a
 // tick's: decoding every quest on every burst was a fifth of what a busy
 // cycle allocated (docs/design.md, "Memory on a small box").
@@ -66,13 +67,13 @@ func (e *Engine) ActivityCounts(now time.Time) (Activity, error) {
 	}
 	running := 0
 	var q Quest
-	var m questMaps
+	var m tickmem.QuestMaps
 	err = e.store.view(func(tx *store.Tx) error {
 		// The quests' records are in the order of their ids, as the
 		// running index's entries.
 		w := runningWalk{c: tx.Running().Cursor()}
 		return tx.Quests().ForEach(func(k, v []byte) error {
-			if !e.decoded.get(string(k), v, &q, &m) {
+			if !e.decoded.Get(string(k), v, &q, &m) {
 				q = Quest{}
 				if err := records.DecodeQuest(v, &q); err != nil {
 					return fmt.Errorf("decode quest %s: %w", k, err)

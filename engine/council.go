@@ -200,7 +200,7 @@ func (t *txn) sittingOwner(q *Quest) (*sittingOwner, error) {
 // (engineWrite.committed), and a tick is a transaction of its own
 // (update, never grouped with other writes): what it reads of a quest it
 // has not changed is committed. A transaction that was rolled back never
-// reaches the memory. The pendingView rests on the same (pendingview.go).
+// reaches the memory. The tickmem.PendingView rests on the same.
 func (t *txn) tickSitting(q *Quest) (*sittingOwner, []*Node, error) {
 	pristine := t.Pristine(q)
 	if pristine {

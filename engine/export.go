@@ -25,7 +25,7 @@ func (e *Engine) putExportState(quest string, st exportState) error {
 		return err
 	}
 	// An engine write, so that the tick's quest cache learns its commit
-	// and stays current (questcache.go).
+	// and stays current (engine/tickmem).
 	return e.update(func(t *txn) error { return export.PutState(t.tx, quest, st) })
 }
 

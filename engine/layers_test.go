@@ -72,6 +72,10 @@ func TestDependenciesPointInward(t *testing.T) {
 		// So do the consent queue's, which apply a human's consent
 		// (gates/consent) and never a Team's rule but through their Txn.
 		"engine/humangate/...": {"engine/humangate", "engine/domain", "engine/store", "engine/internal", "gates"},
+		// The tick's memory of what committed: it holds the domain's
+		// Quests and nodes' heads and checks the store's transactions,
+		// and is handed what commits by the engine above it.
+		"engine/tickmem/...": {"engine/tickmem", "engine/domain", "engine/store", "engine/internal", "gates"},
 	}
 	for pattern, may := range allowed {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", "./../"+pattern).CombinedOutput()
