@@ -76,7 +76,7 @@ type txn struct {
 	runSlab []string
 	// slabs, a tick's (nil for any other transaction), is carved from
 	// before the slabs above, which take what does not fit
-	// (tickslabs.go).
+	// (tickslabs.go): the tick's set's (tickRound.slabs).
 	slabs *tickmem.Slabs
 	// groups is where a tick's event group records are carved from
 	// (tickScratch).

@@ -28,8 +28,8 @@ import (
 // its bytes, so an entry that arrives late, or a record written by other
 // means (a migration, salvage), is simply missed. What a hit yields is
 // the Quest the record decodes to: a saved quest is kept as records.DecodeQuest
-// would read its record back (cachedCopy; TestQuestCacheIsTheDecodedRecord
-// checks that over a real workload).
+// would read its record back (cachedCopy; the engine's
+// TestQuestCacheIsTheDecodedRecord checks that over a real workload).
 //
 // The cached Quests are never changed. A copy has counts and a queue of
 // its own (every move changes them in place) and shares the rest: the
@@ -129,7 +129,7 @@ func (c *QuestCache) forget(id string, rev uint64) {
 }
 
 // CachedQuest is a quest's record as committed and its decoded form,
-// before the running entries are laid over it (overlayDispatch).
+// before the running entries are laid over it (the engine's overlayDispatch).
 type CachedQuest struct {
 	raw []byte
 	q   *domain.Quest
