@@ -7,6 +7,7 @@ import (
 	"github.com/questbox/questbox/engine/activity"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/tickmem"
 )
 
 // Activity is what runs and what waits at one moment (activity.Activity).
@@ -31,19 +32,19 @@ type activitySource struct{ *Engine }
 var _ activity.Source = activitySource{}
 
 // EachQuest decodes one quest at a time into the same value. A quest
-// whose record the questCache holds as stored is a copy of the cached
+// whose record the tickmem.QuestCache holds as stored is a copy of the cached
 // one, its counts and queue in maps the walk reuses, as a tick's:
 // decoding every quest on every burst was a fifth of what a busy cycle
 // allocated (docs/design.md, "Memory on a small box").
 func (s activitySource) EachQuest(fn func(q *Quest)) error {
 	var q Quest
-	var m questMaps
+	var m tickmem.QuestMaps
 	return s.store.view(func(tx *store.Tx) error {
 		// The quests' records are in the order of their ids, as the
 		// running index's entries.
 		w := runningWalk{c: tx.Running().Cursor()}
 		return tx.Quests().ForEach(func(k, v []byte) error {
-			if !s.decoded.get(string(k), v, &q, &m) {
+			if !s.decoded.Get(string(k), v, &q, &m) {
 				q = Quest{}
 				if err := records.DecodeQuest(v, &q); err != nil {
 					return fmt.Errorf("decode quest %s: %w", k, err)

@@ -48,7 +48,7 @@ func TestActivityCountsAsActivity(t *testing.T) {
 	}
 }
 
-// ActivityCounts reads the quests the questCache holds as stored from the
+// ActivityCounts reads the quests the tickmem.QuestCache holds as stored from the
 // cache, without decoding them: a busy cycle's LEDs read a thousand quests
 // on every burst. What is left per quest is its running entry's (its
 // role, provider and node named: ~4 allocations); a decode is 4 more,

@@ -50,7 +50,7 @@
 // entries over them, see dispatch.go): a tick dirties no page of the
 // nodes or quests buckets however many the store holds, and picks each
 // quest's node from the engine's memory of its first pending node
-// (pendingview.go) instead of searching the nodes bucket. Every write is committed
+// (engine/tickmem) instead of searching the nodes bucket. Every write is committed
 // before its caller returns. bbolt is never opened with NoSync. A tick
 // that changes nothing commits nothing: it reads quests without rewriting
 // them, and wall-clock time passes without a write (see below).

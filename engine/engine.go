@@ -23,6 +23,7 @@ import (
 	"github.com/questbox/questbox/engine/runlog"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
+	"github.com/questbox/questbox/engine/tickmem"
 	"github.com/questbox/questbox/gates"
 	"github.com/questbox/questbox/gates/judge"
 	"github.com/questbox/questbox/internal/clock"
@@ -214,7 +215,7 @@ type Engine struct {
 	// tick carved, which sizes the next one's; slabReuses counts the ticks
 	// that took a released set.
 	slabFree   []*tickSlabs
-	slabNeed   slabNeed
+	slabNeed   tickmem.SlabNeed
 	slabReuses int
 	// tickScratch is what the latest tick carved its keys, records and
 	// event groups from, for the next (tickslabs.go); nil while a tick
@@ -239,17 +240,17 @@ type Engine struct {
 	// start.
 	sess atomic.Pointer[budget.Session]
 	// view is the tick's memory of the active quests' first pending
-	// nodes (pendingview.go).
-	view pendingView
+	// nodes (engine/tickmem).
+	view tickmem.PendingView
 	// decoded is the tick's memory of the active quests' records,
-	// decoded (questcache.go).
-	decoded questCache
+	// decoded (engine/tickmem).
+	decoded tickmem.QuestCache
 	// sittings is the tick's memory of the sitting councils' owners
 	// (council.Sittings, council.TickSitting).
 	sittings sittingOwners
 	// owners is the tick's memory of the owner rounds the quests have
-	// had (tick.go).
-	owners ownerRounds
+	// had (engine/tickmem).
+	owners tickmem.OwnerRounds
 	// chain is the follow-up work the commits enabled, for Serve's
 	// passes (chain.go, engine/followup).
 	chain *followup.Chain

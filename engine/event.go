@@ -179,7 +179,7 @@ func (e *Engine) LastSeq() uint64 {
 // (the MQTT broker's PUBACK) loses nothing across outages and reboots.
 //
 // It is an engine write (batch), not a bare transaction of the store:
-// the questCache learns its commit, which writes no quest, and stays
+// the tickmem.QuestCache learns its commit, which writes no quest, and stays
 // current. MQTT commits its cursor after every burst of events, so as a
 // commit the cache did not learn it made the next tick read every active
 // quest's record again.

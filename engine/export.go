@@ -18,7 +18,7 @@ func (s exportStore) Writable() error                        { return s.e.writab
 func (s exportStore) View(fn func(tx *store.Tx) error) error { return s.e.store.view(fn) }
 
 // Update is an engine write, so that the tick's quest cache learns its
-// commit and stays current (questcache.go).
+// commit and stays current (engine/tickmem).
 func (s exportStore) Update(fn func(tx *store.Tx) error) error {
 	return s.e.update(func(t *txn) error { return fn(t.tx) })
 }

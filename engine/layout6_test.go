@@ -257,11 +257,9 @@ func TestPendingViewIgnoresRolledBackWrites(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Fatalf("update: %v", err)
 	}
-	h.e.view.mu.Lock()
-	seen := h.e.view.m[q.ID]
-	h.e.view.mu.Unlock()
-	if rev := h.questNow(q.ID).Rev; seen.rev != rev || seen.head == nil || seen.head.ID != first {
-		t.Errorf("view after the rolled-back write: revision %d, head %+v; want revision %d, %s", seen.rev, seen.head, rev, first)
+	seenRev, seenHead, _ := h.e.view.Entry(q.ID)
+	if rev := h.questNow(q.ID).Rev; seenRev != rev || seenHead == nil || seenHead.ID != first {
+		t.Errorf("view after the rolled-back write: revision %d, head %+v; want revision %d, %s", seenRev, seenHead, rev, first)
 	}
 	node, _ := dispatchOne(t, h, q.ID)
 	if node != first {

@@ -12,6 +12,7 @@ import (
 	"github.com/questbox/questbox/engine/council"
 	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/tickmem"
 )
 
 // TestTickKeepsTeamAndCouncilEntriesForTheEnd: a tick of solo quests,
@@ -150,7 +151,7 @@ func tickedRunning(t *testing.T, h *harness, rep TickReport) {
 
 // TestOwnerTurnStartsFromTheRoundsTheTickKnows: a tick's owner turn
 // learns the owner rounds it found in the hypothesis index
-// (ownerRounds), and the next one looks them up from there, after it
+// (tickmem.OwnerRounds), and the next one looks them up from there, after it
 // checked that the last round it knows names the owner it remembers: a
 // wrong memory costs the lookups, never a wrong round.
 func TestOwnerTurnStartsFromTheRoundsTheTickKnows(t *testing.T) {
@@ -200,13 +201,13 @@ func TestOwnerTurnStartsFromTheRoundsTheTickKnows(t *testing.T) {
 	ownerTurn(1)
 	ownerTurn(2)
 	third := ownerTurn(3)
-	if k, ok := h.e.owners.get(q.ID, q.Direction); !ok || k.next != 3 || k.last == "" {
+	if k, ok := h.e.owners.Get(q.ID, q.Direction); !ok || k.Next != 3 || k.Last == "" {
 		t.Fatalf("the tick knows %+v (%v), want rounds 1 and 2", k, ok)
 	}
 	// A memory that names another owner for its last round is not used.
-	h.e.owners.put(q.ID, ownerRound{direction: q.Direction, next: 9, last: "n999"})
+	h.e.owners.Put(q.ID, tickmem.OwnerRound{Direction: q.Direction, Next: 9, Last: "n999"})
 	ownerTurn(4)
-	if k, _ := h.e.owners.get(q.ID, q.Direction); k.next != 4 || k.last != third.ID {
+	if k, _ := h.e.owners.Get(q.ID, q.Direction); k.Next != 4 || k.Last != third.ID {
 		t.Fatalf("the tick knows %+v, want rounds 1 to 3, the third %s", k, third.ID)
 	}
 	// The first round's entry taken out of the index behind the

@@ -29,7 +29,7 @@ func (e *Engine) OpenOutbox(name string) (*Outbox, error) {
 		return nil, fmt.Errorf("outbox: empty consumer name: %w", ErrInvalid)
 	}
 	// Engine writes, as AckEvents: the tick's quest cache learns their
-	// commits and stays current (questcache.go).
+	// commits and stays current (engine/tickmem).
 	err := e.update(func(t *txn) error {
 		c := t.tx.Cursors()
 		if c.Get([]byte(name)) != nil {

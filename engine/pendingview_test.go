@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/questbox/questbox/engine/records"
+	"github.com/questbox/questbox/engine/tickmem"
 )
 
 // TestDispatchLeavesTheViewsHeadAsItWas dispatches a quest's first
@@ -29,7 +30,7 @@ func TestDispatchLeavesTheViewsHeadAsItWas(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			_, hit = t.e.view.get(qq.ID, qq.Rev, -1)
+			_, hit = t.e.view.Get(qq.ID, qq.Rev, -1)
 			n, err := t.firstPending(qq)
 			if err != nil || n == nil {
 				return errors.Join(err, ErrNotFound)
@@ -45,7 +46,7 @@ func TestDispatchLeavesTheViewsHeadAsItWas(t *testing.T) {
 		if round > 0 && !hit {
 			t.Errorf("round %d: the view did not know the quest's first pending node", round)
 		}
-		head, ok := h.e.view.get(q.ID, h.questNow(q.ID).Rev, -1)
+		head, ok := h.e.view.Get(q.ID, h.questNow(q.ID).Rev, -1)
 		if !ok || head == nil || head.ID != first || head.Status != Pending {
 			t.Fatalf("round %d: the view's head after a dispatch: %+v, %v; want %s pending", round, head, ok, first)
 		}
@@ -57,7 +58,7 @@ func TestDispatchLeavesTheViewsHeadAsItWas(t *testing.T) {
 
 // TestViewHeadKeepsEveryFieldOfAHead reads a node whose record sets every
 // field a head has (records.NodeHead) and puts its head through the view's form
-// (copyHead, viewHead.node): what firstPending hands a dispatch from the
+// (tickmem.CopyHead, ViewHead.Node): what firstPending hands a dispatch from the
 // view must be the head the store gives, but its runs.
 func TestViewHeadKeepsEveryFieldOfAHead(t *testing.T) {
 	h := newHarness(t, Options{})
@@ -85,7 +86,7 @@ func TestViewHeadKeepsEveryFieldOfAHead(t *testing.T) {
 			return err
 		}
 		var got Node
-		copyHead(head).node(&got)
+		tickmem.CopyHead(head).Node(&got)
 		want := *head
 		want.Runs = nil
 		if !reflect.DeepEqual(got, want) {
@@ -96,38 +97,4 @@ func TestViewHeadKeepsEveryFieldOfAHead(t *testing.T) {
 	if !errors.Is(err, stop) {
 		t.Fatal(err)
 	}
-}
-
-// TestViewPlacesAreOnlyHints looks quests up in the pendingView by places
-// that are theirs, another quest's, stale after a trim, or none: an entry
-// is found at a place only when it is the quest's, and is of the
-// revision asked for.
-func TestViewPlacesAreOnlyHints(t *testing.T) {
-	var v pendingView
-	a, b := &viewHead{ID: "n1"}, &viewHead{ID: "n2"}
-	v.put("q1", 1, a)
-	v.put("q2", 1, b)
-	want := func(quest string, rev uint64, place int, head *viewHead, ok bool) {
-		t.Helper()
-		if got, gotOK := v.get(quest, rev, place); got != head || gotOK != ok {
-			t.Errorf("get(%s, %d, %d) = %v, %v; want %v, %v", quest, rev, place, got, gotOK, head, ok)
-		}
-	}
-	want("q1", 1, 0, a, true)
-	want("q1", 1, 0, a, true) // from its place now
-	want("q2", 1, 0, b, true) // place 0 is q1's: q2 from the map, and its place from now
-	want("q1", 1, 0, a, true)
-	want("q2", 1, 1, b, true)
-	want("q2", 2, 1, nil, false) // an older revision's
-	c := &viewHead{ID: "n3"}
-	v.put("q2", 2, c)
-	want("q2", 1, 1, nil, false)
-	want("q2", 2, 1, c, true)
-	v.put("q2", 1, b) // older than what the view knows: ignored
-	want("q2", 2, 1, c, true)
-	v.trim([]*Quest{{ID: "q2"}})
-	want("q1", 1, 0, nil, false) // no longer active: gone, from its place too
-	want("q2", 2, 1, c, true)
-	want("q2", 2, -1, c, true)
-	want("q2", 2, 5, c, true) // a place past the quests the view holds
 }

@@ -13,11 +13,9 @@ import (
 	"unsafe"
 
 	"github.com/questbox/questbox/engine/agent"
-	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/export"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
-	"github.com/questbox/questbox/engine/storetest"
 	"github.com/questbox/questbox/engine/verdict"
 )
 
@@ -35,46 +33,38 @@ func storedQuest(t *testing.T, e *Engine, id string) []byte {
 	return raw
 }
 
-// checkQuestCache fails unless every entry of e's questCache whose record
+// checkQuestCache fails unless every entry of e's tickmem.QuestCache whose record
 // is the stored one holds what that record decodes to; it returns how
 // many entries the next tick would use.
 func checkQuestCache(t *testing.T, e *Engine) int {
 	t.Helper()
-	e.decoded.mu.Lock()
-	entries := make(map[string]cachedQuest, len(e.decoded.m))
-	for id, c := range e.decoded.m {
-		entries[id] = c
-	}
-	e.decoded.mu.Unlock()
+	entries, _ := e.decoded.Snapshot()
 	current := 0
 	for id, c := range entries {
-		if !bytes.Equal(c.raw, storedQuest(t, e, id)) {
+		if !bytes.Equal(c.Record(), storedQuest(t, e, id)) {
 			continue // stale: a tick misses it and decodes
 		}
 		current++
 		var want Quest
-		if err := records.DecodeQuest(c.raw, &want); err != nil {
+		if err := records.DecodeQuest(c.Record(), &want); err != nil {
 			t.Fatalf("quest %s: the cached record does not decode: %v", id, err)
 		}
-		if !reflect.DeepEqual(*c.q, want) {
-			t.Fatalf("quest %s: the cache holds\n%#v\nits record decodes to\n%#v", id, *c.q, want)
+		if !reflect.DeepEqual(*c.Quest(), want) {
+			t.Fatalf("quest %s: the cache holds\n%#v\nits record decodes to\n%#v", id, *c.Quest(), want)
 		}
 	}
 	checkCurrent(t, e)
 	return current
 }
 
-// cacheCurrent reports whether e's questCache says it is current as of
+// cacheCurrent reports whether e's tickmem.QuestCache says it is current as of
 // the store's last commit: the next tick takes its entries for the
 // active quests' records without reading them.
 func cacheCurrent(t *testing.T, e *Engine) bool {
 	t.Helper()
 	var ok bool
 	err := e.store.view(func(tx *store.Tx) error {
-		c := &e.decoded
-		c.mu.Lock()
-		ok = c.out == 0 && c.db == tx.Instance() && c.at == uint64(tx.ID())
-		c.mu.Unlock()
+		ok = e.decoded.CurrentAsOf(tx)
 		return nil
 	})
 	if err != nil {
@@ -83,7 +73,7 @@ func cacheCurrent(t *testing.T, e *Engine) bool {
 	return ok
 }
 
-// checkCurrent fails when e's questCache says it is current but holds an
+// checkCurrent fails when e's tickmem.QuestCache says it is current but holds an
 // active quest other than as its record is stored.
 func checkCurrent(t *testing.T, e *Engine) {
 	t.Helper()
@@ -98,16 +88,13 @@ func checkCurrent(t *testing.T, e *Engine) {
 		t.Fatal(err)
 	}
 	for _, id := range active {
-		e.decoded.mu.Lock()
-		c, ok := e.decoded.m[id]
-		e.decoded.mu.Unlock()
-		if ok && !bytes.Equal(c.raw, storedQuest(t, e, id)) {
+		c, ok := e.decoded.Entry(id)
+		if ok && !bytes.Equal(c.Record(), storedQuest(t, e, id)) {
 			t.Fatalf("quest %s: the cache says it is current but holds another record", id)
 		}
 	}
-	e.decoded.mu.Lock()
-	ids, n := slices.Clone(e.decoded.ids), len(e.decoded.m)
-	e.decoded.mu.Unlock()
+	entries, ids := e.decoded.Snapshot()
+	n := len(entries)
 	if !slices.Equal(ids, active) || n != len(active) {
 		t.Fatalf("the cache says it is current, but its active set is %q (%d entries), the active index %q", ids, n, active)
 	}
@@ -203,102 +190,6 @@ func TestQuestCacheIsNeverAheadOfTheStore(t *testing.T) {
 	}
 }
 
-// TestTickCopyOfACachedQuestIsItsOwn changes every map and appends to
-// every slice of a tick's copy of a cached quest (whatever fields Quest
-// has), but the maps that no code changes in place (the shared maps, questCache), which
-// the copy shares with the cached quest rather than copies: the cached
-// quest does not change. A map added to Quest is changed here, so it is
-// copied, or named as shared.
-func TestTickCopyOfACachedQuestIsItsOwn(t *testing.T) {
-	shared := map[string]bool{"RoleProviders": true, "TeamAccept": true, "StallSigs": true, "StallCounts": true}
-	var q Quest
-	storetest.FillEvery(&q)
-	q.Status = QuestActive
-	raw := records.EncodeQuest(&q)
-	var c questCache
-	c.put(q.ID, raw, &q)
-	var copied Quest
-	if !c.get(q.ID, raw, &copied, nil) {
-		t.Fatal("the cache does not hand out the record it was given")
-	}
-	if c.get(q.ID, append(bytes.Clone(raw[:len(raw)-1]), raw[len(raw)-1]^1), &Quest{}, nil) {
-		t.Fatal("the cache handed out a quest for a record that differs in a byte")
-	}
-	v := reflect.ValueOf(&copied).Elem()
-	for i := range v.NumField() {
-		f := v.Field(i)
-		switch f.Kind() {
-		case reflect.Map:
-			name := v.Type().Field(i).Name
-			if f.IsNil() {
-				t.Fatalf("fillEvery left map %s nil", name)
-			}
-			if shared[name] {
-				// A busy tick's copies of these were a third of what
-				// its copies held through its runs.
-				if f.UnsafePointer() != reflect.ValueOf(c.m[q.ID].q).Elem().Field(i).UnsafePointer() {
-					t.Errorf("map %s of a tick's copy is a copy, not the cached quest's", name)
-				}
-				continue
-			}
-			f.SetMapIndex(reflect.ValueOf("changed").Convert(f.Type().Key()), reflect.Zero(f.Type().Elem()))
-		case reflect.Slice:
-			if f.Len() != f.Cap() {
-				t.Errorf("slice %s of a tick's copy has room past its end (%d of %d): an append would write into the cache's array", v.Type().Field(i).Name, f.Len(), f.Cap())
-			}
-			f.Set(reflect.Append(f, reflect.Zero(f.Type().Elem())))
-		}
-	}
-	var want Quest
-	if err := records.DecodeQuest(raw, &want); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(*c.m[q.ID].q, want) {
-		t.Fatalf("changing a tick's copy changed the cached quest:\n%#v\nwant\n%#v", *c.m[q.ID].q, want)
-	}
-}
-
-// TestCachedCopyReadsAsTheRecord: what a write hands to the cache is
-// what its record decodes to, also for the values the record form does
-// not keep as they are in memory (a local time with a monotonic reading,
-// empty lists and maps that read back as nil).
-func TestCachedCopyReadsAsTheRecord(t *testing.T) {
-	local := time.FixedZone("here", 3600)
-	cases := map[string]func(q *Quest){
-		"every field set": func(q *Quest) {},
-		"a local time with a monotonic reading": func(q *Quest) {
-			q.Updated = time.Now().In(local)
-			q.WallMark = time.Now()
-		},
-		"empty lists and maps": func(q *Quest) {
-			q.Roles, q.Checkpoints, q.Replays, q.Egress = []string{}, []string{}, []string{}, []string{}
-			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = []string{}, []string{}, []string{}
-			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept = domain.CountsOf(map[Status]int{}), map[string]string{}, map[string]string{}, map[string]string{}
-			q.StallSigs, q.StallCounts = map[string]string{}, map[string]int{}
-		},
-		"nil lists and maps": func(q *Quest) {
-			q.Roles, q.Checkpoints, q.Replays, q.Egress = nil, nil, nil, nil
-			q.CouncilReviewers, q.CouncilJudges, q.PhaseGates = nil, nil, nil
-			q.Counts, q.Queued, q.RoleProviders, q.TeamAccept, q.StallSigs, q.StallCounts = StatusCounts{}, nil, nil, nil, nil, nil
-		},
-		"zero times": func(q *Quest) { q.Created, q.Updated, q.WallMark = time.Time{}, time.Time{}, time.Time{} },
-	}
-	for name, change := range cases {
-		t.Run(name, func(t *testing.T) {
-			var q Quest
-			storetest.FillEvery(&q)
-			change(&q)
-			var want Quest
-			if err := records.DecodeQuest(records.EncodeQuest(&q), &want); err != nil {
-				t.Fatal(err)
-			}
-			if got := cachedCopy(&q); !reflect.DeepEqual(*got, want) {
-				t.Fatalf("cachedCopy gives\n%#v\nthe record reads back\n%#v", *got, want)
-			}
-		})
-	}
-}
-
 // TestQuestCacheLearnsOnlyWhatCommits puts a write that saves a quest
 // into a group commit with a write that fails after it: the batch is
 // rolled back, and the first write, run again alone, saves another
@@ -354,16 +245,14 @@ func TestQuestCacheLearnsOnlyWhatCommits(t *testing.T) {
 	if runs.Load() != 2 {
 		t.Fatalf("the saving write ran %d times, want 2 (in the batch, then alone)", runs.Load())
 	}
-	h.e.decoded.mu.Lock()
-	c := h.e.decoded.m[q.ID]
-	h.e.decoded.mu.Unlock()
-	if !bytes.Equal(c.raw, storedQuest(t, h.e, q.ID)) || c.q.Counters.Tokens != 222 {
-		t.Fatalf("the cache holds a record the store does not (tokens %d, want 222): the rolled-back save reached it", c.q.Counters.Tokens)
+	c, _ := h.e.decoded.Entry(q.ID)
+	if !bytes.Equal(c.Record(), storedQuest(t, h.e, q.ID)) || c.Quest().Counters.Tokens != 222 {
+		t.Fatalf("the cache holds a record the store does not (tokens %d, want 222): the rolled-back save reached it", c.Quest().Counters.Tokens)
 	}
 	checkQuestCache(t, h.e)
 }
 
-// A quest's stall maps are the cache's in a tick's copy (the shared maps, questCache): a
+// A quest's stall maps are the cache's in a tick's copy (the shared maps, tickmem.QuestCache): a
 // no_progress signal counted on a copy the transaction read from the
 // cache changes maps of the copy's own, and the cached quest still reads
 // as its record once that transaction is rolled back.
@@ -421,9 +310,8 @@ func TestWritesReadQuestsThroughTheCache(t *testing.T) {
 	if checkQuestCache(t, h.e) != 1 {
 		t.Fatal("the tick did not remember the quest")
 	}
-	h.e.decoded.mu.Lock()
-	cached := h.e.decoded.m[q.ID].q
-	h.e.decoded.mu.Unlock()
+	entry, _ := h.e.decoded.Entry(q.ID)
+	cached := entry.Quest()
 	err := h.e.update(func(t *txn) error {
 		qq, err := t.Quest(q.ID)
 		if err != nil {
@@ -443,9 +331,7 @@ func TestWritesReadQuestsThroughTheCache(t *testing.T) {
 	}
 	// A record the cache does not hold: the read decodes, the cache is
 	// left as it was.
-	h.e.decoded.mu.Lock()
-	delete(h.e.decoded.m, q.ID)
-	h.e.decoded.mu.Unlock()
+	h.e.decoded.Drop(q.ID)
 	err = h.e.update(func(t *txn) error {
 		if _, err := t.Peek(q.ID); err != nil {
 			return err
@@ -458,16 +344,15 @@ func TestWritesReadQuestsThroughTheCache(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.e.decoded.mu.Lock()
-	n := len(h.e.decoded.m)
-	h.e.decoded.mu.Unlock()
+	entries, _ := h.e.decoded.Snapshot()
+	n := len(entries)
 	if n != 0 {
 		t.Fatal("a write's read taught the cache a record")
 	}
 }
 
 // currentHarness is a harness with two active external quests (they
-// never dispatch) after a tick: its questCache is current, so the next
+// never dispatch) after a tick: its tickmem.QuestCache is current, so the next
 // tick would take the quests from it without reading their records. It
 // returns the first; the second is "q2".
 func currentHarness(t *testing.T) (*harness, *Quest) {
@@ -486,7 +371,7 @@ func currentHarness(t *testing.T) (*harness, *Quest) {
 
 // writeOutsideTheEngine stores quest q with its agent runs used up in a
 // transaction of the store's own, as a migration, salvage or a repair
-// would: a commit the questCache does not learn. A tick that reads the
+// would: a commit the tickmem.QuestCache does not learn. A tick that reads the
 // record terminates the quest; one that takes the cache's entry does not.
 func writeOutsideTheEngine(t *testing.T, h *harness, q *Quest) {
 	t.Helper()
@@ -689,7 +574,7 @@ func TestQuestCacheIsCurrentForItsStoreOnly(t *testing.T) {
 	h, _ := currentHarness(t)
 	other, _ := currentHarness(t)
 	err := other.e.store.update(func(tx *store.Tx) error {
-		if h.e.decoded.current(tx) {
+		if h.e.decoded.Current(tx) {
 			return errors.New("a cache current for one store is current for another")
 		}
 		return errUnchanged
@@ -909,7 +794,7 @@ func TestNewsOlderThanTheValidatingTickIsIgnored(t *testing.T) {
 }
 
 // stopOutsideTheEngine stores quest id stopped and out of the active
-// index in a transaction of the store's own: a commit the questCache does
+// index in a transaction of the store's own: a commit the tickmem.QuestCache does
 // not learn.
 func stopOutsideTheEngine(t *testing.T, h *harness, id string) {
 	t.Helper()

@@ -101,7 +101,7 @@ func TestStatusCountsRefuseAnUnknownStatus(t *testing.T) {
 }
 
 // Every binary quest record of the golden stores encodes again byte for
-// byte (the questCache compares records' bytes), nil counts (0) and empty
+// byte (the tickmem.QuestCache compares records' bytes), nil counts (0) and empty
 // ones (1) alike, but for the fields added after it was written.
 func TestGoldenQuestRecordsEncodeAgain(t *testing.T) {
 	seen := 0

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/questbox/questbox/engine/agent"
@@ -19,6 +18,7 @@ import (
 	"github.com/questbox/questbox/engine/humangate"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
+	"github.com/questbox/questbox/engine/tickmem"
 )
 
 // TickReport says what one tick did.
@@ -192,8 +192,8 @@ func (r *tickRound) run() error {
 	r.slabs = e.takeSlabs()
 	need := e.slabNeed
 	e.mu.Unlock()
-	r.slabs.fit(need)
-	t.slabs = r.slabs
+	r.slabs.Fit(need)
+	t.slabs = &r.slabs.Slabs
 	if _, err := humangate.Expire(t, t.opt.ConsentExpiry); err != nil {
 		return err
 	}
@@ -201,10 +201,10 @@ func (r *tickRound) run() error {
 	if err != nil {
 		return err
 	}
-	e.view.trim(qs)
-	e.decoded.trim(qs)
+	e.view.Trim(qs)
+	e.decoded.Trim(qs)
 	e.sittings.Trim(qs)
-	e.owners.trim(qs)
+	e.owners.Trim(qs)
 	t.saveWallIfDue(qs)
 	// Each quest dispatches at most once, or once per seat of its council
 	// (its members run concurrently), each dispatch takes a slot: sized
@@ -493,7 +493,7 @@ func (r *tickRound) queue(q *Quest, n *Node, name string, prov Provider, req *ag
 // previous dispatch (when runs end within a tick). The order comes from
 // DispatchSeq, written with the dispatch itself: fairness costs no write.
 //
-// When the questCache is current (own transaction, nothing written yet,
+// When the tickmem.QuestCache is current (own transaction, nothing written yet,
 // every commit since it was validated learned), each active quest is a
 // copy of its entry and no quest record is read; else each record is read
 // and compared with its entry, and the cache is validated for the next
@@ -508,11 +508,11 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 	// committed until the transaction saves its quests at its end.
 	own := t.e.store.shared.in(t.tx) == nil
 	if own {
-		var refs []cachedRef
+		var refs []tickmem.CachedRef
 		if t.scratch != nil {
 			refs = t.scratch.refs[:0]
 		}
-		refs, ok := t.e.decoded.currentSet(t.tx, t.quests, refs)
+		refs, ok := t.e.decoded.CurrentSet(t.tx, t.quests, refs)
 		if t.scratch != nil {
 			t.scratch.refs = refs
 		}
@@ -520,7 +520,7 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 			return t.cachedActive(qs, refs), nil
 		}
 	}
-	current := own && t.e.decoded.current(t.tx)
+	current := own && t.e.decoded.Current(t.tx)
 	validate := own && !current
 	// The active index and the quests bucket are both keyed by quest id:
 	// walking them side by side reads each active quest with a step of
@@ -541,7 +541,7 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		// Carved from a slab: a thousand active quests cost a few dozen
 		// allocations.
 		q := t.allocQuest()
-		if current && t.e.decoded.getCurrent(id, q, t.slabs.mapsOf(q)) {
+		if current && t.e.decoded.GetCurrent(id, q, t.slabs.MapsOf(q)) {
 			t.fromCache = true
 			qs = append(qs, t.adoptQuest(id, q))
 			continue
@@ -566,27 +566,27 @@ func (t *txn) activeQuests() ([]*Quest, error) {
 		qs = append(qs, q)
 	}
 	if validate {
-		t.e.decoded.validated(t.tx, qs)
+		t.e.decoded.Validated(t.tx, qs)
 	}
 	return t.sortActive(qs), nil
 }
 
-// cachedActive is activeQuests from the questCache's active set (refs,
+// cachedActive is activeQuests from the tickmem.QuestCache's active set (refs,
 // currentSet): each quest a copy of its entry, or the transaction's own
 // when it read the quest already; neither a record nor the active index
 // is read.
-func (t *txn) cachedActive(qs []*Quest, refs []cachedRef) []*Quest {
+func (t *txn) cachedActive(qs []*Quest, refs []tickmem.CachedRef) []*Quest {
 	t.walk = &runningWalk{c: t.tx.Running().Cursor()}
 	defer func() { t.walk = nil }()
 	for _, r := range refs {
-		if q, ok := t.quests[r.id]; ok {
+		if q, ok := t.quests[r.ID]; ok {
 			qs = append(qs, q)
 			continue
 		}
 		q := t.allocQuest()
-		tickCopyInto(q, r.q, t.slabs.mapsOf(q))
+		tickmem.TickCopyInto(q, r.Quest, t.slabs.MapsOf(q))
 		t.fromCache = true
-		qs = append(qs, t.adoptQuest(r.id, q))
+		qs = append(qs, t.adoptQuest(r.ID, q))
 	}
 	clear(refs) // holds no quest past the tick
 	return t.sortActive(qs)
@@ -788,22 +788,22 @@ func ownerHypothesis(q *Quest, proposals bool, round int) string {
 // far are found in the quest's hypothesis index (owner hypotheses carry
 // their round, which also keeps them apart for the duplicate check), one
 // lookup per round, only when an owner is due, from the first round the
-// tick does not know of (ownerRounds). When the latest owner has
+// tick does not know of (tickmem.OwnerRounds). When the latest owner has
 // not finished (it went deferred before reaching its provider, or waits
 // for consent), it is returned with dup set: a round never opens twice.
 //
 // A tick's transaction (t.slabs set) teaches the engine the rounds it
-// read; no other does (see ownerRounds).
+// read; no other does (see tickmem.OwnerRounds).
 func (t *txn) NewOwner(q *Quest, proposals bool) (*Node, bool, error) {
 	round, last := 1, []byte(nil)
 	if hb := subRO(t.tx, bHyps, q.ID); hb != nil {
-		if k, ok := t.e.owners.get(q.ID, q.Direction); ok {
-			id := hb.Get(hypKey(ownerHypothesis(q, true, k.next-1)))
+		if k, ok := t.e.owners.Get(q.ID, q.Direction); ok {
+			id := hb.Get(hypKey(ownerHypothesis(q, true, k.Next-1)))
 			if id == nil {
-				id = hb.Get(hypKey(ownerHypothesis(q, false, k.next-1)))
+				id = hb.Get(hypKey(ownerHypothesis(q, false, k.Next-1)))
 			}
-			if string(id) == k.last {
-				round, last = k.next, id
+			if string(id) == k.Last {
+				round, last = k.Next, id
 			}
 		}
 		for ; ; round++ {
@@ -817,7 +817,7 @@ func (t *txn) NewOwner(q *Quest, proposals bool) (*Node, bool, error) {
 			last = id
 		}
 		if t.slabs != nil && last != nil && t.Pristine(q) {
-			t.e.owners.put(q.ID, ownerRound{direction: q.Direction, next: round, last: string(last)})
+			t.e.owners.Put(q.ID, tickmem.OwnerRound{Direction: q.Direction, Next: round, Last: string(last)})
 		}
 		// A store from before owners were numbered by round has gaps;
 		// never reuse one of its hypotheses.
@@ -835,75 +835,6 @@ func (t *txn) NewOwner(q *Quest, proposals bool) (*Node, bool, error) {
 		}
 	}
 	return t.NewNode(q, nil, RoleOwner, ownerHypothesis(q, proposals, round), Pending, "")
-}
-
-// ownerRounds is the engine's memory of the owner rounds of the quests,
-// by quest: that its rounds 1 to next-1 are in its hypothesis index, the
-// last one's owner being node last, so that newOwner looks up the rounds
-// from next on instead of from the first, one more each owner turn.
-//
-// Why what it holds stays true: it learns from a tick's turn of a quest
-// the transaction has not changed (pristine: no node of the quest was
-// written in it, so neither was its hypothesis index), and a tick is a
-// transaction of its own (update, never grouped with other writes), so
-// the rounds it read are committed; an entry of the hypothesis index is
-// never changed or removed. newOwner still checks that round next-1 names
-// node last before it skips the rounds below (a store replaced under the
-// engine then costs the lookups, not a wrong round). It is trimmed to the
-// active quests, as the sittings are.
-type ownerRounds struct {
-	mu sync.Mutex // guards m
-	m  map[string]ownerRound
-}
-
-// ownerRound is what ownerRounds knows of a quest: see there. Its owner
-// hypotheses name its direction, which the entry is for.
-type ownerRound struct {
-	direction string
-	next      int
-	last      string
-}
-
-// get returns quest's entry for direction.
-func (o *ownerRounds) get(quest, direction string) (ownerRound, bool) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	k, ok := o.m[quest]
-	return k, ok && k.direction == direction && k.next > 1
-}
-
-// put keeps k as quest's entry.
-func (o *ownerRounds) put(quest string, k ownerRound) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if o.m == nil {
-		o.m = map[string]ownerRound{}
-	}
-	o.m[quest] = k
-}
-
-// trim drops the quests that are not active.
-func (o *ownerRounds) trim(active []*Quest) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	trimToActive(o.m, active)
-}
-
-// trimToActive drops from m, a memory by quest, the quests that are not
-// active, once it holds more quests than are active.
-func trimToActive[V any](m map[string]V, active []*Quest) {
-	if len(m) <= len(active) {
-		return
-	}
-	keep := make(map[string]bool, len(active))
-	for _, q := range active {
-		keep[q.ID] = true
-	}
-	for id := range m {
-		if !keep[id] {
-			delete(m, id)
-		}
-	}
 }
 
 // markUnrecorded notes that run's result waits to be written because of
@@ -1078,7 +1009,7 @@ func (e *Engine) idle() bool {
 	_ = e.store.view(func(tx *store.Tx) error {
 		// The quest cache knows, while current, whether any quest is
 		// active without the active index's pages.
-		none, known := e.decoded.noneActive(tx)
+		none, known := e.decoded.NoneActive(tx)
 		if !known {
 			first, _ := tx.Active().Cursor().First()
 			none = first == nil

@@ -1,30 +1,23 @@
 package engine
 
-// The tick's memory, reused from tick to tick.
-//
-// A tick of a thousand active quests carves a thousand Quests, a node
-// head and a run list per dispatch and a thousand dispatches (with the
-// queue's map of each quest's copy, tickCopyInto): close to
-// 2 MB a tick, which the collector then has to find and sweep, and which
-// the tick has to clear and fault in afresh each time. A tickSlabs holds
-// all of it for one tick; once the tick's runs have ended it goes back to
-// the engine's free list (at most maxFreeSlabs), and a later tick carves
-// from it again.
+import "github.com/questbox/questbox/engine/tickmem"
+
+// The tick's memory, reused from tick to tick: the slabs a tick carves
+// its quests, node heads and run lists from (tickmem.Slabs, where the
+// reason for them is told) and its list of dispatches, kept as one set on
+// the engine's free list.
 //
 // Who holds a tick's slabs after its commit (docs/design.md, "Memory on a
 // small box"): only its dispatches. A dispatch's quest, node head, run list
 // and member prompt are read by its run until runAgent returns; everything
-// the tick hands to the engine's memories (questCache, pendingView,
-// sittingOwners) is a copy (cachedCopy, copyHead, WithAt), and TickReport
+// the tick hands to the engine's memories (tickmem.QuestCache, PendingView,
+// sittingOwners) is a copy (their cachedCopy, CopyHead, WithAt), and TickReport
 // holds ids only. So the set is counted once per dispatch (refs) and released
 // at the end of each run (runAgent) and where a dispatch never runs (start,
 // for a run aborted before it started); a tick that dispatched nothing
 // releases it at once. A tick whose transaction fails (or is retried afresh)
 // gives its set to nobody: it is left to the collector, so that nothing a
 // rolled-back attempt left behind can reach a later tick.
-//
-// Every slot is zeroed when it is carved (a decode fills a zero Quest,
-// and a dispatch's unset fields must be unset), not when it is released.
 
 // maxFreeSlabs is how many released sets the engine keeps: one is what a
 // box whose runs end within a tick needs; a second covers a tick that
@@ -32,36 +25,17 @@ package engine
 const maxFreeSlabs = 2
 
 // tickSlabs is the memory one tick carves its quests, heads, run lists
-// and dispatches from. Past the room it was sized with, the tick carves
-// from slabs of its own (the transaction's, allocQuest); need then sizes
-// the set for the next tick.
+// (tickmem.Slabs) and dispatches from.
 type tickSlabs struct {
-	quests []Quest
-	// maps[i] are the maps quests[i]'s copy of the cached quest was given
-	// by the last tick that carved the slot (tickCopyInto): cleared and
-	// filled again instead of cloned. They belong to the set: only the
-	// slot's Quest refers to them.
-	maps  []questMaps
-	heads []Node
-	runs  []string
-	ds    []dispatch
-	need  slabNeed
+	tickmem.Slabs
+	ds []dispatch
 	// refs is how many of the tick's dispatches have not ended their
 	// run (guarded by Engine.mu).
 	refs int
 }
 
-// questMaps are the queue map of a quest slot (tickSlabs.maps); its counts
-// are a value (StatusCounts).
-type questMaps struct {
-	queued map[string]string
-}
-
-// slabNeed is how many quests, heads and run lists a tick carved.
-type slabNeed struct{ quests, heads, runs int }
-
 // takeSlabs returns a set for a tick, from the free list when one waits
-// there; e.mu is held. The set is not sized yet (fit).
+// there; e.mu is held. The set is not sized yet (tickmem.Slabs.Fit).
 func (e *Engine) takeSlabs() *tickSlabs {
 	n := len(e.slabFree)
 	if n == 0 {
@@ -74,23 +48,6 @@ func (e *Engine) takeSlabs() *tickSlabs {
 	return s
 }
 
-// fit empties s and gives it room for need, with an eighth more for a
-// tick that reads a few more quests than the last.
-func (s *tickSlabs) fit(need slabNeed) {
-	s.need = slabNeed{}
-	if cap(s.quests) < need.quests {
-		n := need.quests + need.quests/8
-		s.quests, s.maps = make([]Quest, 0, n), make([]questMaps, n)
-	}
-	if cap(s.heads) < need.heads {
-		s.heads = make([]Node, 0, need.heads+need.heads/8)
-	}
-	if cap(s.runs) < need.runs {
-		s.runs = make([]string, 0, need.runs+need.runs/8)
-	}
-	s.quests, s.heads, s.runs = s.quests[:0], s.heads[:0], s.runs[:0]
-}
-
 // dispatches returns an empty dispatch list with room for n, the set's.
 func (s *tickSlabs) dispatches(n int) []dispatch {
 	if cap(s.ds) < n {
@@ -99,57 +56,13 @@ func (s *tickSlabs) dispatches(n int) []dispatch {
 	return s.ds[:0]
 }
 
-// quest carves a zero Quest from s (its slot's maps: mapsOf); nil when s
-// is full.
-func (s *tickSlabs) quest() *Quest { return carve(&s.quests, &s.need.quests) }
-
-// head carves a zero Node from s; nil when s is full.
-func (s *tickSlabs) head() *Node { return carve(&s.heads, &s.need.heads) }
-
-// runList carves an empty run list with room for one run from s; nil when
-// s is full.
-func (s *tickSlabs) runList() []string {
-	if carve(&s.runs, &s.need.runs) == nil {
-		return nil
-	}
-	i := len(s.runs) - 1
-	return s.runs[i : i : i+1]
-}
-
-// carve takes the next slot of slab, zeroed, and counts it in need,
-// which counts those past the slab's room too; nil when slab is full.
-func carve[T any](slab *[]T, need *int) *T {
-	*need++
-	i := len(*slab)
-	if i == cap(*slab) {
-		return nil
-	}
-	*slab = (*slab)[:i+1]
-	p := &(*slab)[i]
-	var zero T
-	*p = zero
-	return p
-}
-
-// mapsOf is the maps of q's slot when q is the quest s carved last, nil
-// otherwise (a quest carved elsewhere, or earlier).
-func (s *tickSlabs) mapsOf(q *Quest) *questMaps {
-	if s == nil {
-		return nil
-	}
-	if i := len(s.quests) - 1; i >= 0 && &s.quests[i] == q {
-		return &s.maps[i]
-	}
-	return nil
-}
-
 // holdSlabs counts the dispatches of a tick that committed in its set, or
 // releases the set at once when it dispatched nothing; need sizes the
 // next tick's set.
 func (e *Engine) holdSlabs(s *tickSlabs, dispatches int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.slabNeed = s.need
+	e.slabNeed = s.Need()
 	s.refs = dispatches
 	if dispatches == 0 {
 		e.freeSlabs(s)
@@ -188,13 +101,13 @@ func (e *Engine) freeSlabs(s *tickSlabs) {
 // (activeQuests), and its map of the quests it read (txn.quests). Unlike the slabs, nothing holds it once the transaction
 // has ended: bbolt reads the keys and values it was given until the
 // commit, and the one record handed on past the commit, a saved quest's,
-// is copied by the questCache (learn) before the tick's update returns.
+// is copied by the quest cache (tickmem.QuestCache.LearnAt) before the tick's update returns.
 // So the tick gives it back then (keepTickScratch); a tick that starts in
 // the meantime finds none and makes its own.
 type tickScratch struct {
 	block, groups []byte
 	quests        []*Quest
-	refs          []cachedRef
+	refs          []tickmem.CachedRef
 	keys          []dispatchKey
 	rank          []int32
 	byID          map[string]*Quest

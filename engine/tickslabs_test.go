@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,7 +15,6 @@ import (
 	"unsafe"
 
 	"github.com/questbox/questbox/engine/agent"
-	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 )
@@ -301,33 +299,6 @@ func TestReusedQuestSlotStartsZeroed(t *testing.T) {
 		t.Fatalf("%d ticks took a released set, want 2", h.e.slabReuses)
 	}
 	checkAsked(t, h, &asked, rep.Dispatched, map[string]string{q.ID: ""})
-}
-
-// A quest slot's queue map, filled by its previous tick, is emptied
-// before a copy of a cached quest goes into it, and stays the slot's: the
-// cached quest's counts and queue are not touched by a change of the
-// copy, and nil counts and a nil map stay nil (as maps.Clone's).
-func TestTickCopyIntoASlotsMaps(t *testing.T) {
-	cached := &Quest{ID: "q1", Counts: domain.CountsOf(map[Status]int{Pending: 2}), Queued: map[string]string{RoleOwner: "n9"}}
-	m := &questMaps{queued: map[string]string{RoleStrategist: "n3"}}
-	queued := m.queued
-	var q Quest
-	tickCopyInto(&q, cached, m)
-	if q.Counts != cached.Counts || !maps.Equal(q.Queued, cached.Queued) {
-		t.Fatalf("copy: counts %v, queued %v; want %v, %v", q.Counts, q.Queued, cached.Counts, cached.Queued)
-	}
-	q.Counts.Inc(Running)
-	delete(q.Queued, RoleOwner)
-	if cached.Counts.Total() != 2 || cached.Counts.Get(Running) != 0 || cached.Queued[RoleOwner] != "n9" {
-		t.Fatalf("a change of the copy reached the cached quest: %v, %v", cached.Counts, cached.Queued)
-	}
-	if len(queued) != 0 {
-		t.Error("the copy's queue is not its slot's map")
-	}
-	tickCopyInto(&q, &Quest{ID: "q2"}, m)
-	if q.Counts.Len() != -1 || q.Queued != nil {
-		t.Errorf("nil counts and queue copied as %v, %v; want nil", q.Counts, q.Queued)
-	}
 }
 
 // A tick carves its keys, records and event group records from the

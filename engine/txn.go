@@ -20,6 +20,7 @@ import (
 	"github.com/questbox/questbox/engine/records"
 	"github.com/questbox/questbox/engine/store"
 	"github.com/questbox/questbox/engine/team"
+	"github.com/questbox/questbox/engine/tickmem"
 )
 
 // txn is one write transaction of the engine: it caches the quests it
@@ -77,8 +78,8 @@ type txn struct {
 	runSlab []string
 	// slabs, a tick's (nil for any other transaction), is carved from
 	// before the slabs above, which take what does not fit
-	// (tickslabs.go).
-	slabs *tickSlabs
+	// (tickslabs.go): the tick's set's (tickRound.slabs).
+	slabs *tickmem.Slabs
 	// groups is where a tick's event group records are carved from
 	// (tickScratch).
 	groups carver
@@ -87,13 +88,13 @@ type txn struct {
 	// thousand events, and a record grown from a few hundred bytes
 	// would be copied a dozen times.
 	groupRoom int
-	// touched are the quests one of whose nodes changed (pendingView);
+	// touched are the quests one of whose nodes changed (tickmem.PendingView);
 	// updates what the view learns once the transaction commits.
 	touched map[string]bool
 	updates []viewUpdate
 	// saves are the quests the transaction wrote, with their records,
-	// for the questCache once it commits.
-	saves []questUpdate
+	// for the tickmem.QuestCache once it commits.
+	saves []tickmem.QuestUpdate
 	// material is the owner's material of the quests whose prompts this
 	// transaction built, for the members of a council (materialMemo).
 	material materialMemo
@@ -111,7 +112,7 @@ type txn struct {
 	// the quest's place in the active index.
 	activeRank []int32
 	// fromCache is set once a quest the transaction read is a copy of the
-	// questCache's (cachedQuestInto, peek): its shared maps are the
+	// tickmem.QuestCache's (cachedQuestInto, peek): its shared maps are the
 	// cache's, so a change to one changes a copy (ownStallMaps); ownStall
 	// is the latest quest given stall maps of its own.
 	fromCache bool
@@ -190,7 +191,7 @@ const slabLen = 32
 // the transaction's slab.
 func (t *txn) allocQuest() *Quest {
 	if t.slabs != nil {
-		if q := t.slabs.quest(); q != nil {
+		if q := t.slabs.Quest(); q != nil {
 			return q
 		}
 	}
@@ -205,7 +206,7 @@ func (t *txn) allocQuest() *Quest {
 // the transaction's slab.
 func (t *txn) AllocHead() *Node {
 	if t.slabs != nil {
-		if n := t.slabs.head(); n != nil {
+		if n := t.slabs.Head(); n != nil {
 			return n
 		}
 	}
@@ -221,7 +222,7 @@ func (t *txn) AllocHead() *Node {
 // list that grows past one moves to its own array (append).
 func (t *txn) allocRuns() []string {
 	if t.slabs != nil {
-		if l := t.slabs.runList(); l != nil {
+		if l := t.slabs.RunList(); l != nil {
 			return l
 		}
 	}
@@ -331,13 +332,13 @@ type engineWrite struct {
 	// Set by run, for committed.
 	last    uint64
 	updates []viewUpdate
-	saved   []questUpdate
+	saved   []tickmem.QuestUpdate
 	follows []followup.Follow
 	// pruned is the tick commit whose retention prune the write's
 	// transaction ran (pruneLater); 0: none.
 	pruned uint64
-	// counted: a run got to its end, and the questCache counts the write
-	// until committed tells it how it ended (questCache.wrote); db and id
+	// counted: a run got to its end, and the tickmem.QuestCache counts the write
+	// until committed tells it how it ended (tickmem.QuestCache.Wrote); db and id
 	// are the store and the transaction id of the latest such run.
 	counted bool
 	db      store.Instance
@@ -381,9 +382,9 @@ func (w *engineWrite) run(tx *store.Tx) error {
 		shared.group, shared.grouped, shared.groupFirst, shared.groupLast = t.group, t.grouped, t.groupFirst, t.groupLast
 	}
 	// The only place the engine writes a quest record: what it saves here
-	// the questCache learns once the commit succeeded (committed), and a
+	// the tickmem.QuestCache learns once the commit succeeded (committed), and a
 	// tick takes its entries for the records as long as every commit was
-	// such a write (questCache, current). A quest record written any
+	// such a write (tickmem.QuestCache, Current). A quest record written any
 	// other way must be written outside the engine's transactions.
 	for _, id := range t.order {
 		q := t.quests[id]
@@ -394,13 +395,13 @@ func (w *engineWrite) run(tx *store.Tx) error {
 			return err
 		}
 		t.viewOf(q)
-		t.saves = append(t.saves, questUpdate{rec: rec, q: q})
+		t.saves = append(t.saves, tickmem.QuestUpdate{Record: rec, Quest: q})
 	}
 	w.last, w.updates, w.saved, w.follows = t.last, t.updates, t.saves, t.follows
 	w.db, w.id = tx.Instance(), uint64(tx.ID())
 	if !w.counted {
 		w.counted = true
-		e.decoded.wrote()
+		e.decoded.Wrote()
 	}
 	return nil
 }
@@ -434,22 +435,22 @@ func (w *engineWrite) pruneLater(t *txn, shared *sharedGroup) error {
 // returned err, and returns the write's error (errUnchanged is none).
 func (w *engineWrite) committed(err error) error {
 	if w.counted && err != nil {
-		w.e.decoded.settle()
+		w.e.decoded.Settle()
 	}
 	if errors.Is(err, errUnchanged) {
 		return nil
 	}
 	if err == nil {
-		// Only what committed reaches the view (pendingView) and the
-		// tick's decoded quests (questCache).
+		// Only what committed reaches the view (tickmem.PendingView) and the
+		// tick's decoded quests (tickmem.QuestCache).
 		for _, u := range w.updates {
-			w.e.view.put(u.quest, u.rev, u.head)
+			w.e.view.Put(u.quest, u.rev, u.head)
 			if u.sitting != nil {
 				w.e.sittings.PutAt(u.quest, u.sitting)
 			}
 		}
 		if w.counted {
-			w.e.decoded.learnAt(w.saved, w.db, w.id)
+			w.e.decoded.LearnAt(w.saved, w.db, w.id)
 		}
 		if w.pruned != 0 {
 			w.e.pruneDue.CompareAndSwap(w.pruned, 0)
@@ -499,7 +500,7 @@ func (t *txn) Quest(id string) (*Quest, error) {
 // tracks it later. The tick peeks, so that a quest it does not change is
 // not written.
 //
-// A quest whose record the questCache holds as it is stored is a copy of
+// A quest whose record the tickmem.QuestCache holds as it is stored is a copy of
 // the cached one, as in the tick (cachedQuestInto), but the cache learns
 // nothing from a miss here: a group commit's record read here may be an
 // earlier write's of the same batch, not committed yet. A result's write
@@ -512,7 +513,7 @@ func (t *txn) Peek(id string) (*Quest, error) {
 	}
 	raw := get(&t.curQuests, t.tx.Quests(), []byte(id))
 	q := new(Quest)
-	if raw != nil && t.e.decoded.get(id, raw, q, nil) {
+	if raw != nil && t.e.decoded.Get(id, raw, q, nil) {
 		t.fromCache = true
 		return t.adoptQuest(id, q), nil
 	}
@@ -532,12 +533,12 @@ func (t *txn) decodeQuestInto(id string, raw []byte, q *Quest) (*Quest, error) {
 }
 
 // cachedQuestInto is decodeQuestInto through the tick's decoded quests
-// (questCache): a copy of the cached Quest when the cache holds exactly
+// (tickmem.QuestCache): a copy of the cached Quest when the cache holds exactly
 // record raw, else the record decoded, and remembered (or, not active,
 // forgotten) when remember is set (raw is the record as last committed:
-// questCache.put).
+// tickmem.QuestCache.Put).
 func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest, remember bool) (*Quest, error) {
-	if raw != nil && t.e.decoded.get(id, raw, q, t.slabs.mapsOf(q)) {
+	if raw != nil && t.e.decoded.Get(id, raw, q, t.slabs.MapsOf(q)) {
 		t.fromCache = true
 		return t.adoptQuest(id, q), nil
 	}
@@ -545,7 +546,7 @@ func (t *txn) cachedQuestInto(id string, raw []byte, q *Quest, remember bool) (*
 		return nil, err
 	}
 	if remember {
-		t.e.decoded.put(id, bytes.Clone(raw), q)
+		t.e.decoded.Put(id, bytes.Clone(raw), q)
 	}
 	return t.adoptQuest(id, q), nil
 }
@@ -656,7 +657,7 @@ func (t *txn) HeadOf(id string, raw []byte, like *records.NodeHead) (*Node, erro
 			return nil, fmt.Errorf("decode node %s: %w", id, err)
 		}
 	}
-	// Carved from the transaction's slab, as the pendingView's heads are:
+	// Carved from the transaction's slab, as the tickmem.PendingView's heads are:
 	// a tick reads hundreds (a council's members).
 	n := t.AllocHead()
 	*n = Node{ID: h.ID, Quest: h.Quest, Parent: h.Parent, Role: h.Role, Hypothesis: h.Hypothesis, Status: h.Status,
@@ -677,7 +678,7 @@ func (t *txn) SaveNode(n *Node) error {
 	}
 	// A node changed: its quest is saved too, with a new revision, so
 	// that the tick's memory of its first pending node is not used
-	// (pendingView).
+	// (tickmem.PendingView).
 	t.touch(n.Quest)
 	if !t.saved[n.Quest] {
 		if q, err := t.Peek(n.Quest); err == nil {

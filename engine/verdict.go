@@ -459,7 +459,7 @@ const (
 
 // ownStallMaps gives q stall maps that it alone holds, to change: new
 // ones when it has none, and copies when t may have read q from the
-// questCache (fromCache), whose quest's they may be (the shared maps, questCache), once
+// tickmem.QuestCache (fromCache), whose quest's they may be (the shared maps, tickmem.QuestCache), once
 // (a verdict counts two signals in a row). A transaction that decoded
 // its quests changes them in place.
 func (t *txn) ownStallMaps(q *Quest) {

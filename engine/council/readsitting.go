@@ -232,7 +232,7 @@ func ReadSittingOwner[A any](t SittingReader[A], q *domain.Quest) (*SittingOwner
 // transaction of its own (the engine's update, never grouped with other
 // writes): what it reads of a quest it has not changed is committed. A
 // transaction that was rolled back never reaches the memory. The engine's
-// pendingView rests on the same (engine/pendingview.go).
+// tickmem.PendingView rests on the same.
 func TickSitting[A any](t SittingReader[A], q *domain.Quest) (*SittingOwner[A], []*domain.Node, error) {
 	pristine := t.Pristine(q)
 	if pristine {

@@ -277,7 +277,7 @@ type Quest struct {
 	EgressConsent string `json:"egress_consent,omitempty"`
 	// Rev counts the saves of the quest's record (schema 6): the tick's
 	// memory of each quest's first pending node is valid for the record
-	// of one revision (see pendingView).
+	// of one revision (see tickmem.PendingView).
 	Rev uint64 `json:"-"`
 
 	// ReservedTokens is the tokens the quest's runs in flight reserve against

@@ -1,4 +1,4 @@
-package engine
+package tickmem
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/questbox/questbox/engine/domain"
 	"github.com/questbox/questbox/engine/store"
 )
 
@@ -14,21 +15,21 @@ import (
 //
 // A tick reads every active quest, and decoding a thousand records was
 // the largest single share of its work (their strings, their counts'
-// maps). The questCache keeps, per quest, the record as it was committed
+// maps). The QuestCache keeps, per quest, the record as it was committed
 // (its exact bytes) and the Quest it decodes to. A tick that finds the
 // stored record byte for byte equal to the cached one takes a copy of the
-// cached Quest instead of decoding (tickRound, activeQuests); any other
+// cached Quest instead of decoding (the engine's tickRound, activeQuests); any other
 // record is decoded as before and remembered.
 //
-// It is kept in step with what commits only, as the pendingView is: a
+// It is kept in step with what commits only, as the PendingView is: a
 // write transaction hands over the quests it saved once its commit
 // succeeded (Engine.write), so a transaction rolled back never leaves a
 // change here; and an entry is used only while the store holds exactly
 // its bytes, so an entry that arrives late, or a record written by other
 // means (a migration, salvage), is simply missed. What a hit yields is
 // the Quest the record decodes to: a saved quest is kept as records.DecodeQuest
-// would read its record back (cachedCopy; TestQuestCacheIsTheDecodedRecord
-// checks that over a real workload).
+// would read its record back (cachedCopy; the engine's
+// TestQuestCacheIsTheDecodedRecord checks that over a real workload).
 //
 // The cached Quests are never changed. A copy has counts and a queue of
 // its own (every move changes them in place) and shares the rest: the
@@ -50,10 +51,10 @@ import (
 // also knows when it is current: when every entry of an active quest is
 // its record as stored as of commit at (bbolt's transaction id) of store
 // db, a tick's next transaction (id at+1, nothing written yet) takes the
-// entries without reading the records (current, activeQuests). It is so
-// once a tick has read every active quest's record (validated), and it
+// entries without reading the records (Current, activeQuests). It is so
+// once a tick has read every active quest's record (Validated), and it
 // stays so while each commit after it is an engine write that the cache
-// learned (learnAt): commit ids are consecutive (a transaction rolled back
+// learned (LearnAt): commit ids are consecutive (a transaction rolled back
 // takes none), so any commit it did not learn — a write of another kind,
 // one whose commit failed after bbolt wrote it, one whose news has not
 // arrived yet (out) — leaves a gap, and the tick reads the records again.
@@ -61,15 +62,15 @@ import (
 // The active set: while current, the cache also holds an entry for no
 // other quest, so its entries are the active index's quests (ids, in the
 // index's order) and a tick reads neither the records nor the index
-// (currentSet), nor does the idle check (noneActive). A validating tick
+// (CurrentSet), nor does the idle check (NoneActive). A validating tick
 // makes the entries exactly the quests it walked; a learned write whose
 // quest is no longer active removes its entry (and remembers, in gone,
 // the revision that removed it, so that an older write's news arriving
 // after it does not bring the entry back); news of a commit the
 // validating tick read past (seen) is old and ignored.
-type questCache struct {
+type QuestCache struct {
 	mu sync.Mutex // guards the fields below
-	m  map[string]cachedQuest
+	m  map[string]CachedQuest
 	// ids are m's keys in byte order (the active index's).
 	ids []string
 	// gone is the revision of each quest whose entry a write that left
@@ -82,20 +83,20 @@ type questCache struct {
 	db       store.Instance
 	at, seen uint64
 	// out counts the engine's writes that ran in a transaction and have
-	// not yet told the cache how it ended (wrote, learnAt, settle).
+	// not yet told the cache how it ended (Wrote, LearnAt, Settle).
 	out int
 }
 
-// cachedRef is a cached quest of the active set (currentSet).
-type cachedRef struct {
-	id string
-	q  *Quest
+// CachedRef is a cached quest of the active set (CurrentSet).
+type CachedRef struct {
+	ID    string
+	Quest *domain.Quest
 }
 
 // set makes e quest id's entry, under c.mu.
-func (c *questCache) set(id string, e cachedQuest) {
+func (c *QuestCache) set(id string, e CachedQuest) {
 	if c.m == nil {
-		c.m = map[string]cachedQuest{}
+		c.m = map[string]CachedQuest{}
 	}
 	if _, ok := c.m[id]; !ok {
 		i, _ := slices.BinarySearch(c.ids, id)
@@ -105,7 +106,7 @@ func (c *questCache) set(id string, e cachedQuest) {
 }
 
 // drop removes quest id's entry, under c.mu.
-func (c *questCache) drop(id string) {
+func (c *QuestCache) drop(id string) {
 	if _, ok := c.m[id]; !ok {
 		return
 	}
@@ -117,7 +118,7 @@ func (c *questCache) drop(id string) {
 
 // forget removes quest id's entry for a record of revision rev that is
 // not active, under c.mu.
-func (c *questCache) forget(id string, rev uint64) {
+func (c *QuestCache) forget(id string, rev uint64) {
 	c.drop(id)
 	if c.out > 0 {
 		if c.gone == nil {
@@ -127,47 +128,47 @@ func (c *questCache) forget(id string, rev uint64) {
 	}
 }
 
-// cachedQuest is a quest's record as committed and its decoded form,
-// before the running entries are laid over it (overlayDispatch).
-type cachedQuest struct {
+// CachedQuest is a quest's record as committed and its decoded form,
+// before the running entries are laid over it (the engine's overlayDispatch).
+type CachedQuest struct {
 	raw []byte
-	q   *Quest
+	q   *domain.Quest
 }
 
-// get copies quest id into q when the cache holds exactly record raw,
+// Get copies quest id into q when the cache holds exactly record raw,
 // and reports whether it did; m, when not nil, are the maps of q's slot
-// (tickCopyInto).
-func (c *questCache) get(id string, raw []byte, q *Quest, m *questMaps) bool {
+// (TickCopyInto).
+func (c *QuestCache) Get(id string, raw []byte, q *domain.Quest, m *QuestMaps) bool {
 	c.mu.Lock()
 	e, ok := c.m[id]
 	c.mu.Unlock()
 	if !ok || !bytes.Equal(e.raw, raw) {
 		return false
 	}
-	tickCopyInto(q, e.q, m)
+	TickCopyInto(q, e.q, m)
 	return true
 }
 
-// getCurrent copies quest id into q from its entry, without its record,
-// and reports whether there is one; the cache must be current (current).
-func (c *questCache) getCurrent(id string, q *Quest, m *questMaps) bool {
+// GetCurrent copies quest id into q from its entry, without its record,
+// and reports whether there is one; the cache must be current (Current).
+func (c *QuestCache) GetCurrent(id string, q *domain.Quest, m *QuestMaps) bool {
 	c.mu.Lock()
 	e, ok := c.m[id]
 	c.mu.Unlock()
 	if ok {
-		tickCopyInto(q, e.q, m)
+		TickCopyInto(q, e.q, m)
 	}
 	return ok
 }
 
-// put remembers that record raw decodes to q, which it copies, or, when
+// Put remembers that record raw decodes to q, which it copies, or, when
 // q is not active, forgets the quest (its record is not one the tick may
 // take). raw must stay unchanged (a copy of the record, not bbolt's
 // memory), and be the quest's record as committed last: read in a write
 // transaction that has written no quest yet, so that no commit the cache
 // may still learn of is newer.
-func (c *questCache) put(id string, raw []byte, q *Quest) {
-	if q.Status != QuestActive {
+func (c *QuestCache) Put(id string, raw []byte, q *domain.Quest) {
+	if q.Status != domain.QuestActive {
 		c.mu.Lock()
 		c.forget(id, q.Rev)
 		c.mu.Unlock()
@@ -176,43 +177,43 @@ func (c *questCache) put(id string, raw []byte, q *Quest) {
 	kept := cachedCopy(q)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.set(id, cachedQuest{raw: raw, q: kept})
+	c.set(id, CachedQuest{raw: raw, q: kept})
 }
 
-// current reports whether the cache is current for tx, a write
+// Current reports whether the cache is current for tx, a write
 // transaction that has written no quest yet: every active quest's entry
 // is its record in tx.
-func (c *questCache) current(tx *store.Tx) bool {
+func (c *QuestCache) Current(tx *store.Tx) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.out == 0 && c.db == tx.Instance() && c.at+1 == uint64(tx.ID())
 }
 
-// currentSet appends to into the active quests, in the active index's
+// CurrentSet appends to into the active quests, in the active index's
 // order, and reports whether it could: the cache must be current for tx
-// (current), and the quests tx read already (touched) be in the set
+// (Current), and the quests tx read already (touched) be in the set
 // exactly when they are active, so that the set is tx's active index.
-func (c *questCache) currentSet(tx *store.Tx, touched map[string]*Quest, into []cachedRef) ([]cachedRef, bool) {
+func (c *QuestCache) CurrentSet(tx *store.Tx, touched map[string]*domain.Quest, into []CachedRef) ([]CachedRef, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.out != 0 || c.db != tx.Instance() || c.at+1 != uint64(tx.ID()) {
 		return into, false
 	}
 	for id, q := range touched {
-		if _, ok := c.m[id]; ok != (q.Status == QuestActive) {
+		if _, ok := c.m[id]; ok != (q.Status == domain.QuestActive) {
 			return into, false
 		}
 	}
 	for _, id := range c.ids {
-		into = append(into, cachedRef{id: id, q: c.m[id].q})
+		into = append(into, CachedRef{ID: id, Quest: c.m[id].q})
 	}
 	return into, true
 }
 
-// noneActive reports, for tx, a read transaction, whether the cache
+// NoneActive reports, for tx, a read transaction, whether the cache
 // knows the active set as of tx's commit (known), and whether it is
 // empty.
-func (c *questCache) noneActive(tx *store.Tx) (none, known bool) {
+func (c *QuestCache) NoneActive(tx *store.Tx) (none, known bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.out != 0 || c.db != tx.Instance() || c.at != uint64(tx.ID()) {
@@ -221,12 +222,12 @@ func (c *questCache) noneActive(tx *store.Tx) (none, known bool) {
 	return len(c.ids) == 0, true
 }
 
-// validated records that every quest of the active index, walked in its
+// Validated records that every quest of the active index, walked in its
 // order (qs), was checked against its record (or replaced by it) in tx,
 // a write transaction that has written no quest yet, and is active: the
 // cache is current as of the commit before it, and holds those quests
 // only.
-func (c *questCache) validated(tx *store.Tx, qs []*Quest) {
+func (c *QuestCache) Validated(tx *store.Tx, qs []*domain.Quest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ids = c.ids[:0]
@@ -234,7 +235,7 @@ func (c *questCache) validated(tx *store.Tx, qs []*Quest) {
 		c.ids = append(c.ids, q.ID)
 	}
 	if len(c.m) != len(c.ids) {
-		keep := make(map[string]cachedQuest, len(c.ids))
+		keep := make(map[string]CachedQuest, len(c.ids))
 		for _, id := range c.ids {
 			keep[id] = c.m[id]
 		}
@@ -244,16 +245,16 @@ func (c *questCache) validated(tx *store.Tx, qs []*Quest) {
 	c.seen = c.at
 }
 
-// wrote counts an engine write that ran in a transaction; learnAt or
-// settle tells how it ended.
-func (c *questCache) wrote() {
+// Wrote counts an engine write that ran in a transaction; LearnAt or
+// Settle tells how it ended.
+func (c *QuestCache) Wrote() {
 	c.mu.Lock()
 	c.out++
 	c.mu.Unlock()
 }
 
-// settle is what a write counted by wrote that did not commit tells.
-func (c *questCache) settle() {
+// Settle is what a write counted by Wrote that did not commit tells.
+func (c *QuestCache) Settle() {
 	c.mu.Lock()
 	c.told()
 	c.mu.Unlock()
@@ -261,16 +262,16 @@ func (c *questCache) settle() {
 
 // told counts a write's news in, under c.mu: once none is out, no news
 // older than a removal can come.
-func (c *questCache) told() {
+func (c *QuestCache) told() {
 	c.out--
 	if c.out == 0 {
 		clear(c.gone)
 	}
 }
 
-// trim drops the quests that are no longer active, once the cache holds
+// Trim drops the quests that are no longer active, once the cache holds
 // more quests than are active.
-func (c *questCache) trim(active []*Quest) {
+func (c *QuestCache) Trim(active []*domain.Quest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.m) <= len(active) {
@@ -287,25 +288,25 @@ func (c *questCache) trim(active []*Quest) {
 	}
 }
 
-// questUpdate is what a write transaction hands to the cache after its
+// QuestUpdate is what a write transaction hands to the cache after its
 // commit: quest's record as written (rec, bytes of the transaction's
 // block, which nothing changes once claimed) and the quest it encodes.
-type questUpdate struct {
-	rec []byte
-	q   *Quest
+type QuestUpdate struct {
+	Record []byte
+	Quest  *domain.Quest
 }
 
-// learnAt hands the saved quests of a write counted by wrote, which
+// LearnAt hands the saved quests of a write counted by Wrote, which
 // committed as commit id of store db, to the cache: those still active,
 // which the next tick reads, and those no longer active, whose entries
 // go. The cache stays current when it was as of the commit before (or
 // id: a commit of several writes).
-func (c *questCache) learnAt(us []questUpdate, db store.Instance, id uint64) {
-	kept := make([]*Quest, len(us))
+func (c *QuestCache) LearnAt(us []QuestUpdate, db store.Instance, id uint64) {
+	kept := make([]*domain.Quest, len(us))
 	raws := make([][]byte, len(us))
 	for i, u := range us {
-		if u.q.Status == QuestActive {
-			kept[i], raws[i] = cachedCopy(u.q), bytes.Clone(u.rec)
+		if u.Quest.Status == domain.QuestActive {
+			kept[i], raws[i] = cachedCopy(u.Quest), bytes.Clone(u.Record)
 		}
 	}
 	c.mu.Lock()
@@ -317,16 +318,16 @@ func (c *questCache) learnAt(us []questUpdate, db store.Instance, id uint64) {
 		// A write learned late (its commit's news came after a tick
 		// read the record of a later one, or after a later write left
 		// the quest not active) leaves the newer word.
-		e, ok := c.m[u.q.ID]
-		g, isGone := c.gone[u.q.ID]
-		if old || ok && e.q.Rev > u.q.Rev || !ok && isGone && g >= u.q.Rev {
+		e, ok := c.m[u.Quest.ID]
+		g, isGone := c.gone[u.Quest.ID]
+		if old || ok && e.q.Rev > u.Quest.Rev || !ok && isGone && g >= u.Quest.Rev {
 			continue
 		}
 		if kept[i] == nil {
-			c.forget(u.q.ID, u.q.Rev)
+			c.forget(u.Quest.ID, u.Quest.Rev)
 			continue
 		}
-		c.set(u.q.ID, cachedQuest{raw: raws[i], q: kept[i]})
+		c.set(u.Quest.ID, CachedQuest{raw: raws[i], q: kept[i]})
 	}
 	c.told()
 	if c.db == db && c.at+1 == id {
@@ -336,15 +337,15 @@ func (c *questCache) learnAt(us []questUpdate, db store.Instance, id uint64) {
 
 // tickCopy sets q to a copy of cached for a transaction to change: its
 // own counts and queue; the strings, the slices (cut to their length) and
-// the shared maps (questCache) shared.
-func tickCopy(q, cached *Quest) { tickCopyInto(q, cached, nil) }
+// the shared maps (QuestCache) shared.
+func tickCopy(q, cached *domain.Quest) { TickCopyInto(q, cached, nil) }
 
-// tickCopyInto is tickCopy with the queue copied into m's map (a tick's
-// quest slot's: tickSlabs.maps), emptied first, rather than into a new
+// TickCopyInto is tickCopy with the queue copied into m's map (a tick's
+// quest slot's: Slabs.maps), emptied first, rather than into a new
 // one; m keeps the map for the slot's next tick. Only q refers to it: the
 // caches take copies of their own (cachedCopy). The counts are a value
 // (StatusCounts), copied with the struct. The shared maps are cached's.
-func tickCopyInto(q, cached *Quest, m *questMaps) {
+func TickCopyInto(q, cached *domain.Quest, m *QuestMaps) {
 	*q = *cached
 	q.Roles = clip(q.Roles)
 	q.Checkpoints = clip(q.Checkpoints)
@@ -382,8 +383,8 @@ func clip(s []string) []string { return s[:len(s):len(s)] }
 // times in UTC without a monotonic reading, the lists and maps that an
 // empty one reads back as nil set so, its counts and queue its own (the
 // shared maps q's).
-func cachedCopy(q *Quest) *Quest {
-	c := new(Quest)
+func cachedCopy(q *domain.Quest) *domain.Quest {
+	c := new(domain.Quest)
 	tickCopy(c, q)
 	c.Created, c.Updated, c.WallMark = storedTime(c.Created), storedTime(c.Updated), storedTime(c.WallMark)
 	c.Checkpoints = nilIfEmpty(c.Checkpoints)
@@ -419,4 +420,45 @@ func nilIfNone(m map[string]string) map[string]string {
 		return nil
 	}
 	return m
+}
+
+// What the cache holds, read for the engine's checks of it (its tests):
+// none of these is on a tick's path.
+
+// Record is the entry's record as committed; it must not be changed.
+func (e CachedQuest) Record() []byte { return e.raw }
+
+// Quest is what the entry's record decodes to; it must not be changed.
+func (e CachedQuest) Quest() *domain.Quest { return e.q }
+
+// Entry returns quest id's entry; ok is false when the cache holds none.
+func (c *QuestCache) Entry(id string) (e CachedQuest, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok = c.m[id]
+	return e, ok
+}
+
+// Snapshot returns a copy of the cache's entries by quest id and of its
+// ids (in byte order), taken at once.
+func (c *QuestCache) Snapshot() (entries map[string]CachedQuest, ids []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.m), slices.Clone(c.ids)
+}
+
+// CurrentAsOf reports whether the cache is current as of tx's commit, tx
+// a read transaction: the next write transaction takes its entries for
+// the active quests' records without reading them (Current).
+func (c *QuestCache) CurrentAsOf(tx *store.Tx) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.out == 0 && c.db == tx.Instance() && c.at == uint64(tx.ID())
+}
+
+// Drop removes quest id's entry, as if the cache had never learned it.
+func (c *QuestCache) Drop(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.drop(id)
 }
