@@ -1,8 +1,8 @@
 // Package engine is the tick and its transaction: the tick that
 // dispatches nodes to agent providers, the runs and their ends, the one
 // write transaction every change goes through (with the ratchet's check
-// of each move), loop control's budgets, the engine's memory between
-// ticks, and the Engine the API calls.
+// of each move), the answer to a dispatch its budgets refuse, the
+// follow-up passes, and the Engine the API calls.
 //
 // The rules it applies are packages of their own below it, each declaring
 // the interface it asks of a transaction, which the engine's transaction
@@ -10,8 +10,12 @@
 // (Teams), engine/humangate (the consent queue, egress consent),
 // engine/verdict (a judged answer applied to its node), engine/prompt
 // (what an agent is sent), engine/ledger (the verdict ledger and its
-// signatures), engine/outbox (the event outbox) and engine/findings (what
-// a quest found). They speak engine/domain's vocabulary, whose names this
+// signatures), engine/outbox (the event outbox), engine/findings (what
+// a quest found), engine/budget (the budgets a dispatch must fit, the
+// wall-clock sessions) and engine/followup (which quests have follow-up
+// work, and when a pass is due). The tick's memory of what committed
+// (decoded quests, first pending nodes, its slabs) is engine/tickmem,
+// which the engine feeds each commit. They speak engine/domain's vocabulary, whose names this
 // package repeats for its callers (domain.go). The storage — the bbolt
 // layout, the file checks, compaction and salvage's page reading — is
 // package engine/store; the store handle the engine writes through, with
