@@ -194,10 +194,6 @@ func GroupKey(v []byte) (uint64, bool) {
 // Time is the time of every event of the group.
 func (r *GroupReader) Time() time.Time { return r.at }
 
-// Seq is the seq of the event Next read last (the group's first before
-// any).
-func (r *GroupReader) Seq() uint64 { return r.seq }
-
 // Next reads the next event into f, its fields only when its seq is past
 // since (otherwise only f.Seq is set, the rest skipped). It returns false
 // at the end of the group.

@@ -61,9 +61,6 @@ func (f *File) PageSize() int { return f.bf.PageSize }
 // mark); the file may be longer.
 func (f *File) HWM() uint64 { return f.meta.HWM }
 
-// Freelist is the page of the current freelist.
-func (f *File) Freelist() uint64 { return f.meta.Freelist }
-
 // BucketRoot returns the root page of the bucket at path (nested names
 // after the top-level one). It is an error for an inline bucket.
 func (f *File) BucketRoot(path ...string) (uint64, error) {
