@@ -56,22 +56,29 @@ func (o *OwnerRounds) Put(quest string, k OwnerRound) {
 func (o *OwnerRounds) Trim(active []*domain.Quest) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	trimToActive(o.m, active)
+	trimToActive(o.m, active, nil)
 }
 
 // trimToActive drops from m, a memory by quest, the quests that are not
-// active, once it holds more quests than are active.
-func trimToActive[V any](m map[string]V, active []*domain.Quest) {
+// active, once it holds more quests than are active, and reports whether
+// it looked. drop removes one (nil: delete it from m).
+func trimToActive[V any](m map[string]V, active []*domain.Quest, drop func(id string)) bool {
 	if len(m) <= len(active) {
-		return
+		return false
 	}
 	keep := make(map[string]bool, len(active))
 	for _, q := range active {
 		keep[q.ID] = true
 	}
 	for id := range m {
-		if !keep[id] {
+		if keep[id] {
+			continue
+		}
+		if drop != nil {
+			drop(id)
+		} else {
 			delete(m, id)
 		}
 	}
+	return true
 }

@@ -117,20 +117,10 @@ func (v *PendingView) Put(quest string, rev uint64, head *ViewHead) {
 func (v *PendingView) Trim(active []*domain.Quest) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if len(v.m) <= len(active) {
-		return
+	if trimToActive(v.m, active, nil) {
+		// The places have changed; the entries dropped must not be found.
+		v.at = nil
 	}
-	keep := make(map[string]bool, len(active))
-	for _, q := range active {
-		keep[q.ID] = true
-	}
-	for id := range v.m {
-		if !keep[id] {
-			delete(v.m, id)
-		}
-	}
-	// The places have changed; the entries dropped must not be found.
-	v.at = nil
 }
 
 // CopyHead is a copy of head for the view, nil for nil.

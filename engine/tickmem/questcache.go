@@ -274,18 +274,7 @@ func (c *QuestCache) told() {
 func (c *QuestCache) Trim(active []*domain.Quest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) <= len(active) {
-		return
-	}
-	keep := make(map[string]bool, len(active))
-	for _, q := range active {
-		keep[q.ID] = true
-	}
-	for id := range c.m {
-		if !keep[id] {
-			c.drop(id)
-		}
-	}
+	trimToActive(c.m, active, c.drop)
 }
 
 // QuestUpdate is what a write transaction hands to the cache after its
