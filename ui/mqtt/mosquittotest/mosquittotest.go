@@ -166,9 +166,6 @@ func freePort(t testing.TB) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
-// Port is the broker's port.
-func (b *Broker) Port() int { return b.port }
-
 // Addr is host:port.
 func (b *Broker) Addr() string { return "127.0.0.1:" + strconv.Itoa(b.port) }
 
@@ -243,6 +240,3 @@ func (b *Broker) Restart() {
 	b.t.Helper()
 	b.start()
 }
-
-// Log is what the broker logged so far.
-func (b *Broker) Log() string { return b.log.String() }
